@@ -1,0 +1,268 @@
+// Package cmdio is what every pos binary shares: running a urfave/cli app
+// against injected stdio, signal handling, the one map from errors to exit
+// codes, the one place that prints errors, and the bad-input counter.
+package cmdio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/dustin/go-humanize"
+	"github.com/pos-lake/pos/schema"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+// Version is set at build time with -ldflags "-X …/cmdio.Version=…".
+var Version = "dev"
+
+// Exit codes, the same for every pos binary.
+const (
+	OK          = 0   // success
+	Failure     = 1   // I/O, network, database: a retry may help
+	Usage       = 2   // bad flags or arguments
+	DataError   = 3   // bad input records: skipped (and counted), or fatal under --strict
+	Interrupted = 130 // SIGINT / SIGTERM
+	BrokenPipe  = 141 // stdout's reader went away (quietly)
+)
+
+// ExitCodesHelp is appended to every command's --help.
+const ExitCodesHelp = `EXIT CODES:
+   0    success
+   1    failure: I/O, network or database error (a retry may help)
+   2    usage error: bad flags or arguments
+   3    bad input: records were skipped (each reported on stderr as path:line: reason);
+        with --strict the run stopped at the first one
+   130  interrupted (Ctrl-C, SIGTERM)
+   141  stdout closed by the reader (e.g. "| head"): output ended quietly`
+
+// UsageError marks an error in how the command was called.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a UsageError.
+func Usagef(format string, args ...any) error {
+	return UsageError{fmt.Errorf(format, args...)}
+}
+
+// SkippedError is returned by a run that completed but skipped bad input.
+type SkippedError struct{ N int64 }
+
+func (e SkippedError) Error() string {
+	return fmt.Sprintf("%d bad input record(s) skipped", e.N)
+}
+
+// Main runs app on the process's stdio and returns the exit code.
+func Main(app *cli.App) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// A second Ctrl-C kills at once: once ctx is done, stop restores the
+	// default signal behaviour.
+	context.AfterFunc(ctx, stop)
+	return Run(ctx, app, os.Args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// Run runs app with the given arguments and stdio and returns the exit code.
+// It is what tests call.
+func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
+	app.Version = Version
+	app.ExitErrHandler = func(*cli.Context, error) {}
+	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return UsageError{err} }
+	app.CustomAppHelpTemplate = cli.AppHelpTemplate + "\n" + ExitCodesHelp + "\n"
+	app.HideHelpCommand = true
+	// Help goes to stdout only when asked for; it is not data, but "--help"
+	// was the request.
+	err := app.RunContext(ctx, args)
+	code := Code(err)
+	if err != nil && code != BrokenPipe {
+		name := app.Name
+		var se SkippedError
+		if errors.As(err, &se) {
+			// The per-record diagnostics and the summary said it all.
+		} else {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		}
+		if code == Usage {
+			fmt.Fprintf(stderr, "%s: hint: see '%s --help'\n", name, name)
+		}
+	}
+	return code
+}
+
+// Code maps an error to an exit code. It is the only such mapping.
+func Code(err error) int {
+	var (
+		ue  UsageError
+		se  SkippedError
+		bad *schema.BadInput
+		syn *schema.SyntaxError
+	)
+	switch {
+	case err == nil:
+		return OK
+	case errors.Is(err, syscall.EPIPE):
+		return BrokenPipe
+	case errors.Is(err, context.Canceled):
+		return Interrupted
+	case errors.As(err, &ue):
+		return Usage
+	case errors.As(err, &se), errors.As(err, &bad), errors.As(err, &syn):
+		return DataError
+	default:
+		return Failure
+	}
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// Skips counts and reports skipped input records. Its Skip method is a
+// schema.SkipFunc.
+type Skips struct {
+	Tool   string
+	Out    io.Writer
+	Strict bool
+	// Max bounds how many diagnostics are printed; the count goes on.
+	Max int64
+
+	mu sync.Mutex
+	n  int64
+}
+
+// Skip prints "tool: path:line: reason" and counts it. Under Strict it
+// returns the error, which stops the stage.
+func (s *Skips) Skip(b *schema.BadInput) error {
+	s.mu.Lock()
+	s.n++
+	n := s.n
+	s.mu.Unlock()
+	if s.Max == 0 || n <= s.Max {
+		fmt.Fprintf(s.Out, "%s: %v\n", s.Tool, b)
+	} else if n == s.Max+1 {
+		fmt.Fprintf(s.Out, "%s: further bad records are counted, not printed\n", s.Tool)
+	}
+	if s.Strict {
+		return b
+	}
+	return nil
+}
+
+// N is the number of records skipped.
+func (s *Skips) N() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+// Err is the run's result for the skip count: nil or a SkippedError.
+func (s *Skips) Err() error {
+	if n := s.N(); n > 0 {
+		return SkippedError{n}
+	}
+	return nil
+}
+
+// NewSkips makes the counter for a command from its --strict flag.
+func NewSkips(c *cli.Context) *Skips {
+	return &Skips{Tool: c.App.Name, Out: c.App.ErrWriter, Strict: c.Bool("strict"), Max: 100}
+}
+
+// StrictFlag is the --strict flag every filter has.
+var StrictFlag = &cli.BoolFlag{Name: "strict", Usage: "stop at the first bad input record (exit 3) instead of skipping it"}
+
+// QuietFlag silences the run summary.
+var QuietFlag = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not print the run summary on stderr"}
+
+// LakeFlag is the --lake flag of every binary that touches the lake.
+func LakeFlag() *cli.StringFlag {
+	return &cli.StringFlag{
+		Name:    "lake",
+		Usage:   "lake directory",
+		EnvVars: []string{"POS_LAKE"},
+		Value:   DefaultLake(),
+	}
+}
+
+// DefaultLake is $XDG_DATA_HOME/pos/lake, or ~/.local/share/pos/lake.
+func DefaultLake() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "pos", "lake")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "share", "pos", "lake")
+	}
+	return "pos-lake"
+}
+
+// Summary prints a one-line run summary on stderr unless --quiet.
+func Summary(c *cli.Context, format string, args ...any) {
+	if c.Bool("quiet") {
+		return
+	}
+	fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", c.App.Name, fmt.Sprintf(format, args...))
+}
+
+// Inputs returns the command's file arguments, or "-" for stdin.
+func Inputs(c *cli.Context) []string {
+	if c.NArg() == 0 {
+		return []string{"-"}
+	}
+	return c.Args().Slice()
+}
+
+// Join is errors.Join that keeps a nil when all are nil and puts the most
+// meaningful error first.
+func Join(errs ...error) error {
+	var keep []error
+	for _, e := range errs {
+		if e != nil {
+			keep = append(keep, e)
+		}
+	}
+	switch len(keep) {
+	case 0:
+		return nil
+	case 1:
+		return keep[0]
+	}
+	return errors.Join(keep...)
+}
+
+// Plural formats a count with its noun.
+func Plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "y") && !strings.HasSuffix(noun, "ey") {
+		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// UserName is the login name, for the user stamped on records.
+func UserName() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}
+
+// HumanBytes formats a byte count: 1.5 MB.
+func HumanBytes(n int64) string {
+	return humanize.Bytes(uint64(max(n, 0)))
+}

@@ -1,0 +1,171 @@
+// Command pos-extract reads the session histories AI coding agents leave on
+// disk and writes them as canonical pos NDJSON on stdout: one record per
+// native line or row, with its raw JSON and where it came from.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/claudecode"
+	"github.com/pos-lake/pos/schema"
+	"github.com/urfave/cli/v2"
+)
+
+// adapters are the platforms pos-extract reads, by name.
+var adapters = map[string]extract.Adapter{
+	schema.PlatformClaudeCode: claudecode.Adapter{},
+}
+
+// aliases are other names users type for a platform.
+var aliases = map[string]string{"claude": schema.PlatformClaudeCode, "claude-code": schema.PlatformClaudeCode}
+
+func main() { os.Exit(cmdio.Main(newApp())) }
+
+func platformNames() []string {
+	var names []string
+	for n := range adapters {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:      "pos-extract",
+		Usage:     "read agent session histories into canonical NDJSON",
+		UsageText: "pos-extract [--platform NAME] [--root DIR]... [--since WHEN] [--state DIR | --full] > records.ndjson",
+		Description: `Reads each platform's native storage from its default location (or --root)
+and writes one record per native line with its raw JSON and provenance.
+
+Incremental by default: watermarks in --state (default LAKE/_state) say how
+far each file was read; only appended bytes are read again. The watermarks
+of this run travel down the pipeline as checkpoint records and pos-load
+commits them once the data is in the lake, so a failed load never loses
+data. Use --commit-state when pos-extract is not followed by pos-load.
+
+Platforms: ` + strings.Join(platformNames(), ", ") + `, all.`,
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "platform", Aliases: []string{"p"}, Value: cli.NewStringSlice("all"), Usage: "platform(s) to read, or all"},
+			&cli.StringSliceFlag{Name: "root", Usage: "read this directory or file instead of the default locations (repeatable)"},
+			&cli.StringFlag{Name: "since", Usage: "only records newer than this: 7d, 36h, 2026-01-31, RFC 3339"},
+			cmdio.LakeFlag(),
+			&cli.StringFlag{Name: "state", Usage: "watermark directory (default: LAKE/_state)"},
+			&cli.BoolFlag{Name: "full", Usage: "ignore watermarks: read every file from the start"},
+			&cli.BoolFlag{Name: "commit-state", Usage: "write the new watermarks to --state at the end of a successful run"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
+			&cli.StringFlag{Name: "user", Usage: "user name stamped on records (default: the login name)"},
+			&cli.StringFlag{Name: "machine", Usage: "machine name stamped on records (default: the host name)"},
+			cmdio.StrictFlag,
+			cmdio.QuietFlag,
+		},
+		Action: run,
+	}
+}
+
+func run(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return cmdio.Usagef("unexpected argument %q (files to read go in --root)", c.Args().First())
+	}
+	var chosen []extract.Adapter
+	for _, p := range c.StringSlice("platform") {
+		for _, name := range strings.Split(p, ",") {
+			name = strings.TrimSpace(name)
+			if a, ok := aliases[name]; ok {
+				name = a
+			}
+			switch a, ok := adapters[name]; {
+			case name == "all":
+				for _, n := range platformNames() {
+					chosen = append(chosen, adapters[n])
+				}
+			case ok:
+				chosen = append(chosen, a)
+			default:
+				return cmdio.Usagef("unknown platform %q (known: %s, all)", name, strings.Join(platformNames(), ", "))
+			}
+		}
+	}
+	now := time.Now()
+	since, err := cmdio.ParseTime(c.String("since"), now)
+	if err != nil {
+		return cmdio.UsageError{Err: err}
+	}
+	home, _ := os.UserHomeDir()
+	opt := extract.Options{
+		Roots:   c.StringSlice("root"),
+		Home:    home,
+		Env:     os.Getenv,
+		Since:   since,
+		User:    c.String("user"),
+		Machine: c.String("machine"),
+		Now:     func() time.Time { return now },
+		Stats:   &extract.Stats{},
+	}
+	if opt.User == "" {
+		opt.User = cmdio.UserName()
+	}
+	if opt.Machine == "" {
+		opt.Machine, _ = os.Hostname()
+	}
+	skips := cmdio.NewSkips(c)
+	opt.OnSkip = skips.Skip
+	stateDir := c.String("state")
+	if stateDir == "" {
+		stateDir = filepath.Join(c.String("lake"), "_state")
+	}
+	if !c.Bool("full") {
+		if opt.State, err = extract.LoadState(stateDir); err != nil {
+			return err
+		}
+	}
+	commit := c.Bool("commit-state")
+	newMarks := extract.NewState()
+
+	out, err := schema.Create(c.String("output"), c.App.Writer)
+	if err != nil {
+		return err
+	}
+	enc := schema.NewEncoder(out)
+	enc.FlushEach = c.String("output") == "-" && cmdio.IsTerminal(c.App.Writer)
+	emit := func(r *schema.Record) error {
+		if r.Kind == schema.KindCheckpoint && commit {
+			newMarks.Put(r.Checkpoint)
+		}
+		return enc.Encode(r)
+	}
+	start := time.Now()
+	for _, a := range chosen {
+		if err = a.Extract(c.Context, opt, emit); err != nil {
+			break
+		}
+	}
+	err = cmdio.Join(err, enc.Flush(), out.Close())
+	st := opt.Stats
+	elapsed := time.Since(start)
+	cmdio.Summary(c, "%s read (%s unchanged), %s, %s, %s emitted, %s skipped, %s left for the next run; %.1f MB/s",
+		cmdio.Plural(st.Files.Load(), "file"), fmt.Sprint(st.Unchanged.Load()),
+		cmdio.HumanBytes(st.Bytes.Load()), cmdio.Plural(st.Lines.Load(), "line"),
+		cmdio.Plural(st.Records.Load(), "record"), fmt.Sprint(skips.N()),
+		cmdio.Plural(st.Partial.Load(), "partial line"),
+		float64(st.Bytes.Load())/1e6/max(elapsed.Seconds(), 1e-3))
+	if err != nil {
+		return err
+	}
+	if commit && newMarks.Len() > 0 {
+		if opt.State == nil {
+			opt.State = extract.NewState()
+		}
+		if err := extract.MergeState(stateDir, newMarks); err != nil {
+			return fmt.Errorf("saving watermarks: %w", err)
+		}
+	}
+	return skips.Err()
+}

@@ -1,0 +1,352 @@
+// Package claudecode reads Claude Code session histories: the JSONL
+// transcripts under ~/.claude/projects (every layout from v1.0 inline
+// sidechains to v2.1 subagents/ folders) and the plan files under
+// ~/.claude/plans, linked to their sessions by slug.
+//
+// Every line becomes one record carrying its raw JSON and provenance:
+// conversation lines become messages, every other line type (progress,
+// file-history-snapshot, queue-operation, unknown future types) a raw
+// record, so the raw layer is complete. Merging the lines of one assistant
+// message is left to pos-normalize.
+package claudecode
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/schema"
+)
+
+// AdapterVersion changes when the records this adapter emits change.
+const AdapterVersion = "1"
+
+const platform = schema.PlatformClaudeCode
+
+// Adapter is the Claude Code extractor.
+type Adapter struct{}
+
+// Platform implements extract.Adapter.
+func (Adapter) Platform() string { return platform }
+
+// ConfigDirs are the Claude Code configuration directories: those in
+// CLAUDE_CONFIG_DIR (comma-separated, as Claude Code accepts), else
+// ~/.claude and ~/.config/claude.
+func ConfigDirs(opt *extract.Options) []string {
+	if v := opt.Getenv("CLAUDE_CONFIG_DIR"); v != "" {
+		var dirs []string
+		for _, d := range strings.Split(v, ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				dirs = append(dirs, d)
+			}
+		}
+		return dirs
+	}
+	if opt.Home == "" {
+		return nil
+	}
+	return []string{filepath.Join(opt.Home, ".claude"), filepath.Join(opt.Home, ".config", "claude")}
+}
+
+// roots returns the directories to search for transcripts and for plans.
+// A root that is a configuration directory (it has projects/) is searched
+// in projects/ and plans/ only, never in the rest of it (history.jsonl,
+// todos, caches are other formats). A root that is a projects directory
+// also gets its sibling plans/.
+func roots(opt *extract.Options) (transcripts, plans []string) {
+	given := opt.Roots
+	if len(given) == 0 {
+		for _, d := range ConfigDirs(opt) {
+			transcripts = append(transcripts, filepath.Join(d, "projects"))
+			plans = append(plans, filepath.Join(d, "plans"))
+		}
+		return transcripts, plans
+	}
+	for _, r := range given {
+		if isDir(filepath.Join(r, "projects")) {
+			transcripts = append(transcripts, filepath.Join(r, "projects"))
+			plans = append(plans, filepath.Join(r, "plans"))
+			continue
+		}
+		transcripts = append(transcripts, r)
+		plans = append(plans, r)
+		if filepath.Base(filepath.Clean(r)) == "projects" {
+			plans = append(plans, filepath.Join(filepath.Dir(filepath.Clean(r)), "plans"))
+		}
+	}
+	return transcripts, plans
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// Extract implements extract.Adapter.
+func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
+	troots, proots := roots(&opt)
+	files, err := extract.Walk(troots, func(path string, d fs.DirEntry) bool {
+		return strings.HasSuffix(path, ".jsonl")
+	})
+	if err != nil {
+		return err
+	}
+	run := &run{opt: &opt, emit: emit, slugs: map[string]string{}}
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := run.file(ctx, f); err != nil {
+			return err
+		}
+	}
+	plans, err := extract.Walk(proots, func(path string, d fs.DirEntry) bool {
+		return strings.HasSuffix(path, ".md") && filepath.Base(filepath.Dir(path)) == "plans"
+	})
+	if err != nil {
+		return err
+	}
+	for _, f := range plans {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := run.plan(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run is the state of one extraction across files.
+type run struct {
+	opt   *extract.Options
+	emit  extract.Emit
+	slugs map[string]string // slug -> session id, for linking plans
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// fileState is what is known about the file being read.
+type fileState struct {
+	path         string
+	fi           extract.Fingerprint
+	mtime        time.Time
+	session      string // the session the file belongs to, once known
+	project      string // the first cwd in the file
+	slug         string
+	agentID      string // from the file name (agent-<id>.jsonl)
+	agentTy      string // from <agent>.meta.json, or "compact" for agent-acompact-*
+	lastTS       time.Time
+	pending      []*schema.Record // records waiting for a time or a session
+	pendingBytes int
+	// sidechain thread roots for v1.0 inline sidechains: uuid -> root uuid
+	sideRoot map[string]string
+	// resume point: the start of the open exchange in the main thread
+	resume, resumeLines int64
+	sawMain             bool
+	info                sessionInfo
+}
+
+type sessionInfo struct {
+	cwd, branch, version string
+}
+
+func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
+	f, err := os.Open(sf.Path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed since the walk
+		}
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	fp := extract.Stat(fi)
+	if !r.opt.Since.IsZero() && fi.ModTime().Before(r.opt.Since) {
+		return nil
+	}
+	plan := extract.Plan{}
+	if r.opt.State != nil {
+		if plan, err = r.opt.State.PlanRead(sf.Path, f, fp); err != nil {
+			return extract.Errorf(sf.Path, err)
+		}
+		if plan.Skip {
+			if r.opt.Stats != nil {
+				r.opt.Stats.Unchanged.Add(1)
+			}
+			return nil
+		}
+	}
+	if r.opt.Stats != nil {
+		r.opt.Stats.Files.Add(1)
+	}
+	fs := &fileState{path: sf.Path, fi: fp, mtime: fp.Mtime, sideRoot: map[string]string{}}
+	base := strings.TrimSuffix(filepath.Base(sf.Path), ".jsonl")
+	if uuidRE.MatchString(base) {
+		fs.session = base
+	}
+	if strings.HasPrefix(base, "agent-") {
+		fs.agentID = strings.TrimPrefix(base, "agent-")
+		fs.agentTy = agentType(sf.Path, fs.agentID)
+		// v2.1: <session>/subagents/agent-*.jsonl
+		if dir := filepath.Dir(sf.Path); filepath.Base(dir) == "subagents" {
+			if s := filepath.Base(filepath.Dir(dir)); uuidRE.MatchString(s) {
+				fs.session = s
+			}
+		} else {
+			fs.session = ""
+		}
+	}
+	if c := plan.Context; c != nil {
+		fs.session = cmpOr(c["session"], fs.session)
+		fs.project = c["project"]
+		fs.slug = c["slug"]
+	}
+	fs.resume, fs.resumeLines = plan.Start, plan.Lines
+	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
+		return extract.Errorf(sf.Path, err)
+	}
+	lr := schema.NewLineReaderAt(f, plan.Start, plan.Lines)
+	consumed, consumedLines := plan.Start, plan.Lines
+	var l line
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ln, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if errors.Is(err, schema.ErrLineTooLong) {
+			consumed, consumedLines = ln.End(), ln.Num
+			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: err}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return extract.Errorf(sf.Path, err)
+		}
+		if r.opt.Stats != nil {
+			r.opt.Stats.Bytes.Add(ln.End() - ln.Offset)
+		}
+		b := bytes.TrimRight(ln.Bytes, "\r")
+		if len(bytes.TrimSpace(b)) == 0 {
+			if ln.Terminated {
+				consumed, consumedLines = ln.End(), ln.Num
+			}
+			continue
+		}
+		if err := parseLine(b, &l); err != nil {
+			if !ln.Terminated {
+				// A line still being written: leave it for the next run.
+				if r.opt.Stats != nil {
+					r.opt.Stats.Partial.Add(1)
+				}
+				break
+			}
+			consumed, consumedLines = ln.End(), ln.Num
+			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: jsonErr(err)}); err != nil {
+				return err
+			}
+			continue
+		}
+		if r.opt.Stats != nil {
+			r.opt.Stats.Lines.Add(1)
+		}
+		if err := r.line(fs, &l, b, ln); err != nil {
+			return err
+		}
+		if ln.Terminated {
+			// An unterminated last line that parses is emitted, but the
+			// watermark stays before it: the writer may not be done with it.
+			consumed, consumedLines = ln.End(), ln.Num
+		}
+	}
+	if err := r.flush(fs, true); err != nil {
+		return err
+	}
+	if fs.session != "" && fs.agentID == "" && fs.sawMain {
+		if err := r.sessionHint(fs); err != nil {
+			return err
+		}
+	}
+	if r.opt.State == nil {
+		return nil
+	}
+	resume, resumeLines := fs.resume, fs.resumeLines
+	if resume > consumed {
+		resume, resumeLines = consumed, consumedLines
+	}
+	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, map[string]string{
+		"session": fs.session, "project": fs.project, "slug": fs.slug,
+	})
+	if err != nil {
+		return extract.Errorf(sf.Path, err)
+	}
+	return r.emitRec(cp)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func jsonErr(err error) error {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return fmt.Errorf("invalid JSON: %s", msg)
+}
+
+// agentType reads the subagent's type from agent-<id>.meta.json when Claude
+// Code wrote one; compaction agents are named agent-acompact-*.
+func agentType(path, id string) string {
+	if strings.HasPrefix(id, "acompact") {
+		return "compact"
+	}
+	b, err := os.ReadFile(strings.TrimSuffix(path, ".jsonl") + ".meta.json")
+	if err != nil || len(b) > 1<<20 {
+		return ""
+	}
+	var meta struct {
+		AgentType    string `json:"agentType"`
+		SubagentType string `json:"subagent_type"`
+		Type         string `json:"type"`
+	}
+	if api.Unmarshal(b, &meta) != nil {
+		return ""
+	}
+	return cmpOr(meta.AgentType, cmpOr(meta.SubagentType, meta.Type))
+}
+
+func (r *run) emitRec(rec *schema.Record) error {
+	if r.opt.Stats != nil {
+		r.opt.Stats.Records.Add(1)
+	}
+	return r.emit(rec)
+}
+
+// validRaw returns the line as the raw record: valid UTF-8, one line.
+func validRaw(b []byte) []byte {
+	if !utf8.Valid(b) {
+		return bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	}
+	return bytes.Clone(b)
+}

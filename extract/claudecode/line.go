@@ -1,0 +1,160 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/bytedance/sonic"
+)
+
+// line is the subset of a Claude Code JSONL line that pos reads. Everything
+// else stays in the raw record.
+type line struct {
+	Type              string          `json:"type"`
+	Subtype           string          `json:"subtype"`
+	UUID              string          `json:"uuid"`
+	ParentUUID        string          `json:"parentUuid"`
+	LogicalParentUUID string          `json:"logicalParentUuid"`
+	SessionID         string          `json:"sessionId"`
+	Timestamp         string          `json:"timestamp"`
+	Cwd               string          `json:"cwd"`
+	GitBranch         string          `json:"gitBranch"`
+	Version           string          `json:"version"`
+	Slug              string          `json:"slug"`
+	AgentID           string          `json:"agentId"`
+	IsSidechain       bool            `json:"isSidechain"`
+	IsMeta            bool            `json:"isMeta"`
+	IsCompactSummary  bool            `json:"isCompactSummary"`
+	IsAPIError        bool            `json:"isApiErrorMessage"`
+	RequestID         string          `json:"requestId"`
+	Message           *message        `json:"message"`
+	Summary           string          `json:"summary"`  // type "summary"
+	LeafUUID          string          `json:"leafUuid"` // type "summary"
+	Content           json.RawMessage `json:"content"`  // system and queue-operation lines
+	CompactMetadata   json.RawMessage `json:"compactMetadata"`
+	Snapshot          *struct {
+		Timestamp string `json:"timestamp"`
+	} `json:"snapshot"` // file-history-snapshot
+	Data *struct {
+		Type string `json:"type"`
+	} `json:"data"` // progress
+	Operation string `json:"operation"` // queue-operation
+}
+
+type message struct {
+	Role       string          `json:"role"`
+	Model      string          `json:"model"`
+	ID         string          `json:"id"`
+	Content    json.RawMessage `json:"content"`
+	StopReason string          `json:"stop_reason"`
+	Usage      *usage          `json:"usage"`
+}
+
+type usage struct {
+	Input         int64 `json:"input_tokens"`
+	Output        int64 `json:"output_tokens"`
+	CacheCreation int64 `json:"cache_creation_input_tokens"`
+	CacheRead     int64 `json:"cache_read_input_tokens"`
+}
+
+// block is one element of message.content.
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"` // tool_result: string or blocks
+	IsError   bool            `json:"is_error"`
+}
+
+var api = sonic.Config{CopyString: true}.Froze()
+
+func parseLine(b []byte, l *line) error {
+	*l = line{}
+	return api.Unmarshal(b, l)
+}
+
+// content is a decoded message.content: a string or blocks.
+type content struct {
+	str    string
+	blocks []block
+	isStr  bool
+}
+
+func parseContent(raw json.RawMessage) (content, error) {
+	var c content
+	raw = trimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return c, nil
+	}
+	if raw[0] == '"' {
+		c.isStr = true
+		return c, api.Unmarshal(raw, &c.str)
+	}
+	return c, api.Unmarshal(raw, &c.blocks)
+}
+
+// resultText flattens a tool_result's content (a string, or text and image
+// blocks) into text.
+func resultText(raw json.RawMessage) string {
+	c, err := parseContent(raw)
+	if err != nil {
+		return string(raw)
+	}
+	if c.isStr {
+		return c.str
+	}
+	var sb strings.Builder
+	for _, b := range c.blocks {
+		t := b.Text
+		if b.Type == "image" {
+			t = "[image]"
+		}
+		if t == "" {
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteString("\n")
+		}
+		sb.WriteString(t)
+	}
+	return sb.String()
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\n' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// fileInputKeys are the tool input members that name a file the tool read
+// or changed.
+var fileInputKeys = []string{"file_path", "notebook_path"}
+
+// toolFiles returns the files a tool call names.
+func toolFiles(name string, input json.RawMessage) []string {
+	if len(input) == 0 || input[0] != '{' {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if api.Unmarshal(input, &m) != nil {
+		return nil
+	}
+	var out []string
+	for _, k := range fileInputKeys {
+		if v, ok := m[k]; ok {
+			var s string
+			if api.Unmarshal(v, &s) == nil && s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

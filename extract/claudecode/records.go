@@ -1,0 +1,509 @@
+package claudecode
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/schema"
+)
+
+// msgID is the record id of the line with the given uuid. Claude Code uuids
+// are global, so a line replayed into a resumed session gets the same id and
+// is stored once.
+func msgID(uuid string) string {
+	if uuid == "" {
+		return ""
+	}
+	return schema.ID(platform, uuid)
+}
+
+// SessionRecordID is the id of a Claude Code session's record.
+func SessionRecordID(session string) string { return schema.ID(platform, "session", session) }
+
+func parseTS(s string) (time.Time, bool) {
+	if s == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
+}
+
+// line turns one parsed line into a record and queues it.
+func (r *run) line(fs *fileState, l *line, b []byte, ln schema.Line) error {
+	rec := schema.New(schema.KindRaw)
+	rec.Platform = platform
+	rec.NativeType = l.Type
+	rec.NativeID = l.UUID
+	rec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime}
+	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
+	rec.User, rec.Machine = r.opt.User, r.opt.Machine
+	rec.Completeness = schema.CompleteFull
+	rec.Raw = validRaw(b)
+	if r.opt.Now != nil {
+		rec.IngestedAt = r.opt.Now()
+	}
+
+	if l.SessionID != "" && fs.session == "" {
+		fs.session = l.SessionID
+	}
+	rec.SessionID = l.SessionID
+	if l.Cwd != "" && fs.project == "" {
+		fs.project = l.Cwd
+	}
+	if l.Slug != "" && fs.slug == "" {
+		fs.slug = l.Slug
+	}
+	rec.Cwd, rec.GitBranch = l.Cwd, l.GitBranch
+	if l.Cwd != "" {
+		fs.info.cwd = l.Cwd
+	}
+	if l.GitBranch != "" {
+		fs.info.branch = l.GitBranch
+	}
+	if l.Version != "" {
+		fs.info.version = l.Version
+	}
+	ts, ok := parseTS(l.Timestamp)
+	if !ok && l.Snapshot != nil {
+		ts, ok = parseTS(l.Snapshot.Timestamp)
+	}
+	if ok {
+		rec.TS, rec.TSPrecision = ts, schema.PrecisionExact
+	}
+
+	// The (sub)agent thread.
+	if l.AgentID != "" || fs.agentID != "" || l.IsSidechain {
+		a := &schema.Agent{ID: cmpOr(l.AgentID, fs.agentID), Type: fs.agentTy, Sidechain: l.IsSidechain}
+		if a.ID == "" && l.IsSidechain && l.UUID != "" {
+			// v1.0 inline sidechain: the thread is named by its root line.
+			root, ok := fs.sideRoot[l.ParentUUID]
+			if !ok {
+				root = l.UUID
+			}
+			fs.sideRoot[l.UUID] = root
+			a.ID = "side-" + root
+		}
+		rec.Agent = a
+	}
+
+	switch l.Type {
+	case "user":
+		if l.Message != nil {
+			if err := r.userLine(fs, rec, l, ln); err != nil {
+				return err
+			}
+		}
+	case "assistant":
+		if l.Message != nil {
+			r.assistantLine(rec, l)
+		}
+	case "system":
+		rec.NativeType = "system/" + l.Subtype
+		switch l.Subtype {
+		case "compact_boundary":
+			rec.Kind, rec.ID = schema.KindMessage, msgID(l.UUID)
+			rec.Role, rec.ContentType = schema.RoleSystem, schema.ContentCompactBoundary
+			rec.Text = stringContent(l.Content)
+			rec.ParentID = msgID(cmpOr(l.LogicalParentUUID, l.ParentUUID))
+			if len(l.CompactMetadata) > 0 {
+				rec.Meta = compact(l.CompactMetadata)
+			}
+		case "local_command":
+			rec.Kind, rec.ID = schema.KindMessage, msgID(l.UUID)
+			rec.Role = schema.RoleSystem
+			text := stringContent(l.Content)
+			if strings.Contains(text, "<command-name>") {
+				rec.ContentType, rec.Text = schema.ContentCommand, commandText(text)
+			} else {
+				rec.ContentType, rec.Text = schema.ContentCommandOutput, stripTags(text)
+			}
+			rec.ParentID = msgID(l.ParentUUID)
+		}
+	case "summary":
+		rec.Kind = schema.KindMessage
+		rec.ID = schema.ID(platform, "summary", l.LeafUUID, l.Summary)
+		rec.Role, rec.ContentType = schema.RoleSystem, schema.ContentSummaryLabel
+		rec.Text = l.Summary
+		rec.ParentID = msgID(l.LeafUUID)
+	case "progress":
+		if l.Data != nil && l.Data.Type != "" {
+			rec.NativeType = "progress/" + l.Data.Type
+		}
+	case "queue-operation":
+		if l.Operation != "" {
+			rec.NativeType = "queue-operation/" + l.Operation
+		}
+	}
+	if rec.Kind == schema.KindRaw {
+		rec.ID = schema.RawID(platform, fs.path, ln.Offset, rec.Raw)
+		rec.Agent = nil
+	}
+	return r.queue(fs, rec)
+}
+
+func (r *run) userLine(fs *fileState, rec *schema.Record, l *line, ln schema.Line) error {
+	c, err := parseContent(l.Message.Content)
+	if err != nil {
+		// The line is valid JSON but its content is not what Claude Code
+		// writes: keep it as a raw record and say so.
+		return r.opt.Skip(&schema.BadInput{Path: fs.path, Line: ln.Num, Err: err})
+	}
+	rec.Kind, rec.ID = schema.KindMessage, msgID(l.UUID)
+	rec.ParentID = msgID(l.ParentUUID)
+	rec.Role, rec.ContentType = schema.RoleUser, schema.ContentText
+	var text []string
+	if c.isStr {
+		text = append(text, c.str)
+	}
+	for _, b := range c.blocks {
+		switch b.Type {
+		case "text":
+			text = append(text, b.Text)
+		case "image":
+			text = append(text, "[image]")
+		case "document":
+			text = append(text, "[document]")
+		case "tool_result":
+			rec.Tools = append(rec.Tools, schema.Tool{CallID: b.ToolUseID, Output: resultText(b.Content), IsError: b.IsError})
+		}
+	}
+	rec.Text = strings.Join(text, "\n")
+	switch {
+	case len(rec.Tools) > 0:
+		rec.Role, rec.ContentType = schema.RoleTool, schema.ContentToolResult
+	case l.IsCompactSummary:
+		rec.Role, rec.ContentType = schema.RoleSystem, schema.ContentCompactSummary
+		rec.ParentID = msgID(cmpOr(l.LogicalParentUUID, l.ParentUUID))
+	case l.IsMeta:
+		rec.Role, rec.ContentType = schema.RoleSystem, schema.ContentMeta
+	default:
+		rec.Role, rec.ContentType, rec.Text = classifyUserText(rec.Text)
+	}
+	if rec.Role == schema.RoleUser && (rec.ContentType == schema.ContentText || rec.ContentType == schema.ContentCommand) {
+		// A real prompt opens an exchange: the next run resumes here.
+		if rec.Agent == nil || !rec.Agent.Sidechain {
+			fs.sawMain = true
+			fs.resume, fs.resumeLines = ln.Offset, ln.Num-1
+		}
+	}
+	if rec.Agent == nil || !rec.Agent.Sidechain {
+		fs.sawMain = true
+	}
+	return nil
+}
+
+// classifyUserText tells a prompt the user typed from text Claude Code
+// wrote into a user line itself.
+func classifyUserText(t string) (schema.Role, schema.ContentType, string) {
+	s := strings.TrimSpace(t)
+	switch {
+	case strings.HasPrefix(s, "<command-name>"), strings.HasPrefix(s, "<command-message>"):
+		return schema.RoleUser, schema.ContentCommand, commandText(s)
+	case strings.HasPrefix(s, "<local-command-stdout>"), strings.HasPrefix(s, "<local-command-stderr>"):
+		return schema.RoleSystem, schema.ContentCommandOutput, stripTags(s)
+	case strings.HasPrefix(s, "<local-command-caveat>"), strings.HasPrefix(s, "<system-reminder>"),
+		strings.HasPrefix(s, "<task-notification>"), strings.HasPrefix(s, "<user-prompt-submit-hook>"):
+		return schema.RoleSystem, schema.ContentMeta, t
+	case strings.HasPrefix(s, "[Request interrupted by user"):
+		return schema.RoleUser, schema.ContentInterrupt, t
+	}
+	return schema.RoleUser, schema.ContentText, t
+}
+
+// commandText renders "<command-name>/x</command-name>…<command-args>a</command-args>"
+// as "/x a".
+func commandText(s string) string {
+	name := between(s, "<command-name>", "</command-name>")
+	if name == "" {
+		name = "/" + between(s, "<command-message>", "</command-message>")
+	}
+	if args := strings.TrimSpace(between(s, "<command-args>", "</command-args>")); args != "" {
+		return name + " " + args
+	}
+	return name
+}
+
+func between(s, open, close string) string {
+	i := strings.Index(s, open)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(open):]
+	if j := strings.Index(s, close); j >= 0 {
+		return strings.TrimSpace(s[:j])
+	}
+	return ""
+}
+
+// stripTags removes the <local-command-…> wrapper tags.
+func stripTags(s string) string {
+	for _, t := range []string{"<local-command-stdout>", "</local-command-stdout>", "<local-command-stderr>", "</local-command-stderr>"} {
+		s = strings.ReplaceAll(s, t, "")
+	}
+	return strings.TrimSpace(s)
+}
+
+func (r *run) assistantLine(rec *schema.Record, l *line) {
+	m := l.Message
+	rec.Kind, rec.ID = schema.KindMessage, msgID(l.UUID)
+	rec.ParentID = msgID(l.ParentUUID)
+	rec.Role = schema.RoleAssistant
+	rec.Model = m.Model
+	rec.RequestID = l.RequestID
+	rec.NativeID = l.UUID
+	if m.ID != "" {
+		// The API message id groups the lines of one assistant message
+		// (pos-normalize merges them); the line's own uuid is in the raw.
+		rec.NativeID = m.ID
+	}
+	if u := m.Usage; u != nil {
+		rec.Usage = &schema.Usage{Input: u.Input, Output: u.Output, CacheCreation: u.CacheCreation, CacheRead: u.CacheRead}
+	}
+	c, _ := parseContent(m.Content)
+	var text, thinking []string
+	if c.isStr {
+		text = append(text, c.str)
+	}
+	for _, b := range c.blocks {
+		switch b.Type {
+		case "text":
+			text = append(text, b.Text)
+		case "thinking":
+			thinking = append(thinking, b.Thinking)
+		case "tool_use", "server_tool_use":
+			rec.Tools = append(rec.Tools, schema.Tool{Name: b.Name, CallID: b.ID, Input: compact(b.Input)})
+			rec.Files = append(rec.Files, toolFiles(b.Name, b.Input)...)
+		}
+	}
+	rec.Text = strings.Join(text, "\n")
+	rec.Thinking = strings.Join(thinking, "\n")
+	switch {
+	case l.IsAPIError:
+		rec.ContentType = schema.ContentError
+	case strings.TrimSpace(rec.Text) != "":
+		rec.ContentType = schema.ContentText
+	case len(rec.Tools) > 0:
+		rec.ContentType = schema.ContentToolUse
+	case rec.Thinking != "":
+		rec.ContentType = schema.ContentThinking
+	default:
+		rec.ContentType = schema.ContentText
+	}
+}
+
+func stringContent(raw json.RawMessage) string {
+	c, err := parseContent(raw)
+	if err != nil || !c.isStr {
+		return ""
+	}
+	return c.str
+}
+
+// compact returns a copy of v on one line: JSON inside a record must not
+// break NDJSON.
+func compact(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 {
+		return nil
+	}
+	if bytes.IndexByte(v, '\n') < 0 && bytes.IndexByte(v, '\r') < 0 {
+		return bytes.Clone(v)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v); err != nil {
+		return bytes.Clone(v)
+	}
+	return buf.Bytes()
+}
+
+// queue holds a record until its time and session are known, then emits
+// everything queued in order.
+func (r *run) queue(fs *fileState, rec *schema.Record) error {
+	if !rec.TS.IsZero() {
+		fs.lastTS = rec.TS
+	}
+	fs.pending = append(fs.pending, rec)
+	fs.pendingBytes += len(rec.Raw)
+	if (fs.lastTS.IsZero() || fs.session == "") && len(fs.pending) < 1000 && fs.pendingBytes < 32<<20 {
+		return nil
+	}
+	return r.flush(fs, false)
+}
+
+// flush emits the queued records, filling in what the file taught since.
+// At the end of a file (final) records that never got a time take the last
+// time seen, or the file's mtime.
+func (r *run) flush(fs *fileState, final bool) error {
+	if len(fs.pending) == 0 {
+		return nil
+	}
+	// A record without a time takes the next timestamped record's time (the
+	// line was written just before it), else the last one seen.
+	var next time.Time
+	for i := len(fs.pending) - 1; i >= 0; i-- {
+		rec := fs.pending[i]
+		if !rec.TS.IsZero() {
+			next = rec.TS
+			continue
+		}
+		switch {
+		case !next.IsZero():
+			rec.TS, rec.TSPrecision = next, schema.PrecisionDerived
+		case !fs.lastTS.IsZero():
+			rec.TS, rec.TSPrecision = fs.lastTS, schema.PrecisionDerived
+		default:
+			rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
+		}
+	}
+	for _, rec := range fs.pending {
+		if rec.SessionID == "" {
+			rec.SessionID = fs.session
+			if rec.SessionID == "" {
+				// No session id anywhere in the file: name it by the file.
+				rec.SessionID = strings.TrimSuffix(filepath.Base(fs.path), ".jsonl")
+			}
+		}
+		rec.Project = fs.project
+		if !r.opt.Since.IsZero() && rec.TS.Before(r.opt.Since) {
+			continue
+		}
+		if err := r.emitRec(rec); err != nil {
+			return err
+		}
+	}
+	clear(fs.pending)
+	fs.pending, fs.pendingBytes = fs.pending[:0], 0
+	return nil
+}
+
+// sessionHint emits what the adapter knows about a main session beyond its
+// messages; pos-normalize folds it into the session rollup.
+func (r *run) sessionHint(fs *fileState) error {
+	if fs.slug != "" {
+		r.slugs[fs.slug] = fs.session
+	}
+	rec := schema.New(schema.KindSession)
+	rec.ID = SessionRecordID(fs.session)
+	rec.Platform = platform
+	rec.SessionID = fs.session
+	rec.TS, rec.TSPrecision = fs.lastTS, schema.PrecisionExact
+	if rec.TS.IsZero() {
+		rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
+	}
+	rec.Project, rec.Cwd, rec.GitBranch = fs.project, fs.info.cwd, fs.info.branch
+	rec.User, rec.Machine = r.opt.User, r.opt.Machine
+	rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
+	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
+	rec.Session = &schema.Session{Slug: fs.slug}
+	if fs.info.version != "" {
+		rec.Meta = json.RawMessage(`{"version":` + strconv.Quote(fs.info.version) + `}`)
+	}
+	if r.opt.Now != nil {
+		rec.IngestedAt = r.opt.Now()
+	}
+	return r.emitRec(rec)
+}
+
+// plan emits a plan file as a document linked to its session by slug.
+func (r *run) plan(sf extract.SourceFile) error {
+	f, err := os.Open(sf.Path)
+	if err != nil {
+		return nil // vanished
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	fp := extract.Stat(fi)
+	if !r.opt.Since.IsZero() && fi.ModTime().Before(r.opt.Since) {
+		return nil
+	}
+	if r.opt.State != nil {
+		p, err := r.opt.State.PlanRead(sf.Path, f, fp)
+		if err != nil {
+			return extract.Errorf(sf.Path, err)
+		}
+		if p.Skip {
+			return nil
+		}
+	}
+	const maxPlan = 64 << 20
+	if fi.Size() > maxPlan {
+		return r.opt.Skip(&schema.BadInput{Path: sf.Path, Err: fmt.Errorf("plan file of %d bytes is over the %d-byte limit", fi.Size(), maxPlan)})
+	}
+	b := make([]byte, fi.Size())
+	n, err := f.ReadAt(b, 0)
+	if err != nil && n != len(b) {
+		return extract.Errorf(sf.Path, err)
+	}
+	if r.opt.Stats != nil {
+		r.opt.Stats.Files.Add(1)
+		r.opt.Stats.Bytes.Add(int64(n))
+	}
+	slug := strings.TrimSuffix(filepath.Base(sf.Path), ".md")
+	agent := ""
+	if i := strings.Index(slug, "-agent-"); i > 0 {
+		slug, agent = slug[:i], slug[i+len("-agent-"):]
+	}
+	rec := schema.New(schema.KindDocument)
+	rec.ID = schema.ID(platform, "plan", sf.Path)
+	rec.Platform = platform
+	rec.SessionID = r.slugs[slug]
+	rec.NativeID = slug
+	rec.TS, rec.TSPrecision = fp.Mtime, schema.PrecisionFileMtime
+	rec.Role, rec.ContentType = schema.RoleAssistant, schema.ContentPlan
+	rec.Text = string(validRaw(b[:n]))
+	rec.Title = markdownTitle(rec.Text)
+	if agent != "" {
+		rec.Agent = &schema.Agent{ID: agent, Sidechain: true}
+	}
+	rec.User, rec.Machine = r.opt.User, r.opt.Machine
+	rec.Completeness = schema.CompleteFull
+	rec.Source = &schema.Source{Path: sf.Path, Mtime: fp.Mtime}
+	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
+	if r.opt.Now != nil {
+		rec.IngestedAt = r.opt.Now()
+	}
+	if err := r.emitRec(rec); err != nil {
+		return err
+	}
+	if r.opt.State == nil {
+		return nil
+	}
+	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, int64(n), int64(n), 0, nil)
+	if err != nil {
+		return err
+	}
+	return r.emitRec(cp)
+}
+
+// markdownTitle is the first heading of a markdown text, or its first line.
+func markdownTitle(s string) string {
+	first := ""
+	for _, l := range strings.SplitN(s, "\n", 50) {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if strings.HasPrefix(l, "#") {
+			return strings.TrimSpace(strings.TrimLeft(l, "#"))
+		}
+		if first == "" {
+			first = l
+		}
+	}
+	if len(first) > 200 {
+		first = first[:200]
+	}
+	return first
+}

@@ -1,0 +1,175 @@
+package extract
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/pos-lake/pos/schema"
+)
+
+// Options are what every adapter is given.
+type Options struct {
+	// Roots override the platform's default locations. Each may be a
+	// directory (searched recursively) or a single file.
+	Roots []string
+	// Home is the user's home directory for default locations.
+	Home string
+	// Env looks up environment variables (CLAUDE_CONFIG_DIR …); nil means
+	// none are set. Library code never reads the process environment.
+	Env func(string) string
+	// Since drops records older than this (zero: keep all) and skips files
+	// not modified since.
+	Since time.Time
+	// State holds the watermarks of earlier runs; nil reads everything.
+	State *State
+	// User and Machine are stamped on every record.
+	User, Machine string
+	// Now is the ingestion clock.
+	Now func() time.Time
+	// OnSkip is told about every input record that is skipped.
+	OnSkip schema.SkipFunc
+	// Stats, if set, is updated as the run goes.
+	Stats *Stats
+}
+
+func (o *Options) env(k string) string {
+	if o.Env == nil {
+		return ""
+	}
+	return o.Env(k)
+}
+
+// Getenv returns an environment variable through the options.
+func (o *Options) Getenv(k string) string { return o.env(k) }
+
+// Skip reports a bad input record; the error it returns stops the run.
+func (o *Options) Skip(b *schema.BadInput) error {
+	if o.Stats != nil {
+		o.Stats.Skipped.Add(1)
+	}
+	if o.OnSkip == nil {
+		return b
+	}
+	return o.OnSkip(b)
+}
+
+// Stats counts what a run did.
+type Stats struct {
+	Files     atomic.Int64 // files read (wholly or from a watermark)
+	Unchanged atomic.Int64 // files skipped because nothing was appended
+	Bytes     atomic.Int64 // source bytes read
+	Lines     atomic.Int64 // source lines (or native records) read
+	Records   atomic.Int64 // records emitted
+	Skipped   atomic.Int64 // bad input records skipped
+	Partial   atomic.Int64 // unterminated last lines left for the next run
+}
+
+// Emit receives the records an adapter produces, in order.
+type Emit func(*schema.Record) error
+
+// Adapter reads one platform's native storage.
+type Adapter interface {
+	// Platform is the platform name (schema.Platform…).
+	Platform() string
+	// Extract emits every record (and one checkpoint per source file) to
+	// emit, in a deterministic order.
+	Extract(ctx context.Context, opt Options, emit Emit) error
+}
+
+// SourceFile is a file an adapter will read.
+type SourceFile struct {
+	Path string
+	Info fs.FileInfo
+}
+
+// Walk finds the files under roots for which match returns true, sorted by
+// modification time (oldest first, so an original session is read before a
+// session that replays it) and then by path. A root that does not exist is
+// skipped; a root that is a file is taken if it matches.
+func Walk(roots []string, match func(path string, d fs.DirEntry) bool) ([]SourceFile, error) {
+	seen := map[string]bool{}
+	var out []SourceFile
+	for _, root := range roots {
+		root, err := filepath.Abs(root)
+		if err != nil {
+			return nil, err
+		}
+		fi, err := os.Stat(root)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			if !seen[root] && match(root, fs.FileInfoToDirEntry(fi)) {
+				seen[root] = true
+				out = append(out, SourceFile{Path: root, Info: fi})
+			}
+			continue
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrPermission) {
+					return nil
+				}
+				return err
+			}
+			if d.IsDir() || seen[path] || !match(path, d) {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return nil // vanished while walking
+			}
+			seen[path] = true
+			out = append(out, SourceFile{Path: path, Info: info})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(out, func(a, b SourceFile) int {
+		return cmp.Or(a.Info.ModTime().Compare(b.Info.ModTime()), cmp.Compare(a.Path, b.Path))
+	})
+	return out, nil
+}
+
+// Checkpoint builds the checkpoint record for a file read up to consumed
+// bytes, to be resumed at resume.
+func Checkpoint(platform string, f *os.File, path string, fp Fingerprint, consumed, resume, resumeLines int64, ctx map[string]string) (*schema.Record, error) {
+	head, err := HeadHash(f, consumed)
+	if err != nil {
+		return nil, err
+	}
+	r := schema.New(schema.KindCheckpoint)
+	r.Platform = platform
+	r.Checkpoint = &schema.Checkpoint{
+		Platform: platform, Path: path, Size: consumed, Resume: resume,
+		Mtime: fp.Mtime, Inode: fp.Inode, Head: head, Lines: resumeLines, Context: ctx,
+	}
+	return r, nil
+}
+
+// CheckCtx returns ctx's error, for loops over records.
+func CheckCtx(ctx context.Context) error { return ctx.Err() }
+
+// Errorf wraps an error with the file it concerns.
+func Errorf(path string, err error) error { return fmt.Errorf("%s: %w", path, err) }
+
+// readerAt is what HeadHash needs.
+var _ io.ReaderAt = (*os.File)(nil)
+
+func sortCheckpoints(list []*schema.Checkpoint) {
+	slices.SortFunc(list, func(a, b *schema.Checkpoint) int { return cmp.Compare(a.Path, b.Path) })
+}

@@ -1,0 +1,391 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bytedance/sonic"
+)
+
+// SyntaxError reports a line of the stream that is not a valid record. The
+// decoder has consumed the line; decoding can go on with the next one.
+type SyntaxError struct {
+	Line int64
+	Err  error
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *SyntaxError) Unwrap() error { return e.Err }
+
+// nested decodes the small nested objects. Strings are copied out of the
+// line so a small field never keeps a multi-MB line alive.
+var nested = sonic.Config{CopyString: true}.Froze()
+
+// Decoder reads records from an NDJSON stream.
+type Decoder struct {
+	lr *LineReader
+	// Line is the number of the line last read.
+	Line int64
+}
+
+// NewDecoder reads records from r. Blank lines are skipped.
+func NewDecoder(r io.Reader) *Decoder { return &Decoder{lr: NewLineReader(r)} }
+
+// Decode reads the next record into rec, which it resets first. It returns
+// io.EOF at the end of the stream, a *SyntaxError for a line that is not a
+// record (decoding may go on), or the read error that stopped it.
+func (d *Decoder) Decode(rec *Record) error {
+	for {
+		l, err := d.lr.Next()
+		if err != nil {
+			if errors.Is(err, ErrLineTooLong) {
+				d.Line = l.Num
+				return &SyntaxError{Line: l.Num, Err: err}
+			}
+			return err
+		}
+		d.Line = l.Num
+		if len(bytes.TrimSpace(l.Bytes)) == 0 {
+			continue
+		}
+		*rec = Record{}
+		if err := Unmarshal(l.Bytes, rec); err != nil {
+			return &SyntaxError{Line: l.Num, Err: err}
+		}
+		return nil
+	}
+}
+
+// All iterates over the stream. A bad line yields (nil, *SyntaxError) and
+// iteration goes on; a read error is yielded last. Each record is new.
+func (d *Decoder) All() iter.Seq2[*Record, error] {
+	return func(yield func(*Record, error) bool) {
+		for {
+			rec := new(Record)
+			err := d.Decode(rec)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			var se *SyntaxError
+			if err != nil && !errors.As(err, &se) {
+				yield(nil, err)
+				return
+			}
+			if err != nil {
+				rec = nil
+			}
+			if !yield(rec, err) {
+				return
+			}
+		}
+	}
+}
+
+// Unmarshal decodes one record from a JSON object. Unknown members are kept
+// in rec.Extra. The record must have a "kind"; a missing "schema" is
+// accepted as the current version.
+func Unmarshal(data []byte, rec *Record) error {
+	s := scanner{b: data}
+	s.ws()
+	if !s.eat('{') {
+		return s.errf("expected a JSON object")
+	}
+	s.ws()
+	if s.eat('}') {
+		return errors.New("empty object: no kind")
+	}
+	for {
+		s.ws()
+		ks, ke, esc, err := s.str()
+		if err != nil {
+			return err
+		}
+		s.ws()
+		if !s.eat(':') {
+			return s.errf("expected ':' after object key")
+		}
+		s.ws()
+		vs := s.i
+		if err := s.skip(); err != nil {
+			return err
+		}
+		val := data[vs:s.i]
+		key := data[ks:ke]
+		if esc {
+			var k string
+			if err := json.Unmarshal(data[ks-1:ke+1], &k); err != nil {
+				return err
+			}
+			key = []byte(k)
+		}
+		if err := rec.setField(key, val); err != nil {
+			return fmt.Errorf("field %q: %w", key, err)
+		}
+		s.ws()
+		if s.eat(',') {
+			continue
+		}
+		if s.eat('}') {
+			break
+		}
+		return s.errf("expected ',' or '}' after object member")
+	}
+	s.ws()
+	if s.i != len(s.b) {
+		return s.errf("trailing data after the record")
+	}
+	if rec.Kind == "" {
+		return errors.New(`record has no "kind"`)
+	}
+	if rec.Schema == "" {
+		rec.Schema = Version
+	} else if !strings.HasPrefix(rec.Schema, "pos/") {
+		return fmt.Errorf("unknown schema %q", rec.Schema)
+	}
+	return nil
+}
+
+func (r *Record) setField(key, val []byte) (err error) {
+	if string(val) == "null" {
+		return nil
+	}
+	switch string(key) {
+	case "schema":
+		r.Schema, err = decodeString(val)
+	case "kind":
+		var k string
+		k, err = decodeString(val)
+		r.Kind = Kind(k)
+	case "id":
+		r.ID, err = decodeString(val)
+	case "platform":
+		r.Platform, err = decodeString(val)
+	case "session_id":
+		r.SessionID, err = decodeString(val)
+	case "parent_id":
+		r.ParentID, err = decodeString(val)
+	case "ts":
+		r.TS, err = decodeTime(val)
+	case "ts_precision":
+		r.TSPrecision, err = decodeString(val)
+	case "role":
+		r.Role, err = decodeString(val)
+	case "content_type":
+		r.ContentType, err = decodeString(val)
+	case "native_type":
+		r.NativeType, err = decodeString(val)
+	case "native_id":
+		r.NativeID, err = decodeString(val)
+	case "request_id":
+		r.RequestID, err = decodeString(val)
+	case "title":
+		r.Title, err = decodeString(val)
+	case "text":
+		r.Text, err = decodeString(val)
+	case "thinking":
+		r.Thinking, err = decodeString(val)
+	case "tools":
+		err = nested.Unmarshal(val, &r.Tools)
+	case "model":
+		r.Model, err = decodeString(val)
+	case "usage":
+		r.Usage = new(Usage)
+		err = nested.Unmarshal(val, r.Usage)
+	case "agent":
+		r.Agent = new(Agent)
+		err = nested.Unmarshal(val, r.Agent)
+	case "cwd":
+		r.Cwd, err = decodeString(val)
+	case "git_branch":
+		r.GitBranch, err = decodeString(val)
+	case "project":
+		r.Project, err = decodeString(val)
+	case "user":
+		r.User, err = decodeString(val)
+	case "machine":
+		r.Machine, err = decodeString(val)
+	case "files":
+		err = nested.Unmarshal(val, &r.Files)
+	case "completeness":
+		r.Completeness, err = decodeString(val)
+	case "source":
+		r.Source = new(Source)
+		err = nested.Unmarshal(val, r.Source)
+	case "adapter":
+		r.Adapter = new(Adapter)
+		err = nested.Unmarshal(val, r.Adapter)
+	case "ingested_at":
+		r.IngestedAt, err = decodeTime(val)
+	case "exchange":
+		r.Exchange = new(Exchange)
+		err = nested.Unmarshal(val, r.Exchange)
+	case "session":
+		r.Session = new(Session)
+		err = nested.Unmarshal(val, r.Session)
+	case "chunk":
+		r.Chunk = new(Chunk)
+		err = nested.Unmarshal(val, r.Chunk)
+	case "checkpoint":
+		r.Checkpoint = new(Checkpoint)
+		err = nested.Unmarshal(val, r.Checkpoint)
+	case "meta":
+		r.Meta, err = rawValue(val)
+	case "raw":
+		r.Raw, err = rawValue(val)
+	default:
+		var v json.RawMessage
+		if v, err = rawValue(val); err == nil {
+			r.Extra = append(r.Extra, Field{Key: string(key), Value: v})
+		}
+	}
+	return err
+}
+
+// rawValue validates a JSON value and returns a compact, valid-UTF-8 copy.
+func rawValue(val []byte) (json.RawMessage, error) {
+	if !sonic.ConfigStd.Valid(val) {
+		return nil, errors.New("invalid JSON value")
+	}
+	if !utf8.Valid(val) {
+		val = bytes.ToValidUTF8(val, []byte("\uFFFD"))
+	}
+	return bytes.Clone(val), nil
+}
+
+func decodeString(val []byte) (string, error) {
+	if len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' {
+		return "", errors.New("expected a string")
+	}
+	body := val[1 : len(val)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		if utf8.Valid(body) {
+			return string(body), nil
+		}
+		return string(bytes.ToValidUTF8(body, []byte("\uFFFD"))), nil
+	}
+	var s string
+	err := nested.Unmarshal(val, &s)
+	return s, err
+}
+
+func decodeTime(val []byte) (time.Time, error) {
+	s, err := decodeString(val)
+	if err != nil || s == "" {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return t.UTC(), nil
+}
+
+// scanner walks one JSON object's top level without decoding the values.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) errf(format string, args ...any) error {
+	return fmt.Errorf("offset %d: "+format, append([]any{s.i}, args...)...)
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) eat(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// str scans a string and returns the bounds of its body and whether it
+// holds escapes.
+func (s *scanner) str() (start, end int, escaped bool, err error) {
+	if !s.eat('"') {
+		return 0, 0, false, s.errf("expected a string")
+	}
+	start = s.i
+	for {
+		j := bytes.IndexByte(s.b[s.i:], '"')
+		if j < 0 {
+			return 0, 0, false, s.errf("unterminated string")
+		}
+		q := s.i + j
+		// An odd number of backslashes before the quote escapes it.
+		n := 0
+		for k := q - 1; k >= start && s.b[k] == '\\'; k-- {
+			n++
+		}
+		s.i = q + 1
+		if n%2 == 0 {
+			return start, q, bytes.IndexByte(s.b[start:q], '\\') >= 0, nil
+		}
+	}
+}
+
+// skip moves past one JSON value. Containers are checked for balance here
+// and validated in full by whoever decodes them.
+func (s *scanner) skip() error {
+	if s.i >= len(s.b) {
+		return s.errf("unexpected end of record")
+	}
+	switch c := s.b[s.i]; c {
+	case '"':
+		_, _, _, err := s.str()
+		return err
+	case '{', '[':
+		depth := 0
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '"':
+				if _, _, _, err := s.str(); err != nil {
+					return err
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					s.i++
+					return nil
+				}
+			}
+			s.i++
+		}
+		return s.errf("unterminated %c", c)
+	default:
+		j := s.i
+		for j < len(s.b) {
+			switch s.b[j] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				goto done
+			}
+			j++
+		}
+	done:
+		if !sonic.ConfigStd.Valid(s.b[s.i:j]) {
+			return s.errf("invalid value %q", s.b[s.i:j])
+		}
+		s.i = j
+		return nil
+	}
+}

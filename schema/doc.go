@@ -1,0 +1,16 @@
+// Package schema is the wire contract of pos: the canonical record that every
+// filter reads and writes, its NDJSON codec and its enums.
+//
+// A stream is UTF-8 NDJSON: one JSON object per line, each with "schema"
+// ("pos/1" or later) and "kind". The encoder is canonical — known fields in a
+// fixed order, then unknown fields sorted by key — so equal records encode to
+// equal bytes and golden files compare byte for byte. The decoder reads lines
+// of any size with memory bounded by the longest line, keeps unknown fields
+// (Record.Extra) so they pass through a filter untouched, and reports a bad
+// line as a *SyntaxError without losing its place in the stream.
+//
+// Paths ending in ".zst" are read and written zstd-compressed.
+//
+// The package does no I/O of its own beyond the readers and writers it is
+// handed; it never exits or reads flags or the environment.
+package schema

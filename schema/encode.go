@@ -1,0 +1,369 @@
+package schema
+
+import (
+	"encoding/json"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// AppendRecord appends the canonical JSON encoding of r to b, without a
+// trailing newline. Known fields come first in a fixed order, then unknown
+// fields sorted by key, so the same record always encodes to the same bytes.
+// Strings are written as valid UTF-8 (invalid bytes become U+FFFD) and HTML
+// characters are not escaped.
+func AppendRecord(b []byte, r *Record) []byte {
+	w := obj{b: append(b, '{')}
+	schema := r.Schema
+	if schema == "" {
+		schema = Version
+	}
+	w.str("schema", schema)
+	w.str("kind", string(r.Kind))
+	w.str("id", r.ID)
+	w.str("platform", r.Platform)
+	w.str("session_id", r.SessionID)
+	w.str("parent_id", r.ParentID)
+	w.time("ts", r.TS)
+	w.str("ts_precision", r.TSPrecision)
+	w.str("role", r.Role)
+	w.str("content_type", r.ContentType)
+	w.str("native_type", r.NativeType)
+	w.str("native_id", r.NativeID)
+	w.str("request_id", r.RequestID)
+	w.str("title", r.Title)
+	w.str("text", r.Text)
+	w.str("thinking", r.Thinking)
+	if len(r.Tools) > 0 {
+		w.key("tools")
+		w.b = append(w.b, '[')
+		for i := range r.Tools {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			w.b = appendTool(w.b, &r.Tools[i])
+		}
+		w.b = append(w.b, ']')
+	}
+	w.str("model", r.Model)
+	if r.Usage != nil {
+		w.key("usage")
+		w.b = appendUsage(w.b, r.Usage)
+	}
+	if a := r.Agent; a != nil && (a.ID != "" || a.Type != "" || a.Sidechain) {
+		w.key("agent")
+		o := obj{b: append(w.b, '{')}
+		o.str("id", a.ID)
+		o.str("type", a.Type)
+		o.boolean("sidechain", a.Sidechain)
+		w.b = append(o.b, '}')
+	}
+	w.str("cwd", r.Cwd)
+	w.str("git_branch", r.GitBranch)
+	w.str("project", r.Project)
+	w.str("user", r.User)
+	w.str("machine", r.Machine)
+	w.strs("files", r.Files)
+	w.str("completeness", r.Completeness)
+	if s := r.Source; s != nil {
+		w.key("source")
+		o := obj{b: append(w.b, '{')}
+		o.strAlways("path", s.Path)
+		o.int("line", s.Line)
+		o.str("key", s.Key)
+		o.intAlways("offset", s.Offset)
+		o.time("mtime", s.Mtime)
+		w.b = append(o.b, '}')
+	}
+	if a := r.Adapter; a != nil {
+		w.key("adapter")
+		o := obj{b: append(w.b, '{')}
+		o.strAlways("name", a.Name)
+		o.strAlways("version", a.Version)
+		w.b = append(o.b, '}')
+	}
+	w.time("ingested_at", r.IngestedAt)
+	if e := r.Exchange; e != nil {
+		w.key("exchange")
+		o := obj{b: append(w.b, '{')}
+		o.intAlways("number", e.Number)
+		o.time("ts_end", e.TSEnd)
+		o.str("prompt", e.Prompt)
+		o.str("response", e.Response)
+		o.intAlways("message_count", e.MessageCount)
+		o.intAlways("tool_count", e.ToolCount)
+		o.strs("tools", e.Tools)
+		o.strs("models", e.Models)
+		o.str("prompt_id", e.PromptID)
+		o.str("last_id", e.LastID)
+		w.b = append(o.b, '}')
+	}
+	if s := r.Session; s != nil {
+		w.key("session")
+		o := obj{b: append(w.b, '{')}
+		o.str("slug", s.Slug)
+		o.time("first_ts", s.FirstTS)
+		o.time("last_ts", s.LastTS)
+		o.intAlways("message_count", s.MessageCount)
+		o.intAlways("user_count", s.UserCount)
+		o.intAlways("assistant_count", s.AssistantCnt)
+		o.intAlways("tool_count", s.ToolCount)
+		o.intAlways("exchange_count", s.ExchangeCount)
+		if len(s.Models) > 0 {
+			o.key("models")
+			o.b = append(o.b, '[')
+			for i := range s.Models {
+				m := &s.Models[i]
+				if i > 0 {
+					o.b = append(o.b, ',')
+				}
+				mo := obj{b: append(o.b, '{')}
+				mo.strAlways("model", m.Model)
+				mo.intAlways("messages", m.Messages)
+				mo.intAlways("input", m.Input)
+				mo.intAlways("output", m.Output)
+				mo.intAlways("cache_creation", m.CacheCreation)
+				mo.intAlways("cache_read", m.CacheRead)
+				o.b = append(mo.b, '}')
+			}
+			o.b = append(o.b, ']')
+		}
+		o.strs("labels", s.Labels)
+		o.str("plan_id", s.PlanID)
+		o.int("compactions", s.Compactions)
+		o.int("subagents", s.Subagents)
+		w.b = append(o.b, '}')
+	}
+	if c := r.Chunk; c != nil {
+		w.key("chunk")
+		o := obj{b: append(w.b, '{')}
+		o.intAlways("index", c.Index)
+		o.str("model", c.Model)
+		o.int("dim", c.Dim)
+		if len(c.Embedding) > 0 {
+			o.key("embedding")
+			o.b = append(o.b, '[')
+			for i, f := range c.Embedding {
+				if i > 0 {
+					o.b = append(o.b, ',')
+				}
+				o.b = appendFloat32(o.b, f)
+			}
+			o.b = append(o.b, ']')
+		}
+		w.b = append(o.b, '}')
+	}
+	if c := r.Checkpoint; c != nil {
+		w.key("checkpoint")
+		o := obj{b: append(w.b, '{')}
+		o.strAlways("platform", c.Platform)
+		o.strAlways("path", c.Path)
+		o.intAlways("size", c.Size)
+		o.intAlways("resume", c.Resume)
+		o.time("mtime", c.Mtime)
+		if c.Inode != 0 {
+			o.key("inode")
+			o.b = strconv.AppendUint(o.b, c.Inode, 10)
+		}
+		o.str("head", c.Head)
+		o.intAlways("lines", c.Lines)
+		if len(c.Context) > 0 {
+			o.key("context")
+			co := obj{b: append(o.b, '{')}
+			for _, k := range slices.Sorted(maps.Keys(c.Context)) {
+				co.strAlways(k, c.Context[k])
+			}
+			o.b = append(co.b, '}')
+		}
+		w.b = append(o.b, '}')
+	}
+	w.raw("meta", r.Meta)
+	w.raw("raw", r.Raw)
+	if len(r.Extra) > 0 {
+		extra := r.Extra
+		if !slices.IsSortedFunc(extra, cmpField) {
+			extra = slices.Clone(extra)
+			slices.SortStableFunc(extra, cmpField)
+		}
+		for _, f := range extra {
+			w.raw(f.Key, f.Value)
+		}
+	}
+	return append(w.b, '}')
+}
+
+func cmpField(a, b Field) int { return strings.Compare(a.Key, b.Key) }
+
+func appendTool(b []byte, t *Tool) []byte {
+	o := obj{b: append(b, '{')}
+	o.str("name", t.Name)
+	o.str("call_id", t.CallID)
+	o.raw("input", t.Input)
+	o.str("output", t.Output)
+	o.boolean("is_error", t.IsError)
+	return append(o.b, '}')
+}
+
+func appendUsage(b []byte, u *Usage) []byte {
+	o := obj{b: append(b, '{')}
+	o.intAlways("input", u.Input)
+	o.intAlways("output", u.Output)
+	o.intAlways("cache_creation", u.CacheCreation)
+	o.intAlways("cache_read", u.CacheRead)
+	return append(o.b, '}')
+}
+
+// obj appends the members of one JSON object, managing the commas.
+type obj struct {
+	b []byte
+	n int
+}
+
+func (o *obj) key(k string) {
+	if o.n > 0 {
+		o.b = append(o.b, ',')
+	}
+	o.n++
+	o.b = AppendString(o.b, k)
+	o.b = append(o.b, ':')
+}
+
+func (o *obj) str(k, v string) {
+	if v != "" {
+		o.strAlways(k, v)
+	}
+}
+
+func (o *obj) strAlways(k, v string) {
+	o.key(k)
+	o.b = AppendString(o.b, v)
+}
+
+func (o *obj) strs(k string, v []string) {
+	if len(v) == 0 {
+		return
+	}
+	o.key(k)
+	o.b = append(o.b, '[')
+	for i, s := range v {
+		if i > 0 {
+			o.b = append(o.b, ',')
+		}
+		o.b = AppendString(o.b, s)
+	}
+	o.b = append(o.b, ']')
+}
+
+func (o *obj) int(k string, v int64) {
+	if v != 0 {
+		o.intAlways(k, v)
+	}
+}
+
+func (o *obj) intAlways(k string, v int64) {
+	o.key(k)
+	o.b = strconv.AppendInt(o.b, v, 10)
+}
+
+func (o *obj) boolean(k string, v bool) {
+	if v {
+		o.key(k)
+		o.b = append(o.b, "true"...)
+	}
+}
+
+func (o *obj) time(k string, t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	o.key(k)
+	o.b = append(o.b, '"')
+	o.b = AppendTime(o.b, t)
+	o.b = append(o.b, '"')
+}
+
+// raw appends v verbatim; an empty value or JSON null is omitted.
+func (o *obj) raw(k string, v json.RawMessage) {
+	if len(v) == 0 || string(v) == "null" {
+		return
+	}
+	o.key(k)
+	o.b = append(o.b, v...)
+}
+
+// AppendTime appends t in UTC as RFC 3339 with millisecond precision, the
+// precision every platform writes and the lake stores.
+func AppendTime(b []byte, t time.Time) []byte {
+	return t.UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+}
+
+func appendFloat32(b []byte, f float32) []byte {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return append(b, '0')
+	}
+	return strconv.AppendFloat(b, float64(f), 'g', -1, 32)
+}
+
+// AppendStringBytes is AppendString for a byte slice, without copying it.
+func AppendStringBytes(b, s []byte) []byte {
+	return AppendString(b, unsafe.String(unsafe.SliceData(s), len(s)))
+}
+
+// safeASCII marks the ASCII bytes a JSON string can hold unescaped.
+var safeASCII = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
+// HTML characters and U+2028/U+2029 are left as they are (NDJSON is split on
+// '\n' only).
+func AppendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if safeASCII[c] {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

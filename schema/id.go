@@ -1,0 +1,38 @@
+package schema
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// ID derives a stable record id from its parts: the first 16 bytes of the
+// SHA-256 of the parts joined by NUL, in hex. The same parts always give the
+// same id, so re-extracting a file gives the same ids and loading is
+// idempotent.
+func ID(parts ...string) string {
+	h := sha256.New()
+	for i, p := range parts {
+		if i > 0 {
+			h.Write([]byte{0})
+		}
+		h.Write([]byte(p))
+	}
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])[:16])
+}
+
+// ContentHash is a fast 64-bit hash of a record's encoding, used to tell a
+// changed version of a record from a repeat of the same one.
+func ContentHash(b []byte) string {
+	return strconv.FormatUint(xxhash.Sum64(b), 16)
+}
+
+// RawID is the id of a native record kept in the raw layer: where it is
+// (file and byte offset) and what it is (a hash of its bytes, so a file
+// rewritten in place does not alias the old record).
+func RawID(platform, path string, offset int64, raw []byte) string {
+	return ID(platform, "raw", path, strconv.FormatInt(offset, 10), ContentHash(raw))
+}

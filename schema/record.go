@@ -1,0 +1,272 @@
+package schema
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Version is written in the "schema" field of every record this build
+// produces. Readers accept any "pos/N" version and keep fields they do not
+// know, so a newer producer never breaks an older filter.
+const Version = "pos/1"
+
+// Kind says what a record is. Filters pass kinds they do not know through
+// untouched.
+type Kind string
+
+const (
+	KindMessage  Kind = "message"  // one logical message of a conversation
+	KindExchange Kind = "exchange" // a user prompt and everything until the next one (pos-normalize)
+	KindSession  Kind = "session"  // per-session metadata and rollup, re-emitted when it changes
+	KindDocument Kind = "document" // a file linked to a session: plans, subagent reports
+	KindChunk    Kind = "chunk"    // an indexable span with its embedding (pos-embed)
+	// KindRaw is a native record that is kept for the raw layer only
+	// (progress lines, file-history snapshots, queue operations …), or the
+	// native record of a message that pos-normalize split off.
+	KindRaw Kind = "raw"
+	// KindCheckpoint carries an extractor watermark through the pipeline so
+	// that pos-load commits it only once the data before it is in the lake.
+	KindCheckpoint Kind = "checkpoint"
+)
+
+// Platform names the tool that wrote the native history.
+type Platform = string
+
+const (
+	PlatformClaudeCode Platform = "claude_code"
+	PlatformCline      Platform = "cline"
+	PlatformCursor     Platform = "cursor"
+	PlatformCodex      Platform = "codex"
+	PlatformGemini     Platform = "gemini"
+	PlatformAider      Platform = "aider"
+	PlatformPush       Platform = "push"
+)
+
+// Role of a message's author.
+type Role = string
+
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleSystem    Role = "system"
+	RoleTool      Role = "tool"
+)
+
+// ContentType classifies what a message (or chunk, or document) holds.
+type ContentType = string
+
+const (
+	ContentText            ContentType = "text"             // prose: a prompt or an answer
+	ContentToolUse         ContentType = "tool_use"         // an assistant message that only calls tools
+	ContentToolResult      ContentType = "tool_result"      // tool output returned to the model
+	ContentThinking        ContentType = "thinking"         // reasoning only
+	ContentCommand         ContentType = "command"          // a slash command the user typed
+	ContentCommandOutput   ContentType = "command_output"   // output of a local command, not a prompt
+	ContentInterrupt       ContentType = "interrupt"        // "[Request interrupted by user]"
+	ContentMeta            ContentType = "meta"             // tool-injected context (isMeta lines, caveats)
+	ContentSummaryLabel    ContentType = "summary_label"    // Claude Code "summary" lines: chapter titles
+	ContentCompactBoundary ContentType = "compact_boundary" // a compaction happened here
+	ContentCompactSummary  ContentType = "compact_summary"  // the summary that replaced the compacted context
+	ContentPlan            ContentType = "plan"             // a plan document
+	ContentSubagentSummary ContentType = "subagent_summary" // a subagent's final report
+	ContentExchange        ContentType = "exchange"         // chunk of an exchange
+	ContentUserPrompt      ContentType = "user_prompt"      // chunk of a user prompt
+	ContentError           ContentType = "error"            // API error placeholders
+)
+
+// Precision says how far a record's ts can be trusted.
+type Precision = string
+
+const (
+	PrecisionExact     Precision = "exact"      // written by the tool for this record
+	PrecisionDerived   Precision = "derived"    // inferred from neighbours or a parent
+	PrecisionFileMtime Precision = "file_mtime" // only the file's modification time was known
+	PrecisionUnknown   Precision = "unknown"
+)
+
+// Completeness says whether the native storage held the whole record.
+type Completeness = string
+
+const (
+	CompleteFull     Completeness = "full"
+	CompletePartial  Completeness = "partial"
+	CompleteMetadata Completeness = "metadata_only"
+	CompleteUnknown  Completeness = "unknown"
+)
+
+// Record is the one type that travels between the pos filters. Which fields
+// are set depends on Kind; the JSON names are the wire contract.
+//
+// Fields a filter does not know are kept in Extra and written back
+// verbatim, so an older filter in the middle of a pipeline never loses data
+// a newer producer added.
+type Record struct {
+	Schema       string       `json:"schema"`
+	Kind         Kind         `json:"kind"`
+	ID           string       `json:"id,omitempty"`
+	Platform     Platform     `json:"platform,omitempty"`
+	SessionID    string       `json:"session_id,omitempty"`
+	ParentID     string       `json:"parent_id,omitempty"`
+	TS           time.Time    `json:"ts,omitzero"`
+	TSPrecision  Precision    `json:"ts_precision,omitempty"`
+	Role         Role         `json:"role,omitempty"`
+	ContentType  ContentType  `json:"content_type,omitempty"`
+	NativeType   string       `json:"native_type,omitempty"` // the native line/record type ("assistant", "progress" …)
+	NativeID     string       `json:"native_id,omitempty"`   // the native id (uuid, message id, bubble id …)
+	RequestID    string       `json:"request_id,omitempty"`
+	Title        string       `json:"title,omitempty"`
+	Text         string       `json:"text,omitempty"`
+	Thinking     string       `json:"thinking,omitempty"`
+	Tools        []Tool       `json:"tools,omitempty"`
+	Model        string       `json:"model,omitempty"`
+	Usage        *Usage       `json:"usage,omitempty"`
+	Agent        *Agent       `json:"agent,omitempty"`
+	Cwd          string       `json:"cwd,omitempty"`
+	GitBranch    string       `json:"git_branch,omitempty"`
+	Project      string       `json:"project,omitempty"`
+	User         string       `json:"user,omitempty"`
+	Machine      string       `json:"machine,omitempty"`
+	Files        []string     `json:"files,omitempty"`
+	Completeness Completeness `json:"completeness,omitempty"`
+	Source       *Source      `json:"source,omitempty"`
+	Adapter      *Adapter     `json:"adapter,omitempty"`
+	IngestedAt   time.Time    `json:"ingested_at,omitzero"`
+	Exchange     *Exchange    `json:"exchange,omitempty"`
+	Session      *Session     `json:"session,omitempty"`
+	Chunk        *Chunk       `json:"chunk,omitempty"`
+	Checkpoint   *Checkpoint  `json:"checkpoint,omitempty"`
+	// Meta holds platform metadata that has no column of its own (Cursor
+	// mode, lines added/removed, compaction trigger …), as a JSON object.
+	Meta json.RawMessage `json:"meta,omitempty"`
+	// Raw is the native record, verbatim (compacted to one line).
+	Raw json.RawMessage `json:"raw,omitempty"`
+
+	// Extra holds top-level fields this build does not know, verbatim.
+	Extra []Field `json:"-"`
+}
+
+// Field is one unknown top-level member, kept as raw JSON.
+type Field struct {
+	Key   string
+	Value json.RawMessage
+}
+
+// Tool is one tool call, or one tool result, inside a message.
+type Tool struct {
+	Name    string          `json:"name,omitempty"`
+	CallID  string          `json:"call_id,omitempty"`
+	Input   json.RawMessage `json:"input,omitempty"`
+	Output  string          `json:"output,omitempty"`
+	IsError bool            `json:"is_error,omitempty"`
+}
+
+// Usage counts tokens the way the provider billed them.
+type Usage struct {
+	Input         int64 `json:"input"`
+	Output        int64 `json:"output"`
+	CacheCreation int64 `json:"cache_creation"`
+	CacheRead     int64 `json:"cache_read"`
+}
+
+// Add accumulates o into u.
+func (u *Usage) Add(o *Usage) {
+	if o == nil {
+		return
+	}
+	u.Input += o.Input
+	u.Output += o.Output
+	u.CacheCreation += o.CacheCreation
+	u.CacheRead += o.CacheRead
+}
+
+// IsZero reports whether no token was counted.
+func (u *Usage) IsZero() bool {
+	return u == nil || (u.Input|u.Output|u.CacheCreation|u.CacheRead) == 0
+}
+
+// Agent identifies the (sub)agent thread a record belongs to.
+type Agent struct {
+	ID        string `json:"id,omitempty"`
+	Type      string `json:"type,omitempty"`
+	Sidechain bool   `json:"sidechain,omitempty"`
+}
+
+// Source is the provenance of a record: where its native bytes are.
+type Source struct {
+	Path   string    `json:"path"`
+	Line   int64     `json:"line,omitempty"` // 1-based line number (line-oriented formats)
+	Key    string    `json:"key,omitempty"`  // row key or JSON path (databases, JSON documents)
+	Offset int64     `json:"offset"`         // byte offset of the record's first byte
+	Mtime  time.Time `json:"mtime,omitzero"` // the file's modification time when read
+}
+
+// Adapter names the code that produced a record.
+type Adapter struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Exchange holds the fields of a KindExchange record. Its Text is the
+// prompt followed by the assistant's prose; Usage sums the exchange.
+type Exchange struct {
+	Number       int64     `json:"number"`
+	TSEnd        time.Time `json:"ts_end,omitzero"`
+	Prompt       string    `json:"prompt,omitempty"`
+	Response     string    `json:"response,omitempty"`
+	MessageCount int64     `json:"message_count"`
+	ToolCount    int64     `json:"tool_count"`
+	Tools        []string  `json:"tools,omitempty"` // distinct tool names, in first-use order
+	Models       []string  `json:"models,omitempty"`
+	PromptID     string    `json:"prompt_id,omitempty"`
+	LastID       string    `json:"last_id,omitempty"`
+}
+
+// Session holds the fields of a KindSession record.
+type Session struct {
+	Slug          string       `json:"slug,omitempty"`
+	FirstTS       time.Time    `json:"first_ts,omitzero"`
+	LastTS        time.Time    `json:"last_ts,omitzero"`
+	MessageCount  int64        `json:"message_count"`
+	UserCount     int64        `json:"user_count"`
+	AssistantCnt  int64        `json:"assistant_count"`
+	ToolCount     int64        `json:"tool_count"`
+	ExchangeCount int64        `json:"exchange_count"`
+	Models        []ModelUsage `json:"models,omitempty"`
+	Labels        []string     `json:"labels,omitempty"`
+	PlanID        string       `json:"plan_id,omitempty"`
+	Compactions   int64        `json:"compactions,omitempty"`
+	Subagents     int64        `json:"subagents,omitempty"`
+}
+
+// ModelUsage is one model's token usage within a session.
+type ModelUsage struct {
+	Model    string `json:"model"`
+	Messages int64  `json:"messages"`
+	Usage
+}
+
+// Chunk holds the fields of a KindChunk record.
+type Chunk struct {
+	Index     int64     `json:"index"`
+	Model     string    `json:"model,omitempty"`
+	Dim       int64     `json:"dim,omitempty"`
+	Embedding []float32 `json:"embedding,omitempty"`
+}
+
+// Checkpoint is an extractor's watermark for one source file.
+type Checkpoint struct {
+	Platform string    `json:"platform"`
+	Path     string    `json:"path"`
+	Size     int64     `json:"size"`   // bytes consumed: everything before this offset is in the stream
+	Resume   int64     `json:"resume"` // where the next run starts reading (≤ Size: re-reads an open exchange)
+	Mtime    time.Time `json:"mtime,omitzero"`
+	Inode    uint64    `json:"inode,omitempty"`
+	Head     string    `json:"head,omitempty"` // hash of the file's first bytes: detects a replaced file
+	Lines    int64     `json:"lines"`          // complete lines before Resume
+	// Context is what the adapter needs to carry across the resume point
+	// (the session a file belongs to, its project …).
+	Context map[string]string `json:"context,omitempty"`
+}
+
+// New returns a record of the given kind stamped with the schema version.
+func New(kind Kind) *Record { return &Record{Schema: Version, Kind: kind} }

@@ -1,0 +1,191 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sample() *Record {
+	ts := time.Date(2026, 2, 10, 21, 11, 56, 846e6, time.UTC)
+	return &Record{
+		Schema: Version, Kind: KindMessage, ID: "abc", Platform: PlatformClaudeCode,
+		SessionID: "s1", TS: ts, TSPrecision: PrecisionExact, Role: RoleAssistant,
+		ContentType: ContentText, Text: "héllo \"world\"\n<tag>&\t\x01",
+		Tools:  []Tool{{Name: "Read", CallID: "t1", Input: json.RawMessage(`{"file_path":"/a"}`)}},
+		Model:  "claude-opus-4-6",
+		Usage:  &Usage{Input: 3, Output: 10, CacheCreation: 100, CacheRead: 5},
+		Agent:  &Agent{ID: "a1", Sidechain: true},
+		Files:  []string{"/a"},
+		Source: &Source{Path: "/x.jsonl", Line: 4, Offset: 120, Mtime: ts},
+		Raw:    json.RawMessage(`{"type":"assistant","n":1}`),
+		Extra:  []Field{{Key: "zz_future", Value: json.RawMessage(`{"a":[1,2]}`)}, {Key: "aa", Value: json.RawMessage(`true`)}},
+	}
+}
+
+func TestRoundTripKeepsEverything(t *testing.T) {
+	r := sample()
+	b := AppendRecord(nil, r)
+	var got Record
+	if err := Unmarshal(b, &got); err != nil {
+		t.Fatalf("unmarshal %s: %v", b, err)
+	}
+	b2 := AppendRecord(nil, &got)
+	if !bytes.Equal(b, b2) {
+		t.Fatalf("not a fixed point:\n%s\n%s", b, b2)
+	}
+	if got.Text != r.Text || got.Usage.CacheCreation != 100 || !got.TS.Equal(r.TS) || got.Tools[0].Name != "Read" {
+		t.Fatalf("fields lost: %+v", got)
+	}
+	// Unknown fields come out sorted after the known ones.
+	if !bytes.HasSuffix(b, []byte(`,"aa":true,"zz_future":{"a":[1,2]}}`)) {
+		t.Fatalf("unknown fields not kept in order: %s", b)
+	}
+	// The output is valid JSON that encoding/json agrees with.
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["text"] != r.Text {
+		t.Fatalf("encoding/json reads text %q", m["text"])
+	}
+}
+
+func TestInvalidUTF8BecomesReplacement(t *testing.T) {
+	r := New(KindMessage)
+	r.Text = "a\xffb"
+	b := AppendRecord(nil, r)
+	if !json.Valid(b) || !strings.Contains(string(b), `a\ufffdb`) {
+		t.Fatalf("got %s", b)
+	}
+}
+
+func TestDecoderErrorsAndRecovery(t *testing.T) {
+	in := strings.Join([]string{
+		`{"schema":"pos/1","kind":"message","id":"1"}`,
+		``,
+		`{"schema":"pos/1","kind":"message","id":"2"`,
+		`{"schema":"pos/1","kind":"message","id":"3"} x`,
+		`{"schema":"pos/1","id":"4"}`,
+		`{"kind":"message","id":"5","text":"a\u00e9\"b"}`,
+		`[1]`,
+	}, "\n")
+	var ids []string
+	var bad []int64
+	for rec, err := range NewDecoder(strings.NewReader(in)).All() {
+		var se *SyntaxError
+		if errors.As(err, &se) {
+			bad = append(bad, se.Line)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.ID)
+	}
+	if strings.Join(ids, ",") != "1,5" {
+		t.Fatalf("ids %v", ids)
+	}
+	if len(bad) != 4 || bad[0] != 3 || bad[3] != 7 {
+		t.Fatalf("bad lines %v", bad)
+	}
+}
+
+func TestHugeLine(t *testing.T) {
+	big := strings.Repeat("x\"y\n", 5<<20) // 20 MB of text, escaped to 30 MB
+	r := New(KindMessage)
+	r.Text = big
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf)
+	for range 2 {
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc.Flush()
+	n := 0
+	for rec, err := range NewDecoder(&buf).All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Text != big {
+			t.Fatal("text changed")
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("read %d records", n)
+	}
+}
+
+func TestLineTooLongIsSkipped(t *testing.T) {
+	in := "short\n" + strings.Repeat("z", 3000) + "\nafter\nlast"
+	lr := NewLineReader(strings.NewReader(in))
+	lr.MaxLine = 100
+	var got []string
+	var tooLong int
+	for {
+		l, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if errors.Is(err, ErrLineTooLong) {
+			tooLong++
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(l.Bytes)+map[bool]string{true: "", false: "(partial)"}[l.Terminated])
+	}
+	if tooLong != 1 || strings.Join(got, ",") != "short,after,last(partial)" {
+		t.Fatalf("got %v, too long %d", got, tooLong)
+	}
+}
+
+func TestZstdStream(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.ndjson.zst")
+	w, err := Create(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := NewEncoder(w)
+	want := sample()
+	if err := enc.Encode(want); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	if !bytes.HasPrefix(raw, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+		t.Fatal("file is not zstd")
+	}
+	r, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var got Record
+	if err := NewDecoder(r).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != want.ID || got.Text != want.Text {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestIDStable(t *testing.T) {
+	if ID("a", "b") != ID("a", "b") || ID("a", "b") == ID("ab") || len(ID("x")) != 32 {
+		t.Fatal("ids not stable or not separated")
+	}
+}

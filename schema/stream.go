@@ -1,0 +1,138 @@
+package schema
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Encoder writes records as NDJSON.
+type Encoder struct {
+	w   *bufio.Writer
+	buf []byte
+	// FlushEach flushes after every record; set it when the output is a
+	// terminal so a person sees records as they come.
+	FlushEach bool
+}
+
+// NewEncoder writes records to w.
+func NewEncoder(w io.Writer) *Encoder {
+	return &Encoder{w: bufio.NewWriterSize(w, 1<<20)}
+}
+
+// Encode writes one record and a newline.
+func (e *Encoder) Encode(r *Record) error {
+	e.buf = AppendRecord(e.buf[:0], r)
+	e.buf = append(e.buf, '\n')
+	if _, err := e.w.Write(e.buf); err != nil {
+		return err
+	}
+	if cap(e.buf) > 16<<20 {
+		e.buf = nil // do not keep a huge record's buffer for the rest of the run
+	}
+	if e.FlushEach {
+		return e.w.Flush()
+	}
+	return nil
+}
+
+// Flush writes buffered output.
+func (e *Encoder) Flush() error { return e.w.Flush() }
+
+// IsZstd reports whether a path names a zstd-compressed stream.
+func IsZstd(path string) bool { return strings.HasSuffix(path, ".zst") }
+
+// Open opens a stream for reading: "-" is stdin, a path ending in .zst is
+// decompressed on the fly.
+func Open(path string, stdin io.Reader) (io.ReadCloser, error) {
+	if path == "-" || path == "" {
+		return io.NopCloser(stdin), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if !IsZstd(path) {
+		return f, nil
+	}
+	zr, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<30))
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &zstdReadCloser{zr: zr, f: f}, nil
+}
+
+type zstdReadCloser struct {
+	zr *zstd.Decoder
+	f  *os.File
+}
+
+func (z *zstdReadCloser) Read(p []byte) (int, error) { return z.zr.Read(p) }
+func (z *zstdReadCloser) Close() error {
+	z.zr.Close()
+	return z.f.Close()
+}
+
+// NewReader wraps r with a zstd decoder when compressed is true.
+func NewReader(r io.Reader, compressed bool) (io.ReadCloser, error) {
+	if !compressed {
+		return io.NopCloser(r), nil
+	}
+	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<30))
+	if err != nil {
+		return nil, err
+	}
+	return zr.IOReadCloser(), nil
+}
+
+// NewWriter wraps w with a zstd encoder when compressed is true. Close
+// flushes the compressed stream; it does not close w.
+func NewWriter(w io.Writer, compressed bool) (io.WriteCloser, error) {
+	if !compressed {
+		return nopWriteCloser{w}, nil
+	}
+	return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// Create opens a stream for writing: "-" is stdout, a path ending in .zst is
+// compressed. Closing the result flushes and closes the file.
+func Create(path string, stdout io.Writer) (io.WriteCloser, error) {
+	if path == "-" || path == "" {
+		return nopWriteCloser{stdout}, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if !IsZstd(path) {
+		return f, nil
+	}
+	zw, err := NewWriter(f, true)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &zstdWriteCloser{zw: zw, f: f}, nil
+}
+
+type zstdWriteCloser struct {
+	zw io.WriteCloser
+	f  *os.File
+}
+
+func (z *zstdWriteCloser) Write(p []byte) (int, error) { return z.zw.Write(p) }
+func (z *zstdWriteCloser) Close() error {
+	err := z.zw.Close()
+	if cerr := z.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
