@@ -36,3 +36,15 @@ func ContentHash(b []byte) string {
 func RawID(platform, path string, offset int64, raw []byte) string {
 	return ID(platform, "raw", path, strconv.FormatInt(offset, 10), ContentHash(raw))
 }
+
+// SessionRecordID is the id of a session's record: one per platform session.
+func SessionRecordID(platform, session string) string {
+	return ID(platform, "session", session)
+}
+
+// ExchangeID is the id of the exchange opened by the prompt with record id
+// promptID: the same prompt always opens the same exchange, so an exchange
+// re-derived by a later run replaces the earlier version.
+func ExchangeID(platform, promptID string) string {
+	return ID(platform, "exchange", promptID)
+}

@@ -24,9 +24,6 @@ func msgID(uuid string) string {
 	return schema.ID(platform, uuid)
 }
 
-// SessionRecordID is the id of a Claude Code session's record.
-func SessionRecordID(session string) string { return schema.ID(platform, "session", session) }
-
 func parseTS(s string) (time.Time, bool) {
 	if s == "" {
 		return time.Time{}, false
@@ -392,7 +389,7 @@ func (r *run) sessionHint(fs *fileState) error {
 		r.slugs[fs.slug] = fs.session
 	}
 	rec := schema.New(schema.KindSession)
-	rec.ID = SessionRecordID(fs.session)
+	rec.ID = schema.SessionRecordID(platform, fs.session)
 	rec.Platform = platform
 	rec.SessionID = fs.session
 	rec.TS, rec.TSPrecision = fs.lastTS, schema.PrecisionExact

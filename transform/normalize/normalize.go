@@ -1,0 +1,495 @@
+// Package normalize turns the records pos-extract emits into the indexed
+// units: it splits each message's native record off into a raw record for
+// the raw layer, drops exact replays, merges the lines of one assistant
+// message, derives exchanges (a user prompt and everything until the next
+// one) and subagent reports, and rolls sessions up.
+//
+// It streams: memory is bounded by the open exchange of each thread of the
+// file being read and a fixed-size replay filter, not by the input size.
+// Records of kinds it does not handle pass through unchanged.
+package normalize
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/pos-lake/pos/schema"
+)
+
+// Options configure Normalize.
+type Options struct {
+	// Name is the input's name in diagnostics ("-" for stdin).
+	Name string
+	// KeepRaw leaves the native record on messages instead of splitting it
+	// into a raw record.
+	KeepRaw bool
+	// OnSkip is told about each bad input line; its error stops the run.
+	OnSkip schema.SkipFunc
+	// ReplayWindow bounds the replay filter: message ids are remembered in
+	// two generations of this many entries each.
+	ReplayWindow int
+}
+
+// Stats counts what a run did.
+type Stats struct {
+	In        int64 // records read
+	Out       int64 // records written
+	Skipped   int64 // bad lines
+	Messages  int64 // messages written
+	Merged    int64 // assistant lines merged into an earlier line's message
+	Replays   int64 // messages dropped as exact replays
+	Raw       int64 // raw records written
+	Exchanges int64
+	Sessions  int64
+	Documents int64
+}
+
+// Normalize reads records from r and writes normalized records to w.
+func Normalize(ctx context.Context, r io.Reader, w io.Writer, opt Options) (Stats, error) {
+	enc := schema.NewEncoder(w)
+	n := New(opt, func(rec *schema.Record) error { return enc.Encode(rec) })
+	dec := schema.NewDecoder(r)
+	var err error
+	for {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		rec := new(schema.Record)
+		err = dec.Decode(rec)
+		if errors.Is(err, io.EOF) {
+			err = nil
+			break
+		}
+		var se *schema.SyntaxError
+		if errors.As(err, &se) {
+			n.stats.Skipped++
+			bad := &schema.BadInput{Path: opt.Name, Line: se.Line, Err: se.Err}
+			if opt.OnSkip == nil {
+				err = bad
+				break
+			}
+			if err = opt.OnSkip(bad); err != nil {
+				break
+			}
+			continue
+		}
+		if err != nil {
+			break
+		}
+		if err = n.Add(rec); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = n.Close()
+	}
+	return n.stats, errors.Join(err, enc.Flush())
+}
+
+// Normalizer is the streaming state machine; Normalize drives it from NDJSON.
+type Normalizer struct {
+	opt   Options
+	out   func(*schema.Record) error
+	stats Stats
+
+	file     string             // source path of the records being read
+	threads  map[string]*thread // open threads of the current file
+	order    []string           // thread keys in first-seen order
+	sessions map[string]*rollup
+	sessOrd  []string
+	replay   replayFilter
+	remap    map[string]string // absorbed line id -> merged message id (current file)
+	bySlug   map[string][]*rollup
+}
+
+// New returns a Normalizer writing to out.
+func New(opt Options, out func(*schema.Record) error) *Normalizer {
+	if opt.ReplayWindow <= 0 {
+		opt.ReplayWindow = 1 << 20
+	}
+	return &Normalizer{
+		opt: opt, out: out,
+		threads:  map[string]*thread{},
+		sessions: map[string]*rollup{},
+		remap:    map[string]string{},
+		bySlug:   map[string][]*rollup{},
+		replay:   replayFilter{max: opt.ReplayWindow},
+	}
+}
+
+// Stats returns the counts so far.
+func (n *Normalizer) Stats() Stats { return n.stats }
+
+func (n *Normalizer) emit(rec *schema.Record) error {
+	n.stats.Out++
+	switch rec.Kind {
+	case schema.KindMessage:
+		n.stats.Messages++
+	case schema.KindRaw:
+		n.stats.Raw++
+	case schema.KindExchange:
+		n.stats.Exchanges++
+	case schema.KindSession:
+		n.stats.Sessions++
+	case schema.KindDocument:
+		n.stats.Documents++
+	}
+	return n.out(rec)
+}
+
+// Add takes one record.
+func (n *Normalizer) Add(rec *schema.Record) error {
+	n.stats.In++
+	if p := sourcePath(rec); rec.Kind == schema.KindMessage && p != n.file {
+		if err := n.flushFile(); err != nil {
+			return err
+		}
+		n.file = p
+	}
+	switch rec.Kind {
+	case schema.KindMessage:
+		return n.message(rec)
+	case schema.KindCheckpoint:
+		// Everything read before the watermark goes out before it.
+		if err := n.flushFile(); err != nil {
+			return err
+		}
+		return n.emit(rec)
+	case schema.KindSession:
+		s := n.session(rec)
+		s.hint(rec)
+		if s.slug != "" && !slices.Contains(n.bySlug[s.slug], s) {
+			n.bySlug[s.slug] = append(n.bySlug[s.slug], s)
+		}
+		return nil
+	case schema.KindDocument:
+		return n.document(rec)
+	default:
+		return n.emit(rec)
+	}
+}
+
+// Close flushes every open unit and emits the session rollups.
+func (n *Normalizer) Close() error {
+	if err := n.flushFile(); err != nil {
+		return err
+	}
+	for _, id := range n.sessOrd {
+		s := n.sessions[id]
+		if err := n.emit(s.record()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sourcePath(rec *schema.Record) string {
+	if rec.Source == nil {
+		return ""
+	}
+	return rec.Source.Path
+}
+
+func (n *Normalizer) message(rec *schema.Record) error {
+	if len(rec.Raw) > 0 && !n.opt.KeepRaw {
+		if err := n.emit(splitRaw(rec)); err != nil {
+			return err
+		}
+		rec.Raw = nil
+	}
+	if rec.ID != "" && n.replay.seen(rec.ID) {
+		n.stats.Replays++
+		return nil
+	}
+	if rec.TSPrecision == "" {
+		rec.TSPrecision = schema.PrecisionUnknown
+		if !rec.TS.IsZero() {
+			rec.TSPrecision = schema.PrecisionExact
+		}
+	}
+	if rec.Completeness == "" {
+		rec.Completeness = schema.CompleteUnknown
+	}
+	if to, ok := n.remap[rec.ParentID]; ok {
+		rec.ParentID = to
+	}
+	t := n.thread(rec)
+	// Lines of one assistant message share its API message id and request
+	// id; they are interleaved with tool results, never with another
+	// assistant message of the same thread.
+	if rec.Role == schema.RoleAssistant && rec.NativeID != "" {
+		if o := t.open; o != nil && o.NativeID == rec.NativeID && o.RequestID == rec.RequestID {
+			merge(o, rec)
+			n.remap[rec.ID] = o.ID
+			n.stats.Merged++
+			return nil
+		}
+		if err := n.closeOpen(t); err != nil {
+			return err
+		}
+		n.implicitExchange(t, rec)
+		t.open = rec
+		return nil
+	}
+	if isPrompt(rec) {
+		if err := n.closeOpen(t); err != nil {
+			return err
+		}
+		if err := n.closeExchange(t); err != nil {
+			return err
+		}
+		t.ex = newExchange(rec)
+	}
+	n.implicitExchange(t, rec)
+	return n.accept(t, rec)
+}
+
+// implicitExchange opens an exchange without a prompt for a subagent thread
+// whose transcript starts after its prompt (Claude Code 2.0 agent files do
+// not record it), so the subagent's work is still a unit of search.
+func (n *Normalizer) implicitExchange(t *thread, rec *schema.Record) {
+	if t.ex == nil && t.number == 0 && t.agent != nil && t.agent.Sidechain {
+		t.ex = newExchange(rec)
+		t.ex.prompt = false
+		t.ex.complete = schema.CompletePartial
+	}
+}
+
+// isPrompt tells whether a message opens an exchange: text or a command
+// the user typed (tool results and tool-injected text are not prompts).
+func isPrompt(rec *schema.Record) bool {
+	return rec.Role == schema.RoleUser && (rec.ContentType == schema.ContentText || rec.ContentType == schema.ContentCommand)
+}
+
+// accept counts a finished message into its exchange and session and
+// writes it.
+func (n *Normalizer) accept(t *thread, rec *schema.Record) error {
+	if t.ex != nil {
+		t.ex.add(rec)
+	}
+	n.session(rec).add(rec)
+	if rec.Role == schema.RoleAssistant && strings.TrimSpace(rec.Text) != "" {
+		t.lastText, t.lastTS = rec.Text, rec.TS
+	}
+	if t.prompt == "" && isPrompt(rec) {
+		t.prompt = rec.Text
+	}
+	return n.emit(rec)
+}
+
+func (n *Normalizer) closeOpen(t *thread) error {
+	if t.open == nil {
+		return nil
+	}
+	o := t.open
+	t.open = nil
+	return n.accept(t, o)
+}
+
+func (n *Normalizer) closeExchange(t *thread) error {
+	if t.ex == nil {
+		return nil
+	}
+	ex := t.ex
+	t.ex = nil
+	t.number++
+	n.session(ex.rec).exchanges++
+	return n.emit(ex.record(t.number))
+}
+
+// flushFile closes every thread of the file read so far.
+func (n *Normalizer) flushFile() error {
+	for _, k := range n.order {
+		t := n.threads[k]
+		if err := n.closeOpen(t); err != nil {
+			return err
+		}
+		if err := n.closeExchange(t); err != nil {
+			return err
+		}
+		if t.agent != nil && t.lastText != "" && t.agent.Type != "compact" {
+			if err := n.emit(t.report()); err != nil {
+				return err
+			}
+			n.session(t.first).subagents++
+		}
+	}
+	clear(n.threads)
+	n.order = n.order[:0]
+	clear(n.remap)
+	return nil
+}
+
+// thread is one conversation thread of a file: the main thread of a session
+// or one subagent's.
+type thread struct {
+	first    *schema.Record // the thread's first message
+	agent    *schema.Agent
+	open     *schema.Record // the assistant message being merged
+	ex       *exchange      // the open exchange
+	number   int64          // exchanges closed so far
+	prompt   string         // the thread's first prompt
+	lastText string         // the last assistant prose
+	lastTS   time.Time
+}
+
+func (n *Normalizer) thread(rec *schema.Record) *thread {
+	key := rec.Platform + "\x00" + rec.SessionID
+	if rec.Agent != nil && rec.Agent.ID != "" {
+		key += "\x00" + rec.Agent.ID
+	}
+	t, ok := n.threads[key]
+	if !ok {
+		t = &thread{first: rec}
+		if rec.Agent != nil && rec.Agent.ID != "" {
+			t.agent = rec.Agent
+		}
+		n.threads[key] = t
+		n.order = append(n.order, key)
+	}
+	return t
+}
+
+// report is the subagent's final answer as a document.
+func (t *thread) report() *schema.Record {
+	f := t.first
+	d := schema.New(schema.KindDocument)
+	d.ID = schema.ID(f.Platform, "subagent", f.SessionID, t.agent.ID)
+	d.Platform, d.SessionID = f.Platform, f.SessionID
+	d.TS, d.TSPrecision = t.lastTS, schema.PrecisionExact
+	d.Role, d.ContentType = schema.RoleAssistant, schema.ContentSubagentSummary
+	d.Agent = t.agent
+	d.Text = t.lastText
+	title := firstLine(t.prompt, 120)
+	if t.agent.Type != "" {
+		title = t.agent.Type + ": " + title
+	}
+	d.Title = title
+	d.Cwd, d.GitBranch, d.Project, d.User, d.Machine = f.Cwd, f.GitBranch, f.Project, f.User, f.Machine
+	d.Completeness = schema.CompleteFull
+	d.Adapter, d.IngestedAt = f.Adapter, f.IngestedAt
+	if f.Source != nil {
+		d.Source = &schema.Source{Path: f.Source.Path, Mtime: f.Source.Mtime}
+	}
+	return d
+}
+
+func (n *Normalizer) document(rec *schema.Record) error {
+	if rec.ContentType == schema.ContentPlan && rec.NativeID != "" {
+		// Plans are linked by slug: the adapter links what it saw this run,
+		// and the sessions rolled up here learn their plan.
+		for _, s := range n.bySlug[rec.NativeID] {
+			if s.platform != rec.Platform {
+				continue
+			}
+			if rec.SessionID == "" {
+				rec.SessionID = s.session
+			}
+			if rec.Agent == nil && s.session == rec.SessionID {
+				s.planID = rec.ID
+			}
+		}
+	}
+	return n.emit(rec)
+}
+
+// merge folds a later line of an assistant message into the first.
+func merge(o, rec *schema.Record) {
+	o.Text = joinNonEmpty(o.Text, rec.Text, "\n")
+	o.Thinking = joinNonEmpty(o.Thinking, rec.Thinking, "\n")
+	o.Tools = append(o.Tools, rec.Tools...)
+	for _, f := range rec.Files {
+		if !slices.Contains(o.Files, f) {
+			o.Files = append(o.Files, f)
+		}
+	}
+	if rec.Usage != nil {
+		// Every line repeats the usage so far; the last line's is final.
+		o.Usage = rec.Usage
+	}
+	o.Model = cmp.Or(o.Model, rec.Model)
+	if rec.ContentType == schema.ContentError {
+		o.ContentType = schema.ContentError
+	} else if o.ContentType != schema.ContentError {
+		switch {
+		case strings.TrimSpace(o.Text) != "":
+			o.ContentType = schema.ContentText
+		case len(o.Tools) > 0:
+			o.ContentType = schema.ContentToolUse
+		case o.Thinking != "":
+			o.ContentType = schema.ContentThinking
+		}
+	}
+}
+
+func joinNonEmpty(a, b, sep string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + sep + b
+}
+
+func firstLine(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// splitRaw returns the raw-layer record for a message's native record.
+func splitRaw(rec *schema.Record) *schema.Record {
+	r := schema.New(schema.KindRaw)
+	path, off := "", int64(0)
+	if rec.Source != nil {
+		path, off = rec.Source.Path, rec.Source.Offset
+	}
+	r.ID = schema.RawID(rec.Platform, path, off, rec.Raw)
+	r.Platform, r.SessionID = rec.Platform, rec.SessionID
+	r.TS, r.TSPrecision = rec.TS, rec.TSPrecision
+	r.NativeType, r.NativeID = rec.NativeType, rec.NativeID
+	r.User, r.Machine, r.Project = rec.User, rec.Machine, rec.Project
+	r.Completeness = rec.Completeness
+	r.Source, r.Adapter, r.IngestedAt = rec.Source, rec.Adapter, rec.IngestedAt
+	r.Raw = rec.Raw
+	return r
+}
+
+// replayFilter remembers message ids in two generations of bounded size.
+type replayFilter struct {
+	max       int
+	cur, prev map[uint64]struct{}
+}
+
+func (f *replayFilter) seen(id string) bool {
+	h := xxhash.Sum64String(id)
+	if _, ok := f.cur[h]; ok {
+		return true
+	}
+	if _, ok := f.prev[h]; ok {
+		return true
+	}
+	if f.cur == nil || len(f.cur) >= f.max {
+		f.prev, f.cur = f.cur, make(map[uint64]struct{}, min(f.max, 1<<16))
+	}
+	f.cur[h] = struct{}{}
+	return false
+}
