@@ -107,6 +107,7 @@ func AppendRecord(b []byte, r *Record) []byte {
 		w.key("session")
 		o := obj{b: append(w.b, '{')}
 		o.str("slug", s.Slug)
+		o.str("title_source", s.TitleSource)
 		o.time("first_ts", s.FirstTS)
 		o.time("last_ts", s.LastTS)
 		o.intAlways("message_count", s.MessageCount)

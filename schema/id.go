@@ -48,3 +48,23 @@ func SessionRecordID(platform, session string) string {
 func ExchangeID(platform, promptID string) string {
 	return ID(platform, "exchange", promptID)
 }
+
+// SplitRaw returns the raw-layer record for a record's native record: the
+// raw JSON with its provenance and the fields the raw layer is partitioned
+// and filtered by.
+func SplitRaw(rec *Record) *Record {
+	r := New(KindRaw)
+	path, off := "", int64(0)
+	if rec.Source != nil {
+		path, off = rec.Source.Path, rec.Source.Offset
+	}
+	r.ID = RawID(rec.Platform, path, off, rec.Raw)
+	r.Platform, r.SessionID = rec.Platform, rec.SessionID
+	r.TS, r.TSPrecision = rec.TS, rec.TSPrecision
+	r.NativeType, r.NativeID = rec.NativeType, rec.NativeID
+	r.User, r.Machine, r.Project = rec.User, rec.Machine, rec.Project
+	r.Completeness = rec.Completeness
+	r.Source, r.Adapter, r.IngestedAt = rec.Source, rec.Adapter, rec.IngestedAt
+	r.Raw = rec.Raw
+	return r
+}

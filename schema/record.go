@@ -224,6 +224,7 @@ type Exchange struct {
 // Session holds the fields of a KindSession record.
 type Session struct {
 	Slug          string       `json:"slug,omitempty"`
+	TitleSource   string       `json:"title_source,omitempty"` // platform | label | prompt
 	FirstTS       time.Time    `json:"first_ts,omitzero"`
 	LastTS        time.Time    `json:"last_ts,omitzero"`
 	MessageCount  int64        `json:"message_count"`

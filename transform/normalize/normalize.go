@@ -198,7 +198,7 @@ func sourcePath(rec *schema.Record) string {
 
 func (n *Normalizer) message(rec *schema.Record) error {
 	if len(rec.Raw) > 0 && !n.opt.KeepRaw {
-		if err := n.emit(splitRaw(rec)); err != nil {
+		if err := n.emit(schema.SplitRaw(rec)); err != nil {
 			return err
 		}
 		rec.Raw = nil
@@ -454,24 +454,6 @@ func firstLine(s string, max int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-// splitRaw returns the raw-layer record for a message's native record.
-func splitRaw(rec *schema.Record) *schema.Record {
-	r := schema.New(schema.KindRaw)
-	path, off := "", int64(0)
-	if rec.Source != nil {
-		path, off = rec.Source.Path, rec.Source.Offset
-	}
-	r.ID = schema.RawID(rec.Platform, path, off, rec.Raw)
-	r.Platform, r.SessionID = rec.Platform, rec.SessionID
-	r.TS, r.TSPrecision = rec.TS, rec.TSPrecision
-	r.NativeType, r.NativeID = rec.NativeType, rec.NativeID
-	r.User, r.Machine, r.Project = rec.User, rec.Machine, rec.Project
-	r.Completeness = rec.Completeness
-	r.Source, r.Adapter, r.IngestedAt = rec.Source, rec.Adapter, rec.IngestedAt
-	r.Raw = rec.Raw
-	return r
-}
 
 // replayFilter remembers message ids in two generations of bounded size.
 type replayFilter struct {

@@ -229,12 +229,16 @@ func (s *rollup) record() *schema.Record {
 	}
 	// The title: what the platform calls the session, else the latest
 	// summary label Claude Code wrote, else the first prompt.
+	titleSource := "platform"
 	r.Title = s.title
 	if r.Title == "" && len(s.labels) > 0 {
-		r.Title = s.labels[len(s.labels)-1]
+		r.Title, titleSource = s.labels[len(s.labels)-1], "label"
 	}
 	if r.Title == "" {
-		r.Title = firstLine(s.firstPrompt, 120)
+		r.Title, titleSource = firstLine(s.firstPrompt, 120), "prompt"
+	}
+	if r.Title == "" {
+		titleSource = ""
 	}
 	var total schema.Usage
 	var models []schema.ModelUsage
@@ -247,7 +251,7 @@ func (s *rollup) record() *schema.Record {
 		r.Usage = &total
 	}
 	r.Session = &schema.Session{
-		Slug: s.slug, FirstTS: s.firstTS, LastTS: s.lastTS,
+		Slug: s.slug, TitleSource: titleSource, FirstTS: s.firstTS, LastTS: s.lastTS,
 		MessageCount: s.nMsgs, UserCount: s.nUser, AssistantCnt: s.nAsst, ToolCount: s.nTools,
 		ExchangeCount: s.exchanges, Models: models, Labels: s.labels, PlanID: s.planID,
 		Compactions: s.compactions, Subagents: s.subagents,

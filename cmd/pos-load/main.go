@@ -1,0 +1,94 @@
+// Command pos-load writes pos records into the lake: hive-partitioned Parquet
+// (a raw layer and indexed tables) plus <lake>/pos.duckdb with a view per
+// table for ad-hoc SQL.
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/schema"
+	"github.com/urfave/cli/v2"
+)
+
+func main() { os.Exit(cmdio.Main(newApp())) }
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:      "pos-load",
+		Usage:     "write pos records into the Parquet lake",
+		UsageText: "pos-extract | pos-normalize | pos-load [--lake DIR] [FILE...]",
+		Description: `Writes records to LAKE/raw/platform=P/date=D/ (native records) and
+LAKE/indexed/{messages,exchanges,sessions,documents}/platform=P/date=D/, as
+zstd Parquet. Each file is written under a temporary name and renamed when
+complete, so readers never see a partial file; a killed run leaves only
+complete files and re-running it completes the lake. Loading the same
+records twice adds nothing (records are keyed by id; a changed record is
+added as a new version and the views show the latest).
+
+Checkpoint records (watermarks from pos-extract) are committed to
+LAKE/_state/watermarks.json after every file of the run is in place.
+LAKE/pos.duckdb is refreshed with the views raw, messages, exchanges,
+sessions, documents: duckdb LAKE/pos.duckdb`,
+		Flags: []cli.Flag{
+			cmdio.LakeFlag(),
+			&cli.DurationFlag{Name: "lock-timeout", Value: 10 * time.Minute, Usage: "how long to wait for another pos-load to finish"},
+			&cli.BoolFlag{Name: "no-catalog", Usage: "do not refresh LAKE/pos.duckdb"},
+			cmdio.StrictFlag,
+			cmdio.QuietFlag,
+		},
+		Action: run,
+	}
+}
+
+func run(c *cli.Context) error {
+	skips := cmdio.NewSkips(c)
+	start := time.Now()
+	l, err := load.Open(c.Context, load.Options{
+		Lake:        c.String("lake"),
+		OnSkip:      skips.Skip,
+		LockTimeout: c.Duration("lock-timeout"),
+		NoCatalog:   c.Bool("no-catalog"),
+	})
+	if err != nil {
+		return err
+	}
+	for _, in := range cmdio.Inputs(c) {
+		r, err := schema.Open(in, c.App.Reader)
+		if err == nil {
+			err = l.AddStream(r)
+			r.Close()
+		}
+		if err != nil {
+			l.Abort()
+			return err
+		}
+	}
+	if err := l.Close(); err != nil {
+		return err
+	}
+	st := l.Stats()
+	var parts []string
+	for _, t := range load.Tables {
+		if n := st.Rows[t]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", t, n))
+		}
+	}
+	slices.Sort(parts)
+	rows := "no new rows"
+	if len(parts) > 0 {
+		rows = strings.Join(parts, ", ")
+	}
+	cmdio.Summary(c, "%d records in: %s; %d unchanged, %d new versions; %s, %d watermarks committed; %d skipped (%.1fs)",
+		st.In, rows, st.Duplicates, st.Versions, cmdio.Plural(st.Files, "file"), st.Checkpoints, skips.N(), time.Since(start).Seconds())
+	if st.CatalogErr != nil {
+		fmt.Fprintf(c.App.ErrWriter, "pos-load: warning: %s not refreshed: %v\n", load.CatalogFile, st.CatalogErr)
+		fmt.Fprintf(c.App.ErrWriter, "pos-load: hint: close other programs using it; the Parquet files are complete and pos-query does not need it\n")
+	}
+	return skips.Err()
+}

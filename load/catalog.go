@@ -1,0 +1,247 @@
+package load
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "github.com/duckdb/duckdb-go/v2" // the DuckDB database/sql driver
+	"github.com/parquet-go/parquet-go"
+)
+
+// dsnOptions keep DuckDB from ever reaching for the network: every
+// extension pos needs (parquet, json, icu) is built in.
+const dsnOptions = "autoinstall_known_extensions=false&autoload_known_extensions=false"
+
+// OpenDB opens a DuckDB database: path "" is in memory. Times are shown in
+// UTC.
+func OpenDB(path string) (*sql.DB, error) {
+	db, err := sql.Open("duckdb", path+"?"+dsnOptions)
+	if err != nil {
+		return nil, err
+	}
+	// One connection: session settings (time zone) hold for every query.
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`SET TimeZone = 'UTC'`); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// sqlString quotes s as a SQL string literal. It is used only for the
+// lake's own file paths in view definitions, which cannot take parameters.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func hasParquet(dir string) bool {
+	found := false
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || found {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".parquet") {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
+}
+
+// schemaFile is a zero-row Parquet file with a table's columns, so a view
+// over a table with no data yet still has its columns.
+func schemaFile(lake, table string) (string, error) {
+	path := filepath.Join(lake, "_schema", table+".parquet")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return "", err
+	}
+	var w interface{ Close() error }
+	switch table {
+	case TableRaw:
+		w = parquet.NewGenericWriter[RawRow](f)
+	case TableMessages:
+		w = parquet.NewGenericWriter[MessageRow](f)
+	case TableExchanges:
+		w = parquet.NewGenericWriter[ExchangeRow](f)
+	case TableSessions:
+		w = parquet.NewGenericWriter[SessionRow](f)
+	case TableDocuments:
+		w = parquet.NewGenericWriter[DocumentRow](f)
+	default:
+		w = parquet.NewGenericWriter[OtherRow](f)
+	}
+	err = w.Close()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return path, err
+}
+
+// source is the FROM clause that reads a table's files with hive
+// partitioning (platform, date), so filters on them prune files.
+func source(lake, table string) (string, error) {
+	dir := TableDir(lake, table)
+	if !hasParquet(dir) {
+		f, err := schemaFile(lake, table)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("(SELECT *, NULL::DATE AS date FROM read_parquet(%s))", sqlString(f)), nil
+	}
+	glob := filepath.Join(dir, "**", "*.parquet")
+	return fmt.Sprintf("read_parquet(%s, hive_partitioning = true, union_by_name = true, hive_types = {'platform': VARCHAR, 'date': DATE})", sqlString(glob)), nil
+}
+
+// latest keeps the newest version of each record when a table holds more
+// than one. Partitioning the window by the hive columns too keeps filters
+// on platform and date pushed down to the files.
+const latest = ` QUALIFY row_number() OVER (PARTITION BY id, platform, date ORDER BY ingested_at DESC, content_hash) = 1`
+
+// ViewSQL returns the statements that define the lake's views: raw,
+// messages, exchanges, documents, other, sessions, each with the partition
+// columns platform and date.
+func ViewSQL(lake string) ([]string, error) {
+	lake, err := filepath.Abs(lake)
+	if err != nil {
+		return nil, err
+	}
+	versioned := Versioned(lake)
+	var stmts []string
+	src := map[string]string{}
+	for _, t := range Tables {
+		s, err := source(lake, t)
+		if err != nil {
+			return nil, err
+		}
+		src[t] = s
+	}
+	for _, t := range []string{TableRaw, TableMessages, TableDocuments, TableOther} {
+		q := "SELECT * FROM " + src[t]
+		if versioned[t] {
+			q += latest
+		}
+		stmts = append(stmts, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", t, q))
+	}
+	ex := "SELECT * FROM " + src[TableExchanges]
+	if versioned[TableExchanges] {
+		ex += latest
+	}
+	stmts = append(stmts, fmt.Sprintf(`CREATE OR REPLACE VIEW exchanges AS
+SELECT * EXCLUDE (stream_number),
+  row_number() OVER (PARTITION BY platform, session_id, coalesce(agent_id, '') ORDER BY ts, id) AS exchange_number
+FROM (%s)`, ex))
+	stmts = append(stmts, fmt.Sprintf(sessionsView, src[TableSessions]))
+	return stmts, nil
+}
+
+// sessionsView keeps the latest metadata of each session (titles by
+// preference: the platform's own, the latest summary label, the first
+// prompt) and counts everything else from the messages and exchanges, so
+// sessions loaded in several incremental runs add up.
+const sessionsView = `CREATE OR REPLACE VIEW sessions AS
+WITH meta AS (
+  SELECT platform, session_id,
+    arg_max(title, ingested_at) FILTER (WHERE title_source = 'platform') AS platform_title,
+    arg_min(title, coalesce(first_ts, ts)) FILTER (WHERE title_source = 'prompt') AS prompt_title,
+    max(slug) AS slug, max(plan_id) AS plan_id,
+    arg_max(cwd, ingested_at) AS cwd, arg_max(git_branch, ingested_at) AS git_branch,
+    arg_min(project, coalesce(first_ts, ts)) AS project,
+    arg_max(meta, ingested_at) AS meta, arg_max(completeness, ingested_at) AS completeness,
+    max(ingested_at) AS ingested_at
+  FROM %s
+  GROUP BY ALL
+), m AS (
+  SELECT platform, session_id,
+    min(ts) AS first_ts, max(ts) AS last_ts,
+    count(*) AS message_count,
+    count(*) FILTER (WHERE role = 'user' AND content_type IN ('text', 'command') AND NOT sidechain) AS user_count,
+    count(*) FILTER (WHERE role = 'assistant') AS assistant_count,
+    sum(len(tools)) FILTER (WHERE role = 'assistant') AS tool_count,
+    count(*) FILTER (WHERE content_type = 'compact_boundary') AS compactions,
+    count(DISTINCT agent_id) FILTER (WHERE sidechain) AS subagents,
+    sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+    sum(cache_creation_tokens) AS cache_creation_tokens, sum(cache_read_tokens) AS cache_read_tokens,
+    list(DISTINCT model ORDER BY model) FILTER (WHERE model IS NOT NULL AND model <> '<synthetic>') AS models,
+    list(text ORDER BY ts) FILTER (WHERE content_type = 'summary_label') AS labels,
+    arg_min(project, ts) AS msg_project, arg_max(user, ts) AS user, arg_max(machine, ts) AS machine
+  FROM messages
+  GROUP BY ALL
+), e AS (
+  SELECT platform, session_id, count(*) FILTER (WHERE NOT sidechain) AS exchange_count
+  FROM exchanges
+  GROUP BY ALL
+)
+SELECT
+  platform, session_id,
+  coalesce(meta.platform_title, m.labels[-1], meta.prompt_title) AS title,
+  meta.slug, m.first_ts, m.last_ts,
+  coalesce(m.message_count, 0) AS message_count, coalesce(m.user_count, 0) AS user_count,
+  coalesce(m.assistant_count, 0) AS assistant_count, coalesce(m.tool_count, 0) AS tool_count,
+  coalesce(e.exchange_count, 0) AS exchange_count,
+  coalesce(m.compactions, 0) AS compactions, coalesce(m.subagents, 0) AS subagents,
+  coalesce(m.input_tokens, 0) AS input_tokens, coalesce(m.output_tokens, 0) AS output_tokens,
+  coalesce(m.cache_creation_tokens, 0) AS cache_creation_tokens, coalesce(m.cache_read_tokens, 0) AS cache_read_tokens,
+  m.models, m.labels, meta.plan_id,
+  coalesce(meta.project, m.msg_project) AS project, meta.cwd, meta.git_branch, m.user, m.machine,
+  meta.completeness, meta.meta, meta.ingested_at,
+  CAST(m.first_ts AS DATE) AS date
+FROM m FULL JOIN meta USING (platform, session_id) LEFT JOIN e USING (platform, session_id)`
+
+// DefineViews runs the view statements on db.
+func DefineViews(ctx context.Context, db *sql.DB, lake string) error {
+	stmts, err := ViewSQL(lake)
+	if err != nil {
+		return err
+	}
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("defining views: %w", err)
+		}
+	}
+	return nil
+}
+
+// CatalogFile is the DuckDB database in the lake that holds the views for
+// ad-hoc SQL: duckdb <lake>/pos.duckdb.
+const CatalogFile = "pos.duckdb"
+
+// WriteCatalog (re)defines the views in <lake>/pos.duckdb. It fails when
+// another process has the database open for writing.
+func WriteCatalog(ctx context.Context, lake string) error {
+	path := filepath.Join(lake, CatalogFile)
+	db, err := sql.Open("duckdb", path+"?"+dsnOptions)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if err := DefineViews(ctx, db, lake); err != nil {
+		return err
+	}
+	if err := db.Close(); err != nil {
+		return err
+	}
+	for _, p := range []string{path, path + ".wal"} {
+		if _, err := os.Stat(p); err == nil {
+			os.Chmod(p, 0o600)
+		}
+	}
+	return nil
+}

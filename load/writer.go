@@ -1,0 +1,174 @@
+package load
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+	"github.com/pos-lake/pos/schema"
+)
+
+// Limits that bound pos-load's memory and file sizes.
+const (
+	rowGroupBytes = 16 << 20  // flush a row group after this many bytes of rows
+	rowGroupRows  = 50_000    // … or this many rows
+	fileBytes     = 512 << 20 // start a new part file after this many bytes
+	fileRows      = 2_000_000 // … or this many rows
+	batchRows     = 128       // rows handed to parquet-go at a time
+)
+
+// rowWriter writes one part file of one partition.
+type rowWriter interface {
+	add(row any, size int) error
+	flushRowGroup() error
+	close() error // finishes the file; the caller renames it
+}
+
+type typedWriter[T any] struct {
+	w     *parquet.GenericWriter[T]
+	batch []T
+}
+
+func newTypedWriter[T any](f *os.File) *typedWriter[T] {
+	return &typedWriter[T]{
+		w: parquet.NewGenericWriter[T](f,
+			parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
+			parquet.CreatedBy("pos", schema.Version, ""),
+			parquet.KeyValueMetadata("pos.schema", schema.Version),
+		),
+		batch: make([]T, 0, batchRows),
+	}
+}
+
+func (t *typedWriter[T]) add(row any, _ int) error {
+	t.batch = append(t.batch, row.(T))
+	if len(t.batch) == cap(t.batch) {
+		return t.writeBatch()
+	}
+	return nil
+}
+
+func (t *typedWriter[T]) writeBatch() error {
+	if len(t.batch) == 0 {
+		return nil
+	}
+	_, err := t.w.Write(t.batch)
+	clear(t.batch)
+	t.batch = t.batch[:0]
+	return err
+}
+
+func (t *typedWriter[T]) flushRowGroup() error {
+	if err := t.writeBatch(); err != nil {
+		return err
+	}
+	return t.w.Flush()
+}
+
+func (t *typedWriter[T]) close() error {
+	if err := t.writeBatch(); err != nil {
+		return err
+	}
+	return t.w.Close()
+}
+
+func newRowWriter(table string, f *os.File) rowWriter {
+	switch table {
+	case TableRaw:
+		return newTypedWriter[RawRow](f)
+	case TableMessages:
+		return newTypedWriter[MessageRow](f)
+	case TableExchanges:
+		return newTypedWriter[ExchangeRow](f)
+	case TableSessions:
+		return newTypedWriter[SessionRow](f)
+	case TableDocuments:
+		return newTypedWriter[DocumentRow](f)
+	default:
+		return newTypedWriter[OtherRow](f)
+	}
+}
+
+// partFile is an open part file of a partition, written under a temporary
+// name and renamed into place only when complete.
+type partFile struct {
+	part      *partition
+	tmp, path string
+	f         *os.File
+	w         rowWriter
+	rows      int64
+	bytes     int64
+	groupRows int64
+	groupSize int64
+	lastUse   int64 // record counter at last write
+}
+
+// newRunID names this run's files: time first so names sort by run.
+func newRunID(now time.Time) string {
+	var b [4]byte
+	rand.Read(b[:])
+	return now.UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+func (l *Loader) openPart(p *partition) (*partFile, error) {
+	if err := os.MkdirAll(p.dir, 0o700); err != nil {
+		return nil, err
+	}
+	l.seq++
+	name := fmt.Sprintf("part-%s-%05d.parquet", l.runID, l.seq)
+	path := filepath.Join(p.dir, name)
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &partFile{part: p, tmp: tmp, path: path, f: f, w: newRowWriter(p.table, f)}, nil
+}
+
+func (pf *partFile) add(row any, size int, tick int64) error {
+	if err := pf.w.add(row, size); err != nil {
+		return err
+	}
+	pf.rows++
+	pf.groupRows++
+	pf.bytes += int64(size)
+	pf.groupSize += int64(size)
+	pf.lastUse = tick
+	if pf.groupSize >= rowGroupBytes || pf.groupRows >= rowGroupRows {
+		pf.groupSize, pf.groupRows = 0, 0
+		return pf.w.flushRowGroup()
+	}
+	return nil
+}
+
+func (pf *partFile) full() bool { return pf.bytes >= fileBytes || pf.rows >= fileRows }
+
+// commit finishes the file, syncs it and renames it into place.
+func (pf *partFile) commit() error {
+	err := pf.w.close()
+	if err == nil {
+		err = pf.f.Sync()
+	}
+	if cerr := pf.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(pf.tmp, pf.path)
+	}
+	if err != nil {
+		os.Remove(pf.tmp)
+		return fmt.Errorf("writing %s: %w", pf.path, err)
+	}
+	return nil
+}
+
+// abort drops an unfinished file.
+func (pf *partFile) abort() {
+	pf.f.Close()
+	os.Remove(pf.tmp)
+}
