@@ -114,7 +114,7 @@ type MessageRow struct {
 	Adapter       string    `parquet:"adapter,optional,dict"`
 	AdapterVer    string    `parquet:"adapter_version,optional,dict"`
 	IngestedAt    time.Time `parquet:"ingested_at,timestamp(millisecond)"`
-	Meta          string    `parquet:"meta,optional"` // JSON text
+	Meta          string    `parquet:"meta,optional"`  // JSON text
 	Extra         string    `parquet:"extra,optional"` // JSON text
 	ContentHash   string    `parquet:"content_hash"`
 }
