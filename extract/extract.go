@@ -155,7 +155,7 @@ func Checkpoint(platform string, f *os.File, path string, fp Fingerprint, consum
 	r := schema.New(schema.KindCheckpoint)
 	r.Platform = platform
 	r.Checkpoint = &schema.Checkpoint{
-		Platform: platform, Path: path, Size: consumed, Resume: resume,
+		Platform: platform, Path: path, Size: consumed, Resume: resume, Seen: fp.Size,
 		Mtime: fp.Mtime, Inode: fp.Inode, Head: head, Lines: resumeLines, Context: ctx,
 	}
 	return r, nil

@@ -190,7 +190,7 @@ func (s *State) PlanRead(path string, f io.ReaderAt, fp Fingerprint) (Plan, erro
 			return Plan{Reason: "replaced (content changed)"}, nil
 		}
 	}
-	if fp.Size == c.Size && fp.Mtime.Equal(c.Mtime) {
+	if fp.Size == max(c.Seen, c.Size) && fp.Mtime.Equal(c.Mtime) {
 		return Plan{Skip: true}, nil
 	}
 	return Plan{Start: c.Resume, Lines: c.Lines, Context: c.Context}, nil

@@ -166,7 +166,14 @@ func AppendRecord(b []byte, r *Record) []byte {
 		o.strAlways("path", c.Path)
 		o.intAlways("size", c.Size)
 		o.intAlways("resume", c.Resume)
-		o.time("mtime", c.Mtime)
+		o.intAlways("seen", c.Seen)
+		if !c.Mtime.IsZero() {
+			// Full precision: the next run compares it with the file's mtime.
+			o.key("mtime")
+			o.b = append(o.b, '"')
+			o.b = c.Mtime.UTC().AppendFormat(o.b, time.RFC3339Nano)
+			o.b = append(o.b, '"')
+		}
 		if c.Inode != 0 {
 			o.key("inode")
 			o.b = strconv.AppendUint(o.b, c.Inode, 10)

@@ -3,6 +3,7 @@ package schema
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"path/filepath"
 	"strconv"
 
 	"github.com/cespare/xxhash/v2"
@@ -30,11 +31,21 @@ func ContentHash(b []byte) string {
 	return strconv.FormatUint(xxhash.Sum64(b), 16)
 }
 
-// RawID is the id of a native record kept in the raw layer: where it is
-// (file and byte offset) and what it is (a hash of its bytes, so a file
-// rewritten in place does not alias the old record).
-func RawID(platform, path string, offset int64, raw []byte) string {
-	return ID(platform, "raw", path, strconv.FormatInt(offset, 10), ContentHash(raw))
+// RawID is the id of a native record kept in the raw layer: where it is (its
+// session, its file's name and its byte offset or row key) and what it is (a
+// hash of its bytes, so a file rewritten in place does not alias the old
+// record). The directory is left out so that moving a history folder does
+// not duplicate the raw layer.
+func RawID(rec *Record) string {
+	var base, at string
+	if s := rec.Source; s != nil {
+		base = filepath.Base(s.Path)
+		at = strconv.FormatInt(s.Offset, 10)
+		if s.Key != "" {
+			at += "/" + s.Key
+		}
+	}
+	return ID(rec.Platform, "raw", rec.SessionID, base, at, ContentHash(rec.Raw))
 }
 
 // SessionRecordID is the id of a session's record: one per platform session.
@@ -54,11 +65,6 @@ func ExchangeID(platform, promptID string) string {
 // and filtered by.
 func SplitRaw(rec *Record) *Record {
 	r := New(KindRaw)
-	path, off := "", int64(0)
-	if rec.Source != nil {
-		path, off = rec.Source.Path, rec.Source.Offset
-	}
-	r.ID = RawID(rec.Platform, path, off, rec.Raw)
 	r.Platform, r.SessionID = rec.Platform, rec.SessionID
 	r.TS, r.TSPrecision = rec.TS, rec.TSPrecision
 	r.NativeType, r.NativeID = rec.NativeType, rec.NativeID
@@ -66,5 +72,6 @@ func SplitRaw(rec *Record) *Record {
 	r.Completeness = rec.Completeness
 	r.Source, r.Adapter, r.IngestedAt = rec.Source, rec.Adapter, rec.IngestedAt
 	r.Raw = rec.Raw
+	r.ID = RawID(r)
 	return r
 }

@@ -260,6 +260,7 @@ type Checkpoint struct {
 	Path     string    `json:"path"`
 	Size     int64     `json:"size"`   // bytes consumed: everything before this offset is in the stream
 	Resume   int64     `json:"resume"` // where the next run starts reading (≤ Size: re-reads an open exchange)
+	Seen     int64     `json:"seen"`   // the file's size when read (> Size when a last line was unfinished)
 	Mtime    time.Time `json:"mtime,omitzero"`
 	Inode    uint64    `json:"inode,omitempty"`
 	Head     string    `json:"head,omitempty"` // hash of the file's first bytes: detects a replaced file

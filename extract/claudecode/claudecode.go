@@ -13,6 +13,7 @@ package claudecode
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -250,7 +251,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 			}
 			continue
 		}
-		if err := parseLine(b, &l); err != nil {
+		if err := parseLine(b, &l); err != nil && !lenient(b, &l) {
 			if !ln.Terminated {
 				// A line still being written: leave it for the next run.
 				if r.opt.Stats != nil {
@@ -259,7 +260,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 				break
 			}
 			consumed, consumedLines = ln.End(), ln.Num
-			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: jsonErr(err)}); err != nil {
+			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: jsonErr(b)}); err != nil {
 				return err
 			}
 			continue
@@ -307,12 +308,25 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-func jsonErr(err error) error {
-	msg := err.Error()
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
+// lenient parses a line whose JSON is valid but some field has a type this
+// adapter does not expect (a newer Claude Code may change one): encoding/json
+// fills every other field, and the line is kept whole in the raw record.
+func lenient(b []byte, l *line) bool {
+	*l = line{}
+	err := json.Unmarshal(b, l)
+	var te *json.UnmarshalTypeError
+	return err == nil || errors.As(err, &te)
+}
+
+// jsonErr explains why a line is not JSON, in encoding/json's one-line
+// words (the fast parser's messages span lines).
+func jsonErr(b []byte) error {
+	var v any
+	err := json.Unmarshal(b, &v)
+	if err == nil {
+		return errors.New("not a JSON object of the expected shape")
 	}
-	return fmt.Errorf("invalid JSON: %s", msg)
+	return fmt.Errorf("invalid JSON: %v", err)
 }
 
 // agentType reads the subagent's type from agent-<id>.meta.json when Claude

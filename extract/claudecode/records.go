@@ -142,8 +142,7 @@ func (r *run) line(fs *fileState, l *line, b []byte, ln schema.Line) error {
 		}
 	}
 	if rec.Kind == schema.KindRaw {
-		rec.ID = schema.RawID(platform, fs.path, ln.Offset, rec.Raw)
-		rec.Agent = nil
+		rec.Agent = nil // the id is set once the session is known (flush)
 	}
 	return r.queue(fs, rec)
 }
@@ -370,6 +369,9 @@ func (r *run) flush(fs *fileState, final bool) error {
 			}
 		}
 		rec.Project = fs.project
+		if rec.Kind == schema.KindRaw && rec.ID == "" {
+			rec.ID = schema.RawID(rec)
+		}
 		if !r.opt.Since.IsZero() && rec.TS.Before(r.opt.Since) {
 			continue
 		}
@@ -385,7 +387,9 @@ func (r *run) flush(fs *fileState, final bool) error {
 // sessionHint emits what the adapter knows about a main session beyond its
 // messages; pos-normalize folds it into the session rollup.
 func (r *run) sessionHint(fs *fileState) error {
-	if fs.slug != "" {
+	if _, ok := r.slugs[fs.slug]; fs.slug != "" && !ok {
+		// Sessions that continue one another share a slug and its plan:
+		// the plan document belongs to the first of them.
 		r.slugs[fs.slug] = fs.session
 	}
 	rec := schema.New(schema.KindSession)
@@ -431,6 +435,9 @@ func (r *run) plan(sf extract.SourceFile) error {
 			return extract.Errorf(sf.Path, err)
 		}
 		if p.Skip {
+			if r.opt.Stats != nil {
+				r.opt.Stats.Unchanged.Add(1)
+			}
 			return nil
 		}
 	}
@@ -453,7 +460,7 @@ func (r *run) plan(sf extract.SourceFile) error {
 		slug, agent = slug[:i], slug[i+len("-agent-"):]
 	}
 	rec := schema.New(schema.KindDocument)
-	rec.ID = schema.ID(platform, "plan", sf.Path)
+	rec.ID = schema.ID(platform, "plan", filepath.Base(sf.Path))
 	rec.Platform = platform
 	rec.SessionID = r.slugs[slug]
 	rec.NativeID = slug

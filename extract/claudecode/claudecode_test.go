@@ -1,0 +1,373 @@
+package claudecode
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var fixedNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+const (
+	s1 = "11111111-1111-4111-8111-111111111111"
+	s2 = "22222222-2222-4222-8222-222222222222"
+	s3 = "33333333-3333-4333-8333-333333333333"
+)
+
+// fixture copies testdata/claude/home to a temp dir with fixed mtimes, so
+// outputs are reproducible, and returns its .claude directory.
+func fixture(t *testing.T) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "testdata", "claude", "home")
+	dst := t.TempDir()
+	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		out := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(out, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			return err
+		}
+		return os.Chtimes(out, mtime, mtime)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dst, ".claude")
+}
+
+type result struct {
+	recs  []*schema.Record
+	skips []*schema.BadInput
+	stats *extract.Stats
+}
+
+func runExtract(t *testing.T, opt extract.Options) result {
+	t.Helper()
+	var res result
+	res.stats = &extract.Stats{}
+	opt.Stats = res.stats
+	opt.Now = func() time.Time { return fixedNow }
+	opt.User, opt.Machine = "dev", "box"
+	opt.OnSkip = func(b *schema.BadInput) error { res.skips = append(res.skips, b); return nil }
+	err := Adapter{}.Extract(context.Background(), opt, func(r *schema.Record) error {
+		// Round-trip every record through the wire format, as a pipe would.
+		var got schema.Record
+		if err := schema.Unmarshal(schema.AppendRecord(nil, r), &got); err != nil {
+			t.Fatalf("record does not round-trip: %v", err)
+		}
+		res.recs = append(res.recs, &got)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func find(recs []*schema.Record, pred func(*schema.Record) bool) []*schema.Record {
+	var out []*schema.Record
+	for _, r := range recs {
+		if pred(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func TestFixture(t *testing.T) {
+	root := fixture(t)
+	res := runExtract(t, extract.Options{Roots: []string{root}})
+
+	// The malformed line is reported with its file and line; the half-written
+	// last line is not an error, only left for later.
+	if len(res.skips) != 1 || !strings.HasSuffix(res.skips[0].Path, s2+".jsonl") || res.skips[0].Line != 5 {
+		t.Fatalf("skips: %v", res.skips)
+	}
+	if !strings.Contains(res.skips[0].Error(), ".jsonl:5: invalid JSON") {
+		t.Fatalf("diagnostic %q", res.skips[0].Error())
+	}
+	if got := res.stats.Partial.Load(); got != 1 {
+		t.Fatalf("partial lines %d", got)
+	}
+	for _, r := range res.recs {
+		if r.Source != nil && strings.HasSuffix(r.Source.Path, "history.jsonl") {
+			t.Fatal("read ~/.claude/history.jsonl, which is not a transcript")
+		}
+	}
+	// Every line of every transcript is a record with its raw JSON.
+	lines := 0
+	for _, r := range res.recs {
+		if r.Kind == schema.KindMessage || r.Kind == schema.KindRaw {
+			lines++
+			if len(r.Raw) == 0 || r.Source == nil || r.Source.Line == 0 {
+				t.Fatalf("record without raw or provenance: %+v", r)
+			}
+		}
+	}
+	if lines != 34 {
+		t.Fatalf("%d line records, want 34", lines)
+	}
+
+	byNative := func(uuid string) *schema.Record {
+		for _, r := range res.recs {
+			if r.Kind == schema.KindMessage && strings.Contains(string(r.Raw), `"uuid":"`+uuid+`"`) {
+				return r
+			}
+		}
+		t.Fatalf("no message for %s", uuid)
+		return nil
+	}
+	label := find(res.recs, func(r *schema.Record) bool { return r.ContentType == schema.ContentSummaryLabel })
+	if len(label) != 1 || label[0].Text != "Fix login redirect loop" || label[0].ParentID != msgID("a0000000-0000-4000-8000-000000000006") ||
+		label[0].SessionID != s1 || label[0].TSPrecision != schema.PrecisionDerived {
+		t.Fatalf("summary label: %+v", label)
+	}
+	if r := byNative("a0000000-0000-4000-8000-000000000008"); r.ContentType != schema.ContentCompactBoundary || !strings.Contains(string(r.Meta), "preTokens") {
+		t.Fatalf("compact boundary: %+v", r)
+	}
+	if r := byNative("a0000000-0000-4000-8000-000000000009"); r.ContentType != schema.ContentCompactSummary || r.Role != schema.RoleSystem || r.ParentID != msgID("a0000000-0000-4000-8000-000000000008") {
+		t.Fatalf("compact summary: %+v", r)
+	}
+	if r := byNative("a0000000-0000-4000-8000-000000000010"); r.ContentType != schema.ContentCommand || r.Text != "/model" {
+		t.Fatalf("command: %+v", r)
+	}
+	if r := byNative("a0000000-0000-4000-8000-000000000011"); r.ContentType != schema.ContentCommandOutput || r.Text != "Set model to opus" {
+		t.Fatalf("command output: %+v", r)
+	}
+	if r := byNative("a0000000-0000-4000-8000-000000000012"); r.Text != "Now add a test for the redirect. Caf\uFFFD \u2615" || !strings.Contains(string(r.Raw), "Caf\uFFFD") {
+		t.Fatalf("invalid UTF-8 not replaced: %q", r.Text)
+	}
+	if r := byNative("a0000000-0000-4000-8000-000000000007"); r.Role != schema.RoleTool || r.Tools[0].CallID != "toolu_02" || r.Tools[0].Output != "The file was edited." {
+		t.Fatalf("tool result: %+v", r)
+	}
+	if r := byNative("a0000000-0000-4000-8000-000000000006"); r.NativeID != "msg_01B" || r.Files[0] != "/home/dev/webapp/src/auth.ts" || r.Usage.CacheRead != 1010 {
+		t.Fatalf("assistant: %+v", r)
+	}
+	future := find(res.recs, func(r *schema.Record) bool { return r.NativeType == "a-future-line-type" })
+	if len(future) != 1 || future[0].Kind != schema.KindRaw || future[0].SessionID != s1 {
+		t.Fatalf("unknown line type not kept raw: %+v", future)
+	}
+	// Subagents: the v2.1 agent gets its type from the .meta.json, the v1.0
+	// inline sidechain is a thread named by its root, the v2.0 agent file
+	// takes its session from its lines.
+	sub := byNative("b0000000-0000-4000-8000-000000000002")
+	if sub.SessionID != s1 || sub.Agent == nil || sub.Agent.ID != "ab12cd3" || sub.Agent.Type != "general-purpose" || !sub.Agent.Sidechain {
+		t.Fatalf("subagent: %+v %+v", sub, sub.Agent)
+	}
+	side := byNative("c0000000-0000-4000-8000-000000000004")
+	if side.Agent == nil || side.Agent.ID != "side-c0000000-0000-4000-8000-000000000003" {
+		t.Fatalf("inline sidechain: %+v", side.Agent)
+	}
+	warm := byNative("e0000000-0000-4000-8000-000000000001")
+	if warm.SessionID != s3 || warm.Agent.ID != "9f8e7d6c" {
+		t.Fatalf("v2.0 agent file: %+v", warm)
+	}
+	// Plans are documents linked by slug.
+	plans := find(res.recs, func(r *schema.Record) bool { return r.ContentType == schema.ContentPlan })
+	if len(plans) != 2 {
+		t.Fatalf("plans: %d", len(plans))
+	}
+	for _, p := range plans {
+		if p.SessionID != s1 || p.NativeID != "quiet-blue-heron" {
+			t.Fatalf("plan not linked: %+v", p)
+		}
+	}
+	if plans[0].Title != "Fix the login redirect loop" && plans[1].Title != "Fix the login redirect loop" {
+		t.Fatalf("plan titles: %q %q", plans[0].Title, plans[1].Title)
+	}
+	golden(t, "extract.golden.ndjson", root, res.recs)
+}
+
+// golden compares records with a golden file, with the fixture's temporary
+// root replaced by $ROOT.
+func golden(t *testing.T, name, root string, recs []*schema.Record) {
+	t.Helper()
+	var buf []byte
+	for _, r := range recs {
+		buf = schema.AppendRecord(buf, r)
+		buf = append(buf, '\n')
+	}
+	got := bytes.ReplaceAll(buf, []byte(filepath.Dir(root)), []byte("$ROOT"))
+	path := filepath.Join("..", "..", "testdata", "claude", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("%s differs at line %d:\n got: %.400s\nwant: %.400s\n(go test -update rewrites it)", name, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%s: %d lines, want %d", name, len(gl), len(wl))
+	}
+}
+
+func commit(st *extract.State, recs []*schema.Record) {
+	for _, r := range recs {
+		if r.Kind == schema.KindCheckpoint {
+			st.Put(r.Checkpoint)
+		}
+	}
+}
+
+func TestIncremental(t *testing.T) {
+	root := fixture(t)
+	st := extract.NewState()
+	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	commit(st, first.recs)
+
+	// Nothing changed: nothing is read.
+	again := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	if n := len(again.recs); n != 0 || again.stats.Unchanged.Load() != 7 {
+		for _, r := range again.recs {
+			t.Logf("%s %+v", r.Kind, r.Source)
+		}
+		t.Fatalf("unchanged run emitted %d records, %d files unchanged", n, again.stats.Unchanged.Load())
+	}
+
+	// Session 2's half-written line is completed and a line appended: the
+	// next run emits both and nothing before the open exchange.
+	p2 := filepath.Join(root, "projects", "-home-dev-webapp", s2+".jsonl")
+	f, err := os.OpenFile(p2, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`ing"},"timestamp":"2026-03-03T08:05:00.000Z","sessionId":"` + s2 + `","uuid":"c0000000-0000-4000-8000-000000000007","cwd":"/home/dev/webapp"}` + "\n")
+	f.WriteString(`{"parentUuid":"c0000000-0000-4000-8000-000000000007","isSidechain":false,"type":"assistant","sessionId":"` + s2 + `","uuid":"c0000000-0000-4000-8000-000000000008","timestamp":"2026-03-03T08:05:03.000Z","cwd":"/home/dev/webapp","requestId":"req_02C","message":{"id":"msg_02C","role":"assistant","model":"claude-sonnet-4-20250514","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":1,"output_tokens":2}}}` + "\n")
+	f.Close()
+	inc := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	var natives []string
+	for _, r := range inc.recs {
+		if r.Kind == schema.KindMessage {
+			natives = append(natives, r.Text)
+			if r.Source.Line < 1 {
+				t.Fatalf("bad line number %+v", r.Source)
+			}
+		}
+	}
+	// The open exchange (from the last prompt, line 1) is read again with
+	// the new lines; line numbers stay those of the file.
+	if len(natives) == 0 || natives[len(natives)-1] != "Done." || natives[len(natives)-2] != "still typing" {
+		t.Fatalf("incremental texts %q", natives)
+	}
+	if len(inc.skips) != 1 || inc.skips[0].Line != 5 {
+		t.Fatalf("skips %v", inc.skips)
+	}
+	last := inc.recs[len(inc.recs)-1]
+	// The completed line is a new prompt: the next run resumes there.
+	if last.Kind != schema.KindCheckpoint || last.Checkpoint.Lines != 7 || last.Checkpoint.Resume == 0 || last.Checkpoint.Size != last.Checkpoint.Seen {
+		t.Fatalf("checkpoint %+v", last.Checkpoint)
+	}
+	commit(st, inc.recs)
+
+	// A shrunk file is read again from the start.
+	p3 := filepath.Join(root, "projects", "-home-dev-webapp", s3+".jsonl")
+	b, _ := os.ReadFile(p3)
+	os.WriteFile(p3, b[:bytes.IndexByte(b, '\n')+1], 0o644)
+	shr := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	if n := len(find(shr.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })); n != 1 {
+		t.Fatalf("shrunk file: %d messages", n)
+	}
+	commit(st, shr.recs)
+
+	// A file replaced by another of the same size and time is read again.
+	rep := bytes.Replace(b[:bytes.IndexByte(b, '\n')+1], []byte("redirects forever"), []byte("REDIRECTS FOREVER"), 1)
+	os.WriteFile(p3, rep, 0o644)
+	fi, _ := os.Stat(p3)
+	os.Chtimes(p3, fi.ModTime(), fi.ModTime())
+	rr := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	msgs := find(rr.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
+	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "REDIRECTS") {
+		t.Fatalf("replaced file: %+v", msgs)
+	}
+}
+
+func TestSince(t *testing.T) {
+	root := fixture(t)
+	since := time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC)
+	res := runExtract(t, extract.Options{Roots: []string{root}, Since: since})
+	for _, r := range res.recs {
+		if r.Kind != schema.KindCheckpoint && r.Kind != schema.KindSession && r.TS.Before(since) {
+			t.Fatalf("record older than --since: %s %v", r.ID, r.TS)
+		}
+	}
+	if len(find(res.recs, func(r *schema.Record) bool { return r.SessionID == s2 && r.Kind == schema.KindMessage })) == 0 {
+		t.Fatal("newer records were dropped")
+	}
+}
+
+func TestDefaultRoots(t *testing.T) {
+	home := filepath.Dir(fixture(t))
+	res := runExtract(t, extract.Options{Home: home})
+	if len(res.recs) == 0 {
+		t.Fatal("~/.claude/projects not discovered")
+	}
+	env := map[string]string{"CLAUDE_CONFIG_DIR": filepath.Join(t.TempDir(), "none") + "," + filepath.Join(home, ".claude")}
+	res2 := runExtract(t, extract.Options{Home: "/nonexistent", Env: func(k string) string { return env[k] }})
+	if len(res2.recs) != len(res.recs) {
+		t.Fatalf("CLAUDE_CONFIG_DIR: %d records, want %d", len(res2.recs), len(res.recs))
+	}
+}
+
+// corpusDir is the shared corpus of real files; tests that need it skip
+// without it.
+func corpusDir(t *testing.T) string {
+	dir := filepath.Join("..", "..", "..", "shared", "corpus", "claude")
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		t.Skip("../shared/corpus/claude is absent: the real-file corpus tests need it")
+	}
+	return dir
+}
+
+func TestCorpusEveryLine(t *testing.T) {
+	dir := corpusDir(t)
+	res := runExtract(t, extract.Options{Roots: []string{dir}})
+	if len(res.skips) != 0 {
+		t.Fatalf("skipped lines in the corpus: %v", res.skips)
+	}
+	perFile := map[string]int{}
+	for _, r := range res.recs {
+		if r.Kind == schema.KindMessage || r.Kind == schema.KindRaw {
+			perFile[r.Source.Path]++
+		}
+	}
+	files, _ := extract.Walk([]string{dir}, func(p string, _ fs.DirEntry) bool { return strings.HasSuffix(p, ".jsonl") })
+	if len(files) != 27 {
+		t.Fatalf("%d corpus files, want 27", len(files))
+	}
+	for _, f := range files {
+		b, _ := os.ReadFile(f.Path)
+		if want := bytes.Count(b, []byte{'\n'}); perFile[f.Path] != want {
+			t.Errorf("%s: %d records, want one per line (%d)", f.Path, perFile[f.Path], want)
+		}
+	}
+}
