@@ -61,7 +61,7 @@ func TestInvalidUTF8BecomesReplacement(t *testing.T) {
 	r := New(KindMessage)
 	r.Text = "a\xffb"
 	b := AppendRecord(nil, r)
-	if !json.Valid(b) || !strings.Contains(string(b), `a\ufffdb`) {
+	if !json.Valid(b) || !strings.Contains(string(b), "a\uFFFDb") {
 		t.Fatalf("got %s", b)
 	}
 }

@@ -1,0 +1,63 @@
+package claudecode
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/schema"
+)
+
+// FuzzLine feeds arbitrary bytes to the Claude Code line parser: it never
+// panics, every line ends up in the stream (as a record or a reported bad
+// line), and every record survives the wire format.
+func FuzzLine(f *testing.F) {
+	matches, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "claude", "home", ".claude", "projects", "*", "*.jsonl"))
+	for _, m := range matches {
+		b, _ := os.ReadFile(m)
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			f.Add(append([]byte(nil), sc.Bytes()...))
+		}
+	}
+	f.Add([]byte(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":[{"type":"image"}]}]},"timestamp":5}`))
+	f.Add([]byte(`{"type":"assistant","message":"oops","uuid":7}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out []*schema.Record
+		skipped := 0
+		r := &run{
+			opt: &extract.Options{OnSkip: func(*schema.BadInput) error { skipped++; return nil }},
+			emit: func(rec *schema.Record) error {
+				out = append(out, rec)
+				return nil
+			},
+			slugs: map[string]string{},
+		}
+		fs := &fileState{path: "/x/s.jsonl", mtime: time.Unix(0, 0), sideRoot: map[string]string{}}
+		var l line
+		b := bytes.TrimRight(data, "\r\n")
+		if parseLine(b, &l) != nil && !lenient(b, &l) {
+			return // a bad line: reported by the caller
+		}
+		if err := r.line(fs, &l, b, schema.Line{Bytes: b, Num: 1, Terminated: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.flush(fs, true); err != nil {
+			t.Fatal(err)
+		}
+		if len(out)+skipped == 0 {
+			t.Fatal("a parsed line produced neither a record nor a diagnostic")
+		}
+		for _, rec := range out {
+			enc := schema.AppendRecord(nil, rec)
+			var back schema.Record
+			if err := schema.Unmarshal(enc, &back); err != nil {
+				t.Fatalf("record does not round-trip: %v\n%s", err, enc)
+			}
+		}
+	})
+}

@@ -1,0 +1,186 @@
+package normalize
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pos-lake/pos/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// fixtureStream is pos-extract's output over testdata/claude (kept as a
+// golden file by the extract tests).
+func fixtureStream(t *testing.T) []byte {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "claude", "extract.golden.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func normalizeAll(t *testing.T, in []byte) ([]*schema.Record, Stats) {
+	t.Helper()
+	var out bytes.Buffer
+	st, err := Normalize(context.Background(), bytes.NewReader(in), &out, Options{Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*schema.Record
+	for r, err := range schema.NewDecoder(&out).All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	return recs, st
+}
+
+func TestFixture(t *testing.T) {
+	in := fixtureStream(t)
+	recs, st := normalizeAll(t, in)
+
+	kinds := map[schema.Kind]int{}
+	for _, r := range recs {
+		kinds[r.Kind]++
+		if r.Kind == schema.KindMessage && len(r.Raw) > 0 {
+			t.Fatalf("message kept its raw record: %s", r.ID)
+		}
+	}
+	// Every native line's record is in the raw layer (34 lines), the replayed
+	// prompt of session 3 is dropped, and the three lines of msg_01A are one
+	// message.
+	if kinds[schema.KindRaw] != 34 || st.Replays != 1 || st.Merged != 2 {
+		t.Fatalf("kinds %v, stats %+v", kinds, st)
+	}
+	var merged *schema.Record
+	for _, r := range recs {
+		if r.Kind == schema.KindMessage && r.NativeID == "msg_01A" {
+			if merged != nil {
+				t.Fatal("msg_01A emitted twice")
+			}
+			merged = r
+		}
+	}
+	if merged == nil || merged.Usage.Output != 120 || merged.Thinking == "" || len(merged.Tools) != 1 ||
+		!strings.Contains(merged.Text, "calls itself") || merged.ContentType != schema.ContentText ||
+		merged.TS.Format("15:04:05") != "09:00:03" {
+		t.Fatalf("merged message: %+v", merged)
+	}
+	// A child of an absorbed line points at the merged message.
+	for _, r := range recs {
+		if r.Kind == schema.KindMessage && strings.Contains(r.Text, "") && r.Role == schema.RoleTool && r.Tools[0].CallID == "toolu_01" && r.ParentID != merged.ID {
+			t.Fatalf("tool result parent %s, want the merged message %s", r.ParentID, merged.ID)
+		}
+	}
+
+	var exchanges []*schema.Record
+	docs := map[string]*schema.Record{}
+	sessions := map[string]*schema.Record{}
+	for _, r := range recs {
+		switch r.Kind {
+		case schema.KindExchange:
+			exchanges = append(exchanges, r)
+		case schema.KindDocument:
+			docs[r.ContentType+":"+r.Title] = r
+		case schema.KindSession:
+			sessions[r.SessionID] = r
+		}
+	}
+	var prompts []string
+	for _, e := range exchanges {
+		p := e.Exchange.Prompt
+		if len(p) > 12 {
+			p = p[:12]
+		}
+		prompts = append(prompts, e.SessionID[:2]+" "+p)
+	}
+	// Session 1: three prompts in the main thread and its subagent's; session
+	// 2: a prompt and its inline sidechain's; session 3: a prompt and the
+	// warmup agent, which has no prompt but is still a unit of work.
+	want := "11 The login pa|11 /model|11 Now add a te|11 Write a test|22 Upgrade the |22 List outdate|33 Also handle |33 "
+	if got := strings.Join(prompts, "|"); got != want {
+		t.Fatalf("exchanges\n got %q\nwant %q", got, want)
+	}
+	first := exchanges[0]
+	if first.Exchange.MessageCount != 7 || first.Exchange.ToolCount != 2 || first.Usage.Output != 180 ||
+		strings.Join(first.Files, ",") != "/home/dev/webapp/src/auth.ts" || !strings.Contains(first.Text, "return the target URL") {
+		t.Fatalf("first exchange: %+v %+v", first, first.Exchange)
+	}
+	if d := docs["subagent_summary:general-purpose: Write a test for redirect()"]; d == nil || d.Text != "Added tests/redirect.test.ts; 3 tests pass." {
+		t.Fatalf("subagent report missing: %v", docs)
+	}
+	s1 := sessions["11111111-1111-4111-8111-111111111111"]
+	if s1 == nil || s1.Title != "Fix login redirect loop" || s1.Session.Slug != "quiet-blue-heron" || s1.Session.PlanID == "" ||
+		s1.Session.Compactions != 1 || s1.Session.UserCount != 3 || len(s1.Session.Models) != 2 {
+		t.Fatalf("session 1: %+v %+v", s1, s1.Session)
+	}
+	golden(t, "normalize.golden.ndjson", recs)
+}
+
+func golden(t *testing.T, name string, recs []*schema.Record) {
+	t.Helper()
+	var got []byte
+	for _, r := range recs {
+		got = append(schema.AppendRecord(got, r), '\n')
+	}
+	path := filepath.Join("..", "..", "testdata", "claude", name)
+	if *update {
+		os.WriteFile(path, got, 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update creates it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs (go test -update rewrites it)", name)
+	}
+}
+
+func TestPassesUnknownKindsAndFields(t *testing.T) {
+	in := `{"schema":"pos/2","kind":"hologram","id":"h1","future":{"a":1}}` + "\n" +
+		`{"schema":"pos/1","kind":"checkpoint","checkpoint":{"platform":"x","path":"/p","size":1,"resume":1,"seen":1,"lines":1}}` + "\n"
+	var out bytes.Buffer
+	if _, err := Normalize(context.Background(), strings.NewReader(in), &out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != in {
+		t.Fatalf("not passed through:\n%s", got)
+	}
+}
+
+func TestBadLinesAreReportedAndSkipped(t *testing.T) {
+	in := "{\"kind\":\"message\",\"id\":\"1\",\"platform\":\"p\",\"session_id\":\"s\",\"role\":\"user\",\"content_type\":\"text\",\"text\":\"hi\"}\nnot json\n"
+	var bad []*schema.BadInput
+	var out bytes.Buffer
+	st, err := Normalize(context.Background(), strings.NewReader(in), &out, Options{Name: "in.ndjson", OnSkip: func(b *schema.BadInput) error {
+		bad = append(bad, b)
+		return nil
+	}})
+	if err != nil || st.Skipped != 1 || len(bad) != 1 || !strings.HasPrefix(bad[0].Error(), "in.ndjson:2: ") {
+		t.Fatalf("err %v, stats %+v, bad %v", err, st, bad)
+	}
+	if st.Exchanges != 1 || st.Sessions != 1 {
+		t.Fatalf("the good line was not processed: %+v", st)
+	}
+}
+
+func TestReplayFilterIsBounded(t *testing.T) {
+	f := replayFilter{max: 4}
+	for i := range 100 {
+		if f.seen(string(rune('a' + i))) {
+			t.Fatal("false replay")
+		}
+	}
+	if len(f.cur)+len(f.prev) > 8 {
+		t.Fatalf("filter holds %d ids", len(f.cur)+len(f.prev))
+	}
+	if !f.seen(string(rune('a' + 99))) {
+		t.Fatal("recent id forgotten")
+	}
+}
