@@ -83,6 +83,9 @@ type Adapter interface {
 	// Extract emits every record (and one checkpoint per source file) to
 	// emit, in a deterministic order.
 	Extract(ctx context.Context, opt Options, emit Emit) error
+	// Locations are the directories Extract searches with these options
+	// (the defaults for the OS, or the roots given), existing or not.
+	Locations(opt Options) []string
 }
 
 // SourceFile is a file an adapter will read.

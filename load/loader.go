@@ -35,6 +35,8 @@ type Options struct {
 	NoCatalog bool
 	// MaxOpen bounds the part files open at once (default 32).
 	MaxOpen int
+	// FileRows starts a new part file after this many rows (default 2M).
+	FileRows int64
 }
 
 // Stats counts what a load did.
@@ -95,6 +97,9 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 	}
 	if opt.MaxOpen <= 0 {
 		opt.MaxOpen = 32
+	}
+	if opt.FileRows <= 0 {
+		opt.FileRows = fileRows
 	}
 	if err := os.MkdirAll(opt.Lake, 0o700); err != nil {
 		return nil, err
@@ -260,7 +265,7 @@ func (l *Loader) add(rec *schema.Record) error {
 		return err
 	}
 	l.stats.Rows[table]++
-	if pf.full() {
+	if pf.full() || pf.rows >= l.opt.FileRows {
 		delete(l.open, key)
 		return l.commit(pf)
 	}

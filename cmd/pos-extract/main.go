@@ -63,6 +63,7 @@ Platforms: ` + strings.Join(platformNames(), ", ") + `, all.`,
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
 			&cli.StringFlag{Name: "user", Usage: "user name stamped on records (default: the login name)"},
 			&cli.StringFlag{Name: "machine", Usage: "machine name stamped on records (default: the host name)"},
+			&cli.BoolFlag{Name: "list", Usage: "list where each platform's history is looked for, whether it exists and how many files it holds, then exit"},
 			cmdio.StrictFlag,
 			cmdio.QuietFlag,
 		},
@@ -126,6 +127,9 @@ func run(c *cli.Context) error {
 			return err
 		}
 	}
+	if c.Bool("list") {
+		return list(c, chosen, opt)
+	}
 	commit := c.Bool("commit-state")
 	newMarks := extract.NewState()
 
@@ -168,4 +172,31 @@ func run(c *cli.Context) error {
 		}
 	}
 	return skips.Err()
+}
+
+// list prints, per platform, each location searched, whether it exists and
+// how many files are under it: "platform<TAB>path<TAB>files" (files is -1
+// for a location that does not exist).
+func list(c *cli.Context, chosen []extract.Adapter, opt extract.Options) error {
+	w := c.App.Writer
+	for _, a := range chosen {
+		for _, loc := range a.Locations(opt) {
+			n := int64(-1)
+			if fi, err := os.Stat(loc); err == nil {
+				n = 0
+				if fi.IsDir() {
+					filepath.WalkDir(loc, func(_ string, d os.DirEntry, err error) error {
+						if err == nil && !d.IsDir() {
+							n++
+						}
+						return nil
+					})
+				} else {
+					n = 1
+				}
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\n", a.Platform(), loc, n)
+		}
+	}
+	return nil
 }

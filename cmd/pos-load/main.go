@@ -39,6 +39,7 @@ sessions, documents: duckdb LAKE/pos.duckdb`,
 			cmdio.LakeFlag(),
 			&cli.DurationFlag{Name: "lock-timeout", Value: 10 * time.Minute, Usage: "how long to wait for another pos-load to finish"},
 			&cli.BoolFlag{Name: "no-catalog", Usage: "do not refresh LAKE/pos.duckdb"},
+			&cli.Int64Flag{Name: "file-rows", Value: 2_000_000, Usage: "start a new part file after this many rows"},
 			cmdio.StrictFlag,
 			cmdio.QuietFlag,
 		},
@@ -54,6 +55,7 @@ func run(c *cli.Context) error {
 		OnSkip:      skips.Skip,
 		LockTimeout: c.Duration("lock-timeout"),
 		NoCatalog:   c.Bool("no-catalog"),
+		FileRows:    c.Int64("file-rows"),
 	})
 	if err != nil {
 		return err

@@ -93,6 +93,12 @@ func isDir(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
+// Locations implements extract.Adapter.
+func (Adapter) Locations(opt extract.Options) []string {
+	t, p := roots(&opt)
+	return append(t, p...)
+}
+
 // Extract implements extract.Adapter.
 func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
 	troots, proots := roots(&opt)

@@ -254,7 +254,8 @@ func (n *Normalizer) message(rec *schema.Record) error {
 // whose transcript starts after its prompt (Claude Code 2.0 agent files do
 // not record it), so the subagent's work is still a unit of search.
 func (n *Normalizer) implicitExchange(t *thread, rec *schema.Record) {
-	if t.ex == nil && t.number == 0 && t.agent != nil && t.agent.Sidechain {
+	if t.ex == nil && t.number == 0 && t.agent != nil && t.agent.Sidechain &&
+		(rec.Role == schema.RoleAssistant || rec.Role == schema.RoleTool) {
 		t.ex = newExchange(rec)
 		t.ex.prompt = false
 		t.ex.complete = schema.CompletePartial

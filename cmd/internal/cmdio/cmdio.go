@@ -151,13 +151,13 @@ func (s *Skips) Skip(b *schema.BadInput) error {
 	s.n++
 	n := s.n
 	s.mu.Unlock()
+	if s.Strict {
+		return b // printed once, as the run's error
+	}
 	if s.Max == 0 || n <= s.Max {
 		fmt.Fprintf(s.Out, "%s: %v\n", s.Tool, b)
 	} else if n == s.Max+1 {
 		fmt.Fprintf(s.Out, "%s: further bad records are counted, not printed\n", s.Tool)
-	}
-	if s.Strict {
-		return b
 	}
 	return nil
 }

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# sync.sh — the main job: read every agent history on this machine into the
+# lake (incrementally: only what changed since the last run), then print a
+# short report. Embedded defaults: local lake, no network.
+#
+#   pipelines/sync.sh            sync, then report
+#   pipelines/sync.sh --demo     load the bundled testdata histories into a demo lake
+#
+# Environment: POS_LAKE (lake directory), POS_BIN (where the pos-* binaries
+# are; default: bin/ next to this script's parent, then $PATH).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bin=${POS_BIN:-$here/../bin}
+[ -x "$bin/pos-extract" ] && PATH="$bin:$PATH"
+for b in pos-extract pos-normalize pos-load pos-query; do
+  command -v "$b" >/dev/null || { echo "sync: $b not found: run 'make build' first" >&2; exit 1; }
+done
+
+lake=${POS_LAKE:-${XDG_DATA_HOME:-$HOME/.local/share}/pos/lake}
+roots=()
+since=(--since 30d)
+if [ "${1:-}" = "--demo" ]; then
+  since=()
+  lake=${POS_LAKE:-$here/../tmp/demo-lake}
+  roots=(--root "$here/../testdata/claude/home/.claude")
+  echo "sync: demo: loading the bundled synthetic histories (testdata/) into $lake" >&2
+else
+  found=$(pos-extract --list | awk -F'\t' '$3 > 0' || true)
+  if [ -z "$found" ]; then
+    cat >&2 <<MSG
+sync: no agent history found on this machine. Looked in:
+$(pos-extract --list | awk -F'\t' '{print "  " $1 "\t" $2}')
+sync: hint: point pos-extract at a history folder with --root, or try the bundled demo:
+  pipelines/sync.sh --demo      (or: make demo)
+MSG
+    exit 0
+  fi
+fi
+export POS_LAKE=$lake
+
+# Exit 3 from a stage means bad input lines were skipped (each reported
+# above as path:line: reason); the rest of the run is in the lake.
+set +e
+pos-extract "${roots[@]}" | pos-normalize | pos-load
+codes=("${PIPESTATUS[@]}")
+set -e
+for c in "${codes[@]}"; do
+  case $c in
+    0|3) ;;
+    *) echo "sync: pipeline failed (exit codes: ${codes[*]})" >&2; exit "$c" ;;
+  esac
+done
+
+echo
+echo "Lake: $lake   (duckdb $lake/pos.duckdb, or pos-query sql)"
+echo
+echo "Recent sessions:"
+pos-query sessions --limit 8 --format table
+echo
+echo "Tokens by day and model${since:+, last 30 days}:"
+pos-query stats --by day,model "${since[@]}" --format table
+for c in "${codes[@]}"; do [ "$c" = 3 ] && exit 3; done
+exit 0
