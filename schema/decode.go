@@ -344,6 +344,28 @@ func (s *scanner) str() (start, end int, escaped bool, err error) {
 // skip moves past one JSON value. Containers are checked for balance here
 // and validated in full by whoever decodes them.
 func (s *scanner) skip() error {
+	n := skipValue(s.b[s.i:])
+	if n < 0 {
+		return s.errf("invalid JSON value")
+	}
+	s.i += n
+	return nil
+}
+
+// skipPortable is skipValue in Go, for platforms without sonic's native
+// skipper: it balances containers, then validates the span.
+func skipPortable(b []byte) int {
+	s := scanner{b: b}
+	s.ws()
+	start := s.i
+	if s.skipSlow() != nil || !json.Valid(b[start:s.i]) {
+		return -1
+	}
+	return s.i
+}
+
+// skipSlow is skip in Go, for platforms without sonic's native skipper.
+func (s *scanner) skipSlow() error {
 	if s.i >= len(s.b) {
 		return s.errf("unexpected end of record")
 	}

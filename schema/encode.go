@@ -307,7 +307,18 @@ func (o *obj) raw(k string, v json.RawMessage) {
 // AppendTime appends t in UTC as RFC 3339 with millisecond precision, the
 // precision every platform writes and the lake stores.
 func AppendTime(b []byte, t time.Time) []byte {
-	return t.UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	t = t.UTC()
+	y, mo, d := t.Date()
+	h, mi, sec := t.Clock()
+	if y < 0 || y > 9999 {
+		return t.AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	}
+	ms := t.Nanosecond() / 1e6
+	return append(b,
+		byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(mo)/10), byte('0'+int(mo)%10), '-', byte('0'+d/10), byte('0'+d%10), 'T',
+		byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
 func appendFloat32(b []byte, f float32) []byte {
@@ -339,6 +350,13 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs attention.
+		for i+8 <= len(s) && !attention8(load8(s, i)) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if safeASCII[c] {
@@ -374,4 +392,23 @@ func AppendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// load8 reads eight bytes of s at i as a little-endian word.
+func load8(s string, i int) uint64 {
+	return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// attention8 reports whether any byte of x is a control character, '"',
+// '\\' or not ASCII (the bytes AppendString cannot copy as they are).
+func attention8(x uint64) bool {
+	ctl := (x - lsb*0x20) & ^x
+	q := x ^ (lsb * '"')
+	bs := x ^ (lsb * '\\')
+	return ((ctl | (q - lsb) & ^q | (bs-lsb) & ^bs) & msb | x&msb) != 0
 }

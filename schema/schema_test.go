@@ -189,3 +189,37 @@ func TestIDStable(t *testing.T) {
 		t.Fatal("ids not stable or not separated")
 	}
 }
+
+func TestSkipValue(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int
+	}{
+		{`"a\"b",1`, 6}, {`{"a":[1,{"b":"}"}]} ,`, 19}, {`  true}`, 6}, {`-1.5e3]`, 6}, {`[1,2`, -1}, {`{"a"}`, -1}, {`nul`, -1}, {`"abc`, -1},
+	} {
+		got := skipValue([]byte(c.in))
+		slow := skipPortable([]byte(c.in))
+		if got != c.want || slow != c.want {
+			t.Errorf("skipValue(%q) = %d (portable %d), want %d", c.in, got, slow, c.want)
+		}
+	}
+}
+
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain ascii text that is long enough", "tab\there \"quoted\" back\\slash", "ctl\x01\x1f\x7f",
+		"日本語のテキスト and ascii", "bad \xff utf8 \xc3", "<html>&amp;</html>", strings.Repeat("abcdefg\"", 9), "\u2028\u2029"} {
+		got := AppendString(nil, s)
+		var back string
+		if err := json.Unmarshal(got, &back); err != nil {
+			t.Fatalf("%q -> %s: %v", s, got, err)
+		}
+		if want := strings.ToValidUTF8(s, "\uFFFD"); back != want {
+			t.Fatalf("%q -> %s -> %q", s, got, back)
+		}
+	}
+	for _, tm := range []time.Time{time.Date(2026, 2, 10, 21, 11, 56, 846999999, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 31, 23, 59, 59, 0, time.FixedZone("x", 3600))} {
+		if got, want := string(AppendTime(nil, tm)), tm.UTC().Format("2006-01-02T15:04:05.000Z07:00"); got != want {
+			t.Fatalf("AppendTime %s, want %s", got, want)
+		}
+	}
+}

@@ -70,7 +70,9 @@ type block struct {
 	IsError   bool            `json:"is_error"`
 }
 
-var api = sonic.Config{CopyString: true}.Froze()
+// api decodes native lines. Decoded strings share one copy of the line that
+// sonic makes per call, so they stay valid after the line buffer is reused.
+var api = sonic.Config{}.Froze()
 
 func parseLine(b []byte, l *line) error {
 	*l = line{}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"runtime/debug"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -65,6 +66,11 @@ func (e SkippedError) Error() string {
 
 // Main runs app on the process's stdio and returns the exit code.
 func Main(app *cli.App) int {
+	if os.Getenv("GOGC") == "" {
+		// The filters allocate a record per line and keep little: collecting
+		// less often trades a bounded amount of memory for ~1.5x throughput.
+		debug.SetGCPercent(400)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// A second Ctrl-C kills at once: once ctx is done, stop restores the

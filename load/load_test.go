@@ -1,0 +1,165 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pos-lake/pos/schema"
+)
+
+func views(t *testing.T, lake string) *sql.DB {
+	t.Helper()
+	db, err := OpenDB("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := DefineViews(context.Background(), db, lake); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func one(t *testing.T, db *sql.DB, q string, args ...any) string {
+	t.Helper()
+	var s sql.NullString
+	if err := db.QueryRow(q, args...).Scan(&s); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return s.String
+}
+
+func msg(id, session, text string, ts time.Time) *schema.Record {
+	r := schema.New(schema.KindMessage)
+	r.ID, r.Platform, r.SessionID, r.TS = id, "test", session, ts
+	r.Role, r.ContentType, r.Text = schema.RoleUser, schema.ContentText, text
+	r.Usage = &schema.Usage{Input: 1, Output: 2}
+	return r
+}
+
+func loadRecs(t *testing.T, lake string, recs ...*schema.Record) Stats {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := schema.NewEncoder(&buf)
+	for _, r := range recs {
+		enc.Encode(r)
+	}
+	enc.Flush()
+	st, err := Load(context.Background(), &buf, Options{Lake: lake, Now: func() time.Time { return time.Now() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestEmptyLakeHasEveryView(t *testing.T) {
+	lake := t.TempDir()
+	db := views(t, lake)
+	for _, v := range []string{"raw", "messages", "exchanges", "sessions", "documents", "other"} {
+		if n := one(t, db, "SELECT count(*) FROM "+v); n != "0" {
+			t.Fatalf("%s has %s rows", v, n)
+		}
+	}
+	// The columns are there even without data.
+	if got := one(t, db, "SELECT count(*) FROM messages WHERE platform = 'x' AND date = DATE '2026-01-01' AND input_tokens > 0"); got != "0" {
+		t.Fatal(got)
+	}
+}
+
+func TestVersionsAndDuplicates(t *testing.T) {
+	lake := t.TempDir()
+	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	st := loadRecs(t, lake, msg("m1", "s", "first", day), msg("m2", "s", "second", day.Add(time.Hour)))
+	if st.Rows[TableMessages] != 2 || st.Files != 1 {
+		t.Fatalf("first load: %+v", st)
+	}
+	// Same records again: nothing written. m1 changed: a new version.
+	st = loadRecs(t, lake, msg("m1", "s", "first, edited", day), msg("m2", "s", "second", day.Add(time.Hour)))
+	if st.Rows[TableMessages] != 1 || st.Duplicates != 1 || st.Versions != 1 {
+		t.Fatalf("second load: %+v", st)
+	}
+	db := views(t, lake)
+	if got := one(t, db, "SELECT string_agg(text, '|' ORDER BY id) FROM messages"); got != "first, edited|second" {
+		t.Fatalf("views show %q", got)
+	}
+	// A replay into another session (same id and content) is not stored.
+	st = loadRecs(t, lake, msg("m2", "other-session", "second", day.Add(time.Hour)))
+	if st.Duplicates != 1 || st.Rows[TableMessages] != 0 {
+		t.Fatalf("replay: %+v", st)
+	}
+	files, _ := filepath.Glob(filepath.Join(lake, "indexed", "messages", "platform=test", "date=2026-05-01", "*.parquet"))
+	if len(files) != 2 {
+		t.Fatalf("files %v", files)
+	}
+	for _, f := range files {
+		if fi, _ := os.Stat(f); fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s mode %v", f, fi.Mode())
+		}
+	}
+}
+
+func TestCheckpointsCommittedOnlyOnClose(t *testing.T) {
+	lake := t.TempDir()
+	l, err := Open(context.Background(), Options{Lake: lake, NoCatalog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := schema.New(schema.KindCheckpoint)
+	cp.Checkpoint = &schema.Checkpoint{Platform: "test", Path: "/h/a.jsonl", Size: 10, Resume: 5, Seen: 10}
+	l.Add(msg("m1", "s", "x", time.Now()))
+	l.Add(cp)
+	state := filepath.Join(lake, "_state", "watermarks.json")
+	if _, err := os.Stat(state); err == nil {
+		t.Fatal("watermark written before the data was in place")
+	}
+	l.Abort()
+	if _, err := os.Stat(state); err == nil {
+		t.Fatal("an aborted load committed its watermarks")
+	}
+	tmps, _ := filepath.Glob(filepath.Join(lake, "indexed", "*", "*", "*", "*.tmp"))
+	if len(tmps) != 0 {
+		t.Fatalf("abort left %v", tmps)
+	}
+	l, _ = Open(context.Background(), Options{Lake: lake, NoCatalog: true})
+	l.Add(msg("m1", "s", "x", time.Now()))
+	l.Add(cp)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(state)
+	if err != nil || !strings.Contains(string(b), `"/h/a.jsonl"`) {
+		t.Fatalf("watermarks: %s %v", b, err)
+	}
+}
+
+func TestSecondLoaderWaitsForTheLock(t *testing.T) {
+	lake := t.TempDir()
+	l, err := Open(context.Background(), Options{Lake: lake, NoCatalog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Abort()
+	_, err = Open(context.Background(), Options{Lake: lake, NoCatalog: true, LockTimeout: 300 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "locked by another pos-load") {
+		t.Fatalf("second loader: %v", err)
+	}
+}
+
+func TestUnknownKindsAreKept(t *testing.T) {
+	lake := t.TempDir()
+	r := schema.New("hologram")
+	r.Platform, r.Extra = "test", []schema.Field{{Key: "beam", Value: []byte(`{"x":1}`)}}
+	st := loadRecs(t, lake, r)
+	if st.Rows[TableOther] != 1 {
+		t.Fatalf("%+v", st)
+	}
+	if got := one(t, views(t, lake), "SELECT record->>'$.beam.x' FROM other WHERE kind = 'hologram'"); got != "1" {
+		t.Fatalf("record not kept whole: %q", got)
+	}
+}
