@@ -410,5 +410,5 @@ func attention8(x uint64) bool {
 	ctl := (x - lsb*0x20) & ^x
 	q := x ^ (lsb * '"')
 	bs := x ^ (lsb * '\\')
-	return ((ctl | (q - lsb) & ^q | (bs-lsb) & ^bs) & msb | x&msb) != 0
+	return ((ctl | (q-lsb) & ^q | (bs-lsb) & ^bs)&msb | x&msb) != 0
 }
