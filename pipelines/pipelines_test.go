@@ -395,3 +395,17 @@ func TestHugeLine(t *testing.T) {
 		t.Fatalf("text of %d bytes", n)
 	}
 }
+
+// Every binary documents its exit codes in --help, on stdout, exit 0.
+func TestHelp(t *testing.T) {
+	for _, b := range []string{"pos-extract", "pos-normalize", "pos-load"} {
+		out, errs, code := sh(t, b+" --help")
+		if code != 0 || !strings.Contains(out, "EXIT CODES") || !strings.Contains(out, "141") || errs != "" {
+			t.Errorf("%s --help: exit %d, stdout %d bytes, stderr %q", b, code, len(out), errs)
+		}
+		_, errs, code = sh(t, b+" --no-such-flag")
+		if code != 2 || !strings.Contains(errs, b+": ") || !strings.Contains(errs, "hint: see") {
+			t.Errorf("%s bad flag: exit %d, stderr %q", b, code, errs)
+		}
+	}
+}

@@ -108,8 +108,8 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	if err != nil {
 		return err
 	}
-	run := &run{opt: &opt, emit: emit, slugs: map[string]string{}}
-	for _, f := range files {
+	run := &run{opt: &opt, emit: emit, slugs: map[string]string{}, taskTypes: map[string]string{}, agentTypes: map[string]string{}}
+	for _, f := range parentsFirst(files) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -139,6 +139,46 @@ type run struct {
 	opt   *extract.Options
 	emit  extract.Emit
 	slugs map[string]string // slug -> session id, for linking plans
+	// A subagent's type is the subagent_type of the Task call that started
+	// it; progress lines in the parent session link the call to the agent.
+	taskTypes  map[string]string // Task tool_use id -> subagent_type
+	agentTypes map[string]string // session/agent id -> subagent_type
+}
+
+// parentsFirst keeps the files' order but reads the subagent files of a
+// session (<session>/subagents/*.jsonl) right after the session's own file,
+// which names their types.
+func parentsFirst(files []extract.SourceFile) []extract.SourceFile {
+	present := map[string]bool{}
+	for _, f := range files {
+		present[f.Path] = true
+	}
+	parentOf := func(p string) string {
+		dir := filepath.Dir(p)
+		if filepath.Base(dir) != "subagents" {
+			return ""
+		}
+		parent := filepath.Dir(dir) + ".jsonl"
+		if !present[parent] {
+			return ""
+		}
+		return parent
+	}
+	children := map[string][]extract.SourceFile{}
+	for _, f := range files {
+		if p := parentOf(f.Path); p != "" {
+			children[p] = append(children[p], f)
+		}
+	}
+	out := make([]extract.SourceFile, 0, len(files))
+	for _, f := range files {
+		if parentOf(f.Path) != "" {
+			continue
+		}
+		out = append(out, f)
+		out = append(out, children[f.Path]...)
+	}
+	return out
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
@@ -217,10 +257,14 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 			fs.session = ""
 		}
 	}
+	if fs.agentID != "" && fs.agentTy == "" && fs.session != "" {
+		fs.agentTy = r.agentTypes[fs.session+"/"+fs.agentID]
+	}
 	if c := plan.Context; c != nil {
 		fs.session = cmpOr(c["session"], fs.session)
 		fs.project = c["project"]
 		fs.slug = c["slug"]
+		fs.agentTy = cmpOr(fs.agentTy, c["agent_type"])
 	}
 	fs.resume, fs.resumeLines = plan.Start, plan.Lines
 	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
@@ -299,7 +343,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		resume, resumeLines = consumed, consumedLines
 	}
 	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, map[string]string{
-		"session": fs.session, "project": fs.project, "slug": fs.slug,
+		"session": fs.session, "project": fs.project, "slug": fs.slug, "agent_type": fs.agentTy,
 	})
 	if err != nil {
 		return extract.Errorf(sf.Path, err)

@@ -36,8 +36,10 @@ type line struct {
 		Timestamp string `json:"timestamp"`
 	} `json:"snapshot"` // file-history-snapshot
 	Data *struct {
-		Type string `json:"type"`
+		Type    string `json:"type"`
+		AgentID string `json:"agentId"`
 	} `json:"data"` // progress
+	ParentToolUseID string `json:"parentToolUseID"` // progress: the Task call it reports on
 	Operation string `json:"operation"` // queue-operation
 }
 

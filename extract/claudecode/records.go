@@ -136,6 +136,11 @@ func (r *run) line(fs *fileState, l *line, b []byte, ln schema.Line) error {
 		if l.Data != nil && l.Data.Type != "" {
 			rec.NativeType = "progress/" + l.Data.Type
 		}
+		if l.Data != nil && l.Data.AgentID != "" && l.ParentToolUseID != "" {
+			if t, ok := r.taskTypes[l.ParentToolUseID]; ok {
+				r.agentTypes[cmpOr(l.SessionID, fs.session)+"/"+l.Data.AgentID] = t
+			}
+		}
 	case "queue-operation":
 		if l.Operation != "" {
 			rec.NativeType = "queue-operation/" + l.Operation
@@ -279,6 +284,14 @@ func (r *run) assistantLine(rec *schema.Record, l *line) {
 		case "tool_use", "server_tool_use":
 			rec.Tools = append(rec.Tools, schema.Tool{Name: b.Name, CallID: b.ID, Input: compact(b.Input)})
 			rec.Files = append(rec.Files, toolFiles(b.Name, b.Input)...)
+			if b.Name == "Task" || b.Name == "Agent" {
+				var in struct {
+					Type string `json:"subagent_type"`
+				}
+				if api.Unmarshal(b.Input, &in) == nil && in.Type != "" {
+					r.taskTypes[b.ID] = in.Type
+				}
+			}
 		}
 	}
 	rec.Text = strings.Join(text, "\n")
