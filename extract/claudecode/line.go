@@ -40,7 +40,7 @@ type line struct {
 		AgentID string `json:"agentId"`
 	} `json:"data"` // progress
 	ParentToolUseID string `json:"parentToolUseID"` // progress: the Task call it reports on
-	Operation string `json:"operation"` // queue-operation
+	Operation       string `json:"operation"`       // queue-operation
 }
 
 type message struct {
