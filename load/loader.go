@@ -143,35 +143,9 @@ func Load(ctx context.Context, r io.Reader, opt Options) (Stats, error) {
 
 // AddStream adds every record of an NDJSON stream.
 func (l *Loader) AddStream(r io.Reader) error {
-	dec := schema.NewDecoder(r)
-	for {
-		if err := l.ctx.Err(); err != nil {
-			return err
-		}
-		rec := new(schema.Record)
-		err := dec.Decode(rec)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		var se *schema.SyntaxError
-		if errors.As(err, &se) {
-			l.stats.Skipped++
-			bad := &schema.BadInput{Path: l.opt.Name, Line: se.Line, Err: se.Err}
-			if l.opt.OnSkip == nil {
-				return bad
-			}
-			if err := l.opt.OnSkip(bad); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := l.Add(rec); err != nil {
-			return err
-		}
-	}
+	n, err := schema.Each(l.ctx, r, l.opt.Name, l.opt.OnSkip, l.Add)
+	l.stats.Skipped += n
+	return err
 }
 
 // Stats returns the counts so far.

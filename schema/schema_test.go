@@ -2,11 +2,14 @@ package schema
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -221,5 +224,40 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 		if got, want := string(AppendTime(nil, tm)), tm.UTC().Format("2006-01-02T15:04:05.000Z07:00"); got != want {
 			t.Fatalf("AppendTime %s, want %s", got, want)
 		}
+	}
+}
+
+func TestEachKeepsOrderAndReportsBadLines(t *testing.T) {
+	var in strings.Builder
+	for i := range 3000 {
+		if i%1000 == 7 {
+			in.WriteString("oops\n")
+		}
+		fmt.Fprintf(&in, `{"kind":"message","id":"%d"}`+"\n", i)
+	}
+	next := 0
+	var bad []string
+	n, err := Each(context.Background(), strings.NewReader(in.String()), "s.ndjson", func(b *BadInput) error {
+		bad = append(bad, b.Error())
+		return nil
+	}, func(r *Record) error {
+		if r.ID != strconv.Itoa(next) {
+			t.Fatalf("got %s, want %d", r.ID, next)
+		}
+		next++
+		return nil
+	})
+	if err != nil || n != 3 || next != 3000 || !strings.HasPrefix(bad[0], "s.ndjson:8: ") {
+		t.Fatalf("err %v, skipped %d, records %d, bad %v", err, n, next, bad)
+	}
+	stop := errors.New("stop")
+	_, err = Each(context.Background(), strings.NewReader(in.String()), "s", nil, func(r *Record) error { return nil })
+	var bi *BadInput
+	if !errors.As(err, &bi) || bi.Line != 8 {
+		t.Fatalf("without onSkip: %v", err)
+	}
+	_, err = Each(context.Background(), strings.NewReader(in.String()), "s", nil, func(r *Record) error { return stop })
+	if !errors.Is(err, stop) {
+		t.Fatalf("fn error: %v", err)
 	}
 }

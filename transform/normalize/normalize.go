@@ -54,38 +54,8 @@ type Stats struct {
 func Normalize(ctx context.Context, r io.Reader, w io.Writer, opt Options) (Stats, error) {
 	enc := schema.NewEncoder(w)
 	n := New(opt, func(rec *schema.Record) error { return enc.Encode(rec) })
-	dec := schema.NewDecoder(r)
-	var err error
-	for {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		rec := new(schema.Record)
-		err = dec.Decode(rec)
-		if errors.Is(err, io.EOF) {
-			err = nil
-			break
-		}
-		var se *schema.SyntaxError
-		if errors.As(err, &se) {
-			n.stats.Skipped++
-			bad := &schema.BadInput{Path: opt.Name, Line: se.Line, Err: se.Err}
-			if opt.OnSkip == nil {
-				err = bad
-				break
-			}
-			if err = opt.OnSkip(bad); err != nil {
-				break
-			}
-			continue
-		}
-		if err != nil {
-			break
-		}
-		if err = n.Add(rec); err != nil {
-			break
-		}
-	}
+	skipped, err := schema.Each(ctx, r, opt.Name, opt.OnSkip, n.Add)
+	n.stats.Skipped += skipped
 	if err == nil {
 		err = n.Close()
 	}

@@ -1,0 +1,30 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkLoadCorpus measures pos-load over the normalized stream of the
+// real corpus into a fresh lake; MB/s is of that NDJSON stream.
+func BenchmarkLoadCorpus(b *testing.B) {
+	dir := filepath.Join("..", "..", "shared", "corpus", "claude")
+	if _, err := os.Stat(dir); err != nil {
+		b.Skip("../shared/corpus/claude is absent")
+	}
+	out, err := exec.Command("bash", "-c", "go run ../cmd/pos-extract --root "+dir+" --full -q | go run ../cmd/pos-normalize -q").Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(out)))
+	for b.Loop() {
+		lake := b.TempDir()
+		if _, err := Load(context.Background(), bytes.NewReader(out), Options{Lake: lake, NoCatalog: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
