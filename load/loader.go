@@ -349,6 +349,10 @@ func (l *Loader) commit(pf *partFile) error {
 		return err
 	}
 	l.stats.Files++
+	// Forget the partition's ids: memory stays bounded by the partitions
+	// being written, and a later record for it reads them back from the
+	// files, this one included.
+	delete(l.parts, pf.part.partKey)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package load
 import (
 	"encoding/json"
 	"time"
+	"unsafe"
 
 	"github.com/pos-lake/pos/schema"
 )
@@ -293,7 +294,9 @@ func extraJSON(r *schema.Record) string {
 	return string(append(b, '}'))
 }
 
-func rawString(m json.RawMessage) string { return string(m) }
+// rawString views JSON bytes as a string without copying: the record they
+// belong to is not changed after it is turned into a row.
+func rawString(m json.RawMessage) string { return unsafe.String(unsafe.SliceData(m), len(m)) }
 
 func rawRow(r *schema.Record, hash string) RawRow {
 	s, a := src(r), adapter(r)
