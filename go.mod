@@ -8,6 +8,7 @@ require (
 	github.com/duckdb/duckdb-go/v2 v2.10505.0
 	github.com/dustin/go-humanize v1.1.0
 	github.com/klauspost/compress v1.20.3
+	github.com/mattn/go-runewidth v0.0.19
 	github.com/parquet-go/parquet-go v0.32.0
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/term v0.47.0
@@ -18,6 +19,7 @@ require (
 	github.com/apache/arrow-go/v18 v18.5.1 // indirect
 	github.com/bytedance/gopkg v0.1.3 // indirect
 	github.com/bytedance/sonic/loader v0.5.3 // indirect
+	github.com/clipperhouse/uax29/v2 v2.2.0 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
 	github.com/duckdb/duckdb-go-bindings v0.10505.0 // indirect

@@ -1,0 +1,464 @@
+// Command pos-query looks things up in the pos lake: the sessions, the last
+// turns of a session, a timeline of exchanges, token statistics, and
+// arbitrary SQL over the lake's views.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/query"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+func main() { os.Exit(cmdio.Main(newApp())) }
+
+const exitCodes = `EXIT CODES:
+   0    success
+   1    failure: no lake, a SQL error, an I/O error (the message is DuckDB's, on one line)
+   2    usage error: bad flags or arguments, a session id that matches no session or several
+   130  interrupted (Ctrl-C, SIGTERM)
+   141  stdout closed by the reader (e.g. "| head"): output ended quietly`
+
+const formats = `OUTPUT:
+   --format table   aligned columns cut to the terminal width, relative times
+                    ("3 days ago"), numbers with thousands separators
+   --format json    one JSON array of objects
+   --format ndjson  one JSON object per line
+   --format csv     a header line, then one line per row
+   The default is table when stdout is a terminal and ndjson otherwise. Times
+   in json, ndjson and csv are RFC 3339 in UTC.`
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:      "pos-query",
+		Usage:     "look up sessions, recent turns, timelines and token stats in the pos lake, or run SQL on it",
+		UsageText: "pos-query COMMAND [OPTIONS]",
+		Description: `Reads the lake that pos-load writes (--lake, or $POS_LAKE) through DuckDB,
+in memory; it never changes the lake.
+
+  pos-query sessions --since 7d                 sessions active in the last week
+  pos-query recent -n 5                         the last 5 turns of the latest session
+  pos-query timeline --since 2d --project api   what happened, in order
+  pos-query stats --by day,model --since 30d    tokens per model per day
+  pos-query sql 'SELECT count(*) FROM messages'
+
+` + formats,
+		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), recentCmd(), timelineCmd(), statsCmd()},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cmdio.Usagef("no command given (sql, sessions, recent, timeline, stats)")
+			}
+			return cmdio.Usagef("unknown command %q (sql, sessions, recent, timeline, stats)", c.Args().First())
+		},
+	}
+}
+
+// command fills in what every subcommand shares: usage errors that exit 2
+// instead of printing help into stdout, and the exit codes in --help.
+func command(cmd *cli.Command) *cli.Command {
+	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return cmdio.UsageError{Err: err} }
+	cmd.HideHelpCommand = true
+	cmd.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodes + "\n"
+	return cmd
+}
+
+func formatFlag() cli.Flag {
+	return &cli.StringFlag{Name: "format", Aliases: []string{"f"},
+		Usage: "output format: table, json, ndjson or csv (default: table on a terminal, else ndjson)"}
+}
+
+func widthFlag() cli.Flag {
+	return &cli.IntFlag{Name: "width", Usage: "table width in columns (default: the terminal's, else $COLUMNS, else 120)"}
+}
+
+func sinceFlag() cli.Flag {
+	return &cli.StringFlag{Name: "since", Usage: "from this time: a duration back from now (36h, 7d, 2w), a date (2026-01-31) or RFC 3339"}
+}
+
+func untilFlag() cli.Flag {
+	return &cli.StringFlag{Name: "until", Usage: "before this time (same forms as --since)"}
+}
+
+func platformFlag() cli.Flag {
+	return &cli.StringFlag{Name: "platform", Usage: "only this platform (claude_code, cline, cursor, codex, gemini, aider, push)"}
+}
+
+func projectFlag() cli.Flag {
+	return &cli.StringFlag{Name: "project", Usage: "only projects whose path contains this"}
+}
+
+func limitFlag(def int, what string) cli.Flag {
+	return &cli.IntFlag{Name: "limit", Value: def, Usage: "at most this many " + what + " (0: all)"}
+}
+
+func sqlCmd() *cli.Command {
+	return command(&cli.Command{
+		Name:      "sql",
+		Usage:     "run a SQL query on the lake's views",
+		UsageText: "pos-query sql [OPTIONS] QUERY|-",
+		Description: `Runs one query on the views raw, messages, exchanges, sessions, documents and
+other (their columns: pos-query sql 'DESCRIBE messages'). The query is the
+arguments, or stdin when it is "-" or absent. Options go before the query.
+Filter on the columns platform and date to read only the files that match.
+
+EXAMPLES:
+   pos-query sql "SELECT model, sum(output_tokens) FROM messages WHERE date >= DATE '2026-01-01' GROUP BY ALL"
+   echo 'SELECT * FROM sessions LIMIT 3' | pos-query sql --format json -`,
+		Flags:  []cli.Flag{cmdio.LakeFlag(), formatFlag(), widthFlag()},
+		Action: runSQL,
+	})
+}
+
+func sessionsCmd() *cli.Command {
+	return command(&cli.Command{
+		Name:      "sessions",
+		Usage:     "list sessions, the most recently active first",
+		UsageText: "pos-query sessions [OPTIONS]",
+		Description: `Lists sessions with their title, project, times, counts and tokens. --since
+and --until keep the sessions active in that window.
+
+EXAMPLES:
+   pos-query sessions --since 7d --project api
+   pos-query sessions --platform codex --limit 0 --format csv > sessions.csv`,
+		Flags: []cli.Flag{cmdio.LakeFlag(), formatFlag(), widthFlag(), sinceFlag(), untilFlag(),
+			platformFlag(), projectFlag(), limitFlag(20, "sessions")},
+		Action: runSessions,
+	})
+}
+
+func recentCmd() *cli.Command {
+	return command(&cli.Command{
+		Name:      "recent",
+		Usage:     "show the last turns of a session",
+		UsageText: "pos-query recent [--session ID] [-n 10] [OPTIONS]",
+		Description: `Shows the last turns (a prompt and everything up to the next prompt) of a
+session, oldest first: prompt, response, tools used and tokens. The session
+is given by its id or a unique prefix of it; by default it is the most
+recently active one (of --platform and --project, if given). Only the main
+thread is shown unless --subagents is given.
+
+EXAMPLES:
+   pos-query recent -n 5
+   pos-query recent --session 4d5611e5 --tools --format json`,
+		Flags: []cli.Flag{cmdio.LakeFlag(), formatFlag(), widthFlag(),
+			&cli.StringFlag{Name: "session", Aliases: []string{"s"}, Usage: "session id or a unique prefix of one (default: the most recently active)"},
+			&cli.IntFlag{Name: "n", Aliases: []string{"limit"}, Value: 10, Usage: "how many turns"},
+			&cli.BoolFlag{Name: "tools", Usage: "include each turn's tool calls (input, start of output, errors)"},
+			&cli.BoolFlag{Name: "subagents", Usage: "include the turns of the session's subagents"},
+			platformFlag(), projectFlag()},
+		Action: runRecent,
+	})
+}
+
+func timelineCmd() *cli.Command {
+	return command(&cli.Command{
+		Name:      "timeline",
+		Usage:     "list session starts and exchanges in time order",
+		UsageText: "pos-query timeline [--since TIME] [--until TIME] [OPTIONS]",
+		Description: `Lists what happened in a window, oldest first: each session start and each
+exchange with its session's title, its number in the session, the first line
+of its prompt and its tokens. With a --limit, the latest entries of the
+window are kept.
+
+EXAMPLES:
+   pos-query timeline --since 2d
+   pos-query timeline --since 2026-02-01 --until 2026-02-08 --project api --limit 0`,
+		Flags: []cli.Flag{cmdio.LakeFlag(), formatFlag(), widthFlag(), sinceFlag(), untilFlag(),
+			platformFlag(), projectFlag(), limitFlag(50, "entries"),
+			&cli.StringFlag{Name: "session", Aliases: []string{"s"}, Usage: "only this session (id or unique prefix)"},
+			&cli.BoolFlag{Name: "subagents", Usage: "include subagents' exchanges"}},
+		Action: runTimeline,
+	})
+}
+
+func statsCmd() *cli.Command {
+	return command(&cli.Command{
+		Name:      "stats",
+		Usage:     "count assistant messages and sum their tokens, grouped",
+		UsageText: "pos-query stats [--by KEY[,KEY...]] [OPTIONS]",
+		Description: `Sums input, output, cache-creation and cache-read tokens and counts the
+assistant messages (and sessions) in each group. Keys: ` + strings.Join(query.StatsKeys, ", ") + `.
+A week is named by its Monday; days and weeks are UTC. The placeholder
+model "<synthetic>" is left out.
+
+EXAMPLES:
+   pos-query stats --by day,model --since 30d
+   pos-query stats --by month,project --format csv`,
+		Flags: []cli.Flag{cmdio.LakeFlag(), formatFlag(), widthFlag(), sinceFlag(), untilFlag(),
+			platformFlag(), projectFlag(), limitFlag(0, "rows"),
+			&cli.StringFlag{Name: "by", Value: "day", Usage: "grouping keys, comma-separated; \"\" for totals"}},
+		Action: runStats,
+	})
+}
+
+// env is what an action needs: the lake, the window and the output.
+type env struct {
+	c            *cli.Context
+	db           *query.DB
+	now          time.Time
+	since, until time.Time
+	format       query.Format
+}
+
+// setup parses the shared flags and opens the lake.
+func setup(c *cli.Context, args bool) (*env, error) {
+	if !args && c.NArg() > 0 {
+		return nil, cmdio.Usagef("unexpected argument %q", c.Args().First())
+	}
+	e := &env{c: c, now: time.Now()}
+	var err error
+	if e.format, err = outputFormat(c); err != nil {
+		return nil, err
+	}
+	for _, t := range []struct {
+		flag string
+		dst  *time.Time
+	}{{"since", &e.since}, {"until", &e.until}} {
+		if *t.dst, err = cmdio.ParseTime(c.String(t.flag), e.now); err != nil {
+			return nil, cmdio.Usagef("--%s: %v", t.flag, err)
+		}
+	}
+	if !e.since.IsZero() && !e.until.IsZero() && !e.since.Before(e.until) {
+		return nil, cmdio.Usagef("--since must be before --until")
+	}
+	if e.db, err = query.Open(c.Context, c.String("lake")); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// stdinIsTerminal reports whether r is a terminal (nobody is piping a query).
+func stdinIsTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func outputFormat(c *cli.Context) (query.Format, error) {
+	s := c.String("format")
+	if s == "" {
+		if cmdio.IsTerminal(c.App.Writer) {
+			return query.FormatTable, nil
+		}
+		return query.FormatNDJSON, nil
+	}
+	f, err := query.ParseFormat(s)
+	if err != nil {
+		return "", cmdio.UsageError{Err: fmt.Errorf("--format: %w", err)}
+	}
+	return f, nil
+}
+
+// width is the table width: --width, the terminal's, $COLUMNS, or 120.
+func width(c *cli.Context) int {
+	if w := c.Int("width"); w > 0 {
+		return w
+	}
+	if f, ok := c.App.Writer.(*os.File); ok && cmdio.IsTerminal(f) {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	if w, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && w > 0 {
+		return w
+	}
+	return 120
+}
+
+// writer makes the output writer; flexible names the table columns that
+// are cut first when the table is too wide.
+func (e *env) writer(flexible ...string) *query.Writer {
+	return query.NewWriter(e.c.App.Writer, e.format, query.WriterOptions{
+		Width:     width(e.c),
+		Now:       e.now,
+		Flexible:  flexible,
+		FlushEach: e.format != query.FormatTable && cmdio.IsTerminal(e.c.App.Writer),
+	})
+}
+
+// print writes t. In a table only the columns in cols are shown (all if
+// none), each given as "name" or "name:header"; flexible names the columns
+// cut first when the table is too wide.
+func (e *env) print(t *query.Table, cols []string, flexible ...string) error {
+	if e.format == query.FormatTable && len(cols) > 0 {
+		names := make([]string, len(cols))
+		headers := map[string]string{}
+		for i, c := range cols {
+			n, h, ok := strings.Cut(c, ":")
+			names[i] = n
+			if ok {
+				headers[n] = h
+			}
+		}
+		t = t.Select(names...)
+		for i, c := range t.Columns {
+			if h, ok := headers[c.Name]; ok {
+				for j, f := range flexible {
+					if f == c.Name {
+						flexible[j] = h
+					}
+				}
+				t.Columns[i].Name = h
+			}
+		}
+	}
+	w := e.writer(flexible...)
+	if err := t.Write(w); err != nil {
+		return err
+	}
+	return w.Close()
+}
+
+// note tells the user something on stderr, in a table's company only:
+// other formats are read by programs.
+func (e *env) note(format string, args ...any) {
+	if e.format == query.FormatTable {
+		fmt.Fprintf(e.c.App.ErrWriter, "%s: %s\n", e.c.App.Name, fmt.Sprintf(format, args...))
+	}
+}
+
+// libErr turns the library's complaints about arguments into usage errors.
+func libErr(err error) error {
+	var ae *query.ArgError
+	if errors.As(err, &ae) {
+		return cmdio.UsageError{Err: err}
+	}
+	return err
+}
+
+func runSQL(c *cli.Context) error {
+	q := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
+	if q == "" || q == "-" {
+		if c.NArg() == 0 && stdinIsTerminal(c.App.Reader) {
+			return cmdio.Usagef("no query given (pass it as an argument, or \"-\" to read it from stdin)")
+		}
+		b, err := io.ReadAll(c.App.Reader)
+		if err != nil {
+			return err
+		}
+		q = strings.TrimSpace(string(b))
+	}
+	if q == "" {
+		return cmdio.Usagef("the query is empty")
+	}
+	e, err := setup(c, true)
+	if err != nil {
+		return err
+	}
+	defer e.db.Close()
+	w := e.writer()
+	if err := e.db.Stream(c.Context, w, q); err != nil {
+		return err
+	}
+	return w.Close()
+}
+
+func runSessions(c *cli.Context) error {
+	e, err := setup(c, false)
+	if err != nil {
+		return err
+	}
+	defer e.db.Close()
+	n := c.Int("limit")
+	ss, err := e.db.Sessions(c.Context, query.SessionFilter{
+		Platform: c.String("platform"), Project: c.String("project"),
+		Since: e.since, Until: e.until, Limit: n,
+	})
+	if err != nil {
+		return libErr(err)
+	}
+	if err := e.print(query.TableOf(ss),
+		[]string{"last_ts:last active", "session_id:session", "platform", "exchange_count:turns", "output_tokens:out tokens", "project", "title"},
+		"title", "project"); err != nil {
+		return err
+	}
+	if n > 0 && len(ss) == n {
+		e.note("showing the %d most recently active sessions; --limit 0 shows all", n)
+	}
+	return nil
+}
+
+func runRecent(c *cli.Context) error {
+	e, err := setup(c, false)
+	if err != nil {
+		return err
+	}
+	defer e.db.Close()
+	tools := c.Bool("tools")
+	r, err := e.db.Recent(c.Context, query.RecentOptions{
+		Session: c.String("session"), N: c.Int("n"),
+		Platform: c.String("platform"), Project: c.String("project"),
+		IncludeTools: tools, Subagents: c.Bool("subagents"),
+	})
+	if err != nil {
+		return libErr(err)
+	}
+	s := r.Session
+	e.note("session %s (%s) %q in %s", s.SessionID, s.Platform, s.Title, s.Project)
+	cols := []string{"exchange_number:#", "ts:when", "prompt", "response", "tools", "output_tokens:out tokens"}
+	if tools {
+		cols[4] = "tool_calls:tools"
+	}
+	for _, t := range r.Turns {
+		if t.AgentID != "" {
+			cols = append([]string{"agent_id:agent"}, cols...)
+			break
+		}
+	}
+	return e.print(r.Table(), cols, "prompt", "response", "tools", "tool_calls")
+}
+
+func runTimeline(c *cli.Context) error {
+	e, err := setup(c, false)
+	if err != nil {
+		return err
+	}
+	defer e.db.Close()
+	n := c.Int("limit")
+	tl, err := e.db.Timeline(c.Context, query.TimelineOptions{
+		Since: e.since, Until: e.until,
+		Platform: c.String("platform"), Project: c.String("project"), Session: c.String("session"),
+		Limit: n, Subagents: c.Bool("subagents"),
+	})
+	if err != nil {
+		return libErr(err)
+	}
+	if err := e.print(query.TableOf(tl),
+		[]string{"ts:when", "kind", "session_id:session", "exchange_number:#", "title", "prompt", "input_tokens:in tokens", "output_tokens:out tokens", "project"},
+		"title", "prompt", "project", "session_id"); err != nil {
+		return err
+	}
+	if n > 0 && len(tl) == n {
+		e.note("showing the latest %d entries; --limit 0 shows all", n)
+	}
+	return nil
+}
+
+func runStats(c *cli.Context) error {
+	by, err := query.ParseBy(c.String("by"))
+	if err != nil {
+		return cmdio.UsageError{Err: fmt.Errorf("--by: %w", err)}
+	}
+	e, err := setup(c, false)
+	if err != nil {
+		return err
+	}
+	defer e.db.Close()
+	st, err := e.db.Stats(c.Context, query.StatsOptions{
+		By: by, Since: e.since, Until: e.until,
+		Platform: c.String("platform"), Project: c.String("project"), Limit: c.Int("limit"),
+	})
+	if err != nil {
+		return libErr(err)
+	}
+	cols := append(by, "messages", "sessions", "input_tokens:in tokens", "output_tokens:out tokens",
+		"cache_creation_tokens:cache write", "cache_read_tokens:cache read")
+	return e.print(st.Table(), cols, "project", "model", "session")
+}

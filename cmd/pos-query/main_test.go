@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/query/querytest"
+)
+
+var lake string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "pos-query-test-")
+	if err != nil {
+		panic(err)
+	}
+	if lake, err = querytest.FixtureLake(context.Background(), dir); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func run(stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = cmdio.Run(context.Background(), newApp(), append([]string{"pos-query"}, args...),
+		strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestCLI(t *testing.T) {
+	const (
+		a = "11111111-1111-4111-8111-111111111111"
+		b = "22222222-2222-4222-8222-222222222222"
+	)
+	for _, tc := range []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stdout string // regexp
+		stderr string // regexp
+	}{
+		{name: "sessions ndjson by default when piped", args: []string{"sessions", "--lake", lake},
+			stdout: `(?s)^\{"last_ts":"2026-03-03T12:00:03Z","first_ts":"2026-03-03T12:00:00Z","platform":"claude_code","session_id":"` + b +
+				`","title":"Explain the build".*\n\{.*"session_id":"` + a + `".*\n\{.*\n$`},
+		{name: "sessions table", args: []string{"sessions", "--lake", lake, "--format", "table", "--width", "120", "--project", "beta"},
+			stdout: `^LAST ACTIVE +SESSION +PLATFORM +TURNS +OUT TOKENS +PROJECT +TITLE\n[0-9a-z ]+ ago +` + b + ` +claude_code +1 +200 +/home/dev/beta +Explain the build\n$`},
+		{name: "sessions limit note", args: []string{"sessions", "--lake", lake, "-f", "table", "--limit", "1"},
+			stderr: `^pos-query: showing the 1 most recently active sessions; --limit 0 shows all\n$`},
+		{name: "sessions csv", args: []string{"sessions", "--lake", lake, "--format", "csv", "--since", "2026-03-03"},
+			stdout: `^last_ts,first_ts,platform,session_id,title,project,exchange_count,message_count,tool_count,subagents,compactions,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens,models,git_branch,cwd\n` +
+				`2026-03-03T12:00:03Z,2026-03-03T12:00:00Z,claude_code,` + b + `,Explain the build,/home/dev/beta,1,2,0,0,0,100,200,50,0,"\[""claude-opus-4-6""\]",main,/home/dev/beta\n$`},
+		{name: "recent", args: []string{"recent", "--lake", lake, "--session", "11111111", "-n", "2"},
+			stdout: `^\{"exchange_number":3,"ts":"2026-03-01T23:59:58Z",.*"prompt":"Is it done\?".*\}\n\{"exchange_number":4,.*"prompt":"Ship it","response":"Done: tagged v1.2.0.".*\}\n$`},
+		{name: "recent --tools json", args: []string{"recent", "--lake", lake, "-s", a, "--tools", "--format", "json"},
+			stdout: `(?s)^\[\n\{"exchange_number":1,.*"tool_calls":\[\{"name":"Read","input":\{"file_path":"/home/dev/alpha/fetch.go"\},"output":"package fetch\\n\\nfunc Get\(\) \{\}\\n","output_chars":29,"is_error":false\}.*\n\]\n$`},
+		{name: "recent table", args: []string{"recent", "--lake", lake, "-s", a, "--tools", "-f", "table", "--width", "200"},
+			stdout: `(?m)^#  WHEN .* PROMPT .* RESPONSE .* TOOLS .* OUT TOKENS\n1  .* ago .*Add a retry to the fetcher with exponential backoff .*Read\(/home/dev/alpha/fetch.go\), Task\(find callers\) +130$`,
+			stderr: `^pos-query: session ` + a + ` \(claude_code\) "Add a retry to the fetcher" in /home/dev/alpha\n$`},
+		{name: "recent ambiguous", args: []string{"recent", "--lake", lake, "-s", "1111"}, code: 2,
+			stderr: `^pos-query: session "1111" is ambiguous: it matches ` + a + ` .*11112222-3333-4444-8555-666666666666 .*\npos-query: hint: see 'pos-query --help'\n$`},
+		{name: "recent unknown session", args: []string{"recent", "--lake", lake, "-s", "zz"}, code: 2,
+			stderr: `^pos-query: no session has an id starting with "zz"\n`},
+		{name: "timeline csv", args: []string{"timeline", "--lake", lake, "--since", "2026-03-01", "--until", "2026-03-03", "--format", "csv"},
+			stdout: `^ts,kind,platform,project,session_id,title,exchange_number,agent_id,prompt,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens\n` +
+				`2026-03-01T10:00:00Z,session_start,claude_code,/home/dev/alpha,` + a + `,Add a retry to the fetcher,,,,0,0,0,0\n` +
+				`2026-03-01T10:00:00Z,exchange,claude_code,/home/dev/alpha,` + a + `,Add a retry to the fetcher,1,,Add a retry to the fetcher,42,130,100,4100\n` +
+				`2026-03-01T10:05:00Z,exchange,.*,2,,Now add tests,12,24,0,1100\n` +
+				`2026-03-01T23:59:58Z,exchange,.*,3,,Is it done\?,0,0,0,0\n` +
+				`2026-03-02T09:00:00Z,exchange,.*,4,,Ship it,3,4,0,300\n$`},
+		{name: "timeline table", args: []string{"timeline", "--lake", lake, "-f", "table", "--width", "200", "--session", "2"},
+			stdout: `^WHEN +KIND +SESSION +# +TITLE +PROMPT +IN TOKENS +OUT TOKENS +PROJECT\n.* ago +session_start +` + b + ` +Explain the build +0 +0 +/home/dev/beta\n.* ago +exchange +` + b + ` +1 +Explain the build +Explain the build +100 +200 +/home/dev/beta\n$`},
+		{name: "stats csv", args: []string{"stats", "--lake", lake, "--by", "day,model", "--format", "csv"},
+			stdout: `^day,model,messages,sessions,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens
+2026-02-27,claude-sonnet-4-5,1,1,1000,2000,3000,4000
+2026-03-01,claude-haiku-4-5,4,1,122,69,10,1150
+2026-03-01,claude-opus-4-6,3,1,42,130,100,4100
+2026-03-02,claude-opus-4-6,1,1,3,4,0,300
+2026-03-03,claude-opus-4-6,1,1,100,200,50,0
+$`},
+		{name: "stats table", args: []string{"stats", "--lake", lake, "--by", "model", "-f", "table", "--project", "alpha"},
+			stdout: `^MODEL +MESSAGES +SESSIONS +IN TOKENS +OUT TOKENS +CACHE WRITE +CACHE READ\nclaude-haiku-4-5 +4 +1 +122 +69 +10 +1,150\nclaude-opus-4-6 +4 +1 +45 +134 +100 +4,400\nclaude-sonnet-4-5 +1 +1 +1,000 +2,000 +3,000 +4,000\n$`},
+		{name: "stats totals json", args: []string{"stats", "--lake", lake, "--by", "", "--format", "json", "--until", "2026-03-01"},
+			stdout: `^\[\n\{"messages":1,"sessions":1,"input_tokens":1000,"output_tokens":2000,"cache_creation_tokens":3000,"cache_read_tokens":4000\}\n\]\n$`},
+		{name: "stats bad key", args: []string{"stats", "--lake", lake, "--by", "day,hour"}, code: 2,
+			stderr: `^pos-query: --by: cannot group by "hour" \(use day, week, month, model, project, platform, session\)\n`},
+		{name: "sql", args: []string{"sql", "--lake", lake, "SELECT count(*) AS n FROM messages WHERE date = DATE '2026-03-03'"},
+			stdout: `^\{"n":2\}\n$`},
+		{name: "sql words joined", args: []string{"sql", "--lake", lake, "SELECT", "1", "AS", "x"}, stdout: `^\{"x":1\}\n$`},
+		{name: "sql stdin", stdin: "SELECT session_id FROM sessions ORDER BY session_id LIMIT 1\n", args: []string{"sql", "--lake", lake, "--format", "csv", "-"},
+			stdout: `^session_id\n` + a + `\n$`},
+		{name: "sql stdin without dash", stdin: "SELECT 2 AS y", args: []string{"sql", "--lake", lake}, stdout: `^\{"y":2\}\n$`},
+		{name: "sql table", args: []string{"sql", "--lake", lake, "-f", "table", "SELECT 1234567 AS n, 'a' AS s"}, stdout: `^        N  S\n1,234,567  a\n$`},
+		{name: "sql error", args: []string{"sql", "--lake", lake, "SELEC 1"}, code: 1,
+			stderr: `^pos-query: Parser Error: syntax error at or near "SELEC"\n$`},
+		{name: "sql catalog error", args: []string{"sql", "--lake", lake, "SELECT * FROM nosuch"}, code: 1,
+			stderr: `^pos-query: Catalog Error: Table with name nosuch does not exist! Did you mean "[a-z_]+"\?\n$`},
+		{name: "sql empty", stdin: "", args: []string{"sql", "--lake", lake}, code: 2, stderr: `^pos-query: the query is empty\n`},
+		{name: "bad flag", args: []string{"sessions", "--lake", lake, "--nope"}, code: 2,
+			stderr: `^pos-query: flag provided but not defined: -nope\npos-query: hint: see 'pos-query --help'\n$`},
+		{name: "bad format", args: []string{"sessions", "--lake", lake, "--format", "yaml"}, code: 2, stderr: `^pos-query: --format: unknown format "yaml"`},
+		{name: "bad since", args: []string{"timeline", "--lake", lake, "--since", "yesterday"}, code: 2, stderr: `^pos-query: --since: cannot read "yesterday" as a time`},
+		{name: "empty window", args: []string{"stats", "--lake", lake, "--since", "2026-03-02", "--until", "2026-03-01"}, code: 2, stderr: `^pos-query: --since must be before --until\n`},
+		{name: "stray argument", args: []string{"sessions", "--lake", lake, "extra"}, code: 2, stderr: `^pos-query: unexpected argument "extra"\n`},
+		{name: "unknown command", args: []string{"search", "x"}, code: 2, stderr: `^pos-query: unknown command "search"`},
+		{name: "no command", args: nil, code: 2, stderr: `^pos-query: no command given`},
+		{name: "no lake", args: []string{"sessions", "--lake", filepath.Join(os.TempDir(), "pos-query-no-such-lake")}, code: 1,
+			stderr: `^pos-query: no lake at .*pos-query-no-such-lake: the directory does not exist; build it with: pos-extract \| pos-normalize \| pos-load --lake .*\n$`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := run(tc.stdin, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, stderr)
+			}
+			if !regexp.MustCompile(tc.stdout).MatchString(stdout) || (tc.stdout == "" && stdout != "" && tc.code != 0) {
+				t.Errorf("stdout:\n%s\ndoes not match\n%s", stdout, tc.stdout)
+			}
+			if tc.stderr == "" && stderr != "" || !regexp.MustCompile(tc.stderr).MatchString(stderr) {
+				t.Errorf("stderr:\n%s\ndoes not match\n%s", stderr, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestCLIJSONParses(t *testing.T) {
+	for _, cmd := range []string{"sessions", "recent", "timeline", "stats"} {
+		code, stdout, stderr := run("", cmd, "--lake", lake, "--format", "json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", cmd, code, stderr)
+		}
+		var rows []map[string]any
+		if err := json.Unmarshal([]byte(stdout), &rows); err != nil || len(rows) == 0 {
+			t.Errorf("%s: %v, %d rows:\n%s", cmd, err, len(rows), stdout)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, stdout, _ := run("", "--help")
+	if code != 0 || !strings.Contains(stdout, "pos-query stats --by day,model") {
+		t.Errorf("app help (exit %d):\n%s", code, stdout)
+	}
+	for _, cmd := range []string{"sql", "sessions", "recent", "timeline", "stats"} {
+		code, stdout, stderr := run("", cmd, "--help")
+		if code != 0 || stderr != "" {
+			t.Errorf("%s --help: exit %d, stderr %q", cmd, code, stderr)
+		}
+		for _, want := range []string{"EXAMPLES:", "   pos-query " + cmd, "EXIT CODES:", "--lake", "--format"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("%s --help lacks %q:\n%s", cmd, want, stdout)
+			}
+		}
+	}
+}

@@ -1,0 +1,297 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+	"github.com/pos-lake/pos/load"
+)
+
+// ErrNoLake is wrapped by the error Open returns when the lake directory
+// does not exist or holds no data yet.
+var ErrNoLake = errors.New("no lake")
+
+// DB is an open lake: an in-memory DuckDB database whose views read the
+// lake's Parquet files. It is safe for concurrent use; queries run one at a
+// time.
+type DB struct {
+	db   *sql.DB
+	lake string
+}
+
+// Open checks that lake holds data and defines the views over it.
+func Open(ctx context.Context, lake string) (*DB, error) {
+	if lake == "" {
+		return nil, fmt.Errorf("%w: no lake directory given", ErrNoLake)
+	}
+	abs, err := filepath.Abs(lake)
+	if err != nil {
+		return nil, err
+	}
+	build := fmt.Sprintf("build it with: pos-extract | pos-normalize | pos-load --lake %s", lake)
+	switch fi, err := os.Stat(abs); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w at %s: the directory does not exist; %s", ErrNoLake, lake, build)
+	case err != nil:
+		return nil, err
+	case !fi.IsDir():
+		return nil, fmt.Errorf("%w at %s: not a directory", ErrNoLake, lake)
+	}
+	if !hasData(abs) {
+		return nil, fmt.Errorf("%w at %s: the directory holds no data yet; %s", ErrNoLake, lake, build)
+	}
+	db, err := load.OpenDB("")
+	if err != nil {
+		return nil, err
+	}
+	if err := load.DefineViews(ctx, db, abs); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &DB{db: db, lake: abs}, nil
+}
+
+// hasData reports whether any table of the lake has a Parquet file.
+func hasData(lake string) bool {
+	for _, t := range load.Tables {
+		found := false
+		filepath.WalkDir(load.TableDir(lake, t), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if !d.IsDir() && strings.HasSuffix(path, ".parquet") {
+				found = true
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
+// Lake is the lake's absolute path.
+func (d *DB) Lake() string { return d.lake }
+
+// Close releases the database.
+func (d *DB) Close() error { return d.db.Close() }
+
+// SQLError is a DuckDB error, with its message on one line.
+type SQLError struct {
+	Msg string
+	Err error
+}
+
+func (e *SQLError) Error() string { return e.Msg }
+func (e *SQLError) Unwrap() error { return e.Err }
+
+// sqlErr turns a DuckDB error into a SQLError. DuckDB's messages span
+// lines: "Parser Error: …\n\nLINE 1: SELEC 1\n        ^". The caret
+// drawing means nothing on one line, so it is dropped.
+func sqlErr(err error) error {
+	var de *duckdb.Error
+	if !errors.As(err, &de) {
+		return err
+	}
+	msg := de.Error()
+	if i := strings.Index(msg, "\n\nLINE "); i >= 0 {
+		msg = msg[:i]
+	}
+	return &SQLError{Msg: strings.Join(strings.Fields(msg), " "), Err: err}
+}
+
+// ArgError reports an argument the lake cannot answer for: an unknown
+// grouping key, a session prefix that matches no session or several.
+type ArgError struct{ Msg string }
+
+func (e *ArgError) Error() string { return e.Msg }
+
+func argErrorf(format string, args ...any) error {
+	return &ArgError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// RowWriter receives a result: its columns once, then each row.
+type RowWriter interface {
+	Begin(cols []Column) error
+	Row(vals []any) error
+}
+
+// SQL runs an arbitrary query and returns its whole result.
+func (d *DB) SQL(ctx context.Context, q string, args ...any) (*Table, error) {
+	t := &Table{}
+	if err := d.Stream(ctx, t, q, args...); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Stream runs an arbitrary query and hands its rows to w as they come, so
+// a large result need not fit in memory. Values are converted to plain Go
+// types: string, int64 (or *big.Int beyond its range), float64, bool,
+// time.Time (UTC) for timestamps, "2006-01-02" strings for dates,
+// json.Number for decimals, []any and map[string]any for nested values.
+func (d *DB) Stream(ctx context.Context, w RowWriter, q string, args ...any) error {
+	rows, err := d.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return sqlErr(err)
+	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		return sqlErr(err)
+	}
+	cols := make([]Column, len(cts))
+	for i, ct := range cts {
+		cols[i] = Column{Name: ct.Name(), Type: ct.DatabaseTypeName()}
+	}
+	if err := w.Begin(cols); err != nil {
+		return err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return sqlErr(err)
+		}
+		row := make([]any, len(vals))
+		for i, v := range vals {
+			row[i] = convert(v, cols[i].Type)
+		}
+		if err := w.Row(row); err != nil {
+			return err
+		}
+	}
+	return sqlErr(rows.Err())
+}
+
+// convert turns a value from the DuckDB driver into a plain Go value that
+// every output format can print.
+func convert(v any, typ string) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case time.Time:
+		switch {
+		case typ == "DATE":
+			return x.UTC().Format(time.DateOnly)
+		case strings.HasPrefix(typ, "TIME") && !strings.HasPrefix(typ, "TIMESTAMP"):
+			return x.Format("15:04:05.999999")
+		}
+		return x.UTC()
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case uint8:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int64(x)
+		}
+		return new(big.Int).SetUint64(x)
+	case *big.Int:
+		if x.IsInt64() {
+			return x.Int64()
+		}
+		return x
+	case float32:
+		return float64(x)
+	case duckdb.Decimal:
+		return json.Number(decimal(x))
+	case []byte:
+		if typ == "UUID" && len(x) == 16 {
+			var u duckdb.UUID
+			copy(u[:], x)
+			return u.String()
+		}
+		return x
+	case duckdb.UUID:
+		return x.String()
+	case duckdb.Interval:
+		return interval(x)
+	case duckdb.OrderedMap:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return x.String()
+		}
+		return json.RawMessage(b)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = convert(e, "")
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = convert(e, "")
+		}
+		return out
+	}
+	return v
+}
+
+// decimal formats a DECIMAL exactly, with all its scale's digits: 1.50.
+func decimal(d duckdb.Decimal) string {
+	if d.Value == nil {
+		return "0"
+	}
+	digits := new(big.Int).Abs(d.Value).String()
+	sign := ""
+	if d.Value.Sign() < 0 {
+		sign = "-"
+	}
+	if d.Scale == 0 {
+		return sign + digits
+	}
+	sc := int(d.Scale)
+	if len(digits) <= sc {
+		digits = strings.Repeat("0", sc-len(digits)+1) + digits
+	}
+	return sign + digits[:len(digits)-sc] + "." + digits[len(digits)-sc:]
+}
+
+func interval(iv duckdb.Interval) string {
+	var parts []string
+	if iv.Months != 0 {
+		parts = append(parts, fmt.Sprintf("%d months", iv.Months))
+	}
+	if iv.Days != 0 {
+		parts = append(parts, fmt.Sprintf("%d days", iv.Days))
+	}
+	if iv.Micros != 0 || len(parts) == 0 {
+		parts = append(parts, (time.Duration(iv.Micros) * time.Microsecond).String())
+	}
+	return strings.Join(parts, " ")
+}
+
+// bytesString shows a BLOB: as text when it is UTF-8, else as hex.
+func bytesString(b []byte) string {
+	if isUTF8(b) {
+		return string(b)
+	}
+	return `\x` + hex.EncodeToString(b)
+}

@@ -1,0 +1,73 @@
+package query_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/pos-lake/pos/query"
+)
+
+func ExampleDB_Stats() {
+	ctx := context.Background()
+	db, err := query.Open(ctx, fixtureLake)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer db.Close()
+	st, err := db.Stats(ctx, query.StatsOptions{By: []string{"day", "model"}, Since: day("2026-03-01")})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	query.Write(os.Stdout, query.FormatCSV, st.Table(), query.WriterOptions{})
+	// Output:
+	// day,model,messages,sessions,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens
+	// 2026-03-01,claude-haiku-4-5,4,1,122,69,10,1150
+	// 2026-03-01,claude-opus-4-6,3,1,42,130,100,4100
+	// 2026-03-02,claude-opus-4-6,1,1,3,4,0,300
+	// 2026-03-03,claude-opus-4-6,1,1,100,200,50,0
+}
+
+func ExampleDB_Recent() {
+	ctx := context.Background()
+	db, err := query.Open(ctx, fixtureLake)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer db.Close()
+	r, err := db.Recent(ctx, query.RecentOptions{Session: "1111111", N: 2, IncludeTools: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Session.Title)
+	for _, t := range r.Turns {
+		fmt.Println(t.ExchangeNumber, t.Prompt, "->", t.Response, t.ToolCalls)
+	}
+	// Output:
+	// Add a retry to the fetcher
+	// 3 Is it done? -> No response requested. []
+	// 4 Ship it -> Done: tagged v1.2.0. []
+}
+
+func ExampleDB_SQL() {
+	ctx := context.Background()
+	db, err := query.Open(ctx, fixtureLake)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer db.Close()
+	t, err := db.SQL(ctx, `SELECT title, exchange_count FROM sessions WHERE project = ? ORDER BY first_ts`, "/home/dev/alpha")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	query.Write(os.Stdout, query.FormatNDJSON, t, query.WriterOptions{})
+	// Output:
+	// {"title":"What does the fetcher do?","exchange_count":1}
+	// {"title":"Add a retry to the fetcher","exchange_count":4}
+}

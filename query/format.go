@@ -1,0 +1,439 @@
+package query
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dustin/go-humanize"
+	"github.com/mattn/go-runewidth"
+)
+
+// Format is an output format.
+type Format string
+
+// The output formats.
+const (
+	FormatTable  Format = "table"  // aligned columns for people: relative times, 1,234 numbers, text cut to the width
+	FormatJSON   Format = "json"   // one JSON array of objects
+	FormatNDJSON Format = "ndjson" // one JSON object per line
+	FormatCSV    Format = "csv"    // RFC 4180 with a header line
+)
+
+// Formats lists the output formats.
+var Formats = []Format{FormatTable, FormatJSON, FormatNDJSON, FormatCSV}
+
+// ParseFormat checks a format name.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", argErrorf("unknown format %q (use table, json, ndjson or csv)", s)
+}
+
+// WriterOptions tune a Writer.
+type WriterOptions struct {
+	// Width is the table's width in columns; text is cut to fit. 0 means
+	// no limit.
+	Width int
+	// Now is the time relative times in tables are counted from (default:
+	// the time the Writer is made).
+	Now time.Time
+	// Flexible names the table columns that give up width first when the
+	// table is too wide (free text such as titles and prompts). Empty: all.
+	Flexible []string
+	// FlushEach flushes after every row (for a terminal).
+	FlushEach bool
+}
+
+// Writer prints a result in one Format. Times are RFC 3339 UTC in json,
+// ndjson and csv, and relative ("3 days ago") in tables; numbers get
+// thousands separators in tables only. Call Close to finish the output:
+// a table is printed only then, as its column widths depend on every row.
+type Writer struct {
+	f    Format
+	opt  WriterOptions
+	bw   *bufio.Writer
+	cols []Column
+	n    int
+	csv  *csv.Writer
+	rows [][]string // table cells
+	buf  bytes.Buffer
+}
+
+// NewWriter makes a Writer printing to w.
+func NewWriter(w io.Writer, f Format, opt WriterOptions) *Writer {
+	if opt.Now.IsZero() {
+		opt.Now = time.Now()
+	}
+	wr := &Writer{f: f, opt: opt, bw: bufio.NewWriterSize(w, 64<<10)}
+	if f == FormatCSV {
+		wr.csv = csv.NewWriter(wr.bw)
+	}
+	return wr
+}
+
+// Write prints a whole table to w.
+func Write(w io.Writer, f Format, t *Table, opt WriterOptions) error {
+	wr := NewWriter(w, f, opt)
+	if err := t.Write(wr); err != nil {
+		return err
+	}
+	return wr.Close()
+}
+
+// Begin implements RowWriter.
+func (w *Writer) Begin(cols []Column) error {
+	w.cols = cols
+	switch w.f {
+	case FormatCSV:
+		names := make([]string, len(cols))
+		for i, c := range cols {
+			names[i] = c.Name
+		}
+		w.csv.Write(names)
+		return w.flushRow()
+	case FormatJSON:
+		_, err := w.bw.WriteString("[")
+		return err
+	}
+	return nil
+}
+
+// Row implements RowWriter.
+func (w *Writer) Row(vals []any) error {
+	w.n++
+	switch w.f {
+	case FormatTable:
+		cells := make([]string, len(vals))
+		for i, v := range vals {
+			cells[i] = w.cell(v)
+		}
+		w.rows = append(w.rows, cells)
+		return nil
+	case FormatCSV:
+		rec := make([]string, len(vals))
+		for i, v := range vals {
+			rec[i] = csvValue(v)
+		}
+		w.csv.Write(rec)
+		return w.flushRow()
+	case FormatJSON:
+		if w.n > 1 {
+			w.bw.WriteString(",")
+		}
+		w.bw.WriteString("\n")
+		w.object(vals)
+		return w.flushRow()
+	default:
+		w.object(vals)
+		w.bw.WriteString("\n")
+		return w.flushRow()
+	}
+}
+
+func (w *Writer) flushRow() error {
+	if w.csv != nil {
+		w.csv.Flush()
+		if err := w.csv.Error(); err != nil {
+			return err
+		}
+	}
+	if w.opt.FlushEach {
+		return w.bw.Flush()
+	}
+	// A failed write (a closed pipe) is remembered by bufio: stop at it.
+	_, err := w.bw.Write(nil)
+	return err
+}
+
+// Close finishes the output and flushes it.
+func (w *Writer) Close() error {
+	switch w.f {
+	case FormatTable:
+		if w.cols != nil {
+			w.table()
+		}
+	case FormatJSON:
+		if w.cols == nil {
+			w.bw.WriteString("[")
+		}
+		if w.n > 0 {
+			w.bw.WriteString("\n")
+		}
+		w.bw.WriteString("]\n")
+	case FormatCSV:
+		w.csv.Flush()
+		if err := w.csv.Error(); err != nil {
+			return err
+		}
+	}
+	return w.bw.Flush()
+}
+
+// object writes one row as a JSON object with the columns in order.
+func (w *Writer) object(vals []any) {
+	w.bw.WriteByte('{')
+	for i, v := range vals {
+		if i > 0 {
+			w.bw.WriteByte(',')
+		}
+		w.bw.Write(jsonValue(&w.buf, w.cols[i].Name))
+		w.bw.WriteByte(':')
+		w.bw.Write(jsonValue(&w.buf, v))
+	}
+	w.bw.WriteByte('}')
+}
+
+// jsonValue encodes v without HTML escaping; times are RFC 3339 UTC and
+// non-finite floats strings.
+func jsonValue(buf *bytes.Buffer, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return []byte("null")
+	case time.Time:
+		return strconv.AppendQuote(nil, x.UTC().Format(time.RFC3339Nano))
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return strconv.AppendQuote(nil, strconv.FormatFloat(x, 'g', -1, 64))
+		}
+	case []byte:
+		v = bytesString(x)
+	}
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		buf.Reset()
+		enc.Encode(fmt.Sprint(v))
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+func csvValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	case json.Number:
+		return string(x)
+	case *big.Int:
+		return x.String()
+	case []byte:
+		return bytesString(x)
+	}
+	var buf bytes.Buffer
+	return string(jsonValue(&buf, v))
+}
+
+// cell formats a value for a table.
+func (w *Writer) cell(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return oneLine(x)
+	case time.Time:
+		return humanize.RelTime(x, w.opt.Now, "ago", "from now")
+	case int64:
+		return humanize.Comma(x)
+	case *big.Int:
+		return humanize.BigComma(x)
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return strconv.FormatFloat(x, 'g', -1, 64)
+		}
+		return humanize.Commaf(math.Round(x*100) / 100)
+	case json.Number:
+		return string(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case []byte:
+		return oneLine(bytesString(x))
+	case fmt.Stringer:
+		return oneLine(x.String())
+	case json.RawMessage:
+		return oneLine(string(x))
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Slice {
+		parts := make([]string, rv.Len())
+		for i := range parts {
+			parts[i] = w.cell(rv.Index(i).Interface())
+		}
+		return strings.Join(parts, ", ")
+	}
+	var buf bytes.Buffer
+	return oneLine(string(jsonValue(&buf, v)))
+}
+
+// oneLine folds runs of white space (newlines included) into one space.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\n\r\t\v\f") && !strings.Contains(s, "  ") {
+		return strings.TrimSpace(s)
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func isUTF8(b []byte) bool { return utf8.Valid(b) }
+
+var numericTypes = []string{"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+	"UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL"}
+
+func numeric(typ string) bool {
+	base, _, _ := strings.Cut(typ, "(")
+	return slices.Contains(numericTypes, base)
+}
+
+// table prints the collected rows as aligned columns, cut to the width.
+func (w *Writer) table() {
+	n := len(w.cols)
+	widths := make([]int, n)
+	for i, c := range w.cols {
+		widths[i] = runewidth.StringWidth(c.Name)
+	}
+	for _, r := range w.rows {
+		for i, s := range r {
+			widths[i] = max(widths[i], runewidth.StringWidth(s))
+		}
+	}
+	if w.opt.Width > 0 {
+		flex := make([]bool, n)
+		for i, c := range w.cols {
+			flex[i] = len(w.opt.Flexible) == 0 || slices.Contains(w.opt.Flexible, c.Name)
+		}
+		widths = fit(widths, flex, w.opt.Width-2*(n-1))
+	}
+	line := func(cells []string, header bool) {
+		var b strings.Builder
+		for i, s := range cells {
+			s = runewidth.Truncate(s, widths[i], "…")
+			pad := widths[i] - runewidth.StringWidth(s)
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if numeric(w.cols[i].Type) {
+				b.WriteString(strings.Repeat(" ", pad))
+				b.WriteString(s)
+				continue
+			}
+			b.WriteString(s)
+			if i < n-1 {
+				b.WriteString(strings.Repeat(" ", pad))
+			}
+		}
+		w.bw.WriteString(strings.TrimRight(b.String(), " "))
+		w.bw.WriteByte('\n')
+	}
+	head := make([]string, n)
+	for i, c := range w.cols {
+		head[i] = strings.ToUpper(c.Name)
+	}
+	line(head, true)
+	for _, r := range w.rows {
+		line(r, false)
+	}
+}
+
+// minWidth is the narrowest a column is cut to.
+const minWidth = 8
+
+// fit narrows columns until their sum is at most avail: first the flexible
+// ones, all to a common cap; if that is not enough, the flexible ones go to
+// minWidth and the others are capped. A table that cannot fit even so is
+// left wider than avail.
+func fit(widths []int, flex []bool, avail int) []int {
+	total := 0
+	for _, w := range widths {
+		total += w
+	}
+	if total <= avail {
+		return widths
+	}
+	if out := capWidths(widths, flex, avail); out != nil {
+		return out
+	}
+	narrow := slices.Clone(widths)
+	rest := make([]bool, len(widths))
+	for i := range narrow {
+		if flex[i] {
+			narrow[i] = min(narrow[i], minWidth)
+		}
+		rest[i] = !flex[i]
+	}
+	if out := capWidths(narrow, rest, avail); out != nil {
+		return out
+	}
+	for i := range narrow {
+		narrow[i] = min(narrow[i], minWidth)
+	}
+	return narrow
+}
+
+// capWidths gives the columns in which the largest common cap (at least
+// minWidth) that makes the widths sum to at most avail, or nil if there is
+// none.
+func capWidths(widths []int, which []bool, avail int) []int {
+	sum := func(c int) int {
+		s := 0
+		for i, w := range widths {
+			if which[i] {
+				w = min(w, c)
+			}
+			s += w
+		}
+		return s
+	}
+	lo, hi := minWidth, minWidth
+	for _, w := range widths {
+		hi = max(hi, w)
+	}
+	if sum(lo) > avail {
+		return nil
+	}
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if sum(mid) <= avail {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	out := slices.Clone(widths)
+	for i := range out {
+		if which[i] {
+			out[i] = min(out[i], lo)
+		}
+	}
+	// Hand what a common cap leaves over to the columns it cut.
+	spare := avail - sum(lo)
+	for i := range out {
+		if spare > 0 && which[i] && out[i] < widths[i] {
+			out[i]++
+			spare--
+		}
+	}
+	return out
+}

@@ -1,0 +1,232 @@
+package query_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mattn/go-runewidth"
+	"github.com/pos-lake/pos/query"
+)
+
+var now = day("2026-03-10T12:00:00Z")
+
+func sample() *query.Table {
+	return &query.Table{
+		Columns: []query.Column{{"ts", "TIMESTAMP WITH TIME ZONE"}, {"name", "VARCHAR"}, {"n", "BIGINT"},
+			{"tags", "VARCHAR[]"}, {"note", "VARCHAR"}, {"f", "DOUBLE"}},
+		Rows: [][]any{
+			{day("2026-03-07T12:00:00Z"), "alpha\nbeta", int64(1234567), []string{"x", "y"}, nil, 0.5},
+			{day("2026-03-10T10:00:00.25Z"), `a "quoted", <html> & long text that goes on`, int64(-5), []string{}, "日本語のテキスト", math.NaN()},
+		},
+	}
+}
+
+func format(t *testing.T, f query.Format, tb *query.Table, opt query.WriterOptions) string {
+	t.Helper()
+	var buf bytes.Buffer
+	opt.Now = now
+	if err := query.Write(&buf, f, tb, opt); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func TestFormats(t *testing.T) {
+	for _, tc := range []struct {
+		f    query.Format
+		want string
+	}{
+		{query.FormatJSON, `[
+{"ts":"2026-03-07T12:00:00Z","name":"alpha\nbeta","n":1234567,"tags":["x","y"],"note":null,"f":0.5},
+{"ts":"2026-03-10T10:00:00.25Z","name":"a \"quoted\", <html> & long text that goes on","n":-5,"tags":[],"note":"日本語のテキスト","f":"NaN"}
+]
+`},
+		{query.FormatNDJSON, `{"ts":"2026-03-07T12:00:00Z","name":"alpha\nbeta","n":1234567,"tags":["x","y"],"note":null,"f":0.5}
+{"ts":"2026-03-10T10:00:00.25Z","name":"a \"quoted\", <html> & long text that goes on","n":-5,"tags":[],"note":"日本語のテキスト","f":"NaN"}
+`},
+		{query.FormatCSV, `ts,name,n,tags,note,f
+2026-03-07T12:00:00Z,"alpha
+beta",1234567,"[""x"",""y""]",,0.5
+2026-03-10T10:00:00.25Z,"a ""quoted"", <html> & long text that goes on",-5,[],日本語のテキスト,NaN
+`},
+		{query.FormatTable, `TS          NAME                                                 N  TAGS  NOTE                F
+3 days ago  alpha beta                                   1,234,567  x, y                    0.5
+1 hour ago  a "quoted", <html> & long text that goes on         -5        日本語のテキスト  NaN
+`},
+	} {
+		if got := format(t, tc.f, sample(), query.WriterOptions{}); got != tc.want {
+			t.Errorf("%s:\n got:\n%s\nwant:\n%s", tc.f, got, tc.want)
+		}
+	}
+}
+
+func TestFormatsParse(t *testing.T) {
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(format(t, query.FormatJSON, sample(), query.WriterOptions{})), &rows); err != nil || len(rows) != 2 {
+		t.Fatalf("json does not parse: %v", err)
+	}
+	for i, line := range strings.Split(strings.TrimSuffix(format(t, query.FormatNDJSON, sample(), query.WriterOptions{}), "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil || !reflect.DeepEqual(m, rows[i]) {
+			t.Errorf("ndjson line %d: %v %v", i, m, err)
+		}
+	}
+}
+
+func TestFormatsEmpty(t *testing.T) {
+	empty := &query.Table{Columns: []query.Column{{"a", "VARCHAR"}, {"b", "BIGINT"}}}
+	for f, want := range map[query.Format]string{
+		query.FormatJSON:   "[]\n",
+		query.FormatNDJSON: "",
+		query.FormatCSV:    "a,b\n",
+		query.FormatTable:  "A  B\n",
+	} {
+		if got := format(t, f, empty, query.WriterOptions{}); got != want {
+			t.Errorf("%s: got %q, want %q", f, got, want)
+		}
+	}
+}
+
+func TestTableWidth(t *testing.T) {
+	for _, width := range []int{50, 60, 80} {
+		got := format(t, query.FormatTable, sample(), query.WriterOptions{Width: width, Flexible: []string{"name", "note"}})
+		for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+			if w := runewidth.StringWidth(line); w > width {
+				t.Errorf("width %d: line is %d wide: %q", width, w, line)
+			}
+		}
+		if !strings.Contains(got, "…") {
+			t.Errorf("width %d: nothing cut:\n%s", width, got)
+		}
+		// The flexible columns give way first: the numbers stay whole.
+		if width >= 60 && !strings.Contains(got, "1,234,567") {
+			t.Errorf("width %d: a fixed column was cut:\n%s", width, got)
+		}
+	}
+	got := format(t, query.FormatTable, sample(), query.WriterOptions{Width: 60, Flexible: []string{"name", "note"}})
+	want := `TS          NAME                  N  TAGS  NOTE            F
+3 days ago  alpha beta    1,234,567  x, y                0.5
+1 hour ago  a "quoted",…         -5        日本語のテ…   NaN
+`
+	if got != want {
+		t.Errorf("width 60:\n got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, f := range query.Formats {
+		if got, err := query.ParseFormat(string(f)); got != f || err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if _, err := query.ParseFormat("yaml"); err == nil {
+		t.Error("yaml accepted")
+	}
+}
+
+type inner struct {
+	A int64 `json:"a"`
+	B int64 `json:"b"`
+}
+
+type item struct {
+	When  time.Time `json:"when"`
+	Name  string    `json:"name"`
+	Num   *int64    `json:"num"`
+	List  []string  `json:"list"`
+	Skip  string    `json:"-"`
+	plain string
+	inner
+}
+
+func TestTableOf(t *testing.T) {
+	one := int64(1)
+	tb := query.TableOf([]item{
+		{When: day("2026-03-01T00:00:00Z"), Name: "x", Num: &one, List: []string{"a"}, inner: inner{1, 2}},
+		{Name: "y"},
+	})
+	want := &query.Table{
+		Columns: []query.Column{{"when", "TIMESTAMP WITH TIME ZONE"}, {"name", "VARCHAR"}, {"num", "BIGINT"}, {"list", "VARCHAR[]"}},
+		Rows: [][]any{
+			{day("2026-03-01T00:00:00Z"), "x", int64(1), []string{"a"}},
+			{nil, "y", nil, []string{}},
+		},
+	}
+	// inner is unexported: its fields are not promoted into the table.
+	if !reflect.DeepEqual(tb, want) {
+		t.Errorf("got  %#v\nwant %#v", tb, want)
+	}
+	if got := tb.Select("name", "nope", "when").Names(); !reflect.DeepEqual(got, []string{"name", "when"}) {
+		t.Errorf("select: %v", got)
+	}
+	if got := tb.Drop("list").Names(); !reflect.DeepEqual(got, []string{"when", "name", "num"}) {
+		t.Errorf("drop: %v", got)
+	}
+}
+
+func TestTableOfEmbedded(t *testing.T) {
+	tb := query.TableOf([]query.StatsRow{{Key: []string{"k"}, Messages: 2, Tokens: query.Tokens{Input: 3}}})
+	if got, want := tb.Names(), []string{"key", "messages", "sessions", "input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("columns %v", got)
+	}
+}
+
+// The lookups' tables print in every format.
+func TestLookupTables(t *testing.T) {
+	db, ctx := open(t), context.Background()
+	ss, err := db.Sessions(ctx, query.SessionFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := db.Recent(ctx, query.RecentOptions{Session: sessA, IncludeTools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := db.Timeline(ctx, query.TimelineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := db.Stats(ctx, query.StatsOptions{By: []string{"day", "model"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tb := range map[string]*query.Table{
+		"sessions": query.TableOf(ss), "recent": r.Table(), "timeline": query.TableOf(tl), "stats": st.Table(),
+	} {
+		var rows []map[string]any
+		if err := json.Unmarshal([]byte(format(t, query.FormatJSON, tb, query.WriterOptions{})), &rows); err != nil {
+			t.Errorf("%s json: %v", name, err)
+		}
+		if len(rows) != len(tb.Rows) || len(rows) == 0 {
+			t.Errorf("%s: %d json rows for %d", name, len(rows), len(tb.Rows))
+		}
+		if csv := format(t, query.FormatCSV, tb, query.WriterOptions{}); !strings.HasPrefix(csv, strings.Join(tb.Names(), ",")+"\n") {
+			t.Errorf("%s csv header: %q", name, csv[:min(len(csv), 80)])
+		}
+		if table := format(t, query.FormatTable, tb, query.WriterOptions{}); !strings.Contains(table, "ago") && name != "stats" {
+			t.Errorf("%s table has no relative time:\n%s", name, table)
+		}
+	}
+	var turns []map[string]any
+	json.Unmarshal([]byte(format(t, query.FormatJSON, r.Table(), query.WriterOptions{})), &turns)
+	calls, _ := turns[0]["tool_calls"].([]any)
+	if len(calls) != 2 {
+		t.Fatalf("tool_calls in json: %v", turns[0]["tool_calls"])
+	}
+	if c := calls[0].(map[string]any); c["name"] != "Read" || c["input"].(map[string]any)["file_path"] != "/home/dev/alpha/fetch.go" {
+		t.Errorf("tool call json: %v", c)
+	}
+	if turns[0]["ts"] != "2026-03-01T10:00:00Z" {
+		t.Errorf("ts in json: %v", turns[0]["ts"])
+	}
+	table := format(t, query.FormatTable, st.Table(), query.WriterOptions{})
+	if !strings.Contains(table, "2026-02-27  claude-sonnet-4-5         1         1         1,000") {
+		t.Errorf("stats table:\n%s", table)
+	}
+}

@@ -1,0 +1,100 @@
+// Package querytest builds small lakes for tests by running the real
+// pipeline (the Claude Code extractor, normalize, load) over transcripts.
+package querytest
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/claudecode"
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/transform/normalize"
+)
+
+// Fixture is the directory of the synthetic Claude Code transcripts in
+// query/testdata: sessions 11111111-… (project /home/dev/alpha, with a
+// subagent, two models, tool calls, a failed call and a <synthetic> reply,
+// 2026-03-01 and 03-02), 11112222-… (alpha, 2026-02-27) and 22222222-…
+// (/home/dev/beta, 2026-03-03).
+func Fixture() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "testdata", "claude")
+}
+
+// Now is the ingestion time stamped on the fixture lake's records.
+var Now = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+
+// FixtureLake copies the fixture into dir and builds a lake from it in
+// dir/lake, which it returns.
+func FixtureLake(ctx context.Context, dir string) (string, error) {
+	src := filepath.Join(dir, "claude")
+	if err := copyTree(Fixture(), src); err != nil {
+		return "", err
+	}
+	lake := filepath.Join(dir, "lake")
+	return lake, Build(ctx, src, lake)
+}
+
+// Build runs extract → normalize → load over the Claude Code transcripts
+// under root into lake.
+func Build(ctx context.Context, root, lake string) error {
+	var extracted, normalized bytes.Buffer
+	enc := schema.NewEncoder(&extracted)
+	opt := extract.Options{
+		Roots: []string{root}, User: "dev", Machine: "box",
+		Now: func() time.Time { return Now },
+	}
+	if err := (claudecode.Adapter{}).Extract(ctx, opt, enc.Encode); err != nil {
+		return err
+	}
+	if err := enc.Flush(); err != nil {
+		return err
+	}
+	if _, err := normalize.Normalize(ctx, &extracted, &normalized, normalize.Options{Name: root}); err != nil {
+		return err
+	}
+	_, err := load.Load(ctx, &normalized, load.Options{Lake: lake, Now: func() time.Time { return Now }})
+	return err
+}
+
+// copyTree copies the fixture and gives its files modification times in
+// path order, so the extractor (which reads files oldest first) reads them
+// in the same order wherever the test runs.
+func copyTree(from, to string) error {
+	var files []string
+	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o700)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files = append(files, dst)
+		return os.WriteFile(dst, b, 0o600)
+	})
+	if err != nil {
+		return err
+	}
+	slices.Sort(files)
+	for i, f := range files {
+		t := Now.Add(time.Duration(i-len(files)) * time.Minute)
+		if err := os.Chtimes(f, t, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}

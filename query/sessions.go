@@ -1,0 +1,283 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Tokens are token counts as the platform reported them.
+type Tokens struct {
+	Input         int64 `json:"input_tokens"`
+	Output        int64 `json:"output_tokens"`
+	CacheCreation int64 `json:"cache_creation_tokens"`
+	CacheRead     int64 `json:"cache_read_tokens"`
+}
+
+// Session is one row of Sessions.
+type Session struct {
+	LastTS      time.Time `json:"last_ts"`
+	FirstTS     time.Time `json:"first_ts"`
+	Platform    string    `json:"platform"`
+	SessionID   string    `json:"session_id"`
+	Title       string    `json:"title"`
+	Project     string    `json:"project"`
+	Exchanges   int64     `json:"exchange_count"` // main-thread prompts and what followed each
+	Messages    int64     `json:"message_count"`
+	ToolCalls   int64     `json:"tool_count"`
+	Subagents   int64     `json:"subagents"`
+	Compactions int64     `json:"compactions"`
+	Tokens
+	Models    []string `json:"models"`
+	GitBranch string   `json:"git_branch"`
+	Cwd       string   `json:"cwd"`
+}
+
+// SessionFilter selects sessions. Zero fields select everything.
+type SessionFilter struct {
+	Platform string // exact platform name (claude_code, codex …)
+	Project  string // part of the project path
+	// Since and Until keep the sessions active within [Since, Until): the
+	// last message at or after Since, the first before Until.
+	Since, Until time.Time
+	Limit        int // at most this many, the most recently active first; 0: all
+}
+
+// Sessions lists sessions, the most recently active first.
+func (d *DB) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
+	if err := checkWindow(f.Since, f.Until); err != nil {
+		return nil, err
+	}
+	var w where
+	w.eq("platform", f.Platform)
+	w.contains("project", f.Project)
+	if !f.Since.IsZero() {
+		w.add("last_ts >= CAST(? AS TIMESTAMPTZ)", f.Since.UTC())
+	}
+	if !f.Until.IsZero() {
+		w.add("first_ts < CAST(? AS TIMESTAMPTZ)", f.Until.UTC())
+	}
+	q := `SELECT last_ts, first_ts, platform, session_id, coalesce(title, ''), coalesce(project, ''),
+  exchange_count, message_count, CAST(tool_count AS BIGINT), subagents, compactions,
+  CAST(input_tokens AS BIGINT), CAST(output_tokens AS BIGINT),
+  CAST(cache_creation_tokens AS BIGINT), CAST(cache_read_tokens AS BIGINT),
+  coalesce(models, []), coalesce(git_branch, ''), coalesce(cwd, '')
+FROM sessions` + w.sql() + `
+ORDER BY last_ts DESC NULLS LAST, session_id` + limit(&w, f.Limit)
+	rows, err := d.db.QueryContext(ctx, q, w.args...)
+	if err != nil {
+		return nil, sqlErr(err)
+	}
+	defer rows.Close()
+	out := []Session{}
+	for rows.Next() {
+		var s Session
+		var first, last sql.NullTime
+		if err := rows.Scan(&last, &first, &s.Platform, &s.SessionID, &s.Title, &s.Project,
+			&s.Exchanges, &s.Messages, &s.ToolCalls, &s.Subagents, &s.Compactions,
+			&s.Input, &s.Output, &s.CacheCreation, &s.CacheRead,
+			(*stringList)(&s.Models), &s.GitBranch, &s.Cwd); err != nil {
+			return nil, sqlErr(err)
+		}
+		s.FirstTS, s.LastTS = utc(first), utc(last)
+		out = append(out, s)
+	}
+	return out, sqlErr(rows.Err())
+}
+
+// SessionRef names a session.
+type SessionRef struct {
+	Platform  string    `json:"platform"`
+	SessionID string    `json:"session_id"`
+	Title     string    `json:"title"`
+	Project   string    `json:"project"`
+	FirstTS   time.Time `json:"first_ts"`
+	LastTS    time.Time `json:"last_ts"`
+}
+
+// maxCandidates bounds the sessions an ambiguous prefix error lists.
+const maxCandidates = 10
+
+// ResolveSession finds the session a full id or an id prefix names
+// (narrowed to a platform if one is given), or with an empty id the most
+// recently active session (narrowed to the platform and project if given).
+// A prefix that matches no session or several is an *ArgError listing the
+// candidates.
+func (d *DB) ResolveSession(ctx context.Context, id, platform, project string) (SessionRef, error) {
+	var w where
+	w.eq("platform", platform)
+	if id == "" {
+		w.contains("project", project)
+		var ref SessionRef
+		err := d.db.QueryRowContext(ctx, `SELECT platform, session_id FROM messages`+w.sql()+
+			` ORDER BY ts DESC, session_id LIMIT 1`, w.args...).Scan(&ref.Platform, &ref.SessionID)
+		if err == sql.ErrNoRows {
+			what := "the lake has no sessions"
+			if platform != "" || project != "" {
+				what = "no session matches the platform and project given"
+			}
+			return SessionRef{}, argErrorf("%s", what)
+		}
+		if err != nil {
+			return SessionRef{}, sqlErr(err)
+		}
+		return d.describe(ctx, ref)
+	}
+	w.add("starts_with(session_id, ?)", id)
+	rows, err := d.db.QueryContext(ctx, `SELECT platform, session_id, max(ts) AS last FROM messages`+w.sql()+
+		` GROUP BY ALL ORDER BY last DESC, session_id LIMIT `+fmt.Sprint(maxCandidates+1), w.args...)
+	if err != nil {
+		return SessionRef{}, sqlErr(err)
+	}
+	defer rows.Close()
+	var cands, exact []SessionRef
+	for rows.Next() {
+		var c SessionRef
+		var last sql.NullTime
+		if err := rows.Scan(&c.Platform, &c.SessionID, &last); err != nil {
+			return SessionRef{}, sqlErr(err)
+		}
+		c.LastTS = utc(last)
+		cands = append(cands, c)
+		if c.SessionID == id {
+			exact = append(exact, c)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return SessionRef{}, sqlErr(err)
+	}
+	switch {
+	case len(exact) == 1:
+		return d.describe(ctx, exact[0])
+	case len(cands) == 1:
+		return d.describe(ctx, cands[0])
+	case len(cands) == 0:
+		where := ""
+		if platform != "" {
+			where = " on platform " + platform
+		}
+		return SessionRef{}, argErrorf("no session%s has an id starting with %q", where, id)
+	}
+	if len(exact) > 1 {
+		cands = exact
+	}
+	var list []string
+	for i, c := range cands {
+		if i == maxCandidates {
+			list = append(list, "…")
+			break
+		}
+		list = append(list, fmt.Sprintf("%s (%s, last active %s)", c.SessionID, c.Platform, c.LastTS.Format("2006-01-02 15:04")))
+	}
+	return SessionRef{}, argErrorf("session %q is ambiguous: it matches %s", id, strings.Join(list, ", "))
+}
+
+// describe fills in a session's title, project and times.
+func (d *DB) describe(ctx context.Context, ref SessionRef) (SessionRef, error) {
+	var first, last sql.NullTime
+	err := d.db.QueryRowContext(ctx, `SELECT coalesce(title, ''), coalesce(project, ''), first_ts, last_ts
+FROM sessions WHERE platform = ? AND session_id = ?`, ref.Platform, ref.SessionID).
+		Scan(&ref.Title, &ref.Project, &first, &last)
+	if err != nil && err != sql.ErrNoRows {
+		return ref, sqlErr(err)
+	}
+	ref.FirstTS, ref.LastTS = utc(first), utc(last)
+	return ref, nil
+}
+
+// where builds a WHERE clause whose values are all parameters.
+type where struct {
+	conds []string
+	args  []any
+}
+
+func (w *where) add(cond string, args ...any) {
+	w.conds = append(w.conds, cond)
+	w.args = append(w.args, args...)
+}
+
+// eq adds col = v unless v is empty.
+func (w *where) eq(col, v string) {
+	if v != "" {
+		w.add(col+" = ?", v)
+	}
+}
+
+// contains adds a substring match on col unless v is empty.
+func (w *where) contains(col, v string) {
+	if v != "" {
+		w.add("contains("+col+", ?)", v)
+	}
+}
+
+// window keeps rows with ts in [since, until). With partitioned set it
+// also filters the date partition column, which is what lets DuckDB skip
+// the files outside the window (ts alone would not).
+func (w *where) window(ts string, since, until time.Time, partitioned bool) {
+	if !since.IsZero() {
+		if partitioned {
+			w.add("date >= CAST(? AS DATE)", since.UTC().Format(time.DateOnly))
+		}
+		w.add(ts+" >= CAST(? AS TIMESTAMPTZ)", since.UTC())
+	}
+	if !until.IsZero() {
+		if partitioned {
+			w.add("date <= CAST(? AS DATE)", until.UTC().Format(time.DateOnly))
+		}
+		w.add(ts+" < CAST(? AS TIMESTAMPTZ)", until.UTC())
+	}
+}
+
+func (w *where) sql() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return "\nWHERE " + strings.Join(w.conds, "\n  AND ")
+}
+
+// limit returns a LIMIT clause with its value as a parameter.
+func limit(w *where, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	w.args = append(w.args, n)
+	return "\nLIMIT ?"
+}
+
+func utc(t sql.NullTime) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time.UTC()
+}
+
+// stringList scans a VARCHAR[].
+type stringList []string
+
+func (l *stringList) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		*l = []string{}
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		*l = out
+	default:
+		return fmt.Errorf("cannot scan %T into a string list", v)
+	}
+	return nil
+}
+
+func checkWindow(since, until time.Time) error {
+	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
+		return argErrorf("the window is empty: since (%s) is not before until (%s)",
+			since.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
