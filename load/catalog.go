@@ -115,8 +115,8 @@ func source(lake, table string) (string, error) {
 const latest = ` QUALIFY row_number() OVER (PARTITION BY id, platform, date ORDER BY ingested_at DESC, content_hash) = 1`
 
 // ViewSQL returns the statements that define the lake's views: raw,
-// messages, exchanges, documents, other, sessions, each with the partition
-// columns platform and date.
+// messages, exchange_rows, exchanges, documents, other, sessions, each with
+// the partition columns platform and date.
 func ViewSQL(lake string) ([]string, error) {
 	lake, err := filepath.Abs(lake)
 	if err != nil {
@@ -139,14 +139,21 @@ func ViewSQL(lake string) ([]string, error) {
 		}
 		stmts = append(stmts, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", t, q))
 	}
-	ex := "SELECT * FROM " + src[TableExchanges]
+	ex := "SELECT * EXCLUDE (stream_number) FROM " + src[TableExchanges]
 	if versioned[TableExchanges] {
 		ex += latest
 	}
-	stmts = append(stmts, fmt.Sprintf(`CREATE OR REPLACE VIEW exchanges AS
-SELECT * EXCLUDE (stream_number),
-  row_number() OVER (PARTITION BY platform, session_id, coalesce(agent_id, '') ORDER BY ts, id) AS exchange_number
-FROM (%s)`, ex))
+	// exchange_rows filters by platform and date down to the files; the
+	// exchanges view numbers each thread's exchanges over a narrow scan of
+	// all of them and joins the numbers to the rows a query selects.
+	stmts = append(stmts, "CREATE OR REPLACE VIEW exchange_rows AS "+ex)
+	stmts = append(stmts, `CREATE OR REPLACE VIEW exchanges AS
+SELECT e.*, n.exchange_number
+FROM exchange_rows e
+JOIN (
+  SELECT id, row_number() OVER (PARTITION BY platform, session_id, coalesce(agent_id, '') ORDER BY ts, id) AS exchange_number
+  FROM exchange_rows
+) n USING (id)`)
 	stmts = append(stmts, fmt.Sprintf(sessionsView, src[TableSessions]))
 	return stmts, nil
 }
