@@ -11,11 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
+	"sync"
+	"sync/atomic"
 	"strings"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
 )
@@ -33,7 +33,7 @@ type Options struct {
 	LockTimeout time.Duration
 	// NoCatalog skips refreshing <lake>/pos.duckdb.
 	NoCatalog bool
-	// MaxOpen bounds the part files open at once (default 32).
+	// MaxOpen bounds the part files open at once (default 8).
 	MaxOpen int
 	// FileRows starts a new part file after this many rows (default 2M).
 	FileRows int64
@@ -53,22 +53,30 @@ type Stats struct {
 
 // Loader writes records into the lake. Add records, then Close to commit,
 // or Abort to drop the files not yet in place.
+//
+// Records go to two lanes, each a goroutine with its own partitions and
+// files: one for the raw layer (the bulk of the bytes) and one for the
+// indexed tables, so building rows and compressing pages use both cores.
 type Loader struct {
 	opt   Options
 	ctx   context.Context
 	lock  *os.File
 	runID string
-	seq   int
-	tick  int64
-	parts map[partKey]*partition
-	open  map[partKey]*partFile
+	seq   atomic.Int64
 	marks *extract.State
-	db    *sql.DB
-	stats Stats
+	stats Stats // In and Skipped; the lanes count the rest
+
+	lanes   []*lane
+	laneFor map[string]*lane // table -> lane
+
+	dbOnce sync.Once
+	db     *sql.DB
+	dbErr  error
+
 	// versioned records, per table, that a table has more than one version
 	// of some record, so its view must pick the latest.
+	vmu       sync.Mutex
 	versioned map[string]bool
-	buf       []byte
 }
 
 type partKey struct{ table, platform, date string }
@@ -96,7 +104,7 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 		opt.LockTimeout = 10 * time.Minute
 	}
 	if opt.MaxOpen <= 0 {
-		opt.MaxOpen = 32
+		opt.MaxOpen = 8
 	}
 	if opt.FileRows <= 0 {
 		opt.FileRows = fileRows
@@ -110,9 +118,15 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 	}
 	l := &Loader{
 		opt: opt, ctx: ctx, lock: lk, runID: newRunID(opt.Now()),
-		parts: map[partKey]*partition{}, open: map[partKey]*partFile{},
 		marks: extract.NewState(), versioned: map[string]bool{},
-		stats: Stats{Rows: map[string]int64{}},
+		stats: Stats{Rows: map[string]int64{}}, laneFor: map[string]*lane{},
+	}
+	for _, tables := range [][]string{{TableRaw}, {TableMessages, TableExchanges, TableSessions, TableDocuments, TableOther}} {
+		ln := newLane(l)
+		l.lanes = append(l.lanes, ln)
+		for _, t := range tables {
+			l.laneFor[t] = ln
+		}
 	}
 	// Files a dead run left half-written are removed: we hold the lock, so
 	// no live writer owns them.
@@ -123,6 +137,9 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 	if l.versioned, err = readVersioned(opt.Lake); err != nil {
 		unlock(lk)
 		return nil, err
+	}
+	for _, ln := range l.lanes {
+		go ln.run()
 	}
 	return l, nil
 }
@@ -135,10 +152,10 @@ func Load(ctx context.Context, r io.Reader, opt Options) (Stats, error) {
 	}
 	if err := l.AddStream(r); err != nil {
 		l.Abort()
-		return l.stats, err
+		return l.Stats(), err
 	}
 	err = l.Close()
-	return l.stats, err
+	return l.Stats(), err
 }
 
 // AddStream adds every record of an NDJSON stream.
@@ -148,13 +165,27 @@ func (l *Loader) AddStream(r io.Reader) error {
 	return err
 }
 
-// Stats returns the counts so far.
-func (l *Loader) Stats() Stats { return l.stats }
+// Stats returns the counts; complete once Close or Abort returned.
+func (l *Loader) Stats() Stats {
+	st := l.stats
+	st.Rows = map[string]int64{}
+	for t, n := range l.stats.Rows {
+		st.Rows[t] = n
+	}
+	for _, ln := range l.lanes {
+		for t, n := range ln.stats.Rows {
+			st.Rows[t] += n
+		}
+		st.Duplicates += ln.stats.Duplicates
+		st.Versions += ln.stats.Versions
+		st.Files += ln.stats.Files
+	}
+	return st
+}
 
 // Add writes one record (checkpoints are held until Close commits them).
 func (l *Loader) Add(rec *schema.Record) error {
 	l.stats.In++
-	l.tick++
 	if rec.Kind == schema.KindCheckpoint {
 		if rec.Checkpoint != nil && rec.Checkpoint.Path != "" {
 			l.marks.Put(rec.Checkpoint)
@@ -166,106 +197,44 @@ func (l *Loader) Add(rec *schema.Record) error {
 	}
 	if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
 		// Not normalized: the native record still rides on the record.
-		if err := l.add(schema.SplitRaw(rec)); err != nil {
+		if err := l.send(schema.SplitRaw(rec)); err != nil {
 			return err
 		}
 		rec.Raw = nil
 	}
-	if err := l.add(rec); err != nil {
-		return err
-	}
-	if l.tick%1024 == 0 {
-		return l.closeIdle()
-	}
-	return nil
+	return l.send(rec)
 }
 
-func (l *Loader) add(rec *schema.Record) error {
-	table := tableFor(rec.Kind)
-	hash, size := l.hash(rec)
-	if rec.ID == "" {
-		rec.ID = schema.ID("anonymous", string(rec.Kind), hash)
+// send hands a record to its table's lane.
+func (l *Loader) send(rec *schema.Record) error {
+	ln := l.laneFor[tableFor(rec.Kind)]
+	select {
+	case ln.in <- rec:
+		return nil
+	case <-ln.done:
+		return ln.err
+	case <-l.ctx.Done():
+		return l.ctx.Err()
 	}
-	key := partKey{table: table, platform: partValue(rec.Platform), date: dateOf(rec.TS)}
-	p, err := l.partition(key)
-	if err != nil {
-		return err
-	}
-	idh, ch := xxhash.Sum64String(rec.ID), xxhash.Sum64String(hash)
-	if old, ok := p.index[idh]; ok {
-		if old == ch {
-			l.stats.Duplicates++
-			return nil
-		}
-		l.stats.Versions++
-		if !l.versioned[table] {
-			// Say so before any file with the new version is in place, so
-			// the views never show two versions of a record.
-			l.versioned[table] = true
-			if err := writeVersioned(l.opt.Lake, l.versioned); err != nil {
-				return err
-			}
-		}
-	}
-	p.index[idh] = ch
-	var row any
-	switch table {
-	case TableRaw:
-		row = rawRow(rec, hash)
-	case TableMessages:
-		row = messageRow(rec, hash)
-	case TableExchanges:
-		row = exchangeRow(rec, hash)
-	case TableSessions:
-		row = sessionRow(rec, hash)
-	case TableDocuments:
-		row = documentRow(rec, hash)
-	default:
-		row = otherRow(rec, hash)
-	}
-	pf := l.open[key]
-	if pf == nil {
-		if len(l.open) >= l.opt.MaxOpen {
-			if err := l.closeLRU(); err != nil {
-				return err
-			}
-		}
-		if pf, err = l.openPart(p); err != nil {
-			return err
-		}
-		l.open[key] = pf
-	}
-	if err := pf.add(row, size, l.tick); err != nil {
-		return err
-	}
-	l.stats.Rows[table]++
-	if pf.full() || pf.rows >= l.opt.FileRows {
-		delete(l.open, key)
-		return l.commit(pf)
-	}
-	return nil
 }
 
-// hash is the content hash that tells a new version of a record from a
-// repeat: it covers what the record says, not when or from which file it was
-// read, nor which session replayed it.
-func (l *Loader) hash(rec *schema.Record) (string, int) {
-	if rec.Kind == schema.KindRaw {
-		return schema.ContentHash(rec.Raw), len(rec.Raw) + 256
+// markVersioned records, before any file with a second version of a
+// record is in place, that the table's view must pick the latest version.
+func (l *Loader) markVersioned(table string) error {
+	l.vmu.Lock()
+	defer l.vmu.Unlock()
+	if l.versioned[table] {
+		return nil
 	}
-	c := *rec
-	c.IngestedAt = time.Time{}
-	c.Source = nil
-	if c.Kind == schema.KindMessage {
-		c.SessionID = ""
-	}
-	l.buf = schema.AppendRecord(l.buf[:0], &c)
-	size := len(l.buf)
-	h := schema.ContentHash(l.buf)
-	if cap(l.buf) > 16<<20 {
-		l.buf = nil
-	}
-	return h, size
+	l.versioned[table] = true
+	return writeVersioned(l.opt.Lake, l.versioned)
+}
+
+// duck returns the DuckDB connection that reads partitions' ids, opened
+// on first use.
+func (l *Loader) duck() (*sql.DB, error) {
+	l.dbOnce.Do(func() { l.db, l.dbErr = OpenDB("") })
+	return l.db, l.dbErr
 }
 
 var partRE = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
@@ -301,107 +270,17 @@ func TableDir(lake, table string) string {
 	return filepath.Join(lake, "indexed", table)
 }
 
-func (l *Loader) partition(key partKey) (*partition, error) {
-	if p, ok := l.parts[key]; ok {
-		return p, nil
-	}
-	p := &partition{partKey: key, dir: Dir(l.opt.Lake, key.table, key.platform, key.date)}
-	idx, err := l.readIndex(p.dir)
-	if err != nil {
-		return nil, err
-	}
-	p.index = idx
-	l.parts[key] = p
-	return p, nil
-}
-
-// readIndex reads the ids and content hashes already in a partition.
-func (l *Loader) readIndex(dir string) (map[uint64]uint64, error) {
-	idx := map[uint64]uint64{}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
-	if len(files) == 0 {
-		return idx, nil
-	}
-	if l.db == nil {
-		db, err := OpenDB("")
-		if err != nil {
-			return nil, err
-		}
-		l.db = db
-	}
-	rows, err := l.db.QueryContext(l.ctx, `SELECT id, content_hash FROM read_parquet(?::VARCHAR[], union_by_name=true)`, files)
-	if err != nil {
-		return nil, fmt.Errorf("reading ids in %s: %w", dir, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, h string
-		if err := rows.Scan(&id, &h); err != nil {
-			return nil, err
-		}
-		idx[xxhash.Sum64String(id)] = xxhash.Sum64String(h)
-	}
-	return idx, rows.Err()
-}
-
-func (l *Loader) commit(pf *partFile) error {
-	if err := pf.commit(); err != nil {
-		return err
-	}
-	l.stats.Files++
-	// Forget the partition's ids: memory stays bounded by the partitions
-	// being written, and a later record for it reads them back from the
-	// files, this one included.
-	delete(l.parts, pf.part.partKey)
-	return nil
-}
-
-// closeIdle commits part files no record went to for a while, so a
-// backfill that walks through many days keeps few files open.
-func (l *Loader) closeIdle() error {
-	for k, pf := range l.open {
-		if l.tick-pf.lastUse > 50_000 {
-			delete(l.open, k)
-			if err := l.commit(pf); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (l *Loader) closeLRU() error {
-	var oldest *partFile
-	var key partKey
-	for k, pf := range l.open {
-		if oldest == nil || pf.lastUse < oldest.lastUse {
-			oldest, key = pf, k
-		}
-	}
-	if oldest == nil {
-		return nil
-	}
-	delete(l.open, key)
-	return l.commit(oldest)
-}
-
 // Close commits every open file, then the watermarks, then refreshes the
 // catalog. The lake is complete after each file rename; the watermarks move
 // only once all of this run's files are in place.
 func (l *Loader) Close() error {
 	defer l.release()
-	keys := make([]partKey, 0, len(l.open))
-	for k := range l.open {
-		keys = append(keys, k)
+	var errs []error
+	for _, ln := range l.lanes {
+		errs = append(errs, ln.stop(false))
 	}
-	slices.SortFunc(keys, func(a, b partKey) int { return strings.Compare(a.table+a.platform+a.date, b.table+b.platform+b.date) })
-	for _, k := range keys {
-		pf := l.open[k]
-		delete(l.open, k)
-		if err := l.commit(pf); err != nil {
-			l.abortOpen()
-			return err
-		}
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	if n := l.marks.Len(); n > 0 {
 		if err := extract.MergeState(filepath.Join(l.opt.Lake, "_state"), l.marks); err != nil {
@@ -421,15 +300,10 @@ func (l *Loader) Close() error {
 // Abort drops the files that are not in place yet; files already renamed
 // are complete and stay (a re-run skips their records).
 func (l *Loader) Abort() {
-	l.abortOpen()
-	l.release()
-}
-
-func (l *Loader) abortOpen() {
-	for k, pf := range l.open {
-		pf.abort()
-		delete(l.open, k)
+	for _, ln := range l.lanes {
+		ln.stop(true)
 	}
+	l.release()
 }
 
 func (l *Loader) release() {
@@ -443,10 +317,11 @@ func (l *Loader) release() {
 
 // logRun appends this run's counts to <lake>/_state/runs.ndjson.
 func (l *Loader) logRun() error {
+	st := l.Stats()
 	entry := map[string]any{
-		"run": l.runID, "at": l.opt.Now().UTC().Format(time.RFC3339), "in": l.stats.In,
-		"rows": l.stats.Rows, "duplicates": l.stats.Duplicates, "versions": l.stats.Versions,
-		"files": l.stats.Files, "checkpoints": l.marks.Len(), "skipped": l.stats.Skipped,
+		"run": l.runID, "at": l.opt.Now().UTC().Format(time.RFC3339), "in": st.In,
+		"rows": st.Rows, "duplicates": st.Duplicates, "versions": st.Versions,
+		"files": st.Files, "checkpoints": l.marks.Len(), "skipped": st.Skipped,
 	}
 	b, _ := json.Marshal(entry)
 	f, err := os.OpenFile(filepath.Join(l.opt.Lake, "_state", "runs.ndjson"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)

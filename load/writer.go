@@ -9,13 +9,12 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/pos-lake/pos/schema"
 )
 
 // Limits that bound pos-load's memory and file sizes.
 const (
-	rowGroupBytes = 16 << 20  // flush a row group after this many bytes of rows
+	rowGroupBytes = 8 << 20   // flush a row group after this many bytes of rows
 	rowGroupRows  = 50_000    // … or this many rows
 	fileBytes     = 512 << 20 // start a new part file after this many bytes
 	fileRows      = 2_000_000 // … or this many rows
@@ -37,7 +36,7 @@ type typedWriter[T any] struct {
 func newTypedWriter[T any](f *os.File) *typedWriter[T] {
 	return &typedWriter[T]{
 		w: parquet.NewGenericWriter[T](f,
-			parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
+			parquet.Compression(&pageCodec),
 			parquet.CreatedBy("pos", schema.Version, ""),
 			parquet.KeyValueMetadata("pos.schema", schema.Version),
 		),
@@ -115,12 +114,11 @@ func newRunID(now time.Time) string {
 	return now.UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
 }
 
-func (l *Loader) openPart(p *partition) (*partFile, error) {
+func (l *lane) openPart(p *partition) (*partFile, error) {
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return nil, err
 	}
-	l.seq++
-	name := fmt.Sprintf("part-%s-%05d.parquet", l.runID, l.seq)
+	name := fmt.Sprintf("part-%s-%05d.parquet", l.loader.runID, l.loader.seq.Add(1))
 	path := filepath.Join(p.dir, name)
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -148,17 +146,12 @@ func (pf *partFile) add(row any, size int, tick int64) error {
 
 func (pf *partFile) full() bool { return pf.bytes >= fileBytes || pf.rows >= fileRows }
 
-// commit finishes the file, syncs it and renames it into place.
-func (pf *partFile) commit() error {
+// finish completes the file under its temporary name. It is published
+// (synced, then renamed into place) with others, by Loader.publish.
+func (pf *partFile) finish() error {
 	err := pf.w.close()
-	if err == nil {
-		err = pf.f.Sync()
-	}
 	if cerr := pf.f.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(pf.tmp, pf.path)
 	}
 	if err != nil {
 		os.Remove(pf.tmp)

@@ -253,8 +253,9 @@ func TestKillLoad(t *testing.T) {
 	w.Write(in[:len(in)/2])
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		files, _ := filepath.Glob(filepath.Join(lake, "raw", "*", "*", "*.parquet"))
-		if len(files) >= 3 {
+		raw, _ := filepath.Glob(filepath.Join(lake, "raw", "*", "*", "*.parquet"))
+		indexed, _ := filepath.Glob(filepath.Join(lake, "indexed", "*", "*", "*", "*.parquet"))
+		if len(raw)+len(indexed) >= 3 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -11,8 +11,9 @@ import (
 // a filter's decoding and its work use two cores. A bad line is reported to
 // onSkip as a *BadInput naming the stream (name) and the line; onSkip's error
 // (or, without onSkip, the BadInput itself) stops the loop. It returns the
-// number of bad lines.
-func Each(ctx context.Context, r io.Reader, name string, onSkip SkipFunc, fn func(*Record) error) (int64, error) {
+// number of bad lines. Records of the lazy kinds are not decoded (see
+// Decoder.Lazy).
+func Each(ctx context.Context, r io.Reader, name string, onSkip SkipFunc, fn func(*Record) error, lazy ...Kind) (int64, error) {
 	type item struct {
 		rec *Record
 		err error
@@ -28,6 +29,7 @@ func Each(ctx context.Context, r io.Reader, name string, onSkip SkipFunc, fn fun
 	go func() {
 		defer close(batches)
 		dec := NewDecoder(r)
+		dec.Lazy = lazy
 		var batch []item
 		size := 0
 		send := func() bool {

@@ -18,6 +18,9 @@ import (
 // Strings are written as valid UTF-8 (invalid bytes become U+FFFD) and HTML
 // characters are not escaped.
 func AppendRecord(b []byte, r *Record) []byte {
+	if r.Line != nil {
+		return append(b, r.Line...)
+	}
 	w := obj{b: append(b, '{')}
 	schema := r.Schema
 	if schema == "" {

@@ -59,6 +59,16 @@ func NewLineReaderAt(r io.Reader, off, num int64) *LineReader {
 	return &LineReader{r: bufio.NewReaderSize(r, 1<<20), off: off, num: num, MaxLine: DefaultMaxLine}
 }
 
+// Reset makes the reader read r, which starts at byte offset off of its
+// file, after line number num, keeping its buffers.
+func (lr *LineReader) Reset(r io.Reader, off, num int64) {
+	lr.r.Reset(r)
+	lr.off, lr.num = off, num
+	if cap(lr.acc) > 16<<20 {
+		lr.acc = nil // do not keep one huge line's buffer
+	}
+}
+
 // Next returns the next line. At the end of input it returns io.EOF; other
 // read errors are returned as they are. A line over MaxLine yields a Line
 // whose Bytes is nil together with an error wrapping ErrLineTooLong.

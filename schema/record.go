@@ -143,6 +143,12 @@ type Record struct {
 
 	// Extra holds top-level fields this build does not know, verbatim.
 	Extra []Field `json:"-"`
+
+	// Line, when set, is the record's encoded line, read but not decoded
+	// (a Decoder's Lazy kinds): only Schema and Kind are set, and encoding
+	// the record writes Line as it is. A stage passes such records on; it
+	// must not change them.
+	Line []byte `json:"-"`
 }
 
 // Field is one unknown top-level member, kept as raw JSON.

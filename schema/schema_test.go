@@ -261,3 +261,22 @@ func TestEachKeepsOrderAndReportsBadLines(t *testing.T) {
 		t.Fatalf("fn error: %v", err)
 	}
 }
+
+func TestLazyKindsPassVerbatim(t *testing.T) {
+	raw := sample()
+	raw.Kind = KindRaw
+	line := AppendRecord(nil, raw)
+	in := string(line) + "\n" + `{"schema":"pos/1","kind":"rawish","id":"x"}` + "\n"
+	dec := NewDecoder(strings.NewReader(in))
+	dec.Lazy = []Kind{KindRaw}
+	var r Record
+	if err := dec.Decode(&r); err != nil || r.Kind != KindRaw || r.ID != "" || !bytes.Equal(r.Line, line) {
+		t.Fatalf("lazy raw: %v %+v", err, r)
+	}
+	if got := AppendRecord(nil, &r); !bytes.Equal(got, line) {
+		t.Fatal("a lazy record does not encode to its line")
+	}
+	if err := dec.Decode(&r); err != nil || r.Kind != "rawish" || r.ID != "x" || r.Line != nil {
+		t.Fatalf("other kinds are decoded: %v %+v", err, r)
+	}
+}

@@ -16,7 +16,10 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func main() { os.Exit(cmdio.Main(newApp())) }
+func main() {
+	cmdio.GCPercent = 100 // row groups are held in memory: collect at the usual pace
+	os.Exit(cmdio.Main(newApp()))
+}
 
 func newApp() *cli.App {
 	return &cli.App{

@@ -143,6 +143,7 @@ type run struct {
 	// it; progress lines in the parent session link the call to the agent.
 	taskTypes  map[string]string // Task tool_use id -> subagent_type
 	agentTypes map[string]string // session/agent id -> subagent_type
+	lr         *schema.LineReader // reused across files
 }
 
 // parentsFirst keeps the files' order but reads the subagent files of a
@@ -270,7 +271,12 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
 		return extract.Errorf(sf.Path, err)
 	}
-	lr := schema.NewLineReaderAt(f, plan.Start, plan.Lines)
+	if r.lr == nil {
+		r.lr = schema.NewLineReaderAt(f, plan.Start, plan.Lines)
+	} else {
+		r.lr.Reset(f, plan.Start, plan.Lines)
+	}
+	lr := r.lr
 	consumed, consumedLines := plan.Start, plan.Lines
 	var l line
 	for {
@@ -301,7 +307,8 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 			}
 			continue
 		}
-		if err := parseLine(b, &l); err != nil && !lenient(b, &l) {
+		raw := validRaw(b)
+		if err := parseLine(raw, &l); err != nil && !lenient(raw, &l) {
 			if !ln.Terminated {
 				// A line still being written: leave it for the next run.
 				if r.opt.Stats != nil {
@@ -318,7 +325,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		if r.opt.Stats != nil {
 			r.opt.Stats.Lines.Add(1)
 		}
-		if err := r.line(fs, &l, b, ln); err != nil {
+		if err := r.line(fs, &l, raw, ln); err != nil {
 			return err
 		}
 		if ln.Terminated {

@@ -116,13 +116,19 @@ func TestFixture(t *testing.T) {
 			t.Fatal("read ~/.claude/history.jsonl, which is not a transcript")
 		}
 	}
-	// Every line of every transcript is a record with its raw JSON.
+	// Every line of every transcript is a raw record with its provenance;
+	// a message made from a line comes right after the line's raw record.
 	lines := 0
-	for _, r := range res.recs {
-		if r.Kind == schema.KindMessage || r.Kind == schema.KindRaw {
+	for i, r := range res.recs {
+		switch r.Kind {
+		case schema.KindRaw:
 			lines++
-			if len(r.Raw) == 0 || r.Source == nil || r.Source.Line == 0 {
-				t.Fatalf("record without raw or provenance: %+v", r)
+			if len(r.Raw) == 0 || r.Source == nil || r.Source.Line == 0 || r.ID != schema.RawID(r) {
+				t.Fatalf("raw record without raw or provenance: %+v", r)
+			}
+		case schema.KindMessage:
+			if len(r.Raw) > 0 || i == 0 || res.recs[i-1].Kind != schema.KindRaw || *res.recs[i-1].Source != *r.Source {
+				t.Fatalf("message %s does not follow its line's raw record", r.ID)
 			}
 		}
 	}
@@ -130,9 +136,21 @@ func TestFixture(t *testing.T) {
 		t.Fatalf("%d line records, want 34", lines)
 	}
 
-	byNative := func(uuid string) *schema.Record {
+	// rawOf returns the raw record of the line with the given uuid, and
+	// byNative the message made from that line.
+	rawOf := func(uuid string) *schema.Record {
 		for _, r := range res.recs {
-			if r.Kind == schema.KindMessage && strings.Contains(string(r.Raw), `"uuid":"`+uuid+`"`) {
+			if r.Kind == schema.KindRaw && strings.Contains(string(r.Raw), `"uuid":"`+uuid+`"`) {
+				return r
+			}
+		}
+		t.Fatalf("no line for %s", uuid)
+		return nil
+	}
+	byNative := func(uuid string) *schema.Record {
+		raw := rawOf(uuid)
+		for _, r := range res.recs {
+			if r.Kind == schema.KindMessage && *r.Source == *raw.Source {
 				return r
 			}
 		}
@@ -156,7 +174,7 @@ func TestFixture(t *testing.T) {
 	if r := byNative("a0000000-0000-4000-8000-000000000011"); r.ContentType != schema.ContentCommandOutput || r.Text != "Set model to opus" {
 		t.Fatalf("command output: %+v", r)
 	}
-	if r := byNative("a0000000-0000-4000-8000-000000000012"); r.Text != "Now add a test for the redirect. Caf\uFFFD \u2615" || !strings.Contains(string(r.Raw), "Caf\uFFFD") {
+	if r := byNative("a0000000-0000-4000-8000-000000000012"); r.Text != "Now add a test for the redirect. Caf\uFFFD \u2615" || !strings.Contains(string(rawOf("a0000000-0000-4000-8000-000000000012").Raw), "Caf\uFFFD") {
 		t.Fatalf("invalid UTF-8 not replaced: %q", r.Text)
 	}
 	if r := byNative("a0000000-0000-4000-8000-000000000007"); r.Role != schema.RoleTool || r.Tools[0].CallID != "toolu_02" || r.Tools[0].Output != "The file was edited." {
@@ -356,7 +374,7 @@ func TestCorpusEveryLine(t *testing.T) {
 	}
 	perFile := map[string]int{}
 	for _, r := range res.recs {
-		if r.Kind == schema.KindMessage || r.Kind == schema.KindRaw {
+		if r.Kind == schema.KindRaw {
 			perFile[r.Source.Path]++
 		}
 	}

@@ -1,8 +1,8 @@
 package claudecode
 
 import (
-	"encoding/json"
 	"strings"
+	"unsafe"
 
 	"github.com/bytedance/sonic"
 )
@@ -30,8 +30,8 @@ type line struct {
 	Message           *message        `json:"message"`
 	Summary           string          `json:"summary"`  // type "summary"
 	LeafUUID          string          `json:"leafUuid"` // type "summary"
-	Content           json.RawMessage `json:"content"`  // system and queue-operation lines
-	CompactMetadata   json.RawMessage `json:"compactMetadata"`
+	Content           rawJSON         `json:"content"`  // system and queue-operation lines
+	CompactMetadata   rawJSON         `json:"compactMetadata"`
 	Snapshot          *struct {
 		Timestamp string `json:"timestamp"`
 	} `json:"snapshot"` // file-history-snapshot
@@ -47,7 +47,7 @@ type message struct {
 	Role       string          `json:"role"`
 	Model      string          `json:"model"`
 	ID         string          `json:"id"`
-	Content    json.RawMessage `json:"content"`
+	Content    rawJSON         `json:"content"`
 	StopReason string          `json:"stop_reason"`
 	Usage      *usage          `json:"usage"`
 }
@@ -66,9 +66,9 @@ type block struct {
 	Thinking  string          `json:"thinking"`
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
+	Input     rawJSON         `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"` // tool_result: string or blocks
+	Content   rawJSON         `json:"content"` // tool_result: string or blocks
 	IsError   bool            `json:"is_error"`
 }
 
@@ -76,9 +76,20 @@ type block struct {
 // sonic makes per call, so they stay valid after the line buffer is reused.
 var api = sonic.Config{}.Froze()
 
+// rawJSON is a JSON value left undecoded. It points into the line it was
+// read from (no copy): the line is the record's raw and outlives it.
+type rawJSON = sonic.NoCopyRawMessage
+
+// decode decodes JSON that lives as long as what is decoded from it.
+func decode(b []byte, v any) error {
+	return api.UnmarshalFromString(unsafe.String(unsafe.SliceData(b), len(b)), v)
+}
+
+// parseLine decodes a line. The decoded strings point into b, which must
+// not change while the record made from it lives (it is the record's raw).
 func parseLine(b []byte, l *line) error {
 	*l = line{}
-	return api.Unmarshal(b, l)
+	return decode(b, l)
 }
 
 // content is a decoded message.content: a string or blocks.
@@ -88,7 +99,7 @@ type content struct {
 	isStr  bool
 }
 
-func parseContent(raw json.RawMessage) (content, error) {
+func parseContent(raw rawJSON) (content, error) {
 	var c content
 	raw = trimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -96,14 +107,14 @@ func parseContent(raw json.RawMessage) (content, error) {
 	}
 	if raw[0] == '"' {
 		c.isStr = true
-		return c, api.Unmarshal(raw, &c.str)
+		return c, decode(raw, &c.str)
 	}
-	return c, api.Unmarshal(raw, &c.blocks)
+	return c, decode(raw, &c.blocks)
 }
 
 // resultText flattens a tool_result's content (a string, or text and image
 // blocks) into text.
-func resultText(raw json.RawMessage) string {
+func resultText(raw rawJSON) string {
 	c, err := parseContent(raw)
 	if err != nil {
 		return string(raw)
@@ -143,19 +154,19 @@ func trimSpace(b []byte) []byte {
 var fileInputKeys = []string{"file_path", "notebook_path"}
 
 // toolFiles returns the files a tool call names.
-func toolFiles(name string, input json.RawMessage) []string {
+func toolFiles(name string, input rawJSON) []string {
 	if len(input) == 0 || input[0] != '{' {
 		return nil
 	}
-	var m map[string]json.RawMessage
-	if api.Unmarshal(input, &m) != nil {
+	var m map[string]rawJSON
+	if decode(input, &m) != nil {
 		return nil
 	}
 	var out []string
 	for _, k := range fileInputKeys {
 		if v, ok := m[k]; ok {
 			var s string
-			if api.Unmarshal(v, &s) == nil && s != "" {
+			if decode(v, &s) == nil && s != "" {
 				out = append(out, s)
 			}
 		}

@@ -45,7 +45,7 @@ func (r *run) line(fs *fileState, l *line, b []byte, ln schema.Line) error {
 	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
 	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
-	rec.Raw = validRaw(b)
+	rec.Raw = b // the caller's copy of the line
 	if r.opt.Now != nil {
 		rec.IngestedAt = r.opt.Now()
 	}
@@ -288,7 +288,7 @@ func (r *run) assistantLine(rec *schema.Record, l *line) {
 				var in struct {
 					Type string `json:"subagent_type"`
 				}
-				if api.Unmarshal(b.Input, &in) == nil && in.Type != "" {
+				if decode(b.Input, &in) == nil && in.Type != "" {
 					r.taskTypes[b.ID] = in.Type
 				}
 			}
@@ -310,7 +310,7 @@ func (r *run) assistantLine(rec *schema.Record, l *line) {
 	}
 }
 
-func stringContent(raw json.RawMessage) string {
+func stringContent(raw rawJSON) string {
 	c, err := parseContent(raw)
 	if err != nil || !c.isStr {
 		return ""
@@ -318,14 +318,14 @@ func stringContent(raw json.RawMessage) string {
 	return c.str
 }
 
-// compact returns a copy of v on one line: JSON inside a record must not
-// break NDJSON.
-func compact(v json.RawMessage) json.RawMessage {
+// compact returns v on one line (JSON inside a record must not break
+// NDJSON): v itself when it is, else a compacted copy.
+func compact(v rawJSON) json.RawMessage {
 	if len(v) == 0 {
 		return nil
 	}
 	if bytes.IndexByte(v, '\n') < 0 && bytes.IndexByte(v, '\r') < 0 {
-		return bytes.Clone(v)
+		return json.RawMessage(v)
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, v); err != nil {
@@ -387,6 +387,14 @@ func (r *run) flush(fs *fileState, final bool) error {
 		}
 		if !r.opt.Since.IsZero() && rec.TS.Before(r.opt.Since) {
 			continue
+		}
+		if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
+			// The native line travels as its own raw record, just before the
+			// message made from it; downstream stages pass it on as it is.
+			if err := r.emitRec(schema.SplitRaw(rec)); err != nil {
+				return err
+			}
+			rec.Raw = nil
 		}
 		if err := r.emitRec(rec); err != nil {
 			return err

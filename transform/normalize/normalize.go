@@ -54,7 +54,8 @@ type Stats struct {
 func Normalize(ctx context.Context, r io.Reader, w io.Writer, opt Options) (Stats, error) {
 	enc := schema.NewEncoder(w)
 	n := New(opt, func(rec *schema.Record) error { return enc.Encode(rec) })
-	skipped, err := schema.Each(ctx, r, opt.Name, opt.OnSkip, n.Add)
+	// Raw records pass through as they are: they are not decoded.
+	skipped, err := schema.Each(ctx, r, opt.Name, opt.OnSkip, n.Add, schema.KindRaw)
 	n.stats.Skipped += skipped
 	if err == nil {
 		err = n.Close()

@@ -1,0 +1,307 @@
+package load
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/pos-lake/pos/schema"
+)
+
+// lane writes the tables routed to it, in its own goroutine: their
+// partitions, open part files and finished files are its alone.
+type lane struct {
+	loader *Loader
+	in     chan *schema.Record
+	done   chan struct{} // closed when run returns; err is then set
+	err    error
+
+	tick  int64
+	parts map[partKey]*partition
+	open  map[partKey]*partFile
+	// finished part files, complete under their temporary names, waiting
+	// to be published
+	finished      []*partFile
+	finishedBytes int64
+	buf           []byte
+	stats         Stats
+	aborting      atomic.Bool
+	closeOnce     sync.Once
+}
+
+func newLane(l *Loader) *lane {
+	return &lane{
+		loader: l, in: make(chan *schema.Record, 256), done: make(chan struct{}),
+		parts: map[partKey]*partition{}, open: map[partKey]*partFile{},
+		stats: Stats{Rows: map[string]int64{}},
+	}
+}
+
+// run writes every record sent to the lane. When the channel is closed it
+// finishes and publishes its files, unless the load is being aborted.
+func (l *lane) run() {
+	defer close(l.done)
+	for rec := range l.in {
+		l.err = l.add(rec)
+		if l.err == nil && l.tick%1024 == 0 {
+			l.err = l.closeIdle()
+		}
+		if l.err != nil {
+			l.abortFiles()
+			return
+		}
+	}
+	if l.aborting.Load() {
+		l.abortFiles()
+		return
+	}
+	if l.err = l.closeAll(); l.err != nil {
+		l.abortFiles()
+	}
+}
+
+// closeAll finishes the open files and publishes everything.
+func (l *lane) closeAll() error {
+	for k, pf := range l.open {
+		delete(l.open, k)
+		if err := l.commit(pf); err != nil {
+			return err
+		}
+	}
+	return l.publish()
+}
+
+// stop closes the lane's input (once) and waits for it to finish; with
+// abort, its unpublished files are dropped instead of published.
+func (l *lane) stop(abort bool) error {
+	if abort {
+		l.aborting.Store(true)
+	}
+	l.closeOnce.Do(func() { close(l.in) })
+	<-l.done
+	return l.err
+}
+
+func (l *lane) abortFiles() {
+	for k, pf := range l.open {
+		pf.abort()
+		delete(l.open, k)
+	}
+	for _, pf := range l.finished {
+		os.Remove(pf.tmp)
+	}
+	l.finished = nil
+}
+
+func (l *lane) add(rec *schema.Record) error {
+	l.tick++
+	table := tableFor(rec.Kind)
+	hash, size := l.hash(rec)
+	if rec.ID == "" {
+		rec.ID = schema.ID("anonymous", string(rec.Kind), hash)
+	}
+	key := partKey{table: table, platform: partValue(rec.Platform), date: dateOf(rec.TS)}
+	p, err := l.partition(key)
+	if err != nil {
+		return err
+	}
+	idh, ch := xxhash.Sum64String(rec.ID), xxhash.Sum64String(hash)
+	if old, ok := p.index[idh]; ok {
+		if old == ch {
+			l.stats.Duplicates++
+			return nil
+		}
+		l.stats.Versions++
+		if err := l.loader.markVersioned(table); err != nil {
+			return err
+		}
+	}
+	p.index[idh] = ch
+	var row any
+	switch table {
+	case TableRaw:
+		row = rawRow(rec, hash)
+	case TableMessages:
+		row = messageRow(rec, hash)
+	case TableExchanges:
+		row = exchangeRow(rec, hash)
+	case TableSessions:
+		row = sessionRow(rec, hash)
+	case TableDocuments:
+		row = documentRow(rec, hash)
+	default:
+		row = otherRow(rec, hash)
+	}
+	pf := l.open[key]
+	if pf == nil {
+		if len(l.open) >= l.loader.opt.MaxOpen {
+			if err := l.closeLRU(); err != nil {
+				return err
+			}
+		}
+		if pf, err = l.openPart(p); err != nil {
+			return err
+		}
+		l.open[key] = pf
+	}
+	if err := pf.add(row, size, l.tick); err != nil {
+		return err
+	}
+	l.stats.Rows[table]++
+	if pf.full() || pf.rows >= l.loader.opt.FileRows {
+		delete(l.open, key)
+		return l.commit(pf)
+	}
+	return nil
+}
+
+// hash is the content hash that tells a new version of a record from a
+// repeat: it covers what the record says, not when or from which file it was
+// read, nor which session replayed it.
+func (l *lane) hash(rec *schema.Record) (string, int) {
+	if rec.Kind == schema.KindRaw {
+		return schema.ContentHash(rec.Raw), len(rec.Raw) + 256
+	}
+	c := *rec
+	c.IngestedAt = time.Time{}
+	c.Source = nil
+	if c.Kind == schema.KindMessage {
+		c.SessionID = ""
+	}
+	l.buf = schema.AppendRecord(l.buf[:0], &c)
+	size := len(l.buf)
+	h := schema.ContentHash(l.buf)
+	if cap(l.buf) > 16<<20 {
+		l.buf = nil
+	}
+	return h, size
+}
+
+func (l *lane) partition(key partKey) (*partition, error) {
+	if p, ok := l.parts[key]; ok {
+		return p, nil
+	}
+	p := &partition{partKey: key, dir: Dir(l.loader.opt.Lake, key.table, key.platform, key.date)}
+	idx, err := l.readIndex(p.dir)
+	if err != nil {
+		return nil, err
+	}
+	p.index = idx
+	l.parts[key] = p
+	return p, nil
+}
+
+// readIndex reads the ids and content hashes already in a partition.
+func (l *lane) readIndex(dir string) (map[uint64]uint64, error) {
+	idx := map[uint64]uint64{}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	if len(files) == 0 {
+		return idx, nil
+	}
+	db, err := l.loader.duck()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(l.loader.ctx, `SELECT id, content_hash FROM read_parquet(?::VARCHAR[], union_by_name=true)`, files)
+	if err != nil {
+		return nil, fmt.Errorf("reading ids in %s: %w", dir, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, h string
+		if err := rows.Scan(&id, &h); err != nil {
+			return nil, err
+		}
+		idx[xxhash.Sum64String(id)] = xxhash.Sum64String(h)
+	}
+	return idx, rows.Err()
+}
+
+// commit finishes a part file; it becomes visible at the next publish.
+func (l *lane) commit(pf *partFile) error {
+	if err := pf.finish(); err != nil {
+		return err
+	}
+	l.finished = append(l.finished, pf)
+	l.finishedBytes += pf.bytes
+	if len(l.finished) >= publishFiles || l.finishedBytes >= publishBytes {
+		return l.publish()
+	}
+	return nil
+}
+
+// Finished files are published in batches: one sync of the file system for
+// many files instead of one fsync each.
+const (
+	publishFiles = 16
+	publishBytes = 256 << 20
+)
+
+// publish makes the finished files durable, then renames them into place,
+// then makes the renames durable. Until then a partition's ids stay in
+// memory (the files are not where readIndex looks).
+func (l *lane) publish() error {
+	if len(l.finished) == 0 {
+		return nil
+	}
+	paths := make([]string, len(l.finished))
+	for i, pf := range l.finished {
+		paths[i] = pf.tmp
+	}
+	if err := syncFiles(l.loader.opt.Lake, paths); err != nil {
+		return err
+	}
+	for _, pf := range l.finished {
+		if err := os.Rename(pf.tmp, pf.path); err != nil {
+			return fmt.Errorf("publishing %s: %w", pf.path, err)
+		}
+		l.stats.Files++
+		// Forget the partition's ids: memory stays bounded by the
+		// partitions being written; a later record for it reads them back
+		// from the files, this one included.
+		if l.open[pf.part.partKey] == nil {
+			delete(l.parts, pf.part.partKey)
+		}
+	}
+	dirs := map[string]bool{}
+	for _, pf := range l.finished {
+		dirs[filepath.Dir(pf.path)] = true
+	}
+	clear(l.finished)
+	l.finished, l.finishedBytes = l.finished[:0], 0
+	return syncDirs(l.loader.opt.Lake, dirs)
+}
+
+// closeIdle commits part files no record went to for a while, so a
+// backfill that walks through many days keeps few files open.
+func (l *lane) closeIdle() error {
+	for k, pf := range l.open {
+		if l.tick-pf.lastUse > 20_000 {
+			delete(l.open, k)
+			if err := l.commit(pf); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (l *lane) closeLRU() error {
+	var oldest *partFile
+	var key partKey
+	for k, pf := range l.open {
+		if oldest == nil || pf.lastUse < oldest.lastUse {
+			oldest, key = pf, k
+		}
+	}
+	if oldest == nil {
+		return nil
+	}
+	delete(l.open, key)
+	return l.commit(oldest)
+}
+
