@@ -304,4 +304,3 @@ func (l *lane) closeLRU() error {
 	delete(l.open, key)
 	return l.commit(oldest)
 }
-

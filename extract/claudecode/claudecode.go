@@ -141,8 +141,8 @@ type run struct {
 	slugs map[string]string // slug -> session id, for linking plans
 	// A subagent's type is the subagent_type of the Task call that started
 	// it; progress lines in the parent session link the call to the agent.
-	taskTypes  map[string]string // Task tool_use id -> subagent_type
-	agentTypes map[string]string // session/agent id -> subagent_type
+	taskTypes  map[string]string  // Task tool_use id -> subagent_type
+	agentTypes map[string]string  // session/agent id -> subagent_type
 	lr         *schema.LineReader // reused across files
 }
 

@@ -10,28 +10,28 @@ import (
 // line is the subset of a Claude Code JSONL line that pos reads. Everything
 // else stays in the raw record.
 type line struct {
-	Type              string          `json:"type"`
-	Subtype           string          `json:"subtype"`
-	UUID              string          `json:"uuid"`
-	ParentUUID        string          `json:"parentUuid"`
-	LogicalParentUUID string          `json:"logicalParentUuid"`
-	SessionID         string          `json:"sessionId"`
-	Timestamp         string          `json:"timestamp"`
-	Cwd               string          `json:"cwd"`
-	GitBranch         string          `json:"gitBranch"`
-	Version           string          `json:"version"`
-	Slug              string          `json:"slug"`
-	AgentID           string          `json:"agentId"`
-	IsSidechain       bool            `json:"isSidechain"`
-	IsMeta            bool            `json:"isMeta"`
-	IsCompactSummary  bool            `json:"isCompactSummary"`
-	IsAPIError        bool            `json:"isApiErrorMessage"`
-	RequestID         string          `json:"requestId"`
-	Message           *message        `json:"message"`
-	Summary           string          `json:"summary"`  // type "summary"
-	LeafUUID          string          `json:"leafUuid"` // type "summary"
-	Content           rawJSON         `json:"content"`  // system and queue-operation lines
-	CompactMetadata   rawJSON         `json:"compactMetadata"`
+	Type              string   `json:"type"`
+	Subtype           string   `json:"subtype"`
+	UUID              string   `json:"uuid"`
+	ParentUUID        string   `json:"parentUuid"`
+	LogicalParentUUID string   `json:"logicalParentUuid"`
+	SessionID         string   `json:"sessionId"`
+	Timestamp         string   `json:"timestamp"`
+	Cwd               string   `json:"cwd"`
+	GitBranch         string   `json:"gitBranch"`
+	Version           string   `json:"version"`
+	Slug              string   `json:"slug"`
+	AgentID           string   `json:"agentId"`
+	IsSidechain       bool     `json:"isSidechain"`
+	IsMeta            bool     `json:"isMeta"`
+	IsCompactSummary  bool     `json:"isCompactSummary"`
+	IsAPIError        bool     `json:"isApiErrorMessage"`
+	RequestID         string   `json:"requestId"`
+	Message           *message `json:"message"`
+	Summary           string   `json:"summary"`  // type "summary"
+	LeafUUID          string   `json:"leafUuid"` // type "summary"
+	Content           rawJSON  `json:"content"`  // system and queue-operation lines
+	CompactMetadata   rawJSON  `json:"compactMetadata"`
 	Snapshot          *struct {
 		Timestamp string `json:"timestamp"`
 	} `json:"snapshot"` // file-history-snapshot
@@ -44,12 +44,12 @@ type line struct {
 }
 
 type message struct {
-	Role       string          `json:"role"`
-	Model      string          `json:"model"`
-	ID         string          `json:"id"`
-	Content    rawJSON         `json:"content"`
-	StopReason string          `json:"stop_reason"`
-	Usage      *usage          `json:"usage"`
+	Role       string  `json:"role"`
+	Model      string  `json:"model"`
+	ID         string  `json:"id"`
+	Content    rawJSON `json:"content"`
+	StopReason string  `json:"stop_reason"`
+	Usage      *usage  `json:"usage"`
 }
 
 type usage struct {
@@ -61,15 +61,15 @@ type usage struct {
 
 // block is one element of message.content.
 type block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     rawJSON         `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   rawJSON         `json:"content"` // tool_result: string or blocks
-	IsError   bool            `json:"is_error"`
+	Type      string  `json:"type"`
+	Text      string  `json:"text"`
+	Thinking  string  `json:"thinking"`
+	ID        string  `json:"id"`
+	Name      string  `json:"name"`
+	Input     rawJSON `json:"input"`
+	ToolUseID string  `json:"tool_use_id"`
+	Content   rawJSON `json:"content"` // tool_result: string or blocks
+	IsError   bool    `json:"is_error"`
 }
 
 // api decodes native lines. Decoded strings share one copy of the line that
