@@ -39,6 +39,9 @@ type Options struct {
 	OnSkip schema.SkipFunc
 	// Stats, if set, is updated as the run goes.
 	Stats *Stats
+	// Workers is how many files are read at once (0: one per CPU). The
+	// output order does not depend on it.
+	Workers int
 }
 
 func (o *Options) env(k string) string {

@@ -160,7 +160,7 @@ func Load(ctx context.Context, r io.Reader, opt Options) (Stats, error) {
 
 // AddStream adds every record of an NDJSON stream.
 func (l *Loader) AddStream(r io.Reader) error {
-	n, err := schema.Each(l.ctx, r, l.opt.Name, l.opt.OnSkip, l.Add)
+	n, err := schema.Each(l.ctx, r, schema.EachOptions{Name: l.opt.Name, OnSkip: l.opt.OnSkip}, l.Add)
 	l.stats.Skipped += n
 	return err
 }

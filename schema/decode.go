@@ -38,6 +38,10 @@ type Decoder struct {
 	// decoded but kept whole in Record.Line.
 	Lazy []Kind
 	lazy [][]byte
+	// KeepLines sets Record.Line on every record to its line, so a stage
+	// that does not change a record can write it back without encoding it.
+	// The stage clears Line when it changes the record.
+	KeepLines bool
 }
 
 // NewDecoder reads records from r. Blank lines are skipped.
@@ -67,6 +71,9 @@ func (d *Decoder) Decode(rec *Record) error {
 		}
 		if err := Unmarshal(l.Bytes, rec); err != nil {
 			return &SyntaxError{Line: l.Num, Err: err}
+		}
+		if d.KeepLines && utf8.Valid(l.Bytes) {
+			rec.Line = bytes.Clone(l.Bytes)
 		}
 		return nil
 	}

@@ -6,14 +6,25 @@ import (
 	"io"
 )
 
+// EachOptions configure Each.
+type EachOptions struct {
+	// Name is the stream's name in diagnostics.
+	Name string
+	// OnSkip is told about each bad line; its error stops the loop.
+	// Without it, the first bad line stops the loop.
+	OnSkip SkipFunc
+	// Lazy and KeepLines are the Decoder's.
+	Lazy      []Kind
+	KeepLines bool
+}
+
 // Each decodes the records of an NDJSON stream and calls fn with each, in
 // order. Decoding runs in its own goroutine, a bounded batch ahead of fn, so
 // a filter's decoding and its work use two cores. A bad line is reported to
-// onSkip as a *BadInput naming the stream (name) and the line; onSkip's error
-// (or, without onSkip, the BadInput itself) stops the loop. It returns the
-// number of bad lines. Records of the lazy kinds are not decoded (see
-// Decoder.Lazy).
-func Each(ctx context.Context, r io.Reader, name string, onSkip SkipFunc, fn func(*Record) error, lazy ...Kind) (int64, error) {
+// OnSkip as a *BadInput naming the stream and the line. Each returns the
+// number of bad lines.
+func Each(ctx context.Context, r io.Reader, opt EachOptions, fn func(*Record) error) (int64, error) {
+	name, onSkip := opt.Name, opt.OnSkip
 	type item struct {
 		rec *Record
 		err error
@@ -29,7 +40,7 @@ func Each(ctx context.Context, r io.Reader, name string, onSkip SkipFunc, fn fun
 	go func() {
 		defer close(batches)
 		dec := NewDecoder(r)
-		dec.Lazy = lazy
+		dec.Lazy, dec.KeepLines = opt.Lazy, opt.KeepLines
 		var batch []item
 		size := 0
 		send := func() bool {

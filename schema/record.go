@@ -144,10 +144,11 @@ type Record struct {
 	// Extra holds top-level fields this build does not know, verbatim.
 	Extra []Field `json:"-"`
 
-	// Line, when set, is the record's encoded line, read but not decoded
-	// (a Decoder's Lazy kinds): only Schema and Kind are set, and encoding
-	// the record writes Line as it is. A stage passes such records on; it
-	// must not change them.
+	// Line, when set, is the record's encoded line, and encoding the record
+	// writes Line as it is. A Decoder sets it on records of its Lazy kinds
+	// (read but not decoded: only Schema and Kind are set; a stage passes
+	// them on unchanged) and, with KeepLines, on every record: a stage that
+	// changes such a record must clear Line.
 	Line []byte `json:"-"`
 }
 

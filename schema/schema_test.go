@@ -237,10 +237,10 @@ func TestEachKeepsOrderAndReportsBadLines(t *testing.T) {
 	}
 	next := 0
 	var bad []string
-	n, err := Each(context.Background(), strings.NewReader(in.String()), "s.ndjson", func(b *BadInput) error {
+	n, err := Each(context.Background(), strings.NewReader(in.String()), EachOptions{Name: "s.ndjson", OnSkip: func(b *BadInput) error {
 		bad = append(bad, b.Error())
 		return nil
-	}, func(r *Record) error {
+	}}, func(r *Record) error {
 		if r.ID != strconv.Itoa(next) {
 			t.Fatalf("got %s, want %d", r.ID, next)
 		}
@@ -251,12 +251,12 @@ func TestEachKeepsOrderAndReportsBadLines(t *testing.T) {
 		t.Fatalf("err %v, skipped %d, records %d, bad %v", err, n, next, bad)
 	}
 	stop := errors.New("stop")
-	_, err = Each(context.Background(), strings.NewReader(in.String()), "s", nil, func(r *Record) error { return nil })
+	_, err = Each(context.Background(), strings.NewReader(in.String()), EachOptions{Name: "s"}, func(r *Record) error { return nil })
 	var bi *BadInput
 	if !errors.As(err, &bi) || bi.Line != 8 {
 		t.Fatalf("without onSkip: %v", err)
 	}
-	_, err = Each(context.Background(), strings.NewReader(in.String()), "s", nil, func(r *Record) error { return stop })
+	_, err = Each(context.Background(), strings.NewReader(in.String()), EachOptions{Name: "s"}, func(r *Record) error { return stop })
 	if !errors.Is(err, stop) {
 		t.Fatalf("fn error: %v", err)
 	}

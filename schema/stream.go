@@ -11,8 +11,7 @@ import (
 
 // Encoder writes records as NDJSON.
 type Encoder struct {
-	w   *bufio.Writer
-	buf []byte
+	w *bufio.Writer
 	// FlushEach flushes after every record; set it when the output is a
 	// terminal so a person sees records as they come.
 	FlushEach bool
@@ -23,15 +22,13 @@ func NewEncoder(w io.Writer) *Encoder {
 	return &Encoder{w: bufio.NewWriterSize(w, 1<<20)}
 }
 
-// Encode writes one record and a newline.
+// Encode writes one record and a newline. The record is encoded straight
+// into the writer's buffer when it fits.
 func (e *Encoder) Encode(r *Record) error {
-	e.buf = AppendRecord(e.buf[:0], r)
-	e.buf = append(e.buf, '\n')
-	if _, err := e.w.Write(e.buf); err != nil {
+	buf := AppendRecord(e.w.AvailableBuffer(), r)
+	buf = append(buf, '\n')
+	if _, err := e.w.Write(buf); err != nil {
 		return err
-	}
-	if cap(e.buf) > 16<<20 {
-		e.buf = nil // do not keep a huge record's buffer for the rest of the run
 	}
 	if e.FlushEach {
 		return e.w.Flush()

@@ -61,6 +61,7 @@ Platforms: ` + strings.Join(platformNames(), ", ") + `, all.`,
 			&cli.BoolFlag{Name: "full", Usage: "ignore watermarks: read every file from the start"},
 			&cli.BoolFlag{Name: "commit-state", Usage: "write the new watermarks to --state at the end of a successful run"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
+			&cli.IntFlag{Name: "workers", Usage: "files read at once (default: one per CPU); the output order does not depend on it"},
 			&cli.StringFlag{Name: "user", Usage: "user name stamped on records (default: the login name)"},
 			&cli.StringFlag{Name: "machine", Usage: "machine name stamped on records (default: the host name)"},
 			&cli.BoolFlag{Name: "list", Usage: "list where each platform's history is looked for, whether it exists and how many files it holds, then exit"},
@@ -109,6 +110,7 @@ func run(c *cli.Context) error {
 		Machine: c.String("machine"),
 		Now:     func() time.Time { return now },
 		Stats:   &extract.Stats{},
+		Workers: c.Int("workers"),
 	}
 	if opt.User == "" {
 		opt.User = cmdio.UserName()

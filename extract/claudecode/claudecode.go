@@ -21,7 +21,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -108,15 +110,37 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	if err != nil {
 		return err
 	}
-	run := &run{opt: &opt, emit: emit, slugs: map[string]string{}, taskTypes: map[string]string{}, agentTypes: map[string]string{}}
-	for _, f := range parentsFirst(files) {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := run.file(ctx, f); err != nil {
-			return err
-		}
+	shared := &run{opt: &opt, emit: emit, slugs: map[string]string{}, mu: new(sync.Mutex)}
+	// A session's file and its subagents' files are one job: the session
+	// names the subagents' types. Jobs run in parallel, output in order.
+	groups := parentsFirst(files)
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
 	}
+	var readers sync.Pool // *schema.LineReader: a 1 MB buffer each, reused
+	err = extract.Ordered(ctx, workers, len(groups), func(ctx context.Context, i int, emit extract.Emit) error {
+		r := &run{opt: &opt, emit: emit, slugs: shared.slugs, mu: shared.mu,
+			taskTypes: map[string]string{}, agentTypes: map[string]string{}}
+		if lr, ok := readers.Get().(*schema.LineReader); ok {
+			r.lr = lr
+		}
+		defer func() {
+			if r.lr != nil {
+				readers.Put(r.lr)
+			}
+		}()
+		for _, f := range groups[i] {
+			if err := r.file(ctx, f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, emit)
+	if err != nil {
+		return err
+	}
+	run := shared
 	plans, err := extract.Walk(proots, func(path string, d fs.DirEntry) bool {
 		return strings.HasSuffix(path, ".md") && filepath.Base(filepath.Dir(path)) == "plans"
 	})
@@ -144,12 +168,13 @@ type run struct {
 	taskTypes  map[string]string  // Task tool_use id -> subagent_type
 	agentTypes map[string]string  // session/agent id -> subagent_type
 	lr         *schema.LineReader // reused across files
+	mu         *sync.Mutex        // guards slugs, shared by the jobs
 }
 
-// parentsFirst keeps the files' order but reads the subagent files of a
-// session (<session>/subagents/*.jsonl) right after the session's own file,
-// which names their types.
-func parentsFirst(files []extract.SourceFile) []extract.SourceFile {
+// parentsFirst groups the files, in their order, each session's file with
+// its subagents' files (<session>/subagents/*.jsonl) after it: the session
+// names their types.
+func parentsFirst(files []extract.SourceFile) [][]extract.SourceFile {
 	present := map[string]bool{}
 	for _, f := range files {
 		present[f.Path] = true
@@ -171,13 +196,12 @@ func parentsFirst(files []extract.SourceFile) []extract.SourceFile {
 			children[p] = append(children[p], f)
 		}
 	}
-	out := make([]extract.SourceFile, 0, len(files))
+	out := make([][]extract.SourceFile, 0, len(files))
 	for _, f := range files {
 		if parentOf(f.Path) != "" {
 			continue
 		}
-		out = append(out, f)
-		out = append(out, children[f.Path]...)
+		out = append(out, append([]extract.SourceFile{f}, children[f.Path]...))
 	}
 	return out
 }

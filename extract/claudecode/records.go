@@ -408,11 +408,13 @@ func (r *run) flush(fs *fileState, final bool) error {
 // sessionHint emits what the adapter knows about a main session beyond its
 // messages; pos-normalize folds it into the session rollup.
 func (r *run) sessionHint(fs *fileState) error {
+	r.mu.Lock()
 	if _, ok := r.slugs[fs.slug]; fs.slug != "" && !ok {
 		// Sessions that continue one another share a slug and its plan:
 		// the plan document belongs to the first of them.
 		r.slugs[fs.slug] = fs.session
 	}
+	r.mu.Unlock()
 	rec := schema.New(schema.KindSession)
 	rec.ID = schema.SessionRecordID(platform, fs.session)
 	rec.Platform = platform

@@ -54,8 +54,11 @@ type Stats struct {
 func Normalize(ctx context.Context, r io.Reader, w io.Writer, opt Options) (Stats, error) {
 	enc := schema.NewEncoder(w)
 	n := New(opt, func(rec *schema.Record) error { return enc.Encode(rec) })
-	// Raw records pass through as they are: they are not decoded.
-	skipped, err := schema.Each(ctx, r, opt.Name, opt.OnSkip, n.Add, schema.KindRaw)
+	// Raw records pass through undecoded; records normalize does not change
+	// are written back as they were read, without encoding.
+	skipped, err := schema.Each(ctx, r, schema.EachOptions{
+		Name: opt.Name, OnSkip: opt.OnSkip, Lazy: []schema.Kind{schema.KindRaw}, KeepLines: true,
+	}, n.Add)
 	n.stats.Skipped += skipped
 	if err == nil {
 		err = n.Close()
@@ -168,28 +171,31 @@ func sourcePath(rec *schema.Record) string {
 }
 
 func (n *Normalizer) message(rec *schema.Record) error {
+	line := rec.Line
+	rec.Line = nil // set again below if nothing changes
 	if len(rec.Raw) > 0 && !n.opt.KeepRaw {
 		if err := n.emit(schema.SplitRaw(rec)); err != nil {
 			return err
 		}
-		rec.Raw = nil
+		rec.Raw, line = nil, nil
 	}
 	if rec.ID != "" && n.replay.seen(rec.ID) {
 		n.stats.Replays++
 		return nil
 	}
 	if rec.TSPrecision == "" {
-		rec.TSPrecision = schema.PrecisionUnknown
+		rec.TSPrecision, line = schema.PrecisionUnknown, nil
 		if !rec.TS.IsZero() {
 			rec.TSPrecision = schema.PrecisionExact
 		}
 	}
 	if rec.Completeness == "" {
-		rec.Completeness = schema.CompleteUnknown
+		rec.Completeness, line = schema.CompleteUnknown, nil
 	}
 	if to, ok := n.remap[rec.ParentID]; ok {
-		rec.ParentID = to
+		rec.ParentID, line = to, nil
 	}
+	rec.Line = line
 	t := n.thread(rec)
 	// Lines of one assistant message share its API message id and request
 	// id; they are interleaved with tool results, never with another
@@ -361,7 +367,7 @@ func (n *Normalizer) document(rec *schema.Record) error {
 				continue
 			}
 			if rec.SessionID == "" {
-				rec.SessionID = s.session
+				rec.SessionID, rec.Line = s.session, nil
 			}
 			if rec.Agent == nil && s.session == rec.SessionID {
 				s.planID = rec.ID
@@ -373,6 +379,7 @@ func (n *Normalizer) document(rec *schema.Record) error {
 
 // merge folds a later line of an assistant message into the first.
 func merge(o, rec *schema.Record) {
+	o.Line = nil
 	o.Text = joinNonEmpty(o.Text, rec.Text, "\n")
 	o.Thinking = joinNonEmpty(o.Thinking, rec.Thinking, "\n")
 	o.Tools = append(o.Tools, rec.Tools...)
