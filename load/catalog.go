@@ -95,8 +95,10 @@ func schemaFile(lake, table string) (string, error) {
 }
 
 // source is the FROM clause that reads a table's files with hive
-// partitioning (platform, date), so filters on them prune files.
-func source(lake, table string) (string, error) {
+// partitioning (platform, date), so filters on them prune files. When the
+// lake's state says the table's files do not all share one schema, they are
+// read with union_by_name.
+func source(lake, table string, schemas map[string][]string) (string, error) {
 	dir := TableDir(lake, table)
 	if !hasParquet(dir) {
 		f, err := schemaFile(lake, table)
@@ -106,7 +108,8 @@ func source(lake, table string) (string, error) {
 		return fmt.Sprintf("(SELECT *, NULL::DATE AS date FROM read_parquet(%s))", sqlString(f)), nil
 	}
 	glob := filepath.Join(dir, "**", "*.parquet")
-	return fmt.Sprintf("read_parquet(%s, hive_partitioning = true, union_by_name = true, hive_types = {'platform': VARCHAR, 'date': DATE})", sqlString(glob)), nil
+	union := len(schemas[table]) != 1
+	return fmt.Sprintf("read_parquet(%s, hive_partitioning = true, union_by_name = %t, hive_types = {'platform': VARCHAR, 'date': DATE})", sqlString(glob), union), nil
 }
 
 // latest keeps the newest version of each record when a table holds more
@@ -123,10 +126,11 @@ func ViewSQL(lake string) ([]string, error) {
 		return nil, err
 	}
 	versioned := Versioned(lake)
+	schemas := readSchemas(lake)
 	var stmts []string
 	src := map[string]string{}
 	for _, t := range Tables {
-		s, err := source(lake, t)
+		s, err := source(lake, t, schemas)
 		if err != nil {
 			return nil, err
 		}
@@ -171,7 +175,8 @@ WITH meta AS (
     arg_max(cwd, ingested_at) AS cwd, arg_max(git_branch, ingested_at) AS git_branch,
     arg_min(project, coalesce(first_ts, ts)) AS project,
     arg_max(meta, ingested_at) AS meta, arg_max(completeness, ingested_at) AS completeness,
-    max(ingested_at) AS ingested_at
+    max(ingested_at) AS ingested_at,
+    flatten(list(labels ORDER BY ingested_at)) AS all_labels
   FROM %s
   GROUP BY ALL
 ), m AS (
@@ -180,13 +185,12 @@ WITH meta AS (
     count(*) AS message_count,
     count(*) FILTER (WHERE role = 'user' AND content_type IN ('text', 'command') AND NOT sidechain) AS user_count,
     count(*) FILTER (WHERE role = 'assistant') AS assistant_count,
-    sum(len(tools)) FILTER (WHERE role = 'assistant') AS tool_count,
+    sum(tool_count) FILTER (WHERE role = 'assistant') AS tool_count,
     count(*) FILTER (WHERE content_type = 'compact_boundary') AS compactions,
     count(DISTINCT agent_id) FILTER (WHERE sidechain) AS subagents,
     sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
     sum(cache_creation_tokens) AS cache_creation_tokens, sum(cache_read_tokens) AS cache_read_tokens,
     list(DISTINCT model ORDER BY model) FILTER (WHERE model IS NOT NULL AND model <> '<synthetic>') AS models,
-    list(text ORDER BY ts) FILTER (WHERE content_type = 'summary_label') AS labels,
     arg_min(project, ts) AS msg_project, arg_max(user, ts) AS user, arg_max(machine, ts) AS machine
   FROM messages
   GROUP BY ALL
@@ -197,7 +201,7 @@ WITH meta AS (
 )
 SELECT
   platform, session_id,
-  coalesce(meta.platform_title, m.labels[-1], meta.prompt_title) AS title,
+  coalesce(meta.platform_title, meta.all_labels[-1], meta.prompt_title) AS title,
   meta.slug, m.first_ts, m.last_ts,
   coalesce(m.message_count, 0) AS message_count, coalesce(m.user_count, 0) AS user_count,
   coalesce(m.assistant_count, 0) AS assistant_count, coalesce(m.tool_count, 0) AS tool_count,
@@ -205,7 +209,7 @@ SELECT
   coalesce(m.compactions, 0) AS compactions, coalesce(m.subagents, 0) AS subagents,
   coalesce(m.input_tokens, 0) AS input_tokens, coalesce(m.output_tokens, 0) AS output_tokens,
   coalesce(m.cache_creation_tokens, 0) AS cache_creation_tokens, coalesce(m.cache_read_tokens, 0) AS cache_read_tokens,
-  m.models, m.labels, meta.plan_id,
+  m.models, list_filter(meta.all_labels, (x, i) -> list_position(meta.all_labels, x) = i) AS labels, meta.plan_id,
   coalesce(meta.project, m.msg_project) AS project, meta.cwd, meta.git_branch, m.user, m.machine,
   meta.completeness, meta.meta, meta.ingested_at,
   CAST(m.first_ts AS DATE) AS date

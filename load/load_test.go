@@ -163,3 +163,22 @@ func TestUnknownKindsAreKept(t *testing.T) {
 		t.Fatalf("record not kept whole: %q", got)
 	}
 }
+
+func TestViewsUnionSchemasOnlyWhenTheyDiffer(t *testing.T) {
+	lake := t.TempDir()
+	loadRecs(t, lake, msg("m1", "s", "x", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)))
+	stmts, err := ViewSQL(lake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(stmts, "\n")
+	if !strings.Contains(all, "union_by_name = false") || strings.Contains(all, "union_by_name = true") {
+		t.Fatalf("one schema per table: %s", all)
+	}
+	// A lake holding files of an older schema too reads them by name.
+	os.WriteFile(filepath.Join(lake, "_state", "schemas.json"), []byte(`{"messages":["old","`+schemaFingerprint(TableMessages)+`"]}`), 0o600)
+	stmts, _ = ViewSQL(lake)
+	if all := strings.Join(stmts, "\n"); !strings.Contains(all, "union_by_name = true") {
+		t.Fatalf("two schemas: %s", all)
+	}
+}

@@ -11,11 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
 )
@@ -77,6 +79,7 @@ type Loader struct {
 	// of some record, so its view must pick the latest.
 	vmu       sync.Mutex
 	versioned map[string]bool
+	schemas   map[string][]string // table -> fingerprints of the schemas in its files
 }
 
 type partKey struct{ table, platform, date string }
@@ -138,6 +141,7 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 		unlock(lk)
 		return nil, err
 	}
+	l.schemas = readSchemas(opt.Lake)
 	for _, ln := range l.lanes {
 		go ln.run()
 	}
@@ -228,6 +232,22 @@ func (l *Loader) markVersioned(table string) error {
 	}
 	l.versioned[table] = true
 	return writeVersioned(l.opt.Lake, l.versioned)
+}
+
+// noteSchema records, before a file of the table is published, the
+// Parquet schema this build writes for it. Views read a table whose files
+// all share one schema without union_by_name, which would read every file's
+// footer each time a view is defined.
+func (l *Loader) noteSchema(table string) error {
+	fp := schemaFingerprint(table)
+	l.vmu.Lock()
+	defer l.vmu.Unlock()
+	if slices.Contains(l.schemas[table], fp) {
+		return nil
+	}
+	l.schemas[table] = append(l.schemas[table], fp)
+	b, _ := json.MarshalIndent(l.schemas, "", " ")
+	return extract.WriteFileAtomic(filepath.Join(l.opt.Lake, "_state", schemasFile), b)
 }
 
 // duck returns the DuckDB connection that reads partitions' ids, opened
@@ -383,4 +403,23 @@ func Versioned(lake string) map[string]bool {
 func writeVersioned(lake string, m map[string]bool) error {
 	b, _ := json.Marshal(m)
 	return extract.WriteFileAtomic(filepath.Join(lake, "_state", versionedFile), b)
+}
+
+const schemasFile = "schemas.json"
+
+// readSchemas returns the schema fingerprints recorded per table; nil when
+// unknown (the views then read every table with union_by_name).
+func readSchemas(lake string) map[string][]string {
+	m := map[string][]string{}
+	b, err := os.ReadFile(filepath.Join(lake, "_state", schemasFile))
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return map[string][]string{}
+	}
+	return m
+}
+
+// schemaFingerprint identifies the Parquet schema this build writes for a
+// table.
+func schemaFingerprint(table string) string {
+	return schema.ContentHash([]byte(parquet.SchemaOf(rowType(table)).String()))
 }

@@ -93,6 +93,7 @@ type MessageRow struct {
 	Text          string    `parquet:"text,optional"`
 	Thinking      string    `parquet:"thinking,optional"`
 	Tools         []ToolRow `parquet:"tools,list"`
+	ToolCount     int64     `parquet:"tool_count"` // len(tools), so counting needs no tool bodies
 	Model         string    `parquet:"model,optional,dict"`
 	InputTokens   int64     `parquet:"input_tokens"`
 	OutputTokens  int64     `parquet:"output_tokens"`
@@ -317,7 +318,7 @@ func messageRow(r *schema.Record, hash string) MessageRow {
 	return MessageRow{
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, ParentID: r.ParentID, TS: r.TS, TSPrecision: r.TSPrecision,
 		Role: r.Role, ContentType: r.ContentType, NativeType: r.NativeType, NativeID: r.NativeID, RequestID: r.RequestID,
-		Title: r.Title, Text: r.Text, Thinking: r.Thinking, Tools: tools, Model: r.Model,
+		Title: r.Title, Text: r.Text, Thinking: r.Thinking, Tools: tools, ToolCount: int64(len(tools)), Model: r.Model,
 		InputTokens: u.Input, OutputTokens: u.Output, CacheCreation: u.CacheCreation, CacheRead: u.CacheRead,
 		AgentID: ag.ID, AgentType: ag.Type, Sidechain: ag.Sidechain,
 		Cwd: r.Cwd, GitBranch: r.GitBranch, Project: r.Project, User: r.User, Machine: r.Machine,

@@ -76,6 +76,24 @@ func (t *typedWriter[T]) close() error {
 	return t.w.Close()
 }
 
+// rowType is a zero row of a table's type.
+func rowType(table string) any {
+	switch table {
+	case TableRaw:
+		return RawRow{}
+	case TableMessages:
+		return MessageRow{}
+	case TableExchanges:
+		return ExchangeRow{}
+	case TableSessions:
+		return SessionRow{}
+	case TableDocuments:
+		return DocumentRow{}
+	default:
+		return OtherRow{}
+	}
+}
+
 func newRowWriter(table string, f *os.File) rowWriter {
 	switch table {
 	case TableRaw:
@@ -116,6 +134,9 @@ func newRunID(now time.Time) string {
 
 func (l *lane) openPart(p *partition) (*partFile, error) {
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := l.loader.noteSchema(p.table); err != nil {
 		return nil, err
 	}
 	name := fmt.Sprintf("part-%s-%05d.parquet", l.loader.runID, l.loader.seq.Add(1))
