@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	_ "github.com/duckdb/duckdb-go/v2" // the DuckDB database/sql driver
-	"github.com/parquet-go/parquet-go"
 )
 
 // dsnOptions keep DuckDB from ever reaching for the network: every
@@ -52,36 +51,34 @@ func hasParquet(dir string) bool {
 }
 
 // schemaFile is a zero-row Parquet file with a table's columns, so a view
-// over a table with no data yet still has its columns.
+// over a table with no data yet still has its columns. It lives in
+// <lake>/_schema, or, for a lake this process cannot write (pos-query on a
+// read-only lake), in the temporary directory.
 func schemaFile(lake, table string) (string, error) {
 	path := filepath.Join(lake, "_schema", table+".parquet")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	p, err := writeSchemaFile(path, table)
+	if err == nil {
+		return p, nil
+	}
+	return writeSchemaFile(filepath.Join(os.TempDir(), "pos-schema-"+schemaFingerprint(table), table+".parquet"), table)
+}
+
+func writeSchemaFile(path, table string) (string, error) {
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+table+".*.tmp")
 	if err != nil {
 		return "", err
 	}
-	var w interface{ Close() error }
-	switch table {
-	case TableRaw:
-		w = parquet.NewGenericWriter[RawRow](f)
-	case TableMessages:
-		w = parquet.NewGenericWriter[MessageRow](f)
-	case TableExchanges:
-		w = parquet.NewGenericWriter[ExchangeRow](f)
-	case TableSessions:
-		w = parquet.NewGenericWriter[SessionRow](f)
-	case TableDocuments:
-		w = parquet.NewGenericWriter[DocumentRow](f)
-	default:
-		w = parquet.NewGenericWriter[OtherRow](f)
-	}
-	err = w.Close()
+	tmp := f.Name()
+	err = newRowWriter(table, f).close()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

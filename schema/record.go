@@ -2,6 +2,8 @@ package schema
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -41,6 +43,25 @@ const (
 	PlatformAider      Platform = "aider"
 	PlatformPush       Platform = "push"
 )
+
+// Platforms lists the platform names, in a fixed order.
+var Platforms = []Platform{PlatformClaudeCode, PlatformCline, PlatformCursor, PlatformCodex, PlatformGemini, PlatformAider, PlatformPush}
+
+// platformAliases are other names people type for a platform.
+var platformAliases = map[string]Platform{
+	"claude": PlatformClaudeCode, "claude-code": PlatformClaudeCode, "claudecode": PlatformClaudeCode,
+	"roo": PlatformCline, "kilo": PlatformCline, "codex-cli": PlatformCodex, "gemini-cli": PlatformGemini,
+}
+
+// CanonicalPlatform returns the platform name for a name or alias
+// (case-insensitive), and whether it is one.
+func CanonicalPlatform(name string) (Platform, bool) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if p, ok := platformAliases[n]; ok {
+		return p, true
+	}
+	return n, slices.Contains(Platforms, n)
+}
 
 // Role of a message's author.
 type Role = string

@@ -23,9 +23,6 @@ var adapters = map[string]extract.Adapter{
 	schema.PlatformClaudeCode: claudecode.Adapter{},
 }
 
-// aliases are other names users type for a platform.
-var aliases = map[string]string{"claude": schema.PlatformClaudeCode, "claude-code": schema.PlatformClaudeCode}
-
 func main() { os.Exit(cmdio.Main(newApp())) }
 
 func platformNames() []string {
@@ -80,8 +77,8 @@ func run(c *cli.Context) error {
 	for _, p := range c.StringSlice("platform") {
 		for _, name := range strings.Split(p, ",") {
 			name = strings.TrimSpace(name)
-			if a, ok := aliases[name]; ok {
-				name = a
+			if p, ok := schema.CanonicalPlatform(name); ok {
+				name = p
 			}
 			switch a, ok := adapters[name]; {
 			case name == "all":

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/query"
+	"github.com/pos-lake/pos/schema"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
@@ -39,6 +40,7 @@ const formats = `OUTPUT:
 func newApp() *cli.App {
 	return &cli.App{
 		Name:      "pos-query",
+		Metadata:  map[string]any{"exitCodes": exitCodes},
 		Usage:     "look up sessions, recent turns, timelines and token stats in the pos lake, or run SQL on it",
 		UsageText: "pos-query COMMAND [OPTIONS]",
 		Description: `Reads the lake that pos-load writes (--lake, or $POS_LAKE) through DuckDB,
@@ -64,7 +66,9 @@ in memory; it never changes the lake.
 // command fills in what every subcommand shares: usage errors that exit 2
 // instead of printing help into stdout, and the exit codes in --help.
 func command(cmd *cli.Command) *cli.Command {
-	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return cmdio.UsageError{Err: err} }
+	cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+		return cmdio.UsageError{Err: err, Cmd: c.Command.Name}
+	}
 	cmd.HideHelpCommand = true
 	cmd.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodes + "\n"
 	return cmd
@@ -206,6 +210,7 @@ type env struct {
 	now          time.Time
 	since, until time.Time
 	format       query.Format
+	platform     string // canonical name, aliases resolved
 }
 
 // setup parses the shared flags and opens the lake.
@@ -228,6 +233,12 @@ func setup(c *cli.Context, args bool) (*env, error) {
 	}
 	if !e.since.IsZero() && !e.until.IsZero() && !e.since.Before(e.until) {
 		return nil, cmdio.Usagef("--since must be before --until")
+	}
+	if p := c.String("platform"); p != "" {
+		var ok bool
+		if e.platform, ok = schema.CanonicalPlatform(p); !ok {
+			return nil, cmdio.Usagef("unknown platform %q (known: %s)", p, strings.Join(schema.Platforms, ", "))
+		}
 	}
 	if e.db, err = query.Open(c.Context, c.String("lake")); err != nil {
 		return nil, err
@@ -368,7 +379,7 @@ func runSessions(c *cli.Context) error {
 	defer e.db.Close()
 	n := c.Int("limit")
 	ss, err := e.db.Sessions(c.Context, query.SessionFilter{
-		Platform: c.String("platform"), Project: c.String("project"),
+		Platform: e.platform, Project: c.String("project"),
 		Since: e.since, Until: e.until, Limit: n,
 	})
 	if err != nil {
@@ -379,7 +390,7 @@ func runSessions(c *cli.Context) error {
 		"title", "project"); err != nil {
 		return err
 	}
-	if n > 0 && len(ss) == n {
+	if n > 0 && len(ss) == n && !c.IsSet("limit") {
 		e.note("showing the %d most recently active sessions; --limit 0 shows all", n)
 	}
 	return nil
@@ -394,7 +405,7 @@ func runRecent(c *cli.Context) error {
 	tools := c.Bool("tools")
 	r, err := e.db.Recent(c.Context, query.RecentOptions{
 		Session: c.String("session"), N: c.Int("n"),
-		Platform: c.String("platform"), Project: c.String("project"),
+		Platform: e.platform, Project: c.String("project"),
 		IncludeTools: tools, Subagents: c.Bool("subagents"),
 	})
 	if err != nil {
@@ -424,7 +435,7 @@ func runTimeline(c *cli.Context) error {
 	n := c.Int("limit")
 	tl, err := e.db.Timeline(c.Context, query.TimelineOptions{
 		Since: e.since, Until: e.until,
-		Platform: c.String("platform"), Project: c.String("project"), Session: c.String("session"),
+		Platform: e.platform, Project: c.String("project"), Session: c.String("session"),
 		Limit: n, Subagents: c.Bool("subagents"),
 	})
 	if err != nil {
@@ -435,7 +446,7 @@ func runTimeline(c *cli.Context) error {
 		"title", "prompt", "project", "session_id"); err != nil {
 		return err
 	}
-	if n > 0 && len(tl) == n {
+	if n > 0 && len(tl) == n && !c.IsSet("limit") {
 		e.note("showing the latest %d entries; --limit 0 shows all", n)
 	}
 	return nil
@@ -453,7 +464,7 @@ func runStats(c *cli.Context) error {
 	defer e.db.Close()
 	st, err := e.db.Stats(c.Context, query.StatsOptions{
 		By: by, Since: e.since, Until: e.until,
-		Platform: c.String("platform"), Project: c.String("project"), Limit: c.Int("limit"),
+		Platform: e.platform, Project: c.String("project"), Limit: c.Int("limit"),
 	})
 	if err != nil {
 		return libErr(err)

@@ -47,15 +47,19 @@ const ExitCodesHelp = `EXIT CODES:
    130  interrupted (Ctrl-C, SIGTERM)
    141  stdout closed by the reader (e.g. "| head"): output ended quietly`
 
-// UsageError marks an error in how the command was called.
-type UsageError struct{ Err error }
+// UsageError marks an error in how the command was called. Cmd names the
+// subcommand, when there is one, for the hint.
+type UsageError struct {
+	Err error
+	Cmd string
+}
 
 func (e UsageError) Error() string { return e.Err.Error() }
 func (e UsageError) Unwrap() error { return e.Err }
 
 // Usagef returns a UsageError.
 func Usagef(format string, args ...any) error {
-	return UsageError{fmt.Errorf(format, args...)}
+	return UsageError{Err: fmt.Errorf(format, args...)}
 }
 
 // SkippedError is returned by a run that completed but skipped bad input.
@@ -99,8 +103,12 @@ func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdo
 	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
 	app.Version = Version
 	app.ExitErrHandler = func(*cli.Context, error) {}
-	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return UsageError{err} }
-	app.CustomAppHelpTemplate = cli.AppHelpTemplate + "\n" + ExitCodesHelp + "\n"
+	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return UsageError{Err: err} }
+	codes := ExitCodesHelp
+	if c, ok := app.Metadata["exitCodes"].(string); ok {
+		codes = c // a binary whose exit codes differ says so
+	}
+	app.CustomAppHelpTemplate = cli.AppHelpTemplate + "\n" + codes + "\n"
 	app.HideHelpCommand = true
 	// Help goes to stdout only when asked for; it is not data, but "--help"
 	// was the request.
@@ -115,7 +123,12 @@ func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdo
 			fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		}
 		if code == Usage {
-			fmt.Fprintf(stderr, "%s: hint: see '%s --help'\n", name, name)
+			cmd := name
+			var ue UsageError
+			if errors.As(err, &ue) && ue.Cmd != "" {
+				cmd += " " + ue.Cmd
+			}
+			fmt.Fprintf(stderr, "%s: hint: see '%s --help'\n", name, cmd)
 		}
 	}
 	return code
