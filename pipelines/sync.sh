@@ -22,7 +22,7 @@ roots=()
 since=(--since 30d)
 if [ "${1:-}" = "--demo" ]; then
   since=()
-  lake=${POS_LAKE:-$here/../tmp/demo-lake}
+  lake=${POS_LAKE:-$(cd "$here/.." && pwd)/tmp/demo-lake}
   roots=(--root "$here/../testdata/claude/home/.claude")
   echo "sync: demo: loading the bundled synthetic histories (testdata/) into $lake" >&2
 else
@@ -58,7 +58,23 @@ echo
 echo "Recent sessions:"
 pos-query sessions --limit 8 --format table
 echo
-echo "Tokens by day and model${since:+, last 30 days}:"
-pos-query stats --by day,model "${since[@]}" --format table
-for c in "${codes[@]}"; do [ "$c" = 3 ] && exit 3; done
+if [ ${#since[@]} -gt 0 ] && [ "$(pos-query stats --by day "${since[@]}" --format csv | wc -l)" -gt 1 ]; then
+  echo "Tokens by day and model, last 30 days:"
+  pos-query stats --by day,model "${since[@]}" --format table
+else
+  [ ${#since[@]} -gt 0 ] && echo "No activity in the last 30 days. Tokens by month and model, all time:" || echo "Tokens by day and model:"
+  by=day,model
+  [ ${#since[@]} -gt 0 ] && by=month,model
+  pos-query stats --by "$by" --format table
+fi
+for c in "${codes[@]}"; do
+  if [ "$c" = 3 ]; then
+    if [ "${1:-}" = "--demo" ]; then
+      echo
+      echo "(The demo histories hold one deliberately broken line and one half-written last line, to show how pos reports bad input and leaves an unfinished line for the next run.)"
+      exit 0
+    fi
+    exit 3
+  fi
+done
 exit 0
