@@ -121,10 +121,12 @@ func run(c *cli.Context) error {
 	if stateDir == "" {
 		stateDir = filepath.Join(c.String("lake"), "_state")
 	}
-	if !c.Bool("full") {
-		if opt.State, err = extract.LoadState(stateDir); err != nil {
-			return err
-		}
+	if c.Bool("full") {
+		// Every file from the start; the new watermarks still go down the
+		// pipe, so the next run is incremental again.
+		opt.State = extract.NewState()
+	} else if opt.State, err = extract.LoadState(stateDir); err != nil {
+		return err
 	}
 	if c.Bool("list") {
 		return list(c, chosen, opt)

@@ -110,7 +110,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	if err != nil {
 		return err
 	}
-	shared := &run{opt: &opt, emit: emit, slugs: map[string]string{}, mu: new(sync.Mutex)}
+	shared := &run{opt: &opt, emit: emit, slugs: map[string]slugOwner{}, mu: new(sync.Mutex)}
 	// A session's file and its subagents' files are one job: the session
 	// names the subagents' types. Jobs run in parallel, output in order.
 	groups := parentsFirst(files)
@@ -120,7 +120,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	}
 	var readers sync.Pool // *schema.LineReader: a 1 MB buffer each, reused
 	err = extract.Ordered(ctx, workers, len(groups), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: emit, slugs: shared.slugs, mu: shared.mu,
+		r := &run{opt: &opt, emit: emit, slugs: shared.slugs, mu: shared.mu, job: i,
 			taskTypes: map[string]string{}, agentTypes: map[string]string{}}
 		if lr, ok := readers.Get().(*schema.LineReader); ok {
 			r.lr = lr
@@ -162,13 +162,22 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 type run struct {
 	opt   *extract.Options
 	emit  extract.Emit
-	slugs map[string]string // slug -> session id, for linking plans
+	slugs map[string]slugOwner // slug -> the first session with it, for linking plans
+	job   int                  // this run's place in the file order
 	// A subagent's type is the subagent_type of the Task call that started
 	// it; progress lines in the parent session link the call to the agent.
 	taskTypes  map[string]string  // Task tool_use id -> subagent_type
 	agentTypes map[string]string  // session/agent id -> subagent_type
 	lr         *schema.LineReader // reused across files
 	mu         *sync.Mutex        // guards slugs, shared by the jobs
+}
+
+// slugOwner is the session a slug (and its plan) belongs to: of the
+// sessions that share a slug, the first in file order, whichever job
+// finishes first.
+type slugOwner struct {
+	session string
+	job     int
 }
 
 // parentsFirst groups the files, in their order, each session's file with

@@ -36,7 +36,7 @@ func FuzzLine(f *testing.F) {
 				out = append(out, rec)
 				return nil
 			},
-			slugs: map[string]string{}, taskTypes: map[string]string{}, agentTypes: map[string]string{}, mu: new(sync.Mutex),
+			slugs: map[string]slugOwner{}, taskTypes: map[string]string{}, agentTypes: map[string]string{}, mu: new(sync.Mutex),
 		}
 		fs := &fileState{path: "/x/s.jsonl", mtime: time.Unix(0, 0), sideRoot: map[string]string{}}
 		var l line

@@ -409,10 +409,10 @@ func (r *run) flush(fs *fileState, final bool) error {
 // messages; pos-normalize folds it into the session rollup.
 func (r *run) sessionHint(fs *fileState) error {
 	r.mu.Lock()
-	if _, ok := r.slugs[fs.slug]; fs.slug != "" && !ok {
+	if o, ok := r.slugs[fs.slug]; fs.slug != "" && (!ok || r.job < o.job) {
 		// Sessions that continue one another share a slug and its plan:
 		// the plan document belongs to the first of them.
-		r.slugs[fs.slug] = fs.session
+		r.slugs[fs.slug] = slugOwner{session: fs.session, job: r.job}
 	}
 	r.mu.Unlock()
 	rec := schema.New(schema.KindSession)
@@ -485,7 +485,7 @@ func (r *run) plan(sf extract.SourceFile) error {
 	rec := schema.New(schema.KindDocument)
 	rec.ID = schema.ID(platform, "plan", filepath.Base(sf.Path))
 	rec.Platform = platform
-	rec.SessionID = r.slugs[slug]
+	rec.SessionID = r.slugs[slug].session
 	rec.NativeID = slug
 	rec.TS, rec.TSPrecision = fp.Mtime, schema.PrecisionFileMtime
 	rec.Role, rec.ContentType = schema.RoleAssistant, schema.ContentPlan
