@@ -13,6 +13,9 @@ import (
 // real corpus into a fresh lake; MB/s is of that NDJSON stream.
 func BenchmarkLoadCorpus(b *testing.B) {
 	dir := filepath.Join("..", "..", "shared", "corpus", "claude")
+	if d := os.Getenv("POS_CORPUS"); d != "" {
+		dir = filepath.Join(d, "claude")
+	}
 	if _, err := os.Stat(dir); err != nil {
 		b.Skip("../shared/corpus/claude is absent")
 	}

@@ -100,6 +100,9 @@ func tableCounts(t *testing.T, db *sql.DB) string {
 
 func corpus(t *testing.T) string {
 	dir, _ := filepath.Abs(filepath.Join("..", "..", "shared", "corpus", "claude"))
+	if d := os.Getenv("POS_CORPUS"); d != "" {
+		dir, _ = filepath.Abs(filepath.Join(d, "claude"))
+	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		t.Skip("../shared/corpus/claude is absent: the real-file corpus tests need it")
 	}

@@ -13,7 +13,13 @@ import (
 )
 
 // corpusRoot is the real Claude Code corpus shared by the project.
-var corpusRoot = filepath.Join("..", "..", "shared", "corpus", "claude")
+// $POS_CORPUS points elsewhere.
+var corpusRoot = func() string {
+	if d := os.Getenv("POS_CORPUS"); d != "" {
+		return filepath.Join(d, "claude")
+	}
+	return filepath.Join("..", "..", "shared", "corpus", "claude")
+}()
 
 // independentStats computes tokens per UTC day and model straight from the
 // transcripts, without pos: an assistant message is the group of lines

@@ -360,6 +360,9 @@ func TestDefaultRoots(t *testing.T) {
 // without it.
 func corpusDir(t *testing.T) string {
 	dir := filepath.Join("..", "..", "..", "shared", "corpus", "claude")
+	if d := os.Getenv("POS_CORPUS"); d != "" {
+		dir = filepath.Join(d, "claude")
+	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		t.Skip("../shared/corpus/claude is absent: the real-file corpus tests need it")
 	}

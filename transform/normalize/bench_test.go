@@ -14,6 +14,9 @@ import (
 // for the real corpus; MB/s is of that NDJSON stream.
 func BenchmarkNormalizeCorpus(b *testing.B) {
 	dir := filepath.Join("..", "..", "..", "shared", "corpus", "claude")
+	if d := os.Getenv("POS_CORPUS"); d != "" {
+		dir = filepath.Join(d, "claude")
+	}
 	if _, err := os.Stat(dir); err != nil {
 		b.Skip("../shared/corpus/claude is absent")
 	}
