@@ -179,3 +179,52 @@ var _ io.ReaderAt = (*os.File)(nil)
 func sortCheckpoints(list []*schema.Checkpoint) {
 	slices.SortFunc(list, func(a, b *schema.Checkpoint) int { return cmp.Compare(a.Path, b.Path) })
 }
+
+// Source is a source file opened for reading against its watermark.
+type Source struct {
+	File *os.File
+	FP   Fingerprint
+	Plan Plan // where to start; Plan.Skip when there is nothing new
+}
+
+// OpenSource opens a file an adapter found and decides, from the options'
+// --since and watermarks, whether and where to read it. It returns nil (and
+// no error) for a file to pass over: gone since the walk, older than
+// --since, or unchanged since the last run (counted in Stats.Unchanged).
+// Otherwise the file counts in Stats.Files and the caller closes it.
+func (o *Options) OpenSource(path string) (*Source, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // removed since the walk
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s := &Source{File: f, FP: Stat(fi)}
+	if !o.Since.IsZero() && fi.ModTime().Before(o.Since) {
+		f.Close()
+		return nil, nil
+	}
+	if o.State != nil {
+		if s.Plan, err = o.State.PlanRead(path, f, s.FP); err != nil {
+			f.Close()
+			return nil, Errorf(path, err)
+		}
+		if s.Plan.Skip {
+			f.Close()
+			if o.Stats != nil {
+				o.Stats.Unchanged.Add(1)
+			}
+			return nil, nil
+		}
+	}
+	if o.Stats != nil {
+		o.Stats.Files.Add(1)
+	}
+	return s, nil
+}

@@ -95,6 +95,20 @@ const (
 	ContentError           ContentType = "error"            // API error placeholders
 )
 
+// AssistantContentType classifies an assistant message by what it holds:
+// prose if any, else tool calls, else reasoning.
+func AssistantContentType(text, thinking string, tools int) ContentType {
+	switch {
+	case strings.TrimSpace(text) != "":
+		return ContentText
+	case tools > 0:
+		return ContentToolUse
+	case thinking != "":
+		return ContentThinking
+	}
+	return ContentText
+}
+
 // Precision says how far a record's ts can be trusted.
 type Precision = string
 

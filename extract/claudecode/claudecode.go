@@ -243,37 +243,12 @@ type sessionInfo struct {
 }
 
 func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
-	f, err := os.Open(sf.Path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil // removed since the walk
-		}
+	src, err := r.opt.OpenSource(sf.Path)
+	if src == nil || err != nil {
 		return err
 	}
+	f, fp, plan := src.File, src.FP, src.Plan
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	fp := extract.Stat(fi)
-	if !r.opt.Since.IsZero() && fi.ModTime().Before(r.opt.Since) {
-		return nil
-	}
-	plan := extract.Plan{}
-	if r.opt.State != nil {
-		if plan, err = r.opt.State.PlanRead(sf.Path, f, fp); err != nil {
-			return extract.Errorf(sf.Path, err)
-		}
-		if plan.Skip {
-			if r.opt.Stats != nil {
-				r.opt.Stats.Unchanged.Add(1)
-			}
-			return nil
-		}
-	}
-	if r.opt.Stats != nil {
-		r.opt.Stats.Files.Add(1)
-	}
 	fs := &fileState{path: sf.Path, fi: fp, mtime: fp.Mtime, sideRoot: map[string]string{}}
 	base := strings.TrimSuffix(filepath.Base(sf.Path), ".jsonl")
 	if uuidRE.MatchString(base) {

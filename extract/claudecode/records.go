@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -296,17 +295,9 @@ func (r *run) assistantLine(rec *schema.Record, l *line) {
 	}
 	rec.Text = strings.Join(text, "\n")
 	rec.Thinking = strings.Join(thinking, "\n")
-	switch {
-	case l.IsAPIError:
+	rec.ContentType = schema.AssistantContentType(rec.Text, rec.Thinking, len(rec.Tools))
+	if l.IsAPIError {
 		rec.ContentType = schema.ContentError
-	case strings.TrimSpace(rec.Text) != "":
-		rec.ContentType = schema.ContentText
-	case len(rec.Tools) > 0:
-		rec.ContentType = schema.ContentToolUse
-	case rec.Thinking != "":
-		rec.ContentType = schema.ContentThinking
-	default:
-		rec.ContentType = schema.ContentText
 	}
 }
 
@@ -439,30 +430,15 @@ func (r *run) sessionHint(fs *fileState) error {
 
 // plan emits a plan file as a document linked to its session by slug.
 func (r *run) plan(sf extract.SourceFile) error {
-	f, err := os.Open(sf.Path)
-	if err != nil {
-		return nil // vanished
+	src, err := r.opt.OpenSource(sf.Path)
+	if src == nil || err != nil {
+		return err
 	}
+	f, fp := src.File, src.FP
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return err
-	}
-	fp := extract.Stat(fi)
-	if !r.opt.Since.IsZero() && fi.ModTime().Before(r.opt.Since) {
-		return nil
-	}
-	if r.opt.State != nil {
-		p, err := r.opt.State.PlanRead(sf.Path, f, fp)
-		if err != nil {
-			return extract.Errorf(sf.Path, err)
-		}
-		if p.Skip {
-			if r.opt.Stats != nil {
-				r.opt.Stats.Unchanged.Add(1)
-			}
-			return nil
-		}
 	}
 	const maxPlan = 64 << 20
 	if fi.Size() > maxPlan {
@@ -474,7 +450,6 @@ func (r *run) plan(sf extract.SourceFile) error {
 		return extract.Errorf(sf.Path, err)
 	}
 	if r.opt.Stats != nil {
-		r.opt.Stats.Files.Add(1)
 		r.opt.Stats.Bytes.Add(int64(n))
 	}
 	slug := strings.TrimSuffix(filepath.Base(sf.Path), ".md")

@@ -393,17 +393,10 @@ func merge(o, rec *schema.Record) {
 		o.Usage = rec.Usage
 	}
 	o.Model = cmp.Or(o.Model, rec.Model)
-	if rec.ContentType == schema.ContentError {
+	if rec.ContentType == schema.ContentError || o.ContentType == schema.ContentError {
 		o.ContentType = schema.ContentError
-	} else if o.ContentType != schema.ContentError {
-		switch {
-		case strings.TrimSpace(o.Text) != "":
-			o.ContentType = schema.ContentText
-		case len(o.Tools) > 0:
-			o.ContentType = schema.ContentToolUse
-		case o.Thinking != "":
-			o.ContentType = schema.ContentThinking
-		}
+	} else {
+		o.ContentType = schema.AssistantContentType(o.Text, o.Thinking, len(o.Tools))
 	}
 }
 
