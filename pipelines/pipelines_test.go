@@ -191,6 +191,40 @@ func TestCorpusLake(t *testing.T) {
 	if !strings.Contains(plan, "Total Files Read: 1") {
 		t.Fatalf("no partition pruning:\n%s", plan)
 	}
+	// Tokens: pos-query stats --by day,model equals DuckDB's own reading of
+	// the transcripts, deduplicated by message.id + requestId (the last line
+	// of each message carries its final usage).
+	out := mustSh(t, fmt.Sprintf("pos-query stats --lake %q --by day,model --format csv", lake))
+	var indep []string
+	rows, err = db.Query(`WITH l AS (
+		SELECT "timestamp" AS ts, requestId AS rid, message->>'$.id' AS mid, message->>'$.model' AS model,
+		  CAST(message->'$.usage'->>'input_tokens' AS BIGINT) AS i, CAST(message->'$.usage'->>'output_tokens' AS BIGINT) AS o,
+		  CAST(message->'$.usage'->>'cache_creation_input_tokens' AS BIGINT) AS cc, CAST(message->'$.usage'->>'cache_read_input_tokens' AS BIGINT) AS cr
+		FROM read_json(?, format = 'newline_delimited', columns = {type: 'VARCHAR', "timestamp": 'VARCHAR', requestId: 'VARCHAR', message: 'JSON'})
+		WHERE type = 'assistant'),
+	  m AS (SELECT min(ts) AS ts, arg_max(model, o) AS model, arg_max(i, o) AS i, max(o) AS o, arg_max(cc, o) AS cc, arg_max(cr, o) AS cr FROM l GROUP BY mid, rid)
+	  SELECT strftime(CAST(ts AS TIMESTAMPTZ), '%Y-%m-%d') || ',' || model || ',' || count(*) || ',' || count(*) || ',' || sum(i) || ',' || sum(o) || ',' || sum(cc) || ',' || sum(cr)
+	  FROM m WHERE model <> '<synthetic>' GROUP BY strftime(CAST(ts AS TIMESTAMPTZ), '%Y-%m-%d'), model ORDER BY 1`, filepath.Join(dir, "**", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var line string
+		rows.Scan(&line)
+		indep = append(indep, line)
+	}
+	// pos-query's csv: day,model,messages,sessions,input,output,cache_creation,cache_read;
+	// the independent route has no session count: compare the rest.
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		f := strings.Split(l, ",")
+		f[3] = f[2]
+		got = append(got, strings.Join(f, ","))
+	}
+	if strings.Join(got, "\n") != strings.Join(indep, "\n") || len(got) < 5 {
+		t.Fatalf("pos-query stats --by day,model:\n%s\nthe transcripts:\n%s", strings.Join(got, "\n"), strings.Join(indep, "\n"))
+	}
+
 	// The catalog file opens in DuckDB with the same views.
 	cat, err := load.OpenDB(filepath.Join(lake, load.CatalogFile))
 	if err != nil {
