@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -167,14 +166,8 @@ func Checkpoint(platform string, f *os.File, path string, fp Fingerprint, consum
 	return r, nil
 }
 
-// CheckCtx returns ctx's error, for loops over records.
-func CheckCtx(ctx context.Context) error { return ctx.Err() }
-
 // Errorf wraps an error with the file it concerns.
 func Errorf(path string, err error) error { return fmt.Errorf("%s: %w", path, err) }
-
-// readerAt is what HeadHash needs.
-var _ io.ReaderAt = (*os.File)(nil)
 
 func sortCheckpoints(list []*schema.Checkpoint) {
 	slices.SortFunc(list, func(a, b *schema.Checkpoint) int { return cmp.Compare(a.Path, b.Path) })
