@@ -4,33 +4,28 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/extract"
-	"github.com/pos-lake/pos/extract/claudecode"
+	_ "github.com/pos-lake/pos/extract/all" // every platform adapter
 	"github.com/pos-lake/pos/schema"
 	"github.com/urfave/cli/v2"
 )
-
-// adapters are the platforms pos-extract reads, by name.
-var adapters = map[string]extract.Adapter{
-	schema.PlatformClaudeCode: claudecode.Adapter{},
-}
 
 func main() { os.Exit(cmdio.Main(newApp())) }
 
 func platformNames() []string {
 	var names []string
-	for n := range adapters {
-		names = append(names, n)
+	for _, a := range extract.Adapters() {
+		names = append(names, a.Platform())
 	}
-	slices.Sort(names)
 	return names
 }
 
@@ -62,6 +57,8 @@ Platforms: ` + strings.Join(platformNames(), ", ") + `, all.`,
 			&cli.StringFlag{Name: "user", Usage: "user name stamped on records (default: the login name)"},
 			&cli.StringFlag{Name: "machine", Usage: "machine name stamped on records (default: the host name)"},
 			&cli.BoolFlag{Name: "list", Usage: "list where each platform's history is looked for, whether it exists and how many files it holds, then exit"},
+			&cli.BoolFlag{Name: "capabilities", Usage: "print what each platform's data supports (the capability matrix), then exit"},
+			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "with --capabilities: markdown or json"},
 			cmdio.StrictFlag,
 			cmdio.QuietFlag,
 		},
@@ -80,11 +77,9 @@ func run(c *cli.Context) error {
 			if p, ok := schema.CanonicalPlatform(name); ok {
 				name = p
 			}
-			switch a, ok := adapters[name]; {
+			switch a, ok := extract.Lookup(name); {
 			case name == "all":
-				for _, n := range platformNames() {
-					chosen = append(chosen, adapters[n])
-				}
+				chosen = append(chosen, extract.Adapters()...)
 			case ok:
 				chosen = append(chosen, a)
 			default:
@@ -131,6 +126,9 @@ func run(c *cli.Context) error {
 	if c.Bool("list") {
 		return list(c, chosen, opt)
 	}
+	if c.Bool("capabilities") {
+		return capabilities(c, chosen)
+	}
 	commit := c.Bool("commit-state")
 	newMarks := extract.NewState()
 
@@ -148,6 +146,12 @@ func run(c *cli.Context) error {
 	}
 	start := time.Now()
 	for _, a := range chosen {
+		if !anyExists(a.Locations(opt)) {
+			if !c.Bool("quiet") {
+				fmt.Fprintf(c.App.ErrWriter, "pos-extract: %s: no history found (looked in %s)\n", a.Platform(), strings.Join(a.Locations(opt), ", "))
+			}
+			continue
+		}
 		if err = a.Extract(c.Context, opt, emit); err != nil {
 			break
 		}
@@ -200,4 +204,34 @@ func list(c *cli.Context, chosen []extract.Adapter, opt extract.Options) error {
 		}
 	}
 	return nil
+}
+
+func anyExists(paths []string) bool {
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// capabilities prints the declared capability matrix.
+func capabilities(c *cli.Context, chosen []extract.Adapter) error {
+	var caps []extract.Capabilities
+	for _, a := range chosen {
+		caps = append(caps, a.Capabilities())
+	}
+	switch c.String("format") {
+	case "json":
+		b, err := json.MarshalIndent(caps, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(c.App.Writer, "%s\n", b)
+		return err
+	case "markdown", "md":
+		_, err := io.WriteString(c.App.Writer, extract.Matrix(caps))
+		return err
+	}
+	return cmdio.Usagef("--format: %q is not markdown or json", c.String("format"))
 }

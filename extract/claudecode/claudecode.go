@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -95,10 +96,34 @@ func isDir(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
+func init() { extract.Register(Adapter{}) }
+
+// Capabilities implements extract.Adapter.
+func (Adapter) Capabilities() extract.Capabilities {
+	return extract.Capabilities{
+		Platform:  platform,
+		Exchanges: extract.Yes, Timestamps: extract.Yes, Tokens: extract.Yes, Cost: extract.No,
+		Models: extract.Yes, ToolCalls: extract.Yes, FileContext: extract.Yes, Subagents: extract.Yes,
+		Incremental:  extract.Yes,
+		Completeness: schema.CompleteFull,
+		Limitations: []string{
+			"The full text of a compaction summary is kept only since Claude Code writes isCompactSummary lines; older sessions keep the summary labels only.",
+			"Cost is not recorded; it is computed from tokens and a price table.",
+			"Summary lines, file-history snapshots and last-prompt lines have no time of their own: they take their neighbours' (ts_precision derived).",
+		},
+	}
+}
+
 // Locations implements extract.Adapter.
 func (Adapter) Locations(opt extract.Options) []string {
 	t, p := roots(&opt)
-	return append(t, p...)
+	var out []string
+	for _, l := range append(t, p...) {
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Extract implements extract.Adapter.
