@@ -5,8 +5,8 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
