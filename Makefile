@@ -6,7 +6,7 @@ LDFLAGS  := -s -w -X $(MODULE)/cmd/internal/cmdio.Version=$(VERSION)
 GO       ?= go
 FUZZTIME ?= 30s
 
-.PHONY: all build test bench run demo lint fuzz clean
+.PHONY: all build test bench run demo lint fuzz docs clean
 
 all: build
 
@@ -41,6 +41,10 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzRoundTrip$$' -fuzztime=$(FUZZTIME) ./schema
 	$(GO) test -run='^$$' -fuzz='^FuzzDecoder$$' -fuzztime=$(FUZZTIME) ./schema
 	$(GO) test -run='^$$' -fuzz='^FuzzLine$$' -fuzztime=$(FUZZTIME) ./extract/claudecode
+
+## docs: regenerate the capability matrix in the README from the adapters
+docs: build
+	pipelines/docs.sh
 
 clean:
 	rm -rf bin tmp

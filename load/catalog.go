@@ -55,15 +55,14 @@ func hasParquet(dir string) bool {
 // <lake>/_schema, or, for a lake this process cannot write (pos-query on a
 // read-only lake), in the temporary directory.
 func schemaFile(lake, table string) (string, error) {
-	path := filepath.Join(lake, "_schema", table+".parquet")
-	if _, err := os.Stat(path); err == nil {
-		return path, nil
-	}
-	p, err := writeSchemaFile(path, table)
+	// Named by the schema's fingerprint (a newer build writes its own), in
+	// a hive layout like the data's so both can be read together.
+	rel := filepath.Join(schemaFingerprint(table), table, "platform=_", "date=1970-01-01", "empty.parquet")
+	p, err := writeSchemaFile(filepath.Join(lake, "_schema", rel), table)
 	if err == nil {
 		return p, nil
 	}
-	return writeSchemaFile(filepath.Join(os.TempDir(), "pos-schema-"+schemaFingerprint(table), table+".parquet"), table)
+	return writeSchemaFile(filepath.Join(os.TempDir(), "pos-schema", rel), table)
 }
 
 func writeSchemaFile(path, table string) (string, error) {
@@ -92,21 +91,26 @@ func writeSchemaFile(path, table string) (string, error) {
 }
 
 // source is the FROM clause that reads a table's files with hive
-// partitioning (platform, date), so filters on them prune files. When the
-// lake's state says the table's files do not all share one schema, they are
-// read with union_by_name.
+// partitioning (platform, date), so filters on them prune files. When every
+// file of the table has this build's schema (the lake's state says so), the
+// files are read as they are; otherwise a zero-row file with this build's
+// schema is read with them, by name, so every column a view names exists
+// even in a lake an older build wrote.
 func source(lake, table string, schemas map[string][]string) (string, error) {
+	const opts = "hive_partitioning = true, hive_types = {'platform': VARCHAR, 'date': DATE}"
+	f, err := schemaFile(lake, table)
+	if err != nil {
+		return "", err
+	}
 	dir := TableDir(lake, table)
 	if !hasParquet(dir) {
-		f, err := schemaFile(lake, table)
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("(SELECT *, NULL::DATE AS date FROM read_parquet(%s))", sqlString(f)), nil
+		return fmt.Sprintf("read_parquet(%s, %s)", sqlString(f), opts), nil
 	}
 	glob := filepath.Join(dir, "**", "*.parquet")
-	union := len(schemas[table]) != 1
-	return fmt.Sprintf("read_parquet(%s, hive_partitioning = true, union_by_name = %t, hive_types = {'platform': VARCHAR, 'date': DATE})", sqlString(glob), union), nil
+	if fps := schemas[table]; len(fps) == 1 && fps[0] == schemaFingerprint(table) {
+		return fmt.Sprintf("read_parquet(%s, %s)", sqlString(glob), opts), nil
+	}
+	return fmt.Sprintf("read_parquet([%s, %s], union_by_name = true, %s)", sqlString(f), sqlString(glob), opts), nil
 }
 
 // latest keeps the newest version of each record when a table holds more

@@ -447,3 +447,21 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// The capability matrix in the README is the one the adapters declare.
+func TestReadmeMatrix(t *testing.T) {
+	want := mustSh(t, "pos-extract --capabilities --format markdown")
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "<!-- capabilities:begin -->\n")
+	j := strings.Index(s, "<!-- capabilities:end -->")
+	if i < 0 || j < i {
+		t.Fatal("README.md has no capabilities block")
+	}
+	if got := s[i+len("<!-- capabilities:begin -->\n") : j]; got != want {
+		t.Fatalf("README.md's capability matrix is stale: run make docs\n got:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -493,3 +493,22 @@ func TestContextCanceled(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestCapabilities(t *testing.T) {
+	caps, err := open(t).Capabilities(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cc *query.PlatformCapabilities
+	for i := range caps {
+		if caps[i].Platform == "claude_code" {
+			cc = &caps[i]
+		}
+	}
+	// Declared by the adapter, and measured in the lake: every fixture
+	// message has an exact time; the <synthetic> reply has no tokens.
+	if cc == nil || cc.Tokens != "yes" || cc.Messages == 0 || cc.Sessions != 3 || cc.ExactTimes != 100 ||
+		cc.WithTokens <= 0 || cc.WithTokens >= 100 || len(cc.Limitations) == 0 {
+		t.Fatalf("claude_code: %+v", cc)
+	}
+}

@@ -53,7 +53,7 @@ in memory; it never changes the lake.
   pos-query sql 'SELECT count(*) FROM messages'
 
 ` + formats,
-		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), recentCmd(), timelineCmd(), statsCmd()},
+		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), recentCmd(), timelineCmd(), statsCmd(), capabilitiesCmd()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return cmdio.Usagef("no command given (sql, sessions, recent, timeline, stats)")
@@ -201,6 +201,41 @@ EXAMPLES:
 			&cli.StringFlag{Name: "by", Value: "day", Usage: "grouping keys, comma-separated; \"\" for totals"}},
 		Action: runStats,
 	})
+}
+
+func capabilitiesCmd() *cli.Command {
+	return command(&cli.Command{
+		Name:      "capabilities",
+		Usage:     "what each platform's data supports, beside what the lake holds for it",
+		UsageText: "pos-query capabilities [OPTIONS]",
+		Description: `For every platform: the capabilities its adapter declares (exchanges,
+timestamps, tokens, cost, models, tool calls, file context, subagents,
+incremental reads, semantic search; see pos-extract --capabilities for the
+limitations), then what this lake holds: messages, sessions, exchanges, the
+share of messages with an exact timestamp, of answers with token counts and
+with a model, and of sessions whose records are complete.
+
+EXAMPLES:
+   pos-query capabilities
+   pos-query capabilities --format json`,
+		Flags:  []cli.Flag{cmdio.LakeFlag(), formatFlag(), widthFlag()},
+		Action: runCapabilities,
+	})
+}
+
+func runCapabilities(c *cli.Context) error {
+	e, err := setup(c, false)
+	if err != nil {
+		return err
+	}
+	defer e.db.Close()
+	caps, err := e.db.Capabilities(c.Context)
+	if err != nil {
+		return libErr(err)
+	}
+	return e.print(query.TableOf(caps), []string{"platform", "exchanges", "timestamps", "tokens", "cost", "models",
+		"tool_calls:tools", "file_context:files", "subagents", "incremental", "messages", "sessions",
+		"exact_ts_pct:exact ts %", "with_tokens_pct:tokens %", "with_model_pct:model %", "full_sessions_pct:full sessions %"})
 }
 
 // env is what an action needs: the lake, the window and the output.

@@ -108,7 +108,7 @@ func (Adapter) Capabilities() extract.Capabilities {
 		Completeness: schema.CompleteFull,
 		Limitations: []string{
 			"The full text of a compaction summary is kept only since Claude Code writes isCompactSummary lines; older sessions keep the summary labels only.",
-			"Cost is not recorded; it is computed from tokens and a price table.",
+			"Claude Code does not record cost; only tokens.",
 			"Summary lines, file-history snapshots and last-prompt lines have no time of their own: they take their neighbours' (ts_precision derived).",
 		},
 	}
