@@ -137,7 +137,7 @@ func ViewSQL(lake string) ([]string, error) {
 		}
 		src[t] = s
 	}
-	for _, t := range []string{TableRaw, TableMessages, TableDocuments, TableOther} {
+	for _, t := range []string{TableRaw, TableMessages, TableDocuments, TableDecisions, TableFileRefs, TableOther} {
 		q := "SELECT * FROM " + src[t]
 		if versioned[t] {
 			q += latest

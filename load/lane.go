@@ -133,6 +133,10 @@ func (l *lane) add(rec *schema.Record) error {
 		row = sessionRow(rec, hash)
 	case TableDocuments:
 		row = documentRow(rec, hash)
+	case TableDecisions:
+		row = decisionRow(rec, hash)
+	case TableFileRefs:
+		row = fileRefRow(rec, hash)
 	default:
 		row = otherRow(rec, hash)
 	}

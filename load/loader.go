@@ -124,7 +124,7 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 		marks: extract.NewState(), versioned: map[string]bool{},
 		stats: Stats{Rows: map[string]int64{}}, laneFor: map[string]*lane{},
 	}
-	for _, tables := range [][]string{{TableRaw}, {TableMessages, TableExchanges, TableSessions, TableDocuments, TableOther}} {
+	for _, tables := range [][]string{{TableRaw}, {TableMessages, TableExchanges, TableSessions, TableDocuments, TableDecisions, TableFileRefs, TableOther}} {
 		ln := newLane(l)
 		l.lanes = append(l.lanes, ln)
 		for _, t := range tables {
@@ -395,7 +395,8 @@ func readVersioned(lake string) (map[string]bool, error) {
 func Versioned(lake string) map[string]bool {
 	m, err := readVersioned(lake)
 	if err != nil {
-		return map[string]bool{TableRaw: true, TableMessages: true, TableExchanges: true, TableDocuments: true, TableOther: true}
+		return map[string]bool{TableRaw: true, TableMessages: true, TableExchanges: true, TableDocuments: true,
+			TableDecisions: true, TableFileRefs: true, TableOther: true}
 	}
 	return m
 }

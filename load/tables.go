@@ -17,11 +17,13 @@ const (
 	TableExchanges = "exchanges"
 	TableSessions  = "sessions"
 	TableDocuments = "documents"
+	TableDecisions = "decisions"
+	TableFileRefs  = "file_refs"
 	TableOther     = "other" // records of kinds this build has no table for, kept whole
 )
 
 // Tables lists every table in catalog order.
-var Tables = []string{TableRaw, TableMessages, TableExchanges, TableSessions, TableDocuments, TableOther}
+var Tables = []string{TableRaw, TableMessages, TableExchanges, TableSessions, TableDocuments, TableDecisions, TableFileRefs, TableOther}
 
 // tableFor routes a record kind to its table.
 func tableFor(k schema.Kind) string {
@@ -36,6 +38,10 @@ func tableFor(k schema.Kind) string {
 		return TableSessions
 	case schema.KindDocument:
 		return TableDocuments
+	case schema.KindDecision:
+		return TableDecisions
+	case schema.KindFileRef:
+		return TableFileRefs
 	}
 	return TableOther
 }
@@ -153,12 +159,65 @@ type ExchangeRow struct {
 	User          string    `parquet:"user,optional,dict"`
 	Machine       string    `parquet:"machine,optional,dict"`
 	Files         []string  `parquet:"files,list"`
+	Tags          []string  `parquet:"tags,list"`
+	Commits       []string  `parquet:"commits,list"`
 	Completeness  string    `parquet:"completeness,dict"`
 	Adapter       string    `parquet:"adapter,optional,dict"`
 	AdapterVer    string    `parquet:"adapter_version,optional,dict"`
 	IngestedAt    time.Time `parquet:"ingested_at,timestamp(millisecond)"`
 	Extra         string    `parquet:"extra,optional"` // JSON text
 	ContentHash   string    `parquet:"content_hash"`
+}
+
+// DecisionRow is a row of indexed/decisions: a sentence that states a
+// decision (status "decision", confidence >= 0.8) or may ("candidate").
+type DecisionRow struct {
+	ID           string    `parquet:"id"`
+	Platform     string    `parquet:"platform,dict"`
+	SessionID    string    `parquet:"session_id,dict"`
+	TS           time.Time `parquet:"ts,timestamp(millisecond)"`
+	TSPrecision  string    `parquet:"ts_precision,dict"`
+	Role         string    `parquet:"role,dict"`
+	Text         string    `parquet:"text"`
+	Confidence   float64   `parquet:"confidence"`
+	Status       string    `parquet:"status,dict"`
+	Patterns     []string  `parquet:"patterns,list"`
+	ExchangeID   string    `parquet:"exchange_id,optional"`
+	MessageID    string    `parquet:"message_id,optional"`
+	Context      string    `parquet:"context,optional"`
+	AgentID      string    `parquet:"agent_id,optional,dict"`
+	Cwd          string    `parquet:"cwd,optional,dict"`
+	GitBranch    string    `parquet:"git_branch,optional,dict"`
+	Project      string    `parquet:"project,optional,dict"`
+	User         string    `parquet:"user,optional,dict"`
+	Machine      string    `parquet:"machine,optional,dict"`
+	Completeness string    `parquet:"completeness,dict"`
+	IngestedAt   time.Time `parquet:"ingested_at,timestamp(millisecond)"`
+	Extra        string    `parquet:"extra,optional"` // JSON text
+	ContentHash  string    `parquet:"content_hash"`
+}
+
+// FileRefRow is a row of indexed/file_refs: a file a tool call read,
+// wrote, edited, deleted or searched.
+type FileRefRow struct {
+	ID          string    `parquet:"id"`
+	Platform    string    `parquet:"platform,dict"`
+	SessionID   string    `parquet:"session_id,dict"`
+	TS          time.Time `parquet:"ts,timestamp(millisecond)"`
+	Path        string    `parquet:"path,dict"`
+	Action      string    `parquet:"action,dict"`
+	Tool        string    `parquet:"tool,optional,dict"`
+	ExchangeID  string    `parquet:"exchange_id,optional"`
+	MessageID   string    `parquet:"message_id,optional"`
+	AgentID     string    `parquet:"agent_id,optional,dict"`
+	Cwd         string    `parquet:"cwd,optional,dict"`
+	GitBranch   string    `parquet:"git_branch,optional,dict"`
+	Project     string    `parquet:"project,optional,dict"`
+	User        string    `parquet:"user,optional,dict"`
+	Machine     string    `parquet:"machine,optional,dict"`
+	IngestedAt  time.Time `parquet:"ingested_at,timestamp(millisecond)"`
+	Extra       string    `parquet:"extra,optional"` // JSON text
+	ContentHash string    `parquet:"content_hash"`
 }
 
 // ModelUsageRow is one model's tokens within a session.
@@ -342,8 +401,34 @@ func exchangeRow(r *schema.Record, hash string) ExchangeRow {
 		InputTokens: u.Input, OutputTokens: u.Output, CacheCreation: u.CacheCreation, CacheRead: u.CacheRead,
 		AgentID: ag.ID, AgentType: ag.Type, Sidechain: ag.Sidechain,
 		Cwd: r.Cwd, GitBranch: r.GitBranch, Project: r.Project, User: r.User, Machine: r.Machine,
-		Files: r.Files, Completeness: r.Completeness, Adapter: a.Name, AdapterVer: a.Version,
+		Files: r.Files, Tags: r.Tags, Commits: e.Commits, Completeness: r.Completeness, Adapter: a.Name, AdapterVer: a.Version,
 		IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
+	}
+}
+
+func decisionRow(r *schema.Record, hash string) DecisionRow {
+	d := schema.Decision{}
+	if r.Decision != nil {
+		d = *r.Decision
+	}
+	return DecisionRow{
+		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, TS: r.TS, TSPrecision: r.TSPrecision, Role: r.Role,
+		Text: r.Text, Confidence: d.Confidence, Status: d.Status, Patterns: d.Patterns, ExchangeID: d.ExchangeID,
+		MessageID: d.MessageID, Context: d.Context, AgentID: agent(r).ID, Cwd: r.Cwd, GitBranch: r.GitBranch,
+		Project: r.Project, User: r.User, Machine: r.Machine, Completeness: r.Completeness,
+		IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
+	}
+}
+
+func fileRefRow(r *schema.Record, hash string) FileRefRow {
+	f := schema.FileRef{}
+	if r.FileRef != nil {
+		f = *r.FileRef
+	}
+	return FileRefRow{
+		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, TS: r.TS, Path: f.Path, Action: f.Action, Tool: f.Tool,
+		ExchangeID: f.ExchangeID, MessageID: f.MessageID, AgentID: agent(r).ID, Cwd: r.Cwd, GitBranch: r.GitBranch,
+		Project: r.Project, User: r.User, Machine: r.Machine, IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
 	}
 }
 

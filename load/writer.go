@@ -89,6 +89,10 @@ func rowType(table string) any {
 		return SessionRow{}
 	case TableDocuments:
 		return DocumentRow{}
+	case TableDecisions:
+		return DecisionRow{}
+	case TableFileRefs:
+		return FileRefRow{}
 	default:
 		return OtherRow{}
 	}
@@ -106,6 +110,10 @@ func newRowWriter(table string, f *os.File) rowWriter {
 		return newTypedWriter[SessionRow](f)
 	case TableDocuments:
 		return newTypedWriter[DocumentRow](f)
+	case TableDecisions:
+		return newTypedWriter[DecisionRow](f)
+	case TableFileRefs:
+		return newTypedWriter[FileRefRow](f)
 	default:
 		return newTypedWriter[OtherRow](f)
 	}

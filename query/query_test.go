@@ -512,3 +512,30 @@ func TestCapabilities(t *testing.T) {
 		t.Fatalf("claude_code: %+v", cc)
 	}
 }
+
+func TestFilesAndDecisions(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	fs, err := db.Files(ctx, query.FilesOptions{Path: "fetch.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 || fs[0].SessionID != sessA || len(fs[0].Paths) != 1 || fs[0].Paths[0] != "/home/dev/alpha/fetch.go" || fs[0].Refs == 0 {
+		t.Fatalf("files: %+v", fs)
+	}
+	if fs, _ := db.Files(ctx, query.FilesOptions{Path: "no/such/file.go"}); len(fs) != 0 {
+		t.Fatalf("unknown path: %+v", fs)
+	}
+	if _, err := db.Files(ctx, query.FilesOptions{}); err == nil {
+		t.Fatal("no path accepted")
+	}
+	ds, err := db.Decisions(ctx, query.DecisionsOptions{MinConfidence: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		if d.Confidence < 0.5 || d.Text == "" || d.SessionID == "" {
+			t.Fatalf("decision %+v", d)
+		}
+	}
+}

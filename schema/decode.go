@@ -275,6 +275,14 @@ func (r *Record) setField(key, val []byte) (err error) {
 		r.Machine, err = decodeString(val)
 	case "files":
 		err = nested.Unmarshal(val, &r.Files)
+	case "tags":
+		err = nested.Unmarshal(val, &r.Tags)
+	case "decision":
+		r.Decision = new(Decision)
+		err = nested.Unmarshal(val, r.Decision)
+	case "file_ref":
+		r.FileRef = new(FileRef)
+		err = nested.Unmarshal(val, r.FileRef)
 	case "completeness":
 		r.Completeness, err = decodeString(val)
 	case "source":

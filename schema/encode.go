@@ -72,6 +72,7 @@ func AppendRecord(b []byte, r *Record) []byte {
 	w.str("user", r.User)
 	w.str("machine", r.Machine)
 	w.strs("files", r.Files)
+	w.strs("tags", r.Tags)
 	w.str("completeness", r.Completeness)
 	if s := r.Source; s != nil {
 		w.key("source")
@@ -104,6 +105,7 @@ func AppendRecord(b []byte, r *Record) []byte {
 		o.strs("models", e.Models)
 		o.str("prompt_id", e.PromptID)
 		o.str("last_id", e.LastID)
+		o.strs("commits", e.Commits)
 		w.b = append(o.b, '}')
 	}
 	if s := r.Session; s != nil {
@@ -191,6 +193,28 @@ func AppendRecord(b []byte, r *Record) []byte {
 			}
 			o.b = append(co.b, '}')
 		}
+		w.b = append(o.b, '}')
+	}
+	if d := r.Decision; d != nil {
+		w.key("decision")
+		o := obj{b: append(w.b, '{')}
+		o.key("confidence")
+		o.b = strconv.AppendFloat(o.b, d.Confidence, 'g', -1, 64)
+		o.strAlways("status", d.Status)
+		o.strs("patterns", d.Patterns)
+		o.str("exchange_id", d.ExchangeID)
+		o.str("message_id", d.MessageID)
+		o.str("context", d.Context)
+		w.b = append(o.b, '}')
+	}
+	if f := r.FileRef; f != nil {
+		w.key("file_ref")
+		o := obj{b: append(w.b, '{')}
+		o.strAlways("path", f.Path)
+		o.strAlways("action", f.Action)
+		o.str("tool", f.Tool)
+		o.str("exchange_id", f.ExchangeID)
+		o.str("message_id", f.MessageID)
 		w.b = append(o.b, '}')
 	}
 	w.raw("meta", r.Meta)

@@ -29,6 +29,11 @@ const (
 	// KindCheckpoint carries an extractor watermark through the pipeline so
 	// that pos-load commits it only once the data before it is in the lake.
 	KindCheckpoint Kind = "checkpoint"
+	// KindDecision is a decision (or a candidate) found in a message
+	// (pos-normalize's enrichment).
+	KindDecision Kind = "decision"
+	// KindFileRef is a file a message's tool call read, changed or searched.
+	KindFileRef Kind = "file_ref"
 )
 
 // Platform names the tool that wrote the native history.
@@ -162,6 +167,7 @@ type Record struct {
 	User         string       `json:"user,omitempty"`
 	Machine      string       `json:"machine,omitempty"`
 	Files        []string     `json:"files,omitempty"`
+	Tags         []string     `json:"tags,omitempty"`
 	Completeness Completeness `json:"completeness,omitempty"`
 	Source       *Source      `json:"source,omitempty"`
 	Adapter      *Adapter     `json:"adapter,omitempty"`
@@ -170,6 +176,8 @@ type Record struct {
 	Session      *Session     `json:"session,omitempty"`
 	Chunk        *Chunk       `json:"chunk,omitempty"`
 	Checkpoint   *Checkpoint  `json:"checkpoint,omitempty"`
+	Decision     *Decision    `json:"decision,omitempty"`
+	FileRef      *FileRef     `json:"file_ref,omitempty"`
 	// Meta holds platform metadata that has no column of its own (Cursor
 	// mode, lines added/removed, compaction trigger …), as a JSON object.
 	Meta json.RawMessage `json:"meta,omitempty"`
@@ -261,6 +269,27 @@ type Exchange struct {
 	Models       []string  `json:"models,omitempty"`
 	PromptID     string    `json:"prompt_id,omitempty"`
 	LastID       string    `json:"last_id,omitempty"`
+	Commits      []string  `json:"commits,omitempty"` // git commit SHAs the exchange's tools reported
+}
+
+// Decision holds the fields of a KindDecision record; its Text is the
+// sentence or paragraph that states the decision.
+type Decision struct {
+	Confidence float64  `json:"confidence"`
+	Status     string   `json:"status"`             // "decision" (>= 0.8) or "candidate" (0.5 to 0.8)
+	Patterns   []string `json:"patterns,omitempty"` // the patterns that matched
+	ExchangeID string   `json:"exchange_id,omitempty"`
+	MessageID  string   `json:"message_id,omitempty"`
+	Context    string   `json:"context,omitempty"` // the prompt the decision answered, first line
+}
+
+// FileRef holds the fields of a KindFileRef record.
+type FileRef struct {
+	Path       string `json:"path"`
+	Action     string `json:"action"` // read | write | edit | delete | search | reference
+	Tool       string `json:"tool,omitempty"`
+	ExchangeID string `json:"exchange_id,omitempty"`
+	MessageID  string `json:"message_id,omitempty"`
 }
 
 // Session holds the fields of a KindSession record.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/transform/enrich"
 	"github.com/pos-lake/pos/transform/normalize"
 	"github.com/urfave/cli/v2"
 )
@@ -27,10 +28,19 @@ func newApp() *cli.App {
   exchange   a user prompt and everything until the next prompt
   document   subagent final reports (and plans, passed through)
   session    one rollup per session: times, counts, tokens per model, labels
+  file_ref   a file a tool read, wrote, edited, deleted or searched
+  decision   a sentence that states a decision (confidence >= 0.8) or may
+             (0.5 to 0.8); exchanges also get tags and the commits their
+             tools reported
 Other records (checkpoints, unknown kinds) pass through unchanged.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
 			&cli.BoolFlag{Name: "keep-raw", Usage: "leave the native record on each message instead of splitting it off"},
+			&cli.BoolFlag{Name: "no-enrich", Usage: "no file references, commits, tags or decisions"},
+			&cli.BoolFlag{Name: "no-files", Usage: "no file_ref records"},
+			&cli.BoolFlag{Name: "no-commits", Usage: "no commit SHAs on exchanges"},
+			&cli.BoolFlag{Name: "no-tags", Usage: "no tags on exchanges"},
+			&cli.BoolFlag{Name: "no-decisions", Usage: "no decision records"},
 			cmdio.StrictFlag,
 			cmdio.QuietFlag,
 		},
@@ -53,7 +63,7 @@ func run(c *cli.Context) error {
 			return err
 		}
 		st, err := normalize.Normalize(c.Context, r, out, normalize.Options{
-			Name: in, KeepRaw: c.Bool("keep-raw"), OnSkip: skips.Skip,
+			Name: in, KeepRaw: c.Bool("keep-raw"), OnSkip: skips.Skip, Enrich: enrichOptions(c),
 		})
 		r.Close()
 		add(&total, st)
@@ -65,10 +75,20 @@ func run(c *cli.Context) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	cmdio.Summary(c, "%d records in, %d out: %d messages (%d lines merged, %d replays dropped), %d exchanges, %d sessions, %d documents, %d raw; %d skipped (%.1fs)",
-		total.In, total.Out, total.Messages, total.Merged, total.Replays, total.Exchanges, total.Sessions, total.Documents, total.Raw,
-		skips.N(), time.Since(start).Seconds())
+	cmdio.Summary(c, "%d records in, %d out: %d messages (%d lines merged, %d replays dropped), %d exchanges, %d sessions, %d documents, %d file refs, %d decisions, %d raw; %d skipped (%.1fs)",
+		total.In, total.Out, total.Messages, total.Merged, total.Replays, total.Exchanges, total.Sessions, total.Documents,
+		total.FileRefs, total.Decisions, total.Raw, skips.N(), time.Since(start).Seconds())
 	return skips.Err()
+}
+
+func enrichOptions(c *cli.Context) enrich.Options {
+	if c.Bool("no-enrich") {
+		return enrich.Options{}
+	}
+	return enrich.Options{
+		Files: !c.Bool("no-files"), Commits: !c.Bool("no-commits"),
+		Tags: !c.Bool("no-tags"), Decisions: !c.Bool("no-decisions"),
+	}
 }
 
 func add(t *normalize.Stats, s normalize.Stats) {
@@ -82,4 +102,6 @@ func add(t *normalize.Stats, s normalize.Stats) {
 	t.Exchanges += s.Exchanges
 	t.Sessions += s.Sessions
 	t.Documents += s.Documents
+	t.FileRefs += s.FileRefs
+	t.Decisions += s.Decisions
 }

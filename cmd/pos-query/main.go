@@ -53,7 +53,7 @@ in memory; it never changes the lake.
   pos-query sql 'SELECT count(*) FROM messages'
 
 ` + formats,
-		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), recentCmd(), timelineCmd(), statsCmd(), capabilitiesCmd()},
+		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), recentCmd(), timelineCmd(), statsCmd(), filesCmd(), decisionsCmd(), capabilitiesCmd()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return cmdio.Usagef("no command given (sql, sessions, recent, timeline, stats)")
@@ -201,6 +201,90 @@ EXAMPLES:
 			&cli.StringFlag{Name: "by", Value: "day", Usage: "grouping keys, comma-separated; \"\" for totals"}},
 		Action: runStats,
 	})
+}
+
+func filesCmd() *cli.Command {
+	return command(&cli.Command{
+		Name:      "files",
+		Usage:     "the sessions whose tools read, wrote, edited or searched a file",
+		UsageText: "pos-query files PATH [OPTIONS]",
+		Description: `PATH matches any referenced file that contains it: a full path, a suffix
+("src/auth.ts") or a name ("auth.ts"). Each session shows how often and how
+its tools touched the files (edit 3, read 5) and which files matched.
+
+EXAMPLES:
+   pos-query files src/auth.ts
+   pos-query files go.mod --since 30d --format json`,
+		Flags: []cli.Flag{cmdio.LakeFlag(), formatFlag(), widthFlag(), sinceFlag(), untilFlag(),
+			platformFlag(), projectFlag(), limitFlag(20, "sessions")},
+		Action: runFiles,
+	})
+}
+
+func runFiles(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return cmdio.UsageError{Err: fmt.Errorf("give one PATH (got %d arguments)", c.NArg()), Cmd: "files"}
+	}
+	e, err := setup(c, true)
+	if err != nil {
+		return err
+	}
+	defer e.db.Close()
+	fs, err := e.db.Files(c.Context, query.FilesOptions{
+		Path: c.Args().First(), Since: e.since, Until: e.until,
+		Platform: e.platform, Project: c.String("project"), Limit: c.Int("limit"),
+	})
+	if err != nil {
+		return libErr(err)
+	}
+	return e.print(query.TableOf(fs), []string{"last_ts:last touched", "session_id:session", "platform", "actions", "paths", "title"},
+		"title", "paths")
+}
+
+func decisionsCmd() *cli.Command {
+	return command(&cli.Command{
+		Name:      "decisions",
+		Usage:     "decisions stated in the conversations, the most recent first",
+		UsageText: "pos-query decisions [--since WHEN] [--min-confidence X] [OPTIONS]",
+		Description: `Decisions are sentences that match weighted patterns ("let's use …",
+"we decided to …", "remember this …"): confidence 0.8 or more is a decision,
+0.5 to 0.8 a candidate (shown with --min-confidence 0.5). Each comes with the
+prompt it answered.
+
+EXAMPLES:
+   pos-query decisions --since 30d
+   pos-query decisions --session 1af7 --min-confidence 0.5`,
+		Flags: []cli.Flag{cmdio.LakeFlag(), formatFlag(), widthFlag(), sinceFlag(), untilFlag(),
+			platformFlag(), projectFlag(), limitFlag(20, "decisions"),
+			&cli.StringFlag{Name: "session", Aliases: []string{"s"}, Usage: "only this session (an id or a unique prefix)"},
+			&cli.Float64Flag{Name: "min-confidence", Value: 0.8, Usage: "keep decisions at least this sure (0.5 includes candidates)"}},
+		Action: runDecisions,
+	})
+}
+
+func runDecisions(c *cli.Context) error {
+	e, err := setup(c, false)
+	if err != nil {
+		return err
+	}
+	defer e.db.Close()
+	session := ""
+	if id := c.String("session"); id != "" {
+		ref, err := e.db.ResolveSession(c.Context, id, e.platform, "")
+		if err != nil {
+			return libErr(err)
+		}
+		session = ref.SessionID
+	}
+	ds, err := e.db.Decisions(c.Context, query.DecisionsOptions{
+		Since: e.since, Until: e.until, Platform: e.platform, Project: c.String("project"),
+		Session: session, MinConfidence: c.Float64("min-confidence"), Limit: c.Int("limit"),
+	})
+	if err != nil {
+		return libErr(err)
+	}
+	return e.print(query.TableOf(ds), []string{"ts:when", "confidence", "text:decision", "context:asked", "title"},
+		"text", "context", "title")
 }
 
 func capabilitiesCmd() *cli.Command {

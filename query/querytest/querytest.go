@@ -16,6 +16,7 @@ import (
 	"github.com/pos-lake/pos/extract/claudecode"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/transform/enrich"
 	"github.com/pos-lake/pos/transform/normalize"
 )
 
@@ -58,7 +59,7 @@ func Build(ctx context.Context, root, lake string) error {
 	if err := enc.Flush(); err != nil {
 		return err
 	}
-	if _, err := normalize.Normalize(ctx, &extracted, &normalized, normalize.Options{Name: root}); err != nil {
+	if _, err := normalize.Normalize(ctx, &extracted, &normalized, normalize.Options{Name: root, Enrich: enrich.All}); err != nil {
 		return err
 	}
 	_, err := load.Load(ctx, &normalized, load.Options{Lake: lake, Now: func() time.Time { return Now }})

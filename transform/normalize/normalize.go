@@ -20,6 +20,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/transform/enrich"
 )
 
 // Options configure Normalize.
@@ -34,6 +35,9 @@ type Options struct {
 	// ReplayWindow bounds the replay filter: message ids are remembered in
 	// two generations of this many entries each.
 	ReplayWindow int
+	// Enrich chooses the enrichment: file references, commits, tags and
+	// decisions (see transform/enrich).
+	Enrich enrich.Options
 }
 
 // Stats counts what a run did.
@@ -48,6 +52,8 @@ type Stats struct {
 	Exchanges int64
 	Sessions  int64
 	Documents int64
+	FileRefs  int64
+	Decisions int64
 }
 
 // Normalize reads records from r and writes normalized records to w.
@@ -113,6 +119,10 @@ func (n *Normalizer) emit(rec *schema.Record) error {
 		n.stats.Sessions++
 	case schema.KindDocument:
 		n.stats.Documents++
+	case schema.KindFileRef:
+		n.stats.FileRefs++
+	case schema.KindDecision:
+		n.stats.Decisions++
 	}
 	return n.out(rec)
 }
@@ -258,7 +268,10 @@ func (n *Normalizer) accept(t *thread, rec *schema.Record) error {
 	if t.prompt == "" && isPrompt(rec) {
 		t.prompt = rec.Text
 	}
-	return n.emit(rec)
+	if err := n.emit(rec); err != nil {
+		return err
+	}
+	return n.enrich(t, rec)
 }
 
 func (n *Normalizer) closeOpen(t *thread) error {
@@ -278,7 +291,11 @@ func (n *Normalizer) closeExchange(t *thread) error {
 	t.ex = nil
 	t.number++
 	n.session(ex.rec).exchanges++
-	return n.emit(ex.record(t.number))
+	r := ex.record(t.number)
+	if n.opt.Enrich.Tags {
+		r.Tags = enrich.Tags(enrich.DefaultTagRules, r.Text, r.Files)
+	}
+	return n.emit(r)
 }
 
 // flushFile closes every thread of the file read so far.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/transform/enrich"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -27,7 +28,7 @@ func fixtureStream(t *testing.T) []byte {
 func normalizeAll(t *testing.T, in []byte) ([]*schema.Record, Stats) {
 	t.Helper()
 	var out bytes.Buffer
-	st, err := Normalize(context.Background(), bytes.NewReader(in), &out, Options{Name: "test"})
+	st, err := Normalize(context.Background(), bytes.NewReader(in), &out, Options{Name: "test", Enrich: enrich.All})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +120,31 @@ func TestFixture(t *testing.T) {
 	if s1 == nil || s1.Title != "Fix login redirect loop" || s1.Session.Slug != "quiet-blue-heron" || s1.Session.PlanID == "" ||
 		s1.Session.Compactions != 1 || s1.Session.UserCount != 3 || len(s1.Session.Models) != 2 {
 		t.Fatalf("session 1: %+v %+v", s1, s1.Session)
+	}
+	// Enrichment: the files the tools named, the commit a tool reported, the
+	// decision stated, the tags of each exchange.
+	var refs, decisions []*schema.Record
+	for _, r := range recs {
+		switch r.Kind {
+		case schema.KindFileRef:
+			refs = append(refs, r)
+		case schema.KindDecision:
+			decisions = append(decisions, r)
+		}
+	}
+	if len(refs) != 3 || refs[0].FileRef.Path != "/home/dev/webapp/src/auth.ts" || refs[0].FileRef.Action != "read" ||
+		refs[0].FileRef.ExchangeID != exchanges[0].ID || refs[1].FileRef.Action != "edit" {
+		t.Fatalf("file refs: %d, first %+v", len(refs), refs[0].FileRef)
+	}
+	if len(decisions) != 1 || decisions[0].Decision.Status != "decision" || decisions[0].Decision.Context != "Upgrade the dependencies in package.json" ||
+		!strings.HasPrefix(decisions[0].Text, "Let's go with react 19") {
+		t.Fatalf("decisions: %+v", decisions)
+	}
+	if c := exchanges[2].Exchange.Commits; len(c) != 1 || c[0] != "3f2a9c1" {
+		t.Fatalf("commits of %q: %v", exchanges[2].Exchange.Prompt, c)
+	}
+	if strings.Join(exchanges[0].Tags, ",") != "typescript" {
+		t.Fatalf("tags %v", exchanges[0].Tags)
 	}
 	golden(t, "normalize.golden.ndjson", recs)
 }

@@ -17,6 +17,7 @@ type exchange struct {
 	response []string
 	tools    []string
 	files    []string
+	commits  []string
 	models   []string
 	nTools   int64
 	nMsgs    int64
@@ -99,6 +100,7 @@ func (e *exchange) record(number int64) *schema.Record {
 		r.Model = e.models[0]
 	}
 	r.Exchange = &schema.Exchange{
+		Commits:      e.commits,
 		Number:       number,
 		TSEnd:        cmpTime(e.lastTS, p.TS),
 		Prompt:       prompt,

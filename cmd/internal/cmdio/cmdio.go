@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -112,7 +114,7 @@ func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdo
 	app.HideHelpCommand = true
 	// Help goes to stdout only when asked for; it is not data, but "--help"
 	// was the request.
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, intersperse(app, args))
 	code := Code(err)
 	if err != nil && code != BrokenPipe {
 		name := app.Name
@@ -298,4 +300,60 @@ func UserName() string {
 // HumanBytes formats a byte count: 1.5 MB.
 func HumanBytes(n int64) string {
 	return humanize.Bytes(uint64(max(n, 0)))
+}
+
+// intersperse moves a subcommand's flags before its arguments, so
+// "pos-query files src/a.go --since 7d" works as people type it (urfave/cli
+// v2 stops reading flags at the first argument). A flag takes the next
+// argument as its value unless it is a boolean flag or written --flag=value;
+// "--" ends the flags.
+func intersperse(app *cli.App, args []string) []string {
+	if len(args) < 3 {
+		return args
+	}
+	var cmd *cli.Command
+	for _, c := range app.Commands {
+		if c.Name == args[1] || slices.Contains(c.Aliases, args[1]) {
+			cmd = c
+		}
+	}
+	if cmd == nil {
+		return args
+	}
+	boolean := map[string]bool{"help": true, "h": true}
+	for _, f := range cmd.Flags {
+		if _, ok := f.(*cli.BoolFlag); ok {
+			for _, n := range f.Names() {
+				boolean[n] = true
+			}
+		}
+	}
+	flags, rest := []string{}, []string{}
+	for i := 2; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			rest = append(rest, args[i+1:]...)
+			i = len(args)
+		case len(a) > 1 && a[0] == '-' && !isNumber(a):
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && !boolean[name] && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+		default:
+			rest = append(rest, a)
+		}
+	}
+	out := append([]string{args[0], args[1]}, flags...)
+	if len(rest) > 0 {
+		out = append(append(out, "--"), rest...)
+	}
+	return out
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }

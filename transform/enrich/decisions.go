@@ -1,0 +1,149 @@
+package enrich
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Pattern is a weighted sign that a sentence states a decision.
+type Pattern struct {
+	Name   string
+	Re     *regexp.Regexp
+	Weight float64
+	// Keywords are lower-case strings the pattern cannot match without
+	// one of: a cheap test before the regular expression runs.
+	Keywords []string
+}
+
+func (p *Pattern) maybe(lower string) bool {
+	for _, k := range p.Keywords {
+		if strings.Contains(lower, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultPatterns are the design notes' patterns and weights.
+var DefaultPatterns = []Pattern{
+	{"lets_use", regexp.MustCompile(`(?i)\blet['’]?s (go with|use|choose|pick|stick with|switch to)\b`), 0.9, []string{"let's", "let’s", "lets "}},
+	{"decided_to", regexp.MustCompile(`(?i)\bdecided (to|on|that)\b`), 0.9, []string{"decided"}},
+	{"approach_is", regexp.MustCompile(`(?i)\bthe approach (is|will be)\b`), 0.8, []string{"approach"}},
+	{"choosing_over", regexp.MustCompile(`(?i)\bchoos(e|ing) \S.{0,80}? over\b`), 0.9, []string{"choos"}},
+	{"going_with", regexp.MustCompile(`(?i)\b(we|i)('ll| will| are|'re| am|'m) go(ing)? with\b`), 0.8, []string{"go with", "going with"}},
+	{"architecture", regexp.MustCompile(`(?i)\barchitecture\b.{0,120}\b(should|will)\b`), 0.7, []string{"architecture"}},
+	{"pattern_for", regexp.MustCompile(`(?i)\bpattern for this\b`), 0.7, []string{"pattern"}},
+	{"dont_because", regexp.MustCompile(`(?i)\b(don'?t|do not) (do|use)\b.{0,160}\bbecause\b`), 0.8, []string{"because"}},
+	{"avoid_because", regexp.MustCompile(`(?i)\bavoid\b.{0,160}\bbecause\b`), 0.8, []string{"avoid"}},
+	{"failed_approach", regexp.MustCompile(`(?i)\bthis (broke|failed)\b`), 0.7, []string{"this broke", "this failed"}},
+	{"remember_this", regexp.MustCompile(`(?i)\bremember (this|that)\b`), 1.0, []string{"remember th"}},
+	{"note_future", regexp.MustCompile(`(?i)\bnote for (the )?(future|later)\b`), 1.0, []string{"note for"}},
+	{"decision_is", regexp.MustCompile(`(?i)\b(the |our )?decision (is|was)\b`), 0.9, []string{"decision"}},
+	// Choices stated in passing, as agents write them.
+	{"prefer_over", regexp.MustCompile(`(?i)\bprefer(s|red|ring)?\b.{1,80}\bover\b`), 0.75, []string{"prefer"}},
+	{"instead_of", regexp.MustCompile(`(?i)\b(use|using|used|switch(ed)? to|went with|chose|opted for)\b.{1,80}\binstead of\b`), 0.7, []string{"instead of"}},
+	{"rather_than", regexp.MustCompile(`(?i)\b(use|using|keep|go with)\b.{1,80}\brather than\b`), 0.6, []string{"rather than"}},
+	{"will_use", regexp.MustCompile(`(?i)\b(i|we)('ll| will| are going to) use\b`), 0.6, []string{" use"}},
+}
+
+// Thresholds: at or above DecisionAt a match is a decision; from
+// CandidateAt it is a candidate; below, it is not reported.
+const (
+	DecisionAt  = 0.8
+	CandidateAt = 0.5
+)
+
+// Found is a sentence that states a decision or may.
+type Found struct {
+	Text       string
+	Confidence float64
+	Patterns   []string
+	Status     string // "decision" or "candidate"
+}
+
+// Decisions finds the sentences of a text that match decision patterns.
+// Confidence is the best pattern's weight, plus 0.05 for each other
+// pattern the sentence also matches, at most 1.
+func Decisions(patterns []Pattern, text string) []Found {
+	lower := strings.ToLower(text)
+	any := false
+	for i := range patterns {
+		if patterns[i].maybe(lower) {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return nil
+	}
+	var out []Found
+	for _, s := range sentences(text) {
+		ls := strings.ToLower(s)
+		var f Found
+		best := 0.0
+		for i := range patterns {
+			p := &patterns[i]
+			if !p.maybe(ls) || !p.Re.MatchString(s) {
+				continue
+			}
+			best = max(best, p.Weight)
+			f.Patterns = append(f.Patterns, p.Name)
+		}
+		if len(f.Patterns) == 0 {
+			continue
+		}
+		f.Confidence = min(1, best+0.05*float64(len(f.Patterns)-1))
+		f.Confidence = float64(int(f.Confidence*100+0.5)) / 100
+		switch {
+		case f.Confidence >= DecisionAt:
+			f.Status = "decision"
+		case f.Confidence >= CandidateAt:
+			f.Status = "candidate"
+		default:
+			continue
+		}
+		f.Text = s
+		out = append(out, f)
+	}
+	return out
+}
+
+// sentences splits a text into sentences, keeping list items and lines
+// apart, and drops fenced code blocks (a decision is prose).
+func sentences(text string) []string {
+	var out []string
+	inFence := false
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inFence = !inFence
+			continue
+		}
+		if inFence || t == "" {
+			continue
+		}
+		start := 0
+		for i := 0; i < len(t); i++ {
+			c := t[i]
+			if (c == '.' || c == '!' || c == '?') && (i+1 == len(t) || t[i+1] == ' ') {
+				if s := strings.TrimSpace(t[start : i+1]); len(s) > 3 {
+					out = append(out, s)
+				}
+				start = i + 1
+			}
+		}
+		if s := strings.TrimSpace(t[start:]); len(s) > 3 {
+			out = append(out, s)
+		}
+	}
+	for i, s := range out {
+		if len(s) > 600 {
+			cut := 600
+			for cut > 0 && s[cut]&0xC0 == 0x80 {
+				cut--
+			}
+			out[i] = s[:cut] + "…"
+		}
+	}
+	return out
+}

@@ -1,0 +1,98 @@
+package enrich
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pos-lake/pos/schema"
+)
+
+func tool(name, input string) schema.Tool {
+	return schema.Tool{Name: name, Input: json.RawMessage(input)}
+}
+
+func TestFileRefsAcrossPlatforms(t *testing.T) {
+	m := &schema.Record{ID: "m", Cwd: "/home/dev/app", Tools: []schema.Tool{
+		tool("Read", `{"file_path":"/home/dev/app/main.go"}`),                                   // Claude Code
+		tool("Edit", `{"file_path":"/home/dev/app/main.go","old_string":"a","new_string":"b"}`), // Claude Code
+		tool("MultiEdit", `{"file_path":"/home/dev/app/x.go","edits":[{"old_string":"a"}]}`),
+		tool("Glob", `{"pattern":"**/*.go","path":"/home/dev/app"}`),
+		tool("NotebookEdit", `{"notebook_path":"/home/dev/app/n.ipynb"}`),
+		tool("read_file", `{"path":"src/app.ts"}`),         // Cline, relative to cwd
+		tool("write_to_file", `{"path":"src/new.ts"}`),     // Cline
+		tool("replace_in_file", `{"path":"src/app.ts"}`),   // Cline
+		tool("edit_file", `{"target_file":"lib/util.py"}`), // Cursor
+		tool("apply_patch", `"*** Begin Patch\n*** Update File: a/b.rs\n@@\n*** Add File: c.rs\n*** Delete File: d.rs\n*** End Patch"`),
+		tool("Bash", `{"command":"go test ./..."}`),
+	}, Files: []string{"README.md"}}
+	var got []string
+	for _, f := range FileRefs(m) {
+		got = append(got, f.Action+" "+f.Path)
+	}
+	want := []string{
+		"read /home/dev/app/main.go", "edit /home/dev/app/main.go", "edit /home/dev/app/x.go", "search /home/dev/app",
+		"edit /home/dev/app/n.ipynb", "read /home/dev/app/src/app.ts", "write /home/dev/app/src/new.ts",
+		"edit /home/dev/app/src/app.ts", "edit /home/dev/app/lib/util.py",
+		"edit /home/dev/app/a/b.rs", "write /home/dev/app/c.rs", "delete /home/dev/app/d.rs",
+		"reference /home/dev/app/README.md",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestCommits(t *testing.T) {
+	out := "[main 3f2a9c1] Fix the redirect\n 1 file changed\n" +
+		"commit 0123456789abcdef0123456789abcdef01234567\nAuthor: x\n" +
+		"To github.com:a/b.git\n   1a2b3c4..5d6e7f8  main -> main\n[feature/x (root-commit) abcdef0] init\n"
+	got := Commits(out)
+	want := []string{"3f2a9c1", "abcdef0", "0123456789abcdef0123456789abcdef01234567", "5d6e7f8"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v", got)
+	}
+	if c := Commits("[1, 2] and a -> b"); c != nil {
+		t.Fatalf("false commits %v", c)
+	}
+}
+
+func TestTags(t *testing.T) {
+	got := Tags(DefaultTagRules, "The go test run fails with a panic; fix the bug in the handler.", []string{"/x/main.go", "/x/Dockerfile"})
+	want := []string{"golang", "docker", "debugging"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v", got)
+	}
+	if got := Tags(DefaultTagRules, "a test", nil); len(got) != 0 {
+		t.Fatalf("one weak word tagged: %v", got)
+	}
+}
+
+func TestDecisions(t *testing.T) {
+	text := "I looked at the options.\nLet's use DuckDB for the lake because it reads Parquet. Remember this: never write partial files!\n" +
+		"```\nlet's use x // in code, ignored\n```\nThe architecture will maybe change.\nOk."
+	got := Decisions(DefaultPatterns, text)
+	if len(got) != 3 {
+		t.Fatalf("%d found: %+v", len(got), got)
+	}
+	if got[0].Status != "decision" || got[0].Confidence != 0.9 || got[0].Patterns[0] != "lets_use" || !strings.HasPrefix(got[0].Text, "Let's use DuckDB") {
+		t.Fatalf("first: %+v", got[0])
+	}
+	if got[1].Confidence != 1 || got[1].Patterns[0] != "remember_this" {
+		t.Fatalf("second: %+v", got[1])
+	}
+	if got[2].Status != "candidate" || got[2].Confidence != 0.7 {
+		t.Fatalf("third: %+v", got[2])
+	}
+	if Decisions(DefaultPatterns, "Nothing to see here. Just code.") != nil {
+		t.Fatal("false decision")
+	}
+}
+
+func BenchmarkDecisionsNoKeyword(b *testing.B) {
+	text := strings.Repeat("Reading the file and running the tests now. ", 2000)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		Decisions(DefaultPatterns, text)
+	}
+}
