@@ -33,7 +33,7 @@ var DefaultPatterns = []Pattern{
 	{"going_with", regexp.MustCompile(`(?i)\b(we|i)('ll| will| are|'re| am|'m) go(ing)? with\b`), 0.8, []string{"go with", "going with"}},
 	{"architecture", regexp.MustCompile(`(?i)\barchitecture\b.{0,120}\b(should|will)\b`), 0.7, []string{"architecture"}},
 	{"pattern_for", regexp.MustCompile(`(?i)\bpattern for this\b`), 0.7, []string{"pattern"}},
-	{"dont_because", regexp.MustCompile(`(?i)\b(don'?t|do not) (do|use)\b.{0,160}\bbecause\b`), 0.8, []string{"because"}},
+	{"dont_because", regexp.MustCompile(`(?i)\b(don'?t|do not) (do|use)\b.{0,160}\bbecause\b`), 0.8, []string{"don't", "dont", "do not"}},
 	{"avoid_because", regexp.MustCompile(`(?i)\bavoid\b.{0,160}\bbecause\b`), 0.8, []string{"avoid"}},
 	{"failed_approach", regexp.MustCompile(`(?i)\bthis (broke|failed)\b`), 0.7, []string{"this broke", "this failed"}},
 	{"remember_this", regexp.MustCompile(`(?i)\bremember (this|that)\b`), 1.0, []string{"remember th"}},
@@ -43,7 +43,7 @@ var DefaultPatterns = []Pattern{
 	{"prefer_over", regexp.MustCompile(`(?i)\bprefer(s|red|ring)?\b.{1,80}\bover\b`), 0.75, []string{"prefer"}},
 	{"instead_of", regexp.MustCompile(`(?i)\b(use|using|used|switch(ed)? to|went with|chose|opted for)\b.{1,80}\binstead of\b`), 0.7, []string{"instead of"}},
 	{"rather_than", regexp.MustCompile(`(?i)\b(use|using|keep|go with)\b.{1,80}\brather than\b`), 0.6, []string{"rather than"}},
-	{"will_use", regexp.MustCompile(`(?i)\b(i|we)('ll| will| are going to) use\b`), 0.6, []string{" use"}},
+	{"will_use", regexp.MustCompile(`(?i)\b(i|we)('ll| will| are going to) use\b`), 0.6, []string{"i'll use", "we'll use", "i will use", "we will use", "going to use"}},
 }
 
 // Thresholds: at or above DecisionAt a match is a decision; from

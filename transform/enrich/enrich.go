@@ -174,24 +174,37 @@ func patchFiles(s string) []patchFile {
 
 // Commit SHAs in git's output: "[main 3f2a9c1] message" (commit),
 // "commit <40 hex>" (log, show), "abc1234..def5678  main -> main" (push).
+// Each expression runs on one line that a cheap test picked.
 var (
-	commitRE = regexp.MustCompile(`(?m)^\[[^\]\s]+(?: \([^)]*\))? ([0-9a-f]{7,40})\] `)
-	logRE    = regexp.MustCompile(`(?m)^commit ([0-9a-f]{40})\b`)
-	pushRE   = regexp.MustCompile(`(?m)\b[0-9a-f]{7,40}\.\.\.?([0-9a-f]{7,40})\s+\S+ -> \S+`)
+	commitRE = regexp.MustCompile(`^\[[^\]\s]+(?: \([^)]*\))? ([0-9a-f]{7,40})\] `)
+	logRE    = regexp.MustCompile(`^commit ([0-9a-f]{40})\b`)
+	pushRE   = regexp.MustCompile(`\b[0-9a-f]{7,40}\.\.\.?([0-9a-f]{7,40})\s+\S+ -> \S+`)
 )
 
 // Commits returns the commit SHAs git reported in a tool's output, in
 // order, each once.
 func Commits(text string) []string {
-	if !strings.Contains(text, "]") && !strings.Contains(text, "commit ") && !strings.Contains(text, "->") {
-		return nil
-	}
 	var out []string
-	for _, re := range []*regexp.Regexp{commitRE, logRE, pushRE} {
-		for _, m := range re.FindAllStringSubmatch(text, 50) {
-			if !slices.Contains(out, m[1]) {
-				out = append(out, m[1])
-			}
+	add := func(re *regexp.Regexp, line string) {
+		if m := re.FindStringSubmatch(line); m != nil && !slices.Contains(out, m[1]) && len(out) < 50 {
+			out = append(out, m[1])
+		}
+	}
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		line = strings.TrimLeft(line, " ")
+		switch {
+		case len(line) > 10 && line[0] == '[':
+			add(commitRE, line)
+		case strings.HasPrefix(line, "commit "):
+			add(logRE, line)
+		case strings.Contains(line, " -> ") && strings.Contains(line, ".."):
+			add(pushRE, line)
 		}
 	}
 	return out

@@ -48,7 +48,7 @@ func TestCommits(t *testing.T) {
 		"commit 0123456789abcdef0123456789abcdef01234567\nAuthor: x\n" +
 		"To github.com:a/b.git\n   1a2b3c4..5d6e7f8  main -> main\n[feature/x (root-commit) abcdef0] init\n"
 	got := Commits(out)
-	want := []string{"3f2a9c1", "abcdef0", "0123456789abcdef0123456789abcdef01234567", "5d6e7f8"}
+	want := []string{"3f2a9c1", "0123456789abcdef0123456789abcdef01234567", "5d6e7f8", "abcdef0"} // in the order git printed them
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v", got)
 	}

@@ -38,38 +38,67 @@ var DefaultTagRules = []TagRule{
 	{Tag: "performance", Words: []string{"optimize", "optimise", "slow", "faster", "cache", "latency", "benchmark", "throughput"}, MinHits: 2},
 }
 
+// vocabulary maps each word of a rule set to the rules that count it.
+type vocabulary map[string][]int
+
+var defaultVocab = newVocabulary(DefaultTagRules)
+
+func newVocabulary(rules []TagRule) vocabulary {
+	v := vocabulary{}
+	for i, r := range rules {
+		for _, w := range r.Words {
+			v[w] = append(v[w], i)
+		}
+	}
+	return v
+}
+
 // Tags returns the tags of a text and the files it concerns, in rule
 // order.
 func Tags(rules []TagRule, text string, files []string) []string {
+	vocab := defaultVocab
+	if len(rules) != len(DefaultTagRules) || &rules[0] != &DefaultTagRules[0] {
+		vocab = newVocabulary(rules)
+	}
 	lower := strings.ToLower(text)
-	words := map[string]int{}
-	for _, w := range strings.FieldsFunc(lower, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r > 127)
-	}) {
-		words[w]++
+	hits := make([]int, len(rules))
+	// Whole words: runs of letters, digits, '_' and '-'.
+	for i := 0; i < len(lower); {
+		for i < len(lower) && !wordByte(lower[i]) {
+			i++
+		}
+		j := i
+		for j < len(lower) && wordByte(lower[j]) {
+			j++
+		}
+		if j > i {
+			for _, r := range vocab[lower[i:j]] {
+				hits[r]++
+			}
+		}
+		i = j
 	}
 	var out []string
-	for _, r := range rules {
-		hits := 0
+	for i, r := range rules {
 		for _, f := range files {
 			base := path.Base(f)
 			for _, pat := range r.Files {
 				if strings.HasPrefix(pat, ".") && strings.HasSuffix(base, pat) || base == pat ||
 					strings.HasSuffix(pat, "_") && strings.HasPrefix(base, pat) || strings.HasPrefix(pat, "_") && strings.HasSuffix(base, pat) {
-					hits += 2 // a file of the kind is strong evidence
+					hits[i] += 2 // a file of the kind is strong evidence
 				}
 			}
 		}
-		for _, w := range r.Words {
-			hits += words[w]
-		}
 		for _, p := range r.Phrases {
-			hits += strings.Count(lower, p)
+			hits[i] += strings.Count(lower, p)
 		}
-		need := max(r.MinHits, 1)
-		if hits >= need && !slices.Contains(out, r.Tag) {
+		if hits[i] >= max(r.MinHits, 1) && !slices.Contains(out, r.Tag) {
 			out = append(out, r.Tag)
 		}
 	}
 	return out
+}
+
+func wordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c >= 0x80
 }
