@@ -145,6 +145,7 @@ func run(c *cli.Context) error {
 		return enc.Encode(r)
 	}
 	start := time.Now()
+	stopProgress := cmdio.Progress(c, "pos-extract: reading", opt.Stats.Bytes.Load)
 	for _, a := range chosen {
 		if !anyExists(a.Locations(opt)) {
 			if !c.Bool("quiet") {
@@ -157,6 +158,7 @@ func run(c *cli.Context) error {
 		}
 	}
 	err = cmdio.Join(err, enc.Flush(), out.Close())
+	stopProgress()
 	st := opt.Stats
 	elapsed := time.Since(start)
 	cmdio.Summary(c, "%s read (%s unchanged), %s, %s, %s emitted, %s skipped, %s left for the next run; %.1f MB/s",
