@@ -53,7 +53,7 @@ in memory; it never changes the lake.
   pos-query sql 'SELECT count(*) FROM messages'
 
 ` + formats,
-		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), recentCmd(), timelineCmd(), statsCmd(), filesCmd(), decisionsCmd(), capabilitiesCmd()},
+		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), recentCmd(), timelineCmd(), statsCmd(), filesCmd(), decisionsCmd(), contextCmd(), capabilitiesCmd()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return cmdio.Usagef("no command given (sql, sessions, recent, timeline, stats)")
@@ -285,6 +285,94 @@ func runDecisions(c *cli.Context) error {
 	}
 	return e.print(query.TableOf(ds), []string{"ts:when", "confidence", "text:decision", "context:asked", "title"},
 		"text", "context", "title")
+}
+
+func contextCmd() *cli.Command {
+	return command(&cli.Command{
+		Name:      "context",
+		Usage:     "a token-budgeted context pack from past sessions, for an agent to resume work",
+		UsageText: "pos-query context [SESSION...] [--mode smart|labels|agents|plan|full] [--max-tokens N] [OPTIONS]",
+		Description: `Builds a pack of whole texts from the sessions given (ids or unique prefixes;
+default: the most recently active session), within a token budget. Texts are
+never cut: what does not fit is left out whole, and when even each session's
+essentials do not fit, sessions are left out from the last, with a warning.
+
+Modes:
+   smart   plan > subagent reports and compaction summaries > the first three
+           prompts > summary labels > later prompts (newest first)
+   labels  the summary labels (chapter titles)
+   agents  the subagents' final reports
+   plan    the plans
+   full    whole exchanges, newest first until the budget is used
+
+Each session gets a header with its age, the tokens used and what was left
+out, and a staleness notice from 7 days of age (mild), 30 (medium) and 90
+(strong). --dry-run lists what would be included. Markdown by default;
+--format json for programs.
+
+EXAMPLES:
+   pos-query context                             the latest session, 15k tokens
+   pos-query context 1af7 5c03 --max-tokens 30000
+   pos-query context --mode labels --dry-run`,
+		Flags: []cli.Flag{cmdio.LakeFlag(), platformFlag(), projectFlag(),
+			&cli.StringFlag{Name: "mode", Value: query.ModeSmart, Usage: "smart, labels, agents, plan or full"},
+			&cli.IntFlag{Name: "max-tokens", Value: query.DefaultContextTokens, Usage: "the pack's token budget"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be included, without the texts"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "markdown (default) or json; with --dry-run, a table format"},
+			widthFlag(), untilFlag(),
+		},
+		Action: runContext,
+	})
+}
+
+func runContext(c *cli.Context) error {
+	format := c.String("format")
+	if format == "markdown" || format == "md" {
+		c.Set("format", "")
+		format = ""
+	}
+	if format != "" && format != "json" && !c.Bool("dry-run") {
+		return cmdio.UsageError{Err: fmt.Errorf("--format: a pack is markdown or json"), Cmd: "context"}
+	}
+	e, err := setup(c, true)
+	if err != nil {
+		return err
+	}
+	defer e.db.Close()
+	var refs []query.SessionRef
+	ids := c.Args().Slice()
+	if len(ids) == 0 {
+		ids = []string{""} // the most recently active session
+	}
+	for _, id := range ids {
+		ref, err := e.db.ResolveSession(c.Context, id, e.platform, c.String("project"))
+		if err != nil {
+			return libErr(err)
+		}
+		refs = append(refs, ref)
+	}
+	pack, err := e.db.Context(c.Context, query.ContextOptions{
+		Sessions: refs, Mode: c.String("mode"), MaxTokens: c.Int("max-tokens"), Until: e.until, Now: e.now,
+	})
+	if err != nil {
+		return libErr(err)
+	}
+	for _, w := range pack.Warnings {
+		e.note("%s", w)
+	}
+	switch {
+	case c.Bool("dry-run"):
+		return e.print(pack.DryRun(), nil, "title")
+	case format == "json":
+		b, err := pack.JSON()
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(c.App.Writer, "%s\n", b)
+		return err
+	}
+	_, err = io.WriteString(c.App.Writer, pack.Markdown())
+	return err
 }
 
 func capabilitiesCmd() *cli.Command {

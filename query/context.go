@@ -1,0 +1,496 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dustin/go-humanize"
+)
+
+// Context pack modes.
+const (
+	ModeSmart  = "smart"  // plan > subagent reports and compaction summaries > first prompts > labels > later prompts
+	ModeLabels = "labels" // the summary labels (chapter titles) only
+	ModeAgents = "agents" // subagent reports only
+	ModePlan   = "plan"   // plans only
+	ModeFull   = "full"   // whole exchanges, newest first until the budget is used
+)
+
+// ContextModes lists the modes.
+var ContextModes = []string{ModeSmart, ModeLabels, ModeAgents, ModePlan, ModeFull}
+
+// DefaultContextTokens is the default budget of a pack.
+const DefaultContextTokens = 15000
+
+// ContextOptions choose a context pack.
+type ContextOptions struct {
+	Sessions  []SessionRef // in the order of importance; the first are kept when the budget is short
+	Mode      string
+	MaxTokens int
+	// Until keeps only what happened before this time (zero: everything):
+	// the pack an agent would have had at that moment.
+	Until time.Time
+	Now   time.Time // for ages and staleness (zero: time.Now)
+}
+
+// ContextItem is one whole piece of text a pack may include.
+type ContextItem struct {
+	Kind     string    `json:"kind"` // plan, subagent_report, compaction_summary, first_prompt, labels, prompt, exchange
+	Priority int       `json:"priority"`
+	TS       time.Time `json:"ts"`
+	Title    string    `json:"title,omitempty"`
+	Text     string    `json:"text,omitempty"`
+	Tokens   int       `json:"tokens"`
+	Included bool      `json:"included"`
+	// Essential items (a session's first of each of the top three
+	// priorities) are chosen before all others.
+	Essential bool `json:"essential"`
+}
+
+// ContextSession is one session's part of a pack.
+type ContextSession struct {
+	SessionRef
+	AgeDays   int           `json:"age_days"`
+	Staleness string        `json:"staleness,omitempty"` // the notice for the session's age, if any
+	Used      int           `json:"used_tokens"`
+	Dropped   int           `json:"dropped_items"`
+	Items     []ContextItem `json:"items"`
+}
+
+// ContextPack is the result: sessions, each with the items that fit.
+type ContextPack struct {
+	Mode      string           `json:"mode"`
+	Budget    int              `json:"budget_tokens"`
+	Used      int              `json:"used_tokens"`
+	Remaining int              `json:"remaining_tokens"`
+	Sessions  []ContextSession `json:"sessions"`
+	Warnings  []string         `json:"warnings,omitempty"`
+	now       time.Time
+}
+
+// EstimateTokens estimates how many tokens a text costs a model: about one
+// per four characters of prose, a little more for code and symbols. It
+// errs high, so a pack never exceeds its budget in practice.
+func EstimateTokens(s string) int {
+	n := utf8.RuneCountInString(s)
+	sym := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{', '}', '(', ')', '[', ']', '<', '>', '=', ';', ':', ',', '"', '\'', '`', '/', '\\', '|', '*', '#', '\n':
+			sym++
+		}
+	}
+	return (n+3)/4 + sym/4 + 1
+}
+
+// Staleness is the notice for context of a given age (none under 7 days,
+// mild to 30, medium to 90, strong beyond).
+func Staleness(ageDays int) string {
+	switch {
+	case ageDays < 7:
+		return ""
+	case ageDays < 30:
+		return fmt.Sprintf("This context is %d days old. Code may have changed since: verify the current state if anything seems off.", ageDays)
+	case ageDays < 90:
+		return fmt.Sprintf("STALENESS NOTICE: this context is %d days old. Code, APIs or project structure may have changed. Use it as a starting point for where to look, not as what is there now.", ageDays)
+	}
+	return fmt.Sprintf("OLD CONTEXT WARNING: this context is %d days old (about %d months). Significant changes are likely: treat it as history and re-explore the code before changing it.", ageDays, ageDays/30)
+}
+
+// Context builds a token-budgeted context pack from sessions. Texts are
+// never cut: an item that does not fit is left out whole; when even the
+// sessions' essentials do not fit, sessions are left out from the last, with
+// a warning. The budget covers the headers the pack prints too.
+func (d *DB) Context(ctx context.Context, opt ContextOptions) (*ContextPack, error) {
+	if opt.Mode == "" {
+		opt.Mode = ModeSmart
+	}
+	if !slices.Contains(ContextModes, opt.Mode) {
+		return nil, argErrorf("unknown mode %q (use %s)", opt.Mode, strings.Join(ContextModes, ", "))
+	}
+	if opt.MaxTokens == 0 {
+		opt.MaxTokens = DefaultContextTokens
+	}
+	if opt.MaxTokens < 100 {
+		return nil, argErrorf("a budget of %d tokens is too small for a context pack", opt.MaxTokens)
+	}
+	if len(opt.Sessions) == 0 {
+		return nil, argErrorf("no session given")
+	}
+	if opt.Now.IsZero() {
+		opt.Now = time.Now()
+	}
+	p := &ContextPack{Mode: opt.Mode, Budget: opt.MaxTokens, now: opt.Now}
+	for _, ref := range opt.Sessions {
+		s := ContextSession{SessionRef: ref}
+		last := ref.LastTS
+		if !opt.Until.IsZero() && (last.IsZero() || last.After(opt.Until)) {
+			last = opt.Until
+		}
+		if !last.IsZero() {
+			s.AgeDays = int(opt.Now.Sub(last).Hours() / 24)
+		}
+		s.Staleness = Staleness(s.AgeDays)
+		items, err := d.contextItems(ctx, ref, opt)
+		if err != nil {
+			return nil, err
+		}
+		for i := range items {
+			items[i].Tokens = EstimateTokens(renderItem(items[i]))
+		}
+		s.Items = items
+		p.Sessions = append(p.Sessions, s)
+	}
+	p.fit()
+	return p, nil
+}
+
+// fit chooses the items: each session's essentials first (the first item
+// of each of the top three priorities), dropping sessions from the end
+// until those fit; then every other item by priority, across sessions,
+// while it fits.
+//
+// The room left for items is the budget less an upper bound of everything
+// else the pack prints (its header, each session's header and warning, all
+// with the largest figures they can show). Token estimates of parts add up
+// to at least the estimate of the whole, so the pack never exceeds its
+// budget.
+func (p *ContextPack) fit() {
+	overhead := func(sessions []ContextSession) int {
+		q := ContextPack{Mode: p.Mode, Budget: p.Budget, Used: p.Budget, Remaining: p.Budget, now: p.now}
+		t := EstimateTokens(q.header()) + EstimateTokens(endLine)
+		for _, w := range p.Warnings {
+			t += EstimateTokens(warningLine(w))
+		}
+		for _, s := range sessions {
+			s.Used, s.Dropped = p.Budget, len(s.Items)
+			t += EstimateTokens(sessionHeader(s, p.now)) + EstimateTokens(warningLine(droppedWarning(s)))
+		}
+		return t
+	}
+	essentials := func(s *ContextSession) (tokens int, idx []int) {
+		seen := map[int]bool{}
+		for i, it := range s.Items {
+			if it.Priority <= 3 && !seen[it.Priority] {
+				seen[it.Priority] = true
+				tokens += it.Tokens
+				idx = append(idx, i)
+			}
+		}
+		return tokens, idx
+	}
+	total := func(n int) int {
+		t := overhead(p.Sessions[:n])
+		for i := 0; i < n; i++ {
+			e, _ := essentials(&p.Sessions[i])
+			t += e
+		}
+		return t
+	}
+	n := len(p.Sessions)
+	for n > 1 && total(n) > p.Budget {
+		n--
+	}
+	if n < len(p.Sessions) {
+		var gone []string
+		for _, s := range p.Sessions[n:] {
+			gone = append(gone, s.SessionID)
+		}
+		p.Warnings = append(p.Warnings, fmt.Sprintf("left out %s to fit the %s-token budget: %s",
+			plural(len(gone), "session"), humanize.Comma(int64(p.Budget)), strings.Join(gone, ", ")))
+		p.Sessions = p.Sessions[:n]
+	}
+	remaining := p.Budget - overhead(p.Sessions)
+	take := func(s *ContextSession, i int) {
+		if it := &s.Items[i]; !it.Included && it.Tokens <= remaining {
+			it.Included = true
+			remaining -= it.Tokens
+		}
+	}
+	for si := range p.Sessions {
+		_, idx := essentials(&p.Sessions[si])
+		for _, i := range idx {
+			p.Sessions[si].Items[i].Essential = true
+			take(&p.Sessions[si], i)
+		}
+	}
+	for prio := 1; prio <= 5; prio++ {
+		for si := range p.Sessions {
+			s := &p.Sessions[si]
+			for i := range s.Items {
+				if s.Items[i].Priority == prio {
+					take(s, i)
+				}
+			}
+		}
+	}
+	p.account(remaining)
+}
+
+// account fills in the figures: tokens used per session and in all, what
+// remains of the budget, and a warning per session that lost items.
+func (p *ContextPack) account(remaining int) {
+	for si := range p.Sessions {
+		s := &p.Sessions[si]
+		s.Used, s.Dropped = 0, 0
+		for _, it := range s.Items {
+			if it.Included {
+				s.Used += it.Tokens
+			} else {
+				s.Dropped++
+			}
+		}
+		if s.Dropped > 0 {
+			p.Warnings = append(p.Warnings, droppedWarning(*s))
+		}
+	}
+	p.Used, p.Remaining = p.Budget-remaining, remaining
+}
+
+func droppedWarning(s ContextSession) string {
+	return fmt.Sprintf("session %s: left out %s that did not fit (whole items are never cut)", s.SessionID, plural(s.Dropped, "item"))
+}
+
+func warningLine(w string) string { return "> Warning: " + w + "\n\n" }
+
+const endLine = "_End of context from previous sessions._\n"
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// contextItems reads a session's candidate items for a mode, in priority
+// order (and time order within a priority).
+func (d *DB) contextItems(ctx context.Context, ref SessionRef, opt ContextOptions) ([]ContextItem, error) {
+	until := opt.Until
+	if until.IsZero() {
+		until = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	var items []ContextItem
+	q := func(query string, kind string, prio int, args ...any) error {
+		rows, err := d.db.QueryContext(ctx, query, args...)
+		if err != nil {
+			return sqlErr(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var it ContextItem
+			var ts sql.NullTime
+			if err := rows.Scan(&ts, &it.Title, &it.Text); err != nil {
+				return sqlErr(err)
+			}
+			it.Kind, it.Priority, it.TS = kind, prio, utc(ts)
+			if strings.TrimSpace(it.Text) != "" {
+				items = append(items, it)
+			}
+		}
+		return sqlErr(rows.Err())
+	}
+	plans := func() error {
+		return q(`SELECT d.ts, coalesce(d.title, ''), d.text FROM documents d
+WHERE d.content_type = 'plan' AND d.ts < ? AND (d.session_id = ? OR d.native_id IN (
+  SELECT slug FROM sessions WHERE platform = ? AND session_id = ? AND slug IS NOT NULL))
+ORDER BY d.agent_id NULLS FIRST, d.ts`, "plan", 1, until, ref.SessionID, ref.Platform, ref.SessionID)
+	}
+	agents := func(prio int) error {
+		return q(`SELECT ts, coalesce(title, ''), text FROM documents
+WHERE platform = ? AND session_id = ? AND content_type = 'subagent_summary' AND ts < ? ORDER BY ts`,
+			"subagent_report", prio, ref.Platform, ref.SessionID, until)
+	}
+	switch opt.Mode {
+	case ModePlan:
+		if err := plans(); err != nil {
+			return nil, err
+		}
+	case ModeAgents:
+		if err := agents(2); err != nil {
+			return nil, err
+		}
+	case ModeLabels:
+		var labels []string
+		err := d.db.QueryRowContext(ctx, `SELECT coalesce(labels, []) FROM sessions WHERE platform = ? AND session_id = ?`,
+			ref.Platform, ref.SessionID).Scan((*stringList)(&labels))
+		if err != nil && err != sql.ErrNoRows {
+			return nil, sqlErr(err)
+		}
+		if len(labels) > 0 {
+			items = append(items, ContextItem{Kind: "labels", Priority: 4, Title: "Chapter labels", Text: "- " + strings.Join(labels, "\n- ")})
+		}
+	case ModeFull:
+		if err := q(`SELECT ts, 'Exchange ' || exchange_number, text FROM exchanges
+WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts DESC`,
+			"exchange", 1, ref.Platform, ref.SessionID, until); err != nil {
+			return nil, err
+		}
+	default: // smart
+		if err := plans(); err != nil {
+			return nil, err
+		}
+		if err := q(`SELECT ts, 'Compaction summary', text FROM messages
+WHERE platform = ? AND session_id = ? AND content_type = 'compact_summary' AND ts < ? ORDER BY ts DESC`,
+			"compaction_summary", 2, ref.Platform, ref.SessionID, until); err != nil {
+			return nil, err
+		}
+		if err := agents(2); err != nil {
+			return nil, err
+		}
+		var prompts []ContextItem
+		rows, err := d.db.QueryContext(ctx, `SELECT ts, prompt FROM exchange_rows
+WHERE platform = ? AND session_id = ? AND NOT sidechain AND coalesce(prompt, '') <> '' AND ts < ? ORDER BY ts`,
+			ref.Platform, ref.SessionID, until)
+		if err != nil {
+			return nil, sqlErr(err)
+		}
+		for rows.Next() {
+			var it ContextItem
+			var ts sql.NullTime
+			if err := rows.Scan(&ts, &it.Text); err != nil {
+				rows.Close()
+				return nil, sqlErr(err)
+			}
+			it.TS = utc(ts)
+			prompts = append(prompts, it)
+		}
+		rows.Close()
+		for i, it := range prompts {
+			it.Kind, it.Priority = "first_prompt", 3
+			if i >= 3 {
+				it.Kind, it.Priority = "prompt", 5
+			}
+			items = append(items, it)
+		}
+		var labels []string
+		if err := d.db.QueryRowContext(ctx, `SELECT coalesce(labels, []) FROM sessions WHERE platform = ? AND session_id = ?`,
+			ref.Platform, ref.SessionID).Scan((*stringList)(&labels)); err != nil && err != sql.ErrNoRows {
+			return nil, sqlErr(err)
+		}
+		if len(labels) > 0 && opt.Until.IsZero() {
+			items = append(items, ContextItem{Kind: "labels", Priority: 4, Title: "Chapter labels", Text: "- " + strings.Join(labels, "\n- ")})
+		}
+		// Later prompts: the newest first, so the latest intent wins.
+		slices.SortStableFunc(items, func(a, b ContextItem) int {
+			if a.Priority != b.Priority {
+				return a.Priority - b.Priority
+			}
+			if a.Priority == 5 {
+				return b.TS.Compare(a.TS)
+			}
+			return 0
+		})
+	}
+	return items, nil
+}
+
+var kindTitles = map[string]string{
+	"plan": "Plan", "subagent_report": "Subagent report", "compaction_summary": "Compaction summary",
+	"first_prompt": "Prompt", "prompt": "Prompt", "labels": "Chapter labels", "exchange": "Exchange",
+}
+
+// renderItem is an item as the markdown pack prints it.
+func renderItem(it ContextItem) string {
+	title := kindTitles[it.Kind]
+	if it.Title != "" && it.Title != title {
+		title += ": " + it.Title
+	}
+	if !it.TS.IsZero() && it.Kind != "labels" {
+		title += " (" + it.TS.UTC().Format("2006-01-02 15:04") + " UTC)"
+	}
+	return "### " + title + "\n\n" + strings.TrimSpace(it.Text) + "\n\n"
+}
+
+func (p *ContextPack) header() string {
+	return fmt.Sprintf("# Context from previous sessions\n\nMode %s. Token budget: %s | Used: %s | Remaining: %s\n\n",
+		p.Mode, humanize.Comma(int64(p.Budget)), humanize.Comma(int64(p.Used)), humanize.Comma(int64(p.Remaining)))
+}
+
+func sessionHeader(s ContextSession, now time.Time) string {
+	var b strings.Builder
+	title := s.Title
+	if title == "" {
+		title = s.SessionID
+	}
+	fmt.Fprintf(&b, "## Session: %s\n\n%s session %s", title, s.Platform, s.SessionID)
+	if s.Project != "" {
+		fmt.Fprintf(&b, " in %s", s.Project)
+	}
+	if !s.LastTS.IsZero() {
+		fmt.Fprintf(&b, ", last active %s", humanize.RelTime(s.LastTS, now, "ago", "from now"))
+	}
+	fmt.Fprintf(&b, ". Tokens used: %s; items left out: %d.\n\n", humanize.Comma(int64(s.Used)), s.Dropped)
+	if s.Staleness != "" {
+		b.WriteString("> " + s.Staleness + "\n\n")
+	}
+	return b.String()
+}
+
+// Markdown renders the pack for a model or a person.
+func (p *ContextPack) Markdown() string {
+	var b strings.Builder
+	b.WriteString(p.header())
+	for _, w := range p.Warnings {
+		b.WriteString(warningLine(w))
+	}
+	for _, s := range p.Sessions {
+		b.WriteString(sessionHeader(s, p.now))
+		for _, it := range s.Items {
+			if it.Included {
+				b.WriteString(renderItem(it))
+			}
+		}
+	}
+	b.WriteString(endLine)
+	return b.String()
+}
+
+// DryRun lists what the pack would include and leave out, without texts.
+func (p *ContextPack) DryRun() *Table {
+	t := &Table{Columns: []Column{{"session_id", "VARCHAR"}, {"kind", "VARCHAR"}, {"priority", "BIGINT"}, {"ts", "TIMESTAMP WITH TIME ZONE"},
+		{"title", "VARCHAR"}, {"tokens", "BIGINT"}, {"included", "BOOLEAN"}}}
+	for _, s := range p.Sessions {
+		for _, it := range s.Items {
+			title := it.Title
+			if title == "" {
+				title = firstLineOf(it.Text, 80)
+			}
+			t.Rows = append(t.Rows, []any{s.SessionID, it.Kind, int64(it.Priority), it.TS, title, int64(it.Tokens), it.Included})
+		}
+	}
+	return t
+}
+
+// JSON renders the pack with the texts of the included items only.
+func (p *ContextPack) JSON() ([]byte, error) {
+	c := *p
+	c.Sessions = slices.Clone(p.Sessions)
+	for i := range c.Sessions {
+		items := slices.Clone(c.Sessions[i].Items)
+		for j := range items {
+			if !items[j].Included {
+				items[j].Text = ""
+			}
+		}
+		c.Sessions[i].Items = items
+	}
+	return json.MarshalIndent(c, "", "  ")
+}
+
+func firstLineOf(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if utf8.RuneCountInString(s) > max {
+		r := []rune(s)
+		s = string(r[:max]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,131 @@
+package query_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pos-lake/pos/query"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite golden files")
+
+// checkPack asserts what every pack must hold: it fits its budget, included
+// texts are whole, and an item was left out only when it could not fit even
+// in the room taken by items that rank below it.
+func checkPack(t *testing.T, p *query.ContextPack) {
+	t.Helper()
+	md := p.Markdown()
+	if got := query.EstimateTokens(md); got > p.Budget {
+		t.Fatalf("pack of %d tokens over its %d budget", got, p.Budget)
+	}
+	rank := func(it query.ContextItem) int {
+		if it.Essential {
+			return 0
+		}
+		return it.Priority
+	}
+	for _, s := range p.Sessions {
+		for _, it := range s.Items {
+			if it.Included && !strings.Contains(md, strings.TrimSpace(it.Text)) {
+				t.Fatalf("included %s text is not whole in the pack", it.Kind)
+			}
+		}
+	}
+	for _, s := range p.Sessions {
+		for _, x := range s.Items {
+			if x.Included {
+				continue
+			}
+			room := p.Remaining
+			for _, s2 := range p.Sessions {
+				for _, y := range s2.Items {
+					if y.Included && rank(y) > rank(x) {
+						room += y.Tokens
+					}
+				}
+			}
+			if x.Tokens <= room {
+				t.Fatalf("%s (%d tokens, priority %d) left out while lower-ranked items held %d tokens", x.Kind, x.Tokens, x.Priority, room)
+			}
+		}
+	}
+}
+
+func TestContextModesGolden(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	ref, err := db.ResolveSession(ctx, sessA, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+	for _, mode := range query.ContextModes {
+		p, err := db.Context(ctx, query.ContextOptions{Sessions: []query.SessionRef{ref}, Mode: mode, MaxTokens: 4000, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPack(t, p)
+		golden := filepath.Join("testdata", "context", mode+".md")
+		if *updateGolden {
+			os.MkdirAll(filepath.Dir(golden), 0o755)
+			os.WriteFile(golden, []byte(p.Markdown()), 0o644)
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (go test -update writes it)", err)
+		}
+		if got := p.Markdown(); got != string(want) {
+			t.Fatalf("mode %s differs from %s (go test -update rewrites it):\n%s", mode, golden, got)
+		}
+	}
+	if _, err := db.Context(ctx, query.ContextOptions{Sessions: []query.SessionRef{ref}, Mode: "everything"}); err == nil {
+		t.Fatal("unknown mode accepted")
+	}
+}
+
+func TestStaleness(t *testing.T) {
+	for _, c := range []struct {
+		days int
+		want string
+	}{{0, ""}, {6, ""}, {7, "days old"}, {30, "STALENESS"}, {89, "STALENESS"}, {90, "OLD CONTEXT"}} {
+		if got := query.Staleness(c.days); (c.want == "" && got != "") || !strings.Contains(got, c.want) {
+			t.Errorf("%d days: %q", c.days, got)
+		}
+	}
+}
+
+// Budgets from 1k to 50k tokens over the real sessions: never over, never
+// cut, priority kept.
+func TestContextBudgetsCorpus(t *testing.T) {
+	lake := corpusLake(t)
+	ctx := context.Background()
+	db, err := query.Open(ctx, lake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ss, err := db.Sessions(ctx, query.SessionFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []query.SessionRef
+	for _, s := range ss {
+		refs = append(refs, query.SessionRef{Platform: s.Platform, SessionID: s.SessionID, Title: s.Title, Project: s.Project, FirstTS: s.FirstTS, LastTS: s.LastTS})
+	}
+	for _, budget := range []int{1000, 2000, 5000, 10000, 15000, 30000, 50000} {
+		for _, mode := range query.ContextModes {
+			for _, set := range [][]query.SessionRef{refs[:1], refs[:3], refs} {
+				p, err := db.Context(ctx, query.ContextOptions{Sessions: set, Mode: mode, MaxTokens: budget})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkPack(t, p)
+			}
+		}
+	}
+}
