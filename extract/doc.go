@@ -31,6 +31,8 @@
 //     platform knows beyond its messages (Title, with Session.TitleSource
 //     "platform"; Meta; Completeness); pos-normalize folds it into the
 //     session rollup.
+//   - Extract sets Options.Platform to its platform first thing: watermarks
+//     are kept per platform and path.
 //   - With Options.State set, each source file ends with a checkpoint record
 //     (Checkpoint): consumed bytes, where the next run resumes, and the
 //     context the adapter needs there. Formats that cannot be appended to

@@ -41,6 +41,9 @@ type Options struct {
 	// Workers is how many files are read at once (0: one per CPU). The
 	// output order does not depend on it.
 	Workers int
+	// Platform is the adapter's platform, which keys its watermarks (the
+	// caller of Extract sets it).
+	Platform string
 }
 
 func (o *Options) env(k string) string {
@@ -206,7 +209,7 @@ func (o *Options) OpenSource(path string) (*Source, error) {
 		return nil, nil
 	}
 	if o.State != nil {
-		if s.Plan, err = o.State.PlanRead(path, f, s.FP); err != nil {
+		if s.Plan, err = o.State.PlanRead(o.Platform, path, f, s.FP); err != nil {
 			f.Close()
 			return nil, Errorf(path, err)
 		}

@@ -52,26 +52,30 @@ func LoadState(dir string) (*State, error) {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, StateFile), err)
 	}
 	for _, c := range list {
-		s.marks[c.Path] = c
+		s.marks[markKey(c.Platform, c.Path)] = c
 	}
 	return s, nil
 }
 
-// Get returns the watermark of a path, or nil.
-func (s *State) Get(path string) *schema.Checkpoint {
+// markKey keys a watermark by platform and path: two adapters may read the
+// same file (a --root shared by several platforms) and each keeps its own.
+func markKey(platform, path string) string { return platform + "\x00" + path }
+
+// Get returns a platform's watermark of a path, or nil.
+func (s *State) Get(platform, path string) *schema.Checkpoint {
 	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.marks[path]
+	return s.marks[markKey(platform, path)]
 }
 
 // Put records a watermark.
 func (s *State) Put(c *schema.Checkpoint) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.marks[c.Path] = c
+	s.marks[markKey(c.Platform, c.Path)] = c
 }
 
 // Len is the number of watermarks.
@@ -170,8 +174,8 @@ func HeadHash(f io.ReaderAt, n int64) (string, error) {
 // PlanRead decides where to read path from. A file that shrank, has another
 // inode, or whose first bytes changed is read again from the start; a file
 // whose size and mtime equal the watermark's is skipped.
-func (s *State) PlanRead(path string, f io.ReaderAt, fp Fingerprint) (Plan, error) {
-	c := s.Get(path)
+func (s *State) PlanRead(platform, path string, f io.ReaderAt, fp Fingerprint) (Plan, error) {
+	c := s.Get(platform, path)
 	if c == nil {
 		return Plan{Reason: "new"}, nil
 	}

@@ -177,6 +177,7 @@ WITH meta AS (
     arg_min(project, coalesce(first_ts, ts)) AS project,
     arg_max(meta, ingested_at) AS meta, arg_max(completeness, ingested_at) AS completeness,
     max(ingested_at) AS ingested_at,
+    min(coalesce(first_ts, ts)) AS meta_first_ts, max(coalesce(last_ts, ts)) AS meta_last_ts,
     flatten(list(labels ORDER BY ingested_at)) AS all_labels
   FROM %s
   GROUP BY ALL
@@ -203,7 +204,7 @@ WITH meta AS (
 SELECT
   platform, session_id,
   coalesce(meta.platform_title, meta.all_labels[-1], meta.prompt_title) AS title,
-  meta.slug, m.first_ts, m.last_ts,
+  meta.slug, coalesce(m.first_ts, meta.meta_first_ts) AS first_ts, coalesce(m.last_ts, meta.meta_last_ts) AS last_ts,
   coalesce(m.message_count, 0) AS message_count, coalesce(m.user_count, 0) AS user_count,
   coalesce(m.assistant_count, 0) AS assistant_count, coalesce(m.tool_count, 0) AS tool_count,
   coalesce(e.exchange_count, 0) AS exchange_count,
@@ -213,7 +214,7 @@ SELECT
   m.models, list_filter(meta.all_labels, (x, i) -> list_position(meta.all_labels, x) = i) AS labels, meta.plan_id,
   coalesce(meta.project, m.msg_project) AS project, meta.cwd, meta.git_branch, m.user, m.machine,
   meta.completeness, meta.meta, meta.ingested_at,
-  CAST(m.first_ts AS DATE) AS date
+  CAST(coalesce(m.first_ts, meta.meta_first_ts) AS DATE) AS date
 FROM m FULL JOIN meta USING (platform, session_id) LEFT JOIN e USING (platform, session_id)`
 
 // DefineViews runs the view statements on db.

@@ -32,14 +32,14 @@ func ContentHash(b []byte) string {
 }
 
 // RawID is the id of a native record kept in the raw layer: where it is (its
-// session, its file's name and its byte offset or row key) and what it is (a
-// hash of its bytes, so a file rewritten in place does not alias the old
-// record). The directory is left out so that moving a history folder does
-// not duplicate the raw layer.
+// session, its file's name and directory's name, and its byte offset or row
+// key) and what it is (a hash of its bytes, so a file rewritten in place
+// does not alias the old record). The rest of the path is left out so that
+// moving a history folder does not duplicate the raw layer.
 func RawID(rec *Record) string {
 	var base, at string
 	if s := rec.Source; s != nil {
-		base = filepath.Base(s.Path)
+		base = filepath.Join(filepath.Base(filepath.Dir(s.Path)), filepath.Base(s.Path))
 		at = strconv.FormatInt(s.Offset, 10)
 		if s.Key != "" {
 			at += "/" + s.Key

@@ -147,9 +147,13 @@ func run(c *cli.Context) error {
 	start := time.Now()
 	stopProgress := cmdio.Progress(c, "pos-extract: reading", opt.Stats.Bytes.Load)
 	for _, a := range chosen {
-		if !anyExists(a.Locations(opt)) {
+		if locs := a.Locations(opt); !anyExists(locs) {
 			if !c.Bool("quiet") {
-				fmt.Fprintf(c.App.ErrWriter, "pos-extract: %s: no history found (looked in %s)\n", a.Platform(), strings.Join(a.Locations(opt), ", "))
+				if len(locs) == 0 {
+					fmt.Fprintf(c.App.ErrWriter, "pos-extract: %s: no default location; name one with --root\n", a.Platform())
+				} else {
+					fmt.Fprintf(c.App.ErrWriter, "pos-extract: %s: no history found (looked in %s)\n", a.Platform(), strings.Join(locs, ", "))
+				}
 			}
 			continue
 		}

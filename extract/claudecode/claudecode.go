@@ -128,9 +128,10 @@ func (Adapter) Locations(opt extract.Options) []string {
 
 // Extract implements extract.Adapter.
 func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
+	opt.Platform = Adapter{}.Platform() // keys this adapter's watermarks
 	troots, proots := roots(&opt)
 	files, err := extract.Walk(troots, func(path string, d fs.DirEntry) bool {
-		return strings.HasSuffix(path, ".jsonl")
+		return strings.HasSuffix(path, ".jsonl") && isTranscript(path)
 	})
 	if err != nil {
 		return err
@@ -181,6 +182,49 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		}
 	}
 	return nil
+}
+
+// isTranscript tells a Claude Code transcript from another tool's JSONL
+// (a --root may hold several tools' files): a file in Claude Code's layout
+// (under projects/, named by a session uuid or agent-*) is one; any other
+// must start with a line of Claude Code's shape.
+func isTranscript(path string) bool {
+	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if uuidRE.MatchString(base) || strings.HasPrefix(base, "agent-") || strings.Contains(filepath.ToSlash(path), "/projects/") {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	lr := schema.NewLineReader(io.LimitReader(f, 4<<20))
+	for range 20 {
+		ln, err := lr.Next()
+		if err != nil {
+			return false
+		}
+		b := bytes.TrimSpace(ln.Bytes)
+		if len(b) == 0 {
+			continue
+		}
+		var probe struct {
+			Type      string `json:"type"`
+			SessionID string `json:"sessionId"`
+			LeafUUID  string `json:"leafUuid"`
+			MessageID string `json:"messageId"`
+			UUID      string `json:"uuid"`
+		}
+		if json.Unmarshal(b, &probe) != nil {
+			return false
+		}
+		switch probe.Type {
+		case "user", "assistant", "system", "progress", "summary", "file-history-snapshot", "queue-operation", "last-prompt":
+			return probe.SessionID != "" || probe.LeafUUID != "" || probe.MessageID != "" || probe.UUID != ""
+		}
+		return false
+	}
+	return false
 }
 
 // run is the state of one extraction across files.

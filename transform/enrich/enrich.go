@@ -44,7 +44,7 @@ const (
 // (path), Cursor (target_file, relative_workspace_path), Gemini
 // (absolute_path, file_path), and common variants.
 var pathKeys = []string{"file_path", "notebook_path", "path", "target_file", "targetFile", "relative_workspace_path",
-	"absolute_path", "filePath", "filepath", "file", "filename", "target_notebook"}
+	"absolute_path", "absolutePath", "filePath", "filepath", "file", "filename", "target_notebook"}
 
 var inputAPI = sonic.Config{}.Froze()
 

@@ -130,6 +130,7 @@ type rollup struct {
 	first             *schema.Record
 	hintRec           *schema.Record
 	slug, title       string
+	titleSource       string // of title: what the adapter said (platform, prompt …)
 	firstPrompt       string
 	firstTS, lastTS   time.Time
 	nMsgs, nUser      int64
@@ -161,7 +162,10 @@ func (s *rollup) hint(rec *schema.Record) {
 		s.slug = rec.Session.Slug
 	}
 	if rec.Title != "" {
-		s.title = rec.Title
+		s.title, s.titleSource = rec.Title, "platform"
+		if rec.Session != nil && rec.Session.TitleSource != "" {
+			s.titleSource = rec.Session.TitleSource
+		}
 	}
 }
 
@@ -231,7 +235,7 @@ func (s *rollup) record() *schema.Record {
 	}
 	// The title: what the platform calls the session, else the latest
 	// summary label Claude Code wrote, else the first prompt.
-	titleSource := "platform"
+	titleSource := s.titleSource
 	r.Title = s.title
 	if r.Title == "" && len(s.labels) > 0 {
 		r.Title, titleSource = s.labels[len(s.labels)-1], "label"

@@ -1,0 +1,322 @@
+// Package codex reads OpenAI Codex CLI session histories: the rollout
+// files Codex writes under $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl
+// and $CODEX_HOME/archived_sessions/ (CODEX_HOME defaults to ~/.codex, the
+// same relative layout on Linux, macOS and Windows).
+//
+// Every line becomes one raw record. Messages come from one text stream,
+// the response items (what the model saw: developer, user and assistant
+// messages, reasoning, tool calls and outputs). The event_msg copies of the
+// same text (user_message, agent_message, agent_reasoning) stay raw only;
+// a user_message event does one more thing: it marks the user-role item
+// just before it as a prompt the person typed, since Codex also writes the
+// context it injects (AGENTS.md, <environment_context>) as user-role items.
+//
+// Token usage comes from the token_count events. Their total_token_usage
+// is cumulative and re-emitted unchanged (after each turn_context, with new
+// rate limits): each request's usage is the difference between successive
+// totals, attached once, to the last assistant item of the request the
+// count closes. A total that is not larger than the previous one adds
+// nothing. See usage for the field mapping.
+//
+// Forked sessions (and subagents spawned with the parent's context) start
+// with a copy of the parent's rollout: after the fork's own session_meta
+// comes the parent's session_meta and every line of the parent, written in
+// one burst. Those replayed lines are kept raw but make no messages (the
+// parent's file has them), and their token counts only move the cumulative
+// baseline, so the fork's first own request is counted from the parent's
+// last total and no replayed token is counted twice. See replayed.
+package codex
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/schema"
+)
+
+// AdapterVersion changes when the records this adapter emits change.
+const AdapterVersion = "1"
+
+const platform = schema.PlatformCodex
+
+// Adapter is the Codex CLI extractor.
+type Adapter struct{}
+
+func init() { extract.Register(Adapter{}) }
+
+// Platform implements extract.Adapter.
+func (Adapter) Platform() string { return platform }
+
+// Home is the Codex home directory: $CODEX_HOME, else ~/.codex.
+func Home(opt *extract.Options) string {
+	if v := strings.TrimSpace(opt.Getenv("CODEX_HOME")); v != "" {
+		return v
+	}
+	if opt.Home == "" {
+		return ""
+	}
+	return filepath.Join(opt.Home, ".codex")
+}
+
+// roots returns the directories to search. A root that is a Codex home (it
+// has sessions/) is searched in sessions/ and archived_sessions/ only, never
+// in the rest of it (history.jsonl, logs and caches are other formats).
+func roots(opt *extract.Options) []string {
+	if len(opt.Roots) == 0 {
+		h := Home(opt)
+		if h == "" {
+			return nil
+		}
+		return []string{filepath.Join(h, "sessions"), filepath.Join(h, "archived_sessions")}
+	}
+	var out []string
+	for _, r := range opt.Roots {
+		if isDir(filepath.Join(r, "sessions")) {
+			out = append(out, filepath.Join(r, "sessions"), filepath.Join(r, "archived_sessions"))
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// Capabilities implements extract.Adapter.
+func (Adapter) Capabilities() extract.Capabilities {
+	return extract.Capabilities{
+		Platform:  platform,
+		Exchanges: extract.Yes, Timestamps: extract.Yes, Tokens: extract.Yes, Cost: extract.No,
+		Models: extract.Yes, ToolCalls: extract.Yes, FileContext: extract.Partial, Subagents: extract.Partial,
+		Incremental:  extract.Yes,
+		Completeness: schema.CompleteFull,
+		Limitations: []string{
+			"Cost is not recorded; it is computed from tokens and a price table.",
+			"Reasoning is kept as its summary only: the full reasoning is encrypted in the rollout.",
+			"Files are named only for apply_patch edits and path arguments; shell commands are not parsed for the files they touch.",
+			"A tool call failed only as far as its output says so (an exit code or a failure flag).",
+			"A typed prompt is told from injected user-role context by the user_message event after it, so a session that lost its events counts its context as prompts.",
+			"A fork's copy of its parent's history is told from the fork's own lines by the burst it was written in; fork lines written within 100 ms of that burst count as copied.",
+			"Subagents are linked to their parent session only when their session_meta names it (thread_spawn).",
+		},
+	}
+}
+
+// Locations implements extract.Adapter.
+func (Adapter) Locations(opt extract.Options) []string { return roots(&opt) }
+
+// Extract implements extract.Adapter.
+func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
+	opt.Platform = Adapter{}.Platform() // keys this adapter's watermarks
+	files, err := extract.Walk(roots(&opt), func(path string, d fs.DirEntry) bool { return isRollout(path) })
+	if err != nil {
+		return err
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var readers sync.Pool // *schema.LineReader: a 1 MB buffer each
+	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
+		r := &run{opt: &opt, emit: emit}
+		if lr, ok := readers.Get().(*schema.LineReader); ok {
+			r.lr = lr
+		}
+		defer func() {
+			if r.lr != nil {
+				readers.Put(r.lr)
+			}
+		}()
+		return r.file(ctx, files[i])
+	}, emit)
+}
+
+// run reads files for one job.
+type run struct {
+	opt  *extract.Options
+	emit extract.Emit
+	lr   *schema.LineReader
+}
+
+func (r *run) emitRec(rec *schema.Record) error {
+	if r.opt.Stats != nil {
+		r.opt.Stats.Records.Add(1)
+	}
+	return r.emit(rec)
+}
+
+// isRollout tells a Codex rollout: rollout-*.jsonl, or another .jsonl
+// whose first line is a session_meta (a rollout copied under another name).
+// Other tools' .jsonl files under the same root are left to their adapters.
+func isRollout(path string) bool {
+	if !strings.HasSuffix(path, ".jsonl") {
+		return false
+	}
+	if strings.HasPrefix(filepath.Base(path), "rollout-") {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, buf)
+	first := buf[:n]
+	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	return bytes.Contains(first, []byte(`"type":"session_meta"`)) || bytes.Contains(first, []byte(`"type": "session_meta"`))
+}
+
+var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// sessionFromName is the session id in rollout-<time>-<uuid>.jsonl, or the
+// file's base name.
+func sessionFromName(path string) string {
+	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if m := uuidRE.FindString(base); m != "" {
+		return m
+	}
+	return base
+}
+
+func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
+	src, err := r.opt.OpenSource(sf.Path)
+	if src == nil || err != nil {
+		return err
+	}
+	f, fp, plan := src.File, src.FP, src.Plan
+	defer f.Close()
+	fs := newFileState(sf.Path, fp.Mtime)
+	fs.restore(plan.Context)
+	fs.resume, fs.resumeLines = plan.Start, plan.Lines
+	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
+		return extract.Errorf(sf.Path, err)
+	}
+	if r.lr == nil {
+		r.lr = schema.NewLineReaderAt(f, plan.Start, plan.Lines)
+	} else {
+		r.lr.Reset(f, plan.Start, plan.Lines)
+	}
+	consumed, consumedLines := plan.Start, plan.Lines
+	var (
+		l line
+		p payload
+	)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ln, err := r.lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if errors.Is(err, schema.ErrLineTooLong) {
+			consumed, consumedLines = ln.End(), ln.Num
+			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: err}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return extract.Errorf(sf.Path, err)
+		}
+		if r.opt.Stats != nil {
+			r.opt.Stats.Bytes.Add(ln.End() - ln.Offset)
+		}
+		b := bytes.TrimRight(ln.Bytes, "\r")
+		if len(bytes.TrimSpace(b)) == 0 {
+			if ln.Terminated {
+				consumed, consumedLines = ln.End(), ln.Num
+			}
+			continue
+		}
+		raw := validRaw(b)
+		if bytes.TrimSpace(raw)[0] != '{' || parseLine(raw, &l, &p) != nil {
+			if !ln.Terminated {
+				// A line still being written: leave it for the next run.
+				if r.opt.Stats != nil {
+					r.opt.Stats.Partial.Add(1)
+				}
+				break
+			}
+			consumed, consumedLines = ln.End(), ln.Num
+			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: jsonErr(b)}); err != nil {
+				return err
+			}
+			continue
+		}
+		if r.opt.Stats != nil {
+			r.opt.Stats.Lines.Add(1)
+		}
+		if err := r.line(fs, &l, &p, compact(raw), ln); err != nil {
+			return err
+		}
+		if ln.Terminated {
+			// An unterminated last line that parses is emitted, but the
+			// watermark stays before it: the writer may not be done with it.
+			consumed, consumedLines = ln.End(), ln.Num
+		}
+	}
+	if err := r.finish(fs); err != nil {
+		return err
+	}
+	if err := r.sessionRecord(fs); err != nil {
+		return err
+	}
+	if r.opt.State == nil {
+		return nil
+	}
+	resume, resumeLines := fs.resume, fs.resumeLines
+	if resume > consumed {
+		resume, resumeLines = consumed, consumedLines
+	}
+	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, fs.context())
+	if err != nil {
+		return extract.Errorf(sf.Path, err)
+	}
+	return r.emitRec(cp)
+}
+
+// validRaw returns the line as the raw record: valid UTF-8, one line, a
+// copy the decoded strings may point into.
+func validRaw(b []byte) []byte {
+	if !utf8.Valid(b) {
+		return bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	}
+	return bytes.Clone(b)
+}
+
+func parseTS(s string) (time.Time, bool) {
+	if s == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,329 @@
+package cursor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/schema"
+)
+
+// AdapterVersion changes when the records this adapter emits change.
+const AdapterVersion = "1"
+
+const platform = schema.PlatformCursor
+
+// dbName is the file Cursor (like VS Code) keeps its state in.
+const dbName = "state.vscdb"
+
+// Adapter is the Cursor extractor.
+type Adapter struct{}
+
+func init() { extract.Register(Adapter{}) }
+
+// Platform implements extract.Adapter.
+func (Adapter) Platform() string { return platform }
+
+// Capabilities implements extract.Adapter.
+func (Adapter) Capabilities() extract.Capabilities {
+	return extract.Capabilities{
+		Platform:  platform,
+		Exchanges: extract.Yes, Timestamps: extract.Partial, Tokens: extract.Partial, Cost: extract.Partial,
+		Models: extract.Partial, ToolCalls: extract.Partial, FileContext: extract.Partial, Subagents: extract.Partial,
+		Incremental:  extract.Partial,
+		Completeness: schema.CompletePartial,
+		Limitations: []string{
+			"Only answers of 2025 composers carry their own time (timingInfo); prompts, tool bubbles, 2023 chat bubbles and 2024 inline bubbles take a neighbour's, the tab's or the composer's time (ts_precision derived), and agent transcripts only the file's (file_mtime).",
+			"Token counts exist only on the last bubble of a 2025 composer turn (tokenCount), not on 2023 or 2024 chats nor in agent transcripts.",
+			"Cost is known only per composer (usageData costInCents, in the session's meta), never per message.",
+			"The model is recorded per bubble only by 2023 chats (modelType) and 2025-10+ bubbles (modelInfo); otherwise at most the composer's selected model is in the session's meta.",
+			"Tool calls are recorded by 2025 composers (toolFormerData, call and result in one bubble) and agent transcripts; 2023 chats record none.",
+			"Files are those named by tool arguments, attached files and code blocks; checkpoints and code-block diffs (checkpointId, codeBlockDiff rows) are not read.",
+			"Cursor prunes old bubble bodies: a bubble in the conversation order whose row is gone or NULL is a metadata_only message.",
+			"A database is read whole whenever it (or its -wal file) changed, through a full private copy (VACUUM INTO), which needs temporary disk space as large as the database.",
+			"The project folder is known only through a workspace database's workspace.json (or a composer's workspaceIdentifier); agent transcripts name it by a lossy slug, resolved only when a workspace.json matches it.",
+			"Subagents are linked only for agent transcripts (<uuid>/subagents/); database composers that are subagents are marked in the session's meta.",
+			"Agent transcript lines have no ids: message ids derive from line numbers, and a conversation whose database holds the bodies keeps its transcript lines as raw records only.",
+		},
+	}
+}
+
+// UserDirs are Cursor's User directories for the options: on Linux
+// $XDG_CONFIG_HOME/Cursor/User (default ~/.config), on macOS
+// ~/Library/Application Support/Cursor/User, on Windows
+// %APPDATA%\Cursor\User.
+func UserDirs(opt *extract.Options) []string {
+	return userDirs(opt, runtime.GOOS)
+}
+
+func userDirs(opt *extract.Options, goos string) []string {
+	var base string
+	switch goos {
+	case "darwin":
+		if opt.Home != "" {
+			base = filepath.Join(opt.Home, "Library", "Application Support")
+		}
+	case "windows":
+		base = opt.Getenv("APPDATA")
+		if base == "" && opt.Home != "" {
+			base = filepath.Join(opt.Home, "AppData", "Roaming")
+		}
+	default:
+		base = opt.Getenv("XDG_CONFIG_HOME")
+		if base == "" && opt.Home != "" {
+			base = filepath.Join(opt.Home, ".config")
+		}
+	}
+	if base == "" {
+		return nil
+	}
+	return []string{filepath.Join(base, "Cursor", "User")}
+}
+
+// ProjectsDir is where Cursor writes agent transcripts: ~/.cursor/projects.
+func ProjectsDir(opt *extract.Options) string {
+	if opt.Home == "" {
+		return ""
+	}
+	return filepath.Join(opt.Home, ".cursor", "projects")
+}
+
+// roots returns where to look for databases and for agent transcripts.
+// A root may be a User directory (or the Cursor directory above it), a
+// database, a workspaceStorage directory, ~/.cursor, a projects or an
+// agent-transcripts directory, a transcript, or any directory to search.
+func roots(opt *extract.Options) (dbs, transcripts []string) {
+	if len(opt.Roots) == 0 {
+		for _, u := range UserDirs(opt) {
+			dbs = append(dbs, filepath.Join(u, "globalStorage", dbName), filepath.Join(u, "workspaceStorage"))
+		}
+		if p := ProjectsDir(opt); p != "" {
+			transcripts = append(transcripts, p)
+		}
+		return dbs, transcripts
+	}
+	for _, r := range opt.Roots {
+		user := ""
+		switch {
+		case isDir(filepath.Join(r, "globalStorage")) || isDir(filepath.Join(r, "workspaceStorage")):
+			user = r
+		case isDir(filepath.Join(r, "User", "globalStorage")) || isDir(filepath.Join(r, "User", "workspaceStorage")):
+			user = filepath.Join(r, "User")
+		}
+		if user != "" {
+			// A User directory: only its databases, not the rest of it
+			// (History, snippets, extension storage).
+			dbs = append(dbs, filepath.Join(user, "globalStorage", dbName), filepath.Join(user, "workspaceStorage"))
+			continue
+		}
+		if filepath.Base(filepath.Clean(r)) == ".cursor" && isDir(filepath.Join(r, "projects")) {
+			transcripts = append(transcripts, filepath.Join(r, "projects"))
+			continue
+		}
+		dbs = append(dbs, r)
+		transcripts = append(transcripts, r)
+	}
+	return dbs, transcripts
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// Locations implements extract.Adapter.
+func (Adapter) Locations(opt extract.Options) []string {
+	d, t := roots(&opt)
+	var out []string
+	for _, l := range append(d, t...) {
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// rootFiles are the roots that name a file: such a file is read whatever
+// its name.
+func rootFiles(list []string) map[string]bool {
+	m := map[string]bool{}
+	for _, r := range list {
+		if fi, err := os.Stat(r); err == nil && fi.Mode().IsRegular() {
+			if a, err := filepath.Abs(r); err == nil {
+				m[a] = true
+			}
+		}
+	}
+	return m
+}
+
+// findDatabases returns the state.vscdb files under the roots (a root that
+// is a file is taken if it is a .vscdb). Backups (state.vscdb.backup) are
+// not read: they repeat the database.
+func findDatabases(list []string) ([]extract.SourceFile, error) {
+	given := rootFiles(list)
+	return extract.Walk(list, func(path string, d fs.DirEntry) bool {
+		if given[path] {
+			return strings.HasSuffix(path, ".vscdb")
+		}
+		return d.Type().IsRegular() && filepath.Base(path) == dbName
+	})
+}
+
+// findTranscripts returns the agent transcripts under the roots: .jsonl and
+// .txt files below an agent-transcripts directory. When a conversation has
+// both a .jsonl and a legacy .txt, only the .jsonl is read.
+func findTranscripts(list []string) ([]extract.SourceFile, error) {
+	given := rootFiles(list)
+	files, err := extract.Walk(list, func(path string, d fs.DirEntry) bool {
+		ext := filepath.Ext(path)
+		if ext != ".jsonl" && ext != ".txt" {
+			return false
+		}
+		if d.Type().IsRegular() && slices.Contains(strings.Split(filepath.ToSlash(filepath.Dir(path)), "/"), "agent-transcripts") {
+			return true
+		}
+		// A file named on the command line outside an agent-transcripts
+		// folder may be another tool's: take it only if it reads as one.
+		return given[path] && (ext == ".txt" || looksLikeTranscript(path))
+	})
+	if err != nil {
+		return nil, err
+	}
+	hasJSONL := map[string]bool{}
+	for _, f := range files {
+		if strings.HasSuffix(f.Path, ".jsonl") {
+			id := transcriptIdentity(f.Path)
+			hasJSONL[id.session+"/"+id.agent] = true
+		}
+	}
+	out := files[:0]
+	for _, f := range files {
+		if id := transcriptIdentity(f.Path); strings.HasSuffix(f.Path, ".txt") && hasJSONL[id.session+"/"+id.agent] {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// Extract implements extract.Adapter.
+func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
+	opt.Platform = Adapter{}.Platform() // keys this adapter's watermarks
+	dbRoots, trRoots := roots(&opt)
+	dbFiles, err := findDatabases(dbRoots)
+	if err != nil {
+		return err
+	}
+	trFiles, err := findTranscripts(trRoots)
+	if err != nil {
+		return err
+	}
+	r := &run{opt: &opt}
+	// Which databases to read: changed since their watermark (the main
+	// file or its -wal) and not older than --since.
+	var read []*dbFile
+	for _, f := range dbFiles {
+		d, err := statDB(f.Path)
+		if err != nil {
+			return extract.Errorf(f.Path, err)
+		}
+		if d == nil {
+			continue // removed since the walk
+		}
+		if !r.wanted(d) {
+			continue
+		}
+		read = append(read, d)
+	}
+	if len(read) == 0 && len(trFiles) == 0 {
+		return nil
+	}
+	// Every database, read or not, says which project and title its
+	// composers have and which conversations it holds.
+	r.idx = buildIndex(ctx, dbFiles, trFiles, opt.Getenv)
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	n := len(read) + len(trFiles)
+	return extract.Ordered(ctx, workers, n, func(ctx context.Context, i int, emit extract.Emit) error {
+		if i < len(read) {
+			return r.database(ctx, read[i], emit)
+		}
+		return r.transcript(ctx, trFiles[i-len(read)], emit)
+	}, emit)
+}
+
+// run is the state of one extraction, shared (read-only) by its jobs.
+type run struct {
+	opt *extract.Options
+	idx *index
+}
+
+// fileURIPath turns a file:// URI into a local path; other URIs (remote
+// workspaces) are returned as they are.
+func fileURIPath(s string) string {
+	if !strings.HasPrefix(s, "file:") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Path == "" {
+		return s
+	}
+	p := u.Path
+	// file:///c%3A/Users/x -> c:/Users/x
+	if len(p) >= 3 && p[0] == '/' && p[2] == ':' && isLetter(p[1]) {
+		p = p[1:]
+	}
+	if u.Host != "" && u.Host != "localhost" {
+		p = "//" + u.Host + p
+	}
+	return p
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// looksLikeTranscript reports whether a .jsonl file starts with a Cursor
+// agent transcript line: {"role": "user"|"assistant", "message": …}, with
+// none of the members other tools' lines carry at the top (type,
+// sessionId, payload).
+func looksLikeTranscript(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	lr := schema.NewLineReader(io.LimitReader(f, 4<<20))
+	for range 20 {
+		ln, err := lr.Next()
+		if err != nil {
+			return false
+		}
+		b := bytes.TrimSpace(ln.Bytes)
+		if len(b) == 0 {
+			continue
+		}
+		var probe map[string]json.RawMessage
+		if json.Unmarshal(b, &probe) != nil {
+			return false
+		}
+		var role string
+		json.Unmarshal(probe["role"], &role)
+		_, msg := probe["message"]
+		_, typ := probe["type"]
+		_, sid := probe["sessionId"]
+		_, payload := probe["payload"]
+		return (role == "user" || role == "assistant") && msg && !typ && !sid && !payload
+	}
+	return false
+}

@@ -1,0 +1,702 @@
+package cursor
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/schema"
+)
+
+// dbRun reads one database.
+type dbRun struct {
+	*run
+	emit      extract.Emit
+	d         *dbFile
+	project   string // the workspace's folder (workspace.json)
+	workspace string // the workspaceStorage directory's name
+}
+
+var errNotJSON = errors.New("value is not JSON (kept as a raw record)")
+
+// database reads a database whole from a private snapshot and ends with
+// its checkpoint.
+func (r *run) database(ctx context.Context, d *dbFile, emit extract.Emit) error {
+	dr := &dbRun{run: r, emit: emit, d: d, project: r.idx.projects[d.path], workspace: workspaceName(d.path)}
+	if st := r.opt.Stats; st != nil {
+		st.Files.Add(1)
+		st.Bytes.Add(d.fp.Size + max(d.walSize, 0))
+	}
+	snap, cleanup, err := snapshot(ctx, d.path, r.idx.tmp)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// Not a database, damaged, or locked past the timeout: say so and
+		// go on with the others; no watermark, so the next run tries again.
+		return r.opt.Skip(&schema.BadInput{Path: d.path, Err: fmt.Errorf("cannot copy the database: %w", err)})
+	}
+	defer cleanup()
+	db, err := openSnapshot(snap)
+	if err != nil {
+		return extract.Errorf(d.path, err)
+	}
+	defer db.Close()
+	item, kv, err := tables(ctx, db)
+	if err != nil {
+		return r.opt.Skip(&schema.BadInput{Path: d.path, Err: fmt.Errorf("cannot read the database: %w", err)})
+	}
+	if item {
+		rows, err := itemRows(ctx, db)
+		if err != nil {
+			return extract.Errorf(d.path, err)
+		}
+		for _, row := range rows {
+			if err := dr.itemRow(ctx, row); err != nil {
+				return err
+			}
+		}
+	}
+	if kv {
+		if err := dr.kv(ctx, db); err != nil {
+			return err
+		}
+	}
+	if r.opt.State == nil {
+		return nil
+	}
+	f, err := os.Open(d.path)
+	if err != nil {
+		return extract.Errorf(d.path, err)
+	}
+	defer f.Close()
+	cp, err := extract.Checkpoint(platform, f, d.path, d.fp, d.fp.Size, d.fp.Size, 0, d.context())
+	if err != nil {
+		return extract.Errorf(d.path, err)
+	}
+	return dr.out(cp)
+}
+
+// newRec starts a record with the provenance of a row of this database.
+func (dr *dbRun) newRec(kind schema.Kind, key string) *schema.Record {
+	rec := schema.New(kind)
+	rec.Platform = platform
+	rec.Source = &schema.Source{Path: dr.d.path, Key: key, Mtime: dr.d.mtime}
+	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
+	rec.User, rec.Machine = dr.opt.User, dr.opt.Machine
+	if dr.opt.Now != nil {
+		rec.IngestedAt = dr.opt.Now()
+	}
+	return rec
+}
+
+// out emits a record; raw records and messages older than --since are
+// dropped.
+func (dr *dbRun) out(rec *schema.Record) error {
+	return emitOut(dr.opt, dr.emit, rec)
+}
+
+func emitOut(opt *extract.Options, emit extract.Emit, rec *schema.Record) error {
+	if (rec.Kind == schema.KindRaw || rec.Kind == schema.KindMessage) && !opt.Since.IsZero() && rec.TS.Before(opt.Since) {
+		return nil
+	}
+	if opt.Stats != nil {
+		opt.Stats.Records.Add(1)
+	}
+	return emit(rec)
+}
+
+// rawRecord emits a row as a raw record.
+func (dr *dbRun) rawRecord(row *row, raw json.RawMessage, session, nativeType string, ts time.Time, prec string) error {
+	rec := dr.newRec(schema.KindRaw, row.sourceKey())
+	rec.SessionID, rec.NativeType = session, nativeType
+	rec.TS, rec.TSPrecision = ts, prec
+	if ts.IsZero() {
+		rec.TS, rec.TSPrecision = dr.d.mtime, schema.PrecisionFileMtime
+	}
+	rec.Project = dr.project
+	rec.Completeness = schema.CompleteFull
+	if row.null {
+		rec.Completeness = schema.CompleteMetadata
+	}
+	rec.Raw = raw
+	rec.ID = schema.RawID(rec)
+	return dr.out(rec)
+}
+
+// message emits a message; one made from a row of its own carries the row
+// as Raw and goes out as that raw record followed by the message.
+func (dr *dbRun) message(rec *schema.Record) error {
+	if len(rec.Raw) > 0 {
+		if err := dr.out(schema.SplitRaw(rec)); err != nil {
+			return err
+		}
+		rec.Raw = nil
+	}
+	return dr.out(rec)
+}
+
+func (dr *dbRun) countRow() {
+	if dr.opt.Stats != nil {
+		dr.opt.Stats.Lines.Add(1)
+	}
+}
+
+// badValue reports a whitelisted row whose value is not JSON.
+func (dr *dbRun) badValue(row *row) error {
+	return dr.opt.Skip(&schema.BadInput{Path: dr.d.path, Key: row.sourceKey(), Err: errNotJSON})
+}
+
+// itemRow reads a whitelisted ItemTable row.
+func (dr *dbRun) itemRow(ctx context.Context, row *row) error {
+	dr.countRow()
+	raw, isJSON := row.raw()
+	if !isJSON && !row.null {
+		if err := dr.badValue(row); err != nil {
+			return err
+		}
+		return dr.rawRecord(row, raw, "", row.key, time.Time{}, "")
+	}
+	switch row.key {
+	case keyChatData:
+		return dr.chatData(ctx, row, raw)
+	case keyComposerData:
+		return dr.composerList(ctx, row, raw)
+	}
+	return dr.rawRecord(row, raw, "", row.key, time.Time{}, "")
+}
+
+// chatData reads the 2023 aichat tabs.
+func (dr *dbRun) chatData(ctx context.Context, row *row, raw json.RawMessage) error {
+	var cd chatData
+	ok := !row.null && decode(raw, &cd) == nil
+	var latest time.Time
+	for _, t := range cd.Tabs {
+		if ts, ok := t.LastSendTime.Time(); ok && ts.After(latest) {
+			latest = ts
+		}
+	}
+	if err := dr.rawRecord(row, raw, "", "aichat.chatdata", latest, schema.PrecisionDerived); err != nil || !ok {
+		return err
+	}
+	for i := range cd.Tabs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := dr.tab(row, i, &cd.Tabs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tab reads one 2023 chat tab: a session of its own.
+func (dr *dbRun) tab(row *row, i int, t *chatTab) error {
+	key := row.sourceKey() + "#/tabs/" + strconv.Itoa(i)
+	sid := t.TabID
+	if sid == "" {
+		sid = "tab-" + schema.ID(platform, dr.d.path, key)[:16]
+	}
+	last, hasLast := t.LastSendTime.Time()
+	cv := dr.newConversation(sid, dr.project, layoutAIChat)
+	if hasLast {
+		cv.fallback, cv.fbPrec = last, schema.PrecisionDerived
+	}
+	// The tab's last prompt was sent at lastSendTime.
+	lastPrompt := -1
+	bubbles := make([]*bubble, len(t.Bubbles))
+	for j, rb := range t.Bubbles {
+		var b bubble
+		if decode(rb, &b) != nil {
+			continue // not an object: kept in the row's raw record
+		}
+		bubbles[j] = &b
+		if bubbleRole(b.Type, 0) == 1 && !draft(&b) {
+			lastPrompt = j
+		}
+	}
+	for j, b := range bubbles {
+		if b == nil || (bubbleRole(b.Type, 0) == 1 && draft(b)) {
+			// The empty input box Cursor keeps after the last answer is not
+			// a message.
+			continue
+		}
+		e := &convEntry{b: b, role: bubbleRole(b.Type, 0), id: cmpOr(b.ID, b.BubbleID), key: key + "/bubbles/" + strconv.Itoa(j)}
+		if e.id == "" {
+			e.id = "index-" + strconv.Itoa(j)
+		}
+		if e.role == 1 {
+			// The last prompt was sent at lastSendTime. An earlier one, about
+			// when Cursor cached its context; but Cursor caches again when a
+			// tab is reopened, so a cache time after lastSendTime says
+			// nothing.
+			e.hint = earliest(b.ContextCacheTimestamp, b.LongFilesFitTimestamp)
+			if hasLast && (j == lastPrompt || e.hint.After(last)) {
+				e.hint = time.Time{}
+				if j == lastPrompt {
+					e.hint = last
+				}
+			}
+		}
+		if err := cv.add(e); err != nil {
+			return err
+		}
+	}
+	if err := cv.flush(); err != nil {
+		return err
+	}
+	s := dr.newRec(schema.KindSession, key)
+	title := firstLine(t.ChatTitle, 200)
+	if title == "New chat" {
+		title = "" // Cursor's placeholder, not a name
+	}
+	m := &sessionMeta{Layout: layoutAIChat, TabState: t.TabState, Bubbles: cv.n}
+	if hasLast {
+		m.LastUpdatedAt = last.Format(time.RFC3339Nano)
+	}
+	ts, prec := cv.firstTS, cv.firstPrec
+	if ts.IsZero() && hasLast {
+		ts, prec = last, schema.PrecisionDerived
+	}
+	return dr.session(s, sid, title, cv, ts, prec, m)
+}
+
+// draft tells the empty input bubble at the end of a 2023 tab.
+func draft(b *bubble) bool {
+	return strings.TrimSpace(b.text()) == "" && len(b.Selections) == 0
+}
+
+func earliest(ts ...flexTime) time.Time {
+	var out time.Time
+	for _, f := range ts {
+		if t, ok := f.Time(); ok && (out.IsZero() || t.Before(out)) {
+			out = t
+		}
+	}
+	return out
+}
+
+// composerList reads ItemTable composer.composerData: composers with
+// their conversation inline (2024), or heads of composers whose bodies are
+// in the global database (2025).
+func (dr *dbRun) composerList(ctx context.Context, row *row, raw json.RawMessage) error {
+	var list composerList
+	ok := !row.null && decode(raw, &list) == nil
+	comps := make([]*composer, len(list.AllComposers))
+	var latest time.Time
+	for i, el := range list.AllComposers {
+		var c composer
+		if decode(el, &c) != nil || c.ComposerID == "" {
+			continue
+		}
+		comps[i] = &c
+		for _, f := range []flexTime{c.CreatedAt, c.LastUpdatedAt} {
+			if t, ok := f.Time(); ok && t.After(latest) {
+				latest = t
+			}
+		}
+	}
+	if err := dr.rawRecord(row, raw, "", "composer.composerData", latest, schema.PrecisionDerived); err != nil || !ok {
+		return err
+	}
+	for i, c := range comps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if c == nil {
+			continue
+		}
+		key := row.sourceKey() + "#/allComposers/" + strconv.Itoa(i)
+		var err error
+		switch {
+		case len(c.Conversation) > 0:
+			// 2024: the conversation is here.
+			err = dr.composer(ctx, nil, nil, c, key, layoutInline)
+		case dr.idx.composers[c.ComposerID]:
+			// 2025: the global database's composerData has it.
+		case c.Type == "head":
+			// A head whose body no database holds: the session is known by
+			// its metadata only.
+			err = dr.headOnly(c, key)
+		default:
+			err = dr.composer(ctx, nil, nil, c, key, layoutInline) // an empty 2024 composer
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// headOnly emits the session of a composer head without a body.
+func (dr *dbRun) headOnly(c *composer, key string) error {
+	cv := dr.newConversation(c.ComposerID, dr.project, layoutHead)
+	s := dr.newRec(schema.KindSession, key)
+	ts, prec := c.CreatedAt.t, schema.PrecisionExact
+	if ts.IsZero() {
+		ts, prec = c.LastUpdatedAt.t, schema.PrecisionDerived
+	}
+	m := composerMeta(c, nil, layoutHead)
+	m.Workspace = dr.workspace
+	s.Completeness = schema.CompleteMetadata
+	return dr.session(s, c.ComposerID, c.title(), cv, ts, prec, m)
+}
+
+// kv reads the cursorDiskKV composers and their bubbles, then the bubbles
+// of composers that have no composerData row.
+func (dr *dbRun) kv(ctx context.Context, db *sql.DB) error {
+	stmt, err := db.PrepareContext(ctx, `SELECT key, value FROM cursorDiskKV WHERE key = ?`)
+	if err != nil {
+		return extract.Errorf(dr.d.path, err)
+	}
+	defer stmt.Close()
+	var ids []string
+	if err := kvKeys(ctx, db, prefixComposer, func(k string) error {
+		ids = append(ids, strings.TrimPrefix(k, prefixComposer))
+		return nil
+	}); err != nil {
+		return extract.Errorf(dr.d.path, err)
+	}
+	read := map[string]bool{}
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		row, err := kvGet(ctx, stmt, prefixComposer+id)
+		if err != nil {
+			return extract.Errorf(dr.d.path, err)
+		}
+		if row == nil {
+			continue
+		}
+		ok, err := dr.kvComposer(ctx, db, stmt, row, id)
+		if err != nil {
+			return err
+		}
+		read[id] = ok
+	}
+	// Bubbles whose composer has no (readable) composerData row: raw only,
+	// since nothing says their order.
+	var orphans []string
+	if err := kvKeys(ctx, db, prefixBubble, func(k string) error {
+		if c, _, ok := splitBubbleKey(k); !ok || !read[c] {
+			orphans = append(orphans, k)
+		}
+		return nil
+	}); err != nil {
+		return extract.Errorf(dr.d.path, err)
+	}
+	return dr.orphans(ctx, stmt, orphans)
+}
+
+// orphans emits bubble rows that are in no conversation order as raw
+// records.
+func (dr *dbRun) orphans(ctx context.Context, stmt *sql.Stmt, keys []string) error {
+	for _, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		row, err := kvGet(ctx, stmt, k)
+		if err != nil {
+			return extract.Errorf(dr.d.path, err)
+		}
+		if row == nil {
+			continue
+		}
+		dr.countRow()
+		raw, isJSON := row.raw()
+		if !isJSON && !row.null {
+			if err := dr.badValue(row); err != nil {
+				return err
+			}
+		}
+		c, _, _ := splitBubbleKey(k)
+		ts, prec := time.Time{}, ""
+		var b bubble
+		if isJSON && decode(raw, &b) == nil {
+			if t, ok := b.CreatedAt.Time(); ok {
+				ts, prec = t, schema.PrecisionExact
+			} else if b.TimingInfo != nil {
+				if t, ok := b.TimingInfo.ClientRpcSendTime.Time(); ok {
+					ts, prec = t, schema.PrecisionExact
+				}
+			}
+		}
+		if err := dr.rawRecord(row, raw, c, "bubbleId", ts, prec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kvComposer reads a composerData row, its conversation and its other
+// bubbles. It returns false when the row is not a composer, so its bubbles
+// are read as orphans.
+func (dr *dbRun) kvComposer(ctx context.Context, db *sql.DB, stmt *sql.Stmt, row *row, id string) (bool, error) {
+	dr.countRow()
+	raw, isJSON := row.raw()
+	if !isJSON && !row.null {
+		if err := dr.badValue(row); err != nil {
+			return false, err
+		}
+	}
+	var c composer
+	ok := isJSON && decode(raw, &c) == nil
+	if c.ComposerID == "" {
+		c.ComposerID = id
+	}
+	project := dr.composerProject(&c)
+	ts, prec := c.CreatedAt.t, schema.PrecisionExact
+	if ts.IsZero() {
+		ts, prec = c.LastUpdatedAt.t, schema.PrecisionDerived
+	}
+	rec := dr.newRec(schema.KindRaw, row.sourceKey())
+	rec.SessionID, rec.NativeType, rec.NativeID = id, "composerData", id
+	rec.TS, rec.TSPrecision = ts, prec
+	if ts.IsZero() {
+		rec.TS, rec.TSPrecision = dr.d.mtime, schema.PrecisionFileMtime
+	}
+	rec.Project = project
+	rec.Completeness = schema.CompleteFull
+	if row.null {
+		rec.Completeness = schema.CompleteMetadata
+	}
+	rec.Raw = raw
+	rec.ID = schema.RawID(rec)
+	if err := dr.out(rec); err != nil {
+		return false, err
+	}
+	if !ok {
+		return false, nil
+	}
+	return true, dr.composer(ctx, db, stmt, &c, row.sourceKey(), layoutKV)
+}
+
+// composerProject is the folder a composer belongs to: its workspace's
+// (from the head a workspace database keeps), the database's own for an
+// inline composer, else what the composer records.
+func (dr *dbRun) composerProject(c *composer) string {
+	if h := dr.idx.heads[c.ComposerID]; h != nil && h.project != "" {
+		return h.project
+	}
+	if dr.project != "" {
+		return dr.project
+	}
+	if w := c.WorkspaceIdentifier; w != nil && w.URI != nil {
+		if p := w.URI.path(); p != "" {
+			return p
+		}
+	}
+	for _, r := range c.TrackedGitRepos {
+		if s := jsonString(r); s != "" && s[0] != '{' {
+			return s
+		}
+		var o struct {
+			RepoPath string `json:"repoPath"`
+			Path     string `json:"path"`
+		}
+		if decode(r, &o) == nil && cmpOr(o.RepoPath, o.Path) != "" {
+			return cmpOr(o.RepoPath, o.Path)
+		}
+	}
+	return ""
+}
+
+// composer reads a composer's conversation and emits its session. With db
+// set (2025) the bodies are bubbleId rows in conversation order; without,
+// the conversation is inline (2024). key is where the composer is.
+func (dr *dbRun) composer(ctx context.Context, db *sql.DB, stmt *sql.Stmt, c *composer, key, layout string) error {
+	id := c.ComposerID
+	head := dr.idx.heads[id]
+	cv := dr.newConversation(id, dr.composerProject(c), layout)
+	switch {
+	case !c.CreatedAt.t.IsZero():
+		cv.fallback, cv.fbPrec = c.CreatedAt.t, schema.PrecisionDerived
+	case !c.LastUpdatedAt.t.IsZero():
+		cv.fallback, cv.fbPrec = c.LastUpdatedAt.t, schema.PrecisionDerived
+	case head != nil && !head.created.IsZero():
+		cv.fallback, cv.fbPrec = head.created, schema.PrecisionDerived
+	}
+	seen := map[string]bool{}
+	if len(c.Conversation) > 0 {
+		for j, el := range c.Conversation {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			e := &convEntry{key: pointer(key, "conversation", strconv.Itoa(j))}
+			var b bubble
+			if decode(el, &b) == nil {
+				e.b = &b
+			}
+			e.role = bubbleRole(b.Type, 0)
+			e.id = cmpOr(b.BubbleID, "index-"+strconv.Itoa(j))
+			if err := cv.add(e); err != nil {
+				return err
+			}
+		}
+	} else if db != nil {
+		for j, h := range c.Headers {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			seen[h.BubbleID] = true
+			e, err := dr.headerEntry(ctx, stmt, c, key, j, &h)
+			if err != nil {
+				return err
+			}
+			if err := cv.add(e); err != nil {
+				return err
+			}
+		}
+	}
+	if err := cv.flush(); err != nil {
+		return err
+	}
+	if db != nil {
+		// The composer's other bubble rows (edited away, not yet in the
+		// order, or beside an inline conversation): raw records only.
+		var others []string
+		prefix := prefixBubble + id + ":"
+		if err := kvKeys(ctx, db, prefix, func(k string) error {
+			if !seen[strings.TrimPrefix(k, prefix)] {
+				others = append(others, k)
+			}
+			return nil
+		}); err != nil {
+			return extract.Errorf(dr.d.path, err)
+		}
+		if err := dr.orphans(ctx, stmt, others); err != nil {
+			return err
+		}
+	}
+	s := dr.newRec(schema.KindSession, key)
+	ts, prec := c.CreatedAt.t, schema.PrecisionExact
+	if ts.IsZero() {
+		ts, prec = cv.firstTS, cv.firstPrec
+	}
+	if ts.IsZero() && head != nil && !head.created.IsZero() {
+		ts, prec = head.created, schema.PrecisionExact
+	}
+	m := composerMeta(c, head, layout)
+	if head != nil {
+		m.Workspace = head.workspace
+	} else if layout == layoutInline {
+		m.Workspace = dr.workspace
+	}
+	m.Bubbles, m.BodiesMissing = cv.n, cv.missing
+	if m.LinesAdded == nil && cv.diffs {
+		m.LinesAdded, m.LinesRemoved, m.LinesSource = &cv.added, &cv.removed, "tool_diffs"
+	}
+	title := c.title()
+	if title == "" && head != nil {
+		title = head.name
+	}
+	return dr.session(s, id, title, cv, ts, prec, m)
+}
+
+// headerEntry reads the body of the j-th bubble of a composer's order.
+func (dr *dbRun) headerEntry(ctx context.Context, stmt *sql.Stmt, c *composer, key string, j int, h *header) (*convEntry, error) {
+	e := &convEntry{id: h.BubbleID, role: h.Type, hdr: h, key: pointer(key, "fullConversationHeadersOnly", strconv.Itoa(j))}
+	if h.BubbleID == "" {
+		e.id = "index-" + strconv.Itoa(j)
+		return e, nil
+	}
+	row, err := kvGet(ctx, stmt, prefixBubble+c.ComposerID+":"+h.BubbleID)
+	if err != nil {
+		return nil, extract.Errorf(dr.d.path, err)
+	}
+	if row == nil {
+		if v, ok := c.ConvMap[h.BubbleID]; ok {
+			var b bubble
+			if decode(v, &b) == nil {
+				e.b = &b
+				e.key = pointer(key, "conversationMap", h.BubbleID)
+			}
+		}
+		return e, nil
+	}
+	dr.countRow()
+	raw, isJSON := row.raw()
+	if !isJSON && !row.null {
+		if err := dr.badValue(row); err != nil {
+			return nil, err
+		}
+	}
+	e.key, e.raw = row.sourceKey(), raw
+	var b bubble
+	if isJSON && decode(raw, &b) == nil {
+		e.b = &b
+		e.role = bubbleRole(b.Type, h.Type)
+	}
+	return e, nil
+}
+
+// session emits a composer's or tab's session record.
+func (dr *dbRun) session(s *schema.Record, sid, title string, cv *conversation, ts time.Time, prec string, m *sessionMeta) error {
+	s.ID = schema.SessionRecordID(platform, sid)
+	s.SessionID = sid
+	s.Title = title
+	s.Session = &schema.Session{}
+	if title != "" {
+		s.Session.TitleSource = "platform"
+	}
+	s.TS, s.TSPrecision = ts, prec
+	if s.TS.IsZero() {
+		s.TS, s.TSPrecision = dr.d.mtime, schema.PrecisionFileMtime
+	}
+	s.Project = cv.project
+	if s.Completeness == "" {
+		s.Completeness = schema.CompleteFull
+		switch {
+		case cv.n > 0 && cv.missing == cv.n:
+			s.Completeness = schema.CompleteMetadata
+		case cv.missing > 0:
+			s.Completeness = schema.CompletePartial
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	s.Meta = b
+	return dr.out(s)
+}
+
+// firstLine is the first non-empty line of s, at most n bytes (cut at a
+// rune boundary).
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if len(s) > n {
+		cut := n
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return validUTF8(s)
+}
+
+// pointer extends a Source.Key with a JSON pointer into the row's value:
+// "<table>:<key>#/a/b". Pointer tokens escape '~' and '/'.
+func pointer(key string, tokens ...string) string {
+	var b strings.Builder
+	b.WriteString(key)
+	if !strings.Contains(key, "#") {
+		b.WriteByte('#')
+	}
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
+	}
+	return b.String()
+}

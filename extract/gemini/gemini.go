@@ -1,0 +1,238 @@
+// Package gemini reads Gemini CLI chat histories under
+// ~/.gemini/tmp/<project>/chats/ ($GEMINI_CLI_HOME replaces the home
+// directory, as Gemini CLI's own homedir() does): the older session-*.json
+// files, one pretty-printed ConversationRecord each, and the newer
+// session-*.jsonl files, one record per line.
+//
+// The JSONL layout is the one Gemini CLI's ChatRecordingService writes and
+// loadConversationRecord reads back (google-gemini/gemini-cli,
+// packages/core/src/services/chatRecordingService.ts at commit 016443b5e7bf,
+// the types in chatRecordingTypes.ts at 04741d1d7383; project folders and
+// .project_root in config/storage.ts and config/projectRegistry.ts;
+// GEMINI_CLI_HOME in utils/paths.ts):
+//
+//   - the first line is the conversation's metadata {sessionId,
+//     projectHash, startTime, lastUpdated, kind, directories};
+//   - every message is appended whole each time it is recorded or updated
+//     (tokens, tool calls and their results arrive in later copies of the
+//     same id); the last copy of an id is the message, kept at the place
+//     its first copy took;
+//   - {"$set": {…}} merges metadata (lastUpdated, summary, directories,
+//     memoryScratchpad …); a $set with "messages" rewrites the whole
+//     conversation (updateMessagesFromHistory);
+//   - {"$rewindTo": id} removes that message and every message after it
+//     (all of them when the id is unknown);
+//   - subagents get their own file, chats/<parent session id>/<id>.jsonl,
+//     with kind "subagent";
+//   - resuming a legacy .json session writes its .jsonl beside it, with
+//     the same session and message ids (so both yield the same records).
+//
+// Every line (or legacy message) is one raw record. A message record is
+// made from the last copy of each message that survives rewinds, after the
+// raw record of the line that holds that copy; superseded and rewound
+// copies stay raw only. Tool calls and their results are inside the
+// assistant message that made them.
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/schema"
+)
+
+// AdapterVersion changes when the records this adapter emits change.
+const AdapterVersion = "1"
+
+const platform = schema.PlatformGemini
+
+// Adapter is the Gemini CLI extractor.
+type Adapter struct{}
+
+func init() { extract.Register(Adapter{}) }
+
+// Platform implements extract.Adapter.
+func (Adapter) Platform() string { return platform }
+
+// Dir is Gemini CLI's directory: $GEMINI_CLI_HOME/.gemini, else ~/.gemini.
+func Dir(opt *extract.Options) string {
+	if v := strings.TrimSpace(opt.Getenv("GEMINI_CLI_HOME")); v != "" {
+		return filepath.Join(v, ".gemini")
+	}
+	if opt.Home == "" {
+		return ""
+	}
+	return filepath.Join(opt.Home, ".gemini")
+}
+
+// roots returns the directories to search: tmp/ of a Gemini directory
+// (given as .gemini, or as the home holding it), else the root itself.
+func roots(opt *extract.Options) []string {
+	if len(opt.Roots) == 0 {
+		d := Dir(opt)
+		if d == "" {
+			return nil
+		}
+		return []string{filepath.Join(d, "tmp")}
+	}
+	var out []string
+	for _, r := range opt.Roots {
+		switch {
+		case isDir(filepath.Join(r, ".gemini", "tmp")):
+			out = append(out, filepath.Join(r, ".gemini", "tmp"))
+		case filepath.Base(filepath.Clean(r)) == ".gemini" && isDir(filepath.Join(r, "tmp")):
+			out = append(out, filepath.Join(r, "tmp"))
+		default:
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// isChat tells a chat file: chats/session-*.json(l), a subagent's
+// chats/<parent>/<id>.jsonl, or, outside a chats folder (a copy), a
+// session-*.json(l) that starts with Gemini CLI's conversation metadata.
+// Other tools' files under the same root are left to their adapters.
+func isChat(path string) bool {
+	base := filepath.Base(path)
+	ext := filepath.Ext(base)
+	if ext != ".json" && ext != ".jsonl" {
+		return false
+	}
+	dir := filepath.Base(filepath.Dir(path))
+	switch {
+	case dir == "chats" && strings.HasPrefix(base, "session-"):
+		return true
+	case ext == ".jsonl" && filepath.Base(filepath.Dir(filepath.Dir(path))) == "chats":
+		return true
+	case !strings.HasPrefix(base, "session-"):
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 4<<10)
+	n, _ := io.ReadFull(f, buf)
+	head := bytes.TrimLeft(buf[:n], " \t\r\n")
+	if !bytes.HasPrefix(head, []byte("{")) {
+		return false
+	}
+	if i := bytes.IndexByte(head, ','); i >= 0 {
+		head = head[:i]
+	}
+	return bytes.Contains(head, []byte(`"sessionId"`))
+}
+
+// Capabilities implements extract.Adapter.
+func (Adapter) Capabilities() extract.Capabilities {
+	return extract.Capabilities{
+		Platform:  platform,
+		Exchanges: extract.Yes, Timestamps: extract.Yes, Tokens: extract.Yes, Cost: extract.No,
+		Models: extract.Yes, ToolCalls: extract.Yes, FileContext: extract.Partial, Subagents: extract.Partial,
+		Incremental:  extract.Partial,
+		Completeness: schema.CompleteFull,
+		Limitations: []string{
+			"Cost is not recorded; it is computed from tokens and a price table.",
+			"The older session-*.json files are rewritten whole by Gemini CLI, so a changed file is read whole again (the .jsonl files are read incrementally).",
+			"Messages a $rewindTo or a $set removes after an earlier run loaded them stay in the lake.",
+			"Tool results are inside the assistant message that called the tool, not messages of their own.",
+			"The project path is known only from the .project_root marker newer Gemini CLI writes; older hash-named folders give the SHA-256 project hash instead.",
+			"Files are named only from file_path, absolute_path and paths tool arguments.",
+			"Subagent chats are linked to their parent only in the chats/<parent session>/ layout.",
+		},
+	}
+}
+
+// Locations implements extract.Adapter.
+func (Adapter) Locations(opt extract.Options) []string { return roots(&opt) }
+
+// Extract implements extract.Adapter.
+func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
+	opt.Platform = Adapter{}.Platform() // keys this adapter's watermarks
+	files, err := extract.Walk(roots(&opt), func(path string, d fs.DirEntry) bool { return isChat(path) })
+	if err != nil {
+		return err
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	projects := &sync.Map{} // project dir -> its .project_root
+	var readers sync.Pool   // *schema.LineReader: a 1 MB buffer each
+	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
+		r := &run{opt: &opt, emit: emit, projects: projects}
+		if lr, ok := readers.Get().(*schema.LineReader); ok {
+			r.lr = lr
+		}
+		defer func() {
+			if r.lr != nil {
+				readers.Put(r.lr)
+			}
+		}()
+		if strings.HasSuffix(files[i].Path, ".jsonl") {
+			return r.jsonl(ctx, files[i])
+		}
+		return r.json(ctx, files[i])
+	}, emit)
+}
+
+type run struct {
+	opt      *extract.Options
+	emit     extract.Emit
+	projects *sync.Map
+	lr       *schema.LineReader // reused across passes and files
+}
+
+func (r *run) emitRec(rec *schema.Record) error {
+	if r.opt.Stats != nil {
+		r.opt.Stats.Records.Add(1)
+	}
+	return r.emit(rec)
+}
+
+// projectRoot is the project a chat file belongs to, from the
+// .project_root marker in <tmp>/<project>/ (Gemini CLI's ProjectRegistry).
+func (r *run) projectRoot(path string) string {
+	dir := filepath.Dir(path)
+	for i := 0; i < 3 && filepath.Base(dir) != "chats"; i++ {
+		dir = filepath.Dir(dir)
+	}
+	if filepath.Base(dir) != "chats" {
+		return ""
+	}
+	proj := filepath.Dir(dir)
+	if v, ok := r.projects.Load(proj); ok {
+		return v.(string)
+	}
+	root := ""
+	if b, err := os.ReadFile(filepath.Join(proj, ".project_root")); err == nil && len(b) < 64<<10 {
+		root = strings.TrimSpace(string(b))
+	}
+	r.projects.Store(proj, root)
+	return root
+}
+
+// parentOf is the parent session of a subagent chat
+// (chats/<parent>/<id>.jsonl), or "".
+func parentOf(path string) string {
+	dir := filepath.Dir(path)
+	if filepath.Base(filepath.Dir(dir)) == "chats" {
+		return filepath.Base(dir)
+	}
+	return ""
+}

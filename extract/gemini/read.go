@@ -1,0 +1,388 @@
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/schema"
+)
+
+// maxJSONFile bounds a legacy single-object chat file, which is read whole.
+const maxJSONFile = 512 << 20
+
+// fileState is what is known about the chat file being read.
+type fileState struct {
+	path    string
+	mtime   time.Time
+	meta    metadata // merged: first line, then every $set
+	own     string   // the conversation's session id
+	session string   // the session its records belong to: the parent's for a subagent
+	agent   *schema.Agent
+	project string
+	cwd     string
+	lastTS  time.Time
+	prev    string // the previous message's id
+}
+
+func newFileState(path string, mtime time.Time) *fileState {
+	return &fileState{path: path, mtime: mtime}
+}
+
+// learn merges metadata, later values winning (Gemini CLI's $set).
+func (fs *fileState) learn(m *metadata) {
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&fs.meta.SessionID, m.SessionID)
+	set(&fs.meta.ProjectHash, m.ProjectHash)
+	if fs.meta.StartTime == "" {
+		fs.meta.StartTime = m.StartTime
+	}
+	set(&fs.meta.LastUpdated, m.LastUpdated)
+	set(&fs.meta.Summary, m.Summary)
+	set(&fs.meta.Kind, m.Kind)
+	if len(m.Directories) > 0 {
+		fs.meta.Directories = m.Directories
+	}
+}
+
+// settle decides the session, thread and project once the metadata is
+// known.
+func (r *run) settle(fs *fileState) {
+	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(fs.path), ".jsonl"), ".json")
+	fs.own = cmpOr(fs.meta.SessionID, base)
+	fs.session = fs.own
+	parent := parentOf(fs.path)
+	if parent != "" || (fs.meta.Kind != "" && fs.meta.Kind != "main") {
+		// A subagent's chat: a sidechain thread of its parent's session.
+		fs.agent = &schema.Agent{ID: fs.own, Type: cmpOr(fs.meta.Kind, "subagent"), Sidechain: true}
+		fs.session = cmpOr(parent, fs.own)
+	}
+	if root := r.projectRoot(fs.path); root != "" {
+		fs.project, fs.cwd = root, root
+	} else {
+		fs.project = fs.meta.ProjectHash
+	}
+}
+
+func (fs *fileState) context() map[string]string {
+	c := map[string]string{
+		"session_id": fs.meta.SessionID, "project_hash": fs.meta.ProjectHash, "start_time": fs.meta.StartTime,
+		"last_updated": fs.meta.LastUpdated, "summary": fs.meta.Summary, "kind": fs.meta.Kind,
+		"directories": strings.Join(fs.meta.Directories, "\n"),
+	}
+	for k, v := range c {
+		if v == "" {
+			delete(c, k)
+		}
+	}
+	return c
+}
+
+func (fs *fileState) restore(c map[string]string) {
+	if c == nil {
+		return
+	}
+	fs.meta = metadata{SessionID: c["session_id"], ProjectHash: c["project_hash"], StartTime: c["start_time"],
+		LastUpdated: c["last_updated"], Summary: c["summary"], Kind: c["kind"]}
+	if d := c["directories"]; d != "" {
+		fs.meta.Directories = strings.Split(d, "\n")
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func parseTS(s string) (time.Time, bool) {
+	if s == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
+}
+
+// validRaw returns a native record as valid UTF-8 on one line, a copy the
+// decoded strings may point into.
+func validRaw(b []byte) []byte {
+	if !utf8.Valid(b) {
+		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	} else {
+		b = bytes.Clone(b)
+	}
+	return b
+}
+
+// newRec starts a raw record of the file.
+func (r *run) newRec(fs *fileState, raw []byte, src *schema.Source, ts string) *schema.Record {
+	rec := schema.New(schema.KindRaw)
+	rec.Platform = platform
+	rec.Source = src
+	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
+	rec.User, rec.Machine = r.opt.User, r.opt.Machine
+	rec.Completeness = schema.CompleteFull
+	rec.Raw = raw
+	if r.opt.Now != nil {
+		rec.IngestedAt = r.opt.Now()
+	}
+	if t, ok := parseTS(ts); ok {
+		rec.TS, rec.TSPrecision = t, schema.PrecisionExact
+		if t.After(fs.lastTS) {
+			fs.lastTS = t
+		}
+	} else if !fs.lastTS.IsZero() {
+		rec.TS, rec.TSPrecision = fs.lastTS, schema.PrecisionDerived
+	} else {
+		rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
+	}
+	return rec
+}
+
+// message emits the message a MessageRecord makes (after its raw record
+// when raw is set), or the raw record alone for a record that is no message
+// pos knows.
+func (r *run) message(fs *fileState, m *record, raw []byte, src *schema.Source) error {
+	rec := r.newRec(fs, raw, src, m.Timestamp)
+	if !fill(rec, m) {
+		if raw == nil {
+			return nil
+		}
+		return r.out(fs, rec)
+	}
+	rec.Kind = schema.KindMessage
+	rec.ID = schema.ID(platform, fs.own, m.ID)
+	rec.ParentID = fs.prev
+	fs.prev = rec.ID
+	rec.Agent = fs.agent
+	rec.Cwd = fs.cwd
+	return r.out(fs, rec)
+}
+
+// out completes a record and emits it: a message after its native
+// record's raw record.
+func (r *run) out(fs *fileState, rec *schema.Record) error {
+	rec.SessionID, rec.Project = fs.session, fs.project
+	if rec.Kind == schema.KindRaw && rec.ID == "" {
+		rec.ID = schema.RawID(rec)
+	}
+	if !r.opt.Since.IsZero() && rec.TS.Before(r.opt.Since) {
+		return nil
+	}
+	if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
+		if err := r.emitRec(schema.SplitRaw(rec)); err != nil {
+			return err
+		}
+		rec.Raw = nil
+	}
+	return r.emitRec(rec)
+}
+
+// sessionRecord emits what Gemini CLI knows about a main conversation
+// beyond its messages: its summary (the title) and metadata.
+func (r *run) sessionRecord(fs *fileState) error {
+	if fs.agent != nil || fs.meta.SessionID == "" {
+		return nil
+	}
+	rec := schema.New(schema.KindSession)
+	rec.ID = schema.SessionRecordID(platform, fs.session)
+	rec.Platform, rec.SessionID = platform, fs.session
+	if t, ok := parseTS(fs.meta.LastUpdated); ok {
+		rec.TS, rec.TSPrecision = t, schema.PrecisionExact
+	} else if !fs.lastTS.IsZero() {
+		rec.TS, rec.TSPrecision = fs.lastTS, schema.PrecisionExact
+	} else {
+		rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
+	}
+	rec.Project, rec.Cwd = fs.project, fs.cwd
+	rec.Title = fs.meta.Summary
+	rec.Session = &schema.Session{}
+	if rec.Title != "" {
+		rec.Session.TitleSource = "platform"
+	}
+	meta := map[string]any{"project_hash": fs.meta.ProjectHash}
+	if fs.meta.Kind != "" {
+		meta["kind"] = fs.meta.Kind
+	}
+	if fs.meta.StartTime != "" {
+		meta["start_time"] = fs.meta.StartTime
+	}
+	if len(fs.meta.Directories) > 0 {
+		meta["directories"] = fs.meta.Directories
+	}
+	rec.Meta, _ = json.Marshal(meta) // sorted keys
+	rec.User, rec.Machine = r.opt.User, r.opt.Machine
+	rec.Completeness = schema.CompleteFull
+	rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
+	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
+	if r.opt.Now != nil {
+		rec.IngestedAt = r.opt.Now()
+	}
+	return r.emitRec(rec)
+}
+
+// json reads a legacy single-object chat file, whole: its metadata as one
+// raw record (key "$", the messages left out), then each message as a raw
+// record (key "messages[i]") followed by the message made from it.
+func (r *run) json(ctx context.Context, sf extract.SourceFile) error {
+	src, err := r.opt.OpenSource(sf.Path)
+	if src == nil || err != nil {
+		return err
+	}
+	f, fp := src.File, src.FP
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxJSONFile+1))
+	if err != nil {
+		return extract.Errorf(sf.Path, err)
+	}
+	if r.opt.Stats != nil {
+		r.opt.Stats.Bytes.Add(int64(len(b)))
+	}
+	fs := newFileState(sf.Path, fp.Mtime)
+	checkpoint := func() error {
+		if r.opt.State == nil {
+			return nil
+		}
+		// Gemini CLI rewrites the file whole: the next run reads it from
+		// the start when it changes.
+		cp, err := extract.Checkpoint(platform, f, sf.Path, fp, int64(len(b)), 0, 0, nil)
+		if err != nil {
+			return extract.Errorf(sf.Path, err)
+		}
+		return r.emitRec(cp)
+	}
+	if len(b) > maxJSONFile {
+		if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Err: fmt.Errorf("chat file over the %d-byte limit", maxJSONFile)}); err != nil {
+			return err
+		}
+		return checkpoint()
+	}
+	if err := r.conversation(ctx, fs, b); err != nil {
+		return err
+	}
+	return checkpoint()
+}
+
+// conversation emits the records of a legacy chat file's bytes.
+func (r *run) conversation(ctx context.Context, fs *fileState, b []byte) error {
+	b = validRaw(b)
+	top, elems, err := splitConversation(b)
+	if err != nil {
+		return r.opt.Skip(&schema.BadInput{Path: fs.path, Err: err})
+	}
+	var m record
+	if err := parseRecord(top, &m); err == nil {
+		fs.learn(&m.metadata)
+	}
+	r.settle(fs)
+	if r.opt.Stats != nil {
+		r.opt.Stats.Lines.Add(int64(1 + len(elems)))
+	}
+	topRec := r.newRec(fs, top, &schema.Source{Path: fs.path, Key: "$", Mtime: fs.mtime}, fs.meta.LastUpdated)
+	topRec.NativeType, topRec.NativeID = "conversation", fs.meta.SessionID
+	if err := r.out(fs, topRec); err != nil {
+		return err
+	}
+	for i, e := range elems {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		key := "messages[" + strconv.Itoa(i) + "]"
+		raw := compact(e.raw)
+		if len(raw) == 0 || raw[0] != '{' || parseRecord(raw, &m) != nil {
+			if err := r.opt.Skip(&schema.BadInput{Path: fs.path, Key: key, Err: errors.New("message is not a JSON object")}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := r.message(fs, &m, raw, &schema.Source{Path: fs.path, Key: key, Offset: e.off, Mtime: fs.mtime}); err != nil {
+			return err
+		}
+	}
+	return r.sessionRecord(fs)
+}
+
+type element struct {
+	off int64
+	raw []byte
+}
+
+// splitConversation splits a ConversationRecord into its members other
+// than messages (as one compact object, keys sorted) and its messages with
+// their byte offsets.
+func splitConversation(b []byte) ([]byte, []element, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	bad := func(err error) ([]byte, []element, error) { return nil, nil, fmt.Errorf("invalid JSON: %v", err) }
+	if t, err := dec.Token(); err != nil {
+		return bad(err)
+	} else if d, ok := t.(json.Delim); !ok || d != '{' {
+		return nil, nil, errors.New("not a JSON object")
+	}
+	rest := map[string]json.RawMessage{}
+	var elems []element
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return bad(err)
+		}
+		key, _ := t.(string)
+		if key != "messages" {
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return bad(err)
+			}
+			rest[key] = v
+			continue
+		}
+		t, err = dec.Token()
+		if err != nil {
+			return bad(err)
+		}
+		if d, ok := t.(json.Delim); !ok || d != '[' {
+			return nil, nil, errors.New(`"messages" is not an array`)
+		}
+		for dec.More() {
+			off := dec.InputOffset()
+			for off < int64(len(b)) && (b[off] == ',' || b[off] == ' ' || b[off] == '\n' || b[off] == '\r' || b[off] == '\t') {
+				off++
+			}
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return bad(err)
+			}
+			elems = append(elems, element{off: off, raw: v})
+		}
+		if _, err := dec.Token(); err != nil {
+			return bad(err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return bad(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, nil, errors.New("invalid JSON: data after the conversation object")
+	}
+	top, err := json.Marshal(rest)
+	if err != nil {
+		return nil, nil, err
+	}
+	return compact(top), elems, nil
+}

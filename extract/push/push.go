@@ -1,0 +1,671 @@
+// Package push reads the event logs that agents append themselves: the
+// push protocol (PROTOCOL.md). An agent, a hook or a one-line shell command
+// appends one JSON object per line to a .jsonl file under a push folder
+// (~/.local/share/pos/push by default); pos-extract --platform push reads
+// every .jsonl file under it.
+//
+// Every line becomes one raw record. An "exchange" event becomes a user
+// prompt and an assistant answer (so pos-normalize derives one exchange),
+// a "message" event one message, a "context_reset" a compact boundary, a
+// "session_resume" a marker in the new session and a link to the previous
+// one in the session's metadata; "session" events name a session. Lines of
+// another protocol version or of a type this version does not know are kept
+// raw.
+package push
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/schema"
+)
+
+// AdapterVersion changes when the records this adapter emits change.
+const AdapterVersion = "1"
+
+const platform = schema.PlatformPush
+
+// resumeWindow bounds how far back a run resumes to re-read an open
+// exchange of a session that interleaves with others in one file.
+const resumeWindow = 4 << 20
+
+// Adapter is the push-protocol extractor.
+type Adapter struct{}
+
+func init() { extract.Register(Adapter{}) }
+
+// Platform implements extract.Adapter.
+func (Adapter) Platform() string { return platform }
+
+// DefaultDir is the push folder: $POS_PUSH_DIR, else
+// $XDG_DATA_HOME/pos/push, else ~/.local/share/pos/push ("" without a
+// home directory).
+func DefaultDir(opt *extract.Options) string {
+	if d := opt.Getenv("POS_PUSH_DIR"); d != "" {
+		return d
+	}
+	if d := opt.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "pos", "push")
+	}
+	if opt.Home == "" {
+		return ""
+	}
+	return filepath.Join(opt.Home, ".local", "share", "pos", "push")
+}
+
+// Locations implements extract.Adapter: the roots given, else the push
+// folder.
+func (Adapter) Locations(opt extract.Options) []string {
+	if len(opt.Roots) > 0 {
+		return append([]string(nil), opt.Roots...)
+	}
+	if d := DefaultDir(&opt); d != "" {
+		return []string{d}
+	}
+	return nil
+}
+
+// Capabilities implements extract.Adapter.
+func (Adapter) Capabilities() extract.Capabilities {
+	return extract.Capabilities{
+		Platform:  platform,
+		Exchanges: extract.Yes, Timestamps: extract.Yes, Tokens: extract.Partial, Cost: extract.Partial,
+		Models: extract.Partial, ToolCalls: extract.Partial, FileContext: extract.Partial, Subagents: extract.Partial,
+		Incremental:  extract.Yes,
+		Completeness: schema.CompleteFull,
+		Limitations: []string{
+			"The log holds only what the agent chose to write: models, tokens, cost, tool calls, files and subagents are there only when the writer includes them.",
+			"An event without a valid RFC 3339 timestamp takes the time of the line before it, or the file's modification time (ts_precision derived or file_mtime).",
+			"Lines of another protocol version (\"v\" other than 1) or of an unknown type are kept in the raw layer only.",
+			"Only the push folder is read (--root, else $POS_PUSH_DIR, else $XDG_DATA_HOME/pos/push or ~/.local/share/pos/push); logs agents write elsewhere, such as a project's .praxis-os/.conversations, need --root.",
+			"When sessions interleave in one file, an exchange whose prompt is more than 4 MiB before the end of the file is not derived again when later events of it are appended: write one session per file.",
+		},
+	}
+}
+
+// Extract implements extract.Adapter.
+func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
+	opt.Platform = Adapter{}.Platform() // keys this adapter's watermarks
+	files, err := extract.Walk(a.Locations(opt), func(path string, d fs.DirEntry) bool {
+		// A root the user names may hold other tools' JSONL: take a file
+		// there only if it starts with a push event.
+		return strings.HasSuffix(path, ".jsonl") && (len(opt.Roots) == 0 || isPushLog(path))
+	})
+	if err != nil {
+		return err
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
+		r := &run{opt: &opt, emit: emit}
+		return r.file(ctx, files[i])
+	}, emit)
+}
+
+type run struct {
+	opt  *extract.Options
+	emit extract.Emit
+}
+
+// sessionInfo is what events say about a session beyond its messages.
+type sessionInfo struct {
+	Title    string `json:"title,omitempty"`
+	Agent    string `json:"agent,omitempty"`
+	Previous string `json:"previous_session,omitempty"`
+	Project  string `json:"project,omitempty"`
+	Cwd      string `json:"cwd,omitempty"`
+	Branch   string `json:"git_branch,omitempty"`
+
+	lastTS time.Time
+	seen   bool // an event of it was read in this run
+}
+
+func (s *sessionInfo) empty() bool {
+	return s.Title == "" && s.Agent == "" && s.Previous == "" && s.Project == "" && s.Cwd == "" && s.Branch == ""
+}
+
+type promptAt struct{ offset, lines int64 }
+
+type fileState struct {
+	path, base, stem string
+	mtime            time.Time
+	lastTS           time.Time
+	sessions         map[string]*sessionInfo
+	order            []string            // sessions in first-seen order
+	prompts          map[string]promptAt // the last prompt of each session
+}
+
+// maxContextSessions bounds the session metadata a checkpoint carries.
+const maxContextSessions = 256
+
+func (fs *fileState) session(id string) *sessionInfo {
+	s, ok := fs.sessions[id]
+	if !ok {
+		s = &sessionInfo{}
+		fs.sessions[id] = s
+		fs.order = append(fs.order, id)
+	}
+	return s
+}
+
+func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
+	src, err := r.opt.OpenSource(sf.Path)
+	if src == nil || err != nil {
+		return err
+	}
+	f, fp, plan := src.File, src.FP, src.Plan
+	defer f.Close()
+	base := filepath.Base(sf.Path)
+	fs := &fileState{path: sf.Path, base: base, stem: strings.TrimSuffix(base, ".jsonl"), mtime: fp.Mtime,
+		sessions: map[string]*sessionInfo{}, prompts: map[string]promptAt{}}
+	if c := plan.Context; c != nil {
+		if t, err := time.Parse(time.RFC3339Nano, c["ts"]); err == nil {
+			fs.lastTS = t.UTC()
+		}
+		var saved map[string]*sessionInfo
+		if json.Unmarshal([]byte(c["sessions"]), &saved) == nil {
+			ids := make([]string, 0, len(saved))
+			for id := range saved {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			for _, id := range ids {
+				*fs.session(id) = *saved[id]
+			}
+		}
+	}
+	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
+		return extract.Errorf(sf.Path, err)
+	}
+	lr := schema.NewLineReaderAt(f, plan.Start, plan.Lines)
+	consumed, consumedLines := plan.Start, plan.Lines
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ln, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if errors.Is(err, schema.ErrLineTooLong) {
+			consumed, consumedLines = ln.End(), ln.Num
+			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: err}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return extract.Errorf(sf.Path, err)
+		}
+		if r.opt.Stats != nil {
+			r.opt.Stats.Bytes.Add(ln.End() - ln.Offset)
+		}
+		b := bytes.TrimRight(ln.Bytes, "\r")
+		if len(bytes.TrimSpace(b)) == 0 {
+			if ln.Terminated {
+				consumed, consumedLines = ln.End(), ln.Num
+			}
+			continue
+		}
+		ev, bad, perr := parseEvent(b)
+		if perr != nil && !errors.Is(perr, errNotObject) {
+			if !ln.Terminated {
+				// A line still being written: the next run reads it.
+				if r.opt.Stats != nil {
+					r.opt.Stats.Partial.Add(1)
+				}
+				break
+			}
+			consumed, consumedLines = ln.End(), ln.Num
+			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: perr}); err != nil {
+				return err
+			}
+			continue
+		}
+		if r.opt.Stats != nil {
+			r.opt.Stats.Lines.Add(1)
+		}
+		if err := r.line(fs, &ev, perr == nil, bad, rawLine(b), ln); err != nil {
+			return err
+		}
+		if ln.Terminated {
+			// A last line without its newline is read, but the watermark
+			// stays before it: the writer may not be done with it.
+			consumed, consumedLines = ln.End(), ln.Num
+		}
+	}
+	if err := r.sessionHints(fs); err != nil {
+		return err
+	}
+	if r.opt.State == nil {
+		return nil
+	}
+	resume, resumeLines := consumed, consumedLines
+	for _, p := range fs.prompts {
+		if p.offset < resume && consumed-p.offset <= resumeWindow {
+			resume, resumeLines = p.offset, p.lines
+		}
+	}
+	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, fs.context())
+	if err != nil {
+		return extract.Errorf(sf.Path, err)
+	}
+	return r.emitRec(cp)
+}
+
+// context is what the next run needs: the last time (for events without
+// one) and the sessions' metadata, so that their records are re-emitted
+// whole.
+func (fs *fileState) context() map[string]string {
+	c := map[string]string{}
+	if !fs.lastTS.IsZero() {
+		c["ts"] = fs.lastTS.Format(time.RFC3339Nano)
+	}
+	keep := map[string]*sessionInfo{}
+	for i := len(fs.order) - 1; i >= 0 && len(keep) < maxContextSessions; i-- {
+		if s := fs.sessions[fs.order[i]]; !s.empty() {
+			keep[fs.order[i]] = s
+		}
+	}
+	if len(keep) > 0 {
+		b, _ := json.Marshal(keep)
+		c["sessions"] = string(b)
+	}
+	return c
+}
+
+// rawLine is the line as the raw record: the JSON value without the
+// blanks around it, valid UTF-8, on one line.
+func rawLine(b []byte) []byte {
+	b = bytes.TrimSpace(b)
+	if !utf8.Valid(b) {
+		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	} else {
+		b = bytes.Clone(b)
+	}
+	if bytes.IndexByte(b, '\r') >= 0 {
+		var buf bytes.Buffer
+		if json.Compact(&buf, b) == nil {
+			return buf.Bytes()
+		}
+	}
+	return b
+}
+
+func (r *run) emitRec(rec *schema.Record) error {
+	if r.opt.Stats != nil {
+		r.opt.Stats.Records.Add(1)
+	}
+	return r.emit(rec)
+}
+
+// line turns one event into its raw record and the messages made from it.
+func (r *run) line(fs *fileState, e *event, object bool, bad string, raw []byte, ln schema.Line) error {
+	ts, prec := fs.lastTS, schema.PrecisionDerived
+	if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(e.Timestamp)); err == nil {
+		ts, prec = t.UTC(), schema.PrecisionExact
+	} else if ts.IsZero() {
+		ts, prec = fs.mtime, schema.PrecisionFileMtime
+	}
+	if prec == schema.PrecisionExact {
+		fs.lastTS = ts
+	}
+	session := e.SessionID
+	if e.Type == "session_resume" && e.NewSession != "" {
+		session = e.NewSession
+	}
+	if session == "" {
+		session = fs.stem
+	}
+	v, vok := e.version()
+	known := object && vok && v == Version
+	rawRec := schema.New(schema.KindRaw)
+	rawRec.Platform, rawRec.SessionID = platform, session
+	rawRec.TS, rawRec.TSPrecision = ts, prec
+	rawRec.NativeType, rawRec.NativeID = e.Type, e.ID
+	rawRec.Project = e.Project
+	rawRec.User, rawRec.Machine = r.opt.User, r.opt.Machine
+	rawRec.Completeness = schema.CompleteFull
+	rawRec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime}
+	rawRec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
+	if r.opt.Now != nil {
+		rawRec.IngestedAt = r.opt.Now()
+	}
+	rawRec.Raw = raw
+	rawRec.ID = schema.RawID(rawRec)
+	var msgs []*schema.Record
+	if known {
+		msgs = r.messages(fs, e, session, rawRec, ln, bad)
+	}
+	if !r.opt.Since.IsZero() && ts.Before(r.opt.Since) {
+		return nil
+	}
+	if err := r.emitRec(rawRec); err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		if err := r.emitRec(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// contentTypes are the content types a message event may name.
+var contentTypes = map[string]bool{
+	schema.ContentText: true, schema.ContentToolUse: true, schema.ContentToolResult: true,
+	schema.ContentThinking: true, schema.ContentCommand: true, schema.ContentCommandOutput: true,
+	schema.ContentInterrupt: true, schema.ContentMeta: true, schema.ContentSummaryLabel: true,
+	schema.ContentCompactBoundary: true, schema.ContentCompactSummary: true, schema.ContentPlan: true,
+	schema.ContentError: true,
+}
+
+// messages makes the messages of a known event and notes what it says
+// about its session.
+func (r *run) messages(fs *fileState, e *event, session string, raw *schema.Record, ln schema.Line, bad string) []*schema.Record {
+	info := fs.session(session)
+	info.seen = true
+	if raw.TS.After(info.lastTS) {
+		info.lastTS = raw.TS
+	}
+	if e.Agent != "" {
+		info.Agent = e.Agent
+	}
+	info.Project = cmpOr(e.Project, info.Project)
+	info.Cwd = cmpOr(e.Cwd, info.Cwd)
+	info.Branch = cmpOr(e.Branch, info.Branch)
+
+	nid := e.ID
+	if nid == "" {
+		// No id: the line's place and content name it.
+		nid = "line:" + fs.base + ":" + strconv.FormatInt(ln.Offset, 10) + ":" + schema.ContentHash(raw.Raw)
+	}
+	msg := func(part string, role schema.Role) *schema.Record {
+		m := schema.New(schema.KindMessage)
+		m.ID = schema.ID(platform, session, nid, part)
+		m.Platform, m.SessionID = platform, session
+		m.TS, m.TSPrecision = raw.TS, raw.TSPrecision
+		m.Role = role
+		m.NativeType, m.NativeID = e.Type, e.ID
+		m.Cwd, m.Project, m.GitBranch = e.Cwd, e.Project, e.Branch
+		if e.Subagent != nil && e.Subagent.ID != "" {
+			m.Agent = &schema.Agent{ID: e.Subagent.ID, Type: e.Subagent.Type, Sidechain: true}
+		}
+		m.User, m.Machine = r.opt.User, r.opt.Machine
+		m.Completeness = schema.CompleteFull
+		m.Source, m.Adapter, m.IngestedAt = raw.Source, raw.Adapter, raw.IngestedAt
+		return m
+	}
+	prompt := func() {
+		if e.Subagent == nil || e.Subagent.ID == "" {
+			fs.prompts[session] = promptAt{ln.Offset, ln.Num - 1}
+		}
+	}
+	extra := map[string]any{}
+	if e.Agent != "" {
+		extra["agent"] = e.Agent
+	}
+	if bad != "" {
+		extra["ignored"] = bad // a member of the wrong type
+	}
+	switch e.Type {
+	case "exchange":
+		var out []*schema.Record
+		var user *schema.Record
+		if e.User != nil && *e.User != "" {
+			user = msg("user", schema.RoleUser)
+			user.ContentType, user.Text = schema.ContentText, *e.User
+			user.Meta = meta(nil, extra)
+			out = append(out, user)
+			prompt()
+		}
+		if (e.AI != nil && *e.AI != "") || len(e.Tools) > 0 {
+			ai := msg("ai", schema.RoleAssistant)
+			if e.AI != nil {
+				ai.Text = *e.AI
+			}
+			answer(ai, e, extra)
+			if user != nil {
+				ai.ParentID = user.ID
+			}
+			out = append(out, ai)
+		}
+		return out
+	case "message":
+		if e.Text == nil && len(e.Tools) == 0 {
+			return nil
+		}
+		m := msg("message", e.Role)
+		if e.Text != nil {
+			m.Text = *e.Text
+		}
+		switch e.Role {
+		case schema.RoleUser:
+			m.ContentType = schema.ContentText
+			m.Files = e.Files
+			m.Meta = meta(e.Meta, extra)
+		case schema.RoleAssistant:
+			answer(m, e, extra)
+		case schema.RoleSystem:
+			m.ContentType = schema.ContentMeta
+			m.Meta = meta(e.Meta, extra)
+		case schema.RoleTool:
+			m.ContentType = schema.ContentToolResult
+			m.Tools = tools(e.Tools)
+			m.Files = e.Files
+			m.Meta = meta(e.Meta, extra)
+		default:
+			return nil // no role this protocol knows: raw only
+		}
+		if contentTypes[e.ContentType] {
+			m.ContentType = e.ContentType
+		}
+		if m.Role == schema.RoleUser && (m.ContentType == schema.ContentText || m.ContentType == schema.ContentCommand) {
+			prompt()
+		}
+		return []*schema.Record{m}
+	case "context_reset":
+		m := msg("context_reset", schema.RoleSystem)
+		m.ContentType = schema.ContentCompactBoundary
+		switch {
+		case e.Summary != "":
+			m.Text = e.Summary
+		case e.Reason != "":
+			m.Text = "context reset: " + e.Reason
+		default:
+			m.Text = "context reset"
+		}
+		if e.Reason != "" {
+			extra["reason"] = e.Reason
+		}
+		m.Meta = meta(e.Meta, extra)
+		return []*schema.Record{m}
+	case "session_resume":
+		if e.PreviousSession != "" && e.PreviousSession != session {
+			info.Previous = e.PreviousSession
+			extra["previous_session"] = e.PreviousSession
+		}
+		m := msg("session_resume", schema.RoleSystem)
+		m.ContentType = schema.ContentMeta
+		m.Text = "session resumed"
+		if info.Previous != "" {
+			m.Text += " from " + info.Previous
+		}
+		m.Meta = meta(e.Meta, extra)
+		return []*schema.Record{m}
+	case "session":
+		if e.Title != "" {
+			info.Title = e.Title
+		}
+	}
+	return nil
+}
+
+// answer fills an assistant message from an event.
+func answer(m *schema.Record, e *event, extra map[string]any) {
+	m.Model = e.Model
+	m.Thinking = e.Thinking
+	m.Tools = tools(e.Tools)
+	m.Files = e.Files
+	if u := e.Usage; u != nil {
+		m.Usage = &schema.Usage{
+			Input:         first(u.Input, u.InputTokens, u.Prompt),
+			Output:        first(u.Output, u.OutputTokens, u.Completion),
+			CacheCreation: first(u.CacheCreation, u.CacheCreateIn),
+			CacheRead:     first(u.CacheRead, u.CacheReadIn),
+		}
+	}
+	if e.CostUSD != nil {
+		extra["cost_usd"] = *e.CostUSD
+	}
+	m.ContentType = schema.AssistantContentType(m.Text, m.Thinking, len(m.Tools))
+	m.Meta = meta(e.Meta, extra)
+}
+
+func tools(in []tool) []schema.Tool {
+	var out []schema.Tool
+	for _, t := range in {
+		st := schema.Tool{Name: t.Name, CallID: t.CallID, IsError: t.IsError}
+		if len(t.Input) > 0 && string(t.Input) != "null" {
+			var buf bytes.Buffer
+			if json.Compact(&buf, t.Input) == nil {
+				st.Input = buf.Bytes()
+			}
+		}
+		if t.Output != nil {
+			st.Output = *t.Output
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// meta is the event's "meta" object with the adapter's keys added, as one
+// line of JSON with sorted keys; nil when empty.
+func meta(obj json.RawMessage, extra map[string]any) json.RawMessage {
+	m := map[string]any{}
+	if len(obj) > 0 && obj[0] == '{' {
+		var in map[string]json.RawMessage
+		if json.Unmarshal(obj, &in) == nil {
+			for k, v := range in {
+				m[k] = v
+			}
+		}
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// sessionHints emits one session record for each session seen in this
+// run that events said something about.
+func (r *run) sessionHints(fs *fileState) error {
+	for _, id := range fs.order {
+		s := fs.sessions[id]
+		if !s.seen || s.empty() {
+			continue
+		}
+		rec := schema.New(schema.KindSession)
+		rec.ID = schema.SessionRecordID(platform, id)
+		rec.Platform, rec.SessionID = platform, id
+		rec.TS, rec.TSPrecision = s.lastTS, schema.PrecisionExact
+		if rec.TS.IsZero() {
+			rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
+		}
+		rec.Title = s.Title
+		rec.Project, rec.Cwd, rec.GitBranch = s.Project, s.Cwd, s.Branch
+		if s.Previous != "" {
+			rec.ParentID = schema.SessionRecordID(platform, s.Previous)
+		}
+		rec.User, rec.Machine = r.opt.User, r.opt.Machine
+		rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
+		rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
+		if r.opt.Now != nil {
+			rec.IngestedAt = r.opt.Now()
+		}
+		extra := map[string]any{}
+		if s.Agent != "" {
+			extra["agent"] = s.Agent
+		}
+		if s.Previous != "" {
+			extra["previous_session"] = s.Previous
+		}
+		rec.Meta = meta(nil, extra)
+		if err := r.emitRec(rec); err != nil {
+			return fmt.Errorf("%s: %w", fs.path, err)
+		}
+	}
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// isPushLog reports whether a file's first event has the shape of the push
+// protocol: a known event type and a timestamp, and none of the members
+// that mark another tool's transcript (Claude Code's sessionId and uuid,
+// Codex's payload).
+func isPushLog(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	lr := schema.NewLineReader(io.LimitReader(f, 4<<20))
+	for range 20 {
+		ln, err := lr.Next()
+		if err != nil {
+			return false
+		}
+		b := bytes.TrimSpace(ln.Bytes)
+		if len(b) == 0 {
+			continue
+		}
+		var probe map[string]json.RawMessage
+		if json.Unmarshal(b, &probe) != nil {
+			return false
+		}
+		var typ string
+		json.Unmarshal(probe["type"], &typ)
+		_, ts := probe["timestamp"]
+		_, sid := probe["sessionId"]
+		_, uuid := probe["uuid"]
+		_, payload := probe["payload"]
+		switch typ {
+		case "exchange", "message", "context_reset", "session_resume", "session":
+			return ts && !sid && !uuid && !payload
+		}
+		return false
+	}
+	return false
+}

@@ -1,0 +1,3 @@
+export function check(path: string): boolean {
+  return path === "/login" || path === "/logout";
+}
