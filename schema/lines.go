@@ -120,3 +120,6 @@ func (lr *LineReader) Next() (Line, error) {
 // Offset is the number of bytes consumed so far, including the starting
 // offset.
 func (lr *LineReader) Offset() int64 { return lr.off }
+
+// Lines is the number of the last line read (the starting count before any).
+func (lr *LineReader) Lines() int64 { return lr.num }

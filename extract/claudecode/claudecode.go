@@ -15,7 +15,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -26,7 +25,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -353,64 +351,21 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	} else {
 		r.lr.Reset(f, plan.Start, plan.Lines)
 	}
-	lr := r.lr
-	consumed, consumedLines := plan.Start, plan.Lines
 	var l line
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
+	var raw []byte
+	read, err := r.opt.ReadLines(ctx, r.lr, sf.Path, false, func(b []byte) error {
+		raw = extract.RawLine(b)
+		if parseLine(raw, &l) != nil && !lenient(raw, &l) {
+			return extract.LineError(b)
 		}
-		ln, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if errors.Is(err, schema.ErrLineTooLong) {
-			consumed, consumedLines = ln.End(), ln.Num
-			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: err}); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return extract.Errorf(sf.Path, err)
-		}
-		if r.opt.Stats != nil {
-			r.opt.Stats.Bytes.Add(ln.End() - ln.Offset)
-		}
-		b := bytes.TrimRight(ln.Bytes, "\r")
-		if len(bytes.TrimSpace(b)) == 0 {
-			if ln.Terminated {
-				consumed, consumedLines = ln.End(), ln.Num
-			}
-			continue
-		}
-		raw := validRaw(b)
-		if err := parseLine(raw, &l); err != nil && !lenient(raw, &l) {
-			if !ln.Terminated {
-				// A line still being written: leave it for the next run.
-				if r.opt.Stats != nil {
-					r.opt.Stats.Partial.Add(1)
-				}
-				break
-			}
-			consumed, consumedLines = ln.End(), ln.Num
-			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: jsonErr(b)}); err != nil {
-				return err
-			}
-			continue
-		}
-		if r.opt.Stats != nil {
-			r.opt.Stats.Lines.Add(1)
-		}
-		if err := r.line(fs, &l, raw, ln); err != nil {
-			return err
-		}
-		if ln.Terminated {
-			// An unterminated last line that parses is emitted, but the
-			// watermark stays before it: the writer may not be done with it.
-			consumed, consumedLines = ln.End(), ln.Num
-		}
+		return nil
+	}, func(_ []byte, ln schema.Line) error {
+		return r.line(fs, &l, raw, ln)
+	})
+	if err != nil {
+		return err
 	}
+	consumed, consumedLines := read.Consumed, read.Lines
 	if err := r.flush(fs, true); err != nil {
 		return err
 	}
@@ -452,17 +407,6 @@ func lenient(b []byte, l *line) bool {
 	return err == nil || errors.As(err, &te)
 }
 
-// jsonErr explains why a line is not JSON, in encoding/json's one-line
-// words (the fast parser's messages span lines).
-func jsonErr(b []byte) error {
-	var v any
-	err := json.Unmarshal(b, &v)
-	if err == nil {
-		return errors.New("not a JSON object of the expected shape")
-	}
-	return fmt.Errorf("invalid JSON: %v", err)
-}
-
 // agentType reads the subagent's type from agent-<id>.meta.json when Claude
 // Code wrote one; compaction agents are named agent-acompact-*.
 func agentType(path, id string) string {
@@ -489,12 +433,4 @@ func (r *run) emitRec(rec *schema.Record) error {
 		r.opt.Stats.Records.Add(1)
 	}
 	return r.emit(rec)
-}
-
-// validRaw returns the line as the raw record: valid UTF-8, one line.
-func validRaw(b []byte) []byte {
-	if !utf8.Valid(b) {
-		return bytes.ToValidUTF8(b, []byte("\uFFFD"))
-	}
-	return bytes.Clone(b)
 }

@@ -30,7 +30,6 @@ package codex
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -40,7 +39,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -214,66 +212,24 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	} else {
 		r.lr.Reset(f, plan.Start, plan.Lines)
 	}
-	consumed, consumedLines := plan.Start, plan.Lines
 	var (
-		l line
-		p payload
+		l   line
+		p   payload
+		raw []byte
 	)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ln, err := r.lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if errors.Is(err, schema.ErrLineTooLong) {
-			consumed, consumedLines = ln.End(), ln.Num
-			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: err}); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return extract.Errorf(sf.Path, err)
-		}
-		if r.opt.Stats != nil {
-			r.opt.Stats.Bytes.Add(ln.End() - ln.Offset)
-		}
-		b := bytes.TrimRight(ln.Bytes, "\r")
-		if len(bytes.TrimSpace(b)) == 0 {
-			if ln.Terminated {
-				consumed, consumedLines = ln.End(), ln.Num
-			}
-			continue
-		}
-		raw := validRaw(b)
+	read, err := r.opt.ReadLines(ctx, r.lr, sf.Path, false, func(b []byte) error {
+		raw = extract.RawLine(b)
 		if bytes.TrimSpace(raw)[0] != '{' || parseLine(raw, &l, &p) != nil {
-			if !ln.Terminated {
-				// A line still being written: leave it for the next run.
-				if r.opt.Stats != nil {
-					r.opt.Stats.Partial.Add(1)
-				}
-				break
-			}
-			consumed, consumedLines = ln.End(), ln.Num
-			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: jsonErr(b)}); err != nil {
-				return err
-			}
-			continue
+			return extract.LineError(b)
 		}
-		if r.opt.Stats != nil {
-			r.opt.Stats.Lines.Add(1)
-		}
-		if err := r.line(fs, &l, &p, compact(raw), ln); err != nil {
-			return err
-		}
-		if ln.Terminated {
-			// An unterminated last line that parses is emitted, but the
-			// watermark stays before it: the writer may not be done with it.
-			consumed, consumedLines = ln.End(), ln.Num
-		}
+		return nil
+	}, func(_ []byte, ln schema.Line) error {
+		return r.line(fs, &l, &p, compact(raw), ln)
+	})
+	if err != nil {
+		return err
 	}
+	consumed, consumedLines := read.Consumed, read.Lines
 	if err := r.finish(fs); err != nil {
 		return err
 	}
@@ -292,15 +248,6 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		return extract.Errorf(sf.Path, err)
 	}
 	return r.emitRec(cp)
-}
-
-// validRaw returns the line as the raw record: valid UTF-8, one line, a
-// copy the decoded strings may point into.
-func validRaw(b []byte) []byte {
-	if !utf8.Valid(b) {
-		return bytes.ToValidUTF8(b, []byte("\uFFFD"))
-	}
-	return bytes.Clone(b)
 }
 
 func parseTS(s string) (time.Time, bool) {

@@ -173,15 +173,6 @@ func lenient(b []byte, v any) bool {
 	return err == nil || errors.As(err, &te)
 }
 
-// jsonErr explains why a line is not JSON in encoding/json's one-line words.
-func jsonErr(b []byte) error {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("invalid JSON: %v", err)
-	}
-	return errors.New("not a JSON object")
-}
-
 func trimSpace(b []byte) []byte { return bytes.TrimSpace(b) }
 
 // str decodes a JSON string value; anything else is "".

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"path/filepath"
 	"regexp"
@@ -269,7 +268,7 @@ func (tr *trRun) jsonl(ctx context.Context, src *extract.Source) error {
 func (tr *trRun) jsonLine(b []byte, ln schema.Line) (*schema.Record, bool, error) {
 	var l trLine
 	if err := decode(b, &l); err != nil {
-		return nil, false, jsonErr(b)
+		return nil, false, extract.LineError(b)
 	}
 	rec := tr.newRec(schema.KindRaw, ln.Num, ln.Offset)
 	rec.Raw = compactJSON(b)
@@ -394,15 +393,6 @@ func userQuery(s string) (string, bool) {
 		}
 	}
 	return strings.Join(out, "\n"), true
-}
-
-// jsonErr explains why a line is not a JSON object, on one line.
-func jsonErr(b []byte) error {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("invalid JSON: %v", err)
-	}
-	return errors.New("not a JSON object")
 }
 
 // session emits a main transcript's session record: its project and

@@ -56,7 +56,7 @@ func FuzzLine(f *testing.F) {
 		var out []*schema.Record
 		r := fuzzRun(&out)
 		fs := newFileState("/x/chats/session-x.jsonl", time.Unix(0, 0))
-		b := validRaw(bytes.TrimSpace(data))
+		b := extract.RawLine(bytes.TrimSpace(data))
 		var rc record
 		if len(b) == 0 || b[0] != '{' || parseRecord(b, &rc) != nil {
 			return
@@ -114,7 +114,7 @@ func FuzzConversation(f *testing.F) {
 		if len(data) > 1<<20 {
 			return
 		}
-		top, elems, err := splitConversation(validRaw(data))
+		top, elems, err := splitConversation(extract.RawLine(data))
 		if err != nil {
 			return
 		}

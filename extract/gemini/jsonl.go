@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"strconv"
 
@@ -135,68 +134,28 @@ type scan struct {
 }
 
 // eachLine calls fn for every line of rd that parses, from byte start and
-// line num. Bad lines are reported when report is set; a half-written last
-// line ends the pass.
+// line num (extract's ReadLines rules). Bad lines are reported, and lines
+// counted, when report is set; a half-written last line ends the pass.
 func (r *run) eachLine(ctx context.Context, path string, rd io.Reader, start, num int64, report bool, fn func(ln schema.Line, raw []byte, rc *record) error) (scan, error) {
 	if r.lr == nil {
 		r.lr = schema.NewLineReaderAt(rd, start, num)
 	} else {
 		r.lr.Reset(rd, start, num)
 	}
-	lr := r.lr
-	sc := scan{end: start, consumed: start, consumedLine: num}
-	var rc record
-	for {
-		if err := ctx.Err(); err != nil {
-			return sc, err
-		}
-		ln, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			return sc, nil
-		}
-		if errors.Is(err, schema.ErrLineTooLong) {
-			sc.end, sc.consumed, sc.consumedLine = ln.End(), ln.End(), ln.Num
-			if report {
-				if err := r.opt.Skip(&schema.BadInput{Path: path, Line: ln.Num, Err: err}); err != nil {
-					return sc, err
-				}
-			}
-			continue
-		}
-		if err != nil {
-			return sc, extract.Errorf(path, err)
-		}
-		b := bytes.TrimSpace(ln.Bytes)
-		if len(b) == 0 {
-			if ln.Terminated {
-				sc.end, sc.consumed, sc.consumedLine = ln.End(), ln.End(), ln.Num
-			}
-			continue
-		}
-		raw := validRaw(b)
+	var (
+		rc  record
+		raw []byte
+	)
+	read, err := r.opt.ReadLines(ctx, r.lr, path, !report, func(b []byte) error {
+		raw = extract.RawLine(bytes.TrimSpace(b))
 		if raw[0] != '{' || parseRecord(raw, &rc) != nil {
-			if !ln.Terminated {
-				if report && r.opt.Stats != nil {
-					r.opt.Stats.Partial.Add(1)
-				}
-				return sc, nil // still being written: the next run reads it
-			}
-			sc.end, sc.consumed, sc.consumedLine = ln.End(), ln.End(), ln.Num
-			if report {
-				if err := r.opt.Skip(&schema.BadInput{Path: path, Line: ln.Num, Err: jsonErr(b)}); err != nil {
-					return sc, err
-				}
-			}
-			continue
+			return extract.LineError(b)
 		}
-		if err := fn(ln, compact(raw), &rc); err != nil {
-			return sc, err
-		}
-		sc.end = ln.End()
-		if ln.Terminated {
-			sc.consumed, sc.consumedLine = ln.End(), ln.Num
-		}
-	}
+		return nil
+	}, func(_ []byte, ln schema.Line) error {
+		return fn(ln, compact(raw), &rc)
+	})
+	return scan{end: read.End, consumed: read.Consumed, consumedLine: read.Lines}, err
 }
 
 // jsonl reads a JSONL chat file in two passes over the same lines: the

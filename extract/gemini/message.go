@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"unsafe"
 
@@ -130,14 +129,6 @@ func parseRecord(b []byte, r *record) error {
 		return nil
 	}
 	return err
-}
-
-func jsonErr(b []byte) error {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("invalid JSON: %v", err)
-	}
-	return errors.New("not a JSON object")
 }
 
 // partsOf decodes a PartListUnion: a string, a Part, or a list of both.

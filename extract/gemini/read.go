@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -118,17 +117,6 @@ func parseTS(s string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return t.UTC(), true
-}
-
-// validRaw returns a native record as valid UTF-8 on one line, a copy the
-// decoded strings may point into.
-func validRaw(b []byte) []byte {
-	if !utf8.Valid(b) {
-		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
-	} else {
-		b = bytes.Clone(b)
-	}
-	return b
 }
 
 // newRec starts a raw record of the file.
@@ -282,7 +270,7 @@ func (r *run) json(ctx context.Context, sf extract.SourceFile) error {
 
 // conversation emits the records of a legacy chat file's bytes.
 func (r *run) conversation(ctx context.Context, fs *fileState, b []byte) error {
-	b = validRaw(b)
+	b = extract.RawLine(b)
 	top, elems, err := splitConversation(b)
 	if err != nil {
 		return r.opt.Skip(&schema.BadInput{Path: fs.path, Err: err})

@@ -193,63 +193,26 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
 		return extract.Errorf(sf.Path, err)
 	}
-	lr := schema.NewLineReaderAt(f, plan.Start, plan.Lines)
-	consumed, consumedLines := plan.Start, plan.Lines
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ln, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if errors.Is(err, schema.ErrLineTooLong) {
-			consumed, consumedLines = ln.End(), ln.Num
-			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: err}); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return extract.Errorf(sf.Path, err)
-		}
-		if r.opt.Stats != nil {
-			r.opt.Stats.Bytes.Add(ln.End() - ln.Offset)
-		}
-		b := bytes.TrimRight(ln.Bytes, "\r")
-		if len(bytes.TrimSpace(b)) == 0 {
-			if ln.Terminated {
-				consumed, consumedLines = ln.End(), ln.Num
-			}
-			continue
-		}
-		ev, bad, perr := parseEvent(b)
+	var (
+		ev  event
+		bad string
+		ok  bool
+	)
+	read, err := r.opt.ReadLines(ctx, schema.NewLineReaderAt(f, plan.Start, plan.Lines), sf.Path, false, func(b []byte) error {
+		var perr error
+		ev, bad, perr = parseEvent(b)
 		if perr != nil && !errors.Is(perr, errNotObject) {
-			if !ln.Terminated {
-				// A line still being written: the next run reads it.
-				if r.opt.Stats != nil {
-					r.opt.Stats.Partial.Add(1)
-				}
-				break
-			}
-			consumed, consumedLines = ln.End(), ln.Num
-			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: perr}); err != nil {
-				return err
-			}
-			continue
+			return perr
 		}
-		if r.opt.Stats != nil {
-			r.opt.Stats.Lines.Add(1)
-		}
-		if err := r.line(fs, &ev, perr == nil, bad, rawLine(b), ln); err != nil {
-			return err
-		}
-		if ln.Terminated {
-			// A last line without its newline is read, but the watermark
-			// stays before it: the writer may not be done with it.
-			consumed, consumedLines = ln.End(), ln.Num
-		}
+		ok = perr == nil
+		return nil
+	}, func(b []byte, ln schema.Line) error {
+		return r.line(fs, &ev, ok, bad, rawLine(b), ln)
+	})
+	if err != nil {
+		return err
 	}
+	consumed, consumedLines := read.Consumed, read.Lines
 	if err := r.sessionHints(fs); err != nil {
 		return err
 	}
