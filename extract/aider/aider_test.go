@@ -2,9 +2,7 @@ package aider
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"io/fs"
 	"math"
@@ -15,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/extract/extracttest"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -32,35 +32,11 @@ func fixture(t *testing.T) string {
 	src := filepath.Join("..", "..", "testdata", "aider", "projects")
 	dst := filepath.Join(t.TempDir(), "projects")
 	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(out, b, 0o644); err != nil {
-			return err
-		}
-		return os.Chtimes(out, mtime, mtime)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	extracttest.CopyTree(t, src, dst, mtime)
 	return dst
 }
 
-type result struct {
-	recs  []*schema.Record
-	skips []*schema.BadInput
-	stats *extract.Stats
-}
+type result = extracttest.Result
 
 // utc reads Aider's zone-less times as UTC, whatever the machine's zone.
 func utc(k string) string {
@@ -72,39 +48,10 @@ func utc(k string) string {
 
 func runExtract(t testing.TB, opt extract.Options) result {
 	t.Helper()
-	var res result
-	res.stats = &extract.Stats{}
-	opt.Stats = res.stats
-	opt.Now = func() time.Time { return fixedNow }
-	opt.User, opt.Machine = "dev", "box"
-	if opt.Env == nil {
-		opt.Env = utc
-	}
-	opt.OnSkip = func(b *schema.BadInput) error { res.skips = append(res.skips, b); return nil }
-	err := Adapter{}.Extract(context.Background(), opt, func(r *schema.Record) error {
-		// Round-trip every record through the wire format, as a pipe would.
-		var got schema.Record
-		if err := schema.Unmarshal(schema.AppendRecord(nil, r), &got); err != nil {
-			t.Fatalf("record does not round-trip: %v", err)
-		}
-		res.recs = append(res.recs, &got)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return extracttest.Run(t, Adapter{}, opt)
 }
 
-func find(recs []*schema.Record, pred func(*schema.Record) bool) []*schema.Record {
-	var out []*schema.Record
-	for _, r := range recs {
-		if pred(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+var find = extracttest.Find
 
 // normalized runs the records through pos-normalize in process.
 func normalized(t testing.TB, recs []*schema.Record) ([]*schema.Record, normalize.Stats) {
@@ -154,20 +101,20 @@ func checkContract(t *testing.T, recs []*schema.Record) {
 func TestFixture(t *testing.T) {
 	root := fixture(t)
 	res := runExtract(t, extract.Options{Roots: []string{root}})
-	if len(res.skips) != 0 {
-		t.Fatalf("skips: %v", res.skips)
+	if len(res.Skips) != 0 {
+		t.Fatalf("skips: %v", res.Skips)
 	}
 	// notes' last line has no newline yet: it is left for the next run.
-	if got := res.stats.Partial.Load(); got != 1 {
+	if got := res.Stats.Partial.Load(); got != 1 {
 		t.Fatalf("partial lines %d", got)
 	}
-	checkContract(t, res.recs)
-	for _, r := range res.recs {
+	checkContract(t, res.Recs)
+	for _, r := range res.Recs {
 		if r.Source != nil && !strings.HasSuffix(r.Source.Path, HistoryFile) {
 			t.Fatalf("read %s, which is not a chat history", r.Source.Path)
 		}
 	}
-	msgs := find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
+	msgs := find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
 	byLine := func(file string, line int64) *schema.Record {
 		t.Helper()
 		for _, m := range msgs {
@@ -179,7 +126,7 @@ func TestFixture(t *testing.T) {
 		return nil
 	}
 	blocks := map[string]int{}
-	for _, r := range find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindRaw }) {
+	for _, r := range find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindRaw }) {
 		var b rawBlock
 		if err := decodeRaw(r, &b); err != nil {
 			t.Fatal(err)
@@ -267,7 +214,7 @@ func TestFixture(t *testing.T) {
 
 	// Sessions: one per header, ids stable, what Aider announced in the
 	// session records.
-	sess := find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindSession })
+	sess := find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindSession })
 	if len(sess) != 3 || sess[1].SessionID == sess[2].SessionID {
 		t.Fatalf("sessions: %d", len(sess))
 	}
@@ -278,7 +225,7 @@ func TestFixture(t *testing.T) {
 	}
 
 	// pos-normalize derives one exchange per prompt.
-	out, st := normalized(t, res.recs)
+	out, st := normalized(t, res.Recs)
 	if st.Exchanges != 9 || st.Skipped != 0 {
 		t.Fatalf("normalize: %+v", st)
 	}
@@ -288,7 +235,7 @@ func TestFixture(t *testing.T) {
 	if len(ex) != 1 || ex[0].Usage.Input != 27000 || ex[0].Exchange.ToolCount != 3 || ex[0].Exchange.MessageCount != 5 || !strings.Contains(ex[0].Exchange.Response, "README.md has no Usage") {
 		t.Fatalf("exchange: %+v %+v", ex[0].Usage, ex[0].Exchange)
 	}
-	golden(t, "extract.golden.ndjson", root, res.recs)
+	golden(t, "extract.golden.ndjson", root, res.Recs)
 }
 
 func decodeRaw(r *schema.Record, b *rawBlock) error {
@@ -301,31 +248,8 @@ func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 // root replaced by $ROOT.
 func golden(t *testing.T, name, root string, recs []*schema.Record) {
 	t.Helper()
-	var buf []byte
-	for _, r := range recs {
-		buf = schema.AppendRecord(buf, r)
-		buf = append(buf, '\n')
-	}
-	got := bytes.ReplaceAll(buf, []byte(filepath.Dir(root)), []byte("$ROOT"))
-	path := filepath.Join("..", "..", "testdata", "aider", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("%s differs at line %d:\n got: %.400s\nwant: %.400s\n(go test -update rewrites it)", name, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%s: %d lines, want %d", name, len(gl), len(wl))
-	}
+	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(filepath.Dir(root)), []byte("$ROOT"))
+	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "aider", name), got, *update)
 }
 
 func commit(st *extract.State, recs []*schema.Record) {
@@ -352,16 +276,16 @@ func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.recs)
+	commit(st, first.Recs)
 	ids := map[string]bool{}
-	for _, r := range first.recs {
+	for _, r := range first.Recs {
 		ids[r.ID] = true
 	}
 
 	// Nothing changed: nothing is read.
 	again := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	if n := len(again.recs); n != 0 || again.stats.Unchanged.Load() != 2 {
-		t.Fatalf("unchanged run emitted %d records, %d files unchanged", n, again.stats.Unchanged.Load())
+	if n := len(again.Recs); n != 0 || again.Stats.Unchanged.Load() != 2 {
+		t.Fatalf("unchanged run emitted %d records, %d files unchanged", n, again.Stats.Unchanged.Load())
 	}
 
 	// notes: the half-written prompt is completed and answered. The next
@@ -370,8 +294,8 @@ func TestIncremental(t *testing.T) {
 	notes := filepath.Join(root, "notes", HistoryFile)
 	appendFile(t, notes, "\n\nYou're welcome.\n\n> Tokens: 1.3k sent, 5 received. Cost: $0.01 request, $0.03 session.\n")
 	inc := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	checkContract(t, inc.recs)
-	msgs := find(inc.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
+	checkContract(t, inc.Recs)
+	msgs := find(inc.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
 	var texts []string
 	for _, m := range msgs {
 		texts = append(texts, m.Text)
@@ -380,22 +304,22 @@ func TestIncremental(t *testing.T) {
 		msgs[4].Text != "You're welcome." || msgs[4].Usage.Input != 1300 || msgs[4].Model != "gpt-4o" || msgs[0].Source.Line != 6 {
 		t.Fatalf("incremental messages %q", texts)
 	}
-	sess := find(inc.recs, func(r *schema.Record) bool { return r.Kind == schema.KindSession })
+	sess := find(inc.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindSession })
 	if len(sess) != 1 || string(sess[0].Meta) != `{"aider_version":"0.50.1","cost_usd":0.03,"edit_format":"diff","model":"gpt-4o","started_at":"2026-01-05 08:15:00"}` {
 		t.Fatalf("session record after resume: %+v", sess)
 	}
-	last := inc.recs[len(inc.recs)-1]
+	last := inc.Recs[len(inc.Recs)-1]
 	if last.Kind != schema.KindCheckpoint || last.Checkpoint.Size != last.Checkpoint.Seen || last.Checkpoint.Lines != 14 {
 		t.Fatalf("checkpoint %+v", last.Checkpoint)
 	}
-	commit(st, inc.recs)
+	commit(st, inc.Recs)
 
 	// webapp: a new session and a prompt, timed by a new input entry.
 	web := filepath.Join(root, "webapp")
 	appendFile(t, filepath.Join(web, InputFile), "\n# 2026-02-12 08:00:03.000000\n+and now?\n")
 	appendFile(t, filepath.Join(web, HistoryFile), "\n# aider chat started at 2026-02-12 08:00:00\n\n#### and now?  \n\nNothing left.\n")
 	inc2 := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	msgs = find(inc2.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
+	msgs = find(inc2.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
 	// It resumes at the last prompt of the session that was open.
 	if len(msgs) != 4 || msgs[0].Text != "this prompt is not in the input history" || msgs[2].Text != "and now?" ||
 		msgs[2].TSPrecision != schema.PrecisionExact || !msgs[2].TS.Equal(time.Date(2026, 2, 12, 8, 0, 3, 0, time.UTC)) ||
@@ -406,7 +330,7 @@ func TestIncremental(t *testing.T) {
 		t.Fatalf("new session")
 	}
 	// The session that was open is re-emitted whole before the new one.
-	sess = find(inc2.recs, func(r *schema.Record) bool { return r.Kind == schema.KindSession })
+	sess = find(inc2.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindSession })
 	if len(sess) != 2 || !strings.Contains(string(sess[0].Meta), `"cost_usd":0.61`) {
 		t.Fatalf("sessions: %+v", sess)
 	}
@@ -417,8 +341,8 @@ func TestNoRootsReadsNothing(t *testing.T) {
 	if l := (Adapter{}).Locations(extract.Options{Home: home}); len(l) != 0 {
 		t.Fatalf("default locations %v", l)
 	}
-	if res := runExtract(t, extract.Options{Home: home}); len(res.recs) != 0 {
-		t.Fatalf("read %d records without a root", len(res.recs))
+	if res := runExtract(t, extract.Options{Home: home}); len(res.Recs) != 0 {
+		t.Fatalf("read %d records without a root", len(res.Recs))
 	}
 }
 
@@ -428,7 +352,7 @@ func TestRootIsAFile(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(root, "notes", HistoryFile))
 	os.WriteFile(other, b, 0o644)
 	res := runExtract(t, extract.Options{Roots: []string{other}})
-	if n := len(find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })); n != 4 {
+	if n := len(find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })); n != 4 {
 		t.Fatalf("a history given as a file: %d messages", n)
 	}
 }
@@ -438,7 +362,7 @@ func TestSince(t *testing.T) {
 	since := time.Date(2026, 2, 11, 0, 0, 0, 0, time.UTC)
 	res := runExtract(t, extract.Options{Roots: []string{root}, Since: since})
 	n := 0
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if r.Kind == schema.KindMessage || r.Kind == schema.KindRaw {
 			n++
 			if r.TS.Before(since) {
@@ -476,14 +400,7 @@ func TestParseTokens(t *testing.T) {
 // corpusDir is the shared corpus of real files; tests that need it skip
 // without it.
 func corpusDir(t testing.TB) string {
-	dir := filepath.Join("..", "..", "..", "shared", "corpus", "aider")
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		dir = filepath.Join(d, "aider")
-	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		t.Skip("../shared/corpus/aider is absent: the real-file corpus tests need it")
-	}
-	return dir
+	return extracttest.CorpusDir(t, "aider")
 }
 
 // Independent counts over the real file: Aider's usage lines, by regular
@@ -497,14 +414,14 @@ var (
 func TestCorpus(t *testing.T) {
 	dir := corpusDir(t)
 	res := runExtract(t, extract.Options{Roots: []string{dir}})
-	if len(res.skips) != 0 || res.stats.Partial.Load() != 0 {
-		t.Fatalf("skipped in the corpus: %v, %d partial", res.skips, res.stats.Partial.Load())
+	if len(res.Skips) != 0 || res.Stats.Partial.Load() != 0 {
+		t.Fatalf("skipped in the corpus: %v, %d partial", res.Skips, res.Stats.Partial.Load())
 	}
-	checkContract(t, res.recs)
+	checkContract(t, res.Recs)
 	var raws, msgs, prompts, exact, replies int
 	var got schema.Usage
 	var cost float64
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		switch r.Kind {
 		case schema.KindRaw:
 			raws++
@@ -579,7 +496,7 @@ func TestCorpus(t *testing.T) {
 	if math.Abs(cost-wantCost) > 1e-9 || math.Abs(cost-0.01346) > 1e-9 {
 		t.Fatalf("cost %v, want %v", cost, wantCost)
 	}
-	out, st := normalized(t, res.recs)
+	out, st := normalized(t, res.Recs)
 	if st.Exchanges != 12 || st.Messages != 38 || st.Raw != 39 || st.Sessions != 1 {
 		t.Fatalf("normalize: %+v", st)
 	}

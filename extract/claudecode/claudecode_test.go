@@ -2,8 +2,6 @@ package claudecode
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"flag"
 	"io/fs"
 	"os"
@@ -11,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/extract/extracttest"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -33,68 +33,18 @@ func fixture(t *testing.T) string {
 	src := filepath.Join("..", "..", "testdata", "claude", "home")
 	dst := t.TempDir()
 	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(out, b, 0o644); err != nil {
-			return err
-		}
-		return os.Chtimes(out, mtime, mtime)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	extracttest.CopyTree(t, src, dst, mtime)
 	return filepath.Join(dst, ".claude")
 }
 
-type result struct {
-	recs  []*schema.Record
-	skips []*schema.BadInput
-	stats *extract.Stats
-}
+type result = extracttest.Result
 
 func runExtract(t *testing.T, opt extract.Options) result {
 	t.Helper()
-	var res result
-	res.stats = &extract.Stats{}
-	opt.Stats = res.stats
-	opt.Now = func() time.Time { return fixedNow }
-	opt.User, opt.Machine = "dev", "box"
-	opt.OnSkip = func(b *schema.BadInput) error { res.skips = append(res.skips, b); return nil }
-	err := Adapter{}.Extract(context.Background(), opt, func(r *schema.Record) error {
-		// Round-trip every record through the wire format, as a pipe would.
-		var got schema.Record
-		if err := schema.Unmarshal(schema.AppendRecord(nil, r), &got); err != nil {
-			t.Fatalf("record does not round-trip: %v", err)
-		}
-		res.recs = append(res.recs, &got)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return extracttest.Run(t, Adapter{}, opt)
 }
 
-func find(recs []*schema.Record, pred func(*schema.Record) bool) []*schema.Record {
-	var out []*schema.Record
-	for _, r := range recs {
-		if pred(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+var find = extracttest.Find
 
 func TestFixture(t *testing.T) {
 	root := fixture(t)
@@ -102,16 +52,16 @@ func TestFixture(t *testing.T) {
 
 	// The malformed line is reported with its file and line; the half-written
 	// last line is not an error, only left for later.
-	if len(res.skips) != 1 || !strings.HasSuffix(res.skips[0].Path, s2+".jsonl") || res.skips[0].Line != 5 {
-		t.Fatalf("skips: %v", res.skips)
+	if len(res.Skips) != 1 || !strings.HasSuffix(res.Skips[0].Path, s2+".jsonl") || res.Skips[0].Line != 5 {
+		t.Fatalf("skips: %v", res.Skips)
 	}
-	if !strings.Contains(res.skips[0].Error(), ".jsonl:5: invalid JSON") {
-		t.Fatalf("diagnostic %q", res.skips[0].Error())
+	if !strings.Contains(res.Skips[0].Error(), ".jsonl:5: invalid JSON") {
+		t.Fatalf("diagnostic %q", res.Skips[0].Error())
 	}
-	if got := res.stats.Partial.Load(); got != 1 {
+	if got := res.Stats.Partial.Load(); got != 1 {
 		t.Fatalf("partial lines %d", got)
 	}
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if r.Source != nil && strings.HasSuffix(r.Source.Path, "history.jsonl") {
 			t.Fatal("read ~/.claude/history.jsonl, which is not a transcript")
 		}
@@ -119,7 +69,7 @@ func TestFixture(t *testing.T) {
 	// Every line of every transcript is a raw record with its provenance;
 	// a message made from a line comes right after the line's raw record.
 	lines := 0
-	for i, r := range res.recs {
+	for i, r := range res.Recs {
 		switch r.Kind {
 		case schema.KindRaw:
 			lines++
@@ -127,7 +77,7 @@ func TestFixture(t *testing.T) {
 				t.Fatalf("raw record without raw or provenance: %+v", r)
 			}
 		case schema.KindMessage:
-			if len(r.Raw) > 0 || i == 0 || res.recs[i-1].Kind != schema.KindRaw || *res.recs[i-1].Source != *r.Source {
+			if len(r.Raw) > 0 || i == 0 || res.Recs[i-1].Kind != schema.KindRaw || *res.Recs[i-1].Source != *r.Source {
 				t.Fatalf("message %s does not follow its line's raw record", r.ID)
 			}
 		}
@@ -139,7 +89,7 @@ func TestFixture(t *testing.T) {
 	// rawOf returns the raw record of the line with the given uuid, and
 	// byNative the message made from that line.
 	rawOf := func(uuid string) *schema.Record {
-		for _, r := range res.recs {
+		for _, r := range res.Recs {
 			if r.Kind == schema.KindRaw && strings.Contains(string(r.Raw), `"uuid":"`+uuid+`"`) {
 				return r
 			}
@@ -149,7 +99,7 @@ func TestFixture(t *testing.T) {
 	}
 	byNative := func(uuid string) *schema.Record {
 		raw := rawOf(uuid)
-		for _, r := range res.recs {
+		for _, r := range res.Recs {
 			if r.Kind == schema.KindMessage && *r.Source == *raw.Source {
 				return r
 			}
@@ -157,7 +107,7 @@ func TestFixture(t *testing.T) {
 		t.Fatalf("no message for %s", uuid)
 		return nil
 	}
-	label := find(res.recs, func(r *schema.Record) bool { return r.ContentType == schema.ContentSummaryLabel })
+	label := find(res.Recs, func(r *schema.Record) bool { return r.ContentType == schema.ContentSummaryLabel })
 	if len(label) != 1 || label[0].Text != "Fix login redirect loop" || label[0].ParentID != msgID("a0000000-0000-4000-8000-000000000006") ||
 		label[0].SessionID != s1 || label[0].TSPrecision != schema.PrecisionDerived {
 		t.Fatalf("summary label: %+v", label)
@@ -183,7 +133,7 @@ func TestFixture(t *testing.T) {
 	if r := byNative("a0000000-0000-4000-8000-000000000006"); r.NativeID != "msg_01B" || r.Files[0] != "/home/dev/webapp/src/auth.ts" || r.Usage.CacheRead != 1010 {
 		t.Fatalf("assistant: %+v", r)
 	}
-	future := find(res.recs, func(r *schema.Record) bool { return r.NativeType == "a-future-line-type" })
+	future := find(res.Recs, func(r *schema.Record) bool { return r.NativeType == "a-future-line-type" })
 	if len(future) != 1 || future[0].Kind != schema.KindRaw || future[0].SessionID != s1 {
 		t.Fatalf("unknown line type not kept raw: %+v", future)
 	}
@@ -203,7 +153,7 @@ func TestFixture(t *testing.T) {
 		t.Fatalf("v2.0 agent file: %+v", warm)
 	}
 	// Plans are documents linked by slug.
-	plans := find(res.recs, func(r *schema.Record) bool { return r.ContentType == schema.ContentPlan })
+	plans := find(res.Recs, func(r *schema.Record) bool { return r.ContentType == schema.ContentPlan })
 	if len(plans) != 2 {
 		t.Fatalf("plans: %d", len(plans))
 	}
@@ -215,38 +165,15 @@ func TestFixture(t *testing.T) {
 	if plans[0].Title != "Fix the login redirect loop" && plans[1].Title != "Fix the login redirect loop" {
 		t.Fatalf("plan titles: %q %q", plans[0].Title, plans[1].Title)
 	}
-	golden(t, "extract.golden.ndjson", root, res.recs)
+	golden(t, "extract.golden.ndjson", root, res.Recs)
 }
 
 // golden compares records with a golden file, with the fixture's temporary
 // root replaced by $ROOT.
 func golden(t *testing.T, name, root string, recs []*schema.Record) {
 	t.Helper()
-	var buf []byte
-	for _, r := range recs {
-		buf = schema.AppendRecord(buf, r)
-		buf = append(buf, '\n')
-	}
-	got := bytes.ReplaceAll(buf, []byte(filepath.Dir(root)), []byte("$ROOT"))
-	path := filepath.Join("..", "..", "testdata", "claude", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("%s differs at line %d:\n got: %.400s\nwant: %.400s\n(go test -update rewrites it)", name, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%s: %d lines, want %d", name, len(gl), len(wl))
-	}
+	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(filepath.Dir(root)), []byte("$ROOT"))
+	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "claude", name), got, *update)
 }
 
 func commit(st *extract.State, recs []*schema.Record) {
@@ -261,15 +188,15 @@ func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.recs)
+	commit(st, first.Recs)
 
 	// Nothing changed: nothing is read.
 	again := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	if n := len(again.recs); n != 0 || again.stats.Unchanged.Load() != 7 {
-		for _, r := range again.recs {
+	if n := len(again.Recs); n != 0 || again.Stats.Unchanged.Load() != 7 {
+		for _, r := range again.Recs {
 			t.Logf("%s %+v", r.Kind, r.Source)
 		}
-		t.Fatalf("unchanged run emitted %d records, %d files unchanged", n, again.stats.Unchanged.Load())
+		t.Fatalf("unchanged run emitted %d records, %d files unchanged", n, again.Stats.Unchanged.Load())
 	}
 
 	// Session 2's half-written line is completed and a line appended: the
@@ -284,7 +211,7 @@ func TestIncremental(t *testing.T) {
 	f.Close()
 	inc := runExtract(t, extract.Options{Roots: []string{root}, State: st})
 	var natives []string
-	for _, r := range inc.recs {
+	for _, r := range inc.Recs {
 		if r.Kind == schema.KindMessage {
 			natives = append(natives, r.Text)
 			if r.Source.Line < 1 {
@@ -297,25 +224,25 @@ func TestIncremental(t *testing.T) {
 	if len(natives) == 0 || natives[len(natives)-1] != "Done." || natives[len(natives)-2] != "still typing" {
 		t.Fatalf("incremental texts %q", natives)
 	}
-	if len(inc.skips) != 1 || inc.skips[0].Line != 5 {
-		t.Fatalf("skips %v", inc.skips)
+	if len(inc.Skips) != 1 || inc.Skips[0].Line != 5 {
+		t.Fatalf("skips %v", inc.Skips)
 	}
-	last := inc.recs[len(inc.recs)-1]
+	last := inc.Recs[len(inc.Recs)-1]
 	// The completed line is a new prompt: the next run resumes there.
 	if last.Kind != schema.KindCheckpoint || last.Checkpoint.Lines != 7 || last.Checkpoint.Resume == 0 || last.Checkpoint.Size != last.Checkpoint.Seen {
 		t.Fatalf("checkpoint %+v", last.Checkpoint)
 	}
-	commit(st, inc.recs)
+	commit(st, inc.Recs)
 
 	// A shrunk file is read again from the start.
 	p3 := filepath.Join(root, "projects", "-home-dev-webapp", s3+".jsonl")
 	b, _ := os.ReadFile(p3)
 	os.WriteFile(p3, b[:bytes.IndexByte(b, '\n')+1], 0o644)
 	shr := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	if n := len(find(shr.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })); n != 1 {
+	if n := len(find(shr.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })); n != 1 {
 		t.Fatalf("shrunk file: %d messages", n)
 	}
-	commit(st, shr.recs)
+	commit(st, shr.Recs)
 
 	// A file replaced by another of the same size and time is read again.
 	rep := bytes.Replace(b[:bytes.IndexByte(b, '\n')+1], []byte("redirects forever"), []byte("REDIRECTS FOREVER"), 1)
@@ -323,7 +250,7 @@ func TestIncremental(t *testing.T) {
 	fi, _ := os.Stat(p3)
 	os.Chtimes(p3, fi.ModTime(), fi.ModTime())
 	rr := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	msgs := find(rr.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
+	msgs := find(rr.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
 	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "REDIRECTS") {
 		t.Fatalf("replaced file: %+v", msgs)
 	}
@@ -333,12 +260,12 @@ func TestSince(t *testing.T) {
 	root := fixture(t)
 	since := time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC)
 	res := runExtract(t, extract.Options{Roots: []string{root}, Since: since})
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if r.Kind != schema.KindCheckpoint && r.Kind != schema.KindSession && r.TS.Before(since) {
 			t.Fatalf("record older than --since: %s %v", r.ID, r.TS)
 		}
 	}
-	if len(find(res.recs, func(r *schema.Record) bool { return r.SessionID == s2 && r.Kind == schema.KindMessage })) == 0 {
+	if len(find(res.Recs, func(r *schema.Record) bool { return r.SessionID == s2 && r.Kind == schema.KindMessage })) == 0 {
 		t.Fatal("newer records were dropped")
 	}
 }
@@ -346,37 +273,30 @@ func TestSince(t *testing.T) {
 func TestDefaultRoots(t *testing.T) {
 	home := filepath.Dir(fixture(t))
 	res := runExtract(t, extract.Options{Home: home})
-	if len(res.recs) == 0 {
+	if len(res.Recs) == 0 {
 		t.Fatal("~/.claude/projects not discovered")
 	}
 	env := map[string]string{"CLAUDE_CONFIG_DIR": filepath.Join(t.TempDir(), "none") + "," + filepath.Join(home, ".claude")}
 	res2 := runExtract(t, extract.Options{Home: "/nonexistent", Env: func(k string) string { return env[k] }})
-	if len(res2.recs) != len(res.recs) {
-		t.Fatalf("CLAUDE_CONFIG_DIR: %d records, want %d", len(res2.recs), len(res.recs))
+	if len(res2.Recs) != len(res.Recs) {
+		t.Fatalf("CLAUDE_CONFIG_DIR: %d records, want %d", len(res2.Recs), len(res.Recs))
 	}
 }
 
 // corpusDir is the shared corpus of real files; tests that need it skip
 // without it.
 func corpusDir(t *testing.T) string {
-	dir := filepath.Join("..", "..", "..", "shared", "corpus", "claude")
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		dir = filepath.Join(d, "claude")
-	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		t.Skip("../shared/corpus/claude is absent: the real-file corpus tests need it")
-	}
-	return dir
+	return extracttest.CorpusDir(t, "claude")
 }
 
 func TestCorpusEveryLine(t *testing.T) {
 	dir := corpusDir(t)
 	res := runExtract(t, extract.Options{Roots: []string{dir}})
-	if len(res.skips) != 0 {
-		t.Fatalf("skipped lines in the corpus: %v", res.skips)
+	if len(res.Skips) != 0 {
+		t.Fatalf("skipped lines in the corpus: %v", res.Skips)
 	}
 	perFile := map[string]int{}
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if r.Kind == schema.KindRaw {
 			perFile[r.Source.Path]++
 		}

@@ -2,17 +2,17 @@ package cline
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/extract/extracttest"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -39,27 +39,7 @@ func fixture(t *testing.T) string {
 	src := filepath.Join("..", "..", "testdata", "cline", "home")
 	dst := t.TempDir()
 	mtime := time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC)
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(out, b, 0o644); err != nil {
-			return err
-		}
-		return os.Chtimes(out, mtime, mtime)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	extracttest.CopyTree(t, src, dst, mtime)
 	return dst
 }
 
@@ -75,48 +55,14 @@ func taskDirOf(home, id string) string {
 	return filepath.Join(home, ".cline", "data", "tasks", id)
 }
 
-type result struct {
-	recs  []*schema.Record
-	skips []*schema.BadInput
-	stats *extract.Stats
-}
+type result = extracttest.Result
 
 func runExtract(t *testing.T, opt extract.Options) result {
 	t.Helper()
-	var res result
-	res.stats = &extract.Stats{}
-	opt.Stats = res.stats
-	opt.Now = func() time.Time { return fixedNow }
-	opt.User, opt.Machine = "dev", "box"
-	opt.OnSkip = func(b *schema.BadInput) error { res.skips = append(res.skips, b); return nil }
-	err := Adapter{}.Extract(context.Background(), opt, func(r *schema.Record) error {
-		// Round-trip every record through the wire format, as a pipe would.
-		enc := schema.AppendRecord(nil, r)
-		var got schema.Record
-		if err := schema.Unmarshal(enc, &got); err != nil {
-			t.Fatalf("record does not round-trip: %v\n%s", err, enc)
-		}
-		if !bytes.Equal(schema.AppendRecord(nil, &got), enc) {
-			t.Fatalf("record is not a fixed point of the wire format:\n%s", enc)
-		}
-		res.recs = append(res.recs, &got)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return extracttest.Run(t, Adapter{}, opt)
 }
 
-func find(recs []*schema.Record, pred func(*schema.Record) bool) []*schema.Record {
-	var out []*schema.Record
-	for _, r := range recs {
-		if pred(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+var find = extracttest.Find
 
 func messagesOf(recs []*schema.Record, session string) []*schema.Record {
 	return find(recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == session })
@@ -180,20 +126,20 @@ func checkStream(t *testing.T, recs []*schema.Record) {
 func TestFixture(t *testing.T) {
 	home := fixture(t)
 	res := runExtract(t, extract.Options{Home: home})
-	checkStream(t, res.recs)
+	checkStream(t, res.Recs)
 
 	// The broken api file is reported once, at the element where its JSON
 	// breaks; the half-written ui file is not an error, only left for later.
-	if len(res.skips) != 1 || !strings.HasSuffix(res.skips[0].Path, filepath.Join(taskD, apiFile)) || res.skips[0].Key != apiFile+"[3]" {
-		t.Fatalf("skips: %v", res.skips)
+	if len(res.Skips) != 1 || !strings.HasSuffix(res.Skips[0].Path, filepath.Join(taskD, apiFile)) || res.Skips[0].Key != apiFile+"[3]" {
+		t.Fatalf("skips: %v", res.Skips)
 	}
-	if !strings.Contains(res.skips[0].Error(), apiFile+":"+apiFile+"[3]: invalid JSON") {
-		t.Fatalf("diagnostic %q", res.skips[0].Error())
+	if !strings.Contains(res.Skips[0].Error(), apiFile+":"+apiFile+"[3]: invalid JSON") {
+		t.Fatalf("diagnostic %q", res.Skips[0].Error())
 	}
-	if got := res.stats.Partial.Load(); got != 1 {
+	if got := res.Stats.Partial.Load(); got != 1 {
 		t.Fatalf("partial files %d", got)
 	}
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if r.Source != nil && (strings.Contains(r.Source.Path, "taskHistory") || strings.Contains(r.Source.Path, "focus_chain")) {
 			t.Fatalf("read %s, which is not a history file", r.Source.Path)
 		}
@@ -201,7 +147,7 @@ func TestFixture(t *testing.T) {
 
 	// One raw record per element of every file.
 	perFile := map[string]int{}
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if r.Kind == schema.KindRaw {
 			rel, _ := filepath.Rel(home, r.Source.Path)
 			perFile[filepath.Base(filepath.Dir(rel))+"/"+filepath.Base(rel)]++
@@ -223,12 +169,12 @@ func TestFixture(t *testing.T) {
 		t.Errorf("raw records per file: %v", perFile)
 	}
 
-	t.Run("cline", func(t *testing.T) { checkTaskA(t, res.recs) })
-	t.Run("roo", func(t *testing.T) { checkTaskB(t, home, res.recs) })
-	t.Run("kilo", func(t *testing.T) { checkTaskC(t, res.recs) })
-	t.Run("malformed", func(t *testing.T) { checkTaskD(t, res.recs) })
-	t.Run("orphan", func(t *testing.T) { checkTaskE(t, res.recs) })
-	golden(t, "extract.golden.ndjson", home, res.recs)
+	t.Run("cline", func(t *testing.T) { checkTaskA(t, res.Recs) })
+	t.Run("roo", func(t *testing.T) { checkTaskB(t, home, res.Recs) })
+	t.Run("kilo", func(t *testing.T) { checkTaskC(t, res.Recs) })
+	t.Run("malformed", func(t *testing.T) { checkTaskD(t, res.Recs) })
+	t.Run("orphan", func(t *testing.T) { checkTaskE(t, res.Recs) })
+	golden(t, "extract.golden.ndjson", home, res.Recs)
 }
 
 func checkTaskA(t *testing.T, recs []*schema.Record) {
@@ -444,31 +390,8 @@ func checkTaskE(t *testing.T, recs []*schema.Record) {
 // root replaced by $ROOT.
 func golden(t *testing.T, name, root string, recs []*schema.Record) {
 	t.Helper()
-	var buf []byte
-	for _, r := range recs {
-		buf = schema.AppendRecord(buf, r)
-		buf = append(buf, '\n')
-	}
-	got := bytes.ReplaceAll(buf, []byte(root), []byte("$ROOT"))
-	path := filepath.Join("..", "..", "testdata", "cline", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("%s differs at line %d:\n got: %.400s\nwant: %.400s\n(go test -update rewrites it)", name, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%s: %d lines, want %d", name, len(gl), len(wl))
-	}
+	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(root), []byte("$ROOT"))
+	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "cline", name), got, *update)
 }
 
 // normalized runs records through pos-normalize in-process.
@@ -489,7 +412,7 @@ func normalized(t *testing.T, recs []*schema.Record) []*schema.Record {
 
 func TestNormalized(t *testing.T) {
 	res := runExtract(t, extract.Options{Home: fixture(t)})
-	out := normalized(t, res.recs)
+	out := normalized(t, res.Recs)
 	exchanges := map[string]int{}
 	for _, r := range out {
 		if r.Kind == schema.KindExchange {
@@ -525,16 +448,16 @@ func TestIncremental(t *testing.T) {
 	home := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Home: home, State: st})
-	commit(st, first.recs)
-	if n := len(find(first.recs, func(r *schema.Record) bool { return r.Kind == schema.KindCheckpoint })); n != 11 {
+	commit(st, first.Recs)
+	if n := len(find(first.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindCheckpoint })); n != 11 {
 		t.Fatalf("%d checkpoints, want one per file (11)", n)
 	}
 
 	// Nothing changed: nothing is read, and the broken file is not
 	// reported again.
 	again := runExtract(t, extract.Options{Home: home, State: st})
-	if len(again.recs) != 0 || len(again.skips) != 0 || again.stats.Unchanged.Load() != 11 {
-		t.Fatalf("unchanged run: %d records, %d skips, %d unchanged files", len(again.recs), len(again.skips), again.stats.Unchanged.Load())
+	if len(again.Recs) != 0 || len(again.Skips) != 0 || again.Stats.Unchanged.Load() != 11 {
+		t.Fatalf("unchanged run: %d records, %d skips, %d unchanged files", len(again.Recs), len(again.Skips), again.Stats.Unchanged.Load())
 	}
 
 	// Cline rewrites the ui file of task A (a row appended): the whole task
@@ -547,7 +470,7 @@ func TestIncremental(t *testing.T) {
 		t.Fatal(err)
 	}
 	inc := runExtract(t, extract.Options{Home: home, State: st})
-	checkStream(t, inc.recs)
+	checkStream(t, inc.Recs)
 	ids := func(recs []*schema.Record, kind schema.Kind) []string {
 		var out []string
 		for _, r := range recs {
@@ -557,34 +480,34 @@ func TestIncremental(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := ids(inc.recs, schema.KindMessage), ids(first.recs, schema.KindMessage); !slices.Equal(got, want) {
+	if got, want := ids(inc.Recs, schema.KindMessage), ids(first.Recs, schema.KindMessage); !slices.Equal(got, want) {
 		t.Fatalf("re-read message ids differ:\n%v\n%v", got, want)
 	}
-	if raws := ids(inc.recs, schema.KindRaw); len(raws) != 8+21+1 {
+	if raws := ids(inc.Recs, schema.KindRaw); len(raws) != 8+21+1 {
 		t.Fatalf("%d raw records re-read, want every element of the task's files", len(raws))
 	}
-	for _, r := range inc.recs {
+	for _, r := range inc.Recs {
 		if r.SessionID != taskA && r.Kind != schema.KindCheckpoint {
 			t.Fatalf("an unchanged task was read: %+v", r)
 		}
 	}
-	cps := find(inc.recs, func(r *schema.Record) bool { return r.Kind == schema.KindCheckpoint })
-	if len(cps) != 3 || inc.stats.Unchanged.Load() != 8 || inc.stats.Files.Load() != 3 {
-		t.Fatalf("%d checkpoints, %d unchanged", len(cps), inc.stats.Unchanged.Load())
+	cps := find(inc.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindCheckpoint })
+	if len(cps) != 3 || inc.Stats.Unchanged.Load() != 8 || inc.Stats.Files.Load() != 3 {
+		t.Fatalf("%d checkpoints, %d unchanged", len(cps), inc.Stats.Unchanged.Load())
 	}
 	for _, c := range cps {
 		if c.Checkpoint.Resume != 0 || c.Checkpoint.Size != c.Checkpoint.Seen {
 			t.Fatalf("checkpoint %+v", c.Checkpoint)
 		}
 	}
-	commit(st, inc.recs)
+	commit(st, inc.Recs)
 
 	// The half-written ui file of task D is completed: it is read again.
 	ud := filepath.Join(taskDirOf(home, taskD), uiFile)
 	os.WriteFile(ud, []byte(`[{"ts":1772730000000,"type":"say","say":"text","text":"Say hello","conversationHistoryIndex":-1},{"ts":1772730000500,"type":"say","say":"api_req_started","text":"{}","conversationHistoryIndex":-1}]`), 0o644)
 	done := runExtract(t, extract.Options{Home: home, State: st})
-	if n := len(find(done.recs, func(r *schema.Record) bool { return r.Kind == schema.KindRaw && r.Source.Path == ud })); n != 2 || done.stats.Partial.Load() != 0 {
-		t.Fatalf("completed file: %d rows, %d partial", n, done.stats.Partial.Load())
+	if n := len(find(done.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindRaw && r.Source.Path == ud })); n != 2 || done.Stats.Partial.Load() != 0 {
+		t.Fatalf("completed file: %d rows, %d partial", n, done.Stats.Partial.Load())
 	}
 }
 
@@ -592,12 +515,12 @@ func TestSince(t *testing.T) {
 	home := fixture(t)
 	since := ms(1772710000000) // task B's start
 	res := runExtract(t, extract.Options{Home: home, Since: since})
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if (r.Kind == schema.KindMessage || r.Kind == schema.KindRaw) && r.TS.Before(since) {
 			t.Fatalf("record older than --since: %s %v", r.ID, r.TS)
 		}
 	}
-	if len(messagesOf(res.recs, taskA)) != 0 || len(messagesOf(res.recs, taskB)) == 0 {
+	if len(messagesOf(res.Recs, taskA)) != 0 || len(messagesOf(res.Recs, taskB)) == 0 {
 		t.Fatal("--since kept old messages or dropped newer ones")
 	}
 }
@@ -607,7 +530,7 @@ func TestRoots(t *testing.T) {
 	dir := taskDirOf(home, taskA)
 	sessions := func(res result) []string {
 		var out []string
-		for _, r := range res.recs {
+		for _, r := range res.Recs {
 			if r.Kind == schema.KindSession {
 				out = append(out, r.SessionID)
 			}
@@ -617,7 +540,7 @@ func TestRoots(t *testing.T) {
 	// A single file stands for its task; a task folder; a tasks folder.
 	for _, root := range []string{filepath.Join(dir, apiFile), dir} {
 		res := runExtract(t, extract.Options{Roots: []string{root}})
-		if got := sessions(res); !slices.Equal(got, []string{taskA}) || len(messagesOf(res.recs, taskA)) != 9 {
+		if got := sessions(res); !slices.Equal(got, []string{taskA}) || len(messagesOf(res.Recs, taskA)) != 9 {
 			t.Fatalf("root %s: sessions %v", root, got)
 		}
 	}

@@ -2,13 +2,14 @@ package cline
 
 import (
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pos-lake/pos/extract/extracttest"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -17,14 +18,7 @@ import (
 // corpusDir is the shared corpus of real files ($POS_CORPUS/cline, else
 // ../shared/corpus/cline); tests that need it skip without it.
 func corpusDir(t testing.TB) string {
-	dir := filepath.Join("..", "..", "..", "shared", "corpus", "cline")
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		dir = filepath.Join(d, "cline")
-	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		t.Skip("the corpus is absent (../shared/corpus/cline or $POS_CORPUS/cline): the real-file tests need it")
-	}
-	return dir
+	return extracttest.CorpusDir(t, "cline")
 }
 
 // independent is what encoding/json alone says about a task's files: the
@@ -81,9 +75,9 @@ func countIndependently(t *testing.T, files []extract.SourceFile) independent {
 func TestCorpus(t *testing.T) {
 	dir := corpusDir(t)
 	res := runExtract(t, extract.Options{Roots: []string{dir}})
-	checkStream(t, res.recs)
-	if len(res.skips) != 0 || res.stats.Partial.Load() != 0 {
-		t.Fatalf("skipped %v, %d partial files", res.skips, res.stats.Partial.Load())
+	checkStream(t, res.Recs)
+	if len(res.Skips) != 0 || res.Stats.Partial.Load() != 0 {
+		t.Fatalf("skipped %v, %d partial files", res.Skips, res.Stats.Partial.Load())
 	}
 	files, err := extract.Walk([]string{dir}, func(p string, _ fs.DirEntry) bool { return isTaskFile(filepath.Base(p)) })
 	if err != nil {
@@ -97,7 +91,7 @@ func TestCorpus(t *testing.T) {
 	// Every element of every file is one raw record; the messages of each
 	// file are those its elements make.
 	raws, msgs := map[string]int{}, map[string]int{}
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		switch r.Kind {
 		case schema.KindRaw:
 			raws[r.Source.Path]++
@@ -127,7 +121,7 @@ func TestCorpus(t *testing.T) {
 
 	// Through pos-normalize: messages, exchanges and the token sums of the
 	// session rollups equal the ui's api_req_started rows summed apart.
-	out := normalized(t, res.recs)
+	out := normalized(t, res.Recs)
 	type counts struct {
 		messages, exchanges int
 		usage               schema.Usage
@@ -185,12 +179,12 @@ func TestCorpus(t *testing.T) {
 	// The real task: its place, model, version and times. Its 34
 	// files_in_context entries name 29 files once resolved (Cline lists a
 	// file again when it is read or edited by another path).
-	s, meta := sessionOf(t, res.recs, "1769064454592")
+	s, meta := sessionOf(t, res.Recs, "1769064454592")
 	if s.Project != "/workspaces/Online-Card-Architecture" || meta["version"] != "3.51.0" || meta["model"] != "claude-opus-4-5-20251101" ||
 		meta["fork"] != "cline" || len(s.Files) != 29 || !strings.HasPrefix(s.Title, "You have been given a Dockerized codebase") {
 		t.Fatalf("gmfstu session: %+v %v", s, meta)
 	}
-	m := messagesOf(res.recs, "1769064454592")
+	m := messagesOf(res.Recs, "1769064454592")
 	for i, r := range m {
 		if r.TSPrecision != schema.PrecisionDerived || (i > 0 && r.TS.Before(m[i-1].TS)) {
 			t.Fatalf("message %d: %s at %v (previous %v)", i, r.TSPrecision, r.TS, m[i-1].TS)

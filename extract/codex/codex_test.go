@@ -3,9 +3,7 @@ package codex
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"io/fs"
 	"os"
@@ -13,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/extract/extracttest"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -37,68 +37,18 @@ func fixture(t *testing.T) string {
 	src := filepath.Join("..", "..", "testdata", "codex", "home")
 	dst := t.TempDir()
 	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(out, b, 0o644); err != nil {
-			return err
-		}
-		return os.Chtimes(out, mtime, mtime)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	extracttest.CopyTree(t, src, dst, mtime)
 	return filepath.Join(dst, ".codex")
 }
 
-type result struct {
-	recs  []*schema.Record
-	skips []*schema.BadInput
-	stats *extract.Stats
-}
+type result = extracttest.Result
 
 func runExtract(t *testing.T, opt extract.Options) result {
 	t.Helper()
-	var res result
-	res.stats = &extract.Stats{}
-	opt.Stats = res.stats
-	opt.Now = func() time.Time { return fixedNow }
-	opt.User, opt.Machine = "dev", "box"
-	opt.OnSkip = func(b *schema.BadInput) error { res.skips = append(res.skips, b); return nil }
-	err := Adapter{}.Extract(context.Background(), opt, func(r *schema.Record) error {
-		// Round-trip every record through the wire format, as a pipe would.
-		var got schema.Record
-		if err := schema.Unmarshal(schema.AppendRecord(nil, r), &got); err != nil {
-			t.Fatalf("record does not round-trip: %v", err)
-		}
-		res.recs = append(res.recs, &got)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return extracttest.Run(t, Adapter{}, opt)
 }
 
-func find(recs []*schema.Record, pred func(*schema.Record) bool) []*schema.Record {
-	var out []*schema.Record
-	for _, r := range recs {
-		if pred(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+var find = extracttest.Find
 
 func messages(recs []*schema.Record) []*schema.Record {
 	return find(recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
@@ -133,17 +83,17 @@ func TestFixture(t *testing.T) {
 
 	// The malformed line is reported with its file and line; the half-written
 	// last line is only left for later.
-	if len(res.skips) != 1 || !strings.Contains(res.skips[0].Path, sA) || res.skips[0].Line != 30 ||
-		!strings.Contains(res.skips[0].Error(), ".jsonl:30: invalid JSON") {
-		t.Fatalf("skips: %v", res.skips)
+	if len(res.Skips) != 1 || !strings.Contains(res.Skips[0].Path, sA) || res.Skips[0].Line != 30 ||
+		!strings.Contains(res.Skips[0].Error(), ".jsonl:30: invalid JSON") {
+		t.Fatalf("skips: %v", res.Skips)
 	}
-	if got := res.stats.Partial.Load(); got != 1 {
+	if got := res.Stats.Partial.Load(); got != 1 {
 		t.Fatalf("partial lines %d", got)
 	}
 	// Every complete line of every rollout (not history.jsonl) is one raw
 	// record; a message comes right after its line's raw record.
 	lines := 0
-	for i, r := range res.recs {
+	for i, r := range res.Recs {
 		if r.Source != nil && strings.HasSuffix(r.Source.Path, "history.jsonl") {
 			t.Fatal("read history.jsonl, which is not a rollout")
 		}
@@ -154,7 +104,7 @@ func TestFixture(t *testing.T) {
 				t.Fatalf("raw record without raw or provenance: %+v", r)
 			}
 		case schema.KindMessage:
-			if len(r.Raw) > 0 || i == 0 || res.recs[i-1].Kind != schema.KindRaw || *res.recs[i-1].Source != *r.Source {
+			if len(r.Raw) > 0 || i == 0 || res.Recs[i-1].Kind != schema.KindRaw || *res.Recs[i-1].Source != *r.Source {
 				t.Fatalf("message %s does not follow its line's raw record", r.ID)
 			}
 		}
@@ -164,21 +114,21 @@ func TestFixture(t *testing.T) {
 	}
 
 	// One text stream: the event copies of prompts and answers are raw only.
-	for _, r := range messages(res.recs) {
+	for _, r := range messages(res.Recs) {
 		if strings.HasPrefix(r.NativeType, "event_msg/user_message") || strings.HasPrefix(r.NativeType, "event_msg/agent_") {
 			t.Fatalf("message from an event copy: %+v", r)
 		}
 	}
 	// Prompts: those a user_message event confirms; injected context and
 	// developer messages are system.
-	if r := at(t, res.recs, sA, 2); r.Role != schema.RoleSystem || r.ContentType != schema.ContentMeta {
+	if r := at(t, res.Recs, sA, 2); r.Role != schema.RoleSystem || r.ContentType != schema.ContentMeta {
 		t.Fatalf("developer message: %+v", r)
 	}
-	if r := at(t, res.recs, sA, 3); r.Role != schema.RoleSystem || r.ContentType != schema.ContentMeta {
+	if r := at(t, res.Recs, sA, 3); r.Role != schema.RoleSystem || r.ContentType != schema.ContentMeta {
 		t.Fatalf("environment context: %+v", r)
 	}
 	var prompts []string
-	for _, r := range messages(res.recs) {
+	for _, r := range messages(res.Recs) {
 		if r.Role == schema.RoleUser && r.ContentType == schema.ContentText {
 			prompts = append(prompts, r.Text)
 		}
@@ -189,7 +139,7 @@ func TestFixture(t *testing.T) {
 	}
 	// One request's items share a native id (pos-normalize merges them),
 	// carry the turn's model, and its usage once, on the last item.
-	think, say, call := at(t, res.recs, sA, 10), at(t, res.recs, sA, 12), at(t, res.recs, sA, 13)
+	think, say, call := at(t, res.Recs, sA, 10), at(t, res.Recs, sA, 12), at(t, res.Recs, sA, 13)
 	if think.Thinking != "Planning the endpoint" || think.ContentType != schema.ContentThinking || say.Text != "I'll look at the router first." ||
 		think.NativeID != say.NativeID || say.NativeID != call.NativeID || call.Model != "gpt-5.3-codex" {
 		t.Fatalf("request items: %+v %+v %+v", think, say, call)
@@ -201,12 +151,12 @@ func TestFixture(t *testing.T) {
 		t.Fatalf("function call: %+v", call.Tools)
 	}
 	// Outputs are paired with their calls by call_id.
-	out := at(t, res.recs, sA, 15)
+	out := at(t, res.Recs, sA, 15)
 	if out.Role != schema.RoleTool || out.Tools[0].Name != "exec_command" || out.Tools[0].CallID != "call_1" || out.Tools[0].IsError ||
 		!strings.Contains(out.Tools[0].Output, "router.go") || out.ParentID != call.ID {
 		t.Fatalf("function output: %+v", out)
 	}
-	patch, patchOut := at(t, res.recs, sA, 19), at(t, res.recs, sA, 21)
+	patch, patchOut := at(t, res.Recs, sA, 19), at(t, res.Recs, sA, 21)
 	if patch.Tools[0].Name != "apply_patch" || len(patch.Files) != 1 || patch.Files[0] != "/home/dev/api/health.go" ||
 		*patch.Usage != (schema.Usage{Input: 200, Output: 70, CacheRead: 1000}) {
 		t.Fatalf("custom tool call: %+v %+v", patch, patch.Usage)
@@ -214,65 +164,65 @@ func TestFixture(t *testing.T) {
 	if !patchOut.Tools[0].IsError || patchOut.Tools[0].Name != "apply_patch" || !strings.HasPrefix(patchOut.Tools[0].Output, "apply_patch verification failed") {
 		t.Fatalf("custom tool output: %+v", patchOut.Tools)
 	}
-	if r := at(t, res.recs, sA, 22); r.Tools[0].Name != "web_search" || !strings.Contains(string(r.Tools[0].Input), "health check") {
+	if r := at(t, res.Recs, sA, 22); r.Tools[0].Name != "web_search" || !strings.Contains(string(r.Tools[0].Input), "health check") {
 		t.Fatalf("web search: %+v", r.Tools)
 	}
-	if r := at(t, res.recs, sA, 26); r.ContentType != schema.ContentCompactBoundary {
+	if r := at(t, res.Recs, sA, 26); r.ContentType != schema.ContentCompactBoundary {
 		t.Fatalf("context_compacted: %+v", r)
 	}
-	if r := at(t, res.recs, sA, 27); r.ContentType != schema.ContentCompactSummary || r.Text != "Summary: the API gained a /health endpoint." {
+	if r := at(t, res.Recs, sA, 27); r.ContentType != schema.ContentCompactSummary || r.Text != "Summary: the API gained a /health endpoint." {
 		t.Fatalf("compacted: %+v", r)
 	}
-	future := find(res.recs, func(r *schema.Record) bool { return r.NativeType == "a_future_line_type" })
+	future := find(res.Recs, func(r *schema.Record) bool { return r.NativeType == "a_future_line_type" })
 	if len(future) != 1 || future[0].Kind != schema.KindRaw || future[0].SessionID != sA {
 		t.Fatalf("unknown line type not kept raw: %+v", future)
 	}
 	// The second turn's model, shell-wrapped apply_patch files, content-item
 	// output, an interrupted turn.
-	if r := at(t, res.recs, sA, 34); r.Model != "gpt-5.4-codex" || len(r.Files) != 1 || r.Files[0] != "/home/dev/api/health_test.go" {
+	if r := at(t, res.Recs, sA, 34); r.Model != "gpt-5.4-codex" || len(r.Files) != 1 || r.Files[0] != "/home/dev/api/health_test.go" {
 		t.Fatalf("turn 2 call: %+v", r)
 	}
-	if r := at(t, res.recs, sA, 36); r.Tools[0].IsError || !strings.HasPrefix(r.Tools[0].Output, "Process exited with code 0") {
+	if r := at(t, res.Recs, sA, 36); r.Tools[0].IsError || !strings.HasPrefix(r.Tools[0].Output, "Process exited with code 0") {
 		t.Fatalf("content-item output: %+v", r.Tools)
 	}
-	if r := at(t, res.recs, sA, 37); r.ContentType != schema.ContentInterrupt || r.Text != "turn aborted: interrupted" {
+	if r := at(t, res.Recs, sA, 37); r.ContentType != schema.ContentInterrupt || r.Text != "turn aborted: interrupted" {
 		t.Fatalf("turn aborted: %+v", r)
 	}
 	// Token usage: the re-emitted total (line 17) adds nothing, so the
 	// session's usage is its last total, uncached input apart from cached.
-	if u := sumUsage(res.recs, func(r *schema.Record) bool { return r.SessionID == sA && r.Agent == nil }); u != (schema.Usage{Input: 1000, Output: 300, CacheRead: 4000}) {
+	if u := sumUsage(res.Recs, func(r *schema.Record) bool { return r.SessionID == sA && r.Agent == nil }); u != (schema.Usage{Input: 1000, Output: 300, CacheRead: 4000}) {
 		t.Fatalf("session A usage %+v", u)
 	}
 	// The fork: the copied history is raw only and its counts only set the
 	// baseline, so the fork's own request counts 4700-3500 input tokens.
-	forkMsgs := find(messages(res.recs), func(r *schema.Record) bool { return r.SessionID == sB })
+	forkMsgs := find(messages(res.Recs), func(r *schema.Record) bool { return r.SessionID == sB })
 	if len(forkMsgs) != 2 || forkMsgs[0].Text != "Try a middleware-based approach instead." || forkMsgs[1].Text != "Switched to a middleware." {
 		t.Fatalf("fork messages: %+v", forkMsgs)
 	}
 	if u := *forkMsgs[1].Usage; u != (schema.Usage{Input: 300, Output: 60, CacheRead: 900}) {
 		t.Fatalf("fork usage %+v", u)
 	}
-	if n := len(find(res.recs, func(r *schema.Record) bool { return r.SessionID == sB && string(r.Meta) == `{"replayed":true}` })); n != 8 {
+	if n := len(find(res.Recs, func(r *schema.Record) bool { return r.SessionID == sB && string(r.Meta) == `{"replayed":true}` })); n != 8 {
 		t.Fatalf("%d replayed lines, want 8", n)
 	}
 	// The spawned subagent is a sidechain thread of its parent's session.
-	sub := find(messages(res.recs), func(r *schema.Record) bool { return r.Agent != nil })
+	sub := find(messages(res.Recs), func(r *schema.Record) bool { return r.Agent != nil })
 	if len(sub) != 2 || sub[0].SessionID != sA || sub[0].Agent.ID != sC || sub[0].Agent.Type != "explorer" || !sub[0].Agent.Sidechain ||
 		sub[1].Model != "gpt-5.3-codex-mini" || *sub[1].Usage != (schema.Usage{Input: 400, Output: 30}) {
 		t.Fatalf("subagent: %+v", sub)
 	}
 	// The legacy rollout: bare items, no events; the text decides prompts.
-	if r := at(t, res.recs, sD, 3); r.Role != schema.RoleSystem {
+	if r := at(t, res.Recs, sD, 3); r.Role != schema.RoleSystem {
 		t.Fatalf("legacy user instructions: %+v", r)
 	}
-	if r := at(t, res.recs, sD, 7); r.Tools[0].IsError || r.Tools[0].Output != "ok\n" || r.Tools[0].Name != "shell" {
+	if r := at(t, res.Recs, sD, 7); r.Tools[0].IsError || r.Tools[0].Output != "ok\n" || r.Tools[0].Name != "shell" {
 		t.Fatalf("legacy output: %+v", r.Tools)
 	}
-	if r := at(t, res.recs, sD, 4); r.TSPrecision != schema.PrecisionDerived || r.SessionID != sD {
+	if r := at(t, res.Recs, sD, 4); r.TSPrecision != schema.PrecisionDerived || r.SessionID != sD {
 		t.Fatalf("legacy prompt: %+v", r)
 	}
 	// Session records: cwd as project, model, CLI version and origin.
-	sess := find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindSession })
+	sess := find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindSession })
 	if len(sess) != 3 {
 		t.Fatalf("%d session records, want 3 (none for the subagent)", len(sess))
 	}
@@ -285,38 +235,15 @@ func TestFixture(t *testing.T) {
 			t.Fatalf("session A: %+v %s", s, s.Meta)
 		}
 	}
-	golden(t, "extract.golden.ndjson", root, res.recs)
+	golden(t, "extract.golden.ndjson", root, res.Recs)
 }
 
 // golden compares records with a golden file, with the fixture's temporary
 // root replaced by $ROOT.
 func golden(t *testing.T, name, root string, recs []*schema.Record) {
 	t.Helper()
-	var buf []byte
-	for _, r := range recs {
-		buf = schema.AppendRecord(buf, r)
-		buf = append(buf, '\n')
-	}
-	got := bytes.ReplaceAll(buf, []byte(filepath.Dir(root)), []byte("$ROOT"))
-	path := filepath.Join("..", "..", "testdata", "codex", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("%s differs at line %d:\n got: %.400s\nwant: %.400s\n(go test -update rewrites it)", name, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%s: %d lines, want %d", name, len(gl), len(wl))
-	}
+	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(filepath.Dir(root)), []byte("$ROOT"))
+	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "codex", name), got, *update)
 }
 
 func commit(st *extract.State, recs []*schema.Record) {
@@ -331,9 +258,9 @@ func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.recs)
+	commit(st, first.Recs)
 	var cpA *schema.Checkpoint
-	for _, r := range first.recs {
+	for _, r := range first.Recs {
 		if r.Kind == schema.KindCheckpoint && strings.Contains(r.Checkpoint.Path, sA) {
 			cpA = r.Checkpoint
 		}
@@ -345,8 +272,8 @@ func TestIncremental(t *testing.T) {
 	}
 
 	again := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	if len(again.recs) != 0 || again.stats.Unchanged.Load() != 4 {
-		t.Fatalf("unchanged run emitted %d records, %d files unchanged", len(again.recs), again.stats.Unchanged.Load())
+	if len(again.Recs) != 0 || again.Stats.Unchanged.Load() != 4 {
+		t.Fatalf("unchanged run emitted %d records, %d files unchanged", len(again.Recs), again.Stats.Unchanged.Load())
 	}
 
 	// The half-written prompt is finished and answered.
@@ -361,7 +288,7 @@ func TestIncremental(t *testing.T) {
 	f.WriteString(`{"timestamp":"2026-03-01T10:00:42.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":6000,"cached_input_tokens":4800,"output_tokens":350,"reasoning_output_tokens":70,"total_tokens":6350},"last_token_usage":{"input_tokens":1000,"cached_input_tokens":800,"output_tokens":50,"reasoning_output_tokens":10,"total_tokens":1050}}}}` + "\n")
 	f.Close()
 	inc := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	msgs := messages(inc.recs)
+	msgs := messages(inc.Recs)
 	// The open exchange (from line 31) is read again with the new lines; the
 	// re-read request keeps its usage, the new one adds only its own.
 	if len(msgs) == 0 || msgs[0].Source.Line != 31 || msgs[0].Text != "Now add a test for it." {
@@ -371,7 +298,7 @@ func TestIncremental(t *testing.T) {
 	if last.Text != "Done." || *last.Usage != (schema.Usage{Input: 200, Output: 50, CacheRead: 800}) {
 		t.Fatalf("new answer %+v %+v", last, last.Usage)
 	}
-	if u := sumUsage(inc.recs, func(*schema.Record) bool { return true }); u != (schema.Usage{Input: 500, Output: 150, CacheRead: 2000}) {
+	if u := sumUsage(inc.Recs, func(*schema.Record) bool { return true }); u != (schema.Usage{Input: 500, Output: 150, CacheRead: 2000}) {
 		t.Fatalf("incremental usage %+v", u)
 	}
 	for _, r := range msgs {
@@ -379,10 +306,10 @@ func TestIncremental(t *testing.T) {
 			t.Fatalf("completed prompt %+v", r)
 		}
 	}
-	if len(inc.skips) != 0 {
-		t.Fatalf("skips %v", inc.skips)
+	if len(inc.Skips) != 0 {
+		t.Fatalf("skips %v", inc.Skips)
 	}
-	cp := inc.recs[len(inc.recs)-1]
+	cp := inc.Recs[len(inc.Recs)-1]
 	if cp.Kind != schema.KindCheckpoint || cp.Checkpoint.Lines != 37 || cp.Checkpoint.Size != cp.Checkpoint.Seen ||
 		cp.Checkpoint.Context["total"] != "5000,4000,0,300,60,5300" {
 		t.Fatalf("checkpoint %+v", cp.Checkpoint)
@@ -390,7 +317,7 @@ func TestIncremental(t *testing.T) {
 	// The same records as a full read of the grown file would give.
 	full := runExtract(t, extract.Options{Roots: []string{p}})
 	byID := map[string]*schema.Record{}
-	for _, r := range messages(full.recs) {
+	for _, r := range messages(full.Recs) {
 		byID[r.ID] = r
 	}
 	for _, r := range msgs {
@@ -405,12 +332,12 @@ func TestSince(t *testing.T) {
 	root := fixture(t)
 	since := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	res := runExtract(t, extract.Options{Roots: []string{root}, Since: since})
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if r.Kind != schema.KindCheckpoint && r.Kind != schema.KindSession && r.TS.Before(since) {
 			t.Fatalf("record older than --since: %s %v", r.ID, r.TS)
 		}
 	}
-	if len(find(messages(res.recs), func(r *schema.Record) bool { return r.SessionID == sB })) == 0 {
+	if len(find(messages(res.Recs), func(r *schema.Record) bool { return r.SessionID == sB })) == 0 {
 		t.Fatal("newer records were dropped")
 	}
 }
@@ -418,13 +345,13 @@ func TestSince(t *testing.T) {
 func TestDefaultRoots(t *testing.T) {
 	codexHome := fixture(t)
 	res := runExtract(t, extract.Options{Home: filepath.Dir(codexHome)})
-	if len(res.recs) == 0 {
+	if len(res.Recs) == 0 {
 		t.Fatal("~/.codex/sessions not discovered")
 	}
 	env := map[string]string{"CODEX_HOME": codexHome}
 	res2 := runExtract(t, extract.Options{Home: "/nonexistent", Env: func(k string) string { return env[k] }})
-	if len(res2.recs) != len(res.recs) {
-		t.Fatalf("CODEX_HOME: %d records, want %d", len(res2.recs), len(res.recs))
+	if len(res2.Recs) != len(res.Recs) {
+		t.Fatalf("CODEX_HOME: %d records, want %d", len(res2.Recs), len(res.Recs))
 	}
 	locs := Adapter{}.Locations(extract.Options{Home: "/h"})
 	if len(locs) != 2 || locs[0] != filepath.Join("/h", ".codex", "sessions") || locs[1] != filepath.Join("/h", ".codex", "archived_sessions") {
@@ -435,14 +362,7 @@ func TestDefaultRoots(t *testing.T) {
 // corpusDir is the shared corpus of real files; tests that need it skip
 // without it.
 func corpusDir(t *testing.T) string {
-	dir := filepath.Join("..", "..", "..", "shared", "corpus", "codex")
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		dir = filepath.Join(d, "codex")
-	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		t.Skip("../shared/corpus/codex is absent: the real-file corpus tests need it")
-	}
-	return dir
+	return extracttest.CorpusDir(t, "codex")
 }
 
 // TestCorpus reads the real rollouts, runs the records through
@@ -451,12 +371,12 @@ func corpusDir(t *testing.T) string {
 func TestCorpus(t *testing.T) {
 	dir := corpusDir(t)
 	res := runExtract(t, extract.Options{Roots: []string{dir}})
-	if len(res.skips) != 0 {
-		t.Fatalf("skipped lines in the corpus: %v", res.skips)
+	if len(res.Skips) != 0 {
+		t.Fatalf("skipped lines in the corpus: %v", res.Skips)
 	}
 	var norm []*schema.Record
 	n := normalize.New(normalize.Options{Name: "corpus"}, func(r *schema.Record) error { norm = append(norm, r); return nil })
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if err := n.Add(r); err != nil {
 			t.Fatal(err)
 		}
@@ -585,7 +505,7 @@ func scanCorpusFile(t *testing.T, path string) (c fileCounts) {
 // (Claude Code transcripts, Gemini chats) are not taken for rollouts.
 func TestOtherToolsIgnored(t *testing.T) {
 	others := []string{filepath.Join("..", "..", "testdata", "gemini"), filepath.Join("..", "..", "testdata", "claude")}
-	if res := runExtract(t, extract.Options{Roots: others}); len(res.recs) != 0 {
-		t.Fatalf("%d records from other tools' files, first from %s", len(res.recs), res.recs[0].Source.Path)
+	if res := runExtract(t, extract.Options{Roots: others}); len(res.Recs) != 0 {
+		t.Fatalf("%d records from other tools' files, first from %s", len(res.Recs), res.Recs[0].Source.Path)
 	}
 }

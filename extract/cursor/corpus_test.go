@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pos-lake/pos/extract/extracttest"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -19,18 +20,7 @@ import (
 // corpusDir is the shared corpus of real Cursor databases; tests that need
 // it skip without it. $POS_CORPUS names another corpus root.
 func corpusDir(t testing.TB) string {
-	dir := filepath.Join("..", "..", "..", "shared", "corpus", "cursor")
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		dir = filepath.Join(d, "cursor")
-	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		t.Skip("../shared/corpus/cursor is absent: the real-file corpus tests need it")
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
+	return extracttest.CorpusDir(t, "cursor")
 }
 
 // checksums hashes every file under dir (databases and any -wal/-shm).
@@ -77,10 +67,10 @@ func TestCorpus(t *testing.T) {
 	dir := corpusDir(t)
 	before := checksums(t, dir)
 	res := runExtract(t, extract.Options{Roots: []string{dir}, State: extract.NewState()})
-	if len(res.skips) != 0 {
-		t.Fatalf("skipped records in the corpus: %v", res.skips)
+	if len(res.Skips) != 0 {
+		t.Fatalf("skipped records in the corpus: %v", res.Skips)
 	}
-	recs := normalized(t, res.out)
+	recs := normalized(t, extracttest.Encode(res.Recs))
 
 	// Per database: every whitelisted row is a raw record; 2025 bubbles and
 	// 2023 tab bubbles are messages; a prompt opens an exchange.
@@ -95,7 +85,7 @@ func TestCorpus(t *testing.T) {
 		r, _ := filepath.Rel(dir, p)
 		return filepath.ToSlash(r)
 	}
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if r.Source != nil && r.Source.Path != "" && r.SessionID != "" {
 			dbOf[r.SessionID] = rel(r.Source.Path)
 		}
@@ -191,15 +181,15 @@ func TestCorpusIncremental(t *testing.T) {
 	dir := corpusDir(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{dir}, State: st})
-	commit(st, first.recs)
+	commit(st, first.Recs)
 	if st.Len() != 3 {
 		t.Fatalf("%d watermarks", st.Len())
 	}
 	again := runExtract(t, extract.Options{Roots: []string{dir}, State: st})
-	if len(again.recs) != 0 || again.stats.Unchanged.Load() != 3 {
-		t.Fatalf("second run: %d records, %d unchanged", len(again.recs), again.stats.Unchanged.Load())
+	if len(again.Recs) != 0 || again.Stats.Unchanged.Load() != 3 {
+		t.Fatalf("second run: %d records, %d unchanged", len(again.Recs), again.Stats.Unchanged.Load())
 	}
-	for _, r := range first.recs {
+	for _, r := range first.Recs {
 		if r.Kind == schema.KindCheckpoint && !strings.HasSuffix(r.Checkpoint.Path, dbName) {
 			t.Fatalf("checkpoint of %s", r.Checkpoint.Path)
 		}

@@ -2,13 +2,14 @@ package cursor
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/extract/extracttest"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -18,51 +19,18 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 var fixedNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
-type result struct {
-	recs  []*schema.Record
-	skips []*schema.BadInput
-	stats *extract.Stats
-	out   []byte // the records as NDJSON
-}
+type result = extracttest.Result
 
 func runExtract(t testing.TB, opt extract.Options) result {
 	t.Helper()
-	var res result
-	res.stats = &extract.Stats{}
-	opt.Stats = res.stats
-	opt.Now = func() time.Time { return fixedNow }
-	opt.User, opt.Machine = "dev", "box"
-	opt.OnSkip = func(b *schema.BadInput) error { res.skips = append(res.skips, b); return nil }
-	err := Adapter{}.Extract(context.Background(), opt, func(r *schema.Record) error {
-		// Round-trip every record through the wire format, as a pipe would.
-		line := schema.AppendRecord(nil, r)
-		var got schema.Record
-		if err := schema.Unmarshal(line, &got); err != nil {
-			t.Fatalf("record does not round-trip: %v\n%s", err, line)
-		}
-		res.out = append(append(res.out, line...), '\n')
-		res.recs = append(res.recs, &got)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return extracttest.Run(t, Adapter{}, opt)
 }
 
 func homeOpt(home string) extract.Options {
 	return extract.Options{Home: home, Env: func(string) string { return "" }}
 }
 
-func find(recs []*schema.Record, pred func(*schema.Record) bool) []*schema.Record {
-	var out []*schema.Record
-	for _, r := range recs {
-		if pred(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+var find = extracttest.Find
 
 func message(t *testing.T, recs []*schema.Record, session, bubble string) *schema.Record {
 	t.Helper()
@@ -100,15 +68,15 @@ func TestFixture(t *testing.T) {
 	// The composerData that is not JSON and the broken transcript line are
 	// reported with where they are; the half-written last line is left
 	// for the next run.
-	if len(res.skips) != 2 ||
-		res.skips[0].Key != "cursorDiskKV:composerData:"+cBad || !strings.HasSuffix(res.skips[0].Path, "globalStorage/state.vscdb") ||
-		res.skips[1].Line != 4 || !strings.HasSuffix(res.skips[1].Path, trMain+".jsonl") {
-		t.Fatalf("skips: %v", res.skips)
+	if len(res.Skips) != 2 ||
+		res.Skips[0].Key != "cursorDiskKV:composerData:"+cBad || !strings.HasSuffix(res.Skips[0].Path, "globalStorage/state.vscdb") ||
+		res.Skips[1].Line != 4 || !strings.HasSuffix(res.Skips[1].Path, trMain+".jsonl") {
+		t.Fatalf("skips: %v", res.Skips)
 	}
-	if got := res.stats.Partial.Load(); got != 1 {
+	if got := res.Stats.Partial.Load(); got != 1 {
 		t.Fatalf("partial lines %d", got)
 	}
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if r.Source != nil && (strings.HasSuffix(r.Source.Path, ".backup") || strings.HasSuffix(r.Source.Path, "notes.txt") || strings.HasSuffix(r.Source.Path, trMain+".txt")) {
 			t.Fatalf("read %s", r.Source.Path)
 		}
@@ -116,7 +84,7 @@ func TestFixture(t *testing.T) {
 
 	// Every row is a raw record with its key; a bubble row's message follows
 	// it with the same provenance; other messages point into their row.
-	for i, r := range res.recs {
+	for i, r := range res.Recs {
 		switch r.Kind {
 		case schema.KindRaw:
 			if len(r.Raw) == 0 || r.Source == nil || r.ID != schema.RawID(r) || (r.Source.Key == "" && r.Source.Line == 0) {
@@ -127,7 +95,7 @@ func TestFixture(t *testing.T) {
 				t.Fatalf("message %s without provenance", r.ID)
 			}
 			own := !strings.Contains(r.Source.Key, "#")
-			if own && (res.recs[i-1].Kind != schema.KindRaw || *res.recs[i-1].Source != *r.Source) {
+			if own && (res.Recs[i-1].Kind != schema.KindRaw || *res.Recs[i-1].Source != *r.Source) {
 				t.Fatalf("message %s does not follow its row's raw record", r.Source.Key)
 			}
 		}
@@ -135,7 +103,7 @@ func TestFixture(t *testing.T) {
 
 	// 2025: order from fullConversationHeadersOnly, bodies from bubbleId
 	// rows, project and workspace from the head, title from the composer.
-	s := sessionRec(t, res.recs, cKV)
+	s := sessionRec(t, res.Recs, cKV)
 	if s.Title != "Fix login redirect" || s.Session.TitleSource != "platform" || s.Project != "/home/dev/webapp" || s.Completeness != schema.CompletePartial {
 		t.Fatalf("2025 session: %+v", s)
 	}
@@ -144,7 +112,7 @@ func TestFixture(t *testing.T) {
 			t.Fatalf("2025 session meta %s lacks %s", s.Meta, w)
 		}
 	}
-	u1, a1, a2, a3 := message(t, res.recs, cKV, "u1"), message(t, res.recs, cKV, "a1"), message(t, res.recs, cKV, "a2"), message(t, res.recs, cKV, "a3")
+	u1, a1, a2, a3 := message(t, res.Recs, cKV, "u1"), message(t, res.Recs, cKV, "a1"), message(t, res.Recs, cKV, "a2"), message(t, res.Recs, cKV, "a3")
 	t0 := time.UnixMilli(ms(1, 0)).UTC()
 	if u1.Role != schema.RoleUser || !u1.TS.Equal(t0) || u1.TSPrecision != schema.PrecisionDerived || u1.Files[0] != "/home/dev/webapp/src/auth.ts" || u1.Source.Key != "cursorDiskKV:bubbleId:"+cKV+":u1" {
 		t.Fatalf("prompt: %+v", u1)
@@ -159,24 +127,24 @@ func TestFixture(t *testing.T) {
 	if a3.Usage == nil || a3.Usage.Input != 1200 || a3.Usage.Output != 300 || !a3.TS.Equal(time.UnixMilli(ms(1, 20)).UTC()) || a3.TSPrecision != schema.PrecisionDerived {
 		t.Fatalf("turn end: %+v %+v", a3, a3.Usage)
 	}
-	if a4 := message(t, res.recs, cKV, "a4"); a4.ContentType != schema.ContentThinking || a4.Thinking != "Guard the redirect once." || a4.Model != "claude-4.5-sonnet" {
+	if a4 := message(t, res.Recs, cKV, "a4"); a4.ContentType != schema.ContentThinking || a4.Thinking != "Guard the redirect once." || a4.Model != "claude-4.5-sonnet" {
 		t.Fatalf("thinking: %+v", a4)
 	}
-	a5, a6 := message(t, res.recs, cKV, "a5"), message(t, res.recs, cKV, "a6")
+	a5, a6 := message(t, res.Recs, cKV, "a5"), message(t, res.Recs, cKV, "a6")
 	if a5.Completeness != schema.CompleteMetadata || a5.Source.Key != "cursorDiskKV:composerData:"+cKV+"#/fullConversationHeadersOnly/6" {
 		t.Fatalf("pruned bubble: %+v", a5)
 	}
 	if a6.Completeness != schema.CompleteMetadata || a6.Source.Key != "cursorDiskKV:bubbleId:"+cKV+":a6" {
 		t.Fatalf("NULL bubble: %+v", a6)
 	}
-	if a7 := message(t, res.recs, cKV, "a7"); !a7.TS.Equal(time.UnixMilli(ms(5, 45)).UTC()) || a7.Tools[0].Name != "edit_file" {
+	if a7 := message(t, res.Recs, cKV, "a7"); !a7.TS.Equal(time.UnixMilli(ms(5, 45)).UTC()) || a7.Tools[0].Name != "edit_file" {
 		t.Fatalf("last bubble of the turn: %+v", a7)
 	}
-	u3, a8 := message(t, res.recs, cKV, "u3"), message(t, res.recs, cKV, "a8")
+	u3, a8 := message(t, res.Recs, cKV, "u3"), message(t, res.Recs, cKV, "a8")
 	if u3.TSPrecision != schema.PrecisionExact || !u3.TS.Equal(time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)) || a8.TSPrecision != schema.PrecisionDerived || !a8.Tools[0].IsError {
 		t.Fatalf("header time, tool error: %+v %+v", u3, a8)
 	}
-	orphan := find(res.recs, func(r *schema.Record) bool { return r.Source != nil && strings.HasSuffix(r.Source.Key, ":zz-orphan") })
+	orphan := find(res.Recs, func(r *schema.Record) bool { return r.Source != nil && strings.HasSuffix(r.Source.Key, ":zz-orphan") })
 	if len(orphan) != 1 || orphan[0].Kind != schema.KindRaw || orphan[0].SessionID != cKV {
 		t.Fatalf("bubble outside the order: %+v", orphan)
 	}
@@ -184,51 +152,51 @@ func TestFixture(t *testing.T) {
 	// A NULL composerData and a broken one: raw records; their bubbles
 	// (and those of a composer without composerData) raw only.
 	for _, key := range []string{"cursorDiskKV:composerData:" + cNull, "cursorDiskKV:bubbleId:" + cBad + ":b1", "cursorDiskKV:bubbleId:" + cOrphan + ":o1"} {
-		rs := find(res.recs, func(r *schema.Record) bool { return r.Source != nil && r.Source.Key == key })
+		rs := find(res.Recs, func(r *schema.Record) bool { return r.Source != nil && r.Source.Key == key })
 		if len(rs) != 1 || rs[0].Kind != schema.KindRaw {
 			t.Fatalf("%s: %+v", key, rs)
 		}
 	}
-	if rs := find(res.recs, func(r *schema.Record) bool {
+	if rs := find(res.Recs, func(r *schema.Record) bool {
 		return r.Source != nil && r.Source.Key == "cursorDiskKV:composerData:"+cNull
 	}); string(rs[0].Raw) != `{"$sqlite":"null"}` {
 		t.Fatalf("NULL value raw: %s", rs[0].Raw)
 	}
 	// A value that is not JSON is reported, and kept raw, wrapped.
-	bad := find(res.recs, func(r *schema.Record) bool {
+	bad := find(res.Recs, func(r *schema.Record) bool {
 		return r.Source != nil && r.Source.Key == "cursorDiskKV:composerData:"+cBad
 	})
 	if len(bad) != 1 || string(bad[0].Raw) != `{"$sqlite":"text","value":"{not json"}` {
 		t.Fatalf("non-JSON value: %+v", bad)
 	}
-	if e := sessionRec(t, res.recs, cEmpty); e.Title != "" || e.Completeness != schema.CompleteFull || !strings.Contains(string(e.Meta), `"mode":"chat"`) {
+	if e := sessionRec(t, res.Recs, cEmpty); e.Title != "" || e.Completeness != schema.CompleteFull || !strings.Contains(string(e.Meta), `"mode":"chat"`) {
 		t.Fatalf("empty composer: %+v", e)
 	}
-	if h := sessionRec(t, res.recs, cHeadOnly); h.Title != "Lost chat" || h.Completeness != schema.CompleteMetadata || h.Project != "/home/dev/webapp" {
+	if h := sessionRec(t, res.Recs, cHeadOnly); h.Title != "Lost chat" || h.Completeness != schema.CompleteMetadata || h.Project != "/home/dev/webapp" {
 		t.Fatalf("head without a body: %+v", h)
 	}
-	if k2 := message(t, res.recs, cInlineKV, "k2"); k2.Source.Key != "cursorDiskKV:composerData:"+cInlineKV+"#/conversation/1" {
+	if k2 := message(t, res.Recs, cInlineKV, "k2"); k2.Source.Key != "cursorDiskKV:composerData:"+cInlineKV+"#/conversation/1" {
 		t.Fatalf("inline conversation in a composerData row: %+v", k2.Source)
 	}
 
-	if rs := find(res.recs, func(r *schema.Record) bool {
+	if rs := find(res.Recs, func(r *schema.Record) bool {
 		return r.Source != nil && r.Source.Key == "cursorDiskKV:bubbleId:"+cInlineKV+":k2"
 	}); len(rs) != 1 || rs[0].Kind != schema.KindRaw {
 		t.Fatalf("bubble row beside an inline conversation: %+v", rs)
 	}
 
 	// 2024: the conversation inline in the workspace's composer.composerData.
-	i2 := message(t, res.recs, cInline, "i2")
+	i2 := message(t, res.Recs, cInline, "i2")
 	if i2.Text != "Added login.test.ts." || i2.Project != "/home/dev/multi" || i2.Source.Key != "ItemTable:composer.composerData#/allComposers/0/conversation/1" {
 		t.Fatalf("2024 inline: %+v", i2)
 	}
-	if s := sessionRec(t, res.recs, cInline); s.Title != "Add tests" || !strings.Contains(string(s.Meta), `"layout":"composer_inline"`) || !strings.Contains(string(s.Meta), `"workspace":"cccc3333"`) {
+	if s := sessionRec(t, res.Recs, cInline); s.Title != "Add tests" || !strings.Contains(string(s.Meta), `"layout":"composer_inline"`) || !strings.Contains(string(s.Meta), `"workspace":"cccc3333"`) {
 		t.Fatalf("2024 session: %+v", s)
 	}
 
 	// 2023: tabs and bubbles, times derived from the context cache and the
 	// tab's last send, the empty input bubble skipped.
-	tu1, ta1, tu2, ta2 := message(t, res.recs, tab1, "t1-u1"), message(t, res.recs, tab1, "t1-a1"), message(t, res.recs, tab1, "t1-u2"), message(t, res.recs, tab1, "t1-a2")
+	tu1, ta1, tu2, ta2 := message(t, res.Recs, tab1, "t1-u1"), message(t, res.Recs, tab1, "t1-a1"), message(t, res.Recs, tab1, "t1-u2"), message(t, res.Recs, tab1, "t1-a2")
 	if tu1.Text != "How do I center a div?" || !tu1.TS.Equal(time.UnixMilli(ms(10, 1)).UTC()) || tu1.TSPrecision != schema.PrecisionDerived ||
 		tu1.Files[0] != "/home/dev/old site/index.html" || tu1.Project != "/home/dev/old site" {
 		t.Fatalf("2023 prompt: %+v", tu1)
@@ -239,20 +207,20 @@ func TestFixture(t *testing.T) {
 	if tu2.Text != "And vertically?" || !tu2.TS.Equal(time.UnixMilli(ms(12, 0)).UTC()) || ta2.Model != "" {
 		t.Fatalf("2023 last prompt: %+v %+v", tu2, ta2)
 	}
-	if n := len(find(res.recs, func(r *schema.Record) bool {
+	if n := len(find(res.Recs, func(r *schema.Record) bool {
 		return r.Kind == schema.KindMessage && (r.SessionID == tab1 || r.SessionID == tab2)
 	})); n != 4 {
 		t.Fatalf("2023 messages: %d, want 4 (drafts skipped)", n)
 	}
-	if s := sessionRec(t, res.recs, tab1); s.Title != "How do I center a div?" {
+	if s := sessionRec(t, res.Recs, tab1); s.Title != "How do I center a div?" {
 		t.Fatalf("2023 title %q", s.Title)
 	}
-	if s := sessionRec(t, res.recs, tab2); s.Title != "" || !s.TS.Equal(time.UnixMilli(ms(13, 0)).UTC()) {
+	if s := sessionRec(t, res.Recs, tab2); s.Title != "" || !s.TS.Equal(time.UnixMilli(ms(13, 0)).UTC()) {
 		t.Fatalf("2023 empty tab: %+v", s)
 	}
 
 	// Agent transcripts.
-	tr := find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == trMain })
+	tr := find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == trMain })
 	if len(tr) != 6 {
 		t.Fatalf("transcript messages: %d", len(tr))
 	}
@@ -265,18 +233,18 @@ func TestFixture(t *testing.T) {
 	if tr[3].Thinking != "Split it." || tr[4].Agent == nil || tr[4].Agent.ID != trSub || !tr[4].Agent.Sidechain || tr[4].Text != "Find every caller of login." {
 		t.Fatalf("transcript thinking, subagent: %+v %+v", tr[3], tr[4])
 	}
-	legacy := find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == trLegacy })
+	legacy := find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == trLegacy })
 	if len(legacy) != 4 || legacy[0].Text != "What does build.ts do?" || legacy[1].Thinking != "Look at the file." || legacy[1].Text != "It bundles the app." ||
 		legacy[1].Tools[0].Name != "read_file" || string(legacy[1].Tools[0].Input) != `{"target_file":"build.ts"}` || legacy[1].Tools[0].Output != "export default build" || legacy[1].Files[0] != "/home/dev/webapp/build.ts" {
 		t.Fatalf("legacy transcript: %+v", legacy)
 	}
 	// The transcript of a conversation the database holds: raw only.
-	dup := find(res.recs, func(r *schema.Record) bool { return r.Source != nil && strings.HasSuffix(r.Source.Path, cKV+".jsonl") })
+	dup := find(res.Recs, func(r *schema.Record) bool { return r.Source != nil && strings.HasSuffix(r.Source.Path, cKV+".jsonl") })
 	if len(dup) != 1 || dup[0].Kind != schema.KindRaw {
 		t.Fatalf("duplicate transcript: %+v", dup)
 	}
 
-	golden(t, "extract.golden.ndjson", home, res.out)
+	golden(t, "extract.golden.ndjson", home, extracttest.Encode(res.Recs))
 }
 
 // golden compares the output with a golden file, with the fixture's
@@ -314,13 +282,13 @@ func TestCredentialsNeverRead(t *testing.T) {
 	home := fixture(t)
 	st := extract.NewState()
 	res := runExtract(t, extract.Options{Home: home, State: st})
-	if len(res.recs) < 50 {
-		t.Fatalf("only %d records", len(res.recs))
+	if len(res.Recs) < 50 {
+		t.Fatalf("only %d records", len(res.Recs))
 	}
 	for _, s := range append(secrets, "cursorAuth", "storage.serviceMachineId", "aiService.prompts", "checkpointId") {
-		if bytes.Contains(res.out, []byte(s)) {
-			i := bytes.Index(res.out, []byte(s))
-			t.Fatalf("%q reached the output: …%s…", s, res.out[max(0, i-200):min(len(res.out), i+100)])
+		if bytes.Contains(extracttest.Encode(res.Recs), []byte(s)) {
+			i := bytes.Index(extracttest.Encode(res.Recs), []byte(s))
+			t.Fatalf("%q reached the output: …%s…", s, extracttest.Encode(res.Recs)[max(0, i-200):min(len(extracttest.Encode(res.Recs)), i+100)])
 		}
 	}
 }
@@ -337,18 +305,18 @@ func TestSince(t *testing.T) {
 	home := fixture(t)
 	since := time.Date(2026, 3, 1, 10, 10, 0, 0, time.UTC)
 	res := runExtract(t, extract.Options{Home: home, Since: since})
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if (r.Kind == schema.KindMessage || r.Kind == schema.KindRaw) && r.TS.Before(since) {
 			t.Fatalf("record older than --since: %s %v", r.ID, r.TS)
 		}
 	}
-	if len(find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == cKV })) == 0 {
+	if len(find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == cKV })) == 0 {
 		t.Fatal("newer messages were dropped")
 	}
 	// Files older than --since are not read at all.
 	none := runExtract(t, extract.Options{Home: home, Since: fixtureMtime.Add(time.Hour)})
-	if len(none.recs) != 0 {
-		t.Fatalf("%d records from files older than --since", len(none.recs))
+	if len(none.Recs) != 0 {
+		t.Fatalf("%d records from files older than --since", len(none.Recs))
 	}
 }
 
@@ -383,7 +351,7 @@ func TestRoots(t *testing.T) {
 	home := fixture(t)
 	all := runExtract(t, homeOpt(home))
 	user := filepath.Join(home, ".config", "Cursor", "User")
-	count := func(res result, pred func(*schema.Record) bool) int { return len(find(res.recs, pred)) }
+	count := func(res result, pred func(*schema.Record) bool) int { return len(find(res.Recs, pred)) }
 	isMsg := func(r *schema.Record) bool { return r.Kind == schema.KindMessage }
 	for _, c := range []struct {
 		root  string
@@ -412,7 +380,7 @@ func TestRoots(t *testing.T) {
 	// Only the global database: the head's project is not known, the
 	// transcript of a conversation in it is read.
 	res := runExtract(t, extract.Options{Roots: []string{filepath.Join(user, "globalStorage", dbName)}})
-	if s := sessionRec(t, res.recs, cKV); s.Project != "" {
+	if s := sessionRec(t, res.Recs, cKV); s.Project != "" {
 		t.Errorf("project without the workspace: %q", s.Project)
 	}
 	dup := runExtract(t, extract.Options{Roots: []string{filepath.Join(home, ".cursor", "projects", "home-dev-webapp", "agent-transcripts", cKV)}})
@@ -436,10 +404,10 @@ func TestNotADatabase(t *testing.T) {
 		}
 		return ""
 	}})
-	if len(res.skips) != 1 || res.skips[0].Path != bad || !strings.Contains(res.skips[0].Error(), "cannot copy the database") {
-		t.Fatalf("skips %v", res.skips)
+	if len(res.Skips) != 1 || res.Skips[0].Path != bad || !strings.Contains(res.Skips[0].Error(), "cannot copy the database") {
+		t.Fatalf("skips %v", res.Skips)
 	}
-	if len(find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })) != 2 {
+	if len(find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })) != 2 {
 		t.Fatal("the good database was not read")
 	}
 	left, _ := os.ReadDir(tmp)
@@ -463,8 +431,8 @@ func TestSQLiteURI(t *testing.T) {
 	p := filepath.Join(dir, dbName)
 	writeDB(t, p, false, inlineRows())
 	res := runExtract(t, extract.Options{Roots: []string{dir}})
-	if len(res.skips) != 0 || len(find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })) != 2 {
-		t.Fatalf("odd path: %v", res.skips)
+	if len(res.Skips) != 0 || len(find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })) != 2 {
+		t.Fatalf("odd path: %v", res.Skips)
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "odd ")); err == nil {
 		t.Fatal("a database was created at the truncated path")
@@ -498,7 +466,7 @@ func TestWorkersOrder(t *testing.T) {
 	one.Workers = 1
 	many := homeOpt(home)
 	many.Workers = 8
-	if a, b := runExtract(t, one).out, runExtract(t, many).out; !bytes.Equal(a, b) {
+	if a, b := extracttest.Encode(runExtract(t, one).Recs), extracttest.Encode(runExtract(t, many).Recs); !bytes.Equal(a, b) {
 		t.Fatal("the output depends on the number of workers")
 	}
 }

@@ -16,15 +16,15 @@ func TestIncremental(t *testing.T) {
 	opt := func(st *extract.State) extract.Options { return extract.Options{Home: home, State: st} }
 	st := extract.NewState()
 	first := runExtract(t, opt(st))
-	commit(st, first.recs)
+	commit(st, first.Recs)
 	if st.Len() != 8 {
 		t.Fatalf("%d watermarks, want 8 (4 databases, 4 transcripts)", st.Len())
 	}
 
 	// Nothing changed: nothing is read.
 	again := runExtract(t, opt(st))
-	if len(again.recs) != 0 || again.stats.Unchanged.Load() != 8 {
-		t.Fatalf("unchanged run: %d records, %d unchanged", len(again.recs), again.stats.Unchanged.Load())
+	if len(again.Recs) != 0 || again.Stats.Unchanged.Load() != 8 {
+		t.Fatalf("unchanged run: %d records, %d unchanged", len(again.Recs), again.Stats.Unchanged.Load())
 	}
 
 	// Cursor switches the global database to WAL mode and keeps it open:
@@ -40,8 +40,8 @@ func TestIncremental(t *testing.T) {
 		t.Fatal(err)
 	}
 	walRun := runExtract(t, opt(st))
-	commit(st, walRun.recs)
-	if n := len(find(walRun.recs, func(r *schema.Record) bool { return r.Kind == schema.KindCheckpoint })); n != 1 {
+	commit(st, walRun.Recs)
+	if n := len(find(walRun.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindCheckpoint })); n != 1 {
 		t.Fatalf("after the switch to WAL: %d databases read", n)
 	}
 	mainBefore, _ := os.Stat(global)
@@ -56,24 +56,24 @@ func TestIncremental(t *testing.T) {
 		t.Fatal("the write reached the main file: the test does not test the -wal fingerprint")
 	}
 	inc := runExtract(t, opt(st))
-	n1 := find(inc.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.Text == "A new question." })
+	n1 := find(inc.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.Text == "A new question." })
 	if len(n1) != 1 || n1[0].ID != schema.ID(platform, cEmpty, "n1") {
-		t.Fatalf("a write in the -wal only was not read: %d records", len(inc.recs))
+		t.Fatalf("a write in the -wal only was not read: %d records", len(inc.Recs))
 	}
-	for _, r := range inc.recs {
+	for _, r := range inc.Recs {
 		if r.Source != nil && r.Source.Path != global {
 			t.Fatalf("read %s, which did not change", r.Source.Path)
 		}
 	}
 	// The re-read database gives the same ids: the load dedupes them.
 	ids := map[string]bool{}
-	for _, r := range first.recs {
+	for _, r := range first.Recs {
 		ids[r.ID] = true
 	}
-	if m := message(t, inc.recs, cKV, "a3"); !ids[m.ID] {
+	if m := message(t, inc.Recs, cKV, "a3"); !ids[m.ID] {
 		t.Fatal("message ids changed between runs")
 	}
-	commit(st, inc.recs)
+	commit(st, inc.Recs)
 
 	// The transcript's half-written line is completed and an answer
 	// appended: the next run starts at the open exchange's prompt.
@@ -86,7 +86,7 @@ func TestIncremental(t *testing.T) {
 	f.Close()
 	tr := runExtract(t, opt(st))
 	var texts []string
-	for _, r := range tr.recs {
+	for _, r := range tr.Recs {
 		if r.Kind == schema.KindMessage {
 			texts = append(texts, r.Text)
 		}
@@ -96,24 +96,24 @@ func TestIncremental(t *testing.T) {
 	if len(texts) != 6 || texts[0] != "Refactor auth.ts" || texts[4] != "still typing" || texts[5] != "Done." {
 		t.Fatalf("incremental transcript: %q", texts)
 	}
-	if m := find(tr.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.Text == "still typing" }); m[0].Source.Line != 7 || m[0].ParentID == "" {
+	if m := find(tr.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.Text == "still typing" }); m[0].Source.Line != 7 || m[0].ParentID == "" {
 		t.Fatalf("line numbers or parents lost: %+v", m[0])
 	}
-	cp := tr.recs[len(tr.recs)-1]
+	cp := tr.Recs[len(tr.Recs)-1]
 	if cp.Kind != schema.KindCheckpoint || cp.Checkpoint.Size != cp.Checkpoint.Seen || cp.Checkpoint.Lines != 6 {
 		t.Fatalf("checkpoint %+v", cp.Checkpoint)
 	}
-	commit(st, tr.recs)
+	commit(st, tr.Recs)
 	// The last prompt is now line 7: the run after resumes there.
 	f, _ = os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(js(obj{"type": "turn_ended", "status": "success"}) + "\n")
 	f.Close()
 	tr2 := runExtract(t, opt(st))
-	msgs := find(tr2.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
+	msgs := find(tr2.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
 	if len(msgs) != 2 || msgs[0].Text != "still typing" || msgs[0].ParentID != schema.ID(platform, trMain, "", "line", "5") {
 		t.Fatalf("second resume: %+v", msgs)
 	}
-	commit(st, tr2.recs)
+	commit(st, tr2.Recs)
 
 	// A legacy .txt that is rewritten is read whole again.
 	legacy := filepath.Join(home, ".cursor", "projects", "home-dev-webapp", "agent-transcripts", trLegacy+".txt")
@@ -121,10 +121,10 @@ func TestIncremental(t *testing.T) {
 		t.Fatal(err)
 	}
 	lt := runExtract(t, opt(st))
-	if n := len(find(lt.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == trLegacy })); n != 5 {
+	if n := len(find(lt.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == trLegacy })); n != 5 {
 		t.Fatalf("rewritten legacy transcript: %d messages", n)
 	}
-	for _, r := range lt.recs {
+	for _, r := range lt.Recs {
 		if r.Source != nil && !strings.HasSuffix(r.Source.Path, ".txt") && r.Kind != schema.KindCheckpoint {
 			t.Fatalf("read %s", r.Source.Path)
 		}

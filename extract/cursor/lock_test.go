@@ -173,16 +173,16 @@ func TestConcurrentWriter(t *testing.T) {
 			for start := time.Now(); time.Since(start) < 2*time.Second || reads < 5; reads++ {
 				res := runExtract(t, extract.Options{Roots: []string{path}})
 				// (The fixture's composer that is not JSON is the one skip.)
-				if len(res.skips) != 1 || res.skips[0].Key != "cursorDiskKV:composerData:"+cBad {
-					t.Fatalf("read %d while writing: %v", reads, res.skips)
+				if len(res.Skips) != 1 || res.Skips[0].Key != "cursorDiskKV:composerData:"+cBad {
+					t.Fatalf("read %d while writing: %v", reads, res.Skips)
 				}
-				live := find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == cLive })
+				live := find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == cLive })
 				for _, m := range live {
 					if m.Completeness != schema.CompleteFull {
 						t.Fatalf("read %d: torn snapshot, bubble %s has no body", reads, m.NativeID)
 					}
 				}
-				if len(live) == 0 || len(find(res.recs, func(r *schema.Record) bool { return r.SessionID == cKV && r.Kind == schema.KindMessage })) != 11 {
+				if len(live) == 0 || len(find(res.Recs, func(r *schema.Record) bool { return r.SessionID == cKV && r.Kind == schema.KindMessage })) != 11 {
 					t.Fatalf("read %d: %d live messages", reads, len(live))
 				}
 				n, _ := strconv.Atoi(strings.TrimPrefix(live[len(live)-1].NativeID, "w"))
@@ -211,8 +211,8 @@ func TestConcurrentWriter(t *testing.T) {
 			if mode == "wal" && before["state.vscdb-wal"] == [32]byte{} {
 				t.Fatal("no -wal file while the writer holds the database open in WAL mode")
 			}
-			live := find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == cLive })
-			raws := find(res.recs, func(r *schema.Record) bool {
+			live := find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == cLive })
+			raws := find(res.Recs, func(r *schema.Record) bool {
 				return r.Kind == schema.KindRaw && r.SessionID == cLive && strings.HasPrefix(r.Source.Key, "cursorDiskKV:bubbleId:")
 			})
 			if len(live) != min(written, maxLiveHeaders) || len(raws) != written || live[len(live)-1].NativeID != "w"+strconv.Itoa(written) {

@@ -2,9 +2,7 @@ package gemini
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"io/fs"
 	"os"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/extract/extracttest"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -38,67 +38,18 @@ func fixture(t *testing.T) string {
 	src := filepath.Join("..", "..", "testdata", "gemini", "home")
 	dst := t.TempDir()
 	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(out, b, 0o644); err != nil {
-			return err
-		}
-		return os.Chtimes(out, mtime, mtime)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	extracttest.CopyTree(t, src, dst, mtime)
 	return filepath.Join(dst, ".gemini")
 }
 
-type result struct {
-	recs  []*schema.Record
-	skips []*schema.BadInput
-	stats *extract.Stats
-}
+type result = extracttest.Result
 
 func runExtract(t *testing.T, opt extract.Options) result {
 	t.Helper()
-	var res result
-	res.stats = &extract.Stats{}
-	opt.Stats = res.stats
-	opt.Now = func() time.Time { return fixedNow }
-	opt.User, opt.Machine = "dev", "box"
-	opt.OnSkip = func(b *schema.BadInput) error { res.skips = append(res.skips, b); return nil }
-	err := Adapter{}.Extract(context.Background(), opt, func(r *schema.Record) error {
-		var got schema.Record
-		if err := schema.Unmarshal(schema.AppendRecord(nil, r), &got); err != nil {
-			t.Fatalf("record does not round-trip: %v", err)
-		}
-		res.recs = append(res.recs, &got)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return extracttest.Run(t, Adapter{}, opt)
 }
 
-func find(recs []*schema.Record, pred func(*schema.Record) bool) []*schema.Record {
-	var out []*schema.Record
-	for _, r := range recs {
-		if pred(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+var find = extracttest.Find
 
 func messages(recs []*schema.Record) []*schema.Record {
 	return find(recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
@@ -118,17 +69,17 @@ func TestFixture(t *testing.T) {
 	root := fixture(t)
 	res := runExtract(t, extract.Options{Roots: []string{root}})
 
-	if len(res.skips) != 1 || !strings.Contains(res.skips[0].Path, "bbbb2222.jsonl") || res.skips[0].Line != 11 ||
-		!strings.Contains(res.skips[0].Error(), ".jsonl:11: invalid JSON") {
-		t.Fatalf("skips: %v", res.skips)
+	if len(res.Skips) != 1 || !strings.Contains(res.Skips[0].Path, "bbbb2222.jsonl") || res.Skips[0].Line != 11 ||
+		!strings.Contains(res.Skips[0].Error(), ".jsonl:11: invalid JSON") {
+		t.Fatalf("skips: %v", res.Skips)
 	}
-	if got := res.stats.Partial.Load(); got != 1 {
+	if got := res.Stats.Partial.Load(); got != 1 {
 		t.Fatalf("partial lines %d", got)
 	}
 	// Every line, and every message of the legacy file plus its metadata,
 	// is one raw record; a message follows the raw record it was made from.
 	raw := 0
-	for i, r := range res.recs {
+	for i, r := range res.Recs {
 		if r.Source != nil && (strings.HasSuffix(r.Source.Path, "logs.json") || strings.Contains(r.Source.Path, "checkpoint-")) {
 			t.Fatalf("read %s, which is not a chat", r.Source.Path)
 		}
@@ -142,7 +93,7 @@ func TestFixture(t *testing.T) {
 			if r.Source.Key != "" && strings.HasPrefix(r.Source.Key, "$set.") {
 				continue // made from an element of the $set line before it
 			}
-			if len(r.Raw) > 0 || i == 0 || res.recs[i-1].Kind != schema.KindRaw || *res.recs[i-1].Source != *r.Source {
+			if len(r.Raw) > 0 || i == 0 || res.Recs[i-1].Kind != schema.KindRaw || *res.Recs[i-1].Source != *r.Source {
 				t.Fatalf("message %s does not follow its raw record", r.ID)
 			}
 		}
@@ -152,7 +103,7 @@ func TestFixture(t *testing.T) {
 	}
 
 	// The legacy file: thoughts, tokens, tool calls with results and errors.
-	g1 := msg(t, res.recs, "a-g1")
+	g1 := msg(t, res.Recs, "a-g1")
 	if g1.Role != schema.RoleAssistant || g1.Text != "It compiles, then bundles." || g1.Thinking != "Reading the script: It calls make." ||
 		g1.Model != "gemini-2.5-pro" || *g1.Usage != (schema.Usage{Input: 405, Output: 70, CacheRead: 600}) ||
 		g1.Source.Key != "messages[1]" || g1.SessionID != sA || g1.Project != siteHash {
@@ -165,23 +116,23 @@ func TestFixture(t *testing.T) {
 	if len(g1.Files) != 2 || g1.Files[1] != "/home/dev/site/out.txt" {
 		t.Fatalf("files %v", g1.Files)
 	}
-	if r := msg(t, res.recs, "a-u2"); r.Text != "Thanks! Summarise @build.sh" || r.ParentID != msg(t, res.recs, "a-e1").ID {
+	if r := msg(t, res.Recs, "a-u2"); r.Text != "Thanks! Summarise @build.sh" || r.ParentID != msg(t, res.Recs, "a-e1").ID {
 		t.Fatalf("displayed prompt: %+v", r)
 	}
-	if r := msg(t, res.recs, "a-i1"); r.Role != schema.RoleSystem || r.ContentType != schema.ContentMeta {
+	if r := msg(t, res.Recs, "a-i1"); r.Role != schema.RoleSystem || r.ContentType != schema.ContentMeta {
 		t.Fatalf("info: %+v", r)
 	}
-	if r := msg(t, res.recs, "a-e1"); r.ContentType != schema.ContentError {
+	if r := msg(t, res.Recs, "a-e1"); r.ContentType != schema.ContentError {
 		t.Fatalf("error: %+v", r)
 	}
-	if f := find(res.recs, func(r *schema.Record) bool { return r.NativeType == "message/a_future_kind" }); len(f) != 1 || f[0].Kind != schema.KindRaw {
+	if f := find(res.Recs, func(r *schema.Record) bool { return r.NativeType == "message/a_future_kind" }); len(f) != 1 || f[0].Kind != schema.KindRaw {
 		t.Fatalf("unknown message type not kept raw: %+v", f)
 	}
 
 	// The JSONL file: the last copy of b-g1 wins, the rewind drops b-u2 and
 	// b-g2, unknown lines stay raw.
 	var texts []string
-	for _, r := range messages(res.recs) {
+	for _, r := range messages(res.Recs) {
 		if r.SessionID == sB && r.Agent == nil {
 			texts = append(texts, r.NativeID)
 		}
@@ -189,13 +140,13 @@ func TestFixture(t *testing.T) {
 	if strings.Join(texts, ",") != "b-u1,b-g1,b-u3,b-g3" {
 		t.Fatalf("jsonl messages %v", texts)
 	}
-	bg1 := msg(t, res.recs, "b-g1")
+	bg1 := msg(t, res.Recs, "b-g1")
 	if bg1.Source.Line != 5 || bg1.Text != "I'll split the router by resource." || *bg1.Usage != (schema.Usage{Input: 500, Output: 140, CacheRead: 1500}) ||
 		bg1.Tools[0].Name != "replace" || bg1.Files[0] != "/home/dev/webapp/src/router.ts" || bg1.Project != "/home/dev/webapp" || bg1.Cwd != "/home/dev/webapp" {
 		t.Fatalf("updated message: %+v", bg1)
 	}
 	meta := func(line int64) string {
-		for _, r := range res.recs {
+		for _, r := range res.Recs {
 			if r.Kind == schema.KindRaw && strings.HasSuffix(r.Source.Path, "bbbb2222.jsonl") && r.Source.Line == line {
 				return r.NativeType + " " + string(r.Meta)
 			}
@@ -208,20 +159,20 @@ func TestFixture(t *testing.T) {
 	}
 	// A $set with messages rewrites the conversation: its copies are the
 	// messages, made after its line.
-	cg1 := msg(t, res.recs, "c-g1")
+	cg1 := msg(t, res.Recs, "c-g1")
 	if cg1.Source.Key != "$set.messages[1]" || cg1.Source.Line != 4 || cg1.Tools[0].Output != "<tool output masked>" || cg1.Usage.Input != 1000 {
 		t.Fatalf("$set message: %+v", cg1)
 	}
-	if r := msg(t, res.recs, "c-u2"); r.ParentID != cg1.ID {
+	if r := msg(t, res.Recs, "c-u2"); r.ParentID != cg1.ID {
 		t.Fatalf("c-u2 parent %s, want %s", r.ParentID, cg1.ID)
 	}
 	// The subagent's chat is a sidechain thread of its parent's session.
-	dg1 := msg(t, res.recs, "d-g1")
+	dg1 := msg(t, res.Recs, "d-g1")
 	if dg1.SessionID != sB || dg1.Agent == nil || dg1.Agent.ID != sD || !dg1.Agent.Sidechain || dg1.Agent.Type != "subagent" {
 		t.Fatalf("subagent: %+v %+v", dg1, dg1.Agent)
 	}
 	// Session records: the summary is the title; none for the subagent.
-	sess := find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindSession })
+	sess := find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindSession })
 	if len(sess) != 3 {
 		t.Fatalf("%d session records", len(sess))
 	}
@@ -237,36 +188,13 @@ func TestFixture(t *testing.T) {
 			}
 		}
 	}
-	golden(t, "extract.golden.ndjson", root, res.recs)
+	golden(t, "extract.golden.ndjson", root, res.Recs)
 }
 
 func golden(t *testing.T, name, root string, recs []*schema.Record) {
 	t.Helper()
-	var buf []byte
-	for _, r := range recs {
-		buf = schema.AppendRecord(buf, r)
-		buf = append(buf, '\n')
-	}
-	got := bytes.ReplaceAll(buf, []byte(filepath.Dir(root)), []byte("$ROOT"))
-	path := filepath.Join("..", "..", "testdata", "gemini", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("%s differs at line %d:\n got: %.400s\nwant: %.400s\n(go test -update rewrites it)", name, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%s: %d lines, want %d", name, len(gl), len(wl))
-	}
+	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(filepath.Dir(root)), []byte("$ROOT"))
+	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "gemini", name), got, *update)
 }
 
 func commit(st *extract.State, recs []*schema.Record) {
@@ -281,9 +209,9 @@ func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.recs)
+	commit(st, first.Recs)
 	var cpB *schema.Checkpoint
-	for _, r := range first.recs {
+	for _, r := range first.Recs {
 		if r.Kind == schema.KindCheckpoint && strings.HasSuffix(r.Checkpoint.Path, "bbbb2222.jsonl") {
 			cpB = r.Checkpoint
 		}
@@ -294,8 +222,8 @@ func TestIncremental(t *testing.T) {
 		t.Fatalf("checkpoint %+v", cpB)
 	}
 	again := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	if len(again.recs) != 0 || again.stats.Unchanged.Load() != 4 {
-		t.Fatalf("unchanged run emitted %d records, %d unchanged", len(again.recs), again.stats.Unchanged.Load())
+	if len(again.Recs) != 0 || again.Stats.Unchanged.Load() != 4 {
+		t.Fatalf("unchanged run emitted %d records, %d unchanged", len(again.Recs), again.Stats.Unchanged.Load())
 	}
 
 	pB := filepath.Join(root, "tmp", "webapp", "chats", "session-2026-03-02T10-00-bbbb2222.jsonl")
@@ -321,20 +249,20 @@ func TestIncremental(t *testing.T) {
 
 	inc := runExtract(t, extract.Options{Roots: []string{root}, State: st})
 	var ids []string
-	for _, r := range messages(inc.recs) {
+	for _, r := range messages(inc.Recs) {
 		ids = append(ids, r.NativeID)
 	}
 	// The legacy file again whole; the JSONL file from its open exchange.
 	if strings.Join(ids, ",") != "a-u1,a-g1,a-i1,a-e1,a-u2,a-g2,a-u3,b-u3,b-g3,b-u4,b-g4" {
 		t.Fatalf("incremental messages %v", ids)
 	}
-	if g4 := msg(t, inc.recs, "b-g4"); g4.Usage == nil || g4.Usage.Input != 500 || g4.Source.Line != 16 {
+	if g4 := msg(t, inc.Recs, "b-g4"); g4.Usage == nil || g4.Usage.Input != 500 || g4.Source.Line != 16 {
 		t.Fatalf("b-g4: %+v", g4)
 	}
-	if len(inc.skips) != 1 || inc.skips[0].Line != 11 {
-		t.Fatalf("skips %v", inc.skips)
+	if len(inc.Skips) != 1 || inc.Skips[0].Line != 11 {
+		t.Fatalf("skips %v", inc.Skips)
 	}
-	for _, r := range inc.recs {
+	for _, r := range inc.Recs {
 		if r.Kind == schema.KindCheckpoint && strings.HasSuffix(r.Checkpoint.Path, "bbbb2222.jsonl") {
 			if c := r.Checkpoint; c.Lines != 13 || c.Size != c.Seen {
 				t.Fatalf("checkpoint %+v", c)
@@ -347,12 +275,12 @@ func TestSince(t *testing.T) {
 	root := fixture(t)
 	since := time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC)
 	res := runExtract(t, extract.Options{Roots: []string{root}, Since: since})
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if r.Kind != schema.KindCheckpoint && r.Kind != schema.KindSession && r.TS.Before(since) {
 			t.Fatalf("record older than --since: %s %v", r.ID, r.TS)
 		}
 	}
-	if len(find(messages(res.recs), func(r *schema.Record) bool { return r.SessionID == sC })) != 4 {
+	if len(find(messages(res.Recs), func(r *schema.Record) bool { return r.SessionID == sC })) != 4 {
 		t.Fatal("newer records were dropped")
 	}
 }
@@ -361,17 +289,17 @@ func TestDefaultRoots(t *testing.T) {
 	dir := fixture(t)
 	home := filepath.Dir(dir)
 	res := runExtract(t, extract.Options{Home: home})
-	if len(res.recs) == 0 {
+	if len(res.Recs) == 0 {
 		t.Fatal("~/.gemini/tmp not discovered")
 	}
 	env := map[string]string{"GEMINI_CLI_HOME": home}
 	res2 := runExtract(t, extract.Options{Home: "/nonexistent", Env: func(k string) string { return env[k] }})
-	if len(res2.recs) != len(res.recs) {
-		t.Fatalf("GEMINI_CLI_HOME: %d records, want %d", len(res2.recs), len(res.recs))
+	if len(res2.Recs) != len(res.Recs) {
+		t.Fatalf("GEMINI_CLI_HOME: %d records, want %d", len(res2.Recs), len(res.Recs))
 	}
 	for _, root := range []string{home, dir} {
-		if n := len(runExtract(t, extract.Options{Roots: []string{root}}).recs); n != len(res.recs) {
-			t.Fatalf("--root %s: %d records, want %d", root, n, len(res.recs))
+		if n := len(runExtract(t, extract.Options{Roots: []string{root}}).Recs); n != len(res.Recs) {
+			t.Fatalf("--root %s: %d records, want %d", root, n, len(res.Recs))
 		}
 	}
 	if l := (Adapter{}).Locations(extract.Options{Home: "/h"}); len(l) != 1 || l[0] != filepath.Join("/h", ".gemini", "tmp") {
@@ -380,14 +308,7 @@ func TestDefaultRoots(t *testing.T) {
 }
 
 func corpusDir(t *testing.T) string {
-	dir := filepath.Join("..", "..", "..", "shared", "corpus", "gemini")
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		dir = filepath.Join(d, "gemini")
-	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		t.Skip("../shared/corpus/gemini is absent: the real-file corpus tests need it")
-	}
-	return dir
+	return extracttest.CorpusDir(t, "gemini")
 }
 
 // TestCorpus reads the real chat file, runs the records through
@@ -396,12 +317,12 @@ func corpusDir(t *testing.T) string {
 func TestCorpus(t *testing.T) {
 	dir := corpusDir(t)
 	res := runExtract(t, extract.Options{Roots: []string{dir}})
-	if len(res.skips) != 0 {
-		t.Fatalf("skipped records in the corpus: %v", res.skips)
+	if len(res.Skips) != 0 {
+		t.Fatalf("skipped records in the corpus: %v", res.Skips)
 	}
 	var norm []*schema.Record
 	n := normalize.New(normalize.Options{Name: "corpus"}, func(r *schema.Record) error { norm = append(norm, r); return nil })
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if err := n.Add(r); err != nil {
 			t.Fatal(err)
 		}
@@ -464,7 +385,7 @@ func TestOtherToolsIgnored(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "session-01.jsonl"), []byte(`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x","sessionId":"y"}}`+"\n"), 0o644)
 	others := []string{dir, filepath.Join("..", "..", "testdata", "codex"), filepath.Join("..", "..", "testdata", "claude")}
-	if res := runExtract(t, extract.Options{Roots: others}); len(res.recs) != 0 {
-		t.Fatalf("%d records from other tools' files, first from %s", len(res.recs), res.recs[0].Source.Path)
+	if res := runExtract(t, extract.Options{Roots: others}); len(res.Recs) != 0 {
+		t.Fatalf("%d records from other tools' files, first from %s", len(res.Recs), res.Recs[0].Source.Path)
 	}
 }

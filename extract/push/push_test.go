@@ -2,14 +2,14 @@ package push
 
 import (
 	"bytes"
-	"context"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/extract/extracttest"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -27,67 +27,18 @@ func fixture(t *testing.T) string {
 	src := filepath.Join("..", "..", "testdata", "push", "push")
 	dst := filepath.Join(t.TempDir(), "push")
 	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(out, b, 0o644); err != nil {
-			return err
-		}
-		return os.Chtimes(out, mtime, mtime)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	extracttest.CopyTree(t, src, dst, mtime)
 	return dst
 }
 
-type result struct {
-	recs  []*schema.Record
-	skips []*schema.BadInput
-	stats *extract.Stats
-}
+type result = extracttest.Result
 
 func runExtract(t testing.TB, opt extract.Options) result {
 	t.Helper()
-	var res result
-	res.stats = &extract.Stats{}
-	opt.Stats = res.stats
-	opt.Now = func() time.Time { return fixedNow }
-	opt.User, opt.Machine = "dev", "box"
-	opt.OnSkip = func(b *schema.BadInput) error { res.skips = append(res.skips, b); return nil }
-	err := Adapter{}.Extract(context.Background(), opt, func(r *schema.Record) error {
-		var got schema.Record
-		if err := schema.Unmarshal(schema.AppendRecord(nil, r), &got); err != nil {
-			t.Fatalf("record does not round-trip: %v", err)
-		}
-		res.recs = append(res.recs, &got)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return extracttest.Run(t, Adapter{}, opt)
 }
 
-func find(recs []*schema.Record, pred func(*schema.Record) bool) []*schema.Record {
-	var out []*schema.Record
-	for _, r := range recs {
-		if pred(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+var find = extracttest.Find
 
 func messages(recs []*schema.Record) []*schema.Record {
 	return find(recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
@@ -99,16 +50,16 @@ func TestFixture(t *testing.T) {
 
 	// The line that is not JSON is reported with its file and line; the
 	// half-written last line is left for later.
-	if len(res.skips) != 1 || !strings.HasSuffix(res.skips[0].Path, "s-42.jsonl") || res.skips[0].Line != 7 ||
-		!strings.Contains(res.skips[0].Error(), "s-42.jsonl:7: invalid JSON") {
-		t.Fatalf("skips: %v", res.skips)
+	if len(res.Skips) != 1 || !strings.HasSuffix(res.Skips[0].Path, "s-42.jsonl") || res.Skips[0].Line != 7 ||
+		!strings.Contains(res.Skips[0].Error(), "s-42.jsonl:7: invalid JSON") {
+		t.Fatalf("skips: %v", res.Skips)
 	}
-	if got := res.stats.Partial.Load(); got != 1 {
+	if got := res.Stats.Partial.Load(); got != 1 {
 		t.Fatalf("partial lines %d", got)
 	}
 	// Every other line is a raw record; its messages follow it.
 	raws := 0
-	for i, r := range res.recs {
+	for i, r := range res.Recs {
 		switch r.Kind {
 		case schema.KindRaw:
 			raws++
@@ -120,10 +71,10 @@ func TestFixture(t *testing.T) {
 			}
 		case schema.KindMessage:
 			j := i - 1
-			for j > 0 && res.recs[j].Kind == schema.KindMessage {
+			for j > 0 && res.Recs[j].Kind == schema.KindMessage {
 				j-- // an exchange event makes two messages
 			}
-			if len(r.Raw) > 0 || res.recs[j].Kind != schema.KindRaw || *res.recs[j].Source != *r.Source || i-j > 2 {
+			if len(r.Raw) > 0 || res.Recs[j].Kind != schema.KindRaw || *res.Recs[j].Source != *r.Source || i-j > 2 {
 				t.Fatalf("message %s does not follow its line's raw record", r.ID)
 			}
 		}
@@ -131,7 +82,7 @@ func TestFixture(t *testing.T) {
 	if raws != 15 {
 		t.Fatalf("%d raw records, want 15", raws)
 	}
-	msgs := messages(res.recs)
+	msgs := messages(res.Recs)
 	byText := func(s string) *schema.Record {
 		t.Helper()
 		for _, m := range msgs {
@@ -149,7 +100,7 @@ func TestFixture(t *testing.T) {
 		a.Role != schema.RoleAssistant || !a.TS.Equal(time.Date(2025, 10, 25, 14, 30, 0, 0, time.UTC)) || a.TSPrecision != schema.PrecisionExact {
 		t.Fatalf("exchange: %+v %+v", u, a)
 	}
-	if u.ID != schema.ID(platform, "abc123", "line:session-abc123.jsonl:0:"+schema.ContentHash(find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindRaw })[0].Raw), "user") {
+	if u.ID != schema.ID(platform, "abc123", "line:session-abc123.jsonl:0:"+schema.ContentHash(find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindRaw })[0].Raw), "user") {
 		t.Fatalf("id of an event without one: %s", u.ID)
 	}
 	x := byText("jina-embeddings-v2: its context is 8192 tokens.")
@@ -185,7 +136,7 @@ func TestFixture(t *testing.T) {
 	// Kept raw only: an unknown type, another version, a JSON value that is
 	// not an object.
 	for _, nt := range []string{"heartbeat", "exchange", ""} {
-		raw := find(res.recs, func(r *schema.Record) bool {
+		raw := find(res.Recs, func(r *schema.Record) bool {
 			return r.Kind == schema.KindRaw && r.NativeType == nt && r.SessionID == "s-42"
 		})
 		if len(raw) == 0 {
@@ -196,7 +147,7 @@ func TestFixture(t *testing.T) {
 		t.Fatal("a v2 line made a message")
 	}
 	// Sessions: the title, the agent, the link to the previous session.
-	sess := find(res.recs, func(r *schema.Record) bool { return r.Kind == schema.KindSession })
+	sess := find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindSession })
 	if len(sess) != 3 {
 		t.Fatalf("%d session records", len(sess))
 	}
@@ -216,7 +167,7 @@ func TestFixture(t *testing.T) {
 	// pos-normalize: one exchange per prompt, the subagent's thread its own.
 	var out []*schema.Record
 	n := normalize.New(normalize.Options{}, func(r *schema.Record) error { out = append(out, r); return nil })
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if err := n.Add(r); err != nil {
 			t.Fatal(err)
 		}
@@ -235,36 +186,13 @@ func TestFixture(t *testing.T) {
 			t.Fatalf("abc123 rollup: %+v", r.Session)
 		}
 	}
-	golden(t, "extract.golden.ndjson", root, res.recs)
+	golden(t, "extract.golden.ndjson", root, res.Recs)
 }
 
 func golden(t *testing.T, name, root string, recs []*schema.Record) {
 	t.Helper()
-	var buf []byte
-	for _, r := range recs {
-		buf = schema.AppendRecord(buf, r)
-		buf = append(buf, '\n')
-	}
-	got := bytes.ReplaceAll(buf, []byte(filepath.Dir(root)), []byte("$ROOT"))
-	path := filepath.Join("..", "..", "testdata", "push", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("%s differs at line %d:\n got: %.400s\nwant: %.400s\n(go test -update rewrites it)", name, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%s: %d lines, want %d", name, len(gl), len(wl))
-	}
+	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(filepath.Dir(root)), []byte("$ROOT"))
+	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "push", name), got, *update)
 }
 
 func commit(st *extract.State, recs []*schema.Record) {
@@ -279,14 +207,14 @@ func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.recs)
+	commit(st, first.Recs)
 	ids := map[string]bool{}
-	for _, r := range first.recs {
+	for _, r := range first.Recs {
 		ids[r.ID] = true
 	}
 	again := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	if len(again.recs) != 0 || again.stats.Unchanged.Load() != 2 {
-		t.Fatalf("unchanged run emitted %d records", len(again.recs))
+	if len(again.Recs) != 0 || again.Stats.Unchanged.Load() != 2 {
+		t.Fatalf("unchanged run emitted %d records", len(again.Recs))
 	}
 
 	// The half-written line is finished and an answer appended, with echo.
@@ -299,7 +227,7 @@ func TestIncremental(t *testing.T) {
 	f.WriteString(`{"type":"message","session_id":"s-42","timestamp":"2026-03-01T10:05:30Z","role":"assistant","text":"Typed."}` + "\n")
 	f.Close()
 	inc := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	msgs := messages(inc.recs)
+	msgs := messages(inc.Recs)
 	var texts []string
 	for _, m := range msgs {
 		texts = append(texts, m.Text)
@@ -309,14 +237,14 @@ func TestIncremental(t *testing.T) {
 	if len(msgs) != 6 || msgs[0].Text != "/compact" || !ids[msgs[0].ID] || msgs[4].Text != "still typing" || msgs[5].Text != "Typed." {
 		t.Fatalf("incremental: %q", texts)
 	}
-	if len(inc.skips) != 0 {
-		t.Fatalf("skips %v", inc.skips)
+	if len(inc.Skips) != 0 {
+		t.Fatalf("skips %v", inc.Skips)
 	}
-	sess := find(inc.recs, func(r *schema.Record) bool { return r.Kind == schema.KindSession })
+	sess := find(inc.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindSession })
 	if len(sess) != 1 || sess[0].Title != "Refactor the billing module" {
 		t.Fatalf("the session record lost what earlier lines said: %+v", sess)
 	}
-	last := inc.recs[len(inc.recs)-1]
+	last := inc.Recs[len(inc.Recs)-1]
 	if last.Kind != schema.KindCheckpoint || last.Checkpoint.Size != last.Checkpoint.Seen || last.Checkpoint.Lines != 12 {
 		t.Fatalf("checkpoint %+v", last.Checkpoint)
 	}
@@ -334,8 +262,8 @@ func TestDefaultLocation(t *testing.T) {
 		t.Fatalf("default location %v", l)
 	}
 	res := runExtract(t, extract.Options{Home: home})
-	if len(messages(res.recs)) != 15 {
-		t.Fatalf("default location: %d messages", len(messages(res.recs)))
+	if len(messages(res.Recs)) != 15 {
+		t.Fatalf("default location: %d messages", len(messages(res.Recs)))
 	}
 	for _, tc := range []struct {
 		env  map[string]string
@@ -359,12 +287,12 @@ func TestSince(t *testing.T) {
 	root := fixture(t)
 	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	res := runExtract(t, extract.Options{Roots: []string{root}, Since: since})
-	for _, r := range res.recs {
+	for _, r := range res.Recs {
 		if (r.Kind == schema.KindRaw || r.Kind == schema.KindMessage) && r.TS.Before(since) {
 			t.Fatalf("record older than --since: %+v", r)
 		}
 	}
-	if len(messages(res.recs)) == 0 {
+	if len(messages(res.Recs)) == 0 {
 		t.Fatal("newer records were dropped")
 	}
 }

@@ -1,0 +1,142 @@
+// Package extracttest holds what the adapters' tests share: fixtures copied
+// with fixed times, a run that round-trips every record through the wire
+// format, golden files and the location of the real corpus.
+package extracttest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/schema"
+)
+
+// Now is the ingestion time of every test run, so outputs are stable.
+var Now = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+// CopyTree copies the fixture tree src to dst, giving every file mtime, so
+// the adapters' file order and file_mtime times do not depend on the
+// checkout.
+func CopyTree(t testing.TB, src, dst string, mtime time.Time) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		out := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(out, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			return err
+		}
+		return os.Chtimes(out, mtime, mtime)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Result is what an extraction emitted and reported.
+type Result struct {
+	Recs  []*schema.Record
+	Skips []*schema.BadInput
+	Stats *extract.Stats
+}
+
+// Run extracts with fixed time, user and machine, collecting the records
+// after a round trip through the wire format (as a pipe would carry them)
+// and the bad input reported.
+func Run(t testing.TB, a extract.Adapter, opt extract.Options) Result {
+	t.Helper()
+	var res Result
+	res.Stats = &extract.Stats{}
+	opt.Stats = res.Stats
+	opt.Now = func() time.Time { return Now }
+	opt.User, opt.Machine = "dev", "box"
+	opt.OnSkip = func(b *schema.BadInput) error { res.Skips = append(res.Skips, b); return nil }
+	err := a.Extract(context.Background(), opt, func(r *schema.Record) error {
+		var got schema.Record
+		if err := schema.Unmarshal(schema.AppendRecord(nil, r), &got); err != nil {
+			t.Fatalf("record does not round-trip: %v", err)
+		}
+		res.Recs = append(res.Recs, &got)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// Find returns the records pred accepts.
+func Find(recs []*schema.Record, pred func(*schema.Record) bool) []*schema.Record {
+	var out []*schema.Record
+	for _, r := range recs {
+		if pred(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Encode returns the records as an NDJSON stream.
+func Encode(recs []*schema.Record) []byte {
+	var buf []byte
+	for _, r := range recs {
+		buf = append(schema.AppendRecord(buf, r), '\n')
+	}
+	return buf
+}
+
+// Golden compares got with the golden file at path, rewriting it first
+// when update is set; a difference names the first differing line.
+func Golden(t testing.TB, path string, got []byte, update bool) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if bytes.Equal(got, want) {
+		return
+	}
+	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := range min(len(gl), len(wl)) {
+		if gl[i] != wl[i] {
+			t.Fatalf("%s differs at line %d:\n got: %.400s\nwant: %.400s\n(go test -update rewrites it)", filepath.Base(path), i+1, gl[i], wl[i])
+		}
+	}
+	t.Fatalf("%s: %d lines, want %d (go test -update rewrites it)", filepath.Base(path), len(gl), len(wl))
+}
+
+// CorpusDir is the real corpus of a platform: $POS_CORPUS/<platform>, or
+// ../shared/corpus/<platform> beside the repository. Tests that need it
+// skip, saying so, when it is absent.
+func CorpusDir(t testing.TB, platform string) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "..", "shared", "corpus", platform)
+	if d := os.Getenv("POS_CORPUS"); d != "" {
+		dir = filepath.Join(d, platform)
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("%s is absent: the real-file corpus tests need it (set POS_CORPUS)", dir)
+	}
+	return dir
+}
