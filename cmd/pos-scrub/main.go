@@ -1,0 +1,141 @@
+// Command pos-scrub redacts secrets — and with --pii personal data — in
+// every field of every pos record, the native raw record included, so that
+// no secret reaches the lake.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/transform/scrub"
+	"github.com/urfave/cli/v2"
+)
+
+func main() { os.Exit(cmdio.Main(newApp())) }
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:      "pos-scrub",
+		Usage:     "redact secrets (and with --pii personal data) in pos records",
+		UsageText: "pos-normalize | pos-scrub [--pii] [--allowlist FILE] [FILE...] | pos-load",
+		Description: `Reads pos NDJSON (stdin, or files; .zst is decompressed) and writes it with every
+secret replaced by a marker naming the rule and a keyed hash of the secret:
+  [REDACTED:github-pat:5f0c9a1e]
+The same secret gets the same marker everywhere, under the same key, so it can
+be followed across records without being revealed.
+
+Every string of every record is scanned — text, thinking, tool inputs and
+outputs, file paths, titles, documents, exchanges, meta, unknown fields — and
+the native record of the raw layer, inside its JSON strings (JSON held in a
+string is decoded and scanned too). The raw record stays valid JSON.
+
+Rules: gitleaks' default set (v8.30.1), plus formats it lacks (Discord and
+Azure keys, URLs with passwords, private keys cut short …) and an entropy
+check of name = value assignments. --pii adds e-mail addresses, phone
+numbers, IP addresses, user names in home directories and the user field.
+
+The key (HMAC-SHA256): --key or $POS_SCRUB_KEY, else the file --key-file
+(default $XDG_DATA_HOME/pos/scrub.key, ~/.local/share/pos/scrub.key), made
+with a random key (mode 0600) the first time. Keep it to keep markers stable.
+
+Allowlist file (--allowlist), one entry a line:
+  rule ID          do not apply this rule
+  regex RE         keep findings whose text matches RE
+  stopword WORD    keep findings that contain WORD
+  path GLOB        do not scrub records whose source path matches
+
+The report (counts per rule and platform, never a secret) goes to stderr.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
+			&cli.BoolFlag{Name: "pii", Usage: "also redact e-mail addresses, phone numbers, IP addresses and user names"},
+			&cli.StringFlag{Name: "allowlist", Usage: "allowlist `FILE` (rule, regex, stopword and path entries)"},
+			&cli.StringFlag{Name: "report", Value: "text", Usage: "report format on stderr: text or json"},
+			&cli.StringFlag{Name: "key", EnvVars: []string{"POS_SCRUB_KEY"}, Usage: "key of the markers' hashes (default: the key file's)"},
+			&cli.StringFlag{Name: "key-file", Usage: "key `FILE`, created with a random key if missing (default: $XDG_DATA_HOME/pos/scrub.key)"},
+			&cli.IntFlag{Name: "workers", Usage: "goroutines scanning records (default: 2, or fewer CPUs)"},
+			&cli.BoolFlag{Name: "rules", Usage: "list the rule ids and exit"},
+			cmdio.StrictFlag,
+			cmdio.QuietFlag,
+		},
+		Action: run,
+	}
+}
+
+func run(c *cli.Context) error {
+	if c.Bool("rules") {
+		ids, err := scrub.RuleIDs()
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(c.App.Writer, strings.Join(ids, "\n"))
+		return err
+	}
+	format := c.String("report")
+	if format != "text" && format != "json" {
+		return cmdio.Usagef("--report: want text or json, not %q", format)
+	}
+	skips := cmdio.NewSkips(c)
+	opt := scrub.Options{PII: c.Bool("pii"), Workers: c.Int("workers"), OnSkip: skips.Skip}
+	if p := c.String("allowlist"); p != "" {
+		f, err := os.Open(p)
+		if err != nil {
+			return cmdio.UsageError{Err: err}
+		}
+		opt.Allowlist, err = scrub.ParseAllowlist(f)
+		f.Close()
+		if err != nil {
+			return cmdio.UsageError{Err: fmt.Errorf("%s: %w", p, err)}
+		}
+	}
+	if k := c.String("key"); k != "" {
+		opt.Key = []byte(k)
+	} else {
+		path := c.String("key-file")
+		if path == "" {
+			path = filepath.Join(filepath.Dir(cmdio.DefaultLake()), "scrub.key")
+		}
+		k, err := scrub.LoadKey(path)
+		if err != nil {
+			return err
+		}
+		opt.Key = k
+	}
+	s, err := scrub.New(opt)
+	if err != nil {
+		return cmdio.UsageError{Err: err} // an unknown rule in the allowlist
+	}
+	out, err := schema.Create(c.String("output"), c.App.Writer)
+	if err != nil {
+		return err
+	}
+	var total scrub.Report
+	for _, in := range cmdio.Inputs(c) {
+		r, err := schema.Open(in, c.App.Reader)
+		if err != nil {
+			out.Close()
+			return err
+		}
+		rep, err := s.Stream(c.Context, r, out, in)
+		r.Close()
+		total.Add(rep)
+		if err != nil {
+			out.Close()
+			return err
+		}
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	if !c.Bool("quiet") {
+		if format == "json" {
+			total.WriteJSON(c.App.ErrWriter)
+		} else {
+			total.WriteText(c.App.ErrWriter, c.App.Name+": ")
+		}
+	}
+	return skips.Err()
+}

@@ -1,0 +1,86 @@
+package scrub
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/pos-lake/pos/transform/normalize"
+)
+
+// corpusStream returns pos-extract | pos-normalize over the real Claude
+// Code corpus: the stream pos-scrub reads in a pipeline.
+func corpusStream(tb testing.TB) []byte {
+	tb.Helper()
+	dir := filepath.Join("..", "..", "..", "shared", "corpus", "claude")
+	if d := os.Getenv("POS_CORPUS"); d != "" {
+		dir = filepath.Join(d, "claude")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		tb.Skip("../shared/corpus/claude is absent")
+	}
+	out, err := exec.Command("go", "run", "../../cmd/pos-extract", "--platform", "claude_code", "--root", dir, "--full", "-q").Output()
+	if err != nil && len(out) == 0 {
+		tb.Fatal(err)
+	}
+	var norm bytes.Buffer
+	if _, err := normalize.Normalize(context.Background(), bytes.NewReader(out), &norm, normalize.Options{}); err != nil {
+		tb.Fatal(err)
+	}
+	return norm.Bytes()
+}
+
+// BenchmarkScrub measures pos-scrub over the corpus stream; MB/s is of
+// that NDJSON.
+func BenchmarkScrub(b *testing.B) {
+	data := corpusStream(b)
+	s, err := New(Options{Key: testKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		if _, err := s.Stream(context.Background(), bytes.NewReader(data), io.Discard, "corpus"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// CPU time says what the scrubber costs when the machine is shared
+	// (wall-clock MB/s then depends on the neighbours).
+	b.ReportMetric(float64(len(data))*float64(b.N)/1e6/(cpuTime()-cpu0).Seconds(), "MB/cpu-s")
+}
+
+// BenchmarkScrubPII is BenchmarkScrub with --pii.
+func BenchmarkScrubPII(b *testing.B) {
+	data := corpusStream(b)
+	s, err := New(Options{Key: testKey, PII: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := s.Stream(context.Background(), bytes.NewReader(data), io.Discard, "corpus"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScrubOneWorker is BenchmarkScrub on one scanning goroutine.
+func BenchmarkScrubOneWorker(b *testing.B) {
+	data := corpusStream(b)
+	s, err := New(Options{Key: testKey, Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := s.Stream(context.Background(), bytes.NewReader(data), io.Discard, "corpus"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

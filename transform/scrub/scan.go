@@ -1,0 +1,450 @@
+package scrub
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/pos-lake/pos/schema"
+)
+
+// span is a part of the scan text to redact, and the rule that found it.
+type span struct {
+	start, end int
+	rule       *rule
+}
+
+// scanner holds one goroutine's scratch state.
+type scanner struct {
+	s       *Scrubber
+	doc     doc
+	spans   []span
+	pend    []pending
+	last    []int // rule index -> index in pend of its latest window
+	lastGen []uint32
+	gen     uint32
+	nested  []span
+	marks   [][2]int
+	cache   map[uint64]cached
+	flat    []int32
+	pieces  []piece
+	applied []bool
+	out     []byte
+	body    []byte
+	enc     []byte
+}
+
+type pending struct {
+	r *rule
+	w window
+}
+
+func newScanner(s *Scrubber) *scanner {
+	n := len(s.rs.rules)
+	return &scanner{s: s, last: make([]int, n), lastGen: make([]uint32, n), cache: map[uint64]cached{}}
+}
+
+// find appends the spans the rules find in text.
+func (sc *scanner) find(text []byte) {
+	s := sc.s
+	pf := s.pf
+	sc.pend = sc.pend[:0]
+	sc.gen++
+	pf.kw.each(text, func(pos, id int) {
+		for _, a := range pf.actions[id] {
+			r, kw := a.rule, a.kw
+			if r.find != nil {
+				n := len(sc.spans)
+				sc.spans = r.find(text, pos, a.kwLen, sc.spans)
+				for i := n; i < len(sc.spans); i++ {
+					sc.spans[i].rule = r
+				}
+				continue
+			}
+			w, ok := r.window(text, pos, a.kwLen, kw)
+			if !ok {
+				continue
+			}
+			if sc.lastGen[r.idx] == sc.gen {
+				p := &sc.pend[sc.last[r.idx]]
+				if w.start <= p.w.end {
+					if w.end >= p.w.end {
+						p.w.end, p.w.cutEnd = w.end, w.cutEnd
+					}
+					continue
+				}
+			}
+			sc.last[r.idx], sc.lastGen[r.idx] = len(sc.pend), sc.gen
+			sc.pend = append(sc.pend, pending{r, w})
+		}
+	})
+	for _, p := range sc.pend {
+		for _, h := range sc.detect(p.r, text[p.w.start:p.w.end]) {
+			sc.spans = append(sc.spans, p.r.span(text, p.w, p.w.start+int(h[0]), p.w.start+int(h[1])))
+		}
+	}
+	if s.opt.PII {
+		sc.spans = scanPII(text, sc.spans)
+	}
+}
+
+// detect runs a rule on a window, through a cache of recent windows:
+// transcripts repeat themselves (a message is in its record, its raw
+// record and its exchange; files are read again and again), and a rule's
+// expression is the expensive part of a scan.
+func (sc *scanner) detect(r *rule, frag []byte) [][2]int32 {
+	key := xxhash.Sum64(frag) ^ uint64(r.idx)*0x9E3779B97F4A7C15
+	if c, ok := sc.cache[key]; ok && c.n == len(frag) {
+		return c.hits
+	}
+	flat := r.detect(frag, sc.flat[:0])
+	sc.flat = flat
+	var hits [][2]int32
+	for i := 0; i+1 < len(flat); i += 2 {
+		hits = append(hits, [2]int32{flat[i], flat[i+1]})
+	}
+	if len(sc.cache) >= cacheSize {
+		clear(sc.cache)
+	}
+	sc.cache[key] = cached{n: len(frag), hits: hits}
+	return hits
+}
+
+// cacheSize bounds a scanner's window cache.
+const cacheSize = 1 << 14
+
+type cached struct {
+	n    int
+	hits [][2]int32
+}
+
+// findNested scans the strings that hold escaped text themselves — JSON
+// held in a JSON string (a tool's arguments, a hook's output, a rich-text
+// document), decoded once by the parser and still escaped once more — with
+// that level decoded too (up to three levels), so that "password": "…"
+// reads as it does at the top. What it finds is mapped back to the
+// escaped form in the string.
+func (sc *scanner) findNested(d *doc) {
+	for ti := range d.toks {
+		t := d.toks[ti]
+		body := d.text[t.txt0:t.txt1]
+		if t.flags&tokKeep != 0 || !nestedEscapes(body) {
+			continue
+		}
+		level := body
+		for depth := 1; depth <= 3 && nestedEscapes(level); depth++ {
+			inner := unescapeLoose(level)
+			saved := sc.spans
+			sc.spans = sc.nested[:0]
+			sc.find(inner)
+			found := sc.spans
+			sc.nested, sc.spans = found, saved
+			for _, sp := range found {
+				secret := inner[sp.start:sp.end]
+				for k := 0; k < depth; k++ {
+					secret = escapeJSON(secret)
+				}
+				before := len(sc.spans)
+				sc.spans = appendOccurrences(sc.spans, body, secret, sp.rule)
+				for i := before; i < len(sc.spans); i++ {
+					sc.spans[i].start += t.txt0
+					sc.spans[i].end += t.txt0
+				}
+			}
+			level = inner
+		}
+	}
+}
+
+// nestedEscapes reports whether decoded text still holds JSON escapes of
+// quotes or newlines.
+func nestedEscapes(b []byte) bool {
+	i := bytes.IndexByte(b, '\\')
+	if i < 0 {
+		return false
+	}
+	b = b[i:]
+	return bytes.Contains(b, []byte(`\"`)) || bytes.Contains(b, []byte(`\n`))
+}
+
+// unescapeLoose decodes the JSON escapes in b, leaving any other backslash
+// as it is.
+func unescapeLoose(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' || i+1 >= len(b) {
+			out = append(out, c)
+			continue
+		}
+		switch n := b[i+1]; n {
+		case '"', '\\', '/':
+			out = append(out, n)
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'u':
+			if r, ok := hex4(b, i+2); ok {
+				out = utf8.AppendRune(out, r)
+				i += 4
+			} else {
+				out = append(out, c, n)
+			}
+		default:
+			out = append(out, c, n)
+		}
+		i++
+	}
+	return out
+}
+
+// settle turns the raw findings into the redactions: drops what the
+// allowlist allows, adds the other occurrences of each secret, and merges
+// overlapping spans under the most specific rule.
+func (sc *scanner) settle(text []byte) {
+	s := sc.s
+	// Markers of an earlier run are not secrets, though the end of one
+	// (a rule name ending in "token", a colon, eight hex digits) reads like
+	// a name = value assignment.
+	marks := sc.marks[:0]
+	for i := 0; ; {
+		k := bytes.Index(text[i:], []byte(markerPrefix))
+		if k < 0 {
+			break
+		}
+		e := bytes.IndexByte(text[i+k:min(len(text), i+k+80)], ']')
+		if e < 0 {
+			break
+		}
+		marks = append(marks, [2]int{i + k, i + k + e + 1})
+		i += k + e + 1
+	}
+	sc.marks = marks
+	spans := sc.spans[:0]
+	for _, sp := range sc.spans {
+		if sp.end <= sp.start || sp.end > len(text) || s.off[sp.rule.idx] || s.allow.allowed(text[sp.start:sp.end]) {
+			continue
+		}
+		if len(marks) > 0 && slices.ContainsFunc(marks, func(m [2]int) bool { return sp.start < m[1] && sp.end > m[0] }) {
+			continue
+		}
+		if sp.rule.loose && !looseValueOK(text[sp.start:sp.end]) {
+			continue
+		}
+		spans = append(spans, sp)
+	}
+	// Each secret wherever else it occurs in the document: another field,
+	// the raw record, JSON-escaped inside a string.
+	n := len(spans)
+	for i := 0; i < n; i++ {
+		sp := spans[i]
+		if !sp.rule.everywhere || sp.end-sp.start < 8 {
+			continue
+		}
+		secret := text[sp.start:sp.end]
+		dup := false
+		for _, o := range spans[:i] {
+			if o.rule.everywhere && bytes.Equal(text[o.start:o.end], secret) {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			continue
+		}
+		spans = appendOccurrences(spans, text, secret, sp.rule)
+		if esc := escapeJSON(secret); !bytes.Equal(esc, secret) {
+			spans = appendOccurrences(spans, text, esc, sp.rule)
+		}
+	}
+	slices.SortFunc(spans, func(a, b span) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		return b.end - a.end
+	})
+	merged := spans[:0]
+	for _, sp := range spans {
+		if k := len(merged) - 1; k >= 0 && sp.start < merged[k].end {
+			m := &merged[k]
+			if better(sp, *m) {
+				m.rule = sp.rule
+			}
+			m.end = max(m.end, sp.end)
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	sc.spans = merged
+}
+
+// better reports whether a's rule should name a span merged from a and b.
+func better(a, b span) bool {
+	if a.rule.pri != b.rule.pri {
+		return a.rule.pri > b.rule.pri
+	}
+	return a.end-a.start > b.end-b.start
+}
+
+func appendOccurrences(spans []span, text, secret []byte, r *rule) []span {
+	if len(secret) == 0 {
+		return spans
+	}
+	for i := 0; ; {
+		k := bytes.Index(text[i:], secret)
+		if k < 0 {
+			return spans
+		}
+		spans = append(spans, span{start: i + k, end: i + k + len(secret), rule: r})
+		i += k + len(secret)
+	}
+}
+
+// escapeJSON returns s as it reads inside a JSON string.
+func escapeJSON(s []byte) []byte {
+	if bytes.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' }) < 0 {
+		return s
+	}
+	b := schema.AppendStringBytes(nil, s)
+	return b[1 : len(b)-1]
+}
+
+const markerPrefix = "[REDACTED:"
+
+// marker appends the redaction marker of a secret: the rule and the first
+// four bytes of the secret's HMAC-SHA256 under the scrub key, in hex. A
+// secret found JSON-escaped (inside JSON held in a string) is hashed as
+// it reads unescaped, so it gets the marker it gets everywhere else.
+func (s *Scrubber) marker(b []byte, ruleID string, secret []byte) []byte {
+	if nestedEscapes(secret) {
+		secret = unescapeLoose(secret)
+	}
+	m := hmac.New(sha256.New, s.opt.Key)
+	m.Write(secret)
+	var sum [sha256.Size]byte
+	h := m.Sum(sum[:0])
+	b = append(b, markerPrefix...)
+	b = append(b, ruleID...)
+	b = append(b, ':')
+	b = hex.AppendEncode(b, h[:4])
+	return append(b, ']')
+}
+
+// scrubDoc redacts the parsed document. It returns the new JSON, or false
+// when nothing changed, and counts the redactions by rule.
+func (sc *scanner) scrubDoc(counts map[string]int64) ([]byte, bool) {
+	d := &sc.doc
+	s := sc.s
+	sc.spans = sc.spans[:0]
+	if s.allow.pathAllowed(d.sourcePath) {
+		return nil, false
+	}
+	sc.find(d.text)
+	sc.findNested(d)
+	if s.opt.PII && !s.off[s.userRule.idx] {
+		for _, t := range d.toks {
+			if v := d.text[t.txt0:t.txt1]; t.flags&tokUser != 0 && len(v) > 0 && !bytes.HasPrefix(v, []byte(markerPrefix)) && !systemUsers[strings.ToLower(string(v))] {
+				sc.spans = append(sc.spans, span{start: t.txt0, end: t.txt1, rule: s.userRule})
+			}
+		}
+	}
+	if len(sc.spans) == 0 {
+		return nil, false
+	}
+	sc.settle(d.text)
+	return sc.apply(counts)
+}
+
+// apply redacts the settled spans in the document's strings and returns
+// the new JSON.
+func (sc *scanner) apply(counts map[string]int64) ([]byte, bool) {
+	d := &sc.doc
+	s := sc.s
+	// Cut the spans at the strings they cover; what falls on syntax,
+	// numbers or a kept field is left as it is.
+	pieces := sc.pieces[:0]
+	for i, sp := range sc.spans {
+		for ti := d.tokenAt(sp.start); ti < len(d.toks) && d.toks[ti].txt0 < sp.end; ti++ {
+			t := d.toks[ti]
+			if t.flags&tokKeep != 0 || sp.rule.pii && t.flags&tokNoPII != 0 {
+				continue
+			}
+			if a, b := max(sp.start, t.txt0), min(sp.end, t.txt1); a < b {
+				pieces = append(pieces, piece{tok: ti, a: a, b: b, sp: i})
+			}
+		}
+	}
+	sc.pieces = pieces
+	if len(pieces) == 0 {
+		return nil, false
+	}
+	applied := sc.applied[:0]
+	for range sc.spans {
+		applied = append(applied, false)
+	}
+	sc.applied = applied
+	out, prev := sc.out[:0], 0
+	for k := 0; k < len(pieces); {
+		ti := pieces[k].tok
+		t := d.toks[ti]
+		body, at := sc.body[:0], t.txt0
+		for ; k < len(pieces) && pieces[k].tok == ti; k++ {
+			p := pieces[k]
+			sp := sc.spans[p.sp]
+			body = append(body, d.text[at:p.a]...)
+			body = s.marker(body, sp.rule.id, d.text[sp.start:sp.end])
+			at = p.b
+			applied[p.sp] = true
+		}
+		body = append(body, d.text[at:t.txt1]...)
+		sc.body = body
+		out = append(out, d.src[prev:t.src0-1]...)
+		out = schema.AppendStringBytes(out, body)
+		prev = t.src1 + 1
+	}
+	out = append(out, d.src[prev:]...)
+	sc.out = out
+	for i, ok := range applied {
+		if ok {
+			counts[sc.spans[i].rule.id]++
+		}
+	}
+	return out, true
+}
+
+// piece is the part of a span inside one string.
+type piece struct{ tok, a, b, sp int }
+
+// scrubText redacts a plain text.
+func (sc *scanner) scrubText(text []byte, counts map[string]int64) ([]byte, bool) {
+	s := sc.s
+	sc.spans = sc.spans[:0]
+	sc.find(text)
+	if len(sc.spans) == 0 {
+		return nil, false
+	}
+	sc.settle(text)
+	out, at := sc.out[:0], 0
+	for _, sp := range sc.spans {
+		out = append(out, text[at:sp.start]...)
+		out = s.marker(out, sp.rule.id, text[sp.start:sp.end])
+		at = sp.end
+		counts[sp.rule.id]++
+	}
+	out = append(out, text[at:]...)
+	sc.out = out
+	return out, true
+}
