@@ -250,6 +250,7 @@ func appendUsage(b []byte, u *Usage) []byte {
 	o.intAlways("output", u.Output)
 	o.intAlways("cache_creation", u.CacheCreation)
 	o.intAlways("cache_read", u.CacheRead)
+	o.int("cache_creation_1h", u.CacheCreation1h)
 	return append(o.b, '}')
 }
 

@@ -216,6 +216,9 @@ type Usage struct {
 	Output        int64 `json:"output"`
 	CacheCreation int64 `json:"cache_creation"`
 	CacheRead     int64 `json:"cache_read"`
+	// CacheCreation1h is the part of CacheCreation written to the 1-hour
+	// cache (Anthropic bills it at 2x input, the 5-minute rest at 1.25x).
+	CacheCreation1h int64 `json:"cache_creation_1h,omitempty"`
 }
 
 // Add accumulates o into u.
@@ -227,6 +230,7 @@ func (u *Usage) Add(o *Usage) {
 	u.Output += o.Output
 	u.CacheCreation += o.CacheCreation
 	u.CacheRead += o.CacheRead
+	u.CacheCreation1h += o.CacheCreation1h
 }
 
 // IsZero reports whether no token was counted.

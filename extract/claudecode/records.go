@@ -268,6 +268,9 @@ func (r *run) assistantLine(rec *schema.Record, l *line) {
 	}
 	if u := m.Usage; u != nil {
 		rec.Usage = &schema.Usage{Input: u.Input, Output: u.Output, CacheCreation: u.CacheCreation, CacheRead: u.CacheRead}
+		if u.Detail != nil {
+			rec.Usage.CacheCreation1h = min(u.Detail.Ephemeral1h, u.CacheCreation)
+		}
 	}
 	c, _ := parseContent(m.Content)
 	var text, thinking []string
