@@ -119,8 +119,9 @@ func source(lake, table string, schemas map[string][]string) (string, error) {
 const latest = ` QUALIFY row_number() OVER (PARTITION BY id, platform, date ORDER BY ingested_at DESC, content_hash) = 1`
 
 // ViewSQL returns the statements that define the lake's views: raw,
-// messages, exchange_rows, exchanges, documents, other, sessions, each with
-// the partition columns platform and date.
+// messages, exchange_rows, exchanges, documents, other, sessions, chunks,
+// chunk_rows and postings, each with the partition columns platform and
+// date.
 func ViewSQL(lake string) ([]string, error) {
 	lake, err := filepath.Abs(lake)
 	if err != nil {
@@ -160,6 +161,8 @@ JOIN (
   FROM exchange_rows
 ) n USING (id)`)
 	stmts = append(stmts, fmt.Sprintf(sessionsView, src[TableSessions]))
+	stmts = append(stmts, chunkViews(lake, src, versioned)...)
+	stmts = append(stmts, summaryViews(src)...)
 	return stmts, nil
 }
 

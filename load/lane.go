@@ -93,6 +93,9 @@ func (l *lane) abortFiles() {
 	}
 	for _, pf := range l.finished {
 		os.Remove(pf.tmp)
+		if pf.index != nil {
+			pf.index.abort()
+		}
 	}
 	l.finished = nil
 }
@@ -137,6 +140,8 @@ func (l *lane) add(rec *schema.Record) error {
 		row = decisionRow(rec, hash)
 	case TableFileRefs:
 		row = fileRefRow(rec, hash)
+	case TableChunks:
+		// made below, with its part file's index
 	default:
 		row = otherRow(rec, hash)
 	}
@@ -151,6 +156,9 @@ func (l *lane) add(rec *schema.Record) error {
 			return err
 		}
 		l.open[key] = pf
+	}
+	if table == TableChunks {
+		row = chunkRow(rec, hash, pf.index)
 	}
 	if err := pf.add(row, size, l.tick); err != nil {
 		return err
@@ -232,6 +240,9 @@ func (l *lane) commit(pf *partFile) error {
 	}
 	l.finished = append(l.finished, pf)
 	l.finishedBytes += pf.bytes
+	if pf.index != nil {
+		l.stats.Rows[TablePostings] += pf.index.post.written
+	}
 	if len(l.finished) >= publishFiles || l.finishedBytes >= publishBytes {
 		return l.publish()
 	}
@@ -252,14 +263,25 @@ func (l *lane) publish() error {
 	if len(l.finished) == 0 {
 		return nil
 	}
-	paths := make([]string, len(l.finished))
-	for i, pf := range l.finished {
-		paths[i] = pf.tmp
+	paths := make([]string, 0, len(l.finished))
+	for _, pf := range l.finished {
+		paths = append(paths, pf.tmp)
+		if pf.index != nil {
+			paths = append(paths, pf.index.tmps()...)
+		}
 	}
 	if err := syncFiles(l.loader.opt.Lake, paths); err != nil {
 		return err
 	}
 	for _, pf := range l.finished {
+		// A chunk's postings and vectors go in place before the chunk.
+		if pf.index != nil {
+			n, err := pf.index.publish()
+			l.stats.Files += int64(n)
+			if err != nil {
+				return err
+			}
+		}
 		if err := os.Rename(pf.tmp, pf.path); err != nil {
 			return fmt.Errorf("publishing %s: %w", pf.path, err)
 		}
@@ -274,6 +296,9 @@ func (l *lane) publish() error {
 	dirs := map[string]bool{}
 	for _, pf := range l.finished {
 		dirs[filepath.Dir(pf.path)] = true
+		if pf.index != nil {
+			dirs[filepath.Dir(pf.index.post.path)] = true
+		}
 	}
 	clear(l.finished)
 	l.finished, l.finishedBytes = l.finished[:0], 0

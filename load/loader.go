@@ -39,6 +39,9 @@ type Options struct {
 	MaxOpen int
 	// FileRows starts a new part file after this many rows (default 2M).
 	FileRows int64
+	// AllowMixedEmbeddings admits chunks of another embedding model or
+	// dimension than the lake's (see MixedEmbeddingsError).
+	AllowMixedEmbeddings bool
 }
 
 // Stats counts what a load did.
@@ -80,6 +83,9 @@ type Loader struct {
 	vmu       sync.Mutex
 	versioned map[string]bool
 	schemas   map[string][]string // table -> fingerprints of the schemas in its files
+
+	models    []EmbeddingModel // the lake's embedding models, nil until a chunk comes
+	lastModel EmbeddingModel   // the model of the last chunk admitted
 }
 
 type partKey struct{ table, platform, date string }
@@ -124,7 +130,7 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 		marks: extract.NewState(), versioned: map[string]bool{},
 		stats: Stats{Rows: map[string]int64{}}, laneFor: map[string]*lane{},
 	}
-	for _, tables := range [][]string{{TableRaw}, {TableMessages, TableExchanges, TableSessions, TableDocuments, TableDecisions, TableFileRefs, TableOther}} {
+	for _, tables := range [][]string{{TableRaw}, {TableMessages, TableExchanges, TableSessions, TableDocuments, TableDecisions, TableFileRefs, TableOther}, {TableChunks}} {
 		ln := newLane(l)
 		l.lanes = append(l.lanes, ln)
 		for _, t := range tables {
@@ -198,6 +204,11 @@ func (l *Loader) Add(rec *schema.Record) error {
 	}
 	if rec.IngestedAt.IsZero() {
 		rec.IngestedAt = l.opt.Now()
+	}
+	if rec.Kind == schema.KindChunk {
+		if err := l.checkEmbedding(rec); err != nil {
+			return err
+		}
 	}
 	if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
 		// Not normalized: the native record still rides on the record.
@@ -364,7 +375,7 @@ func removeTemps(lake string) error {
 				}
 				return err
 			}
-			if !d.IsDir() && strings.HasSuffix(path, ".parquet.tmp") {
+			if !d.IsDir() && (strings.HasSuffix(path, ".parquet.tmp") || strings.HasSuffix(path, VectorsExt+".tmp")) {
 				return os.Remove(path)
 			}
 			return nil
@@ -396,7 +407,7 @@ func Versioned(lake string) map[string]bool {
 	m, err := readVersioned(lake)
 	if err != nil {
 		return map[string]bool{TableRaw: true, TableMessages: true, TableExchanges: true, TableDocuments: true,
-			TableDecisions: true, TableFileRefs: true, TableOther: true}
+			TableDecisions: true, TableFileRefs: true, TableChunks: true, TableOther: true}
 	}
 	return m
 }

@@ -23,7 +23,7 @@ const (
 )
 
 // Tables lists every table in catalog order.
-var Tables = []string{TableRaw, TableMessages, TableExchanges, TableSessions, TableDocuments, TableDecisions, TableFileRefs, TableOther}
+var Tables = []string{TableRaw, TableMessages, TableExchanges, TableSessions, TableDocuments, TableDecisions, TableFileRefs, TableChunks, TablePostings, TableSummaries, TableOther}
 
 // tableFor routes a record kind to its table.
 func tableFor(k schema.Kind) string {
@@ -42,6 +42,8 @@ func tableFor(k schema.Kind) string {
 		return TableDecisions
 	case schema.KindFileRef:
 		return TableFileRefs
+	case schema.KindChunk:
+		return TableChunks
 	}
 	return TableOther
 }
@@ -84,89 +86,91 @@ type ToolRow struct {
 
 // MessageRow is a row of indexed/messages.
 type MessageRow struct {
-	ID            string    `parquet:"id"`
-	Platform      string    `parquet:"platform,dict"`
-	SessionID     string    `parquet:"session_id,dict"`
-	ParentID      string    `parquet:"parent_id,optional"`
-	TS            time.Time `parquet:"ts,timestamp(millisecond)"`
-	TSPrecision   string    `parquet:"ts_precision,dict"`
-	Role          string    `parquet:"role,dict"`
-	ContentType   string    `parquet:"content_type,dict"`
-	NativeType    string    `parquet:"native_type,optional,dict"`
-	NativeID      string    `parquet:"native_id,optional"`
-	RequestID     string    `parquet:"request_id,optional"`
-	Title         string    `parquet:"title,optional"`
-	Text          string    `parquet:"text,optional"`
-	Thinking      string    `parquet:"thinking,optional"`
-	Tools         []ToolRow `parquet:"tools,list"`
-	ToolCount     int64     `parquet:"tool_count"` // len(tools), so counting needs no tool bodies
-	Model         string    `parquet:"model,optional,dict"`
-	InputTokens   int64     `parquet:"input_tokens"`
-	OutputTokens  int64     `parquet:"output_tokens"`
-	CacheCreation int64     `parquet:"cache_creation_tokens"`
-	CacheRead     int64     `parquet:"cache_read_tokens"`
-	AgentID       string    `parquet:"agent_id,optional,dict"`
-	AgentType     string    `parquet:"agent_type,optional,dict"`
-	Sidechain     bool      `parquet:"sidechain"`
-	Cwd           string    `parquet:"cwd,optional,dict"`
-	GitBranch     string    `parquet:"git_branch,optional,dict"`
-	Project       string    `parquet:"project,optional,dict"`
-	User          string    `parquet:"user,optional,dict"`
-	Machine       string    `parquet:"machine,optional,dict"`
-	Files         []string  `parquet:"files,list"`
-	Completeness  string    `parquet:"completeness,dict"`
-	SourcePath    string    `parquet:"source_path,optional,dict"`
-	SourceLine    int64     `parquet:"source_line,optional"`
-	SourceKey     string    `parquet:"source_key,optional"`
-	SourceOffset  int64     `parquet:"source_offset"`
-	Adapter       string    `parquet:"adapter,optional,dict"`
-	AdapterVer    string    `parquet:"adapter_version,optional,dict"`
-	IngestedAt    time.Time `parquet:"ingested_at,timestamp(millisecond)"`
-	Meta          string    `parquet:"meta,optional"`  // JSON text
-	Extra         string    `parquet:"extra,optional"` // JSON text
-	ContentHash   string    `parquet:"content_hash"`
+	ID              string    `parquet:"id"`
+	Platform        string    `parquet:"platform,dict"`
+	SessionID       string    `parquet:"session_id,dict"`
+	ParentID        string    `parquet:"parent_id,optional"`
+	TS              time.Time `parquet:"ts,timestamp(millisecond)"`
+	TSPrecision     string    `parquet:"ts_precision,dict"`
+	Role            string    `parquet:"role,dict"`
+	ContentType     string    `parquet:"content_type,dict"`
+	NativeType      string    `parquet:"native_type,optional,dict"`
+	NativeID        string    `parquet:"native_id,optional"`
+	RequestID       string    `parquet:"request_id,optional"`
+	Title           string    `parquet:"title,optional"`
+	Text            string    `parquet:"text,optional"`
+	Thinking        string    `parquet:"thinking,optional"`
+	Tools           []ToolRow `parquet:"tools,list"`
+	ToolCount       int64     `parquet:"tool_count"` // len(tools), so counting needs no tool bodies
+	Model           string    `parquet:"model,optional,dict"`
+	InputTokens     int64     `parquet:"input_tokens"`
+	OutputTokens    int64     `parquet:"output_tokens"`
+	CacheCreation   int64     `parquet:"cache_creation_tokens"`
+	CacheCreation1h int64     `parquet:"cache_creation_1h_tokens"`
+	CacheRead       int64     `parquet:"cache_read_tokens"`
+	AgentID         string    `parquet:"agent_id,optional,dict"`
+	AgentType       string    `parquet:"agent_type,optional,dict"`
+	Sidechain       bool      `parquet:"sidechain"`
+	Cwd             string    `parquet:"cwd,optional,dict"`
+	GitBranch       string    `parquet:"git_branch,optional,dict"`
+	Project         string    `parquet:"project,optional,dict"`
+	User            string    `parquet:"user,optional,dict"`
+	Machine         string    `parquet:"machine,optional,dict"`
+	Files           []string  `parquet:"files,list"`
+	Completeness    string    `parquet:"completeness,dict"`
+	SourcePath      string    `parquet:"source_path,optional,dict"`
+	SourceLine      int64     `parquet:"source_line,optional"`
+	SourceKey       string    `parquet:"source_key,optional"`
+	SourceOffset    int64     `parquet:"source_offset"`
+	Adapter         string    `parquet:"adapter,optional,dict"`
+	AdapterVer      string    `parquet:"adapter_version,optional,dict"`
+	IngestedAt      time.Time `parquet:"ingested_at,timestamp(millisecond)"`
+	Meta            string    `parquet:"meta,optional"`  // JSON text
+	Extra           string    `parquet:"extra,optional"` // JSON text
+	ContentHash     string    `parquet:"content_hash"`
 }
 
 // ExchangeRow is a row of indexed/exchanges.
 type ExchangeRow struct {
-	ID            string    `parquet:"id"`
-	Platform      string    `parquet:"platform,dict"`
-	SessionID     string    `parquet:"session_id,dict"`
-	PromptID      string    `parquet:"prompt_id,optional"`
-	LastID        string    `parquet:"last_id,optional"`
-	Number        int64     `parquet:"stream_number"`
-	TS            time.Time `parquet:"ts,timestamp(millisecond)"`
-	TSEnd         time.Time `parquet:"ts_end,optional,timestamp(millisecond)"`
-	TSPrecision   string    `parquet:"ts_precision,dict"`
-	Prompt        string    `parquet:"prompt,optional"`
-	Response      string    `parquet:"response,optional"`
-	Text          string    `parquet:"text,optional"`
-	Model         string    `parquet:"model,optional,dict"`
-	Models        []string  `parquet:"models,list"`
-	Tools         []string  `parquet:"tools,list"`
-	ToolCount     int64     `parquet:"tool_count"`
-	MessageCount  int64     `parquet:"message_count"`
-	InputTokens   int64     `parquet:"input_tokens"`
-	OutputTokens  int64     `parquet:"output_tokens"`
-	CacheCreation int64     `parquet:"cache_creation_tokens"`
-	CacheRead     int64     `parquet:"cache_read_tokens"`
-	AgentID       string    `parquet:"agent_id,optional,dict"`
-	AgentType     string    `parquet:"agent_type,optional,dict"`
-	Sidechain     bool      `parquet:"sidechain"`
-	Cwd           string    `parquet:"cwd,optional,dict"`
-	GitBranch     string    `parquet:"git_branch,optional,dict"`
-	Project       string    `parquet:"project,optional,dict"`
-	User          string    `parquet:"user,optional,dict"`
-	Machine       string    `parquet:"machine,optional,dict"`
-	Files         []string  `parquet:"files,list"`
-	Tags          []string  `parquet:"tags,list"`
-	Commits       []string  `parquet:"commits,list"`
-	Completeness  string    `parquet:"completeness,dict"`
-	Adapter       string    `parquet:"adapter,optional,dict"`
-	AdapterVer    string    `parquet:"adapter_version,optional,dict"`
-	IngestedAt    time.Time `parquet:"ingested_at,timestamp(millisecond)"`
-	Extra         string    `parquet:"extra,optional"` // JSON text
-	ContentHash   string    `parquet:"content_hash"`
+	ID              string    `parquet:"id"`
+	Platform        string    `parquet:"platform,dict"`
+	SessionID       string    `parquet:"session_id,dict"`
+	PromptID        string    `parquet:"prompt_id,optional"`
+	LastID          string    `parquet:"last_id,optional"`
+	Number          int64     `parquet:"stream_number"`
+	TS              time.Time `parquet:"ts,timestamp(millisecond)"`
+	TSEnd           time.Time `parquet:"ts_end,optional,timestamp(millisecond)"`
+	TSPrecision     string    `parquet:"ts_precision,dict"`
+	Prompt          string    `parquet:"prompt,optional"`
+	Response        string    `parquet:"response,optional"`
+	Text            string    `parquet:"text,optional"`
+	Model           string    `parquet:"model,optional,dict"`
+	Models          []string  `parquet:"models,list"`
+	Tools           []string  `parquet:"tools,list"`
+	ToolCount       int64     `parquet:"tool_count"`
+	MessageCount    int64     `parquet:"message_count"`
+	InputTokens     int64     `parquet:"input_tokens"`
+	OutputTokens    int64     `parquet:"output_tokens"`
+	CacheCreation   int64     `parquet:"cache_creation_tokens"`
+	CacheCreation1h int64     `parquet:"cache_creation_1h_tokens"`
+	CacheRead       int64     `parquet:"cache_read_tokens"`
+	AgentID         string    `parquet:"agent_id,optional,dict"`
+	AgentType       string    `parquet:"agent_type,optional,dict"`
+	Sidechain       bool      `parquet:"sidechain"`
+	Cwd             string    `parquet:"cwd,optional,dict"`
+	GitBranch       string    `parquet:"git_branch,optional,dict"`
+	Project         string    `parquet:"project,optional,dict"`
+	User            string    `parquet:"user,optional,dict"`
+	Machine         string    `parquet:"machine,optional,dict"`
+	Files           []string  `parquet:"files,list"`
+	Tags            []string  `parquet:"tags,list"`
+	Commits         []string  `parquet:"commits,list"`
+	Completeness    string    `parquet:"completeness,dict"`
+	Adapter         string    `parquet:"adapter,optional,dict"`
+	AdapterVer      string    `parquet:"adapter_version,optional,dict"`
+	IngestedAt      time.Time `parquet:"ingested_at,timestamp(millisecond)"`
+	Extra           string    `parquet:"extra,optional"` // JSON text
+	ContentHash     string    `parquet:"content_hash"`
 }
 
 // DecisionRow is a row of indexed/decisions: a sentence that states a
@@ -378,7 +382,7 @@ func messageRow(r *schema.Record, hash string) MessageRow {
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, ParentID: r.ParentID, TS: r.TS, TSPrecision: r.TSPrecision,
 		Role: r.Role, ContentType: r.ContentType, NativeType: r.NativeType, NativeID: r.NativeID, RequestID: r.RequestID,
 		Title: r.Title, Text: r.Text, Thinking: r.Thinking, Tools: tools, ToolCount: int64(len(tools)), Model: r.Model,
-		InputTokens: u.Input, OutputTokens: u.Output, CacheCreation: u.CacheCreation, CacheRead: u.CacheRead,
+		InputTokens: u.Input, OutputTokens: u.Output, CacheCreation: u.CacheCreation, CacheCreation1h: u.CacheCreation1h, CacheRead: u.CacheRead,
 		AgentID: ag.ID, AgentType: ag.Type, Sidechain: ag.Sidechain,
 		Cwd: r.Cwd, GitBranch: r.GitBranch, Project: r.Project, User: r.User, Machine: r.Machine,
 		Files: r.Files, Completeness: r.Completeness,
@@ -398,7 +402,7 @@ func exchangeRow(r *schema.Record, hash string) ExchangeRow {
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, PromptID: e.PromptID, LastID: e.LastID, Number: e.Number,
 		TS: r.TS, TSEnd: e.TSEnd, TSPrecision: r.TSPrecision, Prompt: e.Prompt, Response: e.Response, Text: r.Text,
 		Model: r.Model, Models: e.Models, Tools: e.Tools, ToolCount: e.ToolCount, MessageCount: e.MessageCount,
-		InputTokens: u.Input, OutputTokens: u.Output, CacheCreation: u.CacheCreation, CacheRead: u.CacheRead,
+		InputTokens: u.Input, OutputTokens: u.Output, CacheCreation: u.CacheCreation, CacheCreation1h: u.CacheCreation1h, CacheRead: u.CacheRead,
 		AgentID: ag.ID, AgentType: ag.Type, Sidechain: ag.Sidechain,
 		Cwd: r.Cwd, GitBranch: r.GitBranch, Project: r.Project, User: r.User, Machine: r.Machine,
 		Files: r.Files, Tags: r.Tags, Commits: e.Commits, Completeness: r.Completeness, Adapter: a.Name, AdapterVer: a.Version,

@@ -93,6 +93,12 @@ func rowType(table string) any {
 		return DecisionRow{}
 	case TableFileRefs:
 		return FileRefRow{}
+	case TableChunks:
+		return ChunkRow{}
+	case TablePostings:
+		return PostingRow{}
+	case TableSummaries:
+		return SummaryRow{}
 	default:
 		return OtherRow{}
 	}
@@ -114,6 +120,12 @@ func newRowWriter(table string, f *os.File) rowWriter {
 		return newTypedWriter[DecisionRow](f)
 	case TableFileRefs:
 		return newTypedWriter[FileRefRow](f)
+	case TableChunks:
+		return newTypedWriter[ChunkRow](f)
+	case TablePostings:
+		return newTypedWriter[PostingRow](f)
+	case TableSummaries:
+		return newTypedWriter[SummaryRow](f)
 	default:
 		return newTypedWriter[OtherRow](f)
 	}
@@ -131,6 +143,9 @@ type partFile struct {
 	groupRows int64
 	groupSize int64
 	lastUse   int64 // record counter at last write
+	// index is the lexical index and the vector sidecar of a chunks
+	// file's rows, written beside it (chunks files only).
+	index *chunkIndex
 }
 
 // newRunID names this run's files: time first so names sort by run.
@@ -154,7 +169,15 @@ func (l *lane) openPart(p *partition) (*partFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &partFile{part: p, tmp: tmp, path: path, f: f, w: newRowWriter(p.table, f)}, nil
+	pf := &partFile{part: p, tmp: tmp, path: path, f: f, w: newRowWriter(p.table, f)}
+	if p.table == TableChunks {
+		if err := l.loader.noteSchema(TablePostings); err != nil {
+			pf.abort()
+			return nil, err
+		}
+		pf.index = newChunkIndex(l.loader.opt.Lake, p, name)
+	}
+	return pf, nil
 }
 
 func (pf *partFile) add(row any, size int, tick int64) error {
@@ -173,7 +196,9 @@ func (pf *partFile) add(row any, size int, tick int64) error {
 	return nil
 }
 
-func (pf *partFile) full() bool { return pf.bytes >= fileBytes || pf.rows >= fileRows }
+func (pf *partFile) full() bool {
+	return pf.bytes >= fileBytes || pf.rows >= fileRows || pf.index != nil && pf.index.full()
+}
 
 // finish completes the file under its temporary name. It is published
 // (synced, then renamed into place) with others, by Loader.publish.
@@ -186,6 +211,12 @@ func (pf *partFile) finish() error {
 		os.Remove(pf.tmp)
 		return fmt.Errorf("writing %s: %w", pf.path, err)
 	}
+	if pf.index != nil {
+		if err := pf.index.write(); err != nil {
+			os.Remove(pf.tmp)
+			return err
+		}
+	}
 	return nil
 }
 
@@ -193,4 +224,7 @@ func (pf *partFile) finish() error {
 func (pf *partFile) abort() {
 	pf.f.Close()
 	os.Remove(pf.tmp)
+	if pf.index != nil {
+		pf.index.abort()
+	}
 }

@@ -21,13 +21,14 @@ func ExampleDB_Stats() {
 		fmt.Println(err)
 		return
 	}
-	query.Write(os.Stdout, query.FormatCSV, st.Table(), query.WriterOptions{})
+	query.Write(os.Stdout, query.FormatCSV, st.Table().Select("day", "model", "messages", "sessions", "input_tokens", "output_tokens",
+		"cache_creation_tokens", "cache_read_tokens", "cost"), query.WriterOptions{})
 	// Output:
-	// day,model,messages,sessions,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens
-	// 2026-03-01,claude-haiku-4-5,4,1,122,69,10,1150
-	// 2026-03-01,claude-opus-4-6,3,1,42,130,100,4100
-	// 2026-03-02,claude-opus-4-6,1,1,3,4,0,300
-	// 2026-03-03,claude-opus-4-6,1,1,100,200,50,0
+	// day,model,messages,sessions,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens,cost
+	// 2026-03-01,claude-haiku-4-5,4,1,122,69,10,1150,0.0005945
+	// 2026-03-01,claude-opus-4-6,3,1,42,130,100,4100,0.006135
+	// 2026-03-02,claude-opus-4-6,1,1,3,4,0,300,0.000265
+	// 2026-03-03,claude-opus-4-6,1,1,100,200,50,0,0.0058125
 }
 
 func ExampleDB_Recent() {

@@ -172,7 +172,8 @@ func TestTableOf(t *testing.T) {
 
 func TestTableOfEmbedded(t *testing.T) {
 	tb := query.TableOf([]query.StatsRow{{Key: []string{"k"}, Messages: 2, Tokens: query.Tokens{Input: 3}}})
-	if got, want := tb.Names(), []string{"key", "messages", "sessions", "input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens"}; !reflect.DeepEqual(got, want) {
+	if got, want := tb.Names(), []string{"key", "messages", "sessions", "input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens",
+		"cache_creation_1h_tokens", "cost", "input_cost", "output_cost", "cache_creation_cost", "cache_read_cost", "unpriced_messages"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("columns %v", got)
 	}
 }

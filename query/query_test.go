@@ -400,10 +400,11 @@ func TestStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := r.Table()
-	if got, want := tb.Names(), []string{"day", "model", "messages", "sessions", "input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens"}; !reflect.DeepEqual(got, want) {
+	if got, want := tb.Names(), []string{"day", "model", "messages", "sessions", "input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens",
+		"cache_creation_1h_tokens", "cost", "input_cost", "output_cost", "cache_creation_cost", "cache_read_cost", "unpriced_messages"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("columns %v", got)
 	}
-	if got := tb.Rows[0]; !reflect.DeepEqual(got, []any{"2026-02-27", "claude-sonnet-4-5", int64(1), int64(1), int64(1000), int64(2000), int64(3000), int64(4000)}) {
+	if got := tb.Rows[0][:8]; !reflect.DeepEqual(got, []any{"2026-02-27", "claude-sonnet-4-5", int64(1), int64(1), int64(1000), int64(2000), int64(3000), int64(4000)}) {
 		t.Errorf("row 0: %#v", got)
 	}
 }

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -27,9 +28,15 @@ func newApp() *cli.App {
 		Usage:     "write pos records into the Parquet lake",
 		UsageText: "pos-extract | pos-normalize | pos-load [--lake DIR] [FILE...]",
 		Description: `Writes records to LAKE/raw/platform=P/date=D/ (native records) and
-LAKE/indexed/{messages,exchanges,sessions,documents}/platform=P/date=D/, as
-zstd Parquet. Each file is written under a temporary name and renamed when
-complete, so readers never see a partial file; a killed run leaves only
+LAKE/indexed/{messages,exchanges,sessions,documents,chunks,postings}/platform=P/date=D/,
+as zstd Parquet. Chunks (from pos-embed) keep their vectors in a plain float
+list (the chunks view casts it to FLOAT[dim] as the column vector); beside
+each chunks file goes its postings file, the lexical index pos-query search
+reads. A lake holds one embedding model and dimension: chunks of another are
+refused unless --allow-mixed-embeddings.
+
+Each file is written under a temporary name and renamed when complete, so
+readers never see a partial file; a killed run leaves only
 complete files and re-running it completes the lake. Loading the same
 records twice adds nothing (records are keyed by id; a changed record is
 added as a new version and the views show the latest).
@@ -43,6 +50,7 @@ sessions, documents: duckdb LAKE/pos.duckdb`,
 			&cli.DurationFlag{Name: "lock-timeout", Value: 10 * time.Minute, Usage: "how long to wait for another pos-load to finish"},
 			&cli.BoolFlag{Name: "no-catalog", Usage: "do not refresh LAKE/pos.duckdb"},
 			&cli.Int64Flag{Name: "file-rows", Value: 2_000_000, Usage: "start a new part file after this many rows"},
+			&cli.BoolFlag{Name: "allow-mixed-embeddings", Usage: "load chunks of another embedding model or dimension than the lake's (searches then use the latest model's)"},
 			cmdio.StrictFlag,
 			cmdio.QuietFlag,
 		},
@@ -59,6 +67,8 @@ func run(c *cli.Context) error {
 		LockTimeout: c.Duration("lock-timeout"),
 		NoCatalog:   c.Bool("no-catalog"),
 		FileRows:    c.Int64("file-rows"),
+
+		AllowMixedEmbeddings: c.Bool("allow-mixed-embeddings"),
 	})
 	if err != nil {
 		return err
@@ -71,6 +81,9 @@ func run(c *cli.Context) error {
 		}
 		if err != nil {
 			l.Abort()
+			if errors.Is(err, load.ErrMixedEmbeddings) {
+				return cmdio.UsageError{Err: err} // the flag that allows it is in --help
+			}
 			return err
 		}
 	}

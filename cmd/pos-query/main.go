@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/cmd/internal/llmcfg"
+	"github.com/pos-lake/pos/pricing"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/schema"
 	"github.com/urfave/cli/v2"
@@ -47,13 +49,14 @@ func newApp() *cli.App {
 in memory; it never changes the lake.
 
   pos-query sessions --since 7d                 sessions active in the last week
+  pos-query search "flaky test timeout"         hybrid search of exchanges, reports, plans
   pos-query recent -n 5                         the last 5 turns of the latest session
   pos-query timeline --since 2d --project api   what happened, in order
   pos-query stats --by day,model --since 30d    tokens per model per day
   pos-query sql 'SELECT count(*) FROM messages'
 
 ` + formats,
-		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), recentCmd(), timelineCmd(), statsCmd(), filesCmd(), decisionsCmd(), contextCmd(), capabilitiesCmd()},
+		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), searchCmd(), recentCmd(), timelineCmd(), statsCmd(), filesCmd(), decisionsCmd(), contextCmd(), summarizeCmd(), capabilitiesCmd()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return cmdio.Usagef("no command given (sql, sessions, recent, timeline, stats)")
@@ -149,15 +152,23 @@ is given by its id or a unique prefix of it; by default it is the most
 recently active one (of --platform and --project, if given). Only the main
 thread is shown unless --subagents is given.
 
+--summarize adds a short summary of the whole session above the turns
+(extractive, local, unless --strategy names an LLM strategy; see pos-query
+summarize): a text block before a table, {"summary": …, "turns": […]} in
+json, a first {"summary": …} line in ndjson, stderr with csv.
+
 EXAMPLES:
    pos-query recent -n 5
+   pos-query recent -n 3 --summarize
    pos-query recent --session 4d5611e5 --tools --format json`,
-		Flags: []cli.Flag{cmdio.LakeFlag(), formatFlag(), widthFlag(),
+		Flags: append([]cli.Flag{cmdio.LakeFlag(), formatFlag(), widthFlag(),
 			&cli.StringFlag{Name: "session", Aliases: []string{"s"}, Usage: "session id or a unique prefix of one (default: the most recently active)"},
 			&cli.IntFlag{Name: "n", Aliases: []string{"limit"}, Value: 10, Usage: "how many turns"},
 			&cli.BoolFlag{Name: "tools", Usage: "include each turn's tool calls (input, start of output, errors)"},
 			&cli.BoolFlag{Name: "subagents", Usage: "include the turns of the session's subagents"},
-			platformFlag(), projectFlag()},
+			platformFlag(), projectFlag(),
+			&cli.BoolFlag{Name: "summarize", Usage: "add a short summary of the session above the turns"},
+			strategyFlag()}, llmcfg.Flags()...),
 		Action: runRecent,
 	})
 }
@@ -186,19 +197,30 @@ EXAMPLES:
 func statsCmd() *cli.Command {
 	return command(&cli.Command{
 		Name:      "stats",
-		Usage:     "count assistant messages and sum their tokens, grouped",
+		Usage:     "count assistant messages, sum their tokens and cost, grouped",
 		UsageText: "pos-query stats [--by KEY[,KEY...]] [OPTIONS]",
-		Description: `Sums input, output, cache-creation and cache-read tokens and counts the
-assistant messages (and sessions) in each group. Keys: ` + strings.Join(query.StatsKeys, ", ") + `.
+		Description: `Sums input, output, cache-creation and cache-read tokens, counts the
+assistant messages (and sessions) and prices them in each group. Keys: ` + strings.Join(query.StatsKeys, ", ") + `.
 A week is named by its Monday; days and weeks are UTC. The placeholder
 model "<synthetic>" is left out.
 
+Costs (USD: cost, input_cost, output_cost, cache_creation_cost,
+cache_read_cost) are computed per message, then summed: cache writes at
+their 5-minute or 1-hour rate, long-context tiers per request. Prices come
+from the table built into pos (its sources and date: pos-query stats
+--prices), overridden or extended by a JSON file of the same form (--pricing
+FILE, or $POS_PRICING). A model the table does not know has no price: its
+messages count in unpriced_messages and their cost stays empty, never 0.
+
 EXAMPLES:
    pos-query stats --by day,model --since 30d
-   pos-query stats --by month,project --format csv`,
+   pos-query stats --by month,project --format csv
+   pos-query stats --by session --pricing my-prices.json`,
 		Flags: []cli.Flag{cmdio.LakeFlag(), formatFlag(), widthFlag(), sinceFlag(), untilFlag(),
 			platformFlag(), projectFlag(), limitFlag(0, "rows"),
-			&cli.StringFlag{Name: "by", Value: "day", Usage: "grouping keys, comma-separated; \"\" for totals"}},
+			&cli.StringFlag{Name: "by", Value: "day", Usage: "grouping keys, comma-separated; \"\" for totals"},
+			&cli.StringFlag{Name: "pricing", EnvVars: []string{pricing.EnvVar}, Usage: "JSON file of model prices that override or extend the built-in table"},
+			&cli.BoolFlag{Name: "prices", Usage: "print the price table in use (USD per million tokens) instead of stats"}},
 		Action: runStats,
 	})
 }
@@ -630,6 +652,13 @@ func runRecent(c *cli.Context) error {
 			break
 		}
 	}
+	if c.Bool("summarize") {
+		sum, err := recentSummary(c, e, s)
+		if err != nil {
+			return err
+		}
+		return printRecentSummary(e, sum, r.Table(), cols, "prompt", "response", "tools", "tool_calls")
+	}
 	return e.print(r.Table(), cols, "prompt", "response", "tools", "tool_calls")
 }
 
@@ -664,6 +693,13 @@ func runStats(c *cli.Context) error {
 	if err != nil {
 		return cmdio.UsageError{Err: fmt.Errorf("--by: %w", err)}
 	}
+	prices, err := pricing.Load(c.String("pricing"))
+	if err != nil {
+		return err
+	}
+	if c.Bool("prices") {
+		return printPrices(c, prices)
+	}
 	e, err := setup(c, false)
 	if err != nil {
 		return err
@@ -672,11 +708,82 @@ func runStats(c *cli.Context) error {
 	st, err := e.db.Stats(c.Context, query.StatsOptions{
 		By: by, Since: e.since, Until: e.until,
 		Platform: e.platform, Project: c.String("project"), Limit: c.Int("limit"),
+		Prices: prices,
 	})
 	if err != nil {
 		return libErr(err)
 	}
+	for _, n := range st.Notes {
+		if len(st.Unpriced) > 0 && strings.HasPrefix(n, "unknown model") {
+			// Whatever the format: a cost left out must not go unnoticed.
+			fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", c.App.Name, n)
+			continue
+		}
+		e.note("%s", n)
+	}
 	cols := append(by, "messages", "sessions", "input_tokens:in tokens", "output_tokens:out tokens",
-		"cache_creation_tokens:cache write", "cache_read_tokens:cache read")
-	return e.print(st.Table(), cols, "project", "model", "session")
+		"cache_creation_tokens:cache write", "cache_read_tokens:cache read", "cost:cost $")
+	if len(st.Unpriced) > 0 {
+		cols = append(cols, "unpriced_messages:unpriced")
+	}
+	t := st.Table()
+	if e.format == query.FormatTable {
+		// Tables round numbers to cents; a day of a cheap model costs less.
+		for i, c := range t.Columns {
+			if strings.HasSuffix(c.Name, "cost") {
+				t.Columns[i].Type = "VARCHAR"
+				for _, row := range t.Rows {
+					if v, ok := row[i].(float64); ok {
+						row[i] = strconv.FormatFloat(v, 'f', 4, 64)
+					}
+				}
+			}
+		}
+	}
+	return e.print(t, cols, "project", "model", "session")
+}
+
+// printPrices writes the price table in use.
+func printPrices(c *cli.Context, prices *pricing.Table) error {
+	format, err := outputFormat(c)
+	if err != nil {
+		return err
+	}
+	t := &query.Table{}
+	for _, n := range []string{"model", "provider", "aliases"} {
+		t.Columns = append(t.Columns, query.Column{Name: n, Type: "VARCHAR"})
+	}
+	for _, n := range []string{"input", "output", "cache_write_5m", "cache_write_1h", "cache_read"} {
+		t.Columns = append(t.Columns, query.Column{Name: n, Type: "DOUBLE"})
+	}
+	t.Columns = append(t.Columns, query.Column{Name: "long_context", Type: "VARCHAR"})
+	for _, m := range prices.Models() {
+		lc := ""
+		if l := m.LongContext; l != nil {
+			lc = fmt.Sprintf("above %d: %g/%g/%g/%g/%g", l.Above, l.Input, l.Output, l.CacheWrite5m, l.CacheWrite1h, l.CacheRead)
+			if !l.Until.IsZero() {
+				lc += " until " + l.Until.Format(time.DateOnly)
+			}
+		}
+		row := []any{m.Name, m.Provider, strings.Join(m.Aliases, " ")}
+		for _, v := range []float64{m.Input, m.Output, m.CacheWrite5m, m.CacheWrite1h, m.CacheRead} {
+			if format == query.FormatTable {
+				row = append(row, strconv.FormatFloat(v, 'g', -1, 64)) // tables round numbers to cents
+			} else {
+				row = append(row, v)
+			}
+		}
+		t.Rows = append(t.Rows, append(row, lc))
+	}
+	if format == query.FormatTable {
+		fmt.Fprintf(c.App.ErrWriter, "%s: prices of %s (USD per million tokens), overrides %v; sources:\n", c.App.Name, prices.Updated, prices.Files)
+		for _, s := range prices.Sources {
+			fmt.Fprintf(c.App.ErrWriter, "  - %s\n", s)
+		}
+	}
+	w := query.NewWriter(c.App.Writer, format, query.WriterOptions{Width: c.Int("width")})
+	if err := t.Write(w); err != nil {
+		return err
+	}
+	return w.Close()
 }

@@ -84,17 +84,18 @@ func TestCLI(t *testing.T) {
 		{name: "timeline table", args: []string{"timeline", "--lake", lake, "-f", "table", "--width", "200", "--session", "2"},
 			stdout: `^WHEN +KIND +SESSION +# +TITLE +PROMPT +IN TOKENS +OUT TOKENS +PROJECT\n.* ago +session_start +` + b + ` +Explain the build +0 +0 +/home/dev/beta\n.* ago +exchange +` + b + ` +1 +Explain the build +Explain the build +100 +200 +/home/dev/beta\n$`},
 		{name: "stats csv", args: []string{"stats", "--lake", lake, "--by", "day,model", "--format", "csv"},
-			stdout: `^day,model,messages,sessions,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens
-2026-02-27,claude-sonnet-4-5,1,1,1000,2000,3000,4000
-2026-03-01,claude-haiku-4-5,4,1,122,69,10,1150
-2026-03-01,claude-opus-4-6,3,1,42,130,100,4100
-2026-03-02,claude-opus-4-6,1,1,3,4,0,300
-2026-03-03,claude-opus-4-6,1,1,100,200,50,0
+			stdout: `^day,model,messages,sessions,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens,cache_creation_1h_tokens,cost,input_cost,output_cost,cache_creation_cost,cache_read_cost,unpriced_messages
+2026-02-27,claude-sonnet-4-5,1,1,1000,2000,3000,4000,0,0.04545,0.003,0.03,0.01125,0.0012[0-9]*,0
+2026-03-01,claude-haiku-4-5,4,1,122,69,10,1150,0,0.0005945,[0-9.e-]+,0.000345,1.25e-05,0.000115,0
+2026-03-01,claude-opus-4-6,3,1,42,130,100,4100,0,0.006135,[0-9.e-]+,[0-9.e-]+,0.000625,0.00205,0
+2026-03-02,claude-opus-4-6,1,1,3,4,0,300,0,0.000265,1.5e-05,0.0001,0,0.00015,0
+2026-03-03,claude-opus-4-6,1,1,100,200,50,0,0,0.0058125,0.0005,0.005,0.0003125,0,0
 $`},
 		{name: "stats table", args: []string{"stats", "--lake", lake, "--by", "model", "-f", "table", "--project", "alpha"},
-			stdout: `^MODEL +MESSAGES +SESSIONS +IN TOKENS +OUT TOKENS +CACHE WRITE +CACHE READ\nclaude-haiku-4-5 +4 +1 +122 +69 +10 +1,150\nclaude-opus-4-6 +4 +1 +45 +134 +100 +4,400\nclaude-sonnet-4-5 +1 +1 +1,000 +2,000 +3,000 +4,000\n$`},
+			stdout: `^MODEL +MESSAGES +SESSIONS +IN TOKENS +OUT TOKENS +CACHE WRITE +CACHE READ +COST \$\nclaude-haiku-4-5 +4 +1 +122 +69 +10 +1,150 +0.0006\nclaude-opus-4-6 +4 +1 +45 +134 +100 +4,400 +0.0064\nclaude-sonnet-4-5 +1 +1 +1,000 +2,000 +3,000 +4,000 +0.045[45]\n$`,
+			stderr: `^(pos-query: this lake predates the cache_creation_1h_tokens column.*\n)?$`},
 		{name: "stats totals json", args: []string{"stats", "--lake", lake, "--by", "", "--format", "json", "--until", "2026-03-01"},
-			stdout: `^\[\n\{"messages":1,"sessions":1,"input_tokens":1000,"output_tokens":2000,"cache_creation_tokens":3000,"cache_read_tokens":4000\}\n\]\n$`},
+			stdout: `^\[\n\{"messages":1,"sessions":1,"input_tokens":1000,"output_tokens":2000,"cache_creation_tokens":3000,"cache_read_tokens":4000,"cache_creation_1h_tokens":0,"cost":0.04545,"input_cost":0.003,"output_cost":0.03,"cache_creation_cost":0.01125,"cache_read_cost":0.0012[0-9]*,"unpriced_messages":0\}\n\]\n$`},
 		{name: "stats bad key", args: []string{"stats", "--lake", lake, "--by", "day,hour"}, code: 2,
 			stderr: `^pos-query: --by: cannot group by "hour" \(use day, week, month, model, project, platform, session\)\n`},
 		{name: "files, flags after the path", args: []string{"files", "fetch.go", "--lake", lake, "--format", "csv"},
@@ -121,7 +122,7 @@ $`},
 		{name: "bad since", args: []string{"timeline", "--lake", lake, "--since", "yesterday"}, code: 2, stderr: `^pos-query: --since: cannot read "yesterday" as a time`},
 		{name: "empty window", args: []string{"stats", "--lake", lake, "--since", "2026-03-02", "--until", "2026-03-01"}, code: 2, stderr: `^pos-query: --since must be before --until\n`},
 		{name: "stray argument", args: []string{"sessions", "--lake", lake, "extra"}, code: 2, stderr: `^pos-query: unexpected argument "extra"\n`},
-		{name: "unknown command", args: []string{"search", "x"}, code: 2, stderr: `^pos-query: unknown command "search"`},
+		{name: "unknown command", args: []string{"frobnicate", "x"}, code: 2, stderr: `^pos-query: unknown command "frobnicate"`},
 		{name: "no command", args: nil, code: 2, stderr: `^pos-query: no command given`},
 		{name: "no lake", args: []string{"sessions", "--lake", filepath.Join(os.TempDir(), "pos-query-no-such-lake")}, code: 1,
 			stderr: `^pos-query: no lake at .*pos-query-no-such-lake: the directory does not exist; build it with: pos-extract \| pos-normalize \| pos-load --lake .*\n$`},

@@ -12,6 +12,10 @@
 #   BENCH_INC    fraction of lines appended for the incremental run (default 0.01)
 #   BENCH_SEED   generator seed (default 1)
 #   BENCH_KEEP=1 keep the temporary directory (binaries, streams, lakes)
+#   BENCH_PLATFORMS  platforms the generator replicates (default claude_code,codex,gemini,aider)
+#   BENCH_QREPS  runs of each query latency (default 10; median and p95)
+#   BENCH_COPIES copies of the lake in the query lake (default 8: about 1 M messages at 1GB)
+#   BENCH_CCUSAGE=0  skip the ccusage comparison (default: install ccusage 20.0.24 from npm)
 #
 # Figures go to stdout, progress and diagnostics to stderr.
 set -euo pipefail
@@ -24,6 +28,10 @@ REPS=${BENCH_REPS:-3}
 INC_FRACTION=${BENCH_INC:-0.01}
 SEED=${BENCH_SEED:-1}
 SRC=${BENCH_SRC:-../shared/corpus/claude}
+PLATFORMS=${BENCH_PLATFORMS:-claude_code,codex,gemini,aider}
+QREPS=${BENCH_QREPS:-10}
+COPIES=${BENCH_COPIES:-8}
+BENCH_START=$EPOCHREALTIME
 
 log() { printf 'bench: %s\n' "$*" >&2; }
 die() {
@@ -56,6 +64,7 @@ if ! go build -o "$BIN/" ./cmd/... 2>"$TMP/build.log"; then
 	done
 fi
 go build -o "$BIN/pos-bench-gen" ./pipelines/bench/gen
+go build -o "$BIN/pos-bench-scale" ./pipelines/bench/scale
 for b in pos-extract pos-normalize; do
 	if [[ ! -x $BIN/$b ]]; then
 		cat "$TMP/build.log" >&2
@@ -76,13 +85,16 @@ else
 	DIR=${BENCH_DIR:-$TMP/corpus}
 	[[ -d $SRC ]] || die "no source corpus at $SRC (set BENCH_SRC)"
 	log "generating $SIZE from $SRC into $DIR"
-	GEN_LINE=$("$BIN/pos-bench-gen" --src "$SRC" --out "$DIR" --size "$SIZE" --seed "$SEED")
+	GEN_LINE=$("$BIN/pos-bench-gen" --src "$SRC" --out "$DIR" --size "$SIZE" --seed "$SEED" --platforms "$PLATFORMS")
 	log "$GEN_LINE"
 fi
 # SOURCE bytes: the transcripts; every MB/s figure below is over these.
 read -r SRC_BYTES SRC_FILES < <(find "$DIR/.claude/projects" -type f -name '*.jsonl' -printf '%s\n' |
 	awk '{s += $1; n++} END {printf "%d %d\n", s, n}')
 ((SRC_BYTES > 0)) || die "no .jsonl files under $DIR/.claude/projects"
+# Every platform's transcripts (the "all platforms" row).
+ALL_BYTES=$(find "$DIR/.claude/projects" "$DIR/.codex" "$DIR/.gemini" "$DIR/aider" -type f \( -name '*.jsonl' -o -name '*.json' -o -name '.aider.*' \) -printf '%s\n' 2>/dev/null |
+	awk '{s += $1} END {printf "%d", s}')
 # Let the generator's writes reach the disk, then read everything once, so
 # every repetition runs on a warm page cache and no writeback in between.
 sync
@@ -121,7 +133,7 @@ else
 fi
 
 ROWS=()
-declare -A PEAK
+declare -A PEAK MED PEAKMB
 
 # measure N LABEL BYTES SETUP RUN: time RUN N times, SETUP (untimed) before
 # each; add a row with the median, min and max wall time, MB/s of BYTES at
@@ -136,7 +148,7 @@ measure() {
 		t0=$EPOCHREALTIME
 		if ! $fn; then
 			log "$label: failed"
-			ROWS+=("$(printf '%-26s %s' "$label" "failed (see stderr)")")
+			ROWS+=("$(printf '%-30s %s' "$label" "failed (see stderr)")")
 			return 0
 		fi
 		t1=$EPOCHREALTIME
@@ -149,18 +161,24 @@ measure() {
 			if ((kb > ${PEAK[$f]:-0})); then PEAK[$f]=$kb; fi
 		done
 	done
-	local rssdesc="" s
-	for s in extract normalize load; do
-		if [[ -v PEAK[$s] ]]; then rssdesc+="$s=$(((PEAK[$s] + 512) / 1024)) "; fi
+	local rssdesc="" s top=0
+	for s in extract normalize load stats ccusage query; do
+		if [[ -v PEAK[$s] ]]; then
+			rssdesc+="$s=$(((PEAK[$s] + 512) / 1024)) "
+			if ((PEAK[$s] > top)); then top=${PEAK[$s]}; fi
+		fi
 	done
+	PEAKMB[$label]=$(((top + 512) / 1024))
 	local line
 	line=$(printf '%s\n' "${times[@]}" | sort -n | awk -v bytes="$bytes" -v label="$label" -v rss="$rssdesc" '
 		{t[NR] = $1}
 		END {
 			med = (NR % 2) ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2
+			p95 = t[int(0.95 * NR + 0.999999)]
 			mbs = (bytes > 0 && med > 0) ? sprintf("%.1f", bytes / 1e6 / med) : "-"
-			printf "%-26s %8.2f %7.2f %7.2f %8s  %s", label, med, t[1], t[NR], mbs, rss
+			printf "%-30s %8.3f %7.3f %7.3f %7.3f %8s  %s", label, med, p95, t[1], t[NR], mbs, rss
 		}')
+	MED[$label]=$(printf '%s\n' "${times[@]}" | sort -n | awk '{t[NR] = $1} END {printf "%.3f", (NR % 2) ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2}')
 	ROWS+=("$line")
 	log "$line"
 }
@@ -189,7 +207,20 @@ if [[ -n $HAVE_LOAD ]]; then
 	log "measuring extract | normalize | load"
 	measure "$REPS" "extract|normalize|load" "$SRC_BYTES" fresh_lake run_xnl
 else
-	ROWS+=("$(printf '%-26s %s' "extract|normalize|load" "load: not built yet")")
+	ROWS+=("$(printf '%-30s %s' "extract|normalize|load" "load: not built yet")")
+fi
+
+if [[ -n $HAVE_LOAD && $PLATFORMS != claude_code ]]; then
+	# Every platform of the home at once: the default locations under HOME,
+	# Aider from its project folders.
+	run_all() {
+		{
+			HOME=$DIR XDG_CONFIG_HOME=$DIR/.config rss extract "$BIN/pos-extract" --full -q -p claude_code -p codex -p gemini
+			if [[ -d $DIR/aider ]]; then "$BIN/pos-extract" --full -q -p aider --root "$DIR/aider"; fi
+		} | rss normalize "${NORM[@]}" | rss load "${LOAD[@]}"
+	}
+	log "measuring extract | normalize | load, all platforms"
+	measure "$REPS" "all platforms: x|n|l" "$ALL_BYTES" fresh_lake run_all
 fi
 
 # The stages alone, on streams written once.
@@ -212,7 +243,7 @@ if [[ -n $HAVE_LOAD ]]; then
 			"$(mb "$(stat -c %s "$TMP/lake/pos.duckdb" 2>/dev/null || echo 0)")")
 	fi
 else
-	ROWS+=("$(printf '%-26s %s' "load (from file)" "load: not built yet")")
+	ROWS+=("$(printf '%-30s %s' "load (from file)" "load: not built yet")")
 fi
 rm -f "$TMP/extracted.ndjson" "$TMP/normalized.ndjson"
 
@@ -255,6 +286,72 @@ log "measuring incremental: appended lines"
 measure "$REPS" "incr: +$(awk -v f="$INC_FRACTION" 'BEGIN {print f * 100}')% lines" "$NEW_BYTES" restore_state run_inc
 
 # ---------------------------------------------------------------------------
+# Query latencies at about a million messages: a home of 8 GB would take
+# longer to generate and load than the whole bench may, so the lake of this
+# home is copied (pos-bench-scale: fresh ids, times moved back 91 days per
+# copy, the long texts only in the first copy) into a query lake.
+
+SCALE_LINE="query lake: load not built yet"
+if [[ -n $HAVE_LOAD && -d $TMP/lake ]]; then
+	log "building the query lake ($COPIES copies) and a copy of the lake with the 1-hour cache column"
+	SCALE_LINE=$("$BIN/pos-bench-scale" --from "$TMP/lake" --to "$TMP/lake1m" --copies "$COPIES" --single "$TMP/lake1")
+	log "$SCALE_LINE"
+	QLAKE=$TMP/lake1m
+	QRY=("$BIN/pos-query")
+	q_recent() { rss query "${QRY[@]}" recent --lake "$QLAKE" --format json >/dev/null; }
+	q_timeline() { rss query "${QRY[@]}" timeline --lake "$QLAKE" --limit 50 --format json >/dev/null; }
+	q_stats() { rss query "${QRY[@]}" stats --lake "$QLAKE" --by day,model --format json >/dev/null; }
+	q_sessions() { rss query "${QRY[@]}" sessions --lake "$QLAKE" --limit 20 --format json >/dev/null; }
+	q_search() { rss query "${QRY[@]}" search --lake "$QLAKE" --format json parquet >/dev/null; }
+	for q in recent timeline stats sessions; do
+		log "measuring query: $q"
+		measure "$QREPS" "query 1M: $q" 0 nothing "q_$q"
+	done
+	if ! "${QRY[@]}" search --help >/dev/null 2>&1; then
+		ROWS+=("$(printf '%-30s %s' "query 1M: search" "skipped: this pos-query has no search command")")
+	elif ! find "$QLAKE/indexed" -path '*chunks*' -name '*.parquet' -print -quit 2>/dev/null | grep -q .; then
+		ROWS+=("$(printf '%-30s %s' "query 1M: search" "skipped: search reads pos-embed's chunks, and this chain has no pos-embed stage")")
+	else
+		log "measuring query: search"
+		measure "$QREPS" "query 1M: search" 0 nothing q_search
+	fi
+fi
+
+# ---------------------------------------------------------------------------
+# ccusage: the same question (tokens and cost per day and model) on the
+# same Claude folder. ccusage sums usage lines; pos also writes the lake.
+
+CC_LINE="ccusage: skipped (BENCH_CCUSAGE=0)"
+if [[ ${BENCH_CCUSAGE:-1} != 0 && -n $HAVE_LOAD ]]; then
+	if CCUSAGE=$(pipelines/ccusage/install.sh); then
+		CC_LINE="ccusage $("$CCUSAGE" --version 2>/dev/null | awk '{print $NF}') ($CCUSAGE): claude daily --json --offline --timezone UTC"
+		STATS=("$BIN/pos-query" stats --by day,model --format json)
+		run_cc() { CLAUDE_CONFIG_DIR=$DIR/.claude rss ccusage "$CCUSAGE" claude daily --json --offline --timezone UTC >/dev/null; }
+		run_cc_inc() { CLAUDE_CONFIG_DIR=$INC/.claude rss ccusage "$CCUSAGE" claude daily --json --offline --timezone UTC >/dev/null; }
+		run_cold() { run_xnl && rss stats "${STATS[@]}" --lake "$TMP/lake" >/dev/null 2>&1; }
+		run_warm() { rss stats "${STATS[@]}" --lake "$TMP/lake" >/dev/null 2>&1; }
+		run_warm1h() { rss stats "${STATS[@]}" --lake "$TMP/lake1" >/dev/null; }
+		run_incs() { run_inc && rss stats "${STATS[@]}" --lake "$TMP/inclake" >/dev/null 2>&1; }
+		log "measuring ccusage"
+		measure "$REPS" "ccusage claude daily" "$SRC_BYTES" nothing run_cc
+		log "measuring pos cold: extract | normalize | load, then stats"
+		# Once: the extract|normalize|load row above ran the same chain REPS times.
+		measure 1 "pos cold: x|n|l + stats" "$SRC_BYTES" fresh_lake run_cold
+		log "measuring pos warm: stats"
+		# REPS, not QREPS: without the 1-hour column it reads the raw layer.
+		measure "$REPS" "pos warm: stats" 0 nothing run_warm
+		if [[ -d $TMP/lake1 ]]; then
+			measure "$QREPS" "pos warm: stats, 1h column" 0 nothing run_warm1h
+		fi
+		log "measuring ccusage and pos after appending lines"
+		measure "$REPS" "ccusage, home +1%" "$SRC_BYTES" nothing run_cc_inc
+		measure "$REPS" "pos incr: +1% sync + stats" "$NEW_BYTES" restore_state run_incs
+	else
+		CC_LINE="ccusage: could not be installed (see stderr); comparison skipped"
+	fi
+fi
+
+# ---------------------------------------------------------------------------
 # Report
 
 cat <<EOF
@@ -267,6 +364,24 @@ $LAKE_LINE
 incr       $INC_CHAIN; ${APPEND_LINE#gen: }
 timing     $REPS runs (first run: 1), warm page cache; MB/s = source .jsonl MB / median (incr +x%: appended MB); peak RSS per stage by $RSS_HOW
 
-$(printf '%-26s %8s %7s %7s %8s  %s' stage median_s min_s max_s MB/s peak_rss_MB)
+$(printf '%-30s %8s %7s %7s %7s %8s  %s' stage median_s p95_s min_s max_s MB/s peak_rss_MB)
 EOF
 printf '%s\n' "${ROWS[@]}"
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) printf "%.1fx", a / b; else print "-"}'; }
+if [[ -v MED["ccusage claude daily"] ]]; then
+	cc=${MED["ccusage claude daily"]}
+	cci=${MED["ccusage, home +1%"]:-$cc}
+	printf '\n%s\n%-30s %9s %9s  %s\n' "$CC_LINE" "vs ccusage" median_s peak_MB "ccusage median / pos median (higher: pos faster)"
+	for l in "ccusage claude daily" "pos cold: x|n|l + stats" "pos warm: stats" "pos warm: stats, 1h column" "ccusage, home +1%" "pos incr: +1% sync + stats"; do
+		[[ -v MED[$l] ]] || continue
+		base=$cc
+		if [[ $l == *"+1%"* ]]; then base=$cci; fi
+		r=""
+		if [[ $l == pos* ]]; then r=$(ratio "$base" "${MED[$l]}"); fi
+		printf '%-30s %9s %9s  %s\n' "$l" "${MED[$l]}" "${PEAKMB[$l]}" "$r"
+	done
+fi
+printf '\nquery lake %s\n' "$SCALE_LINE"
+printf 'load       %s (1, 5, 15 min) at the end; other work on the machine slows every row\n' "$(uptime | sed 's/.*load average: //')"
+printf 'bench      %.0f s in all\n' "$(awk -v a="$BENCH_START" -v b="$EPOCHREALTIME" 'BEGIN {print b - a}')"

@@ -20,11 +20,13 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path"
@@ -66,6 +68,8 @@ func main() {
 func run(args []string, stdout io.Writer) error {
 	fl := flag.NewFlagSet("gen", flag.ContinueOnError)
 	src := fl.String("src", "../shared/corpus/claude", "directory of real Claude Code .jsonl files to replicate")
+	corpus := fl.String("corpus", "", "directory holding the other platforms' real files in <platform>/ (default: the parent of --src)")
+	platforms := fl.String("platforms", "claude_code,codex,gemini,aider", "platforms to generate, comma-separated (claude_code, codex, gemini, aider)")
 	out := fl.String("out", "", "directory to create the synthetic home in (DIR/.claude/...)")
 	size := fl.String("size", "500MB", "stop once this much has been written (100MB, 1GB, 5GB, 2GiB)")
 	seed := fl.Uint64("seed", 1, "seed: the same seed and source give the same bytes")
@@ -106,18 +110,47 @@ func run(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%s already exists: remove it or choose another --out", projects)
 	}
 	start := time.Now()
-	s, err := load(*src)
-	if err != nil {
-		return err
+	plats := map[string]bool{}
+	for _, p := range strings.Split(*platforms, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if _, ok := otherPlatforms[p]; !ok && p != "claude_code" {
+			return usageError{fmt.Errorf("--platforms: unknown platform %q", p)}
+		}
+		plats[p] = true
+	}
+	s := &source{tokens: map[string]tokenKind{}, slugs: map[string][]string{}}
+	if plats["claude_code"] {
+		if s, err = load(*src); err != nil {
+			return err
+		}
+	}
+	if *corpus == "" {
+		*corpus = filepath.Dir(filepath.Clean(*src))
+	}
+	for _, p := range slices.Sorted(maps.Keys(plats)) {
+		if p != "claude_code" {
+			if err := loadOther(s, *corpus, p); err != nil {
+				return err
+			}
+		}
+	}
+	if len(s.files) == 0 {
+		return fmt.Errorf("nothing to replicate for --platforms %s", *platforms)
 	}
 	st, err := generate(s, *out, int64(limit), *seed, *jobs)
 	if err != nil {
 		return err
 	}
 	el := time.Since(start)
-	fmt.Fprintf(stdout, "gen: wrote %s (%d bytes) in %d files (%d transcripts, %d plans) to %s: %d replicas of %d files (%s); %.1fs, %.0f MB/s\n",
+	var per []string
+	for _, p := range slices.Sorted(maps.Keys(st.platform)) {
+		per = append(per, fmt.Sprintf("%s %s", p, humanize.Bytes(uint64(st.platform[p]))))
+	}
+	fmt.Fprintf(stdout, "gen: wrote %s (%d bytes) in %d files (%d transcripts, %d plans) to %s: %d replicas of %d files (%s); %s; %.1fs, %.0f MB/s\n",
 		humanize.Bytes(uint64(st.bytes)), st.bytes, st.files, st.files-st.plans, st.plans, *out,
-		st.replicas, len(s.files), humanize.Bytes(uint64(s.bytes)), el.Seconds(), float64(st.bytes)/1e6/el.Seconds())
+		st.replicas, len(s.files), humanize.Bytes(uint64(s.bytes)), strings.Join(per, ", "), el.Seconds(), float64(st.bytes)/1e6/el.Seconds())
 	return nil
 }
 
@@ -142,6 +175,14 @@ const (
 )
 
 type srcFile struct {
+	platform string // "" for Claude Code
+	// unit groups files that are written together: a replica never ends
+	// between a session and its subagents' transcripts, or an Aider chat
+	// history and its input history.
+	unit string
+	// out names the file in the home from its rewritten bytes (platforms
+	// other than Claude Code), relative to --out; r is the replica.
+	out     func(data []byte, r int) (string, error)
 	rel     string // path under --src
 	data    []byte
 	project string // projects/<project>/ directory it is copied into
@@ -224,6 +265,7 @@ func load(dir string) (*source, error) {
 			}
 		}
 		f.project = projectDir(anchor.cwd, f.rel)
+		f.unit = "claude_code/" + anchor.rel
 		key := f.project + "/" + f.rest
 		if taken[key] {
 			return nil, fmt.Errorf("%s: two source files would be copied to %s", f.rel, key)
@@ -279,18 +321,20 @@ func projectDir(cwd, rel string) string {
 type stats struct {
 	bytes, files, plans int64
 	replicas            int
+	platform            map[string]int64 // bytes written per platform
 }
 
 type job struct {
-	path  string
+	path  string   // "" when src.out names the file
 	data  []byte   // written as is (plans), or
 	src   *srcFile // rewritten with rw
 	rw    rewriter
+	r     int
 	mtime time.Time
 }
 
 func generate(s *source, out string, limit int64, seed uint64, jobs int) (stats, error) {
-	var st stats
+	st := stats{platform: map[string]int64{}}
 	ch := make(chan job, 2*jobs)
 	var (
 		wg       sync.WaitGroup
@@ -314,6 +358,15 @@ func generate(s *source, out string, limit int64, seed uint64, jobs int) (stats,
 					buf = append(buf[:0], j.src.data...)
 					j.rw.rewrite(buf)
 					data = buf
+					if j.path == "" {
+						rel, err := j.src.out(data, j.r)
+						if err != nil {
+							errOnce.Do(func() { firstErr = fmt.Errorf("%s: %w", j.src.rel, err) })
+							failed.Store(true)
+							continue
+						}
+						j.path = filepath.Join(out, rel)
+					}
 				}
 				if err := writeFile(j.path, data, j.mtime, dirs); err != nil {
 					errOnce.Do(func() { firstErr = err })
@@ -335,11 +388,12 @@ dispatch:
 		rw, paths := replicaPaths(s, root, seed, r, taken)
 		var slugFiles []*srcFile
 		for i, f := range s.files {
-			if total >= limit {
+			if total >= limit && (i == 0 || f.unit != s.files[i-1].unit) {
 				break dispatch
 			}
-			ch <- job{path: paths[i], src: f, rw: rw, mtime: f.lastTS.Add(rw.shift)}
+			ch <- job{path: paths[i], src: f, rw: rw, r: r, mtime: f.lastTS.Add(rw.shift)}
 			total += int64(len(f.data))
+			st.platform[cmp.Or(f.platform, "claude_code")] += int64(len(f.data))
 			st.files++
 			if len(f.slugs) > 0 {
 				slugFiles = append(slugFiles, f)
@@ -385,6 +439,9 @@ func replicaPaths(s *source, root string, seed uint64, r int, taken map[string]b
 		ok := true
 		seen := map[string]bool{}
 		for i, f := range s.files {
+			if f.out != nil {
+				continue // named after rewriting, by fresh ids
+			}
 			rest := []byte(f.rest)
 			rw.rewrite(rest)
 			p := filepath.Join(root, "projects", f.project, filepath.FromSlash(string(rest)))
@@ -698,7 +755,9 @@ func isUUIDAt(b []byte, p int) bool {
 	return true
 }
 
-// isTimestampAt: b[p:] starts with "dddd-dd-ddTdd:dd:dd".
+// isTimestampAt: b[p:] starts with "dddd-dd-ddTdd:dd:dd", with a space
+// instead of T (Aider's local times) or dashes instead of colons (Codex's
+// and Gemini CLI's file names) allowed.
 func isTimestampAt(b []byte, p int) bool {
 	const pat = "dddd-dd-ddTdd:dd:dd"
 	if p+len(pat) > len(b) {
@@ -706,11 +765,24 @@ func isTimestampAt(b []byte, p int) bool {
 	}
 	for k := range len(pat) {
 		c := b[p+k]
-		if pat[k] == 'd' {
+		switch {
+		case pat[k] == 'd':
 			if c < '0' || c > '9' {
 				return false
 			}
-		} else if c != pat[k] {
+		case k == 10:
+			if c != 'T' && c != ' ' {
+				return false
+			}
+		case k == 16:
+			if c != b[p+13] {
+				return false
+			}
+		case k == 13:
+			if c != ':' && c != '-' {
+				return false
+			}
+		case c != pat[k]:
 			return false
 		}
 	}

@@ -1,0 +1,166 @@
+// Command pos-embed adds chunk records with vectors for the indexable units
+// of a pos stream (exchanges, user prompts, summary labels, compaction
+// summaries, subagent reports and plans) and passes every record through.
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/cmd/internal/embedcfg"
+	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/transform/embed"
+	"github.com/urfave/cli/v2"
+)
+
+func main() { os.Exit(cmdio.Main(newApp())) }
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:      "pos-embed",
+		Usage:     "add chunk records with vectors for the indexable units of pos records",
+		UsageText: "pos-normalize | pos-embed [--provider hash|openai] [--lake DIR] [FILE...] | pos-load",
+		Description: `Reads pos NDJSON (stdin, or files; .zst is decompressed). After each
+exchange, user prompt, summary label, compaction summary, subagent report and
+plan it writes its chunks: pieces of at most --chunk-tokens tokens that
+overlap by --chunk-overlap, cut at paragraph, line or sentence ends, each with
+a vector (of the chunk under its unit's heading: the first line of the
+exchange's prompt, the document's title). Every record passes through
+unchanged.
+
+Providers:
+  hash    (default) local and deterministic, no model files, no network:
+          feature-hashed words, word pairs and character 4-grams, sublinear
+          term frequency, L2-normalised (model ` + embed.HashModel + `)
+  openai  any OpenAI-compatible endpoint by --base-url: OpenAI, Ollama
+          (http://localhost:11434/v1), vLLM, llama.cpp server, LM Studio;
+          batched requests, --workers in flight, retries with backoff on
+          429 and 5xx, a clear error on a bad key or model
+
+Vectors are cached in LAKE/_cache/embeddings by model, dimension and text
+hash: embedding the same input again computes nothing. The summary says how
+many vectors were computed, how many reused (from the cache, or a text
+already embedded in this run) and how many units were skipped (no text to
+embed). Vectors are stored at unit length, so their inner product is their
+cosine similarity.
+
+Environment: POS_EMBED_PROVIDER, POS_EMBED_MODEL, POS_EMBED_DIMENSIONS,
+POS_EMBED_BASE_URL (or OPENAI_BASE_URL), POS_EMBED_API_KEY (or OPENAI_API_KEY).`,
+		Flags: append(embedcfg.ProviderFlags(),
+			cmdio.LakeFlag(),
+			&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the lake's embedding cache"},
+			&cli.IntFlag{Name: "batch", Value: 64, Usage: "openai: texts per request"},
+			&cli.IntFlag{Name: "workers", Usage: "groups of records embedded at once (default: 4 for openai, one per CPU for hash)"},
+			&cli.IntFlag{Name: "chunk-tokens", Value: embed.DefaultChunker.MaxTokens, Usage: "the most tokens in a chunk (estimated)"},
+			&cli.IntFlag{Name: "chunk-overlap", Value: embed.DefaultChunker.Overlap, Usage: "tokens a chunk repeats from the one before"},
+			&cli.StringFlag{Name: "types", Usage: "index only these content types, comma-separated (" + strings.Join(embed.Indexable, ", ") + ")"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
+			cmdio.StrictFlag,
+			cmdio.QuietFlag,
+		),
+		Action: run,
+	}
+}
+
+func run(c *cli.Context) error {
+	cfg := embedcfg.Config(c)
+	cfg.Batch = c.Int("batch")
+	p, err := embed.NewProvider(cfg)
+	if err != nil {
+		return cmdio.UsageError{Err: err}
+	}
+	var types []string
+	if s := c.String("types"); s != "" {
+		for _, t := range strings.Split(s, ",") {
+			t = strings.TrimSpace(t)
+			if !contains(embed.Indexable, t) {
+				return cmdio.Usagef("--types: unknown content type %q (use %s)", t, strings.Join(embed.Indexable, ", "))
+			}
+			types = append(types, t)
+		}
+	}
+	if c.Int("chunk-tokens") < 16 || c.Int("chunk-overlap") < 0 || c.Int("chunk-overlap") > c.Int("chunk-tokens")/2 {
+		return cmdio.Usagef("--chunk-tokens must be at least 16 and --chunk-overlap between 0 and half of it")
+	}
+	workers := c.Int("workers")
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+		if p.Name() == "openai" {
+			workers = 4
+		}
+	}
+	var cache *embed.Cache
+	if !c.Bool("no-cache") {
+		if cache, err = embed.OpenCache(embed.CacheDir(c.String("lake")), p.Model(), cfg.Dimensions); err != nil {
+			return err
+		}
+	}
+	skips := cmdio.NewSkips(c)
+	out, err := schema.Create(c.String("output"), c.App.Writer)
+	if err != nil {
+		closeCache(cache)
+		return err
+	}
+	start := time.Now()
+	var total embed.Stats
+	for _, in := range cmdio.Inputs(c) {
+		r, err := schema.Open(in, c.App.Reader)
+		if err != nil {
+			err = cmdio.Join(err, out.Close(), closeCache(cache))
+			return err
+		}
+		st, err := embed.Embed(c.Context, r, out, embed.Options{
+			Name: in, OnSkip: skips.Skip, Provider: p, Cache: cache, Workers: workers, Types: types,
+			Chunker:   embed.Chunker{MaxTokens: c.Int("chunk-tokens"), Overlap: c.Int("chunk-overlap")},
+			FlushEach: cmdio.IsTerminal(c.App.Writer),
+		})
+		r.Close()
+		add(&total, st)
+		if err != nil {
+			// What was computed before the failure stays cached.
+			return cmdio.Join(err, out.Close(), closeCache(cache))
+		}
+	}
+	if err := cmdio.Join(out.Close(), closeCache(cache)); err != nil {
+		return err
+	}
+	model := p.Model()
+	if d := p.Dim(); d > 0 {
+		model = fmt.Sprintf("%s (%d-d)", model, d)
+	}
+	cmdio.Summary(c, "%d records in, %d out: %s from %s; vectors: %d computed, %d reused, %d skipped (units with no text); model %s; %d bad lines skipped (%.1fs)",
+		total.In, total.Out, cmdio.Plural(total.Chunks, "chunk"), cmdio.Plural(total.Units, "unit"),
+		total.Computed, total.Reused, total.Skipped, model, skips.N(), time.Since(start).Seconds())
+	return skips.Err()
+}
+
+func closeCache(c *embed.Cache) error {
+	if c == nil {
+		return nil
+	}
+	return c.Close()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func add(t *embed.Stats, s embed.Stats) {
+	t.In += s.In
+	t.Out += s.Out
+	t.Units += s.Units
+	t.Chunks += s.Chunks
+	t.Computed += s.Computed
+	t.Reused += s.Reused
+	t.Skipped += s.Skipped
+	t.BadLines += s.BadLines
+}

@@ -1,0 +1,115 @@
+// Command pos-mcp serves the pos lake to agents over MCP (stdio): the tools
+// search, recent_turns, session_summary, context_pack, timeline, stats and
+// capabilities.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/cmd/internal/embedcfg"
+	"github.com/pos-lake/pos/cmd/internal/llmcfg"
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/mcpserver"
+	"github.com/pos-lake/pos/query"
+	"github.com/pos-lake/pos/transform/embed"
+	"github.com/urfave/cli/v2"
+)
+
+func main() { os.Exit(cmdio.Main(newApp())) }
+
+const exitCodes = `EXIT CODES:
+   0    the client closed the connection (stdin reached its end)
+   1    failure: the connection broke
+   2    usage error: bad flags or arguments
+   130  interrupted (Ctrl-C, SIGTERM)`
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:      "pos-mcp",
+		Metadata:  map[string]any{"exitCodes": exitCodes},
+		Usage:     "serve the pos lake to agents as MCP tools, over stdio",
+		UsageText: "pos-mcp [--lake DIR] [--llm-model MODEL --llm-base-url URL] [--base-url URL]",
+		Description: `An MCP server on stdin/stdout for agents (Claude Code, Cursor, Cline …). Tools:
+
+   search           exchanges, reports, summaries, labels and plans that match
+                    a query (hybrid: vectors and BM25), or whole sessions
+   recent_turns     the last turns of a session
+   session_summary  a summary of a session (extractive by default; stored in
+                    the lake and reused until the session grows)
+   context_pack     a token-budgeted pack of earlier sessions to resume work
+   timeline         session starts and exchanges in a time window
+   stats            tokens and cost by day, week, month, model, project …
+   capabilities     what each platform's data supports and the lake holds
+
+Each tool has a JSON schema for its arguments; a bad argument is a tool error
+that says what is accepted. The lake (--lake or $POS_LAKE) is opened on the
+first call and again after a pos-load changed it. session_summary's LLM
+strategies use --llm-base-url, --llm-model and --llm-key ($POS_LLM_BASE_URL,
+$POS_LLM_MODEL, $POS_LLM_API_KEY); a lake embedded with an OpenAI-compatible
+model needs its endpoint to embed search queries (--base-url, --api-key or
+$POS_EMBED_BASE_URL, $POS_EMBED_API_KEY). Diagnostics go to stderr; stdout
+carries the protocol only.
+
+REGISTER:
+   claude mcp add pos -- pos-mcp --lake ~/.local/share/pos/lake
+   ~/.cursor/mcp.json, cline_mcp_settings.json:
+     {"mcpServers": {"pos": {"command": "pos-mcp", "args": [], "env": {"POS_LAKE": "/home/me/.local/share/pos/lake"}}}}`,
+		Flags: append(append([]cli.Flag{
+			cmdio.LakeFlag(),
+			&cli.BoolFlag{Name: "verbose", Usage: "log the server's activity on stderr"},
+		}, llmcfg.Flags()...), embedcfg.EndpointFlags()...),
+		Action: run,
+	}
+}
+
+func run(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return cmdio.Usagef("unexpected argument %q", c.Args().First())
+	}
+	var logger *slog.Logger
+	if c.Bool("verbose") {
+		logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	embedCfg := embedcfg.Config(c)
+	s := mcpserver.New(mcpserver.Options{
+		Lake: c.String("lake"),
+		LLM:  llmcfg.Options(c),
+		Embedder: func(ctx context.Context, lake string) (query.Embedder, error) {
+			return queryEmbedder(ctx, lake, embedCfg)
+		},
+		ParseTime: cmdio.ParseTime,
+		Version:   cmdio.Version,
+		Logger:    logger,
+	})
+	defer s.Close()
+	err := s.Run(c.Context, &mcp.StdioTransport{})
+	if c.Context.Err() != nil {
+		return c.Context.Err()
+	}
+	return err
+}
+
+// queryEmbedder embeds search queries with the lake's model: the hash
+// provider locally, an OpenAI-compatible model at the configured endpoint.
+func queryEmbedder(ctx context.Context, lake string, cfg embed.Config) (query.Embedder, error) {
+	m, ok, err := load.LakeEmbedding(ctx, lake)
+	if err != nil || !ok {
+		return nil, err
+	}
+	p, err := embed.ProviderFor(m.Model, m.Dim, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, text string) ([]float32, error) {
+		vs, err := p.Embed(ctx, []string{text})
+		if err != nil {
+			return nil, fmt.Errorf("embedding the query with %s: %w (mode lexical needs no embedding)", m.Model, err)
+		}
+		return vs[0], nil
+	}, nil
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/cmd/internal/embedcfg"
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/query"
+	"github.com/pos-lake/pos/transform/embed"
+	"github.com/urfave/cli/v2"
+)
+
+func searchCmd() *cli.Command {
+	return command(&cli.Command{
+		Name:      "search",
+		Usage:     "find the exchanges, reports, summaries and plans that match a query",
+		UsageText: `pos-query search "TEXT" [--mode hybrid|vector|lexical] [-k 10] [--group-by session] [OPTIONS]`,
+		Description: `Searches the chunks pos-embed added to the lake. hybrid (the default) fuses
+two rankings by reciprocal rank: vector similarity (the query embedded with
+the lake's model) and BM25 over the lake's lexical index. A prompt's chunks
+count as the exchange it opens, and each result is a different exchange,
+report, compaction summary, label or plan, with its score, time, session
+title and a snippet with the query's words in **bold**.
+
+--group-by session ranks sessions by how much of them matches: topic search
+across sessions.
+
+A lake embedded with an OpenAI-compatible model needs its endpoint to embed
+the query (--base-url, --api-key or their environment variables); --mode
+lexical needs none.
+
+Content types (--type): exchange, user_prompt, summary_label,
+compact_summary, subagent_summary, plan (or prompt, label, summary, report).
+
+EXAMPLES:
+   pos-query search "parquet row group size" --since 30d
+   pos-query search "why did the hook fail" --type exchange,subagent_summary -k 5
+   pos-query search "opentelemetry" --group-by session --format json`,
+		Flags: append([]cli.Flag{cmdio.LakeFlag(), formatFlag(), widthFlag(), sinceFlag(), untilFlag(),
+			platformFlag(), projectFlag(),
+			&cli.StringFlag{Name: "session", Aliases: []string{"s"}, Usage: "only this session (an id or a unique prefix)"},
+			&cli.StringFlag{Name: "type", Aliases: []string{"t"}, Usage: "only these content types, comma-separated"},
+			&cli.StringFlag{Name: "user", Usage: "only this user's records"},
+			&cli.StringFlag{Name: "machine", Usage: "only this machine's records"},
+			&cli.IntFlag{Name: "k", Aliases: []string{"n", "limit"}, Value: 10, Usage: "how many results"},
+			&cli.StringFlag{Name: "mode", Aliases: []string{"m"}, Value: query.SearchHybrid, Usage: "hybrid, vector or lexical"},
+			&cli.StringFlag{Name: "group-by", Usage: "session: rank sessions instead of single results"},
+			&cli.IntFlag{Name: embedcfg.DimensionsFlag, Usage: "the dimensions the lake's OpenAI-compatible model was asked for, if any"},
+		}, embedcfg.EndpointFlags()...),
+		Action: runSearch,
+	})
+}
+
+func runSearch(c *cli.Context) error {
+	text := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
+	if text == "" {
+		return cmdio.UsageError{Err: fmt.Errorf("no query given"), Cmd: "search"}
+	}
+	var types []string
+	if s := c.String("type"); s != "" {
+		var err error
+		if types, err = query.ParseSearchTypes(s); err != nil {
+			return cmdio.UsageError{Err: fmt.Errorf("--type: %w", err), Cmd: "search"}
+		}
+	}
+	if k := c.Int("k"); k <= 0 {
+		return cmdio.UsageError{Err: fmt.Errorf("-k must be at least 1"), Cmd: "search"}
+	}
+	if g := c.String("group-by"); g != "" && g != "session" {
+		return cmdio.UsageError{Err: fmt.Errorf("--group-by: only session is known (got %q)", g), Cmd: "search"}
+	}
+	e, err := setup(c, true)
+	if err != nil {
+		return err
+	}
+	defer e.db.Close()
+	session := ""
+	if id := c.String("session"); id != "" {
+		ref, err := e.db.ResolveSession(c.Context, id, e.platform, "")
+		if err != nil {
+			return libErr(err)
+		}
+		session = ref.SessionID
+	}
+	opt := query.SearchOptions{
+		Query: text, Mode: c.String("mode"), K: c.Int("k"), GroupBy: c.String("group-by"),
+		Platform: e.platform, Project: c.String("project"), Session: session, Types: types,
+		User: c.String("user"), Machine: c.String("machine"), Since: e.since, Until: e.until,
+	}
+	if opt.Mode != query.SearchLexical {
+		if opt.Embed, err = queryEmbedder(c, e.db.Lake()); err != nil {
+			return err
+		}
+	}
+	res, err := e.db.Search(c.Context, opt)
+	if err != nil {
+		return libErr(err)
+	}
+	if opt.GroupBy == "session" {
+		return e.print(query.TableOf(res.Sessions),
+			[]string{"score", "hits", "last_ts:last hit", "session_id:session", "title", "snippet"}, "title", "snippet")
+	}
+	if len(res.Hits) == 0 {
+		e.note("no match for %q", text)
+	}
+	return e.print(query.TableOf(res.Hits),
+		[]string{"score", "ts:when", "content_type:type", "session_id:session", "title", "snippet"}, "title", "snippet")
+}
+
+// queryEmbedder embeds queries with the lake's model: the hash provider
+// locally, an OpenAI-compatible model at the endpoint the flags name. A
+// lake without vectors gets none (Search says what to do).
+func queryEmbedder(c *cli.Context, lake string) (query.Embedder, error) {
+	m, ok, err := load.LakeEmbedding(c.Context, lake)
+	if err != nil || !ok {
+		return nil, err
+	}
+	cfg := embedcfg.Config(c)
+	p, err := embed.ProviderFor(m.Model, m.Dim, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, text string) ([]float32, error) {
+		vs, err := p.Embed(ctx, []string{text})
+		if err != nil {
+			return nil, fmt.Errorf("embedding the query with %s: %w (--mode lexical needs no embedding)", m.Model, err)
+		}
+		return vs[0], nil
+	}, nil
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/claudecode"
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/query/querytest"
+	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/transform/embed"
+	"github.com/pos-lake/pos/transform/enrich"
+	"github.com/pos-lake/pos/transform/normalize"
+)
+
+// embeddedLake runs the fixture through extract, normalize, embed and load.
+func embeddedLake(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	lake := filepath.Join(t.TempDir(), "lake")
+	var extracted, normalized, embedded bytes.Buffer
+	enc := schema.NewEncoder(&extracted)
+	opt := extract.Options{Roots: []string{querytest.Fixture()}, User: "dev", Machine: "box", Now: func() time.Time { return querytest.Now }}
+	if err := (claudecode.Adapter{}).Extract(ctx, opt, enc.Encode); err != nil {
+		t.Fatal(err)
+	}
+	enc.Flush()
+	if _, err := normalize.Normalize(ctx, &extracted, &normalized, normalize.Options{Enrich: enrich.All}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := embed.Embed(ctx, &normalized, &embedded, embed.Options{Provider: embed.NewHash(0)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load.Load(ctx, &embedded, load.Options{Lake: lake, Now: func() time.Time { return querytest.Now }, NoCatalog: true}); err != nil {
+		t.Fatal(err)
+	}
+	return lake
+}
+
+func TestSearchCLI(t *testing.T) {
+	elake := embeddedLake(t)
+	const a = "11111111-1111-4111-8111-111111111111"
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // regexp
+		stderr string // regexp
+	}{
+		{name: "table", args: []string{"search", "retry with exponential backoff", "--lake", elake, "-f", "table", "--width", "160", "-k", "2"},
+			stdout: `^SCORE +WHEN +TYPE +SESSION +TITLE +SNIPPET\n +1 +[0-9a-z ]+ ago +(exchange|user_prompt) +` + a + ` +Add a retry to the fetcher +.*\*\*exponential\*\*.*\n.*\n$`},
+		{name: "unquoted words", args: []string{"search", "--lake", elake, "-f", "csv", "-k", "1", "exponential", "backoff"},
+			stdout: `^rank,score,ts,content_type,platform,session_id,title,project,snippet,exchange_id,.*\n1,1,2026-03-01T10:00:00Z,[a-z_]+,claude_code,` + a},
+		{name: "lexical ndjson", args: []string{"search", "fetcher", "--lake", elake, "--mode", "lexical", "--project", "alpha"},
+			stdout: `^\{"rank":1,"score":[0-9.]+,"ts":"[^"]+","content_type":"[a-z_]+","platform":"claude_code","session_id":"1111`},
+		{name: "group by session", args: []string{"search", "fetcher retry tests", "--lake", elake, "--group-by", "session", "-f", "table", "--width", "160"},
+			stdout: `^SCORE +HITS +LAST HIT +SESSION +TITLE +SNIPPET\n.* ` + a + ` +Add a retry`},
+		{name: "session prefix", args: []string{"search", "fetcher", "--lake", elake, "--session", "11112222", "-f", "csv"},
+			stdout: `^rank,.*\n(1,[^\n]*11112222-3333-4444-8555-666666666666[^\n]*\n)+$`},
+		{name: "type filter", args: []string{"search", "callers of Get", "--lake", elake, "--type", "report", "-f", "csv"},
+			stdout: `^rank,.*\n1,[^,]+,[^,]+,subagent_summary,`},
+		{name: "no match", args: []string{"search", "kubernetes", "--lake", elake, "--mode", "lexical", "-f", "table"},
+			stdout: `^SCORE +WHEN +TYPE +SESSION +TITLE +SNIPPET\n$`, stderr: `pos-query: no match for "kubernetes"`},
+		{name: "no query", args: []string{"search", "--lake", elake}, code: 2,
+			stderr: `^pos-query: no query given\npos-query: hint: see 'pos-query search --help'\n$`},
+		{name: "bad type", args: []string{"search", "x", "--lake", elake, "--type", "tweet"}, code: 2,
+			stderr: `--type: unknown content type "tweet"`},
+		{name: "bad mode", args: []string{"search", "x", "--lake", elake, "--mode", "fuzzy"}, code: 2,
+			stderr: `unknown mode "fuzzy"`},
+		{name: "bad grouping", args: []string{"search", "x", "--lake", elake, "--group-by", "project"}, code: 2,
+			stderr: `--group-by: only session`},
+		{name: "lake without chunks", args: []string{"search", "fetcher", "--lake", lake}, code: 2,
+			stderr: `pos-embed`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := run("", tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, stderr)
+			}
+			if !regexp.MustCompile(tc.stdout).MatchString(stdout) {
+				t.Errorf("stdout %q does not match %q", stdout, tc.stdout)
+			}
+			if tc.stderr != "" && !regexp.MustCompile(tc.stderr).MatchString(stderr) {
+				t.Errorf("stderr %q does not match %q", stderr, tc.stderr)
+			}
+		})
+	}
+	// The JSON of a hit carries what an agent needs to follow up.
+	_, stdout, _ := run("", "search", "retry with exponential backoff", "--lake", elake, "-f", "json", "-k", "1")
+	var hits []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &hits); err != nil || len(hits) != 1 {
+		t.Fatal(stdout, err)
+	}
+	for _, k := range []string{"exchange_id", "chunk_id", "parent_id", "vector_rank", "lexical_rank", "snippet", "title"} {
+		if v, ok := hits[0][k]; !ok || v == "" || v == nil {
+			t.Errorf("%s missing: %v", k, hits[0])
+		}
+	}
+	if !strings.Contains(hits[0]["snippet"].(string), "**") {
+		t.Errorf("no highlight: %v", hits[0]["snippet"])
+	}
+}

@@ -1,0 +1,434 @@
+package load
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/parquet-go/parquet-go"
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/transform/embed/lexical"
+)
+
+// The chunks table holds pos-embed's chunks with their vectors; the
+// postings table is the lexical index over them, written beside each chunks
+// file: one row per distinct term of a chunk, with its frequency and the
+// chunk's length in terms, sorted by term so that a query reads only the
+// row groups holding its terms. Postings point at a chunk version by
+// chunk_key, a hash of the chunk's id and content, so the postings of a
+// superseded version never match the chunk the chunks view shows.
+const (
+	TableChunks   = "chunks"
+	TablePostings = "postings"
+)
+
+// ChunkRow is a row of indexed/chunks.
+type ChunkRow struct {
+	ID          string    `parquet:"id"`
+	ChunkKey    int64     `parquet:"chunk_key"`
+	Platform    string    `parquet:"platform,dict"`
+	SessionID   string    `parquet:"session_id,optional,dict"`
+	ParentID    string    `parquet:"parent_id,optional"`
+	TS          time.Time `parquet:"ts,timestamp(millisecond)"`
+	TSPrecision string    `parquet:"ts_precision,dict"`
+	Role        string    `parquet:"role,optional,dict"`
+	ContentType string    `parquet:"content_type,dict"`
+	ChunkIndex  int64     `parquet:"chunk_index"`
+	Title       string    `parquet:"title,optional"`
+	Text        string    `parquet:"text"`
+	TokenCount  int32     `parquet:"token_count"` // index terms: the BM25 length
+	Model       string    `parquet:"model,optional,dict"`
+	Dim         int32     `parquet:"dim"`
+	// Embedding is a plain, uncompressed list: random-looking floats do
+	// not compress, and DuckDB scans it twice as fast as zstd pages.
+	Embedding    []float32 `parquet:"embedding,list,plain,uncompressed"`
+	AgentID      string    `parquet:"agent_id,optional,dict"`
+	AgentType    string    `parquet:"agent_type,optional,dict"`
+	Sidechain    bool      `parquet:"sidechain"`
+	Cwd          string    `parquet:"cwd,optional,dict"`
+	GitBranch    string    `parquet:"git_branch,optional,dict"`
+	Project      string    `parquet:"project,optional,dict"`
+	User         string    `parquet:"user,optional,dict"`
+	Machine      string    `parquet:"machine,optional,dict"`
+	Completeness string    `parquet:"completeness,dict"`
+	IngestedAt   time.Time `parquet:"ingested_at,timestamp(millisecond)"`
+	Extra        string    `parquet:"extra,optional"` // JSON text
+	ContentHash  string    `parquet:"content_hash"`
+}
+
+// PostingRow is a row of indexed/postings.
+type PostingRow struct {
+	Term     string `parquet:"term,dict"`
+	ChunkKey int64  `parquet:"chunk_key"`
+	TF       int32  `parquet:"tf"` // the term's occurrences in the chunk
+	DL       int32  `parquet:"dl"` // the chunk's length in terms
+}
+
+// ChunkKey identifies one version of a chunk: its id and content hash.
+func ChunkKey(id, contentHash string) int64 {
+	d := xxhash.New()
+	d.WriteString(id)
+	d.Write([]byte{0})
+	d.WriteString(contentHash)
+	return int64(d.Sum64())
+}
+
+// chunkRow makes a chunk's row, its postings and its vector's entry.
+func chunkRow(r *schema.Record, hash string, index *chunkIndex) ChunkRow {
+	ag, c := agent(r), schema.Chunk{}
+	if r.Chunk != nil {
+		c = *r.Chunk
+	}
+	key := ChunkKey(r.ID, hash)
+	n := 0
+	if index != nil {
+		n = index.post.add(key, r.Text)
+		index.vecs.add(key, r.TS, n, c.Model, c.Embedding)
+	} else {
+		n = len(lexical.Terms(r.Text))
+	}
+	return ChunkRow{
+		ID: r.ID, ChunkKey: key, Platform: r.Platform, SessionID: r.SessionID, ParentID: r.ParentID,
+		TS: r.TS, TSPrecision: r.TSPrecision, Role: r.Role, ContentType: r.ContentType, ChunkIndex: c.Index,
+		Title: r.Title, Text: r.Text, TokenCount: int32(n), Model: c.Model, Dim: int32(len(c.Embedding)),
+		Embedding: c.Embedding, AgentID: ag.ID, AgentType: ag.Type, Sidechain: ag.Sidechain,
+		Cwd: r.Cwd, GitBranch: r.GitBranch, Project: r.Project, User: r.User, Machine: r.Machine,
+		Completeness: r.Completeness, IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
+	}
+}
+
+// Limits of a postings file: rows per row group (small, so a term's rows
+// are found by the row groups' min/max statistics without reading the
+// rest) and rows per file (a chunks file is finished when its postings
+// reach it, which bounds the memory they take).
+const (
+	postingsGroupRows = 4 << 10
+	postingsFileRows  = 4 << 20
+)
+
+// postingsFile collects the postings of one chunks part file; they are
+// sorted and written when the chunks file is finished, and published with
+// it (first, so a chunk in the lake always has its postings).
+type postingsFile struct {
+	tmp, path string
+	written   int64
+	rows      []PostingRow
+	counts    map[string]int32
+	terms     []string
+}
+
+func newPostingsFile(lake string, p *partition, partName string) *postingsFile {
+	dir := Dir(lake, TablePostings, p.platform, p.date)
+	path := filepath.Join(dir, partName)
+	return &postingsFile{tmp: path + ".tmp", path: path, counts: map[string]int32{}}
+}
+
+// add indexes a chunk's text and returns its length in terms.
+func (pf *postingsFile) add(key int64, text string) int {
+	pf.terms = append(pf.terms[:0], lexical.Terms(text)...)
+	clear(pf.counts)
+	for _, t := range pf.terms {
+		pf.counts[t]++
+	}
+	dl := int32(len(pf.terms))
+	for t, n := range pf.counts {
+		pf.rows = append(pf.rows, PostingRow{Term: t, ChunkKey: key, TF: n, DL: dl})
+	}
+	return len(pf.terms)
+}
+
+func (pf *postingsFile) full() bool { return len(pf.rows) >= postingsFileRows }
+
+// write sorts the postings and writes them under the temporary name.
+func (pf *postingsFile) write() error {
+	slices.SortFunc(pf.rows, func(a, b PostingRow) int {
+		return cmp.Or(cmp.Compare(a.Term, b.Term), cmp.Compare(a.ChunkKey, b.ChunkKey))
+	})
+	if err := os.MkdirAll(filepath.Dir(pf.tmp), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(pf.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	w := parquet.NewGenericWriter[PostingRow](f,
+		parquet.Compression(&pageCodec),
+		parquet.CreatedBy("pos", schema.Version, ""),
+		parquet.KeyValueMetadata("pos.schema", schema.Version),
+	)
+	for rows := pf.rows; len(rows) > 0; {
+		n := min(len(rows), postingsGroupRows)
+		if _, err = w.Write(rows[:n]); err == nil {
+			err = w.Flush()
+		}
+		if err != nil {
+			break
+		}
+		rows = rows[n:]
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	pf.written = int64(len(pf.rows))
+	pf.rows = nil
+	if err != nil {
+		os.Remove(pf.tmp)
+		return fmt.Errorf("writing %s: %w", pf.path, err)
+	}
+	return nil
+}
+
+// Embedding models: a lake holds the vectors of one model and dimension,
+// recorded in <lake>/_state/embeddings.json when its first chunks are
+// loaded; pos-load refuses chunks of another unless told to mix them, and
+// pos-query embeds queries with it.
+const embeddingsFile = "embeddings.json"
+
+// EmbeddingModel is a model whose vectors a lake holds.
+type EmbeddingModel struct {
+	Model string    `json:"model"`
+	Dim   int       `json:"dim"`
+	Since time.Time `json:"since"` // when its first chunks were loaded
+}
+
+// ErrMixedEmbeddings is wrapped by the error a load returns for chunks of
+// another model or dimension than the lake's.
+var ErrMixedEmbeddings = errors.New("mixed embedding models")
+
+// MixedEmbeddingsError says which model a lake holds and which came.
+type MixedEmbeddingsError struct {
+	Lake []EmbeddingModel
+	Got  EmbeddingModel
+}
+
+func (e *MixedEmbeddingsError) Error() string {
+	have := e.Lake[len(e.Lake)-1]
+	return fmt.Sprintf("chunks embedded with %s (%d-d), but the lake's vectors are %s (%d-d): one lake holds one embedding model, "+
+		"as vectors of different models cannot be compared; embed with the lake's model, load into another lake, "+
+		"or pass --allow-mixed-embeddings (searches then use the latest model's chunks)",
+		e.Got.Model, e.Got.Dim, have.Model, have.Dim)
+}
+
+func (e *MixedEmbeddingsError) Unwrap() error { return ErrMixedEmbeddings }
+
+// Embeddings returns the embedding models of a lake, the latest last; none
+// for a lake without chunks.
+func Embeddings(lake string) ([]EmbeddingModel, error) {
+	b, err := os.ReadFile(filepath.Join(lake, "_state", embeddingsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st struct {
+		Models []EmbeddingModel `json:"models"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", embeddingsFile, err)
+	}
+	return st.Models, nil
+}
+
+func writeEmbeddings(lake string, ms []EmbeddingModel) error {
+	b, _ := json.MarshalIndent(map[string]any{"models": ms}, "", " ")
+	return extract.WriteFileAtomic(filepath.Join(lake, "_state", embeddingsFile), b)
+}
+
+// embeddingsInData reads the models of the chunks in a lake's files (for a
+// lake whose state file is missing or out of date).
+func (l *Loader) embeddingsInData() ([]EmbeddingModel, error) {
+	files, _ := filepath.Glob(filepath.Join(TableDir(l.opt.Lake, TableChunks), "*", "*", "*.parquet"))
+	if len(files) == 0 {
+		return nil, nil
+	}
+	db, err := l.duck()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(l.ctx, `SELECT model, dim, min(ingested_at) AS since FROM read_parquet(?::VARCHAR[], union_by_name = true)
+WHERE model IS NOT NULL AND model <> '' GROUP BY ALL ORDER BY since`, files)
+	if err != nil {
+		return nil, fmt.Errorf("reading the lake's embedding models: %w", err)
+	}
+	defer rows.Close()
+	var out []EmbeddingModel
+	for rows.Next() {
+		var m EmbeddingModel
+		if err := rows.Scan(&m.Model, &m.Dim, &m.Since); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// checkEmbedding admits a chunk's model and dimension: the lake's, or the
+// first the lake sees, or another when mixing is allowed.
+func (l *Loader) checkEmbedding(rec *schema.Record) error {
+	if rec.Chunk == nil || rec.Chunk.Model == "" {
+		return nil
+	}
+	got := EmbeddingModel{Model: rec.Chunk.Model, Dim: len(rec.Chunk.Embedding)}
+	if l.lastModel == got {
+		return nil
+	}
+	l.vmu.Lock()
+	defer l.vmu.Unlock()
+	if l.models == nil {
+		ms, err := Embeddings(l.opt.Lake)
+		if err == nil && len(ms) == 0 {
+			ms, err = l.embeddingsInData()
+		}
+		if err != nil {
+			return err
+		}
+		l.models = ms
+		if l.models == nil {
+			l.models = []EmbeddingModel{}
+		}
+	}
+	for _, m := range l.models {
+		if m.Model == got.Model && m.Dim == got.Dim {
+			l.lastModel = got
+			return nil
+		}
+	}
+	if len(l.models) > 0 && !l.opt.AllowMixedEmbeddings {
+		// The state may name a model whose load never completed: the data
+		// decides.
+		data, err := l.embeddingsInData()
+		if err != nil {
+			return err
+		}
+		if len(data) > 0 {
+			return &MixedEmbeddingsError{Lake: data, Got: got}
+		}
+		l.models = l.models[:0]
+	}
+	got.Since = l.opt.Now().UTC()
+	l.models = append(l.models, got)
+	l.lastModel = got
+	// Recorded before a file of the model is in place.
+	return writeEmbeddings(l.opt.Lake, l.models)
+}
+
+// LakeEmbedding returns the model and dimension a lake's searches use: the
+// latest model loaded. ok is false for a lake without vectors.
+func LakeEmbedding(ctx context.Context, lake string) (EmbeddingModel, bool, error) {
+	ms, err := Embeddings(lake)
+	if err != nil || len(ms) == 0 {
+		return EmbeddingModel{}, false, err
+	}
+	return ms[len(ms)-1], true, nil
+}
+
+// chunkViews defines the views over chunks and their postings:
+//
+//	chunks      the latest version of each chunk, with vector: its
+//	            embedding as FLOAT[dim] for array_cosine_similarity (the
+//	            lake's latest model's dimension; NULL for other chunks)
+//	chunk_rows  every version, with the file it is in (filename); search
+//	            scores these and keeps the latest version after
+//	postings    the lexical index: term, chunk_key, tf, dl
+//	session_rows every version of every session rollup, as loaded: search
+//	            reads the titles of a few sessions from it without the
+//	            sessions view's recount of all messages
+func chunkViews(lake string, src map[string]string, versioned map[string]bool) []string {
+	ms, _ := Embeddings(lake)
+	vector := ""
+	if len(ms) > 0 {
+		d := ms[len(ms)-1].Dim
+		vector = fmt.Sprintf(", CASE WHEN len(embedding) = %d THEN CAST(embedding AS FLOAT[%d]) END AS vector", d, d)
+	}
+	q := "SELECT *" + vector + " FROM " + src[TableChunks]
+	if versioned[TableChunks] {
+		q += latest
+	}
+	return []string{
+		"CREATE OR REPLACE VIEW chunks AS " + q,
+		"CREATE OR REPLACE VIEW chunk_rows AS SELECT *, filename FROM " + src[TableChunks],
+		"CREATE OR REPLACE VIEW postings AS SELECT * FROM " + src[TablePostings],
+		"CREATE OR REPLACE VIEW session_rows AS SELECT * FROM " + src[TableSessions],
+	}
+}
+
+// PartitionFiles lists the Parquet files of a table's partitions of a
+// platform ("": every platform) whose date is within [since, until] (zero:
+// unbounded), by their directory names alone. Searches read these files
+// instead of a glob over the whole table, which DuckDB would list and prune
+// file by file on every query.
+func PartitionFiles(lake, table, platform string, since, until time.Time) ([]string, error) {
+	root := TableDir(lake, table)
+	plats, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	from, to := "", ""
+	if !since.IsZero() {
+		from = since.UTC().Format(time.DateOnly)
+	}
+	if !until.IsZero() {
+		to = until.UTC().Format(time.DateOnly)
+	}
+	var out []string
+	for _, p := range plats {
+		name, ok := strings.CutPrefix(p.Name(), "platform=")
+		if !ok || !p.IsDir() || platform != "" && name != partValue(platform) {
+			continue
+		}
+		dates, err := os.ReadDir(filepath.Join(root, p.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dates {
+			date, ok := strings.CutPrefix(d.Name(), "date=")
+			if !ok || !d.IsDir() || from != "" && date < from || to != "" && date > to {
+				continue
+			}
+			files, err := os.ReadDir(filepath.Join(root, p.Name(), d.Name()))
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range files {
+				if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
+					out = append(out, filepath.Join(root, p.Name(), d.Name(), f.Name()))
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// FilesSource returns a read_parquet call over a list of a table's files,
+// bound as its one parameter, with the views' options: hive partitioning,
+// and, when the table's files were written with other schemas (an older
+// build's), union by name with a zero-row file of this build's schema,
+// which FilesSource prepends to the list it returns.
+func FilesSource(lake, table string, files []string) (string, []string, error) {
+	const opts = "hive_partitioning = true, hive_types = {'platform': VARCHAR, 'date': DATE}"
+	if fps := readSchemas(lake)[table]; len(fps) == 1 && fps[0] == schemaFingerprint(table) {
+		return "read_parquet(?::VARCHAR[], " + opts + ")", files, nil
+	}
+	f, err := schemaFile(lake, table)
+	if err != nil {
+		return "", nil, err
+	}
+	return "read_parquet(?::VARCHAR[], union_by_name = true, " + opts + ")", append([]string{f}, files...), nil
+}

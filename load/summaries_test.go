@@ -1,0 +1,101 @@
+package load
+
+import (
+	"context"
+	"database/sql"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWriteSummaries(t *testing.T) {
+	ctx := context.Background()
+	lake := filepath.Join(t.TempDir(), "lake")
+	loadRecs(t, lake, msg("m1", "s1", "hello", time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)))
+
+	// Before any summary: the view exists and is empty.
+	db := views(t, lake)
+	if n := one(t, db, `SELECT count(*) FROM summaries`); n != "0" {
+		t.Fatalf("summaries in a fresh lake: %s", n)
+	}
+
+	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	row := SummaryRow{Platform: "test", SessionID: "s1", LastMessageID: "m1", Strategy: "extractive",
+		Params: "v1", Text: "first", Notes: []string{"a note"}, Date: day}
+	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	if err := WriteSummaries(ctx, lake, []SummaryRow{row}, t0); err != nil {
+		t.Fatal(err)
+	}
+	// The same key again, later, with another text: the view keeps the newest.
+	row.Text = "second"
+	if err := WriteSummaries(ctx, lake, []SummaryRow{row}, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	// Another state of the session: a row of its own.
+	row.LastMessageID, row.Text = "m2", "grown"
+	if err := WriteSummaries(ctx, lake, []SummaryRow{row}, t0.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+
+	stmt, err := SummariesViewSQL(lake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(stmt); err != nil {
+		t.Fatal(err)
+	}
+	if n := one(t, db, `SELECT count(*) FROM summaries`); n != "2" {
+		t.Fatalf("rows: %s, want 2", n)
+	}
+	id := SummaryID("test", "s1", "m1", "extractive", "", "v1")
+	if got := one(t, db, `SELECT text FROM summaries WHERE id = ?`, id); got != "second" {
+		t.Fatalf("newest text: %q", got)
+	}
+	if got := one(t, db, `SELECT strftime(date, '%Y-%m-%d') || ' ' || platform || ' ' || notes[1] FROM summaries WHERE id = ?`, id); got != "2026-03-01 test a note" {
+		t.Fatalf("partition and notes: %q", got)
+	}
+
+	// Private files, no temporary file left behind.
+	filepath.WalkDir(TableDir(lake, TableSummaries), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := d.Info()
+		switch {
+		case strings.HasSuffix(p, ".tmp"):
+			t.Errorf("left behind: %s", p)
+		case d.IsDir() && fi.Mode().Perm() != 0o700:
+			t.Errorf("%s: mode %v", p, fi.Mode().Perm())
+		case !d.IsDir() && fi.Mode().Perm() != 0o600:
+			t.Errorf("%s: mode %v", p, fi.Mode().Perm())
+		}
+		return nil
+	})
+
+	// A fresh reader sees them through the ordinary views, and so does
+	// pos.duckdb, refreshed by the first write.
+	if n := one(t, views(t, lake), `SELECT count(*) FROM summaries`); n != "2" {
+		t.Fatalf("rows in fresh views: %s", n)
+	}
+	cat, err := sql.Open("duckdb", filepath.Join(lake, CatalogFile)+"?access_mode=read_only&"+dsnOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	if n := one(t, cat, `SELECT count(*) FROM summaries`); n != "2" {
+		t.Fatalf("rows in pos.duckdb: %s", n)
+	}
+}
+
+func TestWriteSummariesNeedsKey(t *testing.T) {
+	err := WriteSummaries(context.Background(), t.TempDir(), []SummaryRow{{Text: "x"}}, time.Now())
+	if err == nil {
+		t.Fatal("a row without platform and session was written")
+	}
+	if _, err := os.Stat(filepath.Join(t.TempDir(), "indexed")); err == nil {
+		t.Fatal("directory created")
+	}
+}

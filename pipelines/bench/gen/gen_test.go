@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func corpus(t *testing.T) string {
+	dir := filepath.Join("..", "..", "..", "..", "shared", "corpus")
+	if d := os.Getenv("POS_CORPUS"); d != "" {
+		dir = d
+	}
+	if _, err := os.Stat(filepath.Join(dir, "claude")); err != nil {
+		t.Skipf("skipped: no corpus at %s (set POS_CORPUS)", dir)
+	}
+	return dir
+}
+
+// Every platform is laid out as its tool lays it out, each replica with
+// fresh ids, and a replica never ends between a session and its subagents.
+func TestGenerateEveryPlatform(t *testing.T) {
+	src := corpus(t)
+	out := t.TempDir()
+	if err := run([]string{"--src", filepath.Join(src, "claude"), "--out", out, "--size", "31MB"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	sessions := map[string]bool{}
+	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(out, p)
+		rel = filepath.ToSlash(rel)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case strings.HasPrefix(rel, ".claude/projects/"):
+			count["claude"]++
+			if i := strings.Index(rel, "/subagents/"); i >= 0 {
+				if _, err := os.Stat(filepath.Join(out, rel[:i]+".jsonl")); err != nil {
+					t.Errorf("%s: subagent without its session", rel)
+				}
+			}
+		case strings.HasPrefix(rel, ".codex/sessions/"):
+			count["codex"]++
+			// sessions/YYYY/MM/DD/rollout-YYYY-MM-DDTHH-MM-SS-<uuid>.jsonl
+			parts := strings.Split(rel, "/")
+			name := parts[len(parts)-1]
+			if len(parts) != 6 || !strings.HasPrefix(name, "rollout-"+parts[2]+"-"+parts[3]+"-"+parts[4]+"T") || !isUUID(strings.TrimSuffix(name[len("rollout-2026-02-23T12-40-23-"):], ".jsonl")) {
+				t.Errorf("codex path %s", rel)
+			}
+			var first struct {
+				Payload struct{ ID string } `json:"payload"`
+			}
+			line, _, _ := bytes.Cut(b, []byte{'\n'})
+			if json.Unmarshal(line, &first) != nil || !strings.Contains(name, first.Payload.ID) {
+				t.Errorf("%s: not named after its session %q", rel, first.Payload.ID)
+			}
+			sessions[first.Payload.ID] = true
+		case strings.HasPrefix(rel, ".gemini/tmp/"):
+			count["gemini"]++
+			var c struct{ SessionID string }
+			if json.Unmarshal(b, &c) != nil || !strings.HasSuffix(rel, c.SessionID[:8]+".json") || !strings.Contains(rel, "/chats/session-") {
+				t.Errorf("gemini path %s", rel)
+			}
+			sessions[c.SessionID] = true
+		case strings.HasPrefix(rel, "aider/"):
+			count["aider"]++
+			if strings.HasSuffix(rel, "-001/.aider.chat.history.md") && !bytes.Contains(b, []byte("# aider chat started at 2025-12-02 07:43:45")) {
+				t.Errorf("%s: the second replica's times are not 31 hours back", rel)
+			}
+		case strings.HasPrefix(rel, ".claude/plans/"):
+		default:
+			t.Errorf("unexpected file %s", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"claude", "codex", "gemini", "aider"} {
+		if count[p] == 0 {
+			t.Errorf("no %s files: %v", p, count)
+		}
+	}
+	if len(sessions) != count["codex"]+count["gemini"] {
+		t.Errorf("%d distinct session ids for %d codex and gemini files", len(sessions), count["codex"]+count["gemini"])
+	}
+	t.Logf("files per platform: %v", count)
+}

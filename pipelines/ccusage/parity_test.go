@@ -1,0 +1,68 @@
+// Package ccusage_test runs the ccusage parity check (parity.sh) when npm
+// and the shared corpus are available.
+package ccusage_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestParity installs ccusage 20.0.24 from the npm registry (once, into the
+// user's cache), runs it and pos on every Claude folder of the corpus and on
+// the probe fixture, and requires equal tokens per day and model, costs
+// within 0.5 %, and every difference explained by the lines that cause it.
+func TestParity(t *testing.T) {
+	if os.Getenv("CCUSAGE_BIN") == "" {
+		if _, err := exec.LookPath("npm"); err != nil {
+			t.Skip("skipped: npm is not installed, so ccusage cannot be installed (apt-get install npm, or set CCUSAGE_BIN)")
+		}
+	}
+	corpus := os.Getenv("POS_CORPUS")
+	if corpus == "" {
+		corpus = filepath.Join("..", "..", "..", "shared", "corpus")
+	}
+	if _, err := os.Stat(filepath.Join(corpus, "claude")); err != nil {
+		t.Skipf("skipped: no corpus at %s/claude (set POS_CORPUS); the parity check needs the real Claude folders", corpus)
+	}
+	abs, _ := filepath.Abs(corpus)
+	cmd := exec.Command("bash", "parity.sh")
+	cmd.Env = append(os.Environ(), "POS_CORPUS="+abs)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 2 {
+		t.Skipf("skipped: ccusage could not be installed from the npm registry:\n%s", errb.String())
+	}
+	report := out.String()
+	t.Log("\n" + report[strings.LastIndex(report, "\nccusage "):])
+	if err != nil {
+		t.Fatalf("parity.sh: %v\n%s\n%s", err, report, errb.String())
+	}
+	for _, folder := range []string{"claude/dkimuson", "claude/gabriel", "claude/spotter", "testdata/probe"} {
+		if !strings.Contains(report, "ok   ") || !strings.Contains(report, folder+":") {
+			t.Errorf("no result for %s", folder)
+		}
+	}
+	// The probe pins how ccusage 20.0.24 counts: each documented
+	// difference shows up, explained by its line.
+	for _, want := range []string{
+		"pos keeps p1/b.jsonl:2; ccusage keeps p1/b.jsonl:1",
+		"pos dates by p1/c.jsonl:1 (2025-01-03T23:59:59Z); ccusage by p1/c.jsonl:2 (2025-01-04T00:00:01Z)",
+		`version "dev" is not semver`,
+		"empty model",
+		"p1/f.jsonl:1; p1/f.jsonl:2",
+		"p1/j.jsonl:1; p1/j.jsonl:3",
+		"p1/p1.jsonl:1; p2/p2.jsonl:1",
+		"agent_progress",
+		"1 requests above 200k prompt tokens, e.g. p1/d.jsonl:1",
+		"pipelines/ccusage/testdata/probe: 25 day×model rows: 15 equal, 10 differ by explained lines, 0 unexplained",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the probe's report lacks %q", want)
+		}
+	}
+}

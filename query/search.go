@@ -1,0 +1,1019 @@
+package query
+
+// Search: hybrid retrieval over the chunks pos-embed adds to the lake.
+//
+// The work is split by who does it fastest, and the lake stays plain
+// Parquet that any engine can read:
+//
+//   - Which files: the partitions (platform, date) of the window, listed by
+//     directory name, not by a glob DuckDB would list and prune per query.
+//   - Vectors: the chunks files' vector sidecars (quantized, read whole,
+//     no decoding) are scanned in Go; DuckDB scores from the Parquet
+//     vector column only a file without a sidecar. Decoding a Parquet list
+//     of 384 floats costs DuckDB ~1.7 µs a row; reading and scoring a
+//     sidecar row costs Go ~0.7 µs.
+//   - Lexical: BM25 in DuckDB over the postings table, sorted by term so
+//     that a query reads only the row groups of its terms; N and the mean
+//     length come from the sidecars. It runs while the vector scan runs.
+//   - Fusion: reciprocal rank over units (a prompt's chunks count as its
+//     exchange), then the metadata and text of the few candidates only.
+//
+// A full-text library (bleve) was the other choice for the lexical side: it
+// answers in milliseconds but keeps a second index outside the lake that
+// pos-load must keep consistent with the Parquet files, and adds a large
+// dependency; BM25 over a postings table meets the latency target with the
+// date filter (see BenchmarkSearch1M) and the index stays in the lake.
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/transform/embed/lexical"
+)
+
+// Search modes.
+const (
+	SearchVector  = "vector"  // cosine similarity of the query's vector and the chunks'
+	SearchLexical = "lexical" // BM25 over the lake's postings
+	SearchHybrid  = "hybrid"  // both, fused by reciprocal rank
+)
+
+// SearchModes lists the modes.
+var SearchModes = []string{SearchHybrid, SearchVector, SearchLexical}
+
+// SearchTypes lists the content types of chunks.
+var SearchTypes = []string{schema.ContentExchange, schema.ContentUserPrompt, schema.ContentSummaryLabel,
+	schema.ContentCompactSummary, schema.ContentSubagentSummary, schema.ContentPlan}
+
+// searchTypeAliases are shorter names people type for content types.
+var searchTypeAliases = map[string]string{
+	"prompt": schema.ContentUserPrompt, "prompts": schema.ContentUserPrompt, "user": schema.ContentUserPrompt,
+	"label": schema.ContentSummaryLabel, "labels": schema.ContentSummaryLabel,
+	"compaction": schema.ContentCompactSummary, "summary": schema.ContentCompactSummary,
+	"report": schema.ContentSubagentSummary, "subagent": schema.ContentSubagentSummary, "agent": schema.ContentSubagentSummary,
+	"plans": schema.ContentPlan, "exchanges": schema.ContentExchange, "turn": schema.ContentExchange,
+}
+
+// ParseSearchTypes checks a comma-separated list of content types.
+func ParseSearchTypes(s string) ([]string, error) {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		t = strings.ToLower(strings.TrimSpace(t))
+		if t == "" {
+			continue
+		}
+		if a, ok := searchTypeAliases[t]; ok {
+			t = a
+		}
+		if !slices.Contains(SearchTypes, t) {
+			return nil, argErrorf("unknown content type %q (use %s)", t, strings.Join(SearchTypes, ", "))
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// Embedder returns the vector of a query, made with the lake's model.
+type Embedder func(ctx context.Context, text string) ([]float32, error)
+
+// SearchOptions choose what Search looks for and where.
+type SearchOptions struct {
+	Query string
+	Mode  string // SearchHybrid (default), SearchVector or SearchLexical
+	K     int    // results (default 10)
+	// Filters; zero values select everything.
+	Platform     string
+	Project      string // part of the project path
+	Session      string // a session id (resolve a prefix with ResolveSession first)
+	Types        []string
+	User         string
+	Machine      string
+	Since, Until time.Time
+	// GroupBy "session" ranks sessions by their matching units (topic
+	// search across sessions) instead of listing units.
+	GroupBy string
+	// Embed makes the query's vector; the vector modes need it.
+	Embed Embedder
+	// Depth is how many chunks each retriever hands to the fusion
+	// (default: 20 times K, at least 200).
+	Depth int
+}
+
+// SearchHit is one result: a unit (an exchange with the prompt that opened
+// it, a subagent report, a compaction summary, a label or a plan) and its
+// best matching chunk.
+type SearchHit struct {
+	Rank         int       `json:"rank"`
+	Score        float64   `json:"score"`
+	TS           time.Time `json:"ts"`
+	ContentType  string    `json:"content_type"`
+	Platform     string    `json:"platform"`
+	SessionID    string    `json:"session_id"`
+	Title        string    `json:"title"` // the session's
+	Project      string    `json:"project"`
+	Snippet      string    `json:"snippet"` // the best chunk around the query's words, **highlighted**
+	ExchangeID   string    `json:"exchange_id"`
+	ParentID     string    `json:"parent_id"` // the record the chunk is from
+	ChunkID      string    `json:"chunk_id"`
+	ChunkIndex   int64     `json:"chunk_index"`
+	AgentID      string    `json:"agent_id"`
+	User         string    `json:"user"`
+	Machine      string    `json:"machine"`
+	VectorRank   int       `json:"vector_rank"`  // the unit's rank by vector similarity (0: not in the candidates)
+	VectorScore  float64   `json:"vector_score"` // cosine similarity of its best chunk (from quantized vectors: within about 1%)
+	LexicalRank  int       `json:"lexical_rank"`
+	LexicalScore float64   `json:"lexical_score"` // BM25 of its best chunk
+
+	chunkKey int64
+	file     string
+	text     string
+	unit     string
+}
+
+// SessionHit is a session in a search grouped by session.
+type SessionHit struct {
+	Rank        int       `json:"rank"`
+	Score       float64   `json:"score"` // its best unit's score, plus half the second's, a quarter the third's …
+	Hits        int       `json:"hits"`  // its units among the candidates
+	FirstTS     time.Time `json:"first_ts"`
+	LastTS      time.Time `json:"last_ts"`
+	Platform    string    `json:"platform"`
+	SessionID   string    `json:"session_id"`
+	Title       string    `json:"title"`
+	Project     string    `json:"project"`
+	ContentType string    `json:"content_type"` // of its best unit
+	Snippet     string    `json:"snippet"`      // of its best unit
+	ExchangeID  string    `json:"exchange_id"`  // of its best unit
+}
+
+// SearchResult holds the hits of a search, or its sessions when grouped.
+type SearchResult struct {
+	Mode     string
+	Model    string // the embedding model of the vector side
+	Terms    []string
+	Hits     []SearchHit
+	Sessions []SessionHit
+	Timing   SearchTiming
+}
+
+// SearchTiming says where a search spent its time.
+type SearchTiming struct {
+	Embed, Vector, Lexical, Describe time.Duration
+}
+
+// BM25 parameters: the usual ones.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+	// rrfK dampens the reciprocal ranks: a unit first in one list and
+	// absent from the other ranks below one that is near the top of both.
+	rrfK = 60
+)
+
+// Search finds the units of the lake that match a query: by vector
+// similarity (the query embedded with the lake's model), by BM25 over the
+// lexical index, or both fused by reciprocal rank. Chunks are collapsed to
+// their unit (a prompt's chunks to the exchange it opens), so each result
+// is a different unit.
+func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, error) {
+	if strings.TrimSpace(opt.Query) == "" {
+		return nil, argErrorf("the query is empty")
+	}
+	if opt.Mode == "" {
+		opt.Mode = SearchHybrid
+	}
+	if !slices.Contains(SearchModes, opt.Mode) {
+		return nil, argErrorf("unknown mode %q (use hybrid, vector or lexical)", opt.Mode)
+	}
+	if opt.GroupBy != "" && opt.GroupBy != "session" {
+		return nil, argErrorf("cannot group by %q (only session)", opt.GroupBy)
+	}
+	if err := checkWindow(opt.Since, opt.Until); err != nil {
+		return nil, err
+	}
+	if opt.K <= 0 {
+		opt.K = 10
+	}
+	depth := opt.Depth
+	if depth <= 0 {
+		depth = max(200, 20*opt.K)
+		if opt.GroupBy != "" {
+			depth = max(500, 50*opt.K)
+		}
+	}
+	res := &SearchResult{Mode: opt.Mode, Terms: lexical.QueryTerms(opt.Query)}
+	model, hasVectors, err := load.LakeEmbedding(ctx, d.lake)
+	if err != nil {
+		return nil, err
+	}
+	if !hasVectors && !d.hasChunks() {
+		return nil, argErrorf("the lake has no chunks to search: add pos-embed to the pipeline (pos-normalize | pos-embed | pos-load)")
+	}
+	versioned := load.Versioned(d.lake)[load.TableChunks]
+	files, err := d.windowFiles(load.TableChunks, opt)
+	if err != nil {
+		return nil, err
+	}
+	if versioned {
+		depth *= 2 // superseded versions take some of the places
+	}
+	var keep map[int64]bool // the window's chunks that pass the other filters
+	if narrowed(opt) && len(files) > 0 {
+		if keep, err = d.chunkKeys(ctx, opt, files); err != nil {
+			return nil, err
+		}
+	}
+	var vs, ls []scored
+	var vecErr error
+	var vecDone sync.WaitGroup
+	if opt.Mode != SearchLexical {
+		if !hasVectors {
+			return nil, argErrorf("the lake's chunks have no vectors: search with --mode lexical, or embed them again")
+		}
+		if opt.Embed == nil {
+			return nil, argErrorf("no embedder for the lake's model %s", model.Model)
+		}
+		res.Model = model.Model
+		start := time.Now()
+		q, err := opt.Embed(ctx, opt.Query)
+		if err != nil {
+			return nil, err
+		}
+		res.Timing.Embed = time.Since(start)
+		if len(q) != model.Dim {
+			return nil, fmt.Errorf("the query's vector has %d dimensions, the lake's %d (model %s)", len(q), model.Dim, model.Model)
+		}
+		q = unit(q)
+		if !zero(q) && len(files) > 0 {
+			// The vector scan is Go's work, the lexical query DuckDB's:
+			// they run side by side.
+			vecDone.Add(1)
+			go func() {
+				defer vecDone.Done()
+				start := time.Now()
+				vs, vecErr = d.vectorScores(ctx, opt, files, model, q, depth, keep)
+				res.Timing.Vector = time.Since(start)
+			}()
+		}
+	}
+	if opt.Mode != SearchVector && len(res.Terms) > 0 && len(files) > 0 {
+		start := time.Now()
+		st, err := d.stats(ctx, opt, files, keep)
+		if err == nil {
+			ls, err = d.lexicalScores(ctx, opt, files, res.Terms, depth, st)
+		}
+		res.Timing.Lexical = time.Since(start)
+		if err != nil {
+			vecDone.Wait()
+			return nil, err
+		}
+	}
+	vecDone.Wait()
+	if vecErr != nil {
+		return nil, vecErr
+	}
+	start := time.Now()
+	defer func() { res.Timing.Describe = time.Since(start) }()
+	cands, err := d.candidates(ctx, versioned, vs, ls)
+	if err != nil {
+		return nil, err
+	}
+	vec, lex := cands[0], cands[1]
+	units := fuse(opt.Mode, vec, lex)
+	if opt.GroupBy == "session" {
+		sessions, best := groupSessions(units, opt.K)
+		if err := d.describeHits(ctx, best, res.Terms); err != nil {
+			return nil, err
+		}
+		for i := range sessions {
+			h := best[i]
+			s := &sessions[i]
+			s.Title, s.Project, s.Snippet, s.ExchangeID = h.Title, h.Project, h.Snippet, h.ExchangeID
+		}
+		res.Sessions = sessions
+		return res, nil
+	}
+	// A subagent's report and its last exchange, or a compaction summary
+	// and the exchange it was written in, often say the same: described,
+	// they count once, and the places they leave go to the next units.
+	hits := units[:min(2*opt.K, len(units))]
+	if err := d.describeHits(ctx, hits, res.Terms); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, h := range hits {
+		if h.ExchangeID != "" {
+			if seen[h.ExchangeID] {
+				continue
+			}
+			seen[h.ExchangeID] = true
+		}
+		h.Rank = len(res.Hits) + 1
+		res.Hits = append(res.Hits, h)
+		if len(res.Hits) == opt.K {
+			break
+		}
+	}
+	return res, nil
+}
+
+// unit returns v scaled to length 1 (a zero vector stays zero).
+func unit(v []float32) []float32 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	if s == 0 {
+		return v
+	}
+	out := make([]float32, len(v))
+	inv := 1 / math.Sqrt(s)
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+func zero(v []float32) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *DB) hasChunks() bool {
+	var n int64
+	err := d.db.QueryRow(`SELECT count(*) FROM (SELECT 1 FROM chunk_rows LIMIT 1)`).Scan(&n)
+	return err == nil && n > 0
+}
+
+// candidate is a chunk a retriever found.
+type candidate struct {
+	chunkKey                   int64
+	id, parent, ctype          string
+	platform, session, agentID string
+	ts                         time.Time
+	file                       string
+	score                      float64
+}
+
+// scored is a chunk version and its score, before its metadata is read.
+type scored struct {
+	key   int64
+	file  string // the chunks file it is in
+	score float64
+}
+
+// The retrievers read as little as they can from every chunk of the window:
+// the vector side its vector, the lexical side the postings of the query's
+// terms. They hand on chunk keys and scores; the metadata of the candidates
+// alone is read after (one query for both sides).
+
+// chunkFilter is the WHERE clause of the search's filters over chunks.
+func chunkFilter(opt SearchOptions) *where {
+	w := &where{}
+	w.eq("platform", opt.Platform)
+	w.window("ts", opt.Since, opt.Until, true)
+	w.contains("project", opt.Project)
+	w.eq("session_id", opt.Session)
+	w.eq("user", opt.User)
+	w.eq("machine", opt.Machine)
+	if len(opt.Types) > 0 {
+		w.add("content_type IN ("+placeholders(len(opt.Types))+")", anys(opt.Types)...)
+	}
+	return w
+}
+
+// narrowed reports whether the search filters on more than platform and
+// time, the filters the partitions answer.
+func narrowed(opt SearchOptions) bool {
+	return opt.Project != "" || opt.Session != "" || opt.User != "" || opt.Machine != "" || len(opt.Types) > 0
+}
+
+// latestVersion keeps the latest version of each chunk (see load's views).
+const latestVersion = ` QUALIFY row_number() OVER (PARTITION BY id ORDER BY ingested_at DESC, content_hash) = 1`
+
+// windowFiles lists the files of a table in the partitions the search's
+// platform and window can match.
+func (d *DB) windowFiles(table string, opt SearchOptions) ([]string, error) {
+	return load.PartitionFiles(d.lake, table, opt.Platform, opt.Since, opt.Until)
+}
+
+// vectorScores ranks the window's chunks by the inner product of their
+// vectors and the query's: pos-embed stores unit vectors, so this is their
+// cosine similarity. The vector sidecars are scanned in Go (see
+// scanVectors); a chunks file without one is scored by DuckDB.
+func (d *DB) vectorScores(ctx context.Context, opt SearchOptions, files []string, m load.EmbeddingModel, q []float32, depth int, keep map[int64]bool) ([]scored, error) {
+	out, missing, err := d.scanVectors(ctx, files, m.Model, q, opt, keep, depth)
+	if err != nil || len(missing) == 0 {
+		return out, err
+	}
+	more, err := d.duckVectorScores(ctx, opt, missing, m, q, depth)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, more...)
+	slices.SortFunc(out, func(a, b scored) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.key, b.key)) })
+	return out[:min(len(out), depth)], nil
+}
+
+// chunkKeys returns the keys of the window's chunks that pass the search's
+// filters.
+func (d *DB) chunkKeys(ctx context.Context, opt SearchOptions, files []string) (map[int64]bool, error) {
+	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
+	if err != nil {
+		return nil, err
+	}
+	w := chunkFilter(opt)
+	rows, err := d.db.QueryContext(ctx, `SELECT chunk_key FROM `+src+w.sql(), append([]any{list}, w.args...)...)
+	if err != nil {
+		return nil, sqlErr(err)
+	}
+	defer rows.Close()
+	keep := map[int64]bool{}
+	for rows.Next() {
+		var k int64
+		if err := rows.Scan(&k); err != nil {
+			return nil, sqlErr(err)
+		}
+		keep[k] = true
+	}
+	return keep, sqlErr(rows.Err())
+}
+
+// duckVectorScores scores chunks files from their Parquet vectors.
+func (d *DB) duckVectorScores(ctx context.Context, opt SearchOptions, files []string, m load.EmbeddingModel, q []float32, depth int) ([]scored, error) {
+	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
+	if err != nil {
+		return nil, err
+	}
+	w := chunkFilter(opt)
+	w.add("model = ?", m.Model)
+	w.add("dim = ?", m.Dim)
+	arr := fmt.Sprintf("FLOAT[%d]", m.Dim)
+	query := fmt.Sprintf(`SELECT chunk_key, file_index, array_inner_product(CAST(embedding AS %s), CAST(? AS %s)) AS score
+FROM %s%s
+ORDER BY score DESC, chunk_key LIMIT ?`, arr, arr, src, w.sql())
+	return d.scores(ctx, query, list, append(append([]any{q, list}, w.args...), depth)...)
+}
+
+// lexicalScores ranks the window's chunks by BM25 (k1 1.2, b 0.75) over the
+// postings of the query's terms, with the document frequencies, the number
+// of chunks and their mean length of the window (and filters).
+func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []string, terms []string, depth int, st windowStats) ([]scored, error) {
+	if st.n == 0 {
+		return nil, nil
+	}
+	pfiles, err := d.windowFiles(load.TablePostings, opt)
+	if err != nil || len(pfiles) == 0 {
+		return nil, err
+	}
+	csrc, clist, err := load.FilesSource(d.lake, load.TableChunks, files)
+	if err != nil {
+		return nil, err
+	}
+	psrc, plist, err := load.FilesSource(d.lake, load.TablePostings, pfiles)
+	if err != nil {
+		return nil, err
+	}
+	w := chunkFilter(opt)
+	// The postings are sorted by term: a file's row groups without the
+	// query's terms are skipped. Filters beyond platform and time apply
+	// through the chunks the postings point at.
+	pw := &where{}
+	pw.add("term IN ("+placeholders(len(terms))+")", anys(terms)...)
+	with := "WITH "
+	var args []any
+	if narrowed(opt) {
+		// (A CTE of its own: inside a subquery, read_parquet's hive_types
+		// would see the postings' date column for the DATE type.)
+		with = "WITH keep AS (SELECT chunk_key FROM " + csrc + w.sql() + "),\n"
+		args = append([]any{clist}, w.args...)
+		pw.add("chunk_key IN (SELECT chunk_key FROM keep)")
+	}
+	args = append(append(args, plist), pw.args...)
+	query := fmt.Sprintf(with+`p AS MATERIALIZED (SELECT term, chunk_key, tf, dl, file_index FROM %s%s),
+df AS (SELECT term, count(*) AS df FROM p GROUP BY term)
+SELECT chunk_key, any_value(file_index),
+  sum(ln(1 + (? - df + 0.5) / (df + 0.5)) * tf * %g / (tf + %g * (%g + %g * dl / ?))) AS score
+FROM p JOIN df USING (term)
+GROUP BY chunk_key
+ORDER BY score DESC, chunk_key LIMIT ?`, psrc, pw.sql(), bm25K1+1, bm25K1, 1-bm25B, bm25B)
+	out, err := d.scores(ctx, query, plist, append(args, st.n, st.avgdl(), depth)...)
+	for i := range out {
+		// A postings file is named as the chunks file it indexes.
+		out[i].file = chunksFileOf(out[i].file)
+	}
+	return out, err
+}
+
+// windowStats are the number of chunks of the window (and filters) and
+// their total length in index terms: BM25's N and mean length.
+type windowStats struct {
+	n, terms int64
+}
+
+func (s windowStats) avgdl() float64 {
+	if s.n == 0 || s.terms == 0 {
+		return 1
+	}
+	return float64(s.terms) / float64(s.n)
+}
+
+// stats counts the window's chunks from the keys, times and lengths in
+// their vector sidecars (DuckDB counts the files without one).
+func (d *DB) stats(ctx context.Context, opt SearchOptions, files []string, keep map[int64]bool) (windowStats, error) {
+	since, until := msWindow(opt)
+	var st windowStats
+	var missing []string
+	for _, f := range files {
+		v, err := load.ReadVectors(f, false)
+		if err != nil {
+			missing = append(missing, f) // none, or an older build's
+			continue
+		}
+		for i := range v.Rows {
+			if ts := v.TS[i]; ts < since || ts >= until || keep != nil && !keep[v.Keys[i]] {
+				continue
+			}
+			st.n++
+			st.terms += int64(v.DL[i])
+		}
+	}
+	if len(missing) > 0 {
+		src, list, err := load.FilesSource(d.lake, load.TableChunks, missing)
+		if err != nil {
+			return st, err
+		}
+		w := chunkFilter(opt)
+		var n, terms int64
+		if err := d.db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(token_count), 0)::BIGINT FROM `+src+w.sql(),
+			append([]any{list}, w.args...)...).Scan(&n, &terms); err != nil {
+			return st, sqlErr(err)
+		}
+		st.n, st.terms = st.n+n, st.terms+terms
+	}
+	return st, nil
+}
+
+// msWindow is the search's window in Unix milliseconds, [since, until).
+func msWindow(opt SearchOptions) (since, until int64) {
+	since, until = -1<<62, 1<<62
+	if !opt.Since.IsZero() {
+		since = opt.Since.UnixMilli()
+	}
+	if !opt.Until.IsZero() {
+		until = opt.Until.UnixMilli()
+	}
+	return since, until
+}
+
+// partitionsOf lists every Parquet file in the directories of files.
+func partitionsOf(files []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range files {
+		dir := filepath.Dir(f)
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		all, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, all...)
+	}
+	return out, nil
+}
+
+func chunksFileOf(postingsFile string) string {
+	sep := string(filepath.Separator)
+	return strings.Replace(postingsFile, sep+load.TablePostings+sep, sep+load.TableChunks+sep, 1)
+}
+
+// scores runs a query of chunk_key, file_index (into files) and score.
+func (d *DB) scores(ctx context.Context, q string, files []string, args ...any) ([]scored, error) {
+	rows, err := d.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, sqlErr(err)
+	}
+	defer rows.Close()
+	var out []scored
+	for rows.Next() {
+		var s scored
+		var file int64
+		var score sql.NullFloat64
+		if err := rows.Scan(&s.key, &file, &score); err != nil {
+			return nil, sqlErr(err)
+		}
+		if file >= 0 && file < int64(len(files)) {
+			s.file = files[file]
+		}
+		s.score = score.Float64
+		out = append(out, s)
+	}
+	return out, sqlErr(rows.Err())
+}
+
+// candidates reads the metadata of the scored chunks, from their files
+// only, and keeps those that are their chunk's latest version.
+func (d *DB) candidates(ctx context.Context, versioned bool, lists ...[]scored) ([][]candidate, error) {
+	keys := map[int64]bool{}
+	var files []string
+	var args []any
+	for _, l := range lists {
+		for _, s := range l {
+			if !keys[s.key] {
+				keys[s.key] = true
+				args = append(args, s.key)
+				if !slices.Contains(files, s.file) {
+					files = append(files, s.file)
+				}
+			}
+		}
+	}
+	out := make([][]candidate, len(lists))
+	if len(args) == 0 {
+		return out, nil
+	}
+	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
+	if err != nil {
+		return nil, err
+	}
+	const cols = `chunk_key, id, parent_id, content_type, platform, session_id, agent_id, ts, file_index`
+	query := `SELECT ` + cols + ` FROM ` + src + ` WHERE chunk_key IN (` + placeholders(len(args)) + `)`
+	if versioned {
+		// A candidate counts only if it is its chunk's latest version.
+		// The versions of a chunk are in its partition, not always in
+		// its file.
+		all, err := partitionsOf(files)
+		if err != nil {
+			return nil, err
+		}
+		vsrc, vlist, err := load.FilesSource(d.lake, load.TableChunks, all)
+		if err != nil {
+			return nil, err
+		}
+		query = `WITH c AS (` + query + `)
+SELECT c.* FROM c JOIN (
+  SELECT chunk_key FROM ` + vsrc + ` WHERE id IN (SELECT id FROM c)` + latestVersion + `
+) USING (chunk_key)`
+		args = append(args, vlist)
+	}
+	rows, err := d.db.QueryContext(ctx, query, append([]any{list}, args...)...)
+	if err != nil {
+		return nil, sqlErr(err)
+	}
+	defer rows.Close()
+	meta := map[int64]candidate{}
+	for rows.Next() {
+		var c candidate
+		var ts sql.NullTime
+		var parent, session, agentID sql.NullString
+		var file int64
+		if err := rows.Scan(&c.chunkKey, &c.id, &parent, &c.ctype, &c.platform, &session, &agentID, &ts, &file); err != nil {
+			return nil, sqlErr(err)
+		}
+		if file >= 0 && file < int64(len(list)) {
+			c.file = list[file]
+		}
+		c.parent, c.session, c.agentID, c.ts = parent.String, session.String, agentID.String, utc(ts)
+		meta[c.chunkKey] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, sqlErr(err)
+	}
+	for i, l := range lists {
+		for _, s := range l {
+			if c, ok := meta[s.key]; ok {
+				c.score = s.score
+				out[i] = append(out[i], c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// unitKey is the unit a chunk belongs to: a prompt's chunks belong to the
+// exchange the prompt opens, every other chunk to the record it is from.
+func unitKey(c candidate) string {
+	if c.ctype == schema.ContentUserPrompt {
+		return schema.ExchangeID(c.platform, c.parent)
+	}
+	if c.parent == "" {
+		return c.id
+	}
+	return c.parent
+}
+
+// fuse collapses each retriever's chunks to units (a unit ranks as its best
+// chunk) and, in hybrid mode, fuses the two rankings by reciprocal rank:
+// score = sum of 1/(60 + rank), scaled so that first in both is 1.
+func fuse(mode string, vec, lex []candidate) []SearchHit {
+	byUnit := map[string]*SearchHit{}
+	var order []*SearchHit
+	best := map[string]float64{} // the rank-fused score of the chunk shown
+	collapse := func(cs []candidate, vectorSide bool) {
+		rank := 0
+		seen := map[string]bool{}
+		for _, c := range cs {
+			u := unitKey(c)
+			if seen[u] {
+				continue
+			}
+			seen[u] = true
+			rank++
+			h := byUnit[u]
+			if h == nil {
+				h = &SearchHit{unit: u}
+				byUnit[u] = h
+				order = append(order, h)
+			}
+			if vectorSide {
+				h.VectorRank, h.VectorScore = rank, c.score
+			} else {
+				h.LexicalRank, h.LexicalScore = rank, c.score
+			}
+			// The chunk shown is the unit's best-ranked in either list.
+			if s := 1 / float64(rrfK+rank); s > best[u] {
+				best[u] = s
+				h.setChunk(c)
+			}
+		}
+	}
+	collapse(vec, true)
+	collapse(lex, false)
+	for _, h := range order {
+		switch mode {
+		case SearchVector:
+			h.Score = h.VectorScore
+		case SearchLexical:
+			h.Score = h.LexicalScore
+		default:
+			var s float64
+			if h.VectorRank > 0 {
+				s += 1 / float64(rrfK+h.VectorRank)
+			}
+			if h.LexicalRank > 0 {
+				s += 1 / float64(rrfK+h.LexicalRank)
+			}
+			h.Score = s / (2 / float64(rrfK+1))
+		}
+	}
+	out := make([]SearchHit, len(order))
+	for i, h := range order {
+		out[i] = *h
+	}
+	slices.SortStableFunc(out, func(a, b SearchHit) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.bestRank(), b.bestRank()), cmp.Compare(a.unit, b.unit))
+	})
+	for i := range out {
+		out[i].Rank = i + 1
+	}
+	return out
+}
+
+func (h *SearchHit) bestRank() int {
+	r := 1 << 30
+	if h.VectorRank > 0 {
+		r = h.VectorRank
+	}
+	if h.LexicalRank > 0 && h.LexicalRank < r {
+		r = h.LexicalRank
+	}
+	return r
+}
+
+func (h *SearchHit) setChunk(c candidate) {
+	h.chunkKey, h.file = c.chunkKey, c.file
+	h.ChunkID, h.ParentID, h.ContentType = c.id, c.parent, c.ctype
+	h.Platform, h.SessionID, h.AgentID, h.TS = c.platform, c.session, c.agentID, c.ts
+	if c.ctype == schema.ContentExchange || c.ctype == schema.ContentUserPrompt {
+		h.ExchangeID = h.unit
+	}
+}
+
+// describeHits fills in what the results show: the chunk's text (for the
+// snippet), the session's title and project, and the exchange a report or
+// summary belongs to.
+func (d *DB) describeHits(ctx context.Context, hits []SearchHit, terms []string) error {
+	if len(hits) == 0 {
+		return nil
+	}
+	// The chunks, read from their files only.
+	byKey := map[int64][]int{}
+	var files []string
+	var keys []any
+	for i, h := range hits {
+		if _, ok := byKey[h.chunkKey]; !ok {
+			keys = append(keys, h.chunkKey)
+		}
+		byKey[h.chunkKey] = append(byKey[h.chunkKey], i)
+		if !slices.Contains(files, h.file) {
+			files = append(files, h.file)
+		}
+	}
+	q := `SELECT chunk_key, text, chunk_index, coalesce(project, ''), coalesce(user, ''), coalesce(machine, '')
+FROM read_parquet(?::VARCHAR[], hive_partitioning = true, union_by_name = true)
+WHERE chunk_key IN (` + placeholders(len(keys)) + `)`
+	rows, err := d.db.QueryContext(ctx, q, append([]any{files}, keys...)...)
+	if err != nil {
+		return sqlErr(err)
+	}
+	for rows.Next() {
+		var key, idx int64
+		var text, project, user, machine string
+		if err := rows.Scan(&key, &text, &idx, &project, &user, &machine); err != nil {
+			rows.Close()
+			return sqlErr(err)
+		}
+		for _, i := range byKey[key] {
+			h := &hits[i]
+			h.text, h.ChunkIndex, h.Project, h.User, h.Machine = text, idx, project, user, machine
+			h.Snippet = Snippet(text, terms, snippetWords)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return sqlErr(err)
+	}
+	if err := d.sessionTitles(ctx, hits); err != nil {
+		return err
+	}
+	return d.resolveExchanges(ctx, hits)
+}
+
+// sessionTitles fills in the sessions' titles.
+func (d *DB) sessionTitles(ctx context.Context, hits []SearchHit) error {
+	var args []any
+	seen := map[string]bool{}
+	for _, h := range hits {
+		k := h.Platform + "\x00" + h.SessionID
+		if h.SessionID != "" && !seen[k] {
+			seen[k] = true
+			args = append(args, h.SessionID)
+		}
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	// The sessions view's choice of title (the platform's, else the latest
+	// summary label, else the first prompt) over these sessions' rollups
+	// only: the view itself recounts every message of the lake.
+	rows, err := d.db.QueryContext(ctx, `SELECT platform, session_id,
+  coalesce(arg_max(title, ingested_at) FILTER (WHERE title_source = 'platform'),
+    flatten(list(labels ORDER BY ingested_at))[-1],
+    arg_min(title, coalesce(first_ts, ts)) FILTER (WHERE title_source = 'prompt'), '') AS title,
+  coalesce(arg_min(project, coalesce(first_ts, ts)), '') AS project
+FROM session_rows WHERE session_id IN (`+placeholders(len(args))+`)
+GROUP BY ALL`, args...)
+	if err != nil {
+		return sqlErr(err)
+	}
+	defer rows.Close()
+	type ref struct{ title, project string }
+	titles := map[string]ref{}
+	for rows.Next() {
+		var p, s, t, proj string
+		if err := rows.Scan(&p, &s, &t, &proj); err != nil {
+			return sqlErr(err)
+		}
+		titles[p+"\x00"+s] = ref{t, proj}
+	}
+	for i := range hits {
+		if r, ok := titles[hits[i].Platform+"\x00"+hits[i].SessionID]; ok {
+			hits[i].Title = r.title
+			if hits[i].Project == "" {
+				hits[i].Project = r.project
+			}
+		}
+	}
+	return sqlErr(rows.Err())
+}
+
+// resolveExchanges finds the exchange a subagent report or a compaction
+// summary belongs to: the last exchange of the report's subagent thread,
+// the exchange of the summary's thread under way when it was written. One
+// query reads the exchanges of the sessions concerned.
+func (d *DB) resolveExchanges(ctx context.Context, hits []SearchHit) error {
+	var todo []int
+	var args []any
+	for i, h := range hits {
+		switch {
+		case h.ExchangeID != "" || h.SessionID == "":
+		case h.ContentType == schema.ContentSubagentSummary && h.AgentID != "",
+			(h.ContentType == schema.ContentCompactSummary || h.ContentType == schema.ContentSummaryLabel) && !h.TS.IsZero():
+			todo = append(todo, i)
+			args = append(args, h.SessionID)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	rows, err := d.db.QueryContext(ctx, `SELECT id, platform, session_id, coalesce(agent_id, ''), ts FROM exchange_rows
+WHERE session_id IN (`+placeholders(len(args))+`) ORDER BY ts, id`, args...)
+	if err != nil {
+		return sqlErr(err)
+	}
+	defer rows.Close()
+	type ex struct {
+		id, thread string
+		ts         time.Time
+	}
+	bySession := map[string][]ex{}
+	for rows.Next() {
+		var e ex
+		var platform, session, agentID string
+		var ts sql.NullTime
+		if err := rows.Scan(&e.id, &platform, &session, &agentID, &ts); err != nil {
+			return sqlErr(err)
+		}
+		e.thread, e.ts = agentID, utc(ts)
+		k := platform + "\x00" + session
+		bySession[k] = append(bySession[k], e)
+	}
+	if err := rows.Err(); err != nil {
+		return sqlErr(err)
+	}
+	for _, i := range todo {
+		h := &hits[i]
+		for _, e := range bySession[h.Platform+"\x00"+h.SessionID] { // in time order: the last match wins
+			if e.thread != h.AgentID {
+				continue
+			}
+			if h.ContentType == schema.ContentSubagentSummary || !e.ts.After(h.TS) {
+				h.ExchangeID = e.id
+			}
+		}
+	}
+	return nil
+}
+
+// groupSessions ranks the sessions of the best units: a session scores its
+// best unit's score, plus half its second's, a quarter its third's …, so a
+// session that keeps coming back to a topic ranks above one that mentions
+// it once, and a long tail of weak matches adds nearly nothing. It returns
+// the first k sessions with the best unit of each.
+func groupSessions(units []SearchHit, k int) ([]SessionHit, []SearchHit) {
+	type group struct {
+		s      SessionHit
+		best   SearchHit
+		weight float64
+	}
+	by := map[string]*group{}
+	var order []*group
+	pool := units[:min(len(units), max(50, 5*k))]
+	for _, h := range pool { // in score order
+		key := h.Platform + "\x00" + h.SessionID
+		g := by[key]
+		if g == nil {
+			g = &group{s: SessionHit{Platform: h.Platform, SessionID: h.SessionID, ContentType: h.ContentType}, best: h, weight: 1}
+			by[key] = g
+			order = append(order, g)
+		}
+		g.s.Score += g.weight * h.Score
+		g.weight /= 2
+		g.s.Hits++
+		if !h.TS.IsZero() && (g.s.FirstTS.IsZero() || h.TS.Before(g.s.FirstTS)) {
+			g.s.FirstTS = h.TS
+		}
+		if h.TS.After(g.s.LastTS) {
+			g.s.LastTS = h.TS
+		}
+	}
+	slices.SortStableFunc(order, func(a, b *group) int { return cmp.Compare(b.s.Score, a.s.Score) })
+	order = order[:min(k, len(order))]
+	sessions, best := make([]SessionHit, len(order)), make([]SearchHit, len(order))
+	for i, g := range order {
+		sessions[i], best[i] = g.s, g.best
+		sessions[i].Rank = i + 1
+	}
+	return sessions, best
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+func anys[T any](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}

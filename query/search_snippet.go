@@ -1,0 +1,100 @@
+package query
+
+import (
+	"strings"
+
+	"github.com/pos-lake/pos/transform/embed/lexical"
+)
+
+// snippetWords is how many words a search snippet shows.
+const snippetWords = 32
+
+// Snippet returns the part of text with the most of the query's terms in
+// at most n words, on one line, the matching words in **bold**, and "…"
+// where text was cut. Without a match it is the text's first n words.
+func Snippet(text string, terms []string, n int) string {
+	ws := lexical.Words(text)
+	if len(ws) == 0 {
+		return ""
+	}
+	want := map[string]bool{}
+	for _, t := range terms {
+		want[t] = true
+	}
+	match := make([]string, len(ws)) // the query term a word matches
+	for i, w := range ws {
+		for _, t := range w.Terms {
+			if want[t] {
+				match[i] = t
+				break
+			}
+		}
+	}
+	// The window of n words with the most distinct terms, then the most
+	// matches; the earliest of equals.
+	start, bestDistinct, bestHits := 0, -1, -1
+	counts := map[string]int{}
+	distinct, hits := 0, 0
+	for i := range ws {
+		if t := match[i]; t != "" {
+			if counts[t] == 0 {
+				distinct++
+			}
+			counts[t]++
+			hits++
+		}
+		if i >= n {
+			if t := match[i-n]; t != "" {
+				counts[t]--
+				if counts[t] == 0 {
+					distinct--
+				}
+				hits--
+			}
+		}
+		if i >= min(n, len(ws))-1 {
+			s := max(0, i-n+1)
+			if distinct > bestDistinct || distinct == bestDistinct && hits > bestHits {
+				start, bestDistinct, bestHits = s, distinct, hits
+			}
+		}
+	}
+	if bestHits > 0 {
+		// Lead in with a few words of context before the first match.
+		for k := start; k < len(ws) && k < start+n; k++ {
+			if match[k] != "" {
+				start = max(start, k-4)
+				break
+			}
+		}
+	}
+	end := min(len(ws), start+n)
+	var b strings.Builder
+	if start > 0 {
+		b.WriteString("…")
+	}
+	pos := ws[start].Start
+	for k := start; k < end; k++ {
+		w := ws[k]
+		// The text's own **bold** would read as a highlight.
+		b.WriteString(strings.ReplaceAll(text[pos:w.Start], "**", ""))
+		if match[k] != "" {
+			b.WriteString("**" + text[w.Start:w.End] + "**")
+		} else {
+			b.WriteString(text[w.Start:w.End])
+		}
+		pos = w.End
+	}
+	// Punctuation that closes the last word ("word." "call()").
+	if end < len(ws) {
+		tail := text[pos:ws[end].Start]
+		if i := strings.IndexAny(tail, " \t\n"); i >= 0 {
+			tail = tail[:i]
+		}
+		b.WriteString(strings.ReplaceAll(tail, "**", ""))
+		b.WriteString("…")
+	} else {
+		b.WriteString(strings.TrimRight(text[pos:], " \t\n"))
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}

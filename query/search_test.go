@@ -1,0 +1,310 @@
+package query_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/claudecode"
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/query"
+	"github.com/pos-lake/pos/query/querytest"
+	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/transform/embed"
+	"github.com/pos-lake/pos/transform/enrich"
+	"github.com/pos-lake/pos/transform/normalize"
+)
+
+// searchLake is the fixture run through the whole chain, pos-embed
+// included.
+func searchLake(t *testing.T) string {
+	t.Helper()
+	lake, err := buildEmbedded(context.Background(), querytest.Fixture(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lake
+}
+
+func buildEmbedded(ctx context.Context, root, dir string) (string, error) {
+	lake := filepath.Join(dir, "lake")
+	var extracted, normalized, embedded bytes.Buffer
+	enc := schema.NewEncoder(&extracted)
+	opt := extract.Options{Roots: []string{root}, User: "dev", Machine: "box", Now: func() time.Time { return querytest.Now }}
+	if err := (claudecode.Adapter{}).Extract(ctx, opt, enc.Encode); err != nil {
+		return "", err
+	}
+	enc.Flush()
+	if _, err := normalize.Normalize(ctx, &extracted, &normalized, normalize.Options{Enrich: enrich.All}); err != nil {
+		return "", err
+	}
+	if _, err := embed.Embed(ctx, &normalized, &embedded, embed.Options{Provider: embed.NewHash(0)}); err != nil {
+		return "", err
+	}
+	_, err := load.Load(ctx, &embedded, load.Options{Lake: lake, Now: func() time.Time { return querytest.Now }, NoCatalog: true})
+	return lake, err
+}
+
+func hashEmbedder(ctx context.Context, text string) ([]float32, error) {
+	return embed.NewHash(0).Vector(text), nil
+}
+
+func openSearch(t *testing.T) *query.DB {
+	t.Helper()
+	db, err := query.Open(context.Background(), searchLake(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func search(t *testing.T, db *query.DB, opt query.SearchOptions) *query.SearchResult {
+	t.Helper()
+	if opt.Embed == nil {
+		opt.Embed = hashEmbedder
+	}
+	res, err := db.Search(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestSearchModes(t *testing.T) {
+	db := openSearch(t)
+	promptID := ""
+	tbl, err := db.SQL(context.Background(), `SELECT prompt_id FROM exchange_rows WHERE session_id = ? AND prompt LIKE 'Add a retry%'`, sessA)
+	if err != nil || len(tbl.Rows) != 1 {
+		t.Fatal(tbl, err)
+	}
+	promptID = tbl.Rows[0][0].(string)
+	want := schema.ExchangeID(schema.PlatformClaudeCode, promptID)
+	for _, mode := range query.SearchModes {
+		res := search(t, db, query.SearchOptions{Query: "retry with exponential backoff", Mode: mode, K: 5})
+		if len(res.Hits) == 0 {
+			t.Fatalf("%s: no hits", mode)
+		}
+		h := res.Hits[0]
+		if h.ExchangeID != want || h.SessionID != sessA || h.Rank != 1 {
+			t.Errorf("%s: first hit %+v, want exchange %s", mode, h, want)
+		}
+		if h.Title == "" || h.TS.IsZero() || h.Project != "/home/dev/alpha" || h.Score <= 0 {
+			t.Errorf("%s: hit not described: %+v", mode, h)
+		}
+		if !strings.Contains(strings.ToLower(h.Snippet), "**backoff**") {
+			t.Errorf("%s: snippet %q", mode, h.Snippet)
+		}
+		seen := map[string]bool{}
+		for _, x := range res.Hits {
+			key := x.ExchangeID + "|" + x.ParentID
+			if x.ContentType == schema.ContentUserPrompt || x.ContentType == schema.ContentExchange {
+				key = x.ExchangeID
+			}
+			if seen[key] {
+				t.Errorf("%s: unit %s twice", mode, key)
+			}
+			seen[key] = true
+		}
+		switch mode {
+		case query.SearchHybrid:
+			if h.VectorRank != 1 || h.LexicalRank != 1 || h.Score != 1 {
+				t.Errorf("hybrid: first in both lists should score 1: %+v", h)
+			}
+		case query.SearchLexical:
+			if h.VectorRank != 0 || h.LexicalScore <= 0 {
+				t.Errorf("lexical: %+v", h)
+			}
+		case query.SearchVector:
+			if h.LexicalRank != 0 || h.VectorScore <= 0 || h.VectorScore > 1.0001 {
+				t.Errorf("vector: %+v", h)
+			}
+		}
+	}
+}
+
+func TestSearchFilters(t *testing.T) {
+	db := openSearch(t)
+	res := search(t, db, query.SearchOptions{Query: "build make binary", Project: "beta"})
+	for _, h := range res.Hits {
+		if h.SessionID != sessB {
+			t.Errorf("project filter let %s through", h.SessionID)
+		}
+	}
+	if len(res.Hits) == 0 {
+		t.Fatal("no hit in beta")
+	}
+	res = search(t, db, query.SearchOptions{Query: "fetcher", Since: day("2026-02-28"), Until: day("2026-03-02")})
+	for _, h := range res.Hits {
+		if h.TS.Before(day("2026-02-28")) || !h.TS.Before(day("2026-03-02")) {
+			t.Errorf("window let %v through", h.TS)
+		}
+	}
+	res = search(t, db, query.SearchOptions{Query: "fetcher", Session: sessC, Platform: schema.PlatformClaudeCode, User: "dev", Machine: "box"})
+	if len(res.Hits) == 0 {
+		t.Fatal("no hit in the session")
+	}
+	for _, h := range res.Hits {
+		if h.SessionID != sessC || h.User != "dev" || h.Machine != "box" {
+			t.Errorf("session filter: %+v", h)
+		}
+	}
+	if res := search(t, db, query.SearchOptions{Query: "fetcher", User: "nobody"}); len(res.Hits) != 0 {
+		t.Errorf("user filter: %d hits", len(res.Hits))
+	}
+	// A subagent's report counts as the subagent's exchange.
+	res = search(t, db, query.SearchOptions{Query: "callers of Get main.go", Types: []string{schema.ContentSubagentSummary}})
+	if len(res.Hits) != 1 || res.Hits[0].ContentType != schema.ContentSubagentSummary {
+		t.Fatalf("report: %+v", res.Hits)
+	}
+	tbl, _ := db.SQL(context.Background(), `SELECT id FROM exchange_rows WHERE agent_id = ?`, res.Hits[0].AgentID)
+	if len(tbl.Rows) != 1 || res.Hits[0].ExchangeID != tbl.Rows[0][0] {
+		t.Errorf("report's exchange %q, want %v", res.Hits[0].ExchangeID, tbl.Rows)
+	}
+}
+
+func TestSearchGroupBySession(t *testing.T) {
+	db := openSearch(t)
+	res := search(t, db, query.SearchOptions{Query: "fetcher retry tests", GroupBy: "session", K: 2})
+	if len(res.Sessions) != 2 || len(res.Hits) != 0 {
+		t.Fatalf("%+v", res)
+	}
+	s := res.Sessions[0]
+	if s.SessionID != sessA || s.Hits < 2 || s.Rank != 1 || s.Title == "" || s.Snippet == "" || s.LastTS.Before(s.FirstTS) {
+		t.Errorf("first session %+v", s)
+	}
+	if res.Sessions[1].Score > s.Score {
+		t.Error("not ranked")
+	}
+}
+
+func TestSearchErrors(t *testing.T) {
+	db := openSearch(t)
+	ctx := context.Background()
+	var ae *query.ArgError
+	for _, opt := range []query.SearchOptions{
+		{Query: "  "},
+		{Query: "x", Mode: "fuzzy"},
+		{Query: "x", GroupBy: "project"},
+		{Query: "x", Since: day("2026-03-02"), Until: day("2026-03-01")},
+		{Query: "x", Mode: query.SearchVector}, // no embedder
+	} {
+		if _, err := db.Search(ctx, opt); !errors.As(err, &ae) {
+			t.Errorf("%+v: %v", opt, err)
+		}
+	}
+	// Stopwords only: nothing to look up, no error.
+	if res, err := db.Search(ctx, query.SearchOptions{Query: "the of and", Embed: hashEmbedder}); err != nil || len(res.Hits) != 0 {
+		t.Errorf("stopwords: %v %v", res, err)
+	}
+	// A lake without chunks says how to get them.
+	plain := open(t)
+	_, err := plain.Search(ctx, query.SearchOptions{Query: "fetcher", Embed: hashEmbedder})
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "pos-embed") {
+		t.Errorf("no chunks: %v", err)
+	}
+}
+
+func TestSearchLatestVersion(t *testing.T) {
+	lake := searchLake(t)
+	db, err := query.Open(context.Background(), lake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := search(t, db, query.SearchOptions{Query: "feeds downloads", Mode: query.SearchLexical})
+	db.Close()
+	if len(res.Hits) == 0 {
+		t.Fatal("no hit")
+	}
+	// Load a new version of the chunk that matched, with other words.
+	h := res.Hits[0]
+	c := schema.New(schema.KindChunk)
+	c.ID, c.Platform, c.SessionID, c.ParentID, c.TS = h.ChunkID, h.Platform, h.SessionID, h.ParentID, h.TS
+	c.ContentType, c.Text = h.ContentType, "It parses calendars now."
+	c.Chunk = &schema.Chunk{Index: h.ChunkIndex, Model: embed.HashModel, Dim: embed.DefaultDim, Embedding: embed.NewHash(0).Vector(c.Text)}
+	later := func() time.Time { return querytest.Now.Add(time.Hour) }
+	if _, err := load.Load(context.Background(), bytes.NewReader(append(schema.AppendRecord(nil, c), '\n')),
+		load.Options{Lake: lake, Now: later, NoCatalog: true}); err != nil {
+		t.Fatal(err)
+	}
+	db, _ = query.Open(context.Background(), lake)
+	defer db.Close()
+	for _, mode := range query.SearchModes {
+		for _, x := range search(t, db, query.SearchOptions{Query: "feeds downloads", Mode: mode}).Hits {
+			if x.ChunkID == h.ChunkID && x.LexicalRank > 0 {
+				t.Errorf("%s: the old version still matches: %+v", mode, x)
+			}
+		}
+		got := search(t, db, query.SearchOptions{Query: "calendars", Mode: mode}).Hits
+		if len(got) == 0 || got[0].ChunkID != h.ChunkID || !strings.Contains(got[0].Snippet, "calendars") {
+			t.Errorf("%s: the new version: %+v", mode, got)
+		}
+	}
+}
+
+func TestSnippet(t *testing.T) {
+	text := "First we read the config. Then the loader writes every **partition** file under a temporary name, " +
+		"and renames it when complete. Readers never see half a file. " + strings.Repeat("Unrelated words follow here. ", 20)
+	got := query.Snippet(text, []string{"partit", "renam"}, 12)
+	if !strings.HasPrefix(got, "…") || !strings.Contains(got, "**partition**") || !strings.Contains(got, "**renames**") ||
+		!strings.HasSuffix(got, "…") || strings.Contains(got, "****") {
+		t.Errorf("snippet %q", got)
+	}
+	if got := query.Snippet("Short text here.", []string{"zzz"}, 12); got != "Short text here." {
+		t.Errorf("no match %q", got)
+	}
+	if got := query.Snippet("a\n\n  b   c", nil, 12); got != "a b c" {
+		t.Errorf("one line %q", got)
+	}
+}
+
+func TestParseSearchTypes(t *testing.T) {
+	got, err := query.ParseSearchTypes("prompt, report,exchange,prompt")
+	if err != nil || !reflect.DeepEqual(got, []string{"user_prompt", "subagent_summary", "exchange"}) {
+		t.Errorf("%v %v", got, err)
+	}
+	if _, err := query.ParseSearchTypes("tweet"); err == nil {
+		t.Error("unknown type accepted")
+	}
+}
+
+// A lake whose chunks files have no vector sidecar (an older build's) is
+// searched from the Parquet vectors, with the same results.
+func TestSearchWithoutSidecars(t *testing.T) {
+	lake := searchLake(t)
+	db, err := query.Open(context.Background(), lake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := query.SearchOptions{Query: "retry with exponential backoff", Mode: query.SearchVector, K: 5}
+	want := search(t, db, opt).Hits
+	db.Close()
+	vecs, _ := filepath.Glob(filepath.Join(lake, "indexed", "chunks", "*", "*", "*"+load.VectorsExt))
+	if len(vecs) == 0 {
+		t.Fatal("no sidecars")
+	}
+	for _, f := range vecs {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, _ = query.Open(context.Background(), lake)
+	defer db.Close()
+	got := search(t, db, opt).Hits
+	if len(got) != len(want) {
+		t.Fatalf("%d hits, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].ChunkID != want[i].ChunkID || math.Abs(got[i].VectorScore-want[i].VectorScore) > 0.02 {
+			t.Errorf("hit %d: %s %.4f, want %s %.4f", i, got[i].ChunkID, got[i].VectorScore, want[i].ChunkID, want[i].VectorScore)
+		}
+	}
+}

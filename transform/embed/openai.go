@@ -1,0 +1,272 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// OpenAI embeds with any server that speaks the OpenAI embeddings API
+// (OpenAI, Ollama, vLLM, llama.cpp server, LM Studio …), chosen by base
+// URL. It retries a request on 429 (honouring Retry-After), on 5xx and on
+// network errors, with exponential backoff and jitter; a rejected key or an
+// unknown model fails at once with an error that says so.
+type OpenAI struct {
+	client  *openai.Client
+	model   string
+	baseURL string
+	dims    int // asked of the model; 0: its default
+	expect  int // the dimension the vectors must have (0: any, then fixed by the first)
+	dim     atomic.Int64
+	batch   int
+	retries int
+	backoff time.Duration
+	sleep   func(ctx context.Context, d time.Duration) error
+}
+
+// NewOpenAI returns an OpenAI-compatible provider.
+func NewOpenAI(c Config) (*OpenAI, error) {
+	model := c.Model
+	if model == "" {
+		model = DefaultOpenAIModel
+	}
+	if model == HashModel {
+		return nil, fmt.Errorf("%s is the hash provider's model, not an OpenAI-compatible one", HashModel)
+	}
+	base := c.BaseURL
+	if base == "" {
+		base = "https://api.openai.com/v1"
+	}
+	base = strings.TrimRight(base, "/")
+	cfg := openai.DefaultConfig(c.APIKey)
+	cfg.BaseURL = base
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 2 * time.Minute
+	}
+	cfg.HTTPClient = &hintingClient{c: &http.Client{Timeout: timeout}}
+	p := &OpenAI{
+		client: openai.NewClientWithConfig(cfg), model: model, baseURL: base, dims: c.Dimensions, expect: c.Dimensions,
+		batch: c.Batch, retries: c.Retries, backoff: c.Backoff, sleep: sleepCtx,
+	}
+	if p.batch <= 0 {
+		p.batch = 64
+	}
+	switch {
+	case c.Retries == 0:
+		p.retries = 5
+	case c.Retries < 0:
+		p.retries = 0
+	}
+	if p.backoff <= 0 {
+		p.backoff = time.Second
+	}
+	return p, nil
+}
+
+// Name implements Provider.
+func (p *OpenAI) Name() string { return "openai" }
+
+// Model implements Provider.
+func (p *OpenAI) Model() string { return p.model }
+
+// Dim implements Provider: the asked dimension, or the one the model
+// answered with, or 0 before the first answer.
+func (p *OpenAI) Dim() int {
+	if d := p.dim.Load(); d > 0 {
+		return int(d)
+	}
+	return p.expect
+}
+
+// MaxBatch implements Provider.
+func (p *OpenAI) MaxBatch() int { return p.batch }
+
+// ErrProvider marks an error the endpoint answered that a retry will not
+// fix: a rejected key, an unknown model, a malformed answer.
+var ErrProvider = errors.New("embedding provider error")
+
+// Embed implements Provider: one request per MaxBatch texts.
+func (p *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, 0, len(texts))
+	for len(texts) > 0 {
+		n := min(len(texts), p.batch)
+		vs, err := p.request(ctx, texts[:n])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vs...)
+		texts = texts[n:]
+	}
+	return out, nil
+}
+
+// request sends one batch, retrying what a retry may fix.
+func (p *OpenAI) request(ctx context.Context, texts []string) ([][]float32, error) {
+	req := openai.EmbeddingRequest{Input: texts, Model: openai.EmbeddingModel(p.model), Dimensions: p.dims}
+	for attempt := 0; ; attempt++ {
+		hint := &retryHint{}
+		res, err := p.client.CreateEmbeddings(context.WithValue(ctx, hintKey{}, hint), req)
+		if err == nil {
+			return p.vectors(res, len(texts))
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		status, msg := errorStatus(err)
+		retry := status == http.StatusTooManyRequests || status >= 500 || status == 0
+		if !retry || attempt >= p.retries {
+			return nil, p.explain(status, msg, err, attempt)
+		}
+		wait := p.backoff << attempt
+		wait = wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1)) // jitter
+		if hint.after > wait {
+			wait = hint.after
+		}
+		if err := p.sleep(ctx, min(wait, 2*time.Minute)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (p *OpenAI) vectors(res openai.EmbeddingResponse, n int) ([][]float32, error) {
+	if len(res.Data) != n {
+		return nil, fmt.Errorf("%w: %s answered %d embeddings for %d texts", ErrProvider, p.baseURL, len(res.Data), n)
+	}
+	out := make([][]float32, n)
+	for i, d := range res.Data {
+		j := d.Index
+		if j < 0 || j >= n || out[j] != nil {
+			j = i // servers that leave index out
+		}
+		out[j] = d.Embedding
+	}
+	for _, v := range out {
+		if len(v) == 0 {
+			return nil, fmt.Errorf("%w: %s answered an empty embedding", ErrProvider, p.baseURL)
+		}
+		if err := p.checkDim(len(v)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// checkDim fixes the dimension at the first answer and holds every later
+// vector to it.
+func (p *OpenAI) checkDim(d int) error {
+	want := p.expect
+	if want == 0 {
+		p.dim.CompareAndSwap(0, int64(d))
+		want = int(p.dim.Load())
+	}
+	if d != want {
+		hint := ""
+		if p.dims > 0 {
+			hint = " (the server ignores the dimensions asked for: leave --dimensions out)"
+		} else if p.expect > 0 {
+			hint = fmt.Sprintf(" (the lake's vectors have %d: pass --dimensions %d, or embed the lake again)", p.expect, p.expect)
+		}
+		return fmt.Errorf("%w: model %s answered %d-dimensional vectors, not %d%s", ErrProvider, p.model, d, want, hint)
+	}
+	p.dim.CompareAndSwap(0, int64(d))
+	return nil
+}
+
+// explain turns a failed request into an error that says what to do.
+func (p *OpenAI) explain(status int, msg string, err error, attempt int) error {
+	at := p.baseURL
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return fmt.Errorf("%w: %s rejected the API key (HTTP %d: %s); set --api-key or $POS_EMBED_API_KEY ($OPENAI_API_KEY)",
+			ErrProvider, at, status, msg)
+	case status == http.StatusNotFound || (status == http.StatusBadRequest && strings.Contains(strings.ToLower(msg), "model")):
+		return fmt.Errorf("%w: model %q is not served at %s (HTTP %d: %s); check --model and --base-url",
+			ErrProvider, p.model, at, status, msg)
+	case status >= 400 && status < 500 && status != http.StatusTooManyRequests:
+		return fmt.Errorf("%w: %s refused the request for model %q (HTTP %d: %s)", ErrProvider, at, p.model, status, msg)
+	}
+	what := fmt.Sprintf("HTTP %d: %s", status, msg)
+	if status == 0 {
+		what = err.Error()
+	}
+	return fmt.Errorf("embedding at %s failed after %s: %s", at, plural(attempt+1, "attempt"), what)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// errorStatus returns the HTTP status of a failed request (0 when the
+// server was not reached or answered nothing usable) and its message.
+func errorStatus(err error) (int, string) {
+	var ae *openai.APIError
+	if errors.As(err, &ae) {
+		return ae.HTTPStatusCode, ae.Message
+	}
+	var re *openai.RequestError
+	if errors.As(err, &re) {
+		msg := strings.TrimSpace(string(re.Body))
+		if len(msg) > 200 {
+			msg = msg[:200] + "…"
+		}
+		if msg == "" {
+			msg = re.HTTPStatus
+		}
+		return re.HTTPStatusCode, msg
+	}
+	return 0, err.Error()
+}
+
+type hintKey struct{}
+
+// retryHint carries a 429's Retry-After from the HTTP client back to the
+// retry loop (the OpenAI client does not expose the headers of errors).
+type retryHint struct{ after time.Duration }
+
+type hintingClient struct{ c *http.Client }
+
+func (h *hintingClient) Do(req *http.Request) (*http.Response, error) {
+	resp, err := h.c.Do(req)
+	if err == nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+		if hint, ok := req.Context().Value(hintKey{}).(*retryHint); ok {
+			hint.after = parseRetryAfter(resp.Header.Get("Retry-After"))
+		}
+	}
+	return resp, err
+}
+
+func parseRetryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,73 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Provider turns texts into vectors.
+type Provider interface {
+	// Name is the provider's name: hash or openai.
+	Name() string
+	// Model is the model name stamped on the chunks it embeds.
+	Model() string
+	// Dim is the vectors' dimension; 0 until known (an OpenAI-compatible
+	// model asked for its default dimension says so in its first answer).
+	Dim() int
+	// MaxBatch bounds the texts of one Embed call.
+	MaxBatch() int
+	// Embed returns one vector per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Providers names the providers NewProvider knows.
+var Providers = []string{"hash", "openai"}
+
+// Config chooses and configures a provider.
+type Config struct {
+	Provider   string // hash (default) or openai
+	Model      string // openai: the model (default text-embedding-3-small); hash: must be empty or HashModel
+	Dimensions int    // hash: the dimension (default 384); openai: asked of the model (0: its default)
+	BaseURL    string // openai: the endpoint, e.g. http://localhost:11434/v1 (default https://api.openai.com/v1)
+	APIKey     string // openai: sent as a bearer token when set
+	Batch      int    // openai: texts per request (default 64)
+	Timeout    time.Duration
+	Retries    int           // openai: attempts after the first on 429, 5xx and network errors (default 5)
+	Backoff    time.Duration // openai: the first retry's wait, doubled each time (default 1s)
+}
+
+// DefaultOpenAIModel is the model the openai provider asks for unless told.
+const DefaultOpenAIModel = "text-embedding-3-small"
+
+// NewProvider returns the provider a Config names.
+func NewProvider(c Config) (Provider, error) {
+	switch strings.ToLower(c.Provider) {
+	case "", "hash":
+		if c.Model != "" && c.Model != HashModel {
+			return nil, fmt.Errorf("the hash provider has one model, %s (got %q)", HashModel, c.Model)
+		}
+		return NewHash(c.Dimensions), nil
+	case "openai":
+		return NewOpenAI(c)
+	}
+	return nil, fmt.Errorf("unknown provider %q (use %s)", c.Provider, strings.Join(Providers, " or "))
+}
+
+// ProviderFor returns the provider that embeds queries for a lake whose
+// vectors were made by model with dim dimensions: the hash provider for
+// the hash model, else an OpenAI-compatible one configured by c (its model
+// and dimension are the lake's).
+func ProviderFor(model string, dim int, c Config) (Provider, error) {
+	if model == HashModel {
+		return NewHash(dim), nil
+	}
+	c.Provider, c.Model = "openai", model
+	p, err := NewOpenAI(c)
+	if err != nil {
+		return nil, err
+	}
+	p.expect = dim
+	return p, nil
+}
