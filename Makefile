@@ -6,7 +6,7 @@ LDFLAGS  := -s -w -X $(MODULE)/cmd/internal/cmdio.Version=$(VERSION)
 GO       ?= go
 FUZZTIME ?= 30s
 
-.PHONY: all build test bench run demo lint fuzz docs clean
+.PHONY: all build test bench bench-search eval parity run demo lint fuzz docs clean
 
 all: build
 
@@ -19,9 +19,21 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 30m ./...
 
-## bench: throughput, memory and latency figures on a generated corpus (BENCH_SIZE=500MB)
+## bench: pipeline throughput and memory, query latency at ~1M messages, and pos vs ccusage on a generated home (BENCH_SIZE=500MB; 1GB for acceptance)
 bench: build
 	pipelines/bench/bench.sh
+
+## bench-search: search latency on a synthetic 1M-chunk lake (built once in $$TMPDIR)
+bench-search:
+	$(GO) test -run '^$$' -bench 'BenchmarkSearch1M' -benchtime 60x -timeout 60m ./query
+
+## eval: retrieval quality of pos-query search on the shared corpus (recall@10, MRR per mode)
+eval:
+	$(GO) run ./query/eval -v
+
+## parity: pos-query stats against ccusage 20.0.24 (npm) on the corpus's Claude folders
+parity: build
+	pipelines/ccusage/parity.sh
 
 ## run: sync this machine's agent histories into the lake, then report
 run: build
@@ -37,10 +49,14 @@ lint:
 	$(GO) vet ./...
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
+FUZZ_TARGETS := schema:FuzzRoundTrip schema:FuzzDecoder extract/claudecode:FuzzLine extract/codex:FuzzLine \
+	extract/gemini:FuzzLine extract/gemini:FuzzConversation extract/cline:FuzzTask extract/cursor:FuzzNative \
+	extract/aider:FuzzBlocks extract/push:FuzzLine transform/embed/lexical:FuzzTerms transform/scrub:FuzzScrub
 fuzz:
-	$(GO) test -run='^$$' -fuzz='^FuzzRoundTrip$$' -fuzztime=$(FUZZTIME) ./schema
-	$(GO) test -run='^$$' -fuzz='^FuzzDecoder$$' -fuzztime=$(FUZZTIME) ./schema
-	$(GO) test -run='^$$' -fuzz='^FuzzLine$$' -fuzztime=$(FUZZTIME) ./extract/claudecode
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t%%:*} $${t##*:}"; \
+		$(GO) test -run='^$$' -fuzz="^$${t##*:}$$" -fuzztime=$(FUZZTIME) ./$${t%%:*}; \
+	done
 
 ## docs: regenerate the capability matrix in the README from the adapters
 docs: build

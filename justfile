@@ -16,6 +16,15 @@ test:
 bench size="500MB":
     BENCH_SIZE={{size}} make bench
 
+eval:
+    make eval
+
+parity:
+    make parity
+
+bench-search:
+    make bench-search
+
 run:
     make run
 

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -405,20 +406,8 @@ func (s *Server) addSearch() {
 		if a.GroupBySession {
 			opt.GroupBy = "session"
 		}
-		_, hasVectors, err := load.LakeEmbedding(ctx, db.Lake())
-		if err != nil {
+		if err := s.embedder(ctx, db, &opt); err != nil {
 			return nil, out, err
-		}
-		if opt.Mode != query.SearchLexical && hasVectors && s.opt.Embedder != nil {
-			if opt.Embed, err = s.opt.Embedder(ctx, db.Lake()); err != nil {
-				return nil, out, err
-			}
-		}
-		if opt.Mode == "" {
-			opt.Mode = query.SearchHybrid
-			if opt.Embed == nil {
-				opt.Mode = query.SearchLexical
-			}
 		}
 		res, err := db.Search(ctx, opt)
 		if err != nil {
@@ -588,9 +577,33 @@ func (s *Server) addSessionSummary() {
 	}))
 }
 
+// embedder gives opt the lake's query embedder unless the search is
+// lexical, and picks hybrid, or lexical when the lake has no vectors, when
+// no mode was asked for.
+func (s *Server) embedder(ctx context.Context, db *query.DB, opt *query.SearchOptions) error {
+	_, hasVectors, err := load.LakeEmbedding(ctx, db.Lake())
+	if err != nil {
+		return err
+	}
+	if opt.Mode != query.SearchLexical && hasVectors && s.opt.Embedder != nil {
+		if opt.Embed, err = s.opt.Embedder(ctx, db.Lake()); err != nil {
+			return err
+		}
+	}
+	if opt.Mode == "" {
+		opt.Mode = query.SearchHybrid
+		if opt.Embed == nil {
+			opt.Mode = query.SearchLexical
+		}
+	}
+	return nil
+}
+
 // ContextArgs are context_pack's arguments.
 type ContextArgs struct {
-	Sessions  []string `json:"sessions,omitempty" jsonschema:"session ids or unique prefixes, the most important first (default: the most recently active session)"`
+	Sessions  []string `json:"sessions,omitempty" jsonschema:"session ids or unique prefixes, the most important first (default: the most recently active session, or the sessions query finds)"`
+	Query     string   `json:"query,omitempty" jsonschema:"instead of sessions: pick the sessions that best match this text (hybrid search, lexical when the lake has no vectors)"`
+	Top       int      `json:"top,omitempty" jsonschema:"with query: how many sessions to pack"`
 	Mode      string   `json:"mode,omitempty" jsonschema:"smart (plan, subagent reports and compaction summaries, first prompts, labels, later prompts), labels, agents, plan or full (whole exchanges, newest first)"`
 	MaxTokens int      `json:"max_tokens,omitempty" jsonschema:"the pack's token budget; texts are never cut, what does not fit is left out whole"`
 	Until     string   `json:"until,omitempty" jsonschema:"only what happened before this time: the pack an agent would have had then"`
@@ -610,6 +623,7 @@ func (s *Server) addContextPack() {
 			p["mode"].Default = jsonDefault(`"smart"`)
 			p["max_tokens"].Minimum, p["max_tokens"].Maximum = num(100), num(200000)
 			p["max_tokens"].Default = jsonDefault(fmt.Sprint(query.DefaultContextTokens))
+			p["top"].Minimum, p["top"].Maximum, p["top"].Default = num(1), num(20), jsonDefault("3")
 		}),
 	}
 	add(s, tool, handler(s, func(ctx context.Context, db *query.DB, a ContextArgs) (*mcp.CallToolResult, *query.ContextPack, error) {
@@ -622,12 +636,34 @@ func (s *Server) addContextPack() {
 			return nil, nil, err
 		}
 		ids := a.Sessions
-		if len(ids) == 0 {
-			ids = []string{""}
+		platforms := make([]string, len(ids))
+		for i := range platforms {
+			platforms[i] = p
+		}
+		switch {
+		case a.Query != "" && len(ids) > 0:
+			return nil, nil, argError("query", "give sessions or query, not both")
+		case a.Query != "":
+			opt := query.SearchOptions{Query: a.Query, K: cmp.Or(a.Top, 3), GroupBy: "session", Platform: p, Project: a.Project, Until: until}
+			if err := s.embedder(ctx, db, &opt); err != nil {
+				return nil, nil, err
+			}
+			res, err := db.Search(ctx, opt)
+			if err != nil {
+				return nil, nil, err
+			}
+			if len(res.Sessions) == 0 {
+				return nil, nil, argError("query", "no session matches %q", a.Query)
+			}
+			for _, h := range res.Sessions {
+				ids, platforms = append(ids, h.SessionID), append(platforms, h.Platform)
+			}
+		case len(ids) == 0:
+			ids, platforms = []string{""}, []string{p}
 		}
 		var refs []query.SessionRef
-		for _, id := range ids {
-			ref, err := db.ResolveSession(ctx, id, p, a.Project)
+		for i, id := range ids {
+			ref, err := db.ResolveSession(ctx, id, platforms[i], a.Project)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sync.sh — the main job: read every agent history on this machine into the
 # lake (incrementally: only what changed since the last run), then print a
-# short report. Embedded defaults: local lake, no network.
+# short report. Embedded defaults: local lake, secrets redacted with a local
+# key, local hash embeddings, embedded DuckDB; no network.
 #
 #   pipelines/sync.sh            sync, then report
 #   pipelines/sync.sh --demo     load the bundled testdata histories into a demo lake
@@ -13,7 +14,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=${POS_BIN:-$here/../bin}
 [ -x "$bin/pos-extract" ] && PATH="$bin:$PATH"
-for b in pos-extract pos-normalize pos-load pos-query; do
+for b in pos-extract pos-normalize pos-scrub pos-embed pos-load pos-query; do
   command -v "$b" >/dev/null || { echo "sync: $b not found: run 'make build' first" >&2; exit 1; }
 done
 
@@ -42,7 +43,7 @@ export POS_LAKE=$lake
 # Exit 3 from a stage means bad input lines were skipped (each reported
 # above as path:line: reason); the rest of the run is in the lake.
 set +e
-pos-extract "${roots[@]}" | pos-normalize | pos-load
+pos-extract "${roots[@]}" | pos-normalize | pos-scrub -q | pos-embed | pos-load
 codes=("${PIPESTATUS[@]}")
 set -e
 for c in "${codes[@]}"; do
@@ -67,6 +68,8 @@ else
   [ ${#since[@]} -gt 0 ] && by=month,model
   pos-query stats --by "$by" --format table
 fi
+echo
+echo "Next: pos-query recent -n 10 · pos-query search \"TEXT\" · pos-query context --max-tokens 8000 · pos-query --help"
 for c in "${codes[@]}"; do
   if [ "$c" = 3 ]; then
     if [ "${1:-}" = "--demo" ]; then

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/cmd/internal/llmcfg"
 	"github.com/pos-lake/pos/pricing"
 	"github.com/pos-lake/pos/query"
@@ -313,9 +314,11 @@ func contextCmd() *cli.Command {
 	return command(&cli.Command{
 		Name:      "context",
 		Usage:     "a token-budgeted context pack from past sessions, for an agent to resume work",
-		UsageText: "pos-query context [SESSION...] [--mode smart|labels|agents|plan|full] [--max-tokens N] [OPTIONS]",
+		UsageText: "pos-query context [SESSION... | --query TEXT] [--mode smart|labels|agents|plan|full] [--max-tokens N] [OPTIONS]",
 		Description: `Builds a pack of whole texts from the sessions given (ids or unique prefixes;
-default: the most recently active session), within a token budget. Texts are
+default: the most recently active session), or from the sessions a search
+picks (--query TEXT: the --sessions best sessions by hybrid search, lexical
+when the lake has no vectors), within a token budget. Texts are
 never cut: what does not fit is left out whole, and when even each session's
 essentials do not fit, sessions are left out from the last, with a warning.
 
@@ -335,14 +338,17 @@ out, and a staleness notice from 7 days of age (mild), 30 (medium) and 90
 EXAMPLES:
    pos-query context                             the latest session, 15k tokens
    pos-query context 1af7 5c03 --max-tokens 30000
+   pos-query context --query "parquet writer memory" --sessions 2
    pos-query context --mode labels --dry-run`,
-		Flags: []cli.Flag{cmdio.LakeFlag(), platformFlag(), projectFlag(),
+		Flags: append([]cli.Flag{cmdio.LakeFlag(), platformFlag(), projectFlag(),
 			&cli.StringFlag{Name: "mode", Value: query.ModeSmart, Usage: "smart, labels, agents, plan or full"},
 			&cli.IntFlag{Name: "max-tokens", Value: query.DefaultContextTokens, Usage: "the pack's token budget"},
+			&cli.StringFlag{Name: "query", Aliases: []string{"q"}, Usage: "pick the sessions by searching for `TEXT`"},
+			&cli.IntFlag{Name: "sessions", Value: 3, Usage: "with --query, how many sessions to take"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be included, without the texts"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "markdown (default) or json; with --dry-run, a table format"},
 			widthFlag(), untilFlag(),
-		},
+		}, embedcfg.EndpointFlags()...),
 		Action: runContext,
 	})
 }
@@ -361,13 +367,26 @@ func runContext(c *cli.Context) error {
 		return err
 	}
 	defer e.db.Close()
-	var refs []query.SessionRef
 	ids := c.Args().Slice()
-	if len(ids) == 0 {
+	text := strings.TrimSpace(c.String("query"))
+	switch {
+	case text != "" && len(ids) > 0:
+		return cmdio.UsageError{Err: fmt.Errorf("give sessions or --query, not both"), Cmd: "context"}
+	case len(ids) == 0 && text == "":
 		ids = []string{""} // the most recently active session
 	}
-	for _, id := range ids {
-		ref, err := e.db.ResolveSession(c.Context, id, e.platform, c.String("project"))
+	platforms := make([]string, len(ids))
+	for i := range ids {
+		platforms[i] = e.platform
+	}
+	if text != "" {
+		if ids, platforms, err = searchSessions(c, e, text); err != nil {
+			return err
+		}
+	}
+	var refs []query.SessionRef
+	for i, id := range ids {
+		ref, err := e.db.ResolveSession(c.Context, id, platforms[i], c.String("project"))
 		if err != nil {
 			return libErr(err)
 		}
@@ -395,6 +414,36 @@ func runContext(c *cli.Context) error {
 	}
 	_, err = io.WriteString(c.App.Writer, pack.Markdown())
 	return err
+}
+
+// searchSessions returns the ids of the sessions that best match text:
+// hybrid search when the lake has vectors, lexical otherwise.
+func searchSessions(c *cli.Context, e *env, text string) (ids, platforms []string, err error) {
+	n := c.Int("sessions")
+	if n < 1 {
+		return nil, nil, cmdio.UsageError{Err: fmt.Errorf("--sessions must be at least 1"), Cmd: "context"}
+	}
+	opt := query.SearchOptions{Query: text, Mode: query.SearchLexical, K: n, GroupBy: "session",
+		Platform: e.platform, Project: c.String("project"), Until: e.until}
+	emb, err := queryEmbedder(c, e.db.Lake())
+	if err != nil {
+		return nil, nil, err
+	}
+	if emb != nil {
+		opt.Mode, opt.Embed = query.SearchHybrid, emb
+	}
+	res, err := e.db.Search(c.Context, opt)
+	if err != nil {
+		return nil, nil, libErr(err)
+	}
+	if len(res.Sessions) == 0 {
+		return nil, nil, fmt.Errorf("no session matches %q", text)
+	}
+	for _, s := range res.Sessions {
+		ids, platforms = append(ids, s.SessionID), append(platforms, s.Platform)
+		e.note("--query picked %s session %s (score %.3f): %s", s.Platform, s.SessionID, s.Score, s.Title)
+	}
+	return ids, platforms, nil
 }
 
 func capabilitiesCmd() *cli.Command {
