@@ -19,13 +19,13 @@ for b in pos-extract pos-normalize pos-scrub pos-embed pos-load pos-query; do
 done
 
 lake=${POS_LAKE:-${XDG_DATA_HOME:-$HOME/.local/share}/pos/lake}
-roots=()
+demo=
 since=(--since 30d)
 if [ "${1:-}" = "--demo" ]; then
   since=()
   lake=${POS_LAKE:-$(cd "$here/.." && pwd)/tmp/demo-lake}
-  roots=(--root "$here/../testdata/claude/home/.claude")
-  echo "sync: demo: loading the bundled synthetic histories (testdata/) into $lake" >&2
+  demo=1
+  echo "sync: demo: loading the bundled synthetic histories (testdata/: Claude Code, Cline, Codex CLI, Gemini CLI, Aider, pushed logs) into $lake" >&2
 else
   found=$(pos-extract --list | awk -F'\t' '$3 > 0' || true)
   if [ -z "$found" ]; then
@@ -40,10 +40,26 @@ MSG
 fi
 export POS_LAKE=$lake
 
+# extract reads this machine's histories, or, for the demo, each platform's
+# synthetic home in testdata/ (the tools' default locations under that HOME).
+extract() {
+  if [ -z "$demo" ]; then
+    pos-extract
+    return
+  fi
+  local t=$here/../testdata rc=0 c
+  for p in claude_code:claude cline:cline codex:codex gemini:gemini; do
+    HOME=$t/${p#*:}/home pos-extract -q -p "${p%%:*}" || { c=$?; [ "$c" = 3 ] && rc=3 || return "$c"; }
+  done
+  pos-extract -q -p aider --root "$t/aider/projects" || { c=$?; [ "$c" = 3 ] && rc=3 || return "$c"; }
+  pos-extract -q -p push --root "$t/push/push" || { c=$?; [ "$c" = 3 ] && rc=3 || return "$c"; }
+  return "$rc"
+}
+
 # Exit 3 from a stage means bad input lines were skipped (each reported
 # above as path:line: reason); the rest of the run is in the lake.
 set +e
-pos-extract "${roots[@]}" | pos-normalize | pos-scrub -q | pos-embed | pos-load
+extract | pos-normalize | pos-scrub -q | pos-embed | pos-load
 codes=("${PIPESTATUS[@]}")
 set -e
 for c in "${codes[@]}"; do
@@ -72,9 +88,9 @@ echo
 echo "Next: pos-query recent -n 10 · pos-query search \"TEXT\" · pos-query context --max-tokens 8000 · pos-query --help"
 for c in "${codes[@]}"; do
   if [ "$c" = 3 ]; then
-    if [ "${1:-}" = "--demo" ]; then
+    if [ -n "$demo" ]; then
       echo
-      echo "(The demo histories hold one deliberately broken line and one half-written last line, to show how pos reports bad input and leaves an unfinished line for the next run.)"
+      echo "(The demo histories hold deliberately broken and half-written lines, to show how pos reports bad input (path:line: reason) and leaves an unfinished last line for the next run.)"
       exit 0
     fi
     exit 3

@@ -1,0 +1,61 @@
+package pipelines_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The main job, as the README runs it: on a machine with no agent history
+// sync.sh says where it looked and offers the demo, exiting 0.
+func TestSyncNoHistory(t *testing.T) {
+	home := t.TempDir()
+	lake := filepath.Join(t.TempDir(), "lake")
+	out, errs, code := sh(t, "./sync.sh", "POS_BIN="+binDir, "HOME="+home, "POS_LAKE="+lake, "XDG_CONFIG_HOME=", "CLAUDE_CONFIG_DIR=", "CODEX_HOME=", "GEMINI_DIR=")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{"no agent history found", filepath.Join(home, ".claude"), filepath.Join(home, ".codex"), "make demo"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if out != "" {
+		t.Errorf("stdout should be empty, got:\n%s", out)
+	}
+}
+
+// The demo loads every platform's bundled history, reports the broken
+// lines it holds, and prints the report; the lake then holds sessions of
+// six platforms.
+func TestSyncDemo(t *testing.T) {
+	lake := filepath.Join(t.TempDir(), "lake")
+	out, errs, code := sh(t, "./sync.sh --demo", "POS_BIN="+binDir, "POS_LAKE="+lake)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{"Lake: " + lake, "Recent sessions:", "Tokens by day and model:", "claude-opus-4-6", "Next: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	// Each broken fixture line is named by path and line.
+	if !strings.Contains(errs, "22222222-2222-4222-8222-222222222222.jsonl:5: invalid JSON") {
+		t.Errorf("stderr does not name the broken Claude line:\n%s", errs)
+	}
+	db := openLake(t, lake)
+	if n := count(t, db, "SELECT count(DISTINCT platform) FROM sessions"); n != 6 {
+		t.Errorf("sessions of %d platforms, want 6 (claude_code, cline, codex, gemini, aider, push)", n)
+	}
+	if n := count(t, db, "SELECT count(*) FROM chunks"); n == 0 {
+		t.Error("the demo lake has no chunks: pos-embed did not run")
+	}
+	// A second run finds nothing new and adds no rows.
+	before := tableCounts(t, db)
+	if _, errs, code := sh(t, "./sync.sh --demo", "POS_BIN="+binDir, "POS_LAKE="+lake); code != 0 {
+		t.Fatalf("second run: exit %d\n%s", code, errs)
+	}
+	if after := tableCounts(t, openLake(t, lake)); after != before {
+		t.Errorf("second demo run changed the lake: %s, then %s", before, after)
+	}
+}
