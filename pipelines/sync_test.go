@@ -59,3 +59,27 @@ func TestSyncDemo(t *testing.T) {
 		t.Errorf("second demo run changed the lake: %s, then %s", before, after)
 	}
 }
+
+// pos-extract --platform all on a machine with none of the tools: exit 0,
+// nothing on stdout, one line per platform saying where it looked, then
+// the run summary.
+func TestExtractNothingInstalled(t *testing.T) {
+	home := t.TempDir()
+	out, errs, code := sh(t, "pos-extract --platform all", "HOME="+home, "XDG_CONFIG_HOME=", "CLAUDE_CONFIG_DIR=", "CODEX_HOME=", "GEMINI_DIR=", "POS_LAKE="+filepath.Join(home, "lake"))
+	if code != 0 || out != "" {
+		t.Fatalf("exit %d, stdout %q\n%s", code, out, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	platforms := []string{"aider", "claude_code", "cline", "codex", "cursor", "gemini", "push"}
+	if len(lines) != len(platforms)+1 {
+		t.Fatalf("%d stderr lines, want one per platform and the summary:\n%s", len(lines), errs)
+	}
+	for i, p := range platforms {
+		if !strings.HasPrefix(lines[i], "pos-extract: "+p+": ") || strings.Count(lines[i], home) > 4 {
+			t.Errorf("line %d is not a short note for %s: %q", i+1, p, lines[i])
+		}
+	}
+	if !strings.Contains(lines[len(lines)-1], "0 files read") {
+		t.Errorf("last line is not the summary: %q", lines[len(lines)-1])
+	}
+}

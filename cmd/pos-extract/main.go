@@ -152,7 +152,7 @@ func run(c *cli.Context) error {
 				if len(locs) == 0 {
 					fmt.Fprintf(c.App.ErrWriter, "pos-extract: %s: no default location; name one with --root\n", a.Platform())
 				} else {
-					fmt.Fprintf(c.App.ErrWriter, "pos-extract: %s: no history found (looked in %s)\n", a.Platform(), strings.Join(locs, ", "))
+					fmt.Fprintf(c.App.ErrWriter, "pos-extract: %s: no history found (looked in %s)\n", a.Platform(), lookedIn(locs))
 				}
 			}
 			continue
@@ -240,4 +240,15 @@ func capabilities(c *cli.Context, chosen []extract.Adapter) error {
 		return err
 	}
 	return cmdio.Usagef("--format: %q is not markdown or json", c.String("format"))
+}
+
+// lookedIn lists the places a platform was looked for, on one readable
+// line: a platform with many (Cline: each fork under each editor) names
+// the first few and points at --list for the rest.
+func lookedIn(locs []string) string {
+	const shown = 3
+	if len(locs) <= shown+1 {
+		return strings.Join(locs, ", ")
+	}
+	return fmt.Sprintf("%s and %d more; pos-extract --list shows them all", strings.Join(locs[:shown], ", "), len(locs)-shown)
 }
