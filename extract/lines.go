@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"unicode/utf8"
 
 	"github.com/pos-lake/pos/schema"
@@ -114,4 +115,27 @@ func LineError(b []byte) error {
 		return fmt.Errorf("invalid JSON: %v", err)
 	}
 	return errors.New("not a JSON object of the expected shape")
+}
+
+// FirstLine returns the first non-blank line of the file at path, looking
+// at no more than its first 20 lines and 4 MB: adapters that share a file
+// extension (.jsonl) tell their files apart by it. ok is false when the
+// file cannot be read or has no such line.
+func FirstLine(path string) (line []byte, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	lr := schema.NewLineReader(io.LimitReader(f, 4<<20))
+	for range 20 {
+		ln, err := lr.Next()
+		if err != nil {
+			return nil, false
+		}
+		if b := bytes.TrimSpace(ln.Bytes); len(b) > 0 {
+			return bytes.Clone(b), true
+		}
+	}
+	return nil, false
 }

@@ -11,7 +11,6 @@
 package claudecode
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -191,36 +190,23 @@ func isTranscript(path string) bool {
 	if uuidRE.MatchString(base) || strings.HasPrefix(base, "agent-") || strings.Contains(filepath.ToSlash(path), "/projects/") {
 		return true
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	b, ok := extract.FirstLine(path)
+	if !ok {
 		return false
 	}
-	defer f.Close()
-	lr := schema.NewLineReader(io.LimitReader(f, 4<<20))
-	for range 20 {
-		ln, err := lr.Next()
-		if err != nil {
-			return false
-		}
-		b := bytes.TrimSpace(ln.Bytes)
-		if len(b) == 0 {
-			continue
-		}
-		var probe struct {
-			Type      string `json:"type"`
-			SessionID string `json:"sessionId"`
-			LeafUUID  string `json:"leafUuid"`
-			MessageID string `json:"messageId"`
-			UUID      string `json:"uuid"`
-		}
-		if json.Unmarshal(b, &probe) != nil {
-			return false
-		}
-		switch probe.Type {
-		case "user", "assistant", "system", "progress", "summary", "file-history-snapshot", "queue-operation", "last-prompt":
-			return probe.SessionID != "" || probe.LeafUUID != "" || probe.MessageID != "" || probe.UUID != ""
-		}
+	var probe struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+		LeafUUID  string `json:"leafUuid"`
+		MessageID string `json:"messageId"`
+		UUID      string `json:"uuid"`
+	}
+	if json.Unmarshal(b, &probe) != nil {
 		return false
+	}
+	switch probe.Type {
+	case "user", "assistant", "system", "progress", "summary", "file-history-snapshot", "queue-operation", "last-prompt":
+		return probe.SessionID != "" || probe.LeafUUID != "" || probe.MessageID != "" || probe.UUID != ""
 	}
 	return false
 }

@@ -1,10 +1,8 @@
 package cursor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -298,32 +296,19 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 // none of the members other tools' lines carry at the top (type,
 // sessionId, payload).
 func looksLikeTranscript(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
+	b, ok := extract.FirstLine(path)
+	if !ok {
 		return false
 	}
-	defer f.Close()
-	lr := schema.NewLineReader(io.LimitReader(f, 4<<20))
-	for range 20 {
-		ln, err := lr.Next()
-		if err != nil {
-			return false
-		}
-		b := bytes.TrimSpace(ln.Bytes)
-		if len(b) == 0 {
-			continue
-		}
-		var probe map[string]json.RawMessage
-		if json.Unmarshal(b, &probe) != nil {
-			return false
-		}
-		var role string
-		json.Unmarshal(probe["role"], &role)
-		_, msg := probe["message"]
-		_, typ := probe["type"]
-		_, sid := probe["sessionId"]
-		_, payload := probe["payload"]
-		return (role == "user" || role == "assistant") && msg && !typ && !sid && !payload
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(b, &probe) != nil {
+		return false
 	}
-	return false
+	var role string
+	json.Unmarshal(probe["role"], &role)
+	_, msg := probe["message"]
+	_, typ := probe["type"]
+	_, sid := probe["sessionId"]
+	_, payload := probe["payload"]
+	return (role == "user" || role == "assistant") && msg && !typ && !sid && !payload
 }

@@ -138,5 +138,10 @@ func CorpusDir(t testing.TB, platform string) string {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		t.Skipf("%s is absent: the real-file corpus tests need it (set POS_CORPUS)", dir)
 	}
-	return dir
+	// Absolute, as the paths the adapters record are.
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
 }

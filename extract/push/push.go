@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -599,36 +598,23 @@ func cmpOr(a, b string) string {
 // that mark another tool's transcript (Claude Code's sessionId and uuid,
 // Codex's payload).
 func isPushLog(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
+	b, ok := extract.FirstLine(path)
+	if !ok {
 		return false
 	}
-	defer f.Close()
-	lr := schema.NewLineReader(io.LimitReader(f, 4<<20))
-	for range 20 {
-		ln, err := lr.Next()
-		if err != nil {
-			return false
-		}
-		b := bytes.TrimSpace(ln.Bytes)
-		if len(b) == 0 {
-			continue
-		}
-		var probe map[string]json.RawMessage
-		if json.Unmarshal(b, &probe) != nil {
-			return false
-		}
-		var typ string
-		json.Unmarshal(probe["type"], &typ)
-		_, ts := probe["timestamp"]
-		_, sid := probe["sessionId"]
-		_, uuid := probe["uuid"]
-		_, payload := probe["payload"]
-		switch typ {
-		case "exchange", "message", "context_reset", "session_resume", "session":
-			return ts && !sid && !uuid && !payload
-		}
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(b, &probe) != nil {
 		return false
+	}
+	var typ string
+	json.Unmarshal(probe["type"], &typ)
+	_, ts := probe["timestamp"]
+	_, sid := probe["sessionId"]
+	_, uuid := probe["uuid"]
+	_, payload := probe["payload"]
+	switch typ {
+	case "exchange", "message", "context_reset", "session_resume", "session":
+		return ts && !sid && !uuid && !payload
 	}
 	return false
 }
