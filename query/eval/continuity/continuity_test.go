@@ -85,22 +85,26 @@ func TestFixture(t *testing.T) {
 		}
 		return out
 	}
-	// The pack holds the prompts from before the boundary, which name
-	// load/cache.go only; the files the tools touched and the decisions
-	// the assistant stated are not in it; what came after the boundary
-	// (docs/CACHE.md, config/pos.toml) must never be.
-	if got, want := found(s.Files), []string{"load/cache.go"}; !reflect.DeepEqual(got, want) {
+	// The pack holds what came before the boundary: the prompts name
+	// load/cache.go, the files changed and read add load/cache_test.go and
+	// load/loader.go, the decisions and replies state two of the three
+	// decisions. What came after the boundary (docs/CACHE.md,
+	// config/pos.toml, the configurable size) must never be in it.
+	if got, want := found(s.Files), []string{"load/cache.go", "load/cache_test.go", "load/loader.go"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("files found %q, want %q", got, want)
 	}
-	if got := found(s.Decisions); len(got) != 0 {
-		t.Errorf("decisions found %q, want none", got)
+	if got, want := found(s.Decisions), []string{
+		"Chose an LRU cache instead of a plain map because memory must stay bounded.",
+		"Evict on insert, not on a timer, so the loader stays single-threaded.",
+	}; !reflect.DeepEqual(got, want) {
+		t.Errorf("decisions found %q, want %q", got, want)
 	}
 	if s.Platform != "claude_code" || s.PackTokens <= 0 || s.PackTokens > query.DefaultContextTokens {
 		t.Errorf("platform %q, pack tokens %d", s.Platform, s.PackTokens)
 	}
 	var out bytes.Buffer
 	rep.Print(&out, true)
-	for _, want := range []string{"33333333  claude_code", "1/5  20.0%", "0/3  0.0%", "all (1)", "file     + load/cache.go", "file     - docs/CACHE.md"} {
+	for _, want := range []string{"33333333  claude_code", "3/5  60.0%", "2/3  66.7%", "all (1)", "file     + load/cache.go", "file     - docs/CACHE.md"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
