@@ -15,7 +15,7 @@ import (
 
 // Context pack modes.
 const (
-	ModeSmart  = "smart"  // plan > subagent reports and compaction summaries > first prompts > labels, decisions, files changed > later prompts > files read
+	ModeSmart  = "smart"  // plan > subagent reports and compaction summaries > first prompts > labels, decisions, files changed > later prompts and replies > files read
 	ModeLabels = "labels" // the summary labels (chapter titles) only
 	ModeAgents = "agents" // subagent reports only
 	ModePlan   = "plan"   // plans only
@@ -44,7 +44,7 @@ type ContextOptions struct {
 
 // ContextItem is one whole piece of text a pack may include.
 type ContextItem struct {
-	Kind     string    `json:"kind"` // plan, subagent_report, compaction_summary, first_prompt, labels, decisions, files_changed, prompt, files_read, exchange
+	Kind     string    `json:"kind"` // plan, subagent_report, compaction_summary, first_prompt, labels, decisions, files_changed, prompt, reply, files_read, exchange
 	Priority int       `json:"priority"`
 	TS       time.Time `json:"ts"`
 	Title    string    `json:"title,omitempty"`
@@ -370,7 +370,7 @@ WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts`,
 			// prompts do not say. Only replies that ended before Until; at
 			// the exchange's time, so it follows its prompt in the pack.
 			if e := utc(end); strings.TrimSpace(reply) != "" && e.Before(until) {
-				replies = append(replies, ContextItem{Kind: "reply", Priority: 5, TS: it.TS, Title: "to " + strconvQuote(firstLineOf(it.Text, 60)), Text: reply})
+				replies = append(replies, ContextItem{Kind: "reply", Priority: 5, TS: it.TS, Title: replyTitle(it.Text), Text: reply})
 			}
 		}
 		rows.Close()
@@ -567,12 +567,13 @@ func (p *ContextPack) JSON() ([]byte, error) {
 	return json.MarshalIndent(c, "", "  ")
 }
 
-// strconvQuote quotes a title in typographic quotes ("" when empty).
-func strconvQuote(s string) string {
-	if s == "" {
-		return "the session"
+// replyTitle names the prompt a reply answers (none for a reply without
+// a prompt).
+func replyTitle(prompt string) string {
+	if p := firstLineOf(prompt, 60); p != "" {
+		return "to “" + p + "”"
 	}
-	return "“" + s + "”"
+	return ""
 }
 
 func firstLineOf(s string, max int) string {
