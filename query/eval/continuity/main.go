@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -63,11 +64,14 @@ func main() {
 	rep.Print(os.Stdout, *verbose)
 }
 
+// defaultCorpus is $POS_CORPUS, or shared/corpus beside the repository
+// (as for go run ./query/eval).
 func defaultCorpus() string {
 	if d := os.Getenv("POS_CORPUS"); d != "" {
 		return d
 	}
-	return "/work/shared/corpus"
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "corpus")
 }
 
 // Compaction is one compaction found in a session file.
