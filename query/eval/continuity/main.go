@@ -50,7 +50,12 @@ func main() {
 	corpus := flag.String("corpus", defaultCorpus(), "the corpus directory ($POS_CORPUS); its claude/ folder is searched")
 	budget := flag.Int("max-tokens", query.DefaultContextTokens, "the pack's token budget")
 	verbose := flag.Bool("v", false, "list every item of each summary and whether the pack has it")
+	flag.Float64Var(&DecisionThreshold, "threshold", DecisionThreshold, "the share of a decision's content words one pack item must hold")
 	flag.Parse()
+	if DecisionThreshold <= 0 || DecisionThreshold > 1 {
+		fmt.Fprintf(os.Stderr, "continuity: -threshold %v: give a share above 0 and at most 1\n", DecisionThreshold)
+		os.Exit(2)
+	}
 	root := filepath.Join(*corpus, "claude")
 	if _, err := os.Stat(root); err != nil {
 		fmt.Fprintf(os.Stderr, "continuity: %v (set -corpus or POS_CORPUS)\n", err)
@@ -600,8 +605,8 @@ func FindFiles(files []string, pack string) []Item {
 // DecisionThreshold is the share of a decision's distinct content words
 // that one pack item must contain for the decision to count as carried:
 // 0.6, enough that the item states the same thing in mostly the same
-// terms, while allowing the summary's rewording.
-const DecisionThreshold = 0.6
+// terms, while allowing the summary's rewording (-threshold changes it).
+var DecisionThreshold = 0.6
 
 // FindDecisions marks the decisions a pack item carries: one included item
 // must hold at least DecisionThreshold of the decision's distinct content
@@ -675,7 +680,7 @@ func pct(n, d int) string {
 
 // Print writes the per-session figures and the totals.
 func (r *Report) Print(w io.Writer, verbose bool) {
-	fmt.Fprintf(w, "continuity: what a %d-token smart pack from before each compaction carries of the compaction summary\n", r.Budget)
+	fmt.Fprintf(w, "continuity: what a %d-token smart pack from before each compaction carries of the compaction summary (decision threshold %.2f)\n", r.Budget, DecisionThreshold)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "session\tplatform\tboundary line\tfiles\t\tdecisions\t\tpack tokens\tpack items\t")
 	for _, s := range r.Sessions {
