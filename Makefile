@@ -27,9 +27,10 @@ bench: build
 bench-search:
 	$(GO) test -run '^$$' -bench 'BenchmarkSearch1M' -benchtime 60x -timeout 60m ./query
 
-## eval: retrieval quality of pos-query search on the shared corpus (recall@10, MRR per mode)
+## eval: retrieval quality of pos-query search on the shared corpus (recall@10, MRR per mode), then how much of each compaction summary a 15k smart context pack carries
 eval:
 	$(GO) run ./query/eval -v
+	$(GO) run ./query/eval/continuity
 
 ## parity: pos-query stats against ccusage 20.0.24 (npm) on the corpus's Claude folders
 parity: build

@@ -15,7 +15,7 @@ import (
 
 // Context pack modes.
 const (
-	ModeSmart  = "smart"  // plan > subagent reports and compaction summaries > first prompts > labels > later prompts
+	ModeSmart  = "smart"  // plan > subagent reports and compaction summaries > first prompts > labels, decisions, files changed > later prompts and replies > files read
 	ModeLabels = "labels" // the summary labels (chapter titles) only
 	ModeAgents = "agents" // subagent reports only
 	ModePlan   = "plan"   // plans only
@@ -24,6 +24,9 @@ const (
 
 // ContextModes lists the modes.
 var ContextModes = []string{ModeSmart, ModeLabels, ModeAgents, ModePlan, ModeFull}
+
+// maxPriority is the lowest priority an item has.
+const maxPriority = 6
 
 // DefaultContextTokens is the default budget of a pack.
 const DefaultContextTokens = 15000
@@ -41,7 +44,7 @@ type ContextOptions struct {
 
 // ContextItem is one whole piece of text a pack may include.
 type ContextItem struct {
-	Kind     string    `json:"kind"` // plan, subagent_report, compaction_summary, first_prompt, labels, prompt, exchange
+	Kind     string    `json:"kind"` // plan, subagent_report, compaction_summary, first_prompt, labels, decisions, files_changed, prompt, reply, files_read, exchange
 	Priority int       `json:"priority"`
 	TS       time.Time `json:"ts"`
 	Title    string    `json:"title,omitempty"`
@@ -220,7 +223,7 @@ func (p *ContextPack) fit() {
 			take(&p.Sessions[si], i)
 		}
 	}
-	for prio := 1; prio <= 5; prio++ {
+	for prio := 1; prio <= maxPriority; prio++ {
 		for si := range p.Sessions {
 			s := &p.Sessions[si]
 			for i := range s.Items {
@@ -344,21 +347,31 @@ WHERE platform = ? AND session_id = ? AND content_type = 'compact_summary' AND t
 			return nil, err
 		}
 		var prompts []ContextItem
-		rows, err := d.db.QueryContext(ctx, `SELECT ts, prompt FROM exchange_rows
-WHERE platform = ? AND session_id = ? AND NOT sidechain AND coalesce(prompt, '') <> '' AND ts < ? ORDER BY ts`,
+		rows, err := d.db.QueryContext(ctx, `SELECT ts, coalesce(prompt, ''), coalesce(response, ''), coalesce(ts_end, ts) FROM exchange_rows
+WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts`,
 			ref.Platform, ref.SessionID, until)
 		if err != nil {
 			return nil, sqlErr(err)
 		}
+		var replies []ContextItem
 		for rows.Next() {
 			var it ContextItem
-			var ts sql.NullTime
-			if err := rows.Scan(&ts, &it.Text); err != nil {
+			var ts, end sql.NullTime
+			var reply string
+			if err := rows.Scan(&ts, &it.Text, &reply, &end); err != nil {
 				rows.Close()
 				return nil, sqlErr(err)
 			}
 			it.TS = utc(ts)
-			prompts = append(prompts, it)
+			if strings.TrimSpace(it.Text) != "" {
+				prompts = append(prompts, it)
+			}
+			// The assistant's reply: what it did and concluded, which the
+			// prompts do not say. Only replies that ended before Until; at
+			// the exchange's time, so it follows its prompt in the pack.
+			if e := utc(end); strings.TrimSpace(reply) != "" && e.Before(until) {
+				replies = append(replies, ContextItem{Kind: "reply", Priority: 5, TS: it.TS, Title: replyTitle(it.Text), Text: reply})
+			}
 		}
 		rows.Close()
 		for i, it := range prompts {
@@ -368,6 +381,7 @@ WHERE platform = ? AND session_id = ? AND NOT sidechain AND coalesce(prompt, '')
 			}
 			items = append(items, it)
 		}
+		items = append(items, replies...)
 		var labels []string
 		if err := d.db.QueryRowContext(ctx, `SELECT coalesce(labels, []) FROM sessions WHERE platform = ? AND session_id = ?`,
 			ref.Platform, ref.SessionID).Scan((*stringList)(&labels)); err != nil && err != sql.ErrNoRows {
@@ -376,6 +390,11 @@ WHERE platform = ? AND session_id = ? AND NOT sidechain AND coalesce(prompt, '')
 		if len(labels) > 0 && opt.Until.IsZero() {
 			items = append(items, ContextItem{Kind: "labels", Priority: 4, Title: "Chapter labels", Text: "- " + strings.Join(labels, "\n- ")})
 		}
+		more, err := d.enrichmentItems(ctx, ref, until)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, more...)
 		// Later prompts: the newest first, so the latest intent wins.
 		slices.SortStableFunc(items, func(a, b ContextItem) int {
 			if a.Priority != b.Priority {
@@ -390,9 +409,74 @@ WHERE platform = ? AND session_id = ? AND NOT sidechain AND coalesce(prompt, '')
 	return items, nil
 }
 
+// enrichmentItems are what enrichment found in a session, as the smart
+// pack carries it: the decisions stated (confidence 0.5 or more, oldest
+// first, priority 4), the files the tools changed (priority 4) and the
+// files they only read (priority 6, after the later prompts). Each is one
+// item of one line per entry, so a session's working set costs a few
+// tokens per file.
+func (d *DB) enrichmentItems(ctx context.Context, ref SessionRef, until time.Time) ([]ContextItem, error) {
+	var items []ContextItem
+	rows, err := d.db.QueryContext(ctx, `SELECT text, confidence FROM decisions
+WHERE platform = ? AND session_id = ? AND confidence >= 0.5 AND ts < ? ORDER BY ts, id`, ref.Platform, ref.SessionID, until)
+	if err != nil {
+		return nil, sqlErr(err)
+	}
+	var b strings.Builder
+	for rows.Next() {
+		var text string
+		var conf float64
+		if err := rows.Scan(&text, &conf); err != nil {
+			rows.Close()
+			return nil, sqlErr(err)
+		}
+		fmt.Fprintf(&b, "- (%.2f) %s\n", conf, strings.Join(strings.Fields(text), " "))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, sqlErr(err)
+	}
+	if b.Len() > 0 {
+		items = append(items, ContextItem{Kind: "decisions", Priority: 4, Title: "Decisions (confidence)", Text: b.String()})
+	}
+	rows, err = d.db.QueryContext(ctx, `SELECT path, list_sort(list(DISTINCT action)), bool_or(action IN ('edit', 'write', 'delete')) AS changed
+FROM file_refs WHERE platform = ? AND session_id = ? AND ts < ? AND action IN ('edit', 'write', 'delete', 'read', 'reference')
+GROUP BY path ORDER BY min(ts), path`, ref.Platform, ref.SessionID, until)
+	if err != nil {
+		return nil, sqlErr(err)
+	}
+	var changed, read strings.Builder
+	for rows.Next() {
+		var path string
+		var actions []string
+		var isChanged bool
+		if err := rows.Scan(&path, (*stringList)(&actions), &isChanged); err != nil {
+			rows.Close()
+			return nil, sqlErr(err)
+		}
+		if isChanged {
+			fmt.Fprintf(&changed, "- %s (%s)\n", path, strings.Join(actions, ", "))
+		} else {
+			fmt.Fprintf(&read, "- %s\n", path)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, sqlErr(err)
+	}
+	if changed.Len() > 0 {
+		items = append(items, ContextItem{Kind: "files_changed", Priority: 4, Title: "Files changed", Text: changed.String()})
+	}
+	if read.Len() > 0 {
+		items = append(items, ContextItem{Kind: "files_read", Priority: 6, Title: "Files read", Text: read.String()})
+	}
+	return items, nil
+}
+
 var kindTitles = map[string]string{
 	"plan": "Plan", "subagent_report": "Subagent report", "compaction_summary": "Compaction summary",
 	"first_prompt": "Prompt", "prompt": "Prompt", "labels": "Chapter labels", "exchange": "Exchange",
+	"reply": "Reply", "decisions": "Decisions (confidence)", "files_changed": "Files changed", "files_read": "Files read",
 }
 
 // renderItem is an item as the markdown pack prints it.
@@ -481,6 +565,15 @@ func (p *ContextPack) JSON() ([]byte, error) {
 		c.Sessions[i].Items = items
 	}
 	return json.MarshalIndent(c, "", "  ")
+}
+
+// replyTitle names the prompt a reply answers (none for a reply without
+// a prompt).
+func replyTitle(prompt string) string {
+	if p := firstLineOf(prompt, 60); p != "" {
+		return "to “" + p + "”"
+	}
+	return ""
 }
 
 func firstLineOf(s string, max int) string {

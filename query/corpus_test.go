@@ -1,10 +1,15 @@
 package query_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,4 +163,149 @@ func TestCorpusLatency(t *testing.T) {
 	tlAll := explainFiles(t, db, q, args...)
 	q, args = query.TimelineSQLArgs(query.TimelineOptions{Since: since}, "")
 	t.Logf("timeline: files read without a window %d, with --since %d", tlAll, explainFiles(t, db, q, args...))
+}
+
+// posQuery builds the real pos-query binary once per test and returns a
+// function that runs it and decodes its JSON output into v.
+func posQuery(t *testing.T) func(v any, args ...string) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "pos-query")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/pos-query").CombinedOutput(); err != nil {
+		t.Fatalf("go build pos-query: %v\n%s", err, out)
+	}
+	return func(v any, args ...string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("pos-query %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		if err := json.Unmarshal(out, v); err != nil {
+			t.Fatalf("pos-query %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+}
+
+// editedBy reads the transcripts under root without pos and returns the
+// sessions whose Edit, MultiEdit or Write tool calls name a file whose path
+// ends in suffix.
+func editedBy(t *testing.T, root, suffix string) []string {
+	t.Helper()
+	var ids []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<24)
+		for n := 1; sc.Scan(); n++ {
+			if !strings.Contains(sc.Text(), suffix) {
+				continue
+			}
+			var l struct {
+				SessionID string `json:"sessionId"`
+				Message   struct {
+					Content json.RawMessage `json:"content"`
+				} `json:"message"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				t.Fatalf("%s:%d: %v", path, n, err)
+			}
+			var blocks []struct {
+				Type  string `json:"type"`
+				Name  string `json:"name"`
+				Input struct {
+					FilePath string `json:"file_path"`
+				} `json:"input"`
+			}
+			if json.Unmarshal(l.Message.Content, &blocks) != nil {
+				continue // string content: no tool calls
+			}
+			for _, b := range blocks {
+				if b.Type == "tool_use" && slices.Contains([]string{"Edit", "MultiEdit", "Write"}, b.Name) &&
+					strings.HasSuffix(b.Input.FilePath, suffix) && !slices.Contains(ids, l.SessionID) {
+					ids = append(ids, l.SessionID)
+				}
+			}
+		}
+		return sc.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TestCorpusFilesAndDecisions is issue 4's acceptance on the real corpus:
+// pos-query files, given a path corpus sessions edited, returns those
+// sessions; pos-query decisions lists a decision a real session stated,
+// with its confidence.
+func TestCorpusFilesAndDecisions(t *testing.T) {
+	lake := corpusLake(t)
+	run := posQuery(t)
+
+	// Two spotter sessions, in two worktrees, edited the transcript
+	// renderer: 258c7280 (Edit) and 4d5611e5 (Edit, Write).
+	const path = "lib/spotter/services/transcript_renderer.ex"
+	want := editedBy(t, corpusRoot, path)
+	if !reflect.DeepEqual(want, []string{"258c7280-ae70-4798-800f-63464d01a85d", "4d5611e5-241a-462a-8d15-5122611a9569"}) {
+		t.Fatalf("the transcripts' own edits of %s: %v", path, want)
+	}
+	var files []query.FileSession
+	run(&files, "files", "--lake", lake, "--format", "json", path)
+	var got []string
+	for _, f := range files {
+		got = append(got, f.SessionID)
+		if !strings.Contains(f.Actions, "edit") || len(f.Paths) == 0 || !strings.HasSuffix(f.Paths[0], path) {
+			t.Errorf("session %s: actions %q, paths %q", f.SessionID, f.Actions, f.Paths)
+		}
+	}
+	slices.Sort(got)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("pos-query files %s: sessions %v, want the sessions that edited it %v", path, got, want)
+	}
+
+	// A candidate decision (0.5 to 0.8) the assistant stated in 258c7280.
+	const sentence = "Expected — I'll use that alias in the next edits."
+	raw, err := os.ReadFile(filepath.Join(corpusRoot, "spotter", "258c7280-ae70-4798-800f-63464d01a85d.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), sentence) {
+		t.Fatalf("the transcript does not hold %q", sentence)
+	}
+	var ds []query.Decision
+	run(&ds, "decisions", "--lake", lake, "--format", "json", "--min-confidence", "0.5", "--limit", "1000")
+	i := slices.IndexFunc(ds, func(d query.Decision) bool { return d.Text == sentence })
+	if i < 0 {
+		t.Fatalf("pos-query decisions --min-confidence 0.5 lacks %q among %d", sentence, len(ds))
+	}
+	if d := ds[i]; d.SessionID != "258c7280-ae70-4798-800f-63464d01a85d" || d.Confidence != 0.6 || d.Status != "candidate" ||
+		!reflect.DeepEqual(d.Patterns, []string{"will_use"}) || d.Context != "Implement spotter-gqc" {
+		t.Errorf("decision %+v", d)
+	}
+	sure := 0
+	for _, d := range ds {
+		if d.Confidence < 0.5 || (d.Status == "decision") != (d.Confidence >= 0.8) {
+			t.Errorf("confidence %.2f with status %q: %q", d.Confidence, d.Status, d.Text)
+		}
+		if d.Confidence >= 0.8 {
+			sure++
+		}
+	}
+	// Without --min-confidence only decisions (0.8 or more) are listed.
+	var def []query.Decision
+	run(&def, "decisions", "--lake", lake, "--format", "json", "--limit", "1000")
+	if len(def) != sure {
+		t.Errorf("pos-query decisions lists %d, want the %d at 0.8 or more", len(def), sure)
+	}
+	t.Logf("files %s: %d sessions; decisions: %d at 0.5 or more, %d at 0.8 or more", path, len(files), len(ds), sure)
 }

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pos-lake/pos/query"
+)
+
+// The fixture is one Claude Code session compacted at line 11: before the
+// boundary the user asks for load/cache.go and tests, the assistant edits
+// load/cache.go, writes load/cache_test.go, reads load/loader.go and
+// states two decisions; after it (not in the pack) come docs/CACHE.md and
+// config/pos.toml. The summary names five files and three decisions.
+const fixtureSession = "33333333-3333-4333-8333-333333333333"
+
+func TestItems(t *testing.T) {
+	comps, err := FindCompactions(filepath.Join("testdata", "claude"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(comps) != 1 || comps[0].SessionID != fixtureSession || comps[0].Line != 11 {
+		t.Fatalf("compactions %+v", comps)
+	}
+	files, decisions := Items(comps[0].Summary)
+	wantFiles := []string{"load/cache.go", "load/cache_test.go", "load/loader.go", "config/pos.toml", "docs/CACHE.md"}
+	if !reflect.DeepEqual(files, wantFiles) {
+		t.Errorf("files %q, want %q (the transcript pointer after the summary is not one)", files, wantFiles)
+	}
+	wantDecisions := []string{
+		"Chose an LRU cache instead of a plain map because memory must stay bounded.",
+		"Evict on insert, not on a timer, so the loader stays single-threaded.",
+		"Keep the cache size configurable through config/pos.toml.",
+	}
+	if !reflect.DeepEqual(decisions, wantDecisions) {
+		t.Errorf("decisions %q, want %q", decisions, wantDecisions)
+	}
+	// Names that are not files, and decision verbs outside decision headings.
+	files, decisions = Items("Summary:\n1. Errors:\n   - Called Enum.take/2 and Sandbox.mode in v2.1.39; see lib/a.ex, a.ex and /proc/sys/kernel/random/uuid.\n" +
+		"   - Fixed by switching to the table rewrite pattern for migrations.\n   - Ran the tests.\n")
+	if want := []string{"lib/a.ex", "/proc/sys/kernel/random/uuid"}; !reflect.DeepEqual(files, want) {
+		t.Errorf("files %q, want %q", files, want)
+	}
+	if want := []string{"Fixed by switching to the table rewrite pattern for migrations."}; !reflect.DeepEqual(decisions, want) {
+		t.Errorf("decisions %q, want %q", decisions, want)
+	}
+}
+
+func TestFindDecisionsThreshold(t *testing.T) {
+	d := "Chose an LRU cache instead of a plain map because memory must stay bounded." // 9 content words
+	got := FindDecisions([]string{d}, []string{
+		"Let's use an LRU cache instead of a plain map because memory must stay bounded.", // 8 of 9
+		"A cache for the loader.", // 1 of 9
+	})
+	if !got[0].Found || got[0].Score != 8.0/9 {
+		t.Errorf("reworded decision: %+v", got[0])
+	}
+	got = FindDecisions([]string{d}, []string{"The LRU cache keeps memory bounded.", "a plain map"}) // 4 of 9 at best: items are not pooled
+	if got[0].Found || got[0].Score != 4.0/9 {
+		t.Errorf("decision spread over items: %+v", got[0])
+	}
+}
+
+// TestFixture runs the whole check on the fixture: truncation, the real
+// pipeline, the smart pack, the comparison.
+func TestFixture(t *testing.T) {
+	rep, err := Run(context.Background(), filepath.Join("testdata", "claude"), query.DefaultContextTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sessions) != 1 {
+		t.Fatalf("%d sessions", len(rep.Sessions))
+	}
+	s := rep.Sessions[0]
+	found := func(items []Item) (out []string) {
+		for _, it := range items {
+			if it.Found {
+				out = append(out, it.Text)
+			}
+		}
+		return out
+	}
+	// The pack holds what came before the boundary: the prompts name
+	// load/cache.go, the files changed and read add load/cache_test.go and
+	// load/loader.go, the decisions and replies state two of the three
+	// decisions. What came after the boundary (docs/CACHE.md,
+	// config/pos.toml, the configurable size) must never be in it.
+	if got, want := found(s.Files), []string{"load/cache.go", "load/cache_test.go", "load/loader.go"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("files found %q, want %q", got, want)
+	}
+	if got, want := found(s.Decisions), []string{
+		"Chose an LRU cache instead of a plain map because memory must stay bounded.",
+		"Evict on insert, not on a timer, so the loader stays single-threaded.",
+	}; !reflect.DeepEqual(got, want) {
+		t.Errorf("decisions found %q, want %q", got, want)
+	}
+	if s.Platform != "claude_code" || s.PackTokens <= 0 || s.PackTokens > query.DefaultContextTokens {
+		t.Errorf("platform %q, pack tokens %d", s.Platform, s.PackTokens)
+	}
+	var out bytes.Buffer
+	rep.Print(&out, true)
+	for _, want := range []string{"33333333  claude_code", "3/5  60.0%", "2/3  66.7%", "all (1)", "file     + load/cache.go", "file     - docs/CACHE.md"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestBadBoundaryLine(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join("testdata", "claude", "projects", "-home-dev-proj", fixtureSession+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	lines[10] = `{"type":"system","subtype":"compact_boundary",` + "\n" // line 11 cut short
+	path := filepath.Join(dir, fixtureSession+".jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = FindCompactions(dir)
+	if err == nil || !strings.Contains(err.Error(), path+":11:") {
+		t.Fatalf("error %v, want one naming %s:11", err, path)
+	}
+}

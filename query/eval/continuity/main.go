@@ -1,0 +1,720 @@
+// Command continuity measures how much of what a compaction summary
+// carries over a smart context pack would have carried instead (issue 6).
+//
+// For every Claude Code session in the corpus with a compaction (a
+// system/compact_boundary line followed by a user line with
+// isCompactSummary: true) it copies the session's lines from before the
+// boundary (and the lines of its subagent transcripts written before it,
+// leaving out the compaction agent agent-acompact-*, which holds the
+// summary itself) into a temporary directory, builds a lake from them with
+// the real pipeline (the Claude Code extractor, normalize with every
+// enrichment, load), builds the smart pack with a 15,000-token budget
+// exactly as `pos-query context SESSION --mode smart --max-tokens 15000`
+// does, and counts how many of the files and decisions the compaction
+// summary mentions the pack contains (see Items and Found for the rules).
+//
+//	go run ./query/eval/continuity [-corpus DIR] [-max-tokens N] [-v]
+//
+// It exits non-zero on errors only, never on low figures.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/claudecode"
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/query"
+	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/transform/enrich"
+	"github.com/pos-lake/pos/transform/normalize"
+)
+
+func main() {
+	corpus := flag.String("corpus", defaultCorpus(), "the corpus directory ($POS_CORPUS); its claude/ folder is searched")
+	budget := flag.Int("max-tokens", query.DefaultContextTokens, "the pack's token budget")
+	verbose := flag.Bool("v", false, "list every item of each summary and whether the pack has it")
+	flag.Float64Var(&DecisionThreshold, "threshold", DecisionThreshold, "the share of a decision's content words one pack item must hold")
+	flag.Parse()
+	if DecisionThreshold <= 0 || DecisionThreshold > 1 {
+		fmt.Fprintf(os.Stderr, "continuity: -threshold %v: give a share above 0 and at most 1\n", DecisionThreshold)
+		os.Exit(2)
+	}
+	root := filepath.Join(*corpus, "claude")
+	if _, err := os.Stat(root); err != nil {
+		fmt.Fprintf(os.Stderr, "continuity: %v (set -corpus or POS_CORPUS)\n", err)
+		os.Exit(1)
+	}
+	rep, err := Run(context.Background(), root, *budget)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "continuity:", err)
+		os.Exit(1)
+	}
+	rep.Print(os.Stdout, *verbose)
+}
+
+// defaultCorpus is $POS_CORPUS, or shared/corpus beside the repository
+// (as for go run ./query/eval).
+func defaultCorpus() string {
+	if d := os.Getenv("POS_CORPUS"); d != "" {
+		return d
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "corpus")
+}
+
+// Compaction is one compaction found in a session file.
+type Compaction struct {
+	File      string    // the session's transcript
+	SessionID string    // from the boundary line
+	Line      int       // the boundary's line number (1-based)
+	TS        time.Time // the boundary's time
+	Summary   string    // the text of the isCompactSummary line
+}
+
+// Item is a file or decision a summary mentions, and whether the pack has it.
+type Item struct {
+	Text  string
+	Found bool
+	Score float64 // decisions: the best share of content words in one pack item
+}
+
+// SessionResult is the check of one compaction.
+type SessionResult struct {
+	Compaction
+	Platform   string
+	PackTokens int
+	Budget     int
+	PackItems  int
+	Files      []Item
+	Decisions  []Item
+}
+
+// Report is the check of every compaction.
+type Report struct {
+	Budget   int
+	Sessions []SessionResult
+}
+
+// Run checks every compaction under root (a directory of Claude Code
+// transcripts) with packs of the given budget.
+func Run(ctx context.Context, root string, budget int) (*Report, error) {
+	comps, err := FindCompactions(root)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Budget: budget}
+	for _, c := range comps {
+		r, err := Check(ctx, root, c, budget)
+		if err != nil {
+			return nil, fmt.Errorf("session %s: %w", c.SessionID, err)
+		}
+		rep.Sessions = append(rep.Sessions, *r)
+	}
+	return rep, nil
+}
+
+// FindCompactions returns the compactions of the main session files under
+// root (subagent transcripts are not sessions of their own), in path order.
+func FindCompactions(root string) ([]Compaction, error) {
+	var out []Compaction
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".jsonl") || isSubagent(path) {
+			return nil
+		}
+		cs, err := scanFile(path)
+		out = append(out, cs...)
+		return err
+	})
+	return out, err
+}
+
+func isSubagent(path string) bool {
+	return strings.HasPrefix(filepath.Base(path), "agent-") || filepath.Base(filepath.Dir(path)) == "subagents"
+}
+
+type line struct {
+	Type             string          `json:"type"`
+	Subtype          string          `json:"subtype"`
+	SessionID        string          `json:"sessionId"`
+	Timestamp        string          `json:"timestamp"`
+	IsCompactSummary bool            `json:"isCompactSummary"`
+	Message          json.RawMessage `json:"message"`
+}
+
+// scanFile finds the compactions of one transcript. Only lines that can
+// be a boundary or a summary are decoded; a bad one is an error naming the
+// file and line.
+func scanFile(path string) ([]Compaction, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Compaction
+	var open *Compaction
+	err = eachLine(f, func(n int, b []byte) error {
+		boundary := bytes.Contains(b, []byte(`"compact_boundary"`))
+		summary := bytes.Contains(b, []byte(`"isCompactSummary"`))
+		if !boundary && !summary {
+			return nil
+		}
+		var l line
+		if err := json.Unmarshal(b, &l); err != nil {
+			return fmt.Errorf("%s:%d: %v", path, n, err)
+		}
+		switch {
+		case l.Type == "system" && l.Subtype == "compact_boundary":
+			ts, err := time.Parse(time.RFC3339Nano, l.Timestamp)
+			if err != nil {
+				return fmt.Errorf("%s:%d: compact_boundary without a valid timestamp: %v", path, n, err)
+			}
+			open = &Compaction{File: path, SessionID: l.SessionID, Line: n, TS: ts}
+		case l.Type == "user" && l.IsCompactSummary && open != nil:
+			text, err := messageText(l.Message)
+			if err != nil {
+				return fmt.Errorf("%s:%d: compact summary: %v", path, n, err)
+			}
+			open.Summary = text
+			out = append(out, *open)
+			open = nil
+		}
+		return nil
+	})
+	return out, err
+}
+
+// eachLine calls fn with every line of r (without its newline), numbered
+// from 1; lines may be of any length.
+func eachLine(r io.Reader, fn func(n int, b []byte) error) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	for n := 1; ; n++ {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			if err := fn(n, bytes.TrimRight(b, "\r\n")); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// messageText is the text of a message whose content is a string or an
+// array of blocks.
+func messageText(raw json.RawMessage) (string, error) {
+	var m struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return "", err
+	}
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s, nil
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(m.Content, &blocks); err != nil {
+		return "", fmt.Errorf("content is neither a string nor blocks: %v", err)
+	}
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n"), nil
+}
+
+// Check builds the lake of the session before the compaction, its smart
+// pack, and compares the pack with the summary.
+func Check(ctx context.Context, root string, c Compaction, budget int) (*SessionResult, error) {
+	dir, err := os.MkdirTemp("", "pos-continuity-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	src := filepath.Join(dir, "claude")
+	if err := truncateSession(c, src); err != nil {
+		return nil, err
+	}
+	lake := filepath.Join(dir, "lake")
+	if err := buildLake(ctx, src, lake); err != nil {
+		return nil, err
+	}
+	db, err := query.Open(ctx, lake)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	ref, err := db.ResolveSession(ctx, c.SessionID, "", "")
+	if err != nil {
+		return nil, err
+	}
+	pack, err := db.Context(ctx, query.ContextOptions{Sessions: []query.SessionRef{ref}, Mode: query.ModeSmart, MaxTokens: budget, Now: c.TS})
+	if err != nil {
+		return nil, err
+	}
+	var texts []string
+	for _, s := range pack.Sessions {
+		for _, it := range s.Items {
+			if it.Included {
+				texts = append(texts, it.Title+"\n"+it.Text)
+			}
+		}
+	}
+	res := &SessionResult{Compaction: c, Platform: ref.Platform, PackTokens: pack.Used, Budget: budget, PackItems: len(texts)}
+	files, decisions := Items(c.Summary)
+	res.Files = FindFiles(files, pack.Markdown())
+	res.Decisions = FindDecisions(decisions, texts)
+	return res, nil
+}
+
+// truncateSession writes into dst the session's lines before the boundary
+// and, from its subagent transcripts (<session>/subagents/ and legacy
+// agent-*.jsonl beside it with the same sessionId), the lines written
+// before the boundary's time. The compaction agent (agent-acompact-*) is
+// left out: it is the summary being measured.
+func truncateSession(c Compaction, dst string) error {
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return err
+	}
+	if err := copyLines(c.File, filepath.Join(dst, filepath.Base(c.File)), func(n int, _ []byte) (bool, error) {
+		return n < c.Line, nil
+	}); err != nil {
+		return err
+	}
+	subdir := filepath.Join(strings.TrimSuffix(c.File, ".jsonl"), "subagents")
+	subs, _ := filepath.Glob(filepath.Join(subdir, "agent-*.jsonl"))
+	for _, sub := range subs {
+		if strings.HasPrefix(filepath.Base(sub), "agent-acompact") {
+			continue
+		}
+		out := filepath.Join(dst, c.SessionID, "subagents", filepath.Base(sub))
+		if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+			return err
+		}
+		if err := copyLines(sub, out, func(n int, b []byte) (bool, error) {
+			var l line
+			if err := json.Unmarshal(b, &l); err != nil {
+				return false, fmt.Errorf("%s:%d: %v", sub, n, err)
+			}
+			ts, err := time.Parse(time.RFC3339Nano, l.Timestamp)
+			return err == nil && ts.Before(c.TS), nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyLines(from, to string, keep func(n int, b []byte) (bool, error)) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	var out bytes.Buffer
+	if err := eachLine(in, func(n int, b []byte) error {
+		ok, err := keep(n, b)
+		if ok {
+			out.Write(b)
+			out.WriteByte('\n')
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	return os.WriteFile(to, out.Bytes(), 0o600)
+}
+
+// buildLake runs the pipeline pos-extract --platform claude_code |
+// pos-normalize | pos-load runs, in process: extract, normalize with every
+// enrichment, load.
+func buildLake(ctx context.Context, root, lake string) error {
+	var extracted, normalized bytes.Buffer
+	enc := schema.NewEncoder(&extracted)
+	var skipped []string
+	opt := extract.Options{Roots: []string{root}, User: "eval", Machine: "eval",
+		OnSkip: func(b *schema.BadInput) error { skipped = append(skipped, b.Error()); return nil }}
+	if err := (claudecode.Adapter{}).Extract(ctx, opt, enc.Encode); err != nil {
+		return err
+	}
+	if err := enc.Flush(); err != nil {
+		return err
+	}
+	if len(skipped) > 0 {
+		return errors.New("bad input: " + strings.Join(skipped, "; "))
+	}
+	if _, err := normalize.Normalize(ctx, &extracted, &normalized, normalize.Options{Name: root, Enrich: enrich.All}); err != nil {
+		return err
+	}
+	_, err := load.Load(ctx, &normalized, load.Options{Lake: lake})
+	return err
+}
+
+// Items reads what a compaction summary carries: the files it names and
+// the decisions it states.
+//
+// Claude Code's summaries open with a fixed preamble and close with a
+// pointer to the full transcript; both are left out. Code blocks are left
+// out (they quote code, not decisions; the files they name are named in
+// the prose too).
+//
+// Files: every match of pathRE (a run of path characters with a slash,
+// or a name with a dotted extension), trailing punctuation trimmed, that
+// ends in a known file extension (fileExts: so versions like 2.1.39, module
+// names like Ash.Resource and arities like load/1 do not count) or is an
+// absolute or ~/ path with at least two slashes; each once, and a bare name
+// whose longer path is also named counts once, as the path.
+//
+// Decisions: the summary is cut into units: each bullet or numbered line,
+// and each sentence of other prose lines. A unit is a decision when
+//   - it stands under a heading (a markdown heading or a "N. Title:" line)
+//     that names decisions or their kin: decision, problem solving, errors
+//     and fixes, fix, approach, design, solution, chose; or
+//   - it states one: it matches enrich's decision patterns (confidence 0.5
+//     or more), or one of decisionRE's verbs (decided, chose, opted for,
+//     switched to, instead of, rather than, prefer, fixed by, resolved by,
+//     replaced, rewrote, settled on, went with, should always/never).
+//
+// and it has at least minWords content words (shorter units are labels).
+func Items(summary string) (files, decisions []string) {
+	body := stripBoilerplate(summary)
+	var prose []string
+	inCode := false
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			inCode = !inCode
+			continue
+		}
+		if !inCode {
+			prose = append(prose, l)
+		}
+	}
+	files = findPaths(strings.Join(prose, "\n"))
+	heading := ""
+	for _, l := range prose {
+		t := strings.TrimSpace(l)
+		if t == "" {
+			continue
+		}
+		if h, ok := headingOf(t); ok {
+			heading = h
+			continue
+		}
+		var units []string
+		if bulletRE.MatchString(t) {
+			units = []string{bulletRE.ReplaceAllString(t, "")}
+		} else {
+			units = sentences(t)
+		}
+		for _, u := range units {
+			u = cleanUnit(u)
+			if len(contentWords(u)) < minWords {
+				continue
+			}
+			if decisionHeadingRE.MatchString(heading) || decisionRE.MatchString(u) || len(enrich.Decisions(enrich.DefaultPatterns, u)) > 0 {
+				if !slices.Contains(decisions, u) {
+					decisions = append(decisions, u)
+				}
+			}
+		}
+	}
+	return files, decisions
+}
+
+const minWords = 4
+
+var (
+	pathRE            = regexp.MustCompile(`(?:~|\.{1,2})?/?(?:[A-Za-z0-9_@.+-]+/)+[A-Za-z0-9_@.+-]+|\b[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*\.[a-z][a-z0-9]{0,5}\b`)
+	bulletRE          = regexp.MustCompile(`^(?:[-*+]|\d+[.)])\s+`)
+	numberedHeadRE    = regexp.MustCompile(`^\d+[.)]\s+([A-Z][^:.!?]{2,60}):\s*$`)
+	boldHeadRE        = regexp.MustCompile(`^\*\*([^*]{2,60})\*\*:?\s*$`)
+	decisionHeadingRE = regexp.MustCompile(`(?i)decision|problem solving|errors? and fix|\bfix|approach|design|solution|chose`)
+	decisionRE        = regexp.MustCompile(`(?i)\b(decided|decide to|chose|chosen|opted for|switch(ed)? to|instead of|rather than|prefer(s|red)?|fixed by|resolved by|replaced|rewrote|rewritten|settled on|went with|should (always|never))\b`)
+	sentenceRE        = regexp.MustCompile(`[.!?](?:\s+|$)`)
+	wordRE            = regexp.MustCompile(`[a-z0-9_][a-z0-9_./-]*[a-z0-9_]|[a-z0-9]`)
+)
+
+// stripBoilerplate drops the preamble Claude Code puts before a summary
+// and the pointer to the transcript it puts after one.
+func stripBoilerplate(s string) string {
+	if i := strings.Index(s, "The summary below covers the earlier portion of the conversation."); i >= 0 {
+		s = s[i+len("The summary below covers the earlier portion of the conversation."):]
+	}
+	if i := strings.Index(s, "If you need specific details from before compaction"); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// fileExts are the extensions a bare name (no slash) or the last part of
+// a relative path must have to count as a file: source, config, docs and
+// data files. Without the list, module and function names (Sandbox.mode,
+// String.t, create_ref/2) would count.
+var fileExts = map[string]bool{}
+
+func init() {
+	for _, e := range strings.Fields(`ex exs heex eex erl js mjs cjs ts tsx jsx go mod sum py pyi rb rs java kt kts scala
+		c h cc cpp hpp cs swift m mm php lua pl r jl dart zig nim hs ml clj sh bash zsh fish ps1 bat
+		md mdx rst txt json jsonl ndjson yaml yml toml ini cfg conf env lock xml html htm css scss sass less
+		vue svelte sql proto graphql gql ipynb csv tsv parquet db sqlite vscdb gradle cmake mk make dockerfile tf`) {
+		fileExts[e] = true
+	}
+}
+
+// isFile applies the file rule to one match of pathRE.
+func isFile(m string) bool {
+	ext := ""
+	if i := strings.LastIndexByte(m, '.'); i > strings.LastIndexByte(m, '/') {
+		ext = strings.ToLower(m[i+1:])
+	}
+	switch {
+	case fileExts[ext]:
+		return true
+	case strings.HasPrefix(m, "/") || strings.HasPrefix(m, "~/"):
+		return strings.Count(m, "/") >= 2 // /proc/sys/kernel, ~/.claude/x
+	}
+	return false
+}
+
+func findPaths(text string) []string {
+	var out []string
+	for _, m := range pathRE.FindAllString(text, -1) {
+		m = strings.TrimRight(m, ".,:;)-")
+		if !isFile(m) || slices.Contains(out, m) {
+			continue
+		}
+		out = append(out, m)
+	}
+	// A bare name whose path is also named counts once, as the path.
+	var kept []string
+	for _, p := range out {
+		bare := !strings.Contains(p, "/")
+		if bare && slices.ContainsFunc(out, func(q string) bool { return q != p && filepath.Base(q) == p }) {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return kept
+}
+
+func headingOf(t string) (string, bool) {
+	if strings.HasPrefix(t, "#") {
+		return strings.TrimSpace(strings.TrimLeft(t, "#")), true
+	}
+	if m := numberedHeadRE.FindStringSubmatch(t); m != nil {
+		return m[1], true
+	}
+	if m := boldHeadRE.FindStringSubmatch(t); m != nil {
+		return m[1], true
+	}
+	if strings.HasSuffix(t, ":") && !bulletRE.MatchString(t) && len(t) < 40 {
+		return strings.TrimSuffix(t, ":"), true
+	}
+	return "", false
+}
+
+// sentences cuts a line at ". ", "! ", "? " and its end; a dot inside a
+// name (file.ex, 2.1.39) is followed by no space and does not cut.
+func sentences(t string) []string {
+	var out []string
+	for {
+		loc := sentenceRE.FindStringIndex(t)
+		if loc == nil {
+			break
+		}
+		out = append(out, t[:loc[0]+1])
+		t = t[loc[1]:]
+	}
+	if strings.TrimSpace(t) != "" {
+		out = append(out, t)
+	}
+	return out
+}
+
+func cleanUnit(u string) string {
+	u = strings.NewReplacer("**", "", "`", "").Replace(u)
+	return strings.TrimSpace(u)
+}
+
+// stopwords are left out of the content words of a decision.
+var stopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`the a an and or but of to in on at by for with from into onto as is are was were be been being
+		it its this that these those there then than so such not no yes do does did done have has had will would should could can
+		may might must shall we i you he she they them our your their my me us his her which who whom what when where why how
+		all any each every some more most other also just only very via per about after before over under up down out off again
+		new using use used uses now still yet if else while because since until once both either neither own same too`) {
+		stopwords[w] = true
+	}
+}
+
+// contentWords are the lower-cased words of a text (names with dots,
+// slashes, dashes and underscores kept whole) less stopwords and words of
+// one or two characters.
+func contentWords(s string) []string {
+	var out []string
+	for _, w := range wordRE.FindAllString(strings.ToLower(s), -1) {
+		if len(w) > 2 && !stopwords[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// FindFiles marks the files the pack names: a file counts when its path
+// or its base name appears anywhere in the pack's text.
+func FindFiles(files []string, pack string) []Item {
+	var out []Item
+	for _, f := range files {
+		found := strings.Contains(pack, f) || strings.Contains(pack, filepath.Base(f))
+		out = append(out, Item{Text: f, Found: found})
+	}
+	return out
+}
+
+// DecisionThreshold is the share of a decision's distinct content words
+// that one pack item must contain for the decision to count as carried:
+// 0.6, enough that the item states the same thing in mostly the same
+// terms, while allowing the summary's rewording (-threshold changes it).
+var DecisionThreshold = 0.6
+
+// FindDecisions marks the decisions a pack item carries: one included item
+// must hold at least DecisionThreshold of the decision's distinct content
+// words.
+func FindDecisions(decisions, items []string) []Item {
+	sets := make([]map[string]bool, len(items))
+	for i, t := range items {
+		sets[i] = map[string]bool{}
+		for _, w := range contentWords(t) {
+			sets[i][w] = true
+			// Names count by their parts too: lib/a/b.ex holds b.ex.
+			if strings.ContainsAny(w, "/") {
+				sets[i][filepath.Base(w)] = true
+			}
+		}
+	}
+	var out []Item
+	for _, d := range decisions {
+		words := distinct(contentWords(d))
+		best := 0.0
+		for _, set := range sets {
+			n := 0
+			for _, w := range words {
+				if set[w] {
+					n++
+				}
+			}
+			best = max(best, float64(n)/float64(len(words)))
+		}
+		out = append(out, Item{Text: d, Found: best >= DecisionThreshold, Score: best})
+	}
+	return out
+}
+
+func distinct(ws []string) []string {
+	var out []string
+	for _, w := range ws {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func count(items []Item) (found int) {
+	for _, it := range items {
+		if it.Found {
+			found++
+		}
+	}
+	return found
+}
+
+// Totals are the files and decisions found and named over every session.
+func (r *Report) Totals() (filesFound, files, decisionsFound, decisions int) {
+	for _, s := range r.Sessions {
+		filesFound += count(s.Files)
+		files += len(s.Files)
+		decisionsFound += count(s.Decisions)
+		decisions += len(s.Decisions)
+	}
+	return
+}
+
+func pct(n, d int) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(d))
+}
+
+// Print writes the per-session figures and the totals.
+func (r *Report) Print(w io.Writer, verbose bool) {
+	fmt.Fprintf(w, "continuity: what a %d-token smart pack from before each compaction carries of the compaction summary (decision threshold %.2f)\n", r.Budget, DecisionThreshold)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "session\tplatform\tboundary line\tfiles\t\tdecisions\t\tpack tokens\tpack items\t")
+	for _, s := range r.Sessions {
+		ff, df := count(s.Files), count(s.Decisions)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s\t%d/%d\t%s\t%d\t%d\t\n", prefix(s.SessionID), s.Platform, s.Line,
+			ff, len(s.Files), pct(ff, len(s.Files)), df, len(s.Decisions), pct(df, len(s.Decisions)), s.PackTokens, s.PackItems)
+	}
+	ff, f, df, d := r.Totals()
+	fmt.Fprintf(tw, "all (%d)\t\t\t%d/%d\t%s\t%d/%d\t%s\t\t\t\n", len(r.Sessions), ff, f, pct(ff, f), df, d, pct(df, d))
+	tw.Flush()
+	if !verbose {
+		return
+	}
+	for _, s := range r.Sessions {
+		fmt.Fprintf(w, "\nsession %s (%s, boundary at line %d)\n", s.SessionID, filepath.Base(s.File), s.Line)
+		for _, it := range s.Files {
+			fmt.Fprintf(w, "  file     %s %s\n", mark(it.Found), it.Text)
+		}
+		for _, it := range s.Decisions {
+			fmt.Fprintf(w, "  decision %s %.2f %.160s\n", mark(it.Found), it.Score, it.Text)
+		}
+	}
+}
+
+func mark(found bool) string {
+	if found {
+		return "+"
+	}
+	return "-"
+}
+
+func prefix(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
