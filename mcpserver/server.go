@@ -604,7 +604,7 @@ type ContextArgs struct {
 	Sessions  []string `json:"sessions,omitempty" jsonschema:"session ids or unique prefixes, the most important first (default: the most recently active session, or the sessions query finds)"`
 	Query     string   `json:"query,omitempty" jsonschema:"instead of sessions: pick the sessions that best match this text (hybrid search, lexical when the lake has no vectors)"`
 	Top       int      `json:"top,omitempty" jsonschema:"with query: how many sessions to pack"`
-	Mode      string   `json:"mode,omitempty" jsonschema:"smart (plan, subagent reports and compaction summaries, first prompts, labels, later prompts), labels, agents, plan or full (whole exchanges, newest first)"`
+	Mode      string   `json:"mode,omitempty" jsonschema:"smart (plan, subagent reports and compaction summaries, first prompts, labels, decisions and files changed, later prompts and replies, files read), labels, agents, plan or full (whole exchanges, newest first)"`
 	MaxTokens int      `json:"max_tokens,omitempty" jsonschema:"the pack's token budget; texts are never cut, what does not fit is left out whole"`
 	Until     string   `json:"until,omitempty" jsonschema:"only what happened before this time: the pack an agent would have had then"`
 	Platform  string   `json:"platform,omitempty" jsonschema:"choose sessions among this platform's: claude_code, cline, cursor, codex, gemini, aider or push"`

@@ -324,7 +324,8 @@ essentials do not fit, sessions are left out from the last, with a warning.
 
 Modes:
    smart   plan > subagent reports and compaction summaries > the first three
-           prompts > summary labels > later prompts (newest first)
+           prompts > summary labels, decisions and files changed > later
+           prompts and the assistant's replies (newest first) > files read
    labels  the summary labels (chapter titles)
    agents  the subagents' final reports
    plan    the plans

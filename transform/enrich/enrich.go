@@ -59,7 +59,7 @@ func FileRefs(m *schema.Record) []schema.FileRef {
 			return
 		}
 		if !strings.HasPrefix(p, "/") && !isWindowsAbs(p) && m.Cwd != "" && !strings.Contains(p, "*") {
-			p = path.Join(m.Cwd, p)
+			p = joinCwd(m.Cwd, p)
 		}
 		for _, f := range out {
 			if f.Path == p && f.Action == action {
@@ -208,4 +208,27 @@ func Commits(text string) []string {
 		}
 	}
 	return out
+}
+
+// joinCwd resolves a relative path against a working directory in the
+// directory's own style: a Windows cwd (C:\proj) joins with backslashes,
+// so the same file named relatively and absolutely is one path.
+func joinCwd(cwd, p string) string {
+	if !isWindowsAbs(cwd) {
+		return path.Join(cwd, p)
+	}
+	parts := strings.FieldsFunc(cwd, func(r rune) bool { return r == '\\' || r == '/' })
+	for _, e := range strings.FieldsFunc(p, func(r rune) bool { return r == '\\' || r == '/' }) {
+		switch {
+		case e == ".":
+		case e == ".." && len(parts) > 1:
+			parts = parts[:len(parts)-1]
+		default:
+			parts = append(parts, e)
+		}
+	}
+	if len(parts) == 1 {
+		return parts[0] + `\`
+	}
+	return strings.Join(parts, `\`)
 }

@@ -43,6 +43,27 @@ func TestFileRefsAcrossPlatforms(t *testing.T) {
 	}
 }
 
+// A relative path under a Windows working directory joins in Windows
+// style, so it is the same path as the absolute name of the same file.
+func TestFileRefsWindowsCwd(t *testing.T) {
+	m := &schema.Record{ID: "m", Cwd: `C:\Users\dev\proj\`, Tools: []schema.Tool{
+		tool("read_file", `{"path":"src/main.go"}`),
+		tool("write_to_file", `{"path":"C:\\Users\\dev\\proj\\src\\main.go"}`),
+		tool("read_file", `{"path":".\\README.md"}`),
+		tool("search_files", `{"path":"."}`),
+		tool("read_file", `{"path":"..\\other\\x.txt"}`),
+	}}
+	var got []string
+	for _, f := range FileRefs(m) {
+		got = append(got, f.Action+" "+f.Path)
+	}
+	want := []string{`read C:\Users\dev\proj\src\main.go`, `write C:\Users\dev\proj\src\main.go`, `read C:\Users\dev\proj\README.md`,
+		`search C:\Users\dev\proj`, `read C:\Users\dev\other\x.txt`}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestCommits(t *testing.T) {
 	out := "[main 3f2a9c1] Fix the redirect\n 1 file changed\n" +
 		"commit 0123456789abcdef0123456789abcdef01234567\nAuthor: x\n" +
