@@ -26,6 +26,9 @@ type rowWriter interface {
 	add(row any, size int) error
 	flushRowGroup() error
 	close() error // finishes the file; the caller renames it
+	// reset makes a closed writer write a new file to f: its buffers are
+	// reused instead of allocated again for each part file.
+	reset(f *os.File)
 }
 
 type typedWriter[T any] struct {
@@ -67,6 +70,12 @@ func (t *typedWriter[T]) flushRowGroup() error {
 		return err
 	}
 	return t.w.Flush()
+}
+
+func (t *typedWriter[T]) reset(f *os.File) {
+	clear(t.batch)
+	t.batch = t.batch[:0]
+	t.w.Reset(f)
 }
 
 func (t *typedWriter[T]) close() error {
@@ -169,7 +178,14 @@ func (l *lane) openPart(p *partition) (*partFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	pf := &partFile{part: p, tmp: tmp, path: path, f: f, w: newRowWriter(p.table, f)}
+	pf := &partFile{part: p, tmp: tmp, path: path, f: f}
+	if idle := l.idle[p.table]; len(idle) > 0 {
+		pf.w = idle[len(idle)-1]
+		l.idle[p.table] = idle[:len(idle)-1]
+		pf.w.reset(f)
+	} else {
+		pf.w = newRowWriter(p.table, f)
+	}
 	if p.table == TableChunks {
 		if err := l.loader.noteSchema(TablePostings); err != nil {
 			pf.abort()
