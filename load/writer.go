@@ -19,6 +19,7 @@ const (
 	fileBytes     = 512 << 20 // start a new part file after this many bytes
 	fileRows      = 2_000_000 // … or this many rows
 	batchRows     = 128       // rows handed to parquet-go at a time
+	pageBytes     = 1 << 20   // a column's page is compressed when it holds this much
 )
 
 // rowWriter writes one part file of one partition.
@@ -42,6 +43,7 @@ func newTypedWriter[T any](f *os.File) *typedWriter[T] {
 			parquet.Compression(&pageCodec),
 			parquet.CreatedBy("pos", schema.Version, ""),
 			parquet.KeyValueMetadata("pos.schema", schema.Version),
+			parquet.PageBufferSize(pageBytes),
 		),
 		batch: make([]T, 0, batchRows),
 	}
