@@ -28,15 +28,17 @@ type lane struct {
 	finished      []*partFile
 	finishedBytes int64
 	buf           []byte
-	stats         Stats
-	aborting      atomic.Bool
-	closeOnce     sync.Once
+	// idle holds closed writers per table, for the next part file
+	idle      map[string][]rowWriter
+	stats     Stats
+	aborting  atomic.Bool
+	closeOnce sync.Once
 }
 
 func newLane(l *Loader) *lane {
 	return &lane{
 		loader: l, in: make(chan *schema.Record, 256), done: make(chan struct{}),
-		parts: map[partKey]*partition{}, open: map[partKey]*partFile{},
+		parts: map[partKey]*partition{}, open: map[partKey]*partFile{}, idle: map[string][]rowWriter{},
 		stats: Stats{Rows: map[string]int64{}},
 	}
 }
@@ -238,6 +240,10 @@ func (l *lane) commit(pf *partFile) error {
 	if err := pf.finish(); err != nil {
 		return err
 	}
+	if t := pf.part.table; len(l.idle[t]) < maxIdle {
+		l.idle[t] = append(l.idle[t], pf.w)
+	}
+	pf.w = nil
 	l.finished = append(l.finished, pf)
 	l.finishedBytes += pf.bytes
 	if pf.index != nil {
@@ -248,6 +254,9 @@ func (l *lane) commit(pf *partFile) error {
 	}
 	return nil
 }
+
+// maxIdle bounds the closed writers a lane keeps per table for reuse.
+const maxIdle = 2
 
 // Finished files are published in batches: one sync of the file system for
 // many files instead of one fsync each.

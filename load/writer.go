@@ -19,6 +19,7 @@ const (
 	fileBytes     = 512 << 20 // start a new part file after this many bytes
 	fileRows      = 2_000_000 // … or this many rows
 	batchRows     = 128       // rows handed to parquet-go at a time
+	pageBytes     = 1 << 20   // a column's page is compressed when it holds this much
 )
 
 // rowWriter writes one part file of one partition.
@@ -26,6 +27,9 @@ type rowWriter interface {
 	add(row any, size int) error
 	flushRowGroup() error
 	close() error // finishes the file; the caller renames it
+	// reset makes a closed writer write a new file to f: its buffers are
+	// reused instead of allocated again for each part file.
+	reset(f *os.File)
 }
 
 type typedWriter[T any] struct {
@@ -39,6 +43,7 @@ func newTypedWriter[T any](f *os.File) *typedWriter[T] {
 			parquet.Compression(&pageCodec),
 			parquet.CreatedBy("pos", schema.Version, ""),
 			parquet.KeyValueMetadata("pos.schema", schema.Version),
+			parquet.PageBufferSize(pageBytes),
 		),
 		batch: make([]T, 0, batchRows),
 	}
@@ -67,6 +72,12 @@ func (t *typedWriter[T]) flushRowGroup() error {
 		return err
 	}
 	return t.w.Flush()
+}
+
+func (t *typedWriter[T]) reset(f *os.File) {
+	clear(t.batch)
+	t.batch = t.batch[:0]
+	t.w.Reset(f)
 }
 
 func (t *typedWriter[T]) close() error {
@@ -169,7 +180,14 @@ func (l *lane) openPart(p *partition) (*partFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	pf := &partFile{part: p, tmp: tmp, path: path, f: f, w: newRowWriter(p.table, f)}
+	pf := &partFile{part: p, tmp: tmp, path: path, f: f}
+	if idle := l.idle[p.table]; len(idle) > 0 {
+		pf.w = idle[len(idle)-1]
+		l.idle[p.table] = idle[:len(idle)-1]
+		pf.w.reset(f)
+	} else {
+		pf.w = newRowWriter(p.table, f)
+	}
 	if p.table == TableChunks {
 		if err := l.loader.noteSchema(TablePostings); err != nil {
 			pf.abort()

@@ -9,11 +9,13 @@
 #   BENCH_DIR    generate the home here and keep it; reused if it exists
 #   BENCH_SRC    real sessions to replicate (default ../shared/corpus/claude)
 #   BENCH_REPS   repetitions per measurement (default 3; median, min, max)
+#   BENCH_TOL    stop a row after 2 runs whose times differ by less than this
+#                fraction (default 0.1; 0 always runs BENCH_REPS times)
 #   BENCH_INC    fraction of lines appended for the incremental run (default 0.01)
 #   BENCH_SEED   generator seed (default 1)
 #   BENCH_KEEP=1 keep the temporary directory (binaries, streams, lakes)
 #   BENCH_PLATFORMS  platforms the generator replicates (default claude_code,codex,gemini,aider)
-#   BENCH_QREPS  runs of each query latency (default 10; median and p95)
+#   BENCH_QREPS  runs of each query latency (default 5; median and p95)
 #   BENCH_COPIES copies of the lake in the query lake (default 8: about 1 M messages at 1GB)
 #   BENCH_CCUSAGE=0  skip the ccusage comparison (default: install ccusage 20.0.24 from npm)
 #
@@ -29,7 +31,8 @@ INC_FRACTION=${BENCH_INC:-0.01}
 SEED=${BENCH_SEED:-1}
 SRC=${BENCH_SRC:-../shared/corpus/claude}
 PLATFORMS=${BENCH_PLATFORMS:-claude_code,codex,gemini,aider}
-QREPS=${BENCH_QREPS:-10}
+QREPS=${BENCH_QREPS:-5}
+TOL=${BENCH_TOL:-0.1}
 COPIES=${BENCH_COPIES:-8}
 BENCH_START=$EPOCHREALTIME
 
@@ -136,8 +139,11 @@ ROWS=()
 declare -A PEAK MED PEAKMB
 
 # measure N LABEL BYTES SETUP RUN: time RUN N times, SETUP (untimed) before
-# each; add a row with the median, min and max wall time, MB/s of BYTES at
-# the median, and the peak RSS of each stage over the repetitions.
+# each; add a row with the number of runs, the median, min and max wall
+# time, MB/s of BYTES at the median, and the peak RSS of each stage over the
+# repetitions. When N >= 3 and the first two runs differ by less than TOL
+# (as a fraction of the faster), the row stops after those two: their
+# median is their mean.
 measure() {
 	local n=$1 label=$2 bytes=$3 setup=$4 fn=$5 i t0 t1 f kb times=()
 	PEAK=()
@@ -153,6 +159,10 @@ measure() {
 		fi
 		t1=$EPOCHREALTIME
 		times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')")
+		if ((i == 2 && n >= 3)) && awk -v a="${times[0]}" -v b="${times[1]}" -v tol="$TOL" \
+			'BEGIN {lo = a < b ? a : b; d = a - b; if (d < 0) d = -d; exit !(lo > 0 && d < tol * lo)}'; then
+			n=2
+		fi
 		for f in "$RSS_DIR"/*; do
 			[[ -e $f ]] || continue
 			kb=$(tail -n 1 "$f")
@@ -176,7 +186,7 @@ measure() {
 			med = (NR % 2) ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2
 			p95 = t[int(0.95 * NR + 0.999999)]
 			mbs = (bytes > 0 && med > 0) ? sprintf("%.1f", bytes / 1e6 / med) : "-"
-			printf "%-30s %8.3f %7.3f %7.3f %7.3f %8s  %s", label, med, p95, t[1], t[NR], mbs, rss
+			printf "%-30s %4d %8.3f %7.3f %7.3f %7.3f %8s  %s", label, NR, med, p95, t[1], t[NR], mbs, rss
 		}')
 	MED[$label]=$(printf '%s\n' "${times[@]}" | sort -n | awk '{t[NR] = $1} END {printf "%.3f", (NR % 2) ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2}')
 	ROWS+=("$line")
@@ -293,8 +303,8 @@ measure "$REPS" "incr: +$(awk -v f="$INC_FRACTION" 'BEGIN {print f * 100}')% lin
 
 SCALE_LINE="query lake: load not built yet"
 if [[ -n $HAVE_LOAD && -d $TMP/lake ]]; then
-	log "building the query lake ($COPIES copies) and a copy of the lake with the 1-hour cache column"
-	SCALE_LINE=$("$BIN/pos-bench-scale" --from "$TMP/lake" --to "$TMP/lake1m" --copies "$COPIES" --single "$TMP/lake1")
+	log "building the query lake ($COPIES copies)"
+	SCALE_LINE=$("$BIN/pos-bench-scale" --from "$TMP/lake" --to "$TMP/lake1m" --copies "$COPIES")
 	log "$SCALE_LINE"
 	QLAKE=$TMP/lake1m
 	QRY=("$BIN/pos-query")
@@ -330,7 +340,6 @@ if [[ ${BENCH_CCUSAGE:-1} != 0 && -n $HAVE_LOAD ]]; then
 		run_cc_inc() { CLAUDE_CONFIG_DIR=$INC/.claude rss ccusage "$CCUSAGE" claude daily --json --offline --timezone UTC >/dev/null; }
 		run_cold() { run_xnl && rss stats "${STATS[@]}" --lake "$TMP/lake" >/dev/null 2>&1; }
 		run_warm() { rss stats "${STATS[@]}" --lake "$TMP/lake" >/dev/null 2>&1; }
-		run_warm1h() { rss stats "${STATS[@]}" --lake "$TMP/lake1" >/dev/null; }
 		run_incs() { run_inc && rss stats "${STATS[@]}" --lake "$TMP/inclake" >/dev/null 2>&1; }
 		log "measuring ccusage"
 		measure "$REPS" "ccusage claude daily" "$SRC_BYTES" nothing run_cc
@@ -338,11 +347,8 @@ if [[ ${BENCH_CCUSAGE:-1} != 0 && -n $HAVE_LOAD ]]; then
 		# Once: the extract|normalize|load row above ran the same chain REPS times.
 		measure 1 "pos cold: x|n|l + stats" "$SRC_BYTES" fresh_lake run_cold
 		log "measuring pos warm: stats"
-		# REPS, not QREPS: without the 1-hour column it reads the raw layer.
+		# REPS, like the ccusage row it is set against.
 		measure "$REPS" "pos warm: stats" 0 nothing run_warm
-		if [[ -d $TMP/lake1 ]]; then
-			measure "$QREPS" "pos warm: stats, 1h column" 0 nothing run_warm1h
-		fi
 		log "measuring ccusage and pos after appending lines"
 		measure "$REPS" "ccusage, home +1%" "$SRC_BYTES" nothing run_cc_inc
 		measure "$REPS" "pos incr: +1% sync + stats" "$NEW_BYTES" restore_state run_incs
@@ -362,9 +368,9 @@ generator  $GEN_LINE
 streams    extracted $(mb "$EXTRACTED_BYTES") MB, normalized $(mb "$NORMALIZED_BYTES") MB
 $LAKE_LINE
 incr       $INC_CHAIN; ${APPEND_LINE#gen: }
-timing     $REPS runs (first run: 1), warm page cache; MB/s = source .jsonl MB / median (incr +x%: appended MB); peak RSS per stage by $RSS_HOW
+timing     up to $REPS runs (2 when the first two differ by < $TOL; queries $QREPS; first run: 1), warm page cache; MB/s = source .jsonl MB / median (incr +x%: appended MB); peak RSS per stage by $RSS_HOW
 
-$(printf '%-30s %8s %7s %7s %7s %8s  %s' stage median_s p95_s min_s max_s MB/s peak_rss_MB)
+$(printf '%-30s %4s %8s %7s %7s %7s %8s  %s' stage runs median_s p95_s min_s max_s MB/s peak_rss_MB)
 EOF
 printf '%s\n' "${ROWS[@]}"
 
@@ -373,7 +379,7 @@ if [[ -v MED["ccusage claude daily"] ]]; then
 	cc=${MED["ccusage claude daily"]}
 	cci=${MED["ccusage, home +1%"]:-$cc}
 	printf '\n%s\n%-30s %9s %9s  %s\n' "$CC_LINE" "vs ccusage" median_s peak_MB "ccusage median / pos median (higher: pos faster)"
-	for l in "ccusage claude daily" "pos cold: x|n|l + stats" "pos warm: stats" "pos warm: stats, 1h column" "ccusage, home +1%" "pos incr: +1% sync + stats"; do
+	for l in "ccusage claude daily" "pos cold: x|n|l + stats" "pos warm: stats" "ccusage, home +1%" "pos incr: +1% sync + stats"; do
 		[[ -v MED[$l] ]] || continue
 		base=$cc
 		if [[ $l == *"+1%"* ]]; then base=$cci; fi

@@ -6,27 +6,29 @@
 //
 //	go run ./pipelines/bench/scale --from LAKE --to DIR [--copies 8] [--shift 91]
 //
+// Copy 0 is the source lake's files, hard-linked (copied where links are
+// not possible). Each later copy is written file by file, with pos-load's
+// row types and writer settings, so every file of a table has the schema
+// pos-load writes and the views read them as they read a loaded lake.
 // Copies after the first leave the long text columns empty (see
-// textColumns). The messages get the column cache_creation_1h_tokens (the 1-hour share
-// of cache writes, read once from the source lake's raw layer), so stats
-// price them from the column, as a lake written by a pos-load that has the
-// column would be read. The raw layer is not copied: no query benchmarked
-// reads it.
+// blankTexts). The raw layer is not copied: no query benchmarked reads it.
 package main
 
 import (
-	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/schema"
 )
 
 func main() {
@@ -36,29 +38,11 @@ func main() {
 	}
 }
 
-// textColumns are left empty in the copies after the first: they hold
-// the long texts (prose, thinking, tool calls and outputs), which only the
-// latest rows' lookups show (recent, timeline, sessions show copy 0, the
-// most recent) and no benchmarked query scans. Writing them 8 times would
-// make the copy slower than the benchmark.
-var textColumns = map[string]bool{
-	"text": true, "thinking": true, "tools": true, "prompt": true, "response": true, "meta": true, "extra": true,
-	"files": true, "raw": true,
-}
-
-// idColumns are rewritten per copy; every other column is kept, times
-// shifted.
-var idColumns = map[string]bool{
-	"id": true, "session_id": true, "parent_id": true, "prompt_id": true, "last_id": true,
-	"exchange_id": true, "message_id": true, "plan_id": true,
-}
-
 func run() error {
 	from := flag.String("from", "", "lake to copy")
 	to := flag.String("to", "", "directory of the new lake (must not exist)")
 	copies := flag.Int("copies", 8, "copies of each table")
 	shift := flag.Int("shift", 91, "days between copies")
-	single := flag.String("single", "", "also write one copy (every column, with cache_creation_1h_tokens) into this directory")
 	flag.Parse()
 	if *from == "" || *to == "" || *copies < 1 {
 		return errors.New("usage: scale --from LAKE --to DIR [--copies 8] [--shift 91]")
@@ -67,111 +51,197 @@ func run() error {
 		return fmt.Errorf("%s exists", *to)
 	}
 	start := time.Now()
-	ctx := context.Background()
-	db, err := load.OpenDB("")
+	counts, err := build(scaler{from: *from, to: *to, copies: *copies, shift: *shift})
 	if err != nil {
 		return err
-	}
-	defer db.Close()
-	if _, err := db.Exec("SET preserve_insertion_order = false"); err != nil {
-		return err
-	}
-	src := func(table string) string {
-		return fmt.Sprintf("read_parquet('%s', hive_partitioning = true, union_by_name = true, hive_types = {'platform': VARCHAR, 'date': DATE})",
-			filepath.Join(load.TableDir(*from, table), "**", "*.parquet"))
-	}
-	// The 1-hour share of each message's cache writes, from its last line.
-	if _, err := db.ExecContext(ctx, `CREATE TEMP TABLE split AS
-		SELECT source_path, native_id, j[1] AS request_id, arg_max(TRY_CAST(j[2] AS BIGINT), source_offset) AS cc1h
-		FROM (SELECT source_path, native_id, source_offset,
-			json_extract_string(raw, ['$.requestId', '$.message.usage.cache_creation.ephemeral_1h_input_tokens']) AS j
-			FROM `+src(load.TableRaw)+` WHERE platform = 'claude_code' AND native_type = 'assistant')
-		GROUP BY ALL`); err != nil {
-		return fmt.Errorf("reading the raw layer: %w", err)
-	}
-	counts := map[string]int64{}
-	for _, table := range []string{load.TableMessages, load.TableExchanges, load.TableSessions, load.TableDocuments} {
-		cols, err := columns(db, "SELECT * FROM "+src(table))
-		if err != nil {
-			return err
-		}
-		base := "SELECT * FROM " + src(table)
-		if table == load.TableMessages {
-			base = `SELECT m.*, CAST(least(coalesce(s.cc1h, 0), m.cache_creation_tokens) AS BIGINT) AS cache_creation_1h_tokens
-				FROM ` + src(table) + ` m LEFT JOIN split s ON m.platform = 'claude_code' AND s.source_path = m.source_path
-				AND s.native_id = m.native_id AND s.request_id IS NOT DISTINCT FROM m.request_id`
-			cols = append(cols, column{"cache_creation_1h_tokens", "BIGINT"})
-		}
-		// The source once in memory, then every copy in one COPY: one
-		// file per partition, as one pos-load run writes them.
-		tmp := "src_" + table
-		if _, err := db.ExecContext(ctx, "CREATE TEMP TABLE "+tmp+" AS "+base); err != nil {
-			return fmt.Errorf("%s: %w", table, err)
-		}
-		outs := []struct {
-			lake   string
-			copies int
-		}{{*to, *copies}}
-		if *single != "" {
-			outs = append(outs, struct {
-				lake   string
-				copies int
-			}{*single, 1})
-		}
-		for _, o := range outs {
-			dir := load.TableDir(o.lake, table)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			var parts []string
-			for k := range o.copies {
-				var sel []string
-				for _, c := range cols {
-					q := `"` + c.name + `"`
-					switch {
-					case k == 0:
-						sel = append(sel, q)
-					case textColumns[c.name]:
-						sel = append(sel, fmt.Sprintf("CAST(NULL AS %s) AS %s", c.typ, q))
-					case idColumns[c.name] && c.typ == "VARCHAR":
-						sel = append(sel, fmt.Sprintf("%s || '~%d' AS %s", q, k, q))
-					case c.name == "date":
-						sel = append(sel, fmt.Sprintf("CAST(%s - INTERVAL %d DAY AS DATE) AS %s", q, k**shift, q))
-					case strings.HasPrefix(c.typ, "TIMESTAMP"):
-						sel = append(sel, fmt.Sprintf("%s - INTERVAL %d DAY AS %s", q, k**shift, q))
-					default:
-						sel = append(sel, q)
-					}
-				}
-				parts = append(parts, "SELECT "+strings.Join(sel, ", ")+" FROM "+tmp)
-			}
-			q := fmt.Sprintf(`COPY (%s) TO '%s' (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (platform, date),
-				OVERWRITE_OR_IGNORE, FILENAME_PATTERN 'part-scale-{uuid}', ROW_GROUP_SIZE 100000)`, strings.Join(parts, "\nUNION ALL\n"), dir)
-			if _, err := db.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("%s: %w", table, err)
-			}
-		}
-		dir := load.TableDir(*to, table)
-		if _, err := db.ExecContext(ctx, "DROP TABLE "+tmp); err != nil {
-			return err
-		}
-		var n int64
-		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM read_parquet('"+filepath.Join(dir, "**", "*.parquet")+"')").Scan(&n); err != nil {
-			return err
-		}
-		counts[table] = n
-	}
-	for _, lake := range []string{*to, *single} {
-		if lake != "" {
-			if err := finish(lake, counts); err != nil {
-				return err
-			}
-		}
 	}
 	fmt.Printf("scale: %d copies of %s into %s: messages %d, exchanges %d, sessions %d, documents %d; %.1fs\n",
 		*copies, *from, *to, counts[load.TableMessages], counts[load.TableExchanges], counts[load.TableSessions],
 		counts[load.TableDocuments], time.Since(start).Seconds())
 	return nil
+}
+
+// build writes the scaled lake and returns its rows per table.
+func build(s scaler) (map[string]int64, error) {
+	counts := map[string]int64{}
+	var err error
+	if counts[load.TableMessages], err = copyTable(s, load.TableMessages, func(r *load.MessageRow, k int) {
+		r.ID, r.SessionID, r.ParentID = s.id(r.ID, k), s.id(r.SessionID, k), s.id(r.ParentID, k)
+		r.TS, r.IngestedAt = s.at(r.TS, k), s.at(r.IngestedAt, k)
+		r.Text, r.Thinking, r.Tools, r.Meta, r.Extra, r.Files = "", "", nil, "", "", nil
+	}); err != nil {
+		return nil, err
+	}
+	if counts[load.TableExchanges], err = copyTable(s, load.TableExchanges, func(r *load.ExchangeRow, k int) {
+		r.ID, r.SessionID = s.id(r.ID, k), s.id(r.SessionID, k)
+		r.PromptID, r.LastID = s.id(r.PromptID, k), s.id(r.LastID, k)
+		r.TS, r.TSEnd, r.IngestedAt = s.at(r.TS, k), s.at(r.TSEnd, k), s.at(r.IngestedAt, k)
+		r.Prompt, r.Response, r.Text, r.Extra, r.Files = "", "", "", "", nil
+	}); err != nil {
+		return nil, err
+	}
+	if counts[load.TableSessions], err = copyTable(s, load.TableSessions, func(r *load.SessionRow, k int) {
+		r.ID, r.SessionID, r.PlanID = s.id(r.ID, k), s.id(r.SessionID, k), s.id(r.PlanID, k)
+		r.TS, r.FirstTS, r.LastTS, r.IngestedAt = s.at(r.TS, k), s.at(r.FirstTS, k), s.at(r.LastTS, k), s.at(r.IngestedAt, k)
+		r.Meta, r.Extra = "", ""
+	}); err != nil {
+		return nil, err
+	}
+	if counts[load.TableDocuments], err = copyTable(s, load.TableDocuments, func(r *load.DocumentRow, k int) {
+		r.ID, r.SessionID = s.id(r.ID, k), s.id(r.SessionID, k)
+		r.TS, r.IngestedAt = s.at(r.TS, k), s.at(r.IngestedAt, k)
+		r.Text, r.Extra = "", ""
+	}); err != nil {
+		return nil, err
+	}
+	return counts, finish(s.to, counts)
+}
+
+type scaler struct {
+	from, to      string
+	copies, shift int
+}
+
+// id is copy k's id for a copy-0 id (empty stays empty).
+func (s scaler) id(v string, k int) string {
+	if v == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s~%d", v, k)
+}
+
+// at moves a time back k×shift days (a zero time stays zero).
+func (s scaler) at(t time.Time, k int) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.AddDate(0, 0, -k*s.shift)
+}
+
+// copyTable links the table's files into the new lake as copy 0 and writes
+// copies 1 to copies-1 of each, rewritten by mod, into the partition of its
+// shifted date. It returns the rows in the new lake.
+func copyTable[T any](s scaler, table string, mod func(*T, int)) (int64, error) {
+	root := load.TableDir(s.from, table)
+	files, err := filepath.Glob(filepath.Join(root, "platform=*", "date=*", "*.parquet"))
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, path := range files {
+		rel, _ := filepath.Rel(root, path)
+		parts := strings.Split(rel, string(filepath.Separator)) // platform=P, date=D, file
+		day, err := time.Parse("2006-01-02", strings.TrimPrefix(parts[1], "date="))
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+		dst := filepath.Join(load.TableDir(s.to, table), rel)
+		if err := link(path, dst); err != nil {
+			return 0, err
+		}
+		rows, err := readRows[T](path)
+		if err != nil {
+			return 0, err
+		}
+		total += int64(len(rows)) * int64(s.copies)
+		for k := 1; k < s.copies; k++ {
+			out := make([]T, len(rows))
+			copy(out, rows)
+			for i := range out {
+				mod(&out[i], k)
+			}
+			dir := filepath.Join(load.TableDir(s.to, table), parts[0], "date="+day.AddDate(0, 0, -k*s.shift).Format("2006-01-02"))
+			name := fmt.Sprintf("part-scale%d-%s", k, parts[2])
+			if err := writeRows(filepath.Join(dir, name), out); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return total, nil
+}
+
+func readRows[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r := parquet.NewGenericReader[T](pf)
+	defer r.Close()
+	rows := make([]T, pf.NumRows())
+	n, err := r.Read(rows)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(n) != pf.NumRows() {
+		return nil, fmt.Errorf("%s: read %d of %d rows", path, n, pf.NumRows())
+	}
+	return rows, nil
+}
+
+// writeRows writes rows as pos-load writes a part file: zstd pages, its
+// metadata, a temporary name renamed when complete.
+func writeRows[T any](path string, rows []T) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path + ".tmp")
+	if err != nil {
+		return err
+	}
+	w := parquet.NewGenericWriter[T](f,
+		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
+		parquet.CreatedBy("pos", schema.Version, ""),
+		parquet.KeyValueMetadata("pos.schema", schema.Version),
+		parquet.MaxRowsPerRowGroup(50_000),
+	)
+	_, err = w.Write(rows)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(path+".tmp", path)
+	}
+	if err != nil {
+		os.Remove(path + ".tmp")
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// link hard-links src to dst, or copies it where links fail.
+func link(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if os.Link(src, dst) == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // finish writes the lake's state as pos-load would for tables holding one
@@ -197,28 +267,4 @@ func finish(lake string, counts map[string]int64) error {
 	}
 	b, _ := json.Marshal(fps)
 	return os.WriteFile(filepath.Join(lake, "_state", "schemas.json"), b, 0o644)
-}
-
-type column struct{ name, typ string }
-
-func columns(db *sql.DB, q string) ([]column, error) {
-	rows, err := db.Query("DESCRIBE " + q)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	names, _ := rows.Columns()
-	var out []column
-	for rows.Next() {
-		vals := make([]any, len(names))
-		ptrs := make([]any, len(names))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		out = append(out, column{fmt.Sprint(vals[0]), fmt.Sprint(vals[1])})
-	}
-	return out, rows.Err()
 }

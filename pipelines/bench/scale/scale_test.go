@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/schema"
+)
+
+func TestScaleCopiesWithFreshIDsAndShiftedTimes(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()+"/big"
+	day := time.Date(2025, 6, 2, 10, 0, 0, 0, time.UTC)
+	var recs []*schema.Record
+	for i, text := range []string{"first", "second", "third"} {
+		r := schema.New(schema.KindMessage)
+		r.ID, r.Platform, r.SessionID = "m"+text, schema.PlatformClaudeCode, "s1"
+		r.TS = day.Add(time.Duration(i) * 20 * time.Hour) // two dates
+		r.Role, r.ContentType, r.Text, r.Model = schema.RoleAssistant, schema.ContentText, text, "claude-x"
+		r.Tools = []schema.Tool{{Name: "Read", CallID: "c" + text, Input: []byte(`{"p":1}`)}}
+		r.Usage = &schema.Usage{Input: 1, Output: 2, CacheCreation: 10, CacheCreation1h: 4}
+		recs = append(recs, r)
+	}
+	ex := schema.New(schema.KindExchange)
+	ex.ID, ex.Platform, ex.SessionID, ex.TS = "e1", schema.PlatformClaudeCode, "s1", day
+	ex.Exchange = &schema.Exchange{Number: 1, Prompt: "do it", PromptID: "mfirst", TSEnd: day.Add(time.Hour)}
+	ses := schema.New(schema.KindSession)
+	ses.ID, ses.Platform, ses.SessionID, ses.TS = "S1", schema.PlatformClaudeCode, "s1", day
+	ses.Session = &schema.Session{FirstTS: day, MessageCount: 3}
+	doc := schema.New(schema.KindDocument)
+	doc.ID, doc.Platform, doc.SessionID, doc.TS, doc.Text = "d1", schema.PlatformClaudeCode, "s1", day, "a plan"
+	recs = append(recs, ex, ses, doc)
+	var buf bytes.Buffer
+	enc := schema.NewEncoder(&buf)
+	for _, r := range recs {
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc.Flush()
+	if _, err := load.Load(context.Background(), &buf, load.Options{Lake: src, NoCatalog: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	counts, err := build(scaler{from: src, to: dst, copies: 3, shift: 91})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{load.TableMessages: 9, load.TableExchanges: 3, load.TableSessions: 3, load.TableDocuments: 3}
+	for table, n := range want {
+		if counts[table] != n {
+			t.Errorf("%s: %d rows, want %d", table, counts[table], n)
+		}
+	}
+
+	db, err := load.OpenDB("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := load.DefineViews(context.Background(), db, dst); err != nil {
+		t.Fatal(err)
+	}
+	one := func(q string) string {
+		t.Helper()
+		var s sql.NullString
+		if err := db.QueryRow(q).Scan(&s); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return s.String
+	}
+	for q, want := range map[string]string{
+		`SELECT count(DISTINCT id) FROM messages`:                                      "9",
+		`SELECT count(*) FROM messages WHERE id = 'msecond~2' AND session_id = 's1~2'`: "1",
+		`SELECT strftime(ts, '%Y-%m-%d') FROM messages WHERE id = 'mfirst~1'`:          "2025-03-03",
+		`SELECT count(*) FROM messages WHERE text IS NOT NULL`:                         "3",
+		`SELECT sum(tool_count)::VARCHAR FROM messages`:                                "9",
+		`SELECT sum(cache_creation_1h_tokens)::VARCHAR FROM messages`:                  "36",
+		`SELECT prompt_id FROM exchanges WHERE id = 'e1~2'`:                            "mfirst~2",
+		`SELECT strftime(ts_end, '%H') FROM exchanges WHERE id = 'e1~1'`:               "11",
+		`SELECT count(*) FROM sessions`:                                                "3",
+		`SELECT count(*) FROM documents WHERE text = 'a plan'`:                         "1",
+	} {
+		if got := one(q); got != want {
+			t.Errorf("%s = %q, want %q", q, got, want)
+		}
+	}
+}
