@@ -7,7 +7,7 @@
 # Environment:
 #   BENCH_SIZE   size of the synthetic home (default 500MB; 100MB, 1GB, 5GB...)
 #   BENCH_DIR    generate the home here and keep it; reused if it exists
-#   BENCH_SRC    real sessions to replicate (default ../shared/corpus/claude)
+#   BENCH_SRC    real sessions to replicate (default $POS_CORPUS/claude, else ../shared/corpus/claude)
 #   BENCH_REPS   repetitions per measurement (default 3; median, min, max)
 #   BENCH_TOL    stop a row after 2 runs whose times differ by less than this
 #                fraction (default 0.1; 0 always runs BENCH_REPS times)
@@ -29,6 +29,7 @@ SIZE=${BENCH_SIZE:-500MB}
 REPS=${BENCH_REPS:-3}
 INC_FRACTION=${BENCH_INC:-0.01}
 SEED=${BENCH_SEED:-1}
+if [[ -z ${BENCH_SRC:-} && -n ${POS_CORPUS:-} ]]; then BENCH_SRC=$POS_CORPUS/claude; fi
 SRC=${BENCH_SRC:-../shared/corpus/claude}
 PLATFORMS=${BENCH_PLATFORMS:-claude_code,codex,gemini,aider}
 QREPS=${BENCH_QREPS:-5}
