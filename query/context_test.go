@@ -2,7 +2,9 @@ package query_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,5 +129,56 @@ func TestContextBudgetsCorpus(t *testing.T) {
 				checkPack(t, p)
 			}
 		}
+	}
+	corpusGolden(t, db, refs)
+}
+
+// corpusGolden compares each mode's pack of two corpus sessions (one with
+// fourteen subagent reports, one with a compaction) at a 6,000-token
+// budget with a golden file. The corpus may not be copied into the
+// project, so the golden holds each item's kind, priority, tokens, time
+// and a hash of its text, not the text.
+func corpusGolden(t *testing.T, db *query.DB, refs []query.SessionRef) {
+	t.Helper()
+	var set []query.SessionRef
+	for _, want := range []string{"42f9655b-5d81-497b-989e-e4dee62b1b95", "ae4a77f8-aedd-4bc1-888f-c94edc91af04"} {
+		for _, r := range refs {
+			if r.SessionID == want {
+				set = append(set, r)
+			}
+		}
+	}
+	if len(set) != 2 {
+		t.Fatalf("corpus sessions 42f9655b and ae4a77f8 not both in the lake (%d found)", len(set))
+	}
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	for _, mode := range query.ContextModes {
+		p, err := db.Context(context.Background(), query.ContextOptions{Sessions: set, Mode: mode, MaxTokens: 6000, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "mode %s budget %d used %d remaining %d warnings %d\n", p.Mode, p.Budget, p.Used, p.Remaining, len(p.Warnings))
+		for _, s := range p.Sessions {
+			fmt.Fprintf(&b, "  session %.8s age %dd used %d dropped %d\n", s.SessionID, s.AgeDays, s.Used, s.Dropped)
+			for _, it := range s.Items {
+				if !it.Included {
+					continue
+				}
+				fmt.Fprintf(&b, "    %-18s p%d %5d tokens  %s  %x essential=%v\n", it.Kind, it.Priority, it.Tokens,
+					it.TS.UTC().Format(time.RFC3339), sha256.Sum256([]byte(it.Title+"\x00"+it.Text)), it.Essential)
+			}
+		}
+	}
+	golden := filepath.Join("testdata", "context", "corpus.golden")
+	if *updateGolden {
+		os.WriteFile(golden, []byte(b.String()), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if b.String() != string(want) {
+		t.Fatalf("corpus packs differ from %s (go test -update rewrites it):\n%s", golden, b.String())
 	}
 }
