@@ -159,6 +159,12 @@ func TestSearchMinSimilarity(t *testing.T) {
 	if len(res.Hits) == 0 || res.MinSimilarity != 0 {
 		t.Errorf("no minimum: %d hits, minimum %v", len(res.Hits), res.MinSimilarity)
 	}
+	// Without a minimum, hybrid fuses by reciprocal rank: first in both
+	// lists scores 1.
+	res = search(t, db, query.SearchOptions{Query: "retry with exponential backoff", Mode: query.SearchHybrid, MinSimilarity: -1})
+	if h := res.Hits[0]; h.VectorRank != 1 || h.LexicalRank != 1 || h.Score != 1 {
+		t.Errorf("hybrid without a minimum: first in both lists should score 1: %+v", h)
+	}
 	res = search(t, db, query.SearchOptions{Query: "retry with exponential backoff", Mode: query.SearchHybrid, K: 20})
 	var vec int
 	for _, h := range res.Hits {

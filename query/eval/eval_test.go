@@ -47,7 +47,7 @@ func TestEval(t *testing.T) {
 	if err := BuildLake(ctx, corpus, lake); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Evaluate(ctx, lake, set, 10)
+	rep, err := Evaluate(ctx, lake, set, 10, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
