@@ -45,8 +45,9 @@ const DefaultDim = 384
 //   - No word pairs. A pair seldom recurs in a short query, but a chunk
 //     has about as many pairs as words: a fifth of its norm and as many
 //     colliding features, which diluted the words the query does share
-//     (query/eval, the mean of six hash seeds: vector MRR 0.850 with
-//     pairs, 0.873 without).
+//     (query/eval's queries, vector MRR averaged over six seeds of the
+//     feature hash, measured once with a seeded copy of this code: 0.850
+//     with pairs, 0.873 without).
 //   - Each feature spread over hashProbes dimensions, each with 1/√probes
 //     of its weight. A shared feature adds as much to the inner product as
 //     before, a chance collision of two unrelated features only 1/probes
