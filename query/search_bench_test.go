@@ -22,7 +22,7 @@ import (
 // BenchmarkSearch1M measures pos-query search on a synthetic lake of one
 // million 384-dimensional chunks: a year of three platforms' sessions, hash
 // vectors of generated text, postings for every chunk. The lake is built
-// once (a few minutes) in $POS_BENCH_LAKE or <tmp>/pos-bench-search-1m-v4
+// once (a few minutes) in $POS_BENCH_LAKE or <tmp>/pos-bench-search-1m-v5 (v5: pos-hash-v2 vectors)
 // and reused by later runs. Each sub-benchmark reports the median and 95th
 // percentile latency of a set of queries:
 //
@@ -95,7 +95,7 @@ func reportLatency(b *testing.B, times []time.Duration) {
 const (
 	benchChunks   = 1_000_000
 	benchDays     = 365
-	benchLakeName = "pos-bench-search-1m-v4"
+	benchLakeName = "pos-bench-search-1m-v5"
 )
 
 var benchEnd = time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)

@@ -116,8 +116,16 @@ func TestSearchModes(t *testing.T) {
 		}
 		switch mode {
 		case query.SearchHybrid:
-			if h.VectorRank != 1 || h.LexicalRank != 1 || h.Score != 1 {
-				t.Errorf("hybrid: first in both lists should score 1: %+v", h)
+			// Half of the lexical side's best (1 for the best BM25), half
+			// the vector side's similarity scaled from the minimum to 1.
+			want := 0.5 + 0.5*(h.VectorScore-res.MinSimilarity)/(1-res.MinSimilarity)
+			if h.VectorRank != 1 || h.LexicalRank != 1 || math.Abs(h.Score-want) > 1e-9 || res.MinSimilarity <= 0 {
+				t.Errorf("hybrid: first in both lists should score %.4f (minimum %.3f): %+v", want, res.MinSimilarity, h)
+			}
+			for i, x := range res.Hits {
+				if x.Score < 0 || x.Score > 1 || i > 0 && x.Score > res.Hits[i-1].Score {
+					t.Errorf("hybrid: hit %d scores %.4f after %.4f", i+1, x.Score, res.Hits[max(i-1, 0)].Score)
+				}
 			}
 		case query.SearchLexical:
 			if h.VectorRank != 0 || h.LexicalScore <= 0 {
@@ -128,6 +136,47 @@ func TestSearchModes(t *testing.T) {
 				t.Errorf("vector: %+v", h)
 			}
 		}
+	}
+}
+
+// The vector side answers only with chunks above the model's minimum
+// similarity: a nonsense query finds nothing, in any mode, unless the
+// minimum is turned off.
+func TestSearchMinSimilarity(t *testing.T) {
+	db := openSearch(t)
+	const nonsense = "xqzvw blorft snarflequux"
+	minSim := embed.MinSimilarity(embed.HashModel, embed.DefaultDim)
+	for _, mode := range query.SearchModes {
+		res := search(t, db, query.SearchOptions{Query: nonsense, Mode: mode})
+		if len(res.Hits) != 0 {
+			t.Errorf("%s: %d hits for nonsense, the first %+v", mode, len(res.Hits), res.Hits[0])
+		}
+		if mode != query.SearchLexical && res.MinSimilarity != minSim {
+			t.Errorf("%s: minimum %v, want %v", mode, res.MinSimilarity, minSim)
+		}
+	}
+	res := search(t, db, query.SearchOptions{Query: nonsense, Mode: query.SearchVector, MinSimilarity: -1})
+	if len(res.Hits) == 0 || res.MinSimilarity != 0 {
+		t.Errorf("no minimum: %d hits, minimum %v", len(res.Hits), res.MinSimilarity)
+	}
+	// Without a minimum, hybrid fuses by reciprocal rank: first in both
+	// lists scores 1.
+	res = search(t, db, query.SearchOptions{Query: "retry with exponential backoff", Mode: query.SearchHybrid, MinSimilarity: -1})
+	if h := res.Hits[0]; h.VectorRank != 1 || h.LexicalRank != 1 || h.Score != 1 {
+		t.Errorf("hybrid without a minimum: first in both lists should score 1: %+v", h)
+	}
+	res = search(t, db, query.SearchOptions{Query: "retry with exponential backoff", Mode: query.SearchHybrid, K: 20})
+	var vec int
+	for _, h := range res.Hits {
+		if h.VectorRank > 0 {
+			vec++
+			if h.VectorScore < minSim-0.01 { // quantized: within about 1%
+				t.Errorf("vector score %.3f below the minimum %.3f: %+v", h.VectorScore, minSim, h)
+			}
+		}
+	}
+	if vec == 0 {
+		t.Error("no vector match for a query the fixture answers")
 	}
 }
 
@@ -306,5 +355,12 @@ func TestSearchWithoutSidecars(t *testing.T) {
 		if got[i].ChunkID != want[i].ChunkID || math.Abs(got[i].VectorScore-want[i].VectorScore) > 0.02 {
 			t.Errorf("hit %d: %s %.4f, want %s %.4f", i, got[i].ChunkID, got[i].VectorScore, want[i].ChunkID, want[i].VectorScore)
 		}
+	}
+	// DuckDB keeps to the minimum similarity too.
+	if res := search(t, db, query.SearchOptions{Query: "xqzvw blorft snarflequux", Mode: query.SearchVector}); len(res.Hits) != 0 {
+		t.Errorf("nonsense without sidecars: %d hits", len(res.Hits))
+	}
+	if res := search(t, db, query.SearchOptions{Query: "xqzvw blorft snarflequux", Mode: query.SearchVector, MinSimilarity: -1}); len(res.Hits) == 0 {
+		t.Error("no minimum, without sidecars: no hits")
 	}
 }

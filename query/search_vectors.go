@@ -13,10 +13,11 @@ import (
 // the query: the query's exact vector times each row's quantized one
 // (scale × codes), within about 1% of the exact inner product. Rows outside
 // the window, of another model, or not in keep (when the search has
-// filters DuckDB answers) are passed over. It returns the best depth, and
+// filters DuckDB answers) are passed over, and so are scores below minSim.
+// It returns the best depth, and
 // the files that have no sidecar, for DuckDB to score.
 func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []float32, opt SearchOptions,
-	keep map[int64]bool, depth int) ([]scored, []string, error) {
+	keep map[int64]bool, depth int, minSim float64) ([]scored, []string, error) {
 	since, until := msWindow(opt)
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(files)/4))
 	jobs := make(chan string)
@@ -65,6 +66,9 @@ func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []
 						continue
 					}
 					s := float64(v.Scale[i] * dotCodes(q, v.Codes[i*v.Dim:(i+1)*v.Dim]))
+					if s < minSim {
+						continue
+					}
 					r.top.offer(scored{key: v.Keys[i], file: f, score: s}, depth)
 				}
 			}

@@ -34,8 +34,10 @@ unchanged.
 
 Providers:
   hash    (default) local and deterministic, no model files, no network:
-          feature-hashed words, word pairs and character 4-grams, sublinear
-          term frequency, L2-normalised (model ` + embed.HashModel + `)
+          feature-hashed words and character 4-grams, each spread over
+          8 signed dimensions, sublinear term frequency, L2-normalised
+          (model ` + embed.HashModel + `; --model ` + embed.HashModelV1 + ` for the first
+          feature set, which also hashed word pairs)
   openai  any OpenAI-compatible endpoint by --base-url: OpenAI, Ollama
           (http://localhost:11434/v1), vLLM, llama.cpp server, LM Studio;
           batched requests, --workers in flight, retries with backoff on

@@ -18,9 +18,11 @@ func searchCmd() *cli.Command {
 		Name:      "search",
 		Usage:     "find the exchanges, reports, summaries and plans that match a query",
 		UsageText: `pos-query search "TEXT" [--mode hybrid|vector|lexical] [-k 10] [--group-by session] [OPTIONS]`,
-		Description: `Searches the chunks pos-embed added to the lake. hybrid (the default) fuses
-two rankings by reciprocal rank: vector similarity (the query embedded with
-the lake's model) and BM25 over the lake's lexical index. A prompt's chunks
+		Description: `Searches the chunks pos-embed added to the lake. hybrid (the default)
+averages two scores, each scaled to 0-1: vector similarity (the query
+embedded with the lake's model; below the model's minimum similarity, 0.255
+for pos-hash-v2, a chunk is no vector match) and BM25 over the lake's
+lexical index (scaled by the query's best). A prompt's chunks
 count as the exchange it opens, and each result is a different exchange,
 report, compaction summary, label or plan, with its score, time, session
 title and a snippet with the query's words in **bold**.

@@ -55,9 +55,9 @@ func TestSearchCLI(t *testing.T) {
 		stderr string // regexp
 	}{
 		{name: "table", args: []string{"search", "retry with exponential backoff", "--lake", elake, "-f", "table", "--width", "160", "-k", "2"},
-			stdout: `^SCORE +WHEN +TYPE +SESSION +TITLE +SNIPPET\n +1 +[0-9a-z ]+ ago +(exchange|user_prompt) +` + a + ` +Add a retry to the fetcher +.*\*\*exponential\*\*.*\n.*\n$`},
+			stdout: `^SCORE +WHEN +TYPE +SESSION +TITLE +SNIPPET\n +0\.[5-9][0-9] +[0-9a-z ]+ ago +(exchange|user_prompt) +` + a + ` +Add a retry to the fetcher +.*\*\*exponential\*\*.*\n(.*\n)?$`}, // a second row only if it matches: noise is below the minimum similarity
 		{name: "unquoted words", args: []string{"search", "--lake", elake, "-f", "csv", "-k", "1", "exponential", "backoff"},
-			stdout: `^rank,score,ts,content_type,platform,session_id,title,project,snippet,exchange_id,.*\n1,1,2026-03-01T10:00:00Z,[a-z_]+,claude_code,` + a},
+			stdout: `^rank,score,ts,content_type,platform,session_id,title,project,snippet,exchange_id,.*\n1,0\.[5-9][0-9]*,2026-03-01T10:00:00Z,[a-z_]+,claude_code,` + a},
 		{name: "lexical ndjson", args: []string{"search", "fetcher", "--lake", elake, "--mode", "lexical", "--project", "alpha"},
 			stdout: `^\{"rank":1,"score":[0-9.]+,"ts":"[^"]+","content_type":"[a-z_]+","platform":"claude_code","session_id":"1111`},
 		{name: "group by session", args: []string{"search", "fetcher retry tests", "--lake", elake, "--group-by", "session", "-f", "table", "--width", "160"},

@@ -14,11 +14,12 @@ import (
 
 // TestEval runs the retrieval evaluation on the real corpus and holds the
 // search to what it measured: hybrid finds at least 80% of the relevant
-// exchanges in its first 10 results and as many as either mode alone; on
-// the Claude Code queries it beats both on recall and MRR; over every
-// platform its MRR is within 0.01 of the best (the hash vectors are weak on
-// the Cursor sessions, Russian prose around code, and pull hybrid just
-// below lexical there).
+// exchanges in its first 10 results, as many as either mode alone, and has
+// the best MRR of the three; on the Claude Code queries it beats both on
+// MRR; and on no platform's queries does either mode alone do better than
+// hybrid on recall or MRR (with pos-hash-v2 and the score fusion; the
+// hash vectors alone are weak on the Cursor sessions, Russian prose around
+// code, and below their minimum similarity on many long chunks).
 func TestEval(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the evaluation builds a lake from the corpus")
@@ -46,7 +47,7 @@ func TestEval(t *testing.T) {
 	if err := BuildLake(ctx, corpus, lake); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Evaluate(ctx, lake, set, 10)
+	rep, err := Evaluate(ctx, lake, set, 10, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +58,25 @@ func TestEval(t *testing.T) {
 	if h.RecallAtK < 0.8 {
 		t.Errorf("hybrid recall@10 %.3f < 0.8", h.RecallAtK)
 	}
-	if h.RecallAtK < l.RecallAtK || h.RecallAtK < v.RecallAtK || h.MRR < max(l.MRR, v.MRR)-0.01 {
-		t.Errorf("hybrid fell behind:\n%s", out.String())
+	if h.RecallAtK < l.RecallAtK || h.RecallAtK < v.RecallAtK || h.MRR <= max(l.MRR, v.MRR) {
+		t.Errorf("hybrid is not the best of the three:\n%s", out.String())
+	}
+	platforms := map[string]bool{}
+	for _, q := range set.Queries {
+		platforms[rep.Platform[q.Relevant[0]]] = true
+	}
+	const eps = 1e-9
+	for p := range platforms {
+		byMode := map[string]Score{}
+		for _, s := range rep.scores(p) {
+			byMode[s.Mode] = s
+		}
+		ph := byMode[query.SearchHybrid]
+		for _, m := range []string{query.SearchLexical, query.SearchVector} {
+			if o := byMode[m]; o.RecallAtK > ph.RecallAtK+eps || o.MRR > ph.MRR+eps {
+				t.Errorf("%s: %s (recall %.3f, MRR %.3f) beats hybrid (%.3f, %.3f)", p, m, o.RecallAtK, o.MRR, ph.RecallAtK, ph.MRR)
+			}
+		}
 	}
 	byMode := map[string]Score{}
 	for _, s := range rep.scores(schema.PlatformClaudeCode) {

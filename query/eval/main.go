@@ -4,7 +4,7 @@
 // load), runs every query of the set in the lexical, vector and hybrid
 // modes, and prints recall@10 and MRR per mode.
 //
-//	go run ./query/eval [-corpus DIR] [-queries FILE] [-lake DIR] [-v]
+//	go run ./query/eval [-corpus DIR] [-queries FILE] [-lake DIR] [-min-similarity X] [-v]
 package main
 
 import (
@@ -39,14 +39,15 @@ func main() {
 	lake := flag.String("lake", "", "search this lake instead of building one from the corpus")
 	k := flag.Int("k", 10, "results per query")
 	verbose := flag.Bool("v", false, "print each query's ranks")
+	minSim := flag.Float64("min-similarity", 0, "the vector side's minimum similarity (0: the model's; negative: none)")
 	flag.Parse()
-	if err := run(context.Background(), os.Stdout, *corpus, *queries, *lake, *k, *verbose); err != nil {
+	if err := run(context.Background(), os.Stdout, *corpus, *queries, *lake, *k, *minSim, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, w io.Writer, corpus, queriesFile, lake string, k int, verbose bool) error {
+func run(ctx context.Context, w io.Writer, corpus, queriesFile, lake string, k int, minSim float64, verbose bool) error {
 	set, err := ReadSet(queriesFile)
 	if err != nil {
 		return err
@@ -64,7 +65,7 @@ func run(ctx context.Context, w io.Writer, corpus, queriesFile, lake string, k i
 		}
 		fmt.Fprintf(w, "lake built from %s in %v\n", corpus, time.Since(start).Round(time.Millisecond))
 	}
-	rep, err := Evaluate(ctx, lake, set, k)
+	rep, err := Evaluate(ctx, lake, set, k, minSim)
 	if err != nil {
 		return err
 	}
@@ -115,9 +116,14 @@ type Score struct {
 
 // Report holds the figures of an evaluation.
 type Report struct {
-	K       int
-	Queries []Query
-	Scores  []Score
+	K int
+	// Model is the lake's embedding model, MinSimilarity the vector
+	// side's minimum similarity.
+	Model         string
+	Dim           int
+	MinSimilarity float64
+	Queries       []Query
+	Scores        []Score
 	// PerQuery[mode][i] is the recall and the rank of the first relevant
 	// result (0: none) of query i.
 	PerQuery map[string][]QueryResult
@@ -131,8 +137,9 @@ type QueryResult struct {
 	First  int
 }
 
-// Evaluate runs every query in every mode.
-func Evaluate(ctx context.Context, lake string, set *Set, k int) (*Report, error) {
+// Evaluate runs every query in every mode; minSim is the vector side's
+// minimum similarity (0: the model's, negative: none).
+func Evaluate(ctx context.Context, lake string, set *Set, k int, minSim float64) (*Report, error) {
 	db, err := query.Open(ctx, lake)
 	if err != nil {
 		return nil, err
@@ -156,7 +163,7 @@ func Evaluate(ctx context.Context, lake string, set *Set, k int) (*Report, error
 		}
 		return vs[0], nil
 	}
-	rep := &Report{K: k, Queries: set.Queries, PerQuery: map[string][]QueryResult{}, Platform: map[string]string{}}
+	rep := &Report{K: k, Model: m.Model, Dim: m.Dim, Queries: set.Queries, PerQuery: map[string][]QueryResult{}, Platform: map[string]string{}}
 	// Each query's platform: its first relevant exchange's.
 	tbl, err := db.SQL(ctx, "SELECT id, platform FROM exchange_rows")
 	if err != nil {
@@ -167,9 +174,12 @@ func Evaluate(ctx context.Context, lake string, set *Set, k int) (*Report, error
 	}
 	for _, mode := range Modes {
 		for _, q := range set.Queries {
-			res, err := db.Search(ctx, query.SearchOptions{Query: q.Query, Mode: mode, K: k, Embed: embedder})
+			res, err := db.Search(ctx, query.SearchOptions{Query: q.Query, Mode: mode, K: k, Embed: embedder, MinSimilarity: minSim})
 			if err != nil {
 				return nil, fmt.Errorf("%s (%s): %w", q.ID, mode, err)
+			}
+			if mode != query.SearchLexical {
+				rep.MinSimilarity = res.MinSimilarity
 			}
 			rep.PerQuery[mode] = append(rep.PerQuery[mode], Judge(res.Hits, q.Relevant))
 		}
@@ -256,6 +266,7 @@ func (r *Report) Print(w io.Writer, verbose bool) {
 		tw.Flush()
 		fmt.Fprintln(w)
 	}
+	fmt.Fprintf(w, "vectors: %s (%d-d), minimum similarity %.3f\n", r.Model, r.Dim, r.MinSimilarity)
 	fmt.Fprintf(tw, "mode\trecall@%d\tMRR\tqueries\n", r.K)
 	row := func(label string, ss []Score) {
 		for _, s := range ss {

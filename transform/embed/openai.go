@@ -38,8 +38,8 @@ func NewOpenAI(c Config) (*OpenAI, error) {
 	if model == "" {
 		model = DefaultOpenAIModel
 	}
-	if model == HashModel {
-		return nil, fmt.Errorf("%s is the hash provider's model, not an OpenAI-compatible one", HashModel)
+	if IsHashModel(model) {
+		return nil, fmt.Errorf("%s is the hash provider's model, not an OpenAI-compatible one", model)
 	}
 	base := c.BaseURL
 	if base == "" {

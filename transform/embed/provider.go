@@ -28,7 +28,7 @@ var Providers = []string{"hash", "openai"}
 // Config chooses and configures a provider.
 type Config struct {
 	Provider   string // hash (default) or openai
-	Model      string // openai: the model (default text-embedding-3-small); hash: must be empty or HashModel
+	Model      string // openai: the model (default text-embedding-3-small); hash: empty (HashModel) or one of HashModels
 	Dimensions int    // hash: the dimension (default 384); openai: asked of the model (0: its default)
 	BaseURL    string // openai: the endpoint, e.g. http://localhost:11434/v1 (default https://api.openai.com/v1)
 	APIKey     string // openai: sent as a bearer token when set
@@ -45,10 +45,7 @@ const DefaultOpenAIModel = "text-embedding-3-small"
 func NewProvider(c Config) (Provider, error) {
 	switch strings.ToLower(c.Provider) {
 	case "", "hash":
-		if c.Model != "" && c.Model != HashModel {
-			return nil, fmt.Errorf("the hash provider has one model, %s (got %q)", HashModel, c.Model)
-		}
-		return NewHash(c.Dimensions), nil
+		return NewHashModel(c.Model, c.Dimensions)
 	case "openai":
 		return NewOpenAI(c)
 	}
@@ -60,8 +57,8 @@ func NewProvider(c Config) (Provider, error) {
 // the hash model, else an OpenAI-compatible one configured by c (its model
 // and dimension are the lake's).
 func ProviderFor(model string, dim int, c Config) (Provider, error) {
-	if model == HashModel {
-		return NewHash(dim), nil
+	if IsHashModel(model) {
+		return NewHashModel(model, dim)
 	}
 	c.Provider, c.Model = "openai", model
 	p, err := NewOpenAI(c)
