@@ -83,3 +83,29 @@ func TestExtractNothingInstalled(t *testing.T) {
 		t.Errorf("last line is not the summary: %q", lines[len(lines)-1])
 	}
 }
+
+// A lake embedded with an older hash model stays on it: a later sync
+// with no --model embeds with the lake's model (saying so) instead of
+// stopping at pos-load's refusal to mix models.
+func TestEmbedFollowsLakeHashModel(t *testing.T) {
+	lake := filepath.Join(t.TempDir(), "lake")
+	home := filepath.Join("..", "testdata", "claude", "home", ".claude")
+	first := `pos-extract -q -p claude_code --root ` + home + ` | pos-normalize -q | pos-embed -q --model pos-hash-v1 | pos-load -q`
+	if _, errs, code := sh(t, first, "POS_LAKE="+lake); code != 0 && code != 3 {
+		t.Fatalf("first load: exit %d\n%s", code, errs)
+	}
+	// Everything again (--full), as a sync after an upgrade would bring
+	// new lines.
+	again := `pos-extract -q --full -p claude_code --root ` + home + ` | pos-normalize -q | pos-embed | pos-load -q`
+	_, errs, code := sh(t, again, "POS_LAKE="+lake)
+	if code != 0 && code != 3 {
+		t.Fatalf("sync with the default model: exit %d\n%s", code, errs)
+	}
+	if !strings.Contains(errs, "the lake's vectors are pos-hash-v1 (384-d): embedding with it") || !strings.Contains(errs, "model pos-hash-v1 (384-d)") {
+		t.Errorf("pos-embed did not follow the lake's model:\n%s", errs)
+	}
+	db := openLake(t, lake)
+	if n := count(t, db, "SELECT count(*) FROM chunks WHERE model <> 'pos-hash-v1'"); n != 0 {
+		t.Errorf("%d chunks of another model in the lake", n)
+	}
+}

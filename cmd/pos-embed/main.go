@@ -12,6 +12,7 @@ import (
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
+	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
 	"github.com/urfave/cli/v2"
@@ -71,6 +72,9 @@ POS_EMBED_BASE_URL (or OPENAI_BASE_URL), POS_EMBED_API_KEY (or OPENAI_API_KEY).`
 func run(c *cli.Context) error {
 	cfg := embedcfg.Config(c)
 	cfg.Batch = c.Int("batch")
+	if note := followLakeHashModel(&cfg, c.String("lake")); note != "" && !c.Bool("quiet") {
+		fmt.Fprintln(c.App.ErrWriter, "pos-embed: "+note)
+	}
 	p, err := embed.NewProvider(cfg)
 	if err != nil {
 		return cmdio.UsageError{Err: err}
@@ -165,4 +169,26 @@ func add(t *embed.Stats, s embed.Stats) {
 	t.Reused += s.Reused
 	t.Skipped += s.Skipped
 	t.BadLines += s.BadLines
+}
+
+// followLakeHashModel keeps a lake on the hash model it was embedded with:
+// when the hash provider runs with no model named and the lake's vectors
+// are of an older hash model, that model is used, so a sync after an
+// upgrade does not stop at pos-load's refusal to mix models. The note says
+// so (or "" when nothing changed).
+func followLakeHashModel(cfg *embed.Config, lake string) string {
+	if cfg.Provider != "hash" || cfg.Model != "" || lake == "" {
+		return ""
+	}
+	ms, err := load.Embeddings(lake)
+	if err != nil || len(ms) == 0 {
+		return ""
+	}
+	last := ms[len(ms)-1]
+	if !embed.IsHashModel(last.Model) || last.Model == embed.HashModel || (cfg.Dimensions != 0 && cfg.Dimensions != last.Dim) {
+		return ""
+	}
+	cfg.Model, cfg.Dimensions = last.Model, last.Dim
+	return fmt.Sprintf("the lake's vectors are %s (%d-d): embedding with it; %s needs a new lake (or --model %s with pos-load --allow-mixed-embeddings)",
+		last.Model, last.Dim, embed.HashModel, embed.HashModel)
 }
