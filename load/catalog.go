@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	_ "github.com/duckdb/duckdb-go/v2" // the DuckDB database/sql driver
@@ -106,7 +107,10 @@ func source(lake, table string, schemas map[string][]string) (string, error) {
 	if !hasParquet(dir) {
 		return fmt.Sprintf("read_parquet(%s, %s)", sqlString(f), opts), nil
 	}
-	glob := filepath.Join(dir, "**", "*.parquet")
+	// Files lie exactly two levels down (platform=/date=): a fixed-depth
+	// glob is expanded faster than "**", which walks the whole tree, and
+	// DuckDB expands it again on every query.
+	glob := filepath.Join(dir, "*", "*", "*.parquet")
 	if fps := schemas[table]; len(fps) == 1 && fps[0] == schemaFingerprint(table) {
 		return fmt.Sprintf("read_parquet(%s, %s)", sqlString(glob), opts), nil
 	}
@@ -122,47 +126,139 @@ const latest = ` QUALIFY row_number() OVER (PARTITION BY id, platform, date ORDE
 // messages, exchange_rows, exchanges, documents, other, sessions, chunks,
 // chunk_rows and postings, each with the partition columns platform and
 // date.
-func ViewSQL(lake string) ([]string, error) {
+func ViewSQL(lake string) ([]string, error) { return ViewSQLFor(lake) }
+
+// viewDeps lists, for each view, the tables it reads and the views it is
+// defined over.
+var viewDeps = map[string][]string{
+	"raw": {TableRaw}, "messages": {TableMessages}, "documents": {TableDocuments},
+	"decisions": {TableDecisions}, "file_refs": {TableFileRefs}, "other": {TableOther},
+	"exchange_rows": {TableExchanges}, "exchanges": {"view:exchange_rows"},
+	"sessions": {TableSessions, "view:messages", "view:exchanges"},
+	"chunks":   {TableChunks}, "chunk_rows": {TableChunks}, "postings": {TablePostings},
+	"session_rows": {TableSessions}, "summaries": {TableSummaries},
+}
+
+// Views lists every view ViewSQL defines.
+var Views = []string{"raw", "messages", "documents", "decisions", "file_refs", "other", "exchange_rows", "exchanges",
+	"sessions", "chunks", "chunk_rows", "postings", "session_rows", "summaries"}
+
+// ViewClosure returns the given views and those they are defined over, in
+// the order they must be defined; none: every view.
+func ViewClosure(names ...string) ([]string, error) {
+	if len(names) == 0 {
+		return slices.Clone(Views), nil
+	}
+	want := map[string]bool{}
+	var add func(v string) error
+	add = func(v string) error {
+		deps, ok := viewDeps[v]
+		if !ok {
+			return fmt.Errorf("no view %q", v)
+		}
+		if want[v] {
+			return nil
+		}
+		want[v] = true
+		for _, d := range deps {
+			if dv, ok := strings.CutPrefix(d, "view:"); ok {
+				if err := add(dv); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for _, n := range names {
+		if err := add(n); err != nil {
+			return nil, err
+		}
+	}
+	var out []string
+	for _, v := range Views {
+		if want[v] {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// ViewSQLFor returns the statements that define the given views and the
+// views they are defined over (none: every view). Defining a view reads
+// its files' listing and a footer, so a command that needs few views
+// starts faster when it defines only those.
+func ViewSQLFor(lake string, names ...string) ([]string, error) {
 	lake, err := filepath.Abs(lake)
 	if err != nil {
 		return nil, err
 	}
+	views, err := ViewClosure(names...)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, v := range views {
+		want[v] = true
+	}
 	versioned := Versioned(lake)
 	schemas := readSchemas(lake)
-	var stmts []string
 	src := map[string]string{}
-	for _, t := range Tables {
-		s, err := source(lake, t, schemas)
-		if err != nil {
-			return nil, err
+	for _, v := range views {
+		for _, t := range viewDeps[v] {
+			if strings.HasPrefix(t, "view:") || src[t] != "" {
+				continue
+			}
+			s, err := source(lake, t, schemas)
+			if err != nil {
+				return nil, err
+			}
+			src[t] = s
 		}
-		src[t] = s
 	}
+	var stmts []string
 	for _, t := range []string{TableRaw, TableMessages, TableDocuments, TableDecisions, TableFileRefs, TableOther} {
+		if !want[t] {
+			continue
+		}
 		q := "SELECT * FROM " + src[t]
 		if versioned[t] {
 			q += latest
 		}
 		stmts = append(stmts, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", t, q))
 	}
-	ex := "SELECT * EXCLUDE (stream_number) FROM " + src[TableExchanges]
-	if versioned[TableExchanges] {
-		ex += latest
+	if want["exchange_rows"] {
+		ex := "SELECT * EXCLUDE (stream_number) FROM " + src[TableExchanges]
+		if versioned[TableExchanges] {
+			ex += latest
+		}
+		// exchange_rows filters by platform and date down to the files; the
+		// exchanges view numbers each thread's exchanges over a narrow scan of
+		// all of them and joins the numbers to the rows a query selects.
+		stmts = append(stmts, "CREATE OR REPLACE VIEW exchange_rows AS "+ex)
 	}
-	// exchange_rows filters by platform and date down to the files; the
-	// exchanges view numbers each thread's exchanges over a narrow scan of
-	// all of them and joins the numbers to the rows a query selects.
-	stmts = append(stmts, "CREATE OR REPLACE VIEW exchange_rows AS "+ex)
-	stmts = append(stmts, `CREATE OR REPLACE VIEW exchanges AS
+	if want["exchanges"] {
+		stmts = append(stmts, `CREATE OR REPLACE VIEW exchanges AS
 SELECT e.*, n.exchange_number
 FROM exchange_rows e
 JOIN (
   SELECT id, row_number() OVER (PARTITION BY platform, session_id, coalesce(agent_id, '') ORDER BY ts, id) AS exchange_number
   FROM exchange_rows
 ) n USING (id)`)
-	stmts = append(stmts, fmt.Sprintf(sessionsView, src[TableSessions]))
-	stmts = append(stmts, chunkViews(lake, src, versioned)...)
-	stmts = append(stmts, summaryViews(src)...)
+	}
+	if want["sessions"] {
+		stmts = append(stmts, fmt.Sprintf(sessionsView, src[TableSessions]))
+	}
+	if want["chunks"] || want["chunk_rows"] || want["postings"] || want["session_rows"] {
+		for _, s := range chunkViews(lake, src, versioned) {
+			name := strings.Fields(strings.TrimPrefix(s, "CREATE OR REPLACE VIEW "))[0]
+			if want[name] {
+				stmts = append(stmts, s)
+			}
+		}
+	}
+	if want["summaries"] {
+		stmts = append(stmts, summaryViews(src)...)
+	}
 	return stmts, nil
 }
 
@@ -220,9 +316,10 @@ SELECT
   CAST(coalesce(m.first_ts, meta.meta_first_ts) AS DATE) AS date
 FROM m FULL JOIN meta USING (platform, session_id) LEFT JOIN e USING (platform, session_id)`
 
-// DefineViews runs the view statements on db.
-func DefineViews(ctx context.Context, db *sql.DB, lake string) error {
-	stmts, err := ViewSQL(lake)
+// DefineViews runs the statements of the given views (and those they are
+// defined over; none: every view) on db.
+func DefineViews(ctx context.Context, db *sql.DB, lake string, views ...string) error {
+	stmts, err := ViewSQLFor(lake, views...)
 	if err != nil {
 		return err
 	}
