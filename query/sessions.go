@@ -47,6 +47,9 @@ type SessionFilter struct {
 
 // Sessions lists sessions, the most recently active first.
 func (d *DB) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
+	if err := d.need(ctx, "sessions"); err != nil {
+		return nil, err
+	}
 	if err := checkWindow(f.Since, f.Until); err != nil {
 		return nil, err
 	}
@@ -106,6 +109,9 @@ const maxCandidates = 10
 // A prefix that matches no session or several is an *ArgError listing the
 // candidates.
 func (d *DB) ResolveSession(ctx context.Context, id, platform, project string) (SessionRef, error) {
+	if err := d.need(ctx, "sessions"); err != nil {
+		return SessionRef{}, err
+	}
 	var w where
 	w.eq("platform", platform)
 	if id == "" {
@@ -176,6 +182,9 @@ func (d *DB) ResolveSession(ctx context.Context, id, platform, project string) (
 
 // describe fills in a session's title, project and times.
 func (d *DB) describe(ctx context.Context, ref SessionRef) (SessionRef, error) {
+	if err := d.need(ctx, "sessions"); err != nil {
+		return SessionRef{}, err
+	}
 	var first, last sql.NullTime
 	err := d.db.QueryRowContext(ctx, `SELECT coalesce(title, ''), coalesce(project, ''), first_ts, last_ts
 FROM sessions WHERE platform = ? AND session_id = ?`, ref.Platform, ref.SessionID).
