@@ -134,6 +134,40 @@ func messagePartitions(lake string) (map[string]string, error) {
 	return out, nil
 }
 
+// PartitionDates returns the dates of a table's partitions, newest
+// first, of one platform ("": every platform), from the directory names.
+func PartitionDates(lake, table, platform string) ([]string, error) {
+	root := TableDir(lake, table)
+	plats, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var dates []string
+	for _, p := range plats {
+		name, ok := strings.CutPrefix(p.Name(), "platform=")
+		if !ok || !p.IsDir() || platform != "" && name != platform {
+			continue
+		}
+		ds, err := os.ReadDir(filepath.Join(root, p.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range ds {
+			if date, ok := strings.CutPrefix(d.Name(), "date="); ok && d.IsDir() && !seen[date] {
+				seen[date] = true
+				dates = append(dates, date)
+			}
+		}
+	}
+	slices.Sort(dates)
+	slices.Reverse(dates)
+	return dates, nil
+}
+
 func readRollupManifest(lake string) (*RollupManifest, error) {
 	b, err := os.ReadFile(filepath.Join(lake, RollupDir, rollupManifest))
 	if err != nil {

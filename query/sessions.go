@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/pos-lake/pos/load"
 )
 
 // Tokens are token counts as the platform reported them.
@@ -116,9 +119,7 @@ func (d *DB) ResolveSession(ctx context.Context, id, platform, project string) (
 	w.eq("platform", platform)
 	if id == "" {
 		w.contains("project", project)
-		var ref SessionRef
-		err := d.db.QueryRowContext(ctx, `SELECT platform, session_id FROM messages`+w.sql()+
-			` ORDER BY ts DESC, session_id LIMIT 1`, w.args...).Scan(&ref.Platform, &ref.SessionID)
+		ref, err := d.latestSession(ctx, w, platform)
 		if err == sql.ErrNoRows {
 			what := "the lake has no sessions"
 			if platform != "" || project != "" {
@@ -178,6 +179,35 @@ func (d *DB) ResolveSession(ctx context.Context, id, platform, project string) (
 		list = append(list, fmt.Sprintf("%s (%s, last active %s)", c.SessionID, c.Platform, c.LastTS.Format("2006-01-02 15:04")))
 	}
 	return SessionRef{}, argErrorf("session %q is ambiguous: it matches %s", id, strings.Join(list, ", "))
+}
+
+// latestSession returns the session of the latest message that w keeps.
+// The newest date partitions are read first: a message found there with
+// a time is later than any in older partitions (a message's date
+// partition is its UTC day), so most lookups read a few files instead of
+// every one.
+func (d *DB) latestSession(ctx context.Context, w where, platform string) (SessionRef, error) {
+	const q = `SELECT platform, session_id, ts IS NOT NULL FROM messages%s ORDER BY ts DESC, session_id LIMIT 1`
+	var ref SessionRef
+	dates, _ := load.PartitionDates(d.lake, load.TableMessages, platform)
+	for _, n := range []int{1, 8, 64} {
+		if n >= len(dates) {
+			break
+		}
+		ww := where{conds: slices.Clone(w.conds), args: slices.Clone(w.args)}
+		ww.add("date >= CAST(? AS DATE)", dates[n-1])
+		var timed bool
+		err := d.db.QueryRowContext(ctx, fmt.Sprintf(q, ww.sql()), ww.args...).Scan(&ref.Platform, &ref.SessionID, &timed)
+		if err == nil && timed {
+			return ref, nil
+		}
+		if err != nil && err != sql.ErrNoRows {
+			return ref, err
+		}
+	}
+	var timed bool
+	err := d.db.QueryRowContext(ctx, fmt.Sprintf(q, w.sql()), w.args...).Scan(&ref.Platform, &ref.SessionID, &timed)
+	return ref, err
 }
 
 // describe fills in a session's title, project and times.
