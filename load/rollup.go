@@ -357,6 +357,12 @@ UNION ALL
 		os.Remove(tmp)
 		return fmt.Errorf("rollup: %w", err)
 	}
+	// DuckDB creates files readable by all; the lake's files are the
+	// user's alone.
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		os.Remove(tmp)
+		return err
+	}
 	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		os.Remove(tmp)
 		return err
