@@ -7,7 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/pos-lake/pos/extract"
 
 	_ "github.com/duckdb/duckdb-go/v2" // the DuckDB database/sql driver
 )
@@ -340,17 +344,31 @@ func DefineViews(ctx context.Context, db *sql.DB, lake string, views ...string) 
 const CatalogFile = "pos.duckdb"
 
 // WriteCatalog (re)defines the views in <lake>/pos.duckdb. It fails when
-// another process has the database open for writing.
+// another process has the database open for writing. The views read their
+// tables by glob, so new files need no new definition: when the
+// statements are those pos.duckdb was last written with (the lake's state
+// records their hash), it is left as it is.
 func WriteCatalog(ctx context.Context, lake string) error {
 	path := filepath.Join(lake, CatalogFile)
+	stmts, err := ViewSQLFor(lake)
+	if err != nil {
+		return err
+	}
+	stamp := filepath.Join(lake, "_state", catalogStamp)
+	sum := strconv.FormatUint(xxhash.Sum64String(strings.Join(stmts, ";\n")), 16)
+	if b, err := os.ReadFile(stamp); err == nil && string(b) == sum && fileExists(path) {
+		return nil
+	}
 	db, err := sql.Open("duckdb", path+"?"+dsnOptions)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if err := DefineViews(ctx, db, lake); err != nil {
-		return err
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("defining views: %w", err)
+		}
 	}
 	if err := db.Close(); err != nil {
 		return err
@@ -360,5 +378,10 @@ func WriteCatalog(ctx context.Context, lake string) error {
 			os.Chmod(p, 0o600)
 		}
 	}
-	return nil
+	os.MkdirAll(filepath.Dir(stamp), 0o700)
+	return extract.WriteFileAtomic(stamp, []byte(sum))
 }
+
+// catalogStamp is the file in <lake>/_state with the hash of the
+// statements pos.duckdb was last written with.
+const catalogStamp = "catalog.hash"
