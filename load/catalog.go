@@ -269,10 +269,7 @@ JOIN (
 // sessionsView keeps the latest metadata of each session (titles by
 // preference: the platform's own, the latest summary label, the first
 // prompt) and counts everything else from the messages and exchanges, so
-// sessions loaded in several incremental runs add up. Every session either
-// side knows is a key, joined to both sides: unlike a FULL JOIN, this lets
-// a filter on platform and session_id reach the scans (a lookup of one
-// session reads less).
+// sessions loaded in several incremental runs add up.
 const sessionsView = `CREATE OR REPLACE VIEW sessions AS
 WITH meta AS (
   SELECT platform, session_id,
@@ -321,8 +318,7 @@ SELECT
   coalesce(meta.project, m.msg_project) AS project, meta.cwd, meta.git_branch, m.user, m.machine,
   meta.completeness, meta.meta, meta.ingested_at,
   CAST(coalesce(m.first_ts, meta.meta_first_ts) AS DATE) AS date
-FROM (SELECT platform, session_id FROM meta UNION SELECT platform, session_id FROM m) k
-  LEFT JOIN m USING (platform, session_id) LEFT JOIN meta USING (platform, session_id) LEFT JOIN e USING (platform, session_id)`
+FROM m FULL JOIN meta USING (platform, session_id) LEFT JOIN e USING (platform, session_id)`
 
 // DefineViews runs the statements of the given views (and those they are
 // defined over; none: every view) on db.
