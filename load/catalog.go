@@ -6,7 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/pos-lake/pos/extract"
 
 	_ "github.com/duckdb/duckdb-go/v2" // the DuckDB database/sql driver
 )
@@ -106,7 +111,10 @@ func source(lake, table string, schemas map[string][]string) (string, error) {
 	if !hasParquet(dir) {
 		return fmt.Sprintf("read_parquet(%s, %s)", sqlString(f), opts), nil
 	}
-	glob := filepath.Join(dir, "**", "*.parquet")
+	// Files lie exactly two levels down (platform=/date=): a fixed-depth
+	// glob is expanded faster than "**", which walks the whole tree, and
+	// DuckDB expands it again on every query.
+	glob := filepath.Join(dir, "*", "*", "*.parquet")
 	if fps := schemas[table]; len(fps) == 1 && fps[0] == schemaFingerprint(table) {
 		return fmt.Sprintf("read_parquet(%s, %s)", sqlString(glob), opts), nil
 	}
@@ -122,47 +130,139 @@ const latest = ` QUALIFY row_number() OVER (PARTITION BY id, platform, date ORDE
 // messages, exchange_rows, exchanges, documents, other, sessions, chunks,
 // chunk_rows and postings, each with the partition columns platform and
 // date.
-func ViewSQL(lake string) ([]string, error) {
+func ViewSQL(lake string) ([]string, error) { return ViewSQLFor(lake) }
+
+// viewDeps lists, for each view, the tables it reads and the views it is
+// defined over.
+var viewDeps = map[string][]string{
+	"raw": {TableRaw}, "messages": {TableMessages}, "documents": {TableDocuments},
+	"decisions": {TableDecisions}, "file_refs": {TableFileRefs}, "other": {TableOther},
+	"exchange_rows": {TableExchanges}, "exchanges": {"view:exchange_rows"},
+	"sessions": {TableSessions, "view:messages", "view:exchanges"},
+	"chunks":   {TableChunks}, "chunk_rows": {TableChunks}, "postings": {TablePostings},
+	"session_rows": {TableSessions}, "summaries": {TableSummaries},
+}
+
+// Views lists every view ViewSQL defines.
+var Views = []string{"raw", "messages", "documents", "decisions", "file_refs", "other", "exchange_rows", "exchanges",
+	"sessions", "chunks", "chunk_rows", "postings", "session_rows", "summaries"}
+
+// ViewClosure returns the given views and those they are defined over, in
+// the order they must be defined; none: every view.
+func ViewClosure(names ...string) ([]string, error) {
+	if len(names) == 0 {
+		return slices.Clone(Views), nil
+	}
+	want := map[string]bool{}
+	var add func(v string) error
+	add = func(v string) error {
+		deps, ok := viewDeps[v]
+		if !ok {
+			return fmt.Errorf("no view %q", v)
+		}
+		if want[v] {
+			return nil
+		}
+		want[v] = true
+		for _, d := range deps {
+			if dv, ok := strings.CutPrefix(d, "view:"); ok {
+				if err := add(dv); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for _, n := range names {
+		if err := add(n); err != nil {
+			return nil, err
+		}
+	}
+	var out []string
+	for _, v := range Views {
+		if want[v] {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// ViewSQLFor returns the statements that define the given views and the
+// views they are defined over (none: every view). Defining a view reads
+// its files' listing and a footer, so a command that needs few views
+// starts faster when it defines only those.
+func ViewSQLFor(lake string, names ...string) ([]string, error) {
 	lake, err := filepath.Abs(lake)
 	if err != nil {
 		return nil, err
 	}
+	views, err := ViewClosure(names...)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, v := range views {
+		want[v] = true
+	}
 	versioned := Versioned(lake)
 	schemas := readSchemas(lake)
-	var stmts []string
 	src := map[string]string{}
-	for _, t := range Tables {
-		s, err := source(lake, t, schemas)
-		if err != nil {
-			return nil, err
+	for _, v := range views {
+		for _, t := range viewDeps[v] {
+			if strings.HasPrefix(t, "view:") || src[t] != "" {
+				continue
+			}
+			s, err := source(lake, t, schemas)
+			if err != nil {
+				return nil, err
+			}
+			src[t] = s
 		}
-		src[t] = s
 	}
+	var stmts []string
 	for _, t := range []string{TableRaw, TableMessages, TableDocuments, TableDecisions, TableFileRefs, TableOther} {
+		if !want[t] {
+			continue
+		}
 		q := "SELECT * FROM " + src[t]
 		if versioned[t] {
 			q += latest
 		}
 		stmts = append(stmts, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", t, q))
 	}
-	ex := "SELECT * EXCLUDE (stream_number) FROM " + src[TableExchanges]
-	if versioned[TableExchanges] {
-		ex += latest
+	if want["exchange_rows"] {
+		ex := "SELECT * EXCLUDE (stream_number) FROM " + src[TableExchanges]
+		if versioned[TableExchanges] {
+			ex += latest
+		}
+		// exchange_rows filters by platform and date down to the files; the
+		// exchanges view numbers each thread's exchanges over a narrow scan of
+		// all of them and joins the numbers to the rows a query selects.
+		stmts = append(stmts, "CREATE OR REPLACE VIEW exchange_rows AS "+ex)
 	}
-	// exchange_rows filters by platform and date down to the files; the
-	// exchanges view numbers each thread's exchanges over a narrow scan of
-	// all of them and joins the numbers to the rows a query selects.
-	stmts = append(stmts, "CREATE OR REPLACE VIEW exchange_rows AS "+ex)
-	stmts = append(stmts, `CREATE OR REPLACE VIEW exchanges AS
+	if want["exchanges"] {
+		stmts = append(stmts, `CREATE OR REPLACE VIEW exchanges AS
 SELECT e.*, n.exchange_number
 FROM exchange_rows e
 JOIN (
   SELECT id, row_number() OVER (PARTITION BY platform, session_id, coalesce(agent_id, '') ORDER BY ts, id) AS exchange_number
   FROM exchange_rows
 ) n USING (id)`)
-	stmts = append(stmts, fmt.Sprintf(sessionsView, src[TableSessions]))
-	stmts = append(stmts, chunkViews(lake, src, versioned)...)
-	stmts = append(stmts, summaryViews(src)...)
+	}
+	if want["sessions"] {
+		stmts = append(stmts, fmt.Sprintf(sessionsView, src[TableSessions]))
+	}
+	if want["chunks"] || want["chunk_rows"] || want["postings"] || want["session_rows"] {
+		for _, s := range chunkViews(lake, src, versioned) {
+			name := strings.Fields(strings.TrimPrefix(s, "CREATE OR REPLACE VIEW "))[0]
+			if want[name] {
+				stmts = append(stmts, s)
+			}
+		}
+	}
+	if want["summaries"] {
+		stmts = append(stmts, summaryViews(src)...)
+	}
 	return stmts, nil
 }
 
@@ -220,9 +320,10 @@ SELECT
   CAST(coalesce(m.first_ts, meta.meta_first_ts) AS DATE) AS date
 FROM m FULL JOIN meta USING (platform, session_id) LEFT JOIN e USING (platform, session_id)`
 
-// DefineViews runs the view statements on db.
-func DefineViews(ctx context.Context, db *sql.DB, lake string) error {
-	stmts, err := ViewSQL(lake)
+// DefineViews runs the statements of the given views (and those they are
+// defined over; none: every view) on db.
+func DefineViews(ctx context.Context, db *sql.DB, lake string, views ...string) error {
+	stmts, err := ViewSQLFor(lake, views...)
 	if err != nil {
 		return err
 	}
@@ -239,17 +340,31 @@ func DefineViews(ctx context.Context, db *sql.DB, lake string) error {
 const CatalogFile = "pos.duckdb"
 
 // WriteCatalog (re)defines the views in <lake>/pos.duckdb. It fails when
-// another process has the database open for writing.
+// another process has the database open for writing. The views read their
+// tables by glob, so new files need no new definition: when the
+// statements are those pos.duckdb was last written with (the lake's state
+// records their hash), it is left as it is.
 func WriteCatalog(ctx context.Context, lake string) error {
 	path := filepath.Join(lake, CatalogFile)
+	stmts, err := ViewSQLFor(lake)
+	if err != nil {
+		return err
+	}
+	stamp := filepath.Join(lake, "_state", catalogStamp)
+	sum := strconv.FormatUint(xxhash.Sum64String(strings.Join(stmts, ";\n")), 16)
+	if b, err := os.ReadFile(stamp); err == nil && string(b) == sum && fileExists(path) {
+		return nil
+	}
 	db, err := sql.Open("duckdb", path+"?"+dsnOptions)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if err := DefineViews(ctx, db, lake); err != nil {
-		return err
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("defining views: %w", err)
+		}
 	}
 	if err := db.Close(); err != nil {
 		return err
@@ -259,5 +374,10 @@ func WriteCatalog(ctx context.Context, lake string) error {
 			os.Chmod(p, 0o600)
 		}
 	}
-	return nil
+	os.MkdirAll(filepath.Dir(stamp), 0o700)
+	return extract.WriteFileAtomic(stamp, []byte(sum))
 }
+
+// catalogStamp is the file in <lake>/_state with the hash of the
+// statements pos.duckdb was last written with.
+const catalogStamp = "catalog.hash"

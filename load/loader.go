@@ -54,6 +54,7 @@ type Stats struct {
 	Files       int64            // part files written
 	Skipped     int64            // bad input lines
 	CatalogErr  error            // why pos.duckdb could not be refreshed, if so
+	RollupErr   error            // why the usage rollup could not be updated, if so
 }
 
 // Loader writes records into the lake. Add records, then Close to commit,
@@ -322,7 +323,8 @@ func (l *Loader) Close() error {
 	if err := l.logRun(); err != nil {
 		return err
 	}
-	if !l.opt.NoCatalog {
+	l.stats.RollupErr = UpdateRollup(l.ctx, l.opt.Lake)
+	if !l.opt.NoCatalog && (l.Stats().Files > 0 || !fileExists(filepath.Join(l.opt.Lake, CatalogFile))) {
 		l.stats.CatalogErr = WriteCatalog(l.ctx, l.opt.Lake)
 	}
 	return nil

@@ -49,6 +49,9 @@ func pct(f float64) float64 { return math.Round(f*1000) / 10 }
 // Capabilities returns, for every platform pos reads and every platform
 // found in the lake, the declared capabilities and the lake's figures.
 func (d *DB) Capabilities(ctx context.Context) ([]PlatformCapabilities, error) {
+	if err := d.need(ctx, "sessions"); err != nil {
+		return nil, err
+	}
 	actual := map[string]*PlatformCapabilities{}
 	var order []string
 	for _, a := range extract.Adapters() {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -29,10 +30,27 @@ var ErrNoLake = errors.New("no lake")
 type DB struct {
 	db   *sql.DB
 	lake string
+
+	// lazy: views are defined when a lookup needs them (LazyViews); defined
+	// lists those that are.
+	lazy     bool
+	vmu      sync.Mutex
+	defined  map[string]bool
+	noRollup bool // Stats reads the messages only (tests compare both ways)
 }
 
+// An OpenOption changes how Open sets up the lake.
+type OpenOption func(*DB)
+
+// LazyViews defines no view at Open: each of the lookups Stats, Sessions,
+// ResolveSession, Recent, Timeline, Files, Decisions and Capabilities
+// defines the views it reads on first use, and SQL and Stream define them
+// all. Defining a view reads its files' listing and a footer, so a command
+// that reads few views starts faster. Without it, Open defines every view.
+func LazyViews() OpenOption { return func(d *DB) { d.lazy = true } }
+
 // Open checks that lake holds data and defines the views over it.
-func Open(ctx context.Context, lake string) (*DB, error) {
+func Open(ctx context.Context, lake string, opts ...OpenOption) (*DB, error) {
 	if lake == "" {
 		return nil, fmt.Errorf("%w: no lake directory given", ErrNoLake)
 	}
@@ -56,11 +74,48 @@ func Open(ctx context.Context, lake string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := load.DefineViews(ctx, db, abs); err != nil {
-		db.Close()
-		return nil, err
+	d := &DB{db: db, lake: abs, defined: map[string]bool{}}
+	for _, o := range opts {
+		o(d)
 	}
-	return &DB{db: db, lake: abs}, nil
+	if !d.lazy {
+		if err := load.DefineViews(ctx, db, abs); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// need defines the views given (none: all) and those they read, unless
+// they are defined already.
+func (d *DB) need(ctx context.Context, views ...string) error {
+	if !d.lazy {
+		return nil
+	}
+	d.vmu.Lock()
+	defer d.vmu.Unlock()
+	all, err := load.ViewClosure(views...)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, v := range all {
+		if !d.defined[v] {
+			missing = append(missing, v)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := load.DefineViews(ctx, d.db, d.lake, missing...); err != nil {
+		return err
+	}
+	all, _ = load.ViewClosure(missing...)
+	for _, v := range all {
+		d.defined[v] = true
+	}
+	return nil
 }
 
 // hasData reports whether any table of the lake has a Parquet file.
@@ -145,6 +200,9 @@ func (d *DB) SQL(ctx context.Context, q string, args ...any) (*Table, error) {
 // time.Time (UTC) for timestamps, "2006-01-02" strings for dates,
 // json.Number for decimals, []any and map[string]any for nested values.
 func (d *DB) Stream(ctx context.Context, w RowWriter, q string, args ...any) error {
+	if err := d.need(ctx); err != nil {
+		return err
+	}
 	rows, err := d.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return sqlErr(err)

@@ -33,6 +33,9 @@ type FilesOptions struct {
 // Files lists the sessions whose tools read, wrote, edited, deleted or
 // searched a file matching the path, the most recent first.
 func (d *DB) Files(ctx context.Context, opt FilesOptions) ([]FileSession, error) {
+	if err := d.need(ctx, "file_refs", "sessions"); err != nil {
+		return nil, err
+	}
 	if opt.Path == "" {
 		return nil, argErrorf("no path given")
 	}
@@ -106,6 +109,9 @@ type DecisionsOptions struct {
 // Decisions lists the decisions found in the conversations, the most
 // recent first.
 func (d *DB) Decisions(ctx context.Context, opt DecisionsOptions) ([]Decision, error) {
+	if err := d.need(ctx, "decisions", "sessions"); err != nil {
+		return nil, err
+	}
 	if err := checkWindow(opt.Since, opt.Until); err != nil {
 		return nil, err
 	}

@@ -107,6 +107,9 @@ func (r *RecentResult) Table() *Table {
 
 // Recent returns the last N turns of a session, oldest first.
 func (d *DB) Recent(ctx context.Context, opt RecentOptions) (*RecentResult, error) {
+	if err := d.need(ctx, "sessions"); err != nil {
+		return nil, err
+	}
 	if opt.N <= 0 {
 		opt.N = 10
 	}

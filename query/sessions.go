@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/pos-lake/pos/load"
 )
 
 // Tokens are token counts as the platform reported them.
@@ -47,6 +50,9 @@ type SessionFilter struct {
 
 // Sessions lists sessions, the most recently active first.
 func (d *DB) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
+	if err := d.need(ctx, "sessions"); err != nil {
+		return nil, err
+	}
 	if err := checkWindow(f.Since, f.Until); err != nil {
 		return nil, err
 	}
@@ -106,13 +112,14 @@ const maxCandidates = 10
 // A prefix that matches no session or several is an *ArgError listing the
 // candidates.
 func (d *DB) ResolveSession(ctx context.Context, id, platform, project string) (SessionRef, error) {
+	if err := d.need(ctx, "sessions"); err != nil {
+		return SessionRef{}, err
+	}
 	var w where
 	w.eq("platform", platform)
 	if id == "" {
 		w.contains("project", project)
-		var ref SessionRef
-		err := d.db.QueryRowContext(ctx, `SELECT platform, session_id FROM messages`+w.sql()+
-			` ORDER BY ts DESC, session_id LIMIT 1`, w.args...).Scan(&ref.Platform, &ref.SessionID)
+		ref, err := d.latestSession(ctx, w, platform)
 		if err == sql.ErrNoRows {
 			what := "the lake has no sessions"
 			if platform != "" || project != "" {
@@ -174,8 +181,40 @@ func (d *DB) ResolveSession(ctx context.Context, id, platform, project string) (
 	return SessionRef{}, argErrorf("session %q is ambiguous: it matches %s", id, strings.Join(list, ", "))
 }
 
+// latestSession returns the session of the latest message that w keeps.
+// The newest date partitions are read first: a message found there with
+// a time is later than any in older partitions (a message's date
+// partition is its UTC day), so most lookups read a few files instead of
+// every one.
+func (d *DB) latestSession(ctx context.Context, w where, platform string) (SessionRef, error) {
+	const q = `SELECT platform, session_id, ts IS NOT NULL FROM messages%s ORDER BY ts DESC, session_id LIMIT 1`
+	var ref SessionRef
+	dates, _ := load.PartitionDates(d.lake, load.TableMessages, platform)
+	for _, n := range []int{1, 8, 64} {
+		if n >= len(dates) {
+			break
+		}
+		ww := where{conds: slices.Clone(w.conds), args: slices.Clone(w.args)}
+		ww.add("date >= CAST(? AS DATE)", dates[n-1])
+		var timed bool
+		err := d.db.QueryRowContext(ctx, fmt.Sprintf(q, ww.sql()), ww.args...).Scan(&ref.Platform, &ref.SessionID, &timed)
+		if err == nil && timed {
+			return ref, nil
+		}
+		if err != nil && err != sql.ErrNoRows {
+			return ref, err
+		}
+	}
+	var timed bool
+	err := d.db.QueryRowContext(ctx, fmt.Sprintf(q, w.sql()), w.args...).Scan(&ref.Platform, &ref.SessionID, &timed)
+	return ref, err
+}
+
 // describe fills in a session's title, project and times.
 func (d *DB) describe(ctx context.Context, ref SessionRef) (SessionRef, error) {
+	if err := d.need(ctx, "sessions"); err != nil {
+		return SessionRef{}, err
+	}
 	var first, last sql.NullTime
 	err := d.db.QueryRowContext(ctx, `SELECT coalesce(title, ''), coalesce(project, ''), first_ts, last_ts
 FROM sessions WHERE platform = ? AND session_id = ?`, ref.Platform, ref.SessionID).

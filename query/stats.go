@@ -172,8 +172,22 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 		prices = pricing.Default()
 	}
 	res := &StatsResult{By: slices.Clone(opt.By), Rows: []StatsRow{}, Unpriced: map[string]int64{}}
-	q, args := statsQuery(opt, prices, splitColumn)
-	rows, err := d.db.QueryContext(ctx, q, args...)
+	var rows *sql.Rows
+	var err error
+	if ru := d.rollupPlan(opt, prices); ru != nil && (!ru.readsMessages(opt) || d.need(ctx, "messages") == nil) {
+		// The usage rollup, with the messages of the window's edge hours
+		// and of partitions loaded since it was computed. Should it fail
+		// (a damaged file), the messages answer alone.
+		q, args := statsQuery(opt, prices, splitColumn, ru)
+		rows, err = d.db.QueryContext(ctx, q, args...)
+	}
+	if rows == nil {
+		if err := d.need(ctx, "messages"); err != nil {
+			return nil, err
+		}
+		q, args := statsQuery(opt, prices, splitColumn, nil)
+		rows, err = d.db.QueryContext(ctx, q, args...)
+	}
 	if err != nil && strings.Contains(err.Error(), Column1h) {
 		// A lake written before the column.
 		how := splitNone
@@ -181,7 +195,12 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 			how = splitRaw
 			res.Notes = append(res.Notes, "this lake predates the "+Column1h+" column: the 1-hour share of cache writes is read from the raw layer, which is slower; a lake loaded by a newer pos-load has it")
 		}
-		q, args = statsQuery(opt, prices, how)
+		if how == splitRaw {
+			if err := d.need(ctx, "raw"); err != nil {
+				return nil, err
+			}
+		}
+		q, args := statsQuery(opt, prices, how, nil)
 		rows, err = d.db.QueryContext(ctx, q, args...)
 	}
 	if err != nil {
@@ -210,12 +229,8 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 			}
 		}
 		if unpriced.Valid {
-			var m map[string]int64
-			if err := json.Unmarshal([]byte(unpriced.String), &m); err != nil {
+			if err := addUnpriced(res.Unpriced, unpriced.String); err != nil {
 				return nil, err
-			}
-			for k, n := range m {
-				res.Unpriced[k] += n
 			}
 		}
 		no1h += n1h
@@ -240,6 +255,33 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 			"; their cost is left out (empty, not 0) and counted in unpriced_messages; price them with --pricing FILE or $"+pricing.EnvVar)
 	}
 	return res, nil
+}
+
+// addUnpriced adds the unpriced messages of a group, per model: a JSON
+// object (model: messages) or, from the rollup, a list of {m, n} (a model
+// can come more than once).
+func addUnpriced(to map[string]int64, js string) error {
+	if strings.HasPrefix(js, "[") {
+		var l []struct {
+			M string `json:"m"`
+			N int64  `json:"n"`
+		}
+		if err := json.Unmarshal([]byte(js), &l); err != nil {
+			return err
+		}
+		for _, e := range l {
+			to[e.M] += e.N
+		}
+		return nil
+	}
+	var m map[string]int64
+	if err := json.Unmarshal([]byte(js), &m); err != nil {
+		return err
+	}
+	for k, n := range m {
+		to[k] += n
+	}
+	return nil
 }
 
 func sortedKeys(m map[string]int64) []string {
@@ -276,7 +318,7 @@ func statsFilter(opt StatsOptions, alias string) where {
 // whitelist; model names (the price table's, which an override file
 // supplies) and filter values are parameters; rates are numbers this code
 // formats.
-func statsQuery(opt StatsOptions, prices *pricing.Table, how split) (string, []any) {
+func statsQuery(opt StatsOptions, prices *pricing.Table, how split, ru *rollupPlan) (string, []any) {
 	var args []any
 	// The price list: every name and alias, normalised.
 	num := func(f float64) string { return "CAST(" + strconv.FormatFloat(f, 'g', -1, 64) + " AS DOUBLE)" }
@@ -286,20 +328,26 @@ func statsQuery(opt StatsOptions, prices *pricing.Table, how split) (string, []a
 		row := []string{"CAST(? AS VARCHAR)", num(r.Input), num(r.Output), num(r.CacheWrite5m), num(r.CacheWrite1h), num(r.CacheRead)}
 		args = append(args, k.Key)
 		if lc == nil {
-			row = append(row, "CAST(NULL AS BIGINT)", "CAST(NULL AS TIMESTAMPTZ)", num(0), num(0), num(0), num(0), num(0))
+			row = append(row, "CAST(NULL AS BIGINT)", "CAST(NULL AS TIMESTAMPTZ)", num(0), num(0), num(0), num(0), num(0), "CAST(NULL AS INTEGER)")
 		} else {
 			until := "CAST(NULL AS TIMESTAMPTZ)"
 			if !lc.Until.IsZero() {
 				until = "CAST('" + lc.Until.UTC().Format(time.RFC3339) + "' AS TIMESTAMPTZ)"
 			}
+			rank := "CAST(NULL AS INTEGER)"
+			if ru != nil {
+				// The rollup's rank of messages above this tier's threshold
+				// (rollupPlan checked it is one of the rollup's).
+				rank = strconv.Itoa(slices.Index(ru.thresholds, lc.Above) + 1)
+			}
 			row = append(row, strconv.FormatInt(lc.Above, 10), until,
-				num(lc.Input), num(lc.Output), num(lc.CacheWrite5m), num(lc.CacheWrite1h), num(lc.CacheRead))
+				num(lc.Input), num(lc.Output), num(lc.CacheWrite5m), num(lc.CacheWrite1h), num(lc.CacheRead), rank)
 		}
 		vals = append(vals, "("+strings.Join(row, ", ")+")")
 	}
 	if len(vals) == 0 {
 		z := num(0)
-		vals = append(vals, "(CAST(NULL AS VARCHAR), "+strings.Repeat(z+", ", 5)+"CAST(NULL AS BIGINT), CAST(NULL AS TIMESTAMPTZ), "+strings.Repeat(z+", ", 4)+z+")")
+		vals = append(vals, "(CAST(NULL AS VARCHAR), "+strings.Repeat(z+", ", 5)+"CAST(NULL AS BIGINT), CAST(NULL AS TIMESTAMPTZ), "+strings.Repeat(z+", ", 4)+z+", CAST(NULL AS INTEGER))")
 	}
 
 	alias := ""
@@ -326,10 +374,11 @@ func statsQuery(opt StatsOptions, prices *pricing.Table, how split) (string, []a
 	if how == splitColumn {
 		// Files written before the column have NULL there: their cache
 		// writes count as 5-minute ones, and a note says how many.
-		sel = append(sel, "("+Column1h+" IS NULL AND "+alias+"platform = 'claude_code' AND coalesce("+alias+"cache_creation_tokens, 0) > 0) AS no1h")
+		sel = append(sel, "CAST("+Column1h+" IS NULL AND "+alias+"platform = 'claude_code' AND coalesce("+alias+"cache_creation_tokens, 0) > 0 AS BIGINT) AS no1h")
 	} else {
-		sel = append(sel, "false AS no1h")
+		sel = append(sel, "CAST(0 AS BIGINT) AS no1h")
 	}
+	sel = append(sel, "CAST(1 AS BIGINT) AS n")
 	from := "messages"
 	if how == splitRaw {
 		// For each assistant message, the value on its last line (the one
@@ -359,34 +408,47 @@ func statsQuery(opt StatsOptions, prices *pricing.Table, how split) (string, []a
 		args = append(args, rw.args...)
 	}
 	w := statsFilter(opt, alias)
+	body := "SELECT " + strings.Join(sel, ", ") + "\n  FROM " + from + strings.ReplaceAll(w.sql(), "\n", "\n  ")
 	args = append(args, w.args...)
+	lc := `coalesce(p.lc_above IS NOT NULL AND t.input_tokens + t.cache_creation_tokens + t.cache_read_tokens > p.lc_above
+      AND (p.lc_until IS NULL OR t.ts < p.lc_until), false)`
+	if ru != nil {
+		var rargs []any
+		body, rargs = rollupT(opt, ru)
+		args = append(args[:len(args)-len(w.args)], rargs...)
+		lc = `coalesce(p.lc_rank IS NOT NULL AND t.ctx_rank >= p.lc_rank
+      AND (p.lc_until IS NULL OR t.ts < p.lc_until), false)`
+	}
 
+	unpricedModels := `CAST(to_json(histogram(model) FILTER (WHERE NOT priced)) AS VARCHAR) AS unpriced_models`
+	if ru != nil {
+		// A rollup row counts several messages.
+		unpricedModels = `CAST(to_json(list({'m': model, 'n': n}) FILTER (WHERE NOT priced)) AS VARCHAR) AS unpriced_models`
+	}
 	rate := func(std, lc string) string { return "CASE WHEN lc THEN " + lc + " ELSE " + std + " END" }
 	out := make([]string, 0, len(opt.By)+14)
 	for i, k := range opt.By {
 		out = append(out, fmt.Sprintf("k%d AS %q", i, k))
 	}
-	out = append(out, `count(*) AS messages`, `count(DISTINCT session_id) AS sessions`,
+	out = append(out, `CAST(coalesce(sum(n), 0) AS BIGINT) AS messages`, `count(DISTINCT session_id) AS sessions`,
 		`CAST(coalesce(sum(input_tokens), 0) AS BIGINT)`, `CAST(coalesce(sum(output_tokens), 0) AS BIGINT)`,
 		`CAST(coalesce(sum(cache_creation_tokens), 0) AS BIGINT)`, `CAST(coalesce(sum(cache_read_tokens), 0) AS BIGINT)`,
 		`CAST(coalesce(sum(cc1h), 0) AS BIGINT)`,
 		`sum(c_in + c_out + c_w + c_r) AS cost`, `sum(c_in) AS input_cost`, `sum(c_out) AS output_cost`,
 		`sum(c_w) AS cache_creation_cost`, `sum(c_r) AS cache_read_cost`,
-		`count(*) FILTER (WHERE NOT priced) AS unpriced_messages`,
-		`CAST(to_json(histogram(model) FILTER (WHERE NOT priced)) AS VARCHAR) AS unpriced_models`,
-		`count(*) FILTER (WHERE no1h) AS no1h`)
-	q := `WITH prices(key, p_in, p_out, p_w5, p_w1h, p_r, lc_above, lc_until, l_in, l_out, l_w5, l_w1h, l_r) AS (VALUES
+		`CAST(coalesce(sum(n) FILTER (WHERE NOT priced), 0) AS BIGINT) AS unpriced_messages`,
+		unpricedModels,
+		`CAST(coalesce(sum(no1h), 0) AS BIGINT) AS no1h`)
+	q := `WITH prices(key, p_in, p_out, p_w5, p_w1h, p_r, lc_above, lc_until, l_in, l_out, l_w5, l_w1h, l_r, lc_rank) AS (VALUES
   ` + strings.Join(vals, ",\n  ") + `
 ), t AS (
-  SELECT ` + strings.Join(sel, ", ") + `
-  FROM ` + from + strings.ReplaceAll(w.sql(), "\n", "\n  ") + `
+  ` + body + `
 ), names AS (
   -- each distinct model name once: the normalisation runs per name, not per message
   SELECT model, ` + pricing.SQLNormalize("model") + ` AS key FROM (SELECT DISTINCT model FROM t)
 ), b AS (
   SELECT t.*, p.key IS NOT NULL AS priced, p.p_in, p.p_out, p.p_w5, p.p_w1h, p.p_r, p.l_in, p.l_out, p.l_w5, p.l_w1h, p.l_r,
-    coalesce(p.lc_above IS NOT NULL AND t.input_tokens + t.cache_creation_tokens + t.cache_read_tokens > p.lc_above
-      AND (p.lc_until IS NULL OR t.ts < p.lc_until), false) AS lc
+    ` + lc + ` AS lc
   FROM t JOIN names n USING (model) LEFT JOIN prices p ON p.key = n.key
 ), c AS (
   SELECT *,

@@ -159,6 +159,9 @@ type SummaryPart struct {
 // in the lake (indexed/summaries) unless NoStore. Failing to store it is a
 // note, not an error.
 func (d *DB) Summarize(ctx context.Context, opt SummarizeOptions) (*Summary, error) {
+	if err := d.need(ctx); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	strategy, err := ParseStrategy(opt.Strategy)
 	if err != nil {

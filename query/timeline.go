@@ -44,6 +44,9 @@ type TimelineEntry struct {
 // Timeline returns the session starts and exchanges in the window, oldest
 // first.
 func (d *DB) Timeline(ctx context.Context, opt TimelineOptions) ([]TimelineEntry, error) {
+	if err := d.need(ctx, "sessions"); err != nil {
+		return nil, err
+	}
 	if err := checkWindow(opt.Since, opt.Until); err != nil {
 		return nil, err
 	}

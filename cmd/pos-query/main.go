@@ -492,6 +492,10 @@ type env struct {
 	platform     string // canonical name, aliases resolved
 }
 
+// lazyViews are the commands whose lookups define the views they read.
+var lazyViews = map[string]bool{"sql": true, "stats": true, "sessions": true, "recent": true, "timeline": true,
+	"files": true, "decisions": true, "capabilities": true}
+
 // setup parses the shared flags and opens the lake.
 func setup(c *cli.Context, args bool) (*env, error) {
 	if !args && c.NArg() > 0 {
@@ -519,7 +523,11 @@ func setup(c *cli.Context, args bool) (*env, error) {
 			return nil, cmdio.Usagef("unknown platform %q (known: %s)", p, strings.Join(schema.Platforms, ", "))
 		}
 	}
-	if e.db, err = query.Open(c.Context, c.String("lake")); err != nil {
+	var opts []query.OpenOption
+	if lazyViews[c.Command.Name] {
+		opts = append(opts, query.LazyViews()) // each lookup defines the views it reads
+	}
+	if e.db, err = query.Open(c.Context, c.String("lake"), opts...); err != nil {
 		return nil, err
 	}
 	return e, nil

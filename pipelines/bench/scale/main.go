@@ -266,5 +266,9 @@ func finish(lake string, counts map[string]int64) error {
 		}
 	}
 	b, _ := json.Marshal(fps)
-	return os.WriteFile(filepath.Join(lake, "_state", "schemas.json"), b, 0o644)
+	if err := os.WriteFile(filepath.Join(lake, "_state", "schemas.json"), b, 0o644); err != nil {
+		return err
+	}
+	// The usage rollup pos-load keeps, which pos-query stats reads.
+	return load.UpdateRollup(context.Background(), lake)
 }

@@ -1,0 +1,392 @@
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/pricing"
+)
+
+// The usage rollup: the token sums of the messages pos-query stats counts
+// (assistant messages, the placeholder model "<synthetic>" left out),
+// grouped by platform, date, session, project, model, hour and long-context
+// rank. Stats reads it instead of the messages when it can, which is many
+// times faster: a lake of a million messages rolls up to a few ten
+// thousand rows in one file.
+//
+// pos-load recomputes the rows of the (platform, date) partitions whose
+// messages files changed and rewrites the file. The manifest records, for
+// each partition, a fingerprint of the file names it was computed from, so
+// a reader can tell the partitions whose rollup rows are current from those
+// a load without the rollup (an older pos-load, a crash in between) changed
+// since: those it reads from the messages.
+const (
+	RollupDir      = "rollup"
+	rollupManifest = "usage.json"
+	rollupVersion  = 1
+)
+
+// RollupColumns are the rollup file's columns, in order.
+var RollupColumns = []string{"platform", "date", "session_id", "project", "model", "hour", "ctx_rank",
+	"messages", "input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens",
+	"cache_creation_1h_tokens", "no1h"}
+
+// RollupManifest describes the current rollup file.
+type RollupManifest struct {
+	Version int `json:"version"`
+	// File is the rollup's Parquet file, relative to <lake>/rollup.
+	File string `json:"file"`
+	// Thresholds are the long-context thresholds (prompt tokens: input,
+	// cache writes and cache reads) the rows are ranked by, ascending: a
+	// row's ctx_rank is the number of them its messages exceed. A price
+	// whose tier starts at another threshold cannot be applied to it.
+	Thresholds []int64 `json:"thresholds"`
+	// Partitions maps "platform/date" to the fingerprint of the messages
+	// files the partition's rows were computed from.
+	Partitions map[string]string `json:"partitions"`
+}
+
+// RollupState is what a reader needs: the manifest and how the lake's
+// messages partitions compare with it.
+type RollupState struct {
+	Manifest RollupManifest
+	Path     string // absolute path of the rollup file
+	// Stale lists the partitions ("platform/date") whose messages files
+	// differ from the ones their rollup rows were computed from, or that
+	// have no rows; their messages must be read instead.
+	Stale []string
+	// Gone lists the partitions the rollup has rows for that the lake no
+	// longer has; those rows must be left out.
+	Gone []string
+}
+
+// RollupThresholds are the long-context thresholds the rollup ranks
+// messages by: those of the embedded price table and round ones a price
+// file may use. A rank more splits a group only when its messages straddle
+// the threshold.
+func RollupThresholds() []int64 {
+	ts := []int64{100_000, 128_000, 150_000, 200_000, 256_000, 272_000, 400_000, 500_000, 1_000_000}
+	for _, m := range pricing.Default().Models() {
+		if lc := m.LongContext; lc != nil && !slices.Contains(ts, lc.Above) {
+			ts = append(ts, lc.Above)
+		}
+	}
+	slices.Sort(ts)
+	return ts
+}
+
+// messagePartitions fingerprints each partition of the messages table by
+// the names of its Parquet files (part files are never rewritten: a new
+// name is new data).
+func messagePartitions(lake string) (map[string]string, error) {
+	root := TableDir(lake, TableMessages)
+	out := map[string]string{}
+	plats, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range plats {
+		platform, ok := strings.CutPrefix(p.Name(), "platform=")
+		if !ok || !p.IsDir() {
+			continue
+		}
+		dates, err := os.ReadDir(filepath.Join(root, p.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dates {
+			date, ok := strings.CutPrefix(d.Name(), "date=")
+			if !ok || !d.IsDir() {
+				continue
+			}
+			files, err := os.ReadDir(filepath.Join(root, p.Name(), d.Name()))
+			if err != nil {
+				return nil, err
+			}
+			h := xxhash.New()
+			n := 0
+			for _, f := range files { // ReadDir sorts by name
+				if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
+					h.WriteString(f.Name())
+					h.WriteString("\n")
+					n++
+				}
+			}
+			if n > 0 {
+				out[platform+"/"+date] = strconv.FormatUint(h.Sum64(), 16)
+			}
+		}
+	}
+	return out, nil
+}
+
+// PartitionDates returns the dates of a table's partitions, newest
+// first, of one platform ("": every platform), from the directory names.
+func PartitionDates(lake, table, platform string) ([]string, error) {
+	root := TableDir(lake, table)
+	plats, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var dates []string
+	for _, p := range plats {
+		name, ok := strings.CutPrefix(p.Name(), "platform=")
+		if !ok || !p.IsDir() || platform != "" && name != platform {
+			continue
+		}
+		ds, err := os.ReadDir(filepath.Join(root, p.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range ds {
+			if date, ok := strings.CutPrefix(d.Name(), "date="); ok && d.IsDir() && !seen[date] {
+				seen[date] = true
+				dates = append(dates, date)
+			}
+		}
+	}
+	slices.Sort(dates)
+	slices.Reverse(dates)
+	return dates, nil
+}
+
+func readRollupManifest(lake string) (*RollupManifest, error) {
+	b, err := os.ReadFile(filepath.Join(lake, RollupDir, rollupManifest))
+	if err != nil {
+		return nil, err
+	}
+	var m RollupManifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(lake, RollupDir, rollupManifest), err)
+	}
+	if m.Version != rollupVersion || m.File == "" || strings.ContainsAny(m.File, `/\`) {
+		return nil, fmt.Errorf("%s: not a rollup manifest of this build", filepath.Join(lake, RollupDir, rollupManifest))
+	}
+	return &m, nil
+}
+
+// ReadRollup compares the lake's rollup with its messages. It returns nil
+// and no error when the lake has no rollup (or one of another build).
+func ReadRollup(lake string) (*RollupState, error) {
+	lake, err := filepath.Abs(lake)
+	if err != nil {
+		return nil, err
+	}
+	m, err := readRollupManifest(lake)
+	if err != nil {
+		return nil, nil
+	}
+	path := filepath.Join(lake, RollupDir, m.File)
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil
+	}
+	parts, err := messagePartitions(lake)
+	if err != nil {
+		return nil, err
+	}
+	st := &RollupState{Manifest: *m, Path: path}
+	st.Stale, st.Gone = diffPartitions(m.Partitions, parts)
+	return st, nil
+}
+
+// diffPartitions returns the partitions of now whose fingerprint differs
+// from (or is missing in) had, and those of had missing in now, sorted.
+func diffPartitions(had, now map[string]string) (stale, gone []string) {
+	for k, fp := range now {
+		if had[k] != fp {
+			stale = append(stale, k)
+		}
+	}
+	for k := range had {
+		if _, ok := now[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	slices.Sort(stale)
+	slices.Sort(gone)
+	return stale, gone
+}
+
+// PartitionFilter is a SQL condition true for the rows of the given
+// partitions ("platform/date"), on the hive columns platform and date, in
+// a form DuckDB prunes files by. An empty list gives "false".
+func PartitionFilter(parts []string) string {
+	if len(parts) == 0 {
+		return "false"
+	}
+	byPlatform := map[string][]string{}
+	var plats []string
+	for _, p := range parts {
+		platform, date, _ := strings.Cut(p, "/")
+		if _, ok := byPlatform[platform]; !ok {
+			plats = append(plats, platform)
+		}
+		byPlatform[platform] = append(byPlatform[platform], "DATE "+sqlString(date))
+	}
+	var ors []string
+	for _, platform := range plats {
+		ors = append(ors, fmt.Sprintf("(platform = %s AND date IN (%s))", sqlString(platform), strings.Join(byPlatform[platform], ", ")))
+	}
+	return "(" + strings.Join(ors, " OR ") + ")"
+}
+
+// RollupRank is the expression of a message's long-context rank: how many
+// of thresholds its prompt (input, cache writes and cache reads) exceeds.
+func RollupRank(thresholds []int64) string {
+	ctx := "coalesce(input_tokens, 0) + coalesce(cache_creation_tokens, 0) + coalesce(cache_read_tokens, 0)"
+	rank := "0"
+	if len(thresholds) > 0 {
+		var terms []string
+		for _, t := range thresholds {
+			terms = append(terms, fmt.Sprintf("CAST(%s > %d AS UTINYINT)", ctx, t))
+		}
+		rank = strings.Join(terms, " + ")
+	}
+	return "CAST(" + rank + " AS UTINYINT)"
+}
+
+// RollupSelect is the query that rolls up the messages matching where (a
+// SQL condition on the messages view), with the rollup's columns.
+func RollupSelect(thresholds []int64, where string) string {
+	return `SELECT platform, date, session_id, project, coalesce(model, '') AS model,
+  date_trunc('hour', ts) AS hour, ` + RollupRank(thresholds) + ` AS ctx_rank,
+  count(*) AS messages,
+  CAST(sum(coalesce(input_tokens, 0)) AS BIGINT) AS input_tokens,
+  CAST(sum(coalesce(output_tokens, 0)) AS BIGINT) AS output_tokens,
+  CAST(sum(coalesce(cache_creation_tokens, 0)) AS BIGINT) AS cache_creation_tokens,
+  CAST(sum(coalesce(cache_read_tokens, 0)) AS BIGINT) AS cache_read_tokens,
+  CAST(sum(least(coalesce(cache_creation_1h_tokens, 0), coalesce(cache_creation_tokens, 0))) AS BIGINT) AS cache_creation_1h_tokens,
+  count(*) FILTER (WHERE cache_creation_1h_tokens IS NULL AND platform = 'claude_code' AND coalesce(cache_creation_tokens, 0) > 0) AS no1h
+FROM messages
+WHERE role = 'assistant' AND coalesce(model, '') <> '<synthetic>' AND ` + where + `
+GROUP BY ALL`
+}
+
+// UpdateRollup brings <lake>/rollup up to date with the messages: the rows
+// of the partitions whose files changed are recomputed, the others kept.
+// With nothing changed it only lists the partitions. The caller holds the
+// lake's lock.
+func UpdateRollup(ctx context.Context, lake string) error {
+	lake, err := filepath.Abs(lake)
+	if err != nil {
+		return err
+	}
+	parts, err := messagePartitions(lake)
+	if err != nil {
+		return err
+	}
+	thresholds := RollupThresholds()
+	old, err := readRollupManifest(lake)
+	if err != nil || !slices.Equal(old.Thresholds, thresholds) {
+		old = nil
+	}
+	var oldPath string
+	stale := make([]string, 0, len(parts))
+	for k := range parts {
+		stale = append(stale, k)
+	}
+	slices.Sort(stale)
+	var gone []string
+	if old != nil {
+		oldPath = filepath.Join(lake, RollupDir, old.File)
+		if _, err := os.Stat(oldPath); err != nil {
+			old = nil
+		} else {
+			stale, gone = diffPartitions(old.Partitions, parts)
+			if len(stale) == 0 && len(gone) == 0 {
+				return nil
+			}
+		}
+	}
+	dir := filepath.Join(lake, RollupDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	db, err := OpenDB("")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	stmts, err := ViewSQLFor(lake, TableMessages)
+	if err != nil {
+		return err
+	}
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("rollup: defining views: %w", err)
+		}
+	}
+	// Recompute everything when most partitions changed: one scan without
+	// a long filter.
+	where := "true"
+	if old != nil && len(stale) <= len(parts)/2 {
+		where = PartitionFilter(stale)
+	} else {
+		old, stale, gone = nil, nil, nil
+	}
+	q := RollupSelect(thresholds, where)
+	if old != nil {
+		drop := append(slices.Clone(stale), gone...)
+		q = `SELECT * FROM read_parquet(` + sqlString(oldPath) + `)
+WHERE NOT ` + PartitionFilter(drop) + `
+UNION ALL
+` + q
+	}
+	name := fmt.Sprintf("usage-%d.parquet", time.Now().UnixNano())
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	copySQL := "COPY (" + q + "\nORDER BY platform, date, session_id, hour) TO " + sqlString(tmp) + " (FORMAT parquet, COMPRESSION zstd)"
+	if _, err := db.ExecContext(ctx, copySQL); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("rollup: %w", err)
+	}
+	// DuckDB creates files readable by all; the lake's files are the
+	// user's alone.
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	m := RollupManifest{Version: rollupVersion, File: name, Thresholds: thresholds, Partitions: parts}
+	b, _ := json.MarshalIndent(m, "", " ")
+	if err := extract.WriteFileAtomic(filepath.Join(dir, rollupManifest), b); err != nil {
+		return err
+	}
+	// Keep the previous file: a reader may have read the old manifest.
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		n := e.Name()
+		if n == name || oldPath != "" && n == filepath.Base(oldPath) {
+			continue
+		}
+		if strings.HasPrefix(n, "usage-") && strings.HasSuffix(n, ".parquet") || strings.HasPrefix(n, ".usage-") {
+			os.Remove(filepath.Join(dir, n))
+		}
+	}
+	return nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
