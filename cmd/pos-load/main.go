@@ -104,6 +104,9 @@ func run(c *cli.Context) error {
 	}
 	cmdio.Summary(c, "%d records in: %s; %d unchanged, %d new versions; %s, %d watermarks committed; %d skipped (%.1fs)",
 		st.In, rows, st.Duplicates, st.Versions, cmdio.Plural(st.Files, "file"), st.Checkpoints, skips.N(), time.Since(start).Seconds())
+	if st.RollupErr != nil {
+		fmt.Fprintf(c.App.ErrWriter, "pos-load: warning: usage rollup not updated (pos-query stats reads the messages instead until the next load updates it): %v\n", st.RollupErr)
+	}
 	if st.CatalogErr != nil {
 		fmt.Fprintf(c.App.ErrWriter, "pos-load: warning: %s not refreshed: %v\n", load.CatalogFile, st.CatalogErr)
 		fmt.Fprintf(c.App.ErrWriter, "pos-load: hint: close other programs using it; the Parquet files are complete and pos-query does not need it\n")
