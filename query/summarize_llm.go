@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"github.com/pos-lake/pos/internal/oaiwire"
 	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/sync/errgroup"
 )
@@ -78,8 +77,8 @@ func newLLM(o LLMOptions) (*llmClient, error) {
 	}
 	cfg := openai.DefaultConfig(o.APIKey)
 	cfg.BaseURL = o.BaseURL
-	cfg.HTTPClient = &retryAfterClient{c: &http.Client{}}
-	return &llmClient{client: openai.NewClientWithConfig(cfg), opt: o, sleep: sleepCtx}, nil
+	cfg.HTTPClient = &oaiwire.HTTPClient{C: &http.Client{}}
+	return &llmClient{client: openai.NewClientWithConfig(cfg), opt: o, sleep: oaiwire.Sleep}, nil
 }
 
 func (l *llmClient) notes() []string {
@@ -101,8 +100,8 @@ func (l *llmClient) chat(ctx context.Context, system, user string) (string, erro
 		},
 	}
 	for attempt := 0; ; attempt++ {
-		hint := &retryAfter{}
-		actx, cancel := context.WithTimeout(context.WithValue(ctx, retryAfterKey{}, hint), l.opt.Timeout)
+		hctx, hint := oaiwire.WithHint(ctx)
+		actx, cancel := context.WithTimeout(hctx, l.opt.Timeout)
 		res, err := l.client.CreateChatCompletion(actx, req)
 		timedOut := actx.Err() == context.DeadlineExceeded
 		cancel()
@@ -126,17 +125,11 @@ func (l *llmClient) chat(ctx context.Context, system, user string) (string, erro
 		if timedOut {
 			return "", fmt.Errorf("the LLM at %s did not answer within %s (raise --timeout for a slow model)", l.opt.BaseURL, l.opt.Timeout)
 		}
-		status, msg := llmErrorStatus(err)
-		retry := status == http.StatusTooManyRequests || status >= 500 || status == 0
-		if !retry || attempt >= l.opt.Retries {
+		status, msg := oaiwire.ErrorStatus(err)
+		if !oaiwire.Retryable(status) || attempt >= l.opt.Retries {
 			return "", l.explain(status, msg, err, attempt)
 		}
-		wait := l.opt.Backoff << attempt
-		wait = wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1))
-		if hint.after > wait {
-			wait = hint.after
-		}
-		if err := l.sleep(ctx, min(wait, 2*time.Minute)); err != nil {
+		if err := l.sleep(ctx, oaiwire.Wait(l.opt.Backoff, attempt, hint)); err != nil {
 			return "", err
 		}
 	}
@@ -160,70 +153,6 @@ func (l *llmClient) explain(status int, msg string, err error, attempt int) erro
 		what = err.Error()
 	}
 	return fmt.Errorf("the LLM at %s failed after %s: %s", at, plural(attempt+1, "attempt"), what)
-}
-
-// llmErrorStatus returns the HTTP status of a failed request (0 when the
-// server was not reached or answered nothing usable) and its message.
-func llmErrorStatus(err error) (int, string) {
-	var ae *openai.APIError
-	if errors.As(err, &ae) {
-		return ae.HTTPStatusCode, ae.Message
-	}
-	var re *openai.RequestError
-	if errors.As(err, &re) {
-		msg := strings.TrimSpace(string(re.Body))
-		if len(msg) > 200 {
-			msg = msg[:200] + "…"
-		}
-		if msg == "" {
-			msg = re.HTTPStatus
-		}
-		return re.HTTPStatusCode, msg
-	}
-	return 0, err.Error()
-}
-
-type retryAfterKey struct{}
-
-// retryAfter carries a 429's or 503's Retry-After from the HTTP client
-// back to the retry loop (the OpenAI client does not expose the headers of
-// errors).
-type retryAfter struct{ after time.Duration }
-
-type retryAfterClient struct{ c *http.Client }
-
-func (h *retryAfterClient) Do(req *http.Request) (*http.Response, error) {
-	resp, err := h.c.Do(req)
-	if err == nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-		if hint, ok := req.Context().Value(retryAfterKey{}).(*retryAfter); ok {
-			hint.after = parseRetryAfter(resp.Header.Get("Retry-After"))
-		}
-	}
-	return resp, err
-}
-
-func parseRetryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return 0
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // The prompts. Each request is the system prompt and one user message:

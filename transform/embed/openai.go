@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/pos-lake/pos/internal/oaiwire"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -52,10 +52,10 @@ func NewOpenAI(c Config) (*OpenAI, error) {
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
-	cfg.HTTPClient = &hintingClient{c: &http.Client{Timeout: timeout}}
+	cfg.HTTPClient = &oaiwire.HTTPClient{C: &http.Client{Timeout: timeout}}
 	p := &OpenAI{
 		client: openai.NewClientWithConfig(cfg), model: model, baseURL: base, dims: c.Dimensions, expect: c.Dimensions,
-		batch: c.Batch, retries: c.Retries, backoff: c.Backoff, sleep: sleepCtx,
+		batch: c.Batch, retries: c.Retries, backoff: c.Backoff, sleep: oaiwire.Sleep,
 	}
 	if p.batch <= 0 {
 		p.batch = 64
@@ -113,25 +113,19 @@ func (p *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 func (p *OpenAI) request(ctx context.Context, texts []string) ([][]float32, error) {
 	req := openai.EmbeddingRequest{Input: texts, Model: openai.EmbeddingModel(p.model), Dimensions: p.dims}
 	for attempt := 0; ; attempt++ {
-		hint := &retryHint{}
-		res, err := p.client.CreateEmbeddings(context.WithValue(ctx, hintKey{}, hint), req)
+		hctx, hint := oaiwire.WithHint(ctx)
+		res, err := p.client.CreateEmbeddings(hctx, req)
 		if err == nil {
 			return p.vectors(res, len(texts))
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		status, msg := errorStatus(err)
-		retry := status == http.StatusTooManyRequests || status >= 500 || status == 0
-		if !retry || attempt >= p.retries {
+		status, msg := oaiwire.ErrorStatus(err)
+		if !oaiwire.Retryable(status) || attempt >= p.retries {
 			return nil, p.explain(status, msg, err, attempt)
 		}
-		wait := p.backoff << attempt
-		wait = wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1)) // jitter
-		if hint.after > wait {
-			wait = hint.after
-		}
-		if err := p.sleep(ctx, min(wait, 2*time.Minute)); err != nil {
+		if err := p.sleep(ctx, oaiwire.Wait(p.backoff, attempt, hint)); err != nil {
 			return nil, err
 		}
 	}
@@ -206,67 +200,4 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
-}
-
-// errorStatus returns the HTTP status of a failed request (0 when the
-// server was not reached or answered nothing usable) and its message.
-func errorStatus(err error) (int, string) {
-	var ae *openai.APIError
-	if errors.As(err, &ae) {
-		return ae.HTTPStatusCode, ae.Message
-	}
-	var re *openai.RequestError
-	if errors.As(err, &re) {
-		msg := strings.TrimSpace(string(re.Body))
-		if len(msg) > 200 {
-			msg = msg[:200] + "…"
-		}
-		if msg == "" {
-			msg = re.HTTPStatus
-		}
-		return re.HTTPStatusCode, msg
-	}
-	return 0, err.Error()
-}
-
-type hintKey struct{}
-
-// retryHint carries a 429's Retry-After from the HTTP client back to the
-// retry loop (the OpenAI client does not expose the headers of errors).
-type retryHint struct{ after time.Duration }
-
-type hintingClient struct{ c *http.Client }
-
-func (h *hintingClient) Do(req *http.Request) (*http.Response, error) {
-	resp, err := h.c.Do(req)
-	if err == nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-		if hint, ok := req.Context().Value(hintKey{}).(*retryHint); ok {
-			hint.after = parseRetryAfter(resp.Header.Get("Retry-After"))
-		}
-	}
-	return resp, err
-}
-
-func parseRetryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return 0
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
