@@ -142,6 +142,10 @@ type Plan struct {
 	// starting from the beginning).
 	Context map[string]string
 	Reason  string // why the file is read from the start, for -v
+	// Replay is the watermark's consumed offset when the read resumes
+	// before it: lines starting below it were delivered by an earlier run
+	// (see schema.Source.Replay).
+	Replay int64
 }
 
 // Fingerprint is what identifies a file's version.
@@ -197,7 +201,7 @@ func (s *State) PlanRead(platform, path string, f io.ReaderAt, fp Fingerprint) (
 	if fp.Size == max(c.Seen, c.Size) && fp.Mtime.Equal(c.Mtime) {
 		return Plan{Skip: true}, nil
 	}
-	return Plan{Start: c.Resume, Lines: c.Lines, Context: c.Context}, nil
+	return Plan{Start: c.Resume, Lines: c.Lines, Context: c.Context, Replay: c.Size}, nil
 }
 
 // MergeState adds marks to the state saved in dir and saves it.

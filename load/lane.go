@@ -213,26 +213,12 @@ func (l *lane) partition(key partKey) (*partition, error) {
 func (l *lane) readIndex(dir string) (map[uint64]uint64, error) {
 	idx := map[uint64]uint64{}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
-	if len(files) == 0 {
-		return idx, nil
-	}
-	db, err := l.loader.duck()
-	if err != nil {
-		return nil, err
-	}
-	rows, err := db.QueryContext(l.loader.ctx, `SELECT id, content_hash FROM read_parquet(?::VARCHAR[], union_by_name=true)`, files)
-	if err != nil {
-		return nil, fmt.Errorf("reading ids in %s: %w", dir, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, h string
-		if err := rows.Scan(&id, &h); err != nil {
-			return nil, err
+	for _, f := range files {
+		if err := readIDs(f, idx); err != nil {
+			return nil, fmt.Errorf("reading ids in %s: %w", dir, err)
 		}
-		idx[xxhash.Sum64String(id)] = xxhash.Sum64String(h)
 	}
-	return idx, rows.Err()
+	return idx, nil
 }
 
 // commit finishes a part file; it becomes visible at the next publish.

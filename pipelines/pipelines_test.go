@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -361,9 +362,13 @@ func TestIncrementalSync(t *testing.T) {
 	if code != 0 {
 		t.Fatal(errs)
 	}
-	// The last sync read only the rest of the file (from the open exchange).
+	// The last sync read only the rest of the file (from the open exchange),
+	// and what the earlier syncs delivered was context, not written again.
 	if strings.Contains(errs, fmt.Sprintf("%d lines", len(lines)-1)) {
 		t.Fatalf("the last sync read the whole file again:\n%s", errs)
+	}
+	if m := regexp.MustCompile(`(\d+) context lines of earlier runs`).FindStringSubmatch(errs); m == nil || m[1] == "0" {
+		t.Fatalf("the open exchange was not read as context:\n%s", errs)
 	}
 	full := filepath.Join(tmp, "full")
 	mustSh(t, fmt.Sprintf("pos-extract --root %q --full | pos-normalize | pos-load --lake %q", src, full))

@@ -82,6 +82,7 @@ func AppendRecord(b []byte, r *Record) []byte {
 		o.str("key", s.Key)
 		o.intAlways("offset", s.Offset)
 		o.time("mtime", s.Mtime)
+		o.boolean("replay", s.Replay)
 		w.b = append(o.b, '}')
 	}
 	if a := r.Adapter; a != nil {

@@ -252,6 +252,12 @@ type Source struct {
 	Key    string    `json:"key,omitempty"`  // row key or JSON path (databases, JSON documents)
 	Offset int64     `json:"offset"`         // byte offset of the record's first byte
 	Mtime  time.Time `json:"mtime,omitzero"` // the file's modification time when read
+	// Replay marks a record read again from before an earlier run's
+	// watermark: the run resumed at the start of an exchange that was
+	// still open, and the record is here as that exchange's context.
+	// Earlier runs already delivered it, so stages that store records
+	// need not pass it on (pos-normalize drops it once it has used it).
+	Replay bool `json:"replay,omitempty"`
 }
 
 // Adapter names the code that produced a record.

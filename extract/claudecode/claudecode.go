@@ -287,8 +287,10 @@ type fileState struct {
 	sideRoot map[string]string
 	// resume point: the start of the open exchange in the main thread
 	resume, resumeLines int64
-	sawMain             bool
-	info                sessionInfo
+	// lines starting before this offset were delivered by an earlier run
+	replayBelow int64
+	sawMain     bool
+	info        sessionInfo
 }
 
 type sessionInfo struct {
@@ -328,7 +330,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		fs.slug = c["slug"]
 		fs.agentTy = cmpOr(fs.agentTy, c["agent_type"])
 	}
-	fs.resume, fs.resumeLines = plan.Start, plan.Lines
+	fs.resume, fs.resumeLines, fs.replayBelow = plan.Start, plan.Lines, plan.Replay
 	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
 		return extract.Errorf(sf.Path, err)
 	}

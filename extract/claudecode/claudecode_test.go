@@ -209,9 +209,21 @@ func TestIncremental(t *testing.T) {
 	f.WriteString(`ing"},"timestamp":"2026-03-03T08:05:00.000Z","sessionId":"` + s2 + `","uuid":"c0000000-0000-4000-8000-000000000007","cwd":"/home/dev/webapp"}` + "\n")
 	f.WriteString(`{"parentUuid":"c0000000-0000-4000-8000-000000000007","isSidechain":false,"type":"assistant","sessionId":"` + s2 + `","uuid":"c0000000-0000-4000-8000-000000000008","timestamp":"2026-03-03T08:05:03.000Z","cwd":"/home/dev/webapp","requestId":"req_02C","message":{"id":"msg_02C","role":"assistant","model":"claude-sonnet-4-20250514","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":1,"output_tokens":2}}}` + "\n")
 	f.Close()
+	delivered := st.Get(platform, p2).Size
 	inc := runExtract(t, extract.Options{Roots: []string{root}, State: st})
 	var natives []string
+	replays := 0
 	for _, r := range inc.Recs {
+		if r.Source != nil && r.Source.Path == p2 && (r.Kind == schema.KindRaw || r.Kind == schema.KindMessage) {
+			// Lines the first run delivered come again only as the open
+			// exchange's context: marked, and without their raw records.
+			if old := r.Source.Offset < delivered; r.Source.Replay != old || old && (r.Kind == schema.KindRaw || len(r.Raw) > 0) {
+				t.Fatalf("%s at offset %d (delivered up to %d): replay %v, %d raw bytes", r.Kind, r.Source.Offset, delivered, r.Source.Replay, len(r.Raw))
+			}
+			if r.Source.Replay {
+				replays++
+			}
+		}
 		if r.Kind == schema.KindMessage {
 			natives = append(natives, r.Text)
 			if r.Source.Line < 1 {
@@ -223,6 +235,9 @@ func TestIncremental(t *testing.T) {
 	// the new lines; line numbers stay those of the file.
 	if len(natives) == 0 || natives[len(natives)-1] != "Done." || natives[len(natives)-2] != "still typing" {
 		t.Fatalf("incremental texts %q", natives)
+	}
+	if replays == 0 {
+		t.Fatal("the open exchange was not read again")
 	}
 	if len(inc.Skips) != 1 || inc.Skips[0].Line != 5 {
 		t.Fatalf("skips %v", inc.Skips)

@@ -40,7 +40,7 @@ func (r *run) line(fs *fileState, l *line, b []byte, ln schema.Line) error {
 	rec.Platform = platform
 	rec.NativeType = l.Type
 	rec.NativeID = l.UUID
-	rec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime}
+	rec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime, Replay: ln.Offset < fs.replayBelow}
 	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
 	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
@@ -381,6 +381,15 @@ func (r *run) flush(fs *fileState, final bool) error {
 		}
 		if !r.opt.Since.IsZero() && rec.TS.Before(r.opt.Since) {
 			continue
+		}
+		if rec.Source != nil && rec.Source.Replay {
+			// Read again only as the open exchange's context: an earlier
+			// run delivered its native line, and its message goes on
+			// marked so that pos-normalize uses it without passing it on.
+			if rec.Kind == schema.KindRaw {
+				continue
+			}
+			rec.Raw = nil
 		}
 		if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
 			// The native line travels as its own raw record, just before the

@@ -8,8 +8,10 @@ import (
 )
 
 // enrich emits the file references and decisions of a message that was
-// just written, and notes the commits its tools reported on its exchange.
-func (n *Normalizer) enrich(t *thread, m *schema.Record) error {
+// just written, and notes its files and the commits its tools reported on
+// its exchange. A message an earlier run delivered (write false) only adds
+// to its exchange: its references and decisions are in the lake already.
+func (n *Normalizer) enrich(t *thread, m *schema.Record, write bool) error {
 	opt := n.opt.Enrich
 	if !opt.Any() {
 		return nil
@@ -29,6 +31,9 @@ func (n *Normalizer) enrich(t *thread, m *schema.Record) error {
 			if t.ex != nil && !containsString(t.ex.files, ref.Path) {
 				t.ex.files = append(t.ex.files, ref.Path)
 			}
+			if !write {
+				continue
+			}
 			if err := n.emit(r); err != nil {
 				return err
 			}
@@ -43,7 +48,7 @@ func (n *Normalizer) enrich(t *thread, m *schema.Record) error {
 			}
 		}
 	}
-	if opt.Decisions && m.Text != "" && (m.Role == schema.RoleAssistant || isPrompt(m)) {
+	if write && opt.Decisions && m.Text != "" && (m.Role == schema.RoleAssistant || isPrompt(m)) {
 		for i, f := range enrich.Decisions(enrich.DefaultPatterns, m.Text) {
 			r := derived(m, schema.KindDecision, schema.ID(m.Platform, "decision", m.ID, strconv.Itoa(i)))
 			r.Text = f.Text

@@ -48,6 +48,7 @@ type Stats struct {
 	Messages  int64 // messages written
 	Merged    int64 // assistant lines merged into an earlier line's message
 	Replays   int64 // messages dropped as exact replays
+	Context   int64 // lines an earlier run delivered, read again to rebuild an open exchange
 	Raw       int64 // raw records written
 	Exchanges int64
 	Sessions  int64
@@ -183,6 +184,12 @@ func sourcePath(rec *schema.Record) string {
 func (n *Normalizer) message(rec *schema.Record) error {
 	line := rec.Line
 	rec.Line = nil // set again below if nothing changes
+	if replayed(rec) {
+		// An earlier run delivered it (and its native record): it only
+		// rebuilds the open exchange, and is not written again.
+		n.stats.Context++
+		rec.Raw = nil
+	}
 	if len(rec.Raw) > 0 && !n.opt.KeepRaw {
 		if err := n.emit(schema.SplitRaw(rec)); err != nil {
 			return err
@@ -268,11 +275,18 @@ func (n *Normalizer) accept(t *thread, rec *schema.Record) error {
 	if t.prompt == "" && isPrompt(rec) {
 		t.prompt = rec.Text
 	}
+	if replayed(rec) {
+		return n.enrich(t, rec, false)
+	}
 	if err := n.emit(rec); err != nil {
 		return err
 	}
-	return n.enrich(t, rec)
+	return n.enrich(t, rec, true)
 }
+
+// replayed tells whether a message was read again from before an earlier
+// run's watermark (see schema.Source.Replay).
+func replayed(rec *schema.Record) bool { return rec.Source != nil && rec.Source.Replay }
 
 func (n *Normalizer) closeOpen(t *thread) error {
 	if t.open == nil {
@@ -397,6 +411,12 @@ func (n *Normalizer) document(rec *schema.Record) error {
 // merge folds a later line of an assistant message into the first.
 func merge(o, rec *schema.Record) {
 	o.Line = nil
+	if replayed(o) && !replayed(rec) {
+		// A message that goes on past the earlier run's watermark is new.
+		src := *o.Source
+		src.Replay = false
+		o.Source = &src
+	}
 	o.Text = joinNonEmpty(o.Text, rec.Text, "\n")
 	o.Thinking = joinNonEmpty(o.Thinking, rec.Thinking, "\n")
 	o.Tools = append(o.Tools, rec.Tools...)

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -208,5 +210,59 @@ func TestReplayFilterIsBounded(t *testing.T) {
 	}
 	if !f.seen(string(rune('a' + 99))) {
 		t.Fatal("recent id forgotten")
+	}
+}
+
+// A resumed run reads the open exchange again: lines an earlier run
+// delivered come marked as replays. They rebuild the exchange (its message
+// count, tokens and files) but are not written again, and an assistant
+// message that goes on past the watermark is written whole.
+func TestReplayedContext(t *testing.T) {
+	src := func(line int64, replay bool) string {
+		return `"source":{"path":"/s.jsonl","line":` + strconv.FormatInt(line, 10) + `,"offset":` + strconv.FormatInt(line*100, 10) + `,"replay":` + strconv.FormatBool(replay) + `}`
+	}
+	head := `{"schema":"pos/1","kind":"message","platform":"claude_code","session_id":"s1",`
+	in := strings.Join([]string{
+		head + `"id":"p1","role":"user","content_type":"text","text":"We decided to fix the parser because it is slow.","ts":"2026-03-01T10:00:00Z",` + src(1, true) + `}`,
+		head + `"id":"a1","native_id":"msg_1","request_id":"r1","role":"assistant","content_type":"tool_use","ts":"2026-03-01T10:00:01Z","tools":[{"name":"Edit","call_id":"c1","input":{"file_path":"/w/parser.go"}}],"usage":{"input":10,"output":5},` + src(2, true) + `}`,
+		head + `"id":"t1","role":"tool","content_type":"tool_result","ts":"2026-03-01T10:00:02Z","tools":[{"call_id":"c1","output":"ok"}],` + src(3, true) + `}`,
+		head + `"id":"a2","native_id":"msg_2","request_id":"r2","role":"assistant","content_type":"text","text":"We decided to use a hand-written scanner because it is faster.","ts":"2026-03-01T10:00:03Z","usage":{"input":20,"output":7},` + src(4, true) + `}`,
+		// The watermark was here: msg_2 goes on, then a new prompt.
+		head + `"id":"a3","native_id":"msg_2","request_id":"r2","role":"assistant","content_type":"text","text":"Done.","ts":"2026-03-01T10:00:04Z","usage":{"input":20,"output":9},` + src(5, false) + `}`,
+		head + `"id":"p2","role":"user","content_type":"text","text":"thanks","ts":"2026-03-01T10:01:00Z",` + src(6, false) + `}`,
+	}, "\n") + "\n"
+	recs, st := normalizeAll(t, []byte(in))
+	var msgs []string
+	var ex *schema.Record
+	decisions := 0
+	for _, r := range recs {
+		switch r.Kind {
+		case schema.KindMessage:
+			msgs = append(msgs, r.ID+":"+r.Text)
+			if r.Source != nil && r.Source.Replay {
+				t.Fatalf("message %s written still marked as a replay", r.ID)
+			}
+		case schema.KindFileRef, schema.KindDecision:
+			if r.ParentID != "a2" {
+				t.Fatalf("%s of a replayed message written again: %+v", r.Kind, r)
+			}
+			decisions++
+		case schema.KindExchange:
+			if ex == nil {
+				ex = r
+			}
+		}
+	}
+	if want := []string{"a2:We decided to use a hand-written scanner because it is faster.\nDone.", "p2:thanks"}; !slices.Equal(msgs, want) {
+		t.Fatalf("messages %q, want %q", msgs, want)
+	}
+	if decisions != 1 {
+		t.Fatalf("%d decisions from the message written whole, want 1", decisions)
+	}
+	if st.Context != 4 {
+		t.Fatalf("context lines %d, want 4", st.Context)
+	}
+	if ex == nil || ex.Exchange == nil || ex.Exchange.MessageCount != 4 || ex.Usage == nil || ex.Usage.Output != 14 || !slices.Contains(ex.Files, "/w/parser.go") {
+		t.Fatalf("exchange rebuilt from the replayed lines: %+v %+v", ex, ex.Exchange)
 	}
 }
