@@ -50,6 +50,7 @@ EXAMPLES:
 			&cli.IntFlag{Name: "k", Aliases: []string{"n", "limit"}, Value: 10, Usage: "how many results"},
 			&cli.StringFlag{Name: "mode", Aliases: []string{"m"}, Value: query.SearchHybrid, Usage: "hybrid, vector or lexical"},
 			&cli.StringFlag{Name: "group-by", Usage: "session: rank sessions instead of single results"},
+			&cli.Float64Flag{Name: "min-similarity", Usage: "the least cosine similarity a vector match needs (default: the lake model's own, 0.255 for pos-hash-v2; -1: none)"},
 			&cli.IntFlag{Name: embedcfg.DimensionsFlag, Usage: "the dimensions the lake's OpenAI-compatible model was asked for, if any"},
 		}, embedcfg.EndpointFlags()...),
 		Action: runSearch,
@@ -71,6 +72,15 @@ func runSearch(c *cli.Context) error {
 	if k := c.Int("k"); k <= 0 {
 		return cmdio.UsageError{Err: fmt.Errorf("-k must be at least 1"), Cmd: "search"}
 	}
+	minSim := c.Float64("min-similarity")
+	if c.IsSet("min-similarity") {
+		switch {
+		case minSim < 0:
+			minSim = -1 // none
+		case minSim == 0 || minSim > 1:
+			return cmdio.UsageError{Err: fmt.Errorf("--min-similarity must be in (0, 1], or negative for none (got %g)", minSim), Cmd: "search"}
+		}
+	}
 	if g := c.String("group-by"); g != "" && g != "session" {
 		return cmdio.UsageError{Err: fmt.Errorf("--group-by: only session is known (got %q)", g), Cmd: "search"}
 	}
@@ -91,6 +101,7 @@ func runSearch(c *cli.Context) error {
 		Query: text, Mode: c.String("mode"), K: c.Int("k"), GroupBy: c.String("group-by"),
 		Platform: e.platform, Project: c.String("project"), Session: session, Types: types,
 		User: c.String("user"), Machine: c.String("machine"), Since: e.since, Until: e.until,
+		MinSimilarity: minSim,
 	}
 	if opt.Mode != query.SearchLexical {
 		if opt.Embed, err = queryEmbedder(c, e.db.Lake()); err != nil {
