@@ -86,6 +86,17 @@ func FileRefs(m *schema.Record) []schema.FileRef {
 		if inputAPI.Unmarshal(t.Input, &in) != nil {
 			continue
 		}
+		if shellTools[strings.ToLower(t.Name)] {
+			script, dir := shellCommand(in)
+			for _, pf := range shellFiles(script) {
+				p := pf.path
+				if dir != "" && !strings.HasPrefix(p, "/") && !isWindowsAbs(p) {
+					p = joinCwd(dir, p)
+				}
+				add(p, pf.action, t.Name)
+			}
+			continue
+		}
 		for _, k := range pathKeys {
 			v, ok := in[k]
 			if !ok || len(v) == 0 || v[0] != '"' {
