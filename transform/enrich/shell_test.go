@@ -82,3 +82,27 @@ func TestFileRefsShell(t *testing.T) {
 		}
 	}
 }
+
+// Any command text: no panic, and every file named is a plausible path.
+func FuzzShellFiles(f *testing.F) {
+	for _, s := range []string{
+		`cat README.md`, `sed -i '' -e 's/a/b/' a.go`, `rg -n "x" cmd/ --glob '*.go'`,
+		`cat <<'EOF' > main.go
+x
+EOF`, `find . -name '*.go' | xargs grep -l TODO`, `cp a b c/`, `echo $(cat V) > out 2>&1`,
+		`for f in *.go; do head -n 5 "$f"; done`, `((x++)); [[ -f a ]] && rm -f -- a`, "cat '\x00'",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		for _, p := range shellFiles(script) {
+			if !plausiblePath(p.path) || p.action == "" {
+				t.Fatalf("%q: %+v", script, p)
+			}
+		}
+		m := schema.New(schema.KindMessage)
+		in, _ := json.Marshal(map[string]string{"command": script, "workdir": "/w"})
+		m.Tools = []schema.Tool{{Name: "Bash", Input: in}}
+		FileRefs(m)
+	})
+}
