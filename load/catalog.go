@@ -250,7 +250,7 @@ JOIN (
 ) n USING (id)`)
 	}
 	if want["sessions"] {
-		stmts = append(stmts, fmt.Sprintf(sessionsView, src[TableSessions]))
+		stmts = append(stmts, "CREATE OR REPLACE VIEW sessions AS\n"+fmt.Sprintf(sessionsQuery, src[TableSessions], "", "exchanges"))
 	}
 	if want["chunks"] || want["chunk_rows"] || want["postings"] || want["session_rows"] {
 		for _, s := range chunkViews(lake, src, versioned) {
@@ -266,12 +266,13 @@ JOIN (
 	return stmts, nil
 }
 
-// sessionsView keeps the latest metadata of each session (titles by
-// preference: the platform's own, the latest summary label, the first
-// prompt) and counts everything else from the messages and exchanges, so
-// sessions loaded in several incremental runs add up.
-const sessionsView = `CREATE OR REPLACE VIEW sessions AS
-WITH meta AS (
+// sessionsQuery is the sessions view: it keeps the latest metadata of each
+// session (titles by preference: the platform's own, the latest summary
+// label, the first prompt) and counts everything else from the messages and
+// exchanges, so sessions loaded in several incremental runs add up. %[1]s is
+// the session rollups' source, %[2]s a filter each part applies to its own
+// rows, %[3]s the exchanges' source.
+const sessionsQuery = `WITH meta AS (
   SELECT platform, session_id,
     arg_max(title, ingested_at) FILTER (WHERE title_source = 'platform') AS platform_title,
     arg_min(title, coalesce(first_ts, ts)) FILTER (WHERE title_source = 'prompt') AS prompt_title,
@@ -282,8 +283,8 @@ WITH meta AS (
     max(ingested_at) AS ingested_at,
     min(coalesce(first_ts, ts)) AS meta_first_ts, max(coalesce(last_ts, ts)) AS meta_last_ts,
     flatten(list(labels ORDER BY ingested_at)) AS all_labels
-  FROM %s
-  GROUP BY ALL
+  FROM %[1]s
+  %[2]sGROUP BY ALL
 ), m AS (
   SELECT platform, session_id,
     min(ts) AS first_ts, max(ts) AS last_ts,
@@ -298,11 +299,11 @@ WITH meta AS (
     list(DISTINCT model ORDER BY model) FILTER (WHERE model IS NOT NULL AND model <> '<synthetic>') AS models,
     arg_min(project, ts) AS msg_project, arg_max(user, ts) AS user, arg_max(machine, ts) AS machine
   FROM messages
-  GROUP BY ALL
+  %[2]sGROUP BY ALL
 ), e AS (
   SELECT platform, session_id, count(*) FILTER (WHERE NOT sidechain) AS exchange_count
-  FROM exchanges
-  GROUP BY ALL
+  FROM %[3]s
+  %[2]sGROUP BY ALL
 )
 SELECT
   platform, session_id,
@@ -319,6 +320,15 @@ SELECT
   meta.completeness, meta.meta, meta.ingested_at,
   CAST(coalesce(m.first_ts, meta.meta_first_ts) AS DATE) AS date
 FROM m FULL JOIN meta USING (platform, session_id) LEFT JOIN e USING (platform, session_id)`
+
+// OneSessionSQL is the sessions view's query for one session, $1 its
+// platform and $2 its id, over the views session_rows, messages and
+// exchange_rows. The filter is applied inside each part: on the view it
+// would stop at the FULL JOIN, so looking up one session through the view
+// aggregates every message of the lake.
+func OneSessionSQL() string {
+	return fmt.Sprintf(sessionsQuery, "session_rows", "WHERE platform = $1 AND session_id = $2\n  ", "exchange_rows")
+}
 
 // DefineViews runs the statements of the given views (and those they are
 // defined over; none: every view) on db.

@@ -107,9 +107,6 @@ func (r *RecentResult) Table() *Table {
 
 // Recent returns the last N turns of a session, oldest first.
 func (d *DB) Recent(ctx context.Context, opt RecentOptions) (*RecentResult, error) {
-	if err := d.need(ctx, "sessions"); err != nil {
-		return nil, err
-	}
 	if opt.N <= 0 {
 		opt.N = 10
 	}
@@ -134,15 +131,23 @@ func (d *DB) Recent(ctx context.Context, opt RecentOptions) (*RecentResult, erro
 }
 
 func (d *DB) turns(ctx context.Context, ref SessionRef, n int, subagents bool) ([]Turn, error) {
-	// platform is a partition column of the exchanges view's numbering
-	// window, so the filter on it reaches the files.
+	if err := d.need(ctx, "exchange_rows"); err != nil {
+		return nil, err
+	}
+	// The exchanges view's numbering, computed over this session's rows
+	// only (its window is partitioned by session): the view would number
+	// every exchange of the lake before the filter reached its rows.
 	q := `SELECT exchange_number, ts, ts_end, platform, session_id, coalesce(agent_id, ''),
   coalesce(prompt, ''), coalesce(response, ''), coalesce(model, ''), tool_count, tools,
   input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens
-FROM exchanges
-WHERE platform = ? AND session_id = ? AND (? OR NOT sidechain)
+FROM (
+  SELECT *, row_number() OVER (PARTITION BY platform, session_id, coalesce(agent_id, '') ORDER BY ts, id) AS exchange_number
+  FROM exchange_rows
+  WHERE platform = $1 AND session_id = $2
+)
+WHERE $3 OR NOT sidechain
 ORDER BY ts DESC, id DESC
-LIMIT ?`
+LIMIT $4`
 	rows, err := d.db.QueryContext(ctx, q, ref.Platform, ref.SessionID, subagents, n)
 	if err != nil {
 		return nil, sqlErr(err)

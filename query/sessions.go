@@ -112,7 +112,7 @@ const maxCandidates = 10
 // A prefix that matches no session or several is an *ArgError listing the
 // candidates.
 func (d *DB) ResolveSession(ctx context.Context, id, platform, project string) (SessionRef, error) {
-	if err := d.need(ctx, "sessions"); err != nil {
+	if err := d.need(ctx, "messages"); err != nil {
 		return SessionRef{}, err
 	}
 	var w where
@@ -210,14 +210,15 @@ func (d *DB) latestSession(ctx context.Context, w where, platform string) (Sessi
 	return ref, err
 }
 
-// describe fills in a session's title, project and times.
+// describe fills in a session's title, project and times, as the sessions
+// view has them, reading that session's rows only.
 func (d *DB) describe(ctx context.Context, ref SessionRef) (SessionRef, error) {
-	if err := d.need(ctx, "sessions"); err != nil {
+	if err := d.need(ctx, "session_rows", "messages", "exchange_rows"); err != nil {
 		return SessionRef{}, err
 	}
 	var first, last sql.NullTime
 	err := d.db.QueryRowContext(ctx, `SELECT coalesce(title, ''), coalesce(project, ''), first_ts, last_ts
-FROM sessions WHERE platform = ? AND session_id = ?`, ref.Platform, ref.SessionID).
+FROM (`+load.OneSessionSQL()+`)`, ref.Platform, ref.SessionID).
 		Scan(&ref.Title, &ref.Project, &first, &last)
 	if err != nil && err != sql.ErrNoRows {
 		return ref, sqlErr(err)
