@@ -245,7 +245,7 @@ func ViewSQLFor(lake string, names ...string) ([]string, error) {
 SELECT e.*, n.exchange_number
 FROM exchange_rows e
 JOIN (
-  SELECT id, row_number() OVER (PARTITION BY platform, session_id, coalesce(agent_id, '') ORDER BY ts, id) AS exchange_number
+  SELECT id, `+ExchangeNumber+` AS exchange_number
   FROM exchange_rows
 ) n USING (id)`)
 	}
@@ -320,6 +320,17 @@ SELECT
   meta.completeness, meta.meta, meta.ingested_at,
   CAST(coalesce(m.first_ts, meta.meta_first_ts) AS DATE) AS date
 FROM m FULL JOIN meta USING (platform, session_id) LEFT JOIN e USING (platform, session_id)`
+
+// ExchangeNumber numbers a thread's exchanges from 1 in time order: the
+// exchanges view's exchange_number. Its window is partitioned by session,
+// so it numbers one session's rows alike whether or not the others are read.
+const ExchangeNumber = `row_number() OVER (PARTITION BY platform, session_id, coalesce(agent_id, '') ORDER BY ts, id)`
+
+// OneSessionExchangesSQL is the exchanges view for one session, $1 its
+// platform and $2 its id, over the exchange_rows view: the view numbers
+// every exchange of the lake before a filter on a session reaches its rows.
+const OneSessionExchangesSQL = `(SELECT *, ` + ExchangeNumber + ` AS exchange_number
+  FROM exchange_rows WHERE platform = $1 AND session_id = $2)`
 
 // OneSessionSQL is the sessions view's query for one session, $1 its
 // platform and $2 its id, over the views session_rows, messages and

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
+
+	"github.com/pos-lake/pos/load"
 )
 
 // Context pack modes.
@@ -298,14 +300,17 @@ func (d *DB) contextItems(ctx context.Context, ref SessionRef, opt ContextOption
 		}
 		return sqlErr(rows.Err())
 	}
+	slug, labels, err := d.sessionMeta(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
 	plans := func() error {
-		return q(`SELECT d.ts, coalesce(d.title, ''), d.text FROM documents d
-WHERE d.content_type = 'plan' AND d.ts < ? AND (d.session_id = ? OR d.native_id IN (
-  SELECT slug FROM sessions WHERE platform = ? AND session_id = ? AND slug IS NOT NULL))
-ORDER BY d.agent_id NULLS FIRST, d.ts`, "plan", 1, until, ref.SessionID, ref.Platform, ref.SessionID)
+		return q(`SELECT d.ts, coalesce(d.title, ''), coalesce(d.text, '') FROM documents d
+WHERE d.content_type = 'plan' AND d.ts < ? AND (d.session_id = ? OR d.native_id = ?)
+ORDER BY d.agent_id NULLS FIRST, d.ts`, "plan", 1, until, ref.SessionID, sql.NullString{String: slug, Valid: slug != ""})
 	}
 	agents := func(prio int) error {
-		return q(`SELECT ts, coalesce(title, ''), text FROM documents
+		return q(`SELECT ts, coalesce(title, ''), coalesce(text, '') FROM documents
 WHERE platform = ? AND session_id = ? AND content_type = 'subagent_summary' AND ts < ? ORDER BY ts`,
 			"subagent_report", prio, ref.Platform, ref.SessionID, until)
 	}
@@ -319,18 +324,12 @@ WHERE platform = ? AND session_id = ? AND content_type = 'subagent_summary' AND 
 			return nil, err
 		}
 	case ModeLabels:
-		var labels []string
-		err := d.db.QueryRowContext(ctx, `SELECT coalesce(labels, []) FROM sessions WHERE platform = ? AND session_id = ?`,
-			ref.Platform, ref.SessionID).Scan((*stringList)(&labels))
-		if err != nil && err != sql.ErrNoRows {
-			return nil, sqlErr(err)
-		}
 		if len(labels) > 0 {
 			items = append(items, ContextItem{Kind: "labels", Priority: 4, Title: "Chapter labels", Text: "- " + strings.Join(labels, "\n- ")})
 		}
 	case ModeFull:
-		if err := q(`SELECT ts, 'Exchange ' || exchange_number, text FROM exchanges
-WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts DESC`,
+		if err := q(`SELECT ts, 'Exchange ' || exchange_number, coalesce(text, '') FROM `+load.OneSessionExchangesSQL+`
+WHERE NOT sidechain AND ts < $3 ORDER BY ts DESC`,
 			"exchange", 1, ref.Platform, ref.SessionID, until); err != nil {
 			return nil, err
 		}
@@ -338,7 +337,7 @@ WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts D
 		if err := plans(); err != nil {
 			return nil, err
 		}
-		if err := q(`SELECT ts, 'Compaction summary', text FROM messages
+		if err := q(`SELECT ts, 'Compaction summary', coalesce(text, '') FROM messages
 WHERE platform = ? AND session_id = ? AND content_type = 'compact_summary' AND ts < ? ORDER BY ts DESC`,
 			"compaction_summary", 2, ref.Platform, ref.SessionID, until); err != nil {
 			return nil, err
@@ -382,11 +381,6 @@ WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts`,
 			items = append(items, it)
 		}
 		items = append(items, replies...)
-		var labels []string
-		if err := d.db.QueryRowContext(ctx, `SELECT coalesce(labels, []) FROM sessions WHERE platform = ? AND session_id = ?`,
-			ref.Platform, ref.SessionID).Scan((*stringList)(&labels)); err != nil && err != sql.ErrNoRows {
-			return nil, sqlErr(err)
-		}
 		if len(labels) > 0 && opt.Until.IsZero() {
 			items = append(items, ContextItem{Kind: "labels", Priority: 4, Title: "Chapter labels", Text: "- " + strings.Join(labels, "\n- ")})
 		}

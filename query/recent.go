@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/pos-lake/pos/load"
 )
 
 // RecentOptions choose the turns Recent returns.
@@ -134,17 +136,10 @@ func (d *DB) turns(ctx context.Context, ref SessionRef, n int, subagents bool) (
 	if err := d.need(ctx, "exchange_rows"); err != nil {
 		return nil, err
 	}
-	// The exchanges view's numbering, computed over this session's rows
-	// only (its window is partitioned by session): the view would number
-	// every exchange of the lake before the filter reached its rows.
 	q := `SELECT exchange_number, ts, ts_end, platform, session_id, coalesce(agent_id, ''),
   coalesce(prompt, ''), coalesce(response, ''), coalesce(model, ''), tool_count, tools,
   input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens
-FROM (
-  SELECT *, row_number() OVER (PARTITION BY platform, session_id, coalesce(agent_id, '') ORDER BY ts, id) AS exchange_number
-  FROM exchange_rows
-  WHERE platform = $1 AND session_id = $2
-)
+FROM ` + load.OneSessionExchangesSQL + `
 WHERE $3 OR NOT sidechain
 ORDER BY ts DESC, id DESC
 LIMIT $4`

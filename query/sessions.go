@@ -227,6 +227,21 @@ FROM (`+load.OneSessionSQL()+`)`, ref.Platform, ref.SessionID).
 	return ref, nil
 }
 
+// sessionMeta returns a session's plan slug and summary labels, as the
+// sessions view has them, reading that session's rows only.
+func (d *DB) sessionMeta(ctx context.Context, ref SessionRef) (slug string, labels []string, err error) {
+	if err := d.need(ctx, "session_rows", "messages", "exchange_rows"); err != nil {
+		return "", nil, err
+	}
+	var s sql.NullString
+	err = d.db.QueryRowContext(ctx, `SELECT slug, coalesce(labels, []) FROM (`+load.OneSessionSQL()+`)`,
+		ref.Platform, ref.SessionID).Scan(&s, (*stringList)(&labels))
+	if err == sql.ErrNoRows {
+		err = nil
+	}
+	return s.String, labels, sqlErr(err)
+}
+
 // where builds a WHERE clause whose values are all parameters.
 type where struct {
 	conds []string

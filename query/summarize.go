@@ -475,8 +475,8 @@ func (d *DB) summaryMaterial(ctx context.Context, ref SessionRef) (*material, er
 	exchanges := func(subagents bool) error {
 		rows, err := d.db.QueryContext(ctx, `SELECT exchange_number, ts, ts_end, coalesce(agent_id, ''), coalesce(prompt, ''),
   coalesce(response, ''), coalesce(tools, []), tool_count, coalesce(files, [])
-FROM exchanges
-WHERE platform = ? AND session_id = ? AND (? OR NOT sidechain)
+FROM `+load.OneSessionExchangesSQL+`
+WHERE $3 OR NOT sidechain
 ORDER BY ts, id`, ref.Platform, ref.SessionID, subagents)
 		if err != nil {
 			return sqlErr(err)
@@ -543,9 +543,9 @@ WHERE platform = ? AND session_id = ? AND content_type = 'compact_summary' ORDER
 		}
 		return kindOrder[a.kind] - kindOrder[b.kind]
 	})
-	if err := d.db.QueryRowContext(ctx, `SELECT coalesce(labels, []) FROM sessions WHERE platform = ? AND session_id = ?`,
-		ref.Platform, ref.SessionID).Scan((*stringList)(&m.labels)); err != nil && err != sql.ErrNoRows {
-		return nil, sqlErr(err)
+	var err error
+	if _, m.labels, err = d.sessionMeta(ctx, ref); err != nil {
+		return nil, err
 	}
 	for _, s := range m.segments {
 		if m.first.IsZero() || s.ts.Before(m.first) {
