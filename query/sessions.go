@@ -210,36 +210,37 @@ func (d *DB) latestSession(ctx context.Context, w where, platform string) (Sessi
 	return ref, err
 }
 
-// describe fills in a session's title, project and times, as the sessions
-// view has them, reading that session's rows only.
+// describe fills in a session's title, project and times.
 func (d *DB) describe(ctx context.Context, ref SessionRef) (SessionRef, error) {
-	if err := d.need(ctx, "session_rows", "messages", "exchange_rows"); err != nil {
-		return SessionRef{}, err
-	}
 	var first, last sql.NullTime
-	err := d.db.QueryRowContext(ctx, `SELECT coalesce(title, ''), coalesce(project, ''), first_ts, last_ts
-FROM (`+load.OneSessionSQL()+`)`, ref.Platform, ref.SessionID).
-		Scan(&ref.Title, &ref.Project, &first, &last)
-	if err != nil && err != sql.ErrNoRows {
-		return ref, sqlErr(err)
+	if err := d.oneSession(ctx, ref, `coalesce(title, ''), coalesce(project, ''), first_ts, last_ts`,
+		&ref.Title, &ref.Project, &first, &last); err != nil {
+		return ref, err
 	}
 	ref.FirstTS, ref.LastTS = utc(first), utc(last)
 	return ref, nil
 }
 
-// sessionMeta returns a session's plan slug and summary labels, as the
-// sessions view has them, reading that session's rows only.
-func (d *DB) sessionMeta(ctx context.Context, ref SessionRef) (slug string, labels []string, err error) {
+// sessionMeta returns a session's plan slug and summary labels.
+func (d *DB) sessionMeta(ctx context.Context, ref SessionRef) (string, []string, error) {
+	var slug sql.NullString
+	var labels []string
+	err := d.oneSession(ctx, ref, `slug, coalesce(labels, [])`, &slug, (*stringList)(&labels))
+	return slug.String, labels, err
+}
+
+// oneSession scans columns of a session's row of the sessions view, read
+// from that session's rows only; a session not in the lake leaves dest as
+// it is.
+func (d *DB) oneSession(ctx context.Context, ref SessionRef, cols string, dest ...any) error {
 	if err := d.need(ctx, "session_rows", "messages", "exchange_rows"); err != nil {
-		return "", nil, err
+		return err
 	}
-	var s sql.NullString
-	err = d.db.QueryRowContext(ctx, `SELECT slug, coalesce(labels, []) FROM (`+load.OneSessionSQL()+`)`,
-		ref.Platform, ref.SessionID).Scan(&s, (*stringList)(&labels))
+	err := d.db.QueryRowContext(ctx, `SELECT `+cols+` FROM (`+load.OneSessionSQL()+`)`, ref.Platform, ref.SessionID).Scan(dest...)
 	if err == sql.ErrNoRows {
-		err = nil
+		return nil
 	}
-	return s.String, labels, sqlErr(err)
+	return sqlErr(err)
 }
 
 // where builds a WHERE clause whose values are all parameters.

@@ -72,14 +72,10 @@ func runSearch(c *cli.Context) error {
 	if k := c.Int("k"); k <= 0 {
 		return cmdio.UsageError{Err: fmt.Errorf("-k must be at least 1"), Cmd: "search"}
 	}
+	// Unset is 0, the lake model's own minimum; a negative value is none.
 	minSim := c.Float64("min-similarity")
-	if c.IsSet("min-similarity") {
-		switch {
-		case minSim < 0:
-			minSim = -1 // none
-		case minSim == 0 || minSim > 1:
-			return cmdio.UsageError{Err: fmt.Errorf("--min-similarity must be in (0, 1], or negative for none (got %g)", minSim), Cmd: "search"}
-		}
+	if c.IsSet("min-similarity") && (minSim == 0 || minSim > 1) {
+		return cmdio.UsageError{Err: fmt.Errorf("--min-similarity must be in (0, 1], or negative for none (got %g)", minSim), Cmd: "search"}
 	}
 	if g := c.String("group-by"); g != "" && g != "session" {
 		return cmdio.UsageError{Err: fmt.Errorf("--group-by: only session is known (got %q)", g), Cmd: "search"}

@@ -9,6 +9,7 @@
 package enrich
 
 import (
+	"cmp"
 	"path"
 	"regexp"
 	"slices"
@@ -53,13 +54,14 @@ var inputAPI = sonic.Config{}.Froze()
 // Relative paths are taken relative to the message's cwd.
 func FileRefs(m *schema.Record) []schema.FileRef {
 	var out []schema.FileRef
-	add := func(p, action, tool string) {
+	// addIn adds a path relative to dir; add, relative to the message's cwd.
+	addIn := func(dir, p, action, tool string) {
 		p = strings.TrimSpace(p)
 		if p == "" || len(p) > 4096 || strings.ContainsAny(p, "\n\x00") {
 			return
 		}
-		if !strings.HasPrefix(p, "/") && !isWindowsAbs(p) && m.Cwd != "" && !strings.Contains(p, "*") {
-			p = joinCwd(m.Cwd, p)
+		if !strings.HasPrefix(p, "/") && !isWindowsAbs(p) && dir != "" && !strings.Contains(p, "*") {
+			p = joinCwd(dir, p)
 		}
 		for _, f := range out {
 			if f.Path == p && f.Action == action {
@@ -68,6 +70,7 @@ func FileRefs(m *schema.Record) []schema.FileRef {
 		}
 		out = append(out, schema.FileRef{Path: p, Action: action, Tool: tool, MessageID: m.ID})
 	}
+	add := func(p, action, tool string) { addIn(m.Cwd, p, action, tool) }
 	for _, t := range m.Tools {
 		if len(t.Input) == 0 || t.Name == "" {
 			continue
@@ -89,11 +92,7 @@ func FileRefs(m *schema.Record) []schema.FileRef {
 		if shellTools[strings.ToLower(t.Name)] {
 			script, dir := shellCommand(in)
 			for _, pf := range shellFiles(script) {
-				p := pf.path
-				if dir != "" && !strings.HasPrefix(p, "/") && !isWindowsAbs(p) {
-					p = joinCwd(dir, p)
-				}
-				add(p, pf.action, t.Name)
+				addIn(cmp.Or(dir, m.Cwd), pf.path, pf.action, t.Name)
 			}
 			continue
 		}
