@@ -3,17 +3,19 @@ package load
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/duckdb/duckdb-go/v2"
 	"github.com/pos-lake/pos/extract"
-
-	_ "github.com/duckdb/duckdb-go/v2" // the DuckDB database/sql driver
 )
 
 // dsnOptions keep DuckDB from ever reaching for the network: every
@@ -21,19 +23,47 @@ import (
 const dsnOptions = "autoinstall_known_extensions=false&autoload_known_extensions=false"
 
 // OpenDB opens a DuckDB database: path "" is in memory. Times are shown in
-// UTC.
+// UTC. The database starts on the first statement, not here: a command
+// that answers from files alone (pos-query stats from the usage rollup)
+// never pays DuckDB's start-up.
 func OpenDB(path string) (*sql.DB, error) {
-	db, err := sql.Open("duckdb", path+"?"+dsnOptions)
-	if err != nil {
-		return nil, err
-	}
-	// One connection: session settings (time zone) hold for every query.
+	db := sql.OpenDB(&lazyConnector{dsn: path + "?" + dsnOptions})
+	// One connection: session settings (time zone, views) hold for every
+	// query.
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(`SET TimeZone = 'UTC'`); err != nil {
-		db.Close()
-		return nil, err
-	}
 	return db, nil
+}
+
+// lazyConnector creates the DuckDB connector on the first connection.
+type lazyConnector struct {
+	dsn  string
+	once sync.Once
+	c    *duckdb.Connector
+	err  error
+}
+
+func (l *lazyConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	l.once.Do(func() {
+		l.c, l.err = duckdb.NewConnector(l.dsn, func(ex driver.ExecerContext) error {
+			_, err := ex.ExecContext(context.Background(), `SET TimeZone = 'UTC'`, nil)
+			return err
+		})
+	})
+	if l.err != nil {
+		return nil, l.err
+	}
+	return l.c.Connect(ctx)
+}
+
+func (l *lazyConnector) Driver() driver.Driver { return duckdb.Driver{} }
+
+// Close closes the database if it was started; sql.DB.Close calls it.
+func (l *lazyConnector) Close() error {
+	l.once.Do(func() { l.err = errors.New("closed") })
+	if l.c != nil {
+		return l.c.Close()
+	}
+	return nil
 }
 
 // sqlString quotes s as a SQL string literal. It is used only for the

@@ -15,19 +15,11 @@ import (
 // holds: an incremental run touches a few rows in each of many partitions,
 // and a query engine's per-statement cost would dominate it.
 func readIDs(path string, idx map[uint64]uint64) error {
-	f, err := os.Open(path)
+	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true), parquet.ReadBufferSize(256<<10))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true), parquet.ReadBufferSize(256<<10))
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
 	idCol, ok1 := pf.Schema().Lookup("id")
 	hashCol, ok2 := pf.Schema().Lookup("content_hash")
 	if !ok1 || !ok2 {
@@ -83,4 +75,22 @@ func columnHashes(cc parquet.ColumnChunk, out []uint64) ([]uint64, error) {
 		}
 		parquet.Release(p)
 	}
+}
+
+// OpenParquet opens the Parquet file at path for reading; the caller
+// closes the returned file when done with both.
+func OpenParquet(path string, opts ...parquet.FileOption) (*os.File, *parquet.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		var pf *parquet.File
+		if pf, err = parquet.OpenFile(f, st.Size(), opts...); err == nil {
+			return f, pf, nil
+		}
+	}
+	f.Close()
+	return nil, nil, fmt.Errorf("%s: %w", path, err)
 }

@@ -33,10 +33,11 @@ type DB struct {
 
 	// lazy: views are defined when a lookup needs them (LazyViews); defined
 	// lists those that are.
-	lazy     bool
-	vmu      sync.Mutex
-	defined  map[string]bool
-	noRollup bool // Stats reads the messages only (tests compare both ways)
+	lazy      bool
+	vmu       sync.Mutex
+	defined   map[string]bool
+	noRollup  bool // Stats reads the messages only (tests compare both ways)
+	sqlRollup bool // Stats reads the rollup with SQL, never in Go (tests compare)
 }
 
 // An OpenOption changes how Open sets up the lake.

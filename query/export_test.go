@@ -21,6 +21,23 @@ var TimelineSQLArgs = timelineQuery
 // NoRollup makes Stats read the messages only, never the usage rollup.
 func NoRollup(d *DB) { d.noRollup = true }
 
+// SQLRollup makes Stats read the usage rollup with SQL, never in Go.
+func SQLRollup(d *DB) { d.sqlRollup = true }
+
+// RollupInGo reports whether Stats answers opt from the rollup in Go.
+func RollupInGo(d *DB, opt StatsOptions) bool {
+	prices := opt.Prices
+	if prices == nil {
+		prices = pricing.Default()
+	}
+	p := d.rollupPlan(opt, prices)
+	return p != nil && !p.readsMessages(opt) && !d.sqlRollup
+}
+
+// Connections is the number of open database connections: none until a
+// statement starts DuckDB.
+func Connections(d *DB) int { return d.db.Stats().OpenConnections }
+
 // UsesRollup reports whether Stats would read the usage rollup for opt.
 func UsesRollup(d *DB, opt StatsOptions) bool {
 	prices := opt.Prices

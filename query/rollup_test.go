@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +94,23 @@ func TestStatsRollup(t *testing.T) {
 	}
 	defer msgs.Close()
 	query.NoRollup(msgs)
+	rsql, err := query.Open(ctx, lake, query.LazyViews())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rsql.Close()
+	query.SQLRollup(rsql)
+
+	// Stats answered from the rollup in Go never starts DuckDB.
+	if n := query.Connections(roll); n != 0 {
+		t.Fatalf("Open left %d database connections open", n)
+	}
+	if _, err := roll.Stats(ctx, query.StatsOptions{By: []string{"day", "model"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := query.Connections(roll); n != 0 {
+		t.Fatalf("Stats from the rollup opened %d database connections", n)
+	}
 
 	at := func(s string) time.Time {
 		v, err := time.Parse(time.RFC3339, s)
@@ -123,6 +142,14 @@ func TestStatsRollup(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 		sameStats(t, what, a, b)
+		if query.RollupInGo(roll, opt) {
+			checked["go"] = true
+			c, err := rsql.Stats(ctx, opt)
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			sameStats(t, what+", rollup in Go and in SQL", a, c)
+		}
 		for _, r := range b.Rows {
 			if r.CacheCreation1h > 0 {
 				checked["1h"] = true
@@ -144,7 +171,7 @@ func TestStatsRollup(t *testing.T) {
 		}
 	}
 	compare("platform and project", query.StatsOptions{By: []string{"day"}, Platform: "claude_code", Project: "a", Prices: custom})
-	for _, c := range []string{"1h", "unpriced"} {
+	for _, c := range []string{"1h", "unpriced", "go"} {
 		if !checked[c] {
 			t.Errorf("the comparison saw no %s tokens", c)
 		}
@@ -173,24 +200,28 @@ func TestStatsRollup(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	var removed string
-	for k := range m.Partitions {
-		switch n {
-		case 0, 1:
-			m.Partitions[k] = "older"
-		case 2:
-			removed = k
+	keys := slices.Sorted(maps.Keys(m.Partitions))
+	// A partition was removed from the lake: its rollup rows must go.
+	removed := keys[2]
+	plat, day, _ := strings.Cut(removed, "/")
+	if err := os.Rename(load.Dir(lake, load.TableMessages, plat, day), filepath.Join(t.TempDir(), "gone")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = load.ReadRollup(lake); err != nil || len(st.Stale) != 0 || len(st.Gone) != 1 {
+		t.Fatalf("ReadRollup: stale %v, gone %v, %v", st.Stale, st.Gone, err)
+	}
+	for _, by := range bys {
+		opt := query.StatsOptions{By: by, Prices: custom}
+		if !query.RollupInGo(roll, opt) {
+			t.Fatalf("a partition gone: Stats %+v would not read the rollup in Go", opt)
 		}
-		n++
+		compare(fmt.Sprintf("a partition gone, by %v", by), opt)
+	}
+	for _, k := range keys[:2] {
+		m.Partitions[k] = "older"
 	}
 	b, _ = json.Marshal(m)
 	if err := os.WriteFile(mp, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// And a partition was removed from the lake (its rollup rows must go).
-	plat, day, _ := strings.Cut(removed, "/")
-	if err := os.Rename(load.Dir(lake, load.TableMessages, plat, day), filepath.Join(t.TempDir(), "gone")); err != nil {
 		t.Fatal(err)
 	}
 	st, err = load.ReadRollup(lake)

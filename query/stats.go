@@ -171,10 +171,21 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 	if prices == nil {
 		prices = pricing.Default()
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ru := d.rollupPlan(opt, prices)
+	if ru != nil && !ru.readsMessages(opt) && !d.sqlRollup {
+		// The rollup alone answers: read it in Go, with no query engine
+		// to start. Should that fail (a damaged file), SQL answers.
+		if res, no1h, err := statsFromRollup(opt, prices, ru); err == nil {
+			return statsNotes(res, no1h), nil
+		}
+	}
 	res := &StatsResult{By: slices.Clone(opt.By), Rows: []StatsRow{}, Unpriced: map[string]int64{}}
 	var rows *sql.Rows
 	var err error
-	if ru := d.rollupPlan(opt, prices); ru != nil && (!ru.readsMessages(opt) || d.need(ctx, "messages") == nil) {
+	if ru != nil && (!ru.readsMessages(opt) || d.need(ctx, "messages") == nil) {
 		// The usage rollup, with the messages of the window's edge hours
 		// and of partitions loaded since it was computed. Should it fail
 		// (a damaged file), the messages answer alone.
@@ -239,6 +250,12 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 	if err := rows.Err(); err != nil {
 		return nil, sqlErr(err)
 	}
+	return statsNotes(res, no1h), nil
+}
+
+// statsNotes adds to res the notes on its messages without a 1-hour split
+// (no1h of them) and on its unpriced models.
+func statsNotes(res *StatsResult, no1h int64) *StatsResult {
 	if no1h > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d Claude Code messages come from files loaded before the %s column: their cache writes are priced as 5-minute ones (reload them with pos-extract --full to price 1-hour writes)", no1h, Column1h))
 	}
@@ -254,7 +271,7 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 		res.Notes = append(res.Notes, "unknown model, no price: "+strings.Join(parts, ", ")+
 			"; their cost is left out (empty, not 0) and counted in unpriced_messages; price them with --pricing FILE or $"+pricing.EnvVar)
 	}
-	return res, nil
+	return res
 }
 
 // addUnpriced adds the unpriced messages of a group, per model: a JSON

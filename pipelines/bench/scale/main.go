@@ -162,19 +162,11 @@ func copyTable[T any](s scaler, table string, mod func(*T, int)) (int64, error) 
 }
 
 func readRows[T any](path string) ([]T, error) {
-	f, err := os.Open(path)
+	f, pf, err := load.OpenParquet(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	r := parquet.NewGenericReader[T](pf)
 	defer r.Close()
 	rows := make([]T, pf.NumRows())
