@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -280,6 +281,15 @@ WHERE role = 'assistant' AND coalesce(model, '') <> '<synthetic>' AND ` + where 
 GROUP BY ALL`
 }
 
+// RollupTextSQL prints the rollup rows of the source %s (a file's
+// read_parquet or RollupSelect's query) as one text, a line a row in a
+// fixed order: tests compare the file pos-load writes with what
+// RollupSelect computes from the messages view.
+const RollupTextSQL = `SELECT string_agg(concat_ws(' ', platform, date, session_id, coalesce(project, ''), model, hour, ctx_rank,
+    messages, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, cache_creation_1h_tokens, no1h), e'\n'
+  ORDER BY platform, date, session_id, hour, coalesce(project, ''), model, ctx_rank)
+FROM %s`
+
 // UpdateRollup brings <lake>/rollup up to date with the messages: the rows
 // of the partitions whose files changed are recomputed, the others kept.
 // With nothing changed it only lists the partitions. The caller holds the
@@ -299,12 +309,7 @@ func UpdateRollup(ctx context.Context, lake string) error {
 		old = nil
 	}
 	var oldPath string
-	stale := make([]string, 0, len(parts))
-	for k := range parts {
-		stale = append(stale, k)
-	}
-	slices.Sort(stale)
-	var gone []string
+	var stale, gone []string
 	if old != nil {
 		oldPath = filepath.Join(lake, RollupDir, old.File)
 		if _, err := os.Stat(oldPath); err != nil {
@@ -320,48 +325,42 @@ func UpdateRollup(ctx context.Context, lake string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	db, err := OpenDB("")
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	stmts, err := ViewSQLFor(lake, TableMessages)
-	if err != nil {
-		return err
-	}
-	for _, s := range stmts {
-		if _, err := db.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("rollup: defining views: %w", err)
+	// Keep the rows of the partitions that did not change; recompute
+	// everything when most did, or when the old file cannot be read.
+	var rows []RollupRow
+	recompute := old == nil || len(stale) > len(parts)/2
+	if !recompute {
+		kept, err := ReadRollupRows(oldPath)
+		recompute = err != nil
+		drop := map[string]bool{}
+		for _, p := range append(slices.Clone(stale), gone...) {
+			drop[p] = true
+		}
+		for _, r := range kept {
+			if !drop[r.Platform+"/"+r.DateString()] {
+				rows = append(rows, r)
+			}
 		}
 	}
-	// Recompute everything when most partitions changed: one scan without
-	// a long filter.
-	where := "true"
-	if old != nil && len(stale) <= len(parts)/2 {
-		where = PartitionFilter(stale)
-	} else {
-		old, stale, gone = nil, nil, nil
+	if recompute {
+		rows, stale = nil, slices.Sorted(maps.Keys(parts))
 	}
-	q := RollupSelect(thresholds, where)
-	if old != nil {
-		drop := append(slices.Clone(stale), gone...)
-		q = `SELECT * FROM read_parquet(` + sqlString(oldPath) + `)
-WHERE NOT ` + PartitionFilter(drop) + `
-UNION ALL
-` + q
+	versioned := Versioned(lake)[TableMessages]
+	for _, p := range stale {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		pr, err := rollupPartition(lake, p, thresholds, versioned)
+		if err != nil {
+			return fmt.Errorf("rollup: %w", err)
+		}
+		rows = append(rows, pr...)
 	}
 	name := fmt.Sprintf("usage-%d.parquet", time.Now().UnixNano())
 	tmp := filepath.Join(dir, "."+name+".tmp")
-	copySQL := "COPY (" + q + "\nORDER BY platform, date, session_id, hour) TO " + sqlString(tmp) + " (FORMAT parquet, COMPRESSION zstd)"
-	if _, err := db.ExecContext(ctx, copySQL); err != nil {
+	if err := writeRollup(tmp, rows); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("rollup: %w", err)
-	}
-	// DuckDB creates files readable by all; the lake's files are the
-	// user's alone.
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		os.Remove(tmp)
-		return err
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		os.Remove(tmp)

@@ -1,6 +1,8 @@
 package load
 
 import (
+	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -77,5 +79,48 @@ func TestRollupFollowsLoads(t *testing.T) {
 	}
 	if st, err = ReadRollup(lake); err != nil || len(st.Stale) != 1 || st.Stale[0] != "test/2026-03-01" || len(st.Gone) != 1 || st.Gone[0] != "test/2026-03-02" {
 		t.Fatalf("stale %v, gone %v, %v", st.Stale, st.Gone, err)
+	}
+}
+
+func rollupText(t *testing.T, db *sql.DB, from string) string {
+	t.Helper()
+	return one(t, db, fmt.Sprintf(RollupTextSQL, from))
+}
+
+// RollupRowsMatchSQL fails unless the rollup file pos-load wrote in Go has
+// the rows RollupSelect computes from the lake's messages view.
+func RollupRowsMatchSQL(t *testing.T, lake string) {
+	t.Helper()
+	st, err := ReadRollup(lake)
+	if err != nil || st == nil || len(st.Stale)+len(st.Gone) != 0 {
+		t.Fatalf("no current rollup: %+v, %v", st, err)
+	}
+	db := views(t, lake)
+	goRows := rollupText(t, db, "read_parquet("+sqlString(st.Path)+")")
+	sqlRows := rollupText(t, db, "("+RollupSelect(st.Manifest.Thresholds, "true")+")")
+	if goRows != sqlRows {
+		t.Fatalf("rollup rows differ\nwritten:\n%s\nby SQL:\n%s", goRows, sqlRows)
+	}
+	if goRows == "" {
+		t.Fatal("an empty rollup")
+	}
+}
+
+// A message loaded again with other content is a new version: the rollup
+// counts the latest, as the messages view does.
+func TestRollupVersions(t *testing.T) {
+	lake := t.TempDir()
+	d := time.Date(2026, 3, 1, 10, 15, 0, 0, time.UTC)
+	loadRecs(t, lake, assistant("a1", "s1", "m", d, 100, 0), assistant("a2", "s1", "m", d, 5, 0))
+	RollupRowsMatchSQL(t, lake)
+	loadRecs(t, lake, assistant("a1", "s1", "m", d, 300, 150_000))
+	if !Versioned(lake)[TableMessages] {
+		t.Fatal("a second version did not make the messages versioned")
+	}
+	RollupRowsMatchSQL(t, lake)
+	db := views(t, lake)
+	st, _ := ReadRollup(lake)
+	if got := one(t, db, `SELECT sum(messages) || ' ' || sum(input_tokens) FROM read_parquet(?)`, st.Path); got != "2 305" {
+		t.Fatalf("messages and input tokens %s, want the latest version's: 2 305", got)
 	}
 }

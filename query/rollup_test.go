@@ -244,3 +244,40 @@ func TestStatsRollup(t *testing.T) {
 		compare(fmt.Sprintf("updated, by %v", by), query.StatsOptions{By: by, Prices: custom})
 	}
 }
+
+// The rollup pos-load writes in Go has the rows RollupSelect computes from
+// the messages view, on the real corpus (1-hour cache writes and
+// long-context ranks included).
+func TestRollupRowsCorpus(t *testing.T) {
+	lake := corpusLake(t)
+	ctx := context.Background()
+	db, err := query.Open(ctx, lake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := load.ReadRollup(lake)
+	if err != nil || st == nil || len(st.Stale)+len(st.Gone) != 0 {
+		t.Fatalf("no current rollup: %+v, %v", st, err)
+	}
+	text := func(from string) string {
+		t.Helper()
+		tb, err := db.SQL(ctx, fmt.Sprintf(load.RollupTextSQL, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(tb.Rows[0][0])
+	}
+	written := text("read_parquet('" + strings.ReplaceAll(st.Path, "'", "''") + "')")
+	bySQL := text("(" + load.RollupSelect(st.Manifest.Thresholds, "true") + ")")
+	if written != bySQL {
+		t.Fatalf("rollup rows differ\nwritten:\n%s\nby SQL:\n%s", written, bySQL)
+	}
+	tb, err := db.SQL(ctx, "SELECT count(*), sum(cache_creation_1h_tokens), max(ctx_rank) FROM read_parquet('"+strings.ReplaceAll(st.Path, "'", "''")+"')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := tb.Rows[0]; r[0].(int64) < 20 || fmt.Sprint(r[1]) == "0" || fmt.Sprint(r[2]) == "0" {
+		t.Fatalf("rollup rows, 1-hour writes, top rank: %v: the corpus should cover all three", r)
+	}
+}

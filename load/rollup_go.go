@@ -1,0 +1,408 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// RollupRow is one row of the usage rollup file, with the columns of
+// RollupColumns. A NULL project reads as "" (every use coalesces it).
+type RollupRow struct {
+	Platform      string    `parquet:"platform"`
+	Date          int32     `parquet:"date,date"` // days since 1970-01-01
+	SessionID     string    `parquet:"session_id"`
+	Project       string    `parquet:"project"`
+	Model         string    `parquet:"model"`
+	Hour          time.Time `parquet:"hour,timestamp(microsecond)"`
+	CtxRank       uint8     `parquet:"ctx_rank"`
+	Messages      int64     `parquet:"messages"`
+	Input         int64     `parquet:"input_tokens"`
+	Output        int64     `parquet:"output_tokens"`
+	CacheCreation int64     `parquet:"cache_creation_tokens"`
+	CacheRead     int64     `parquet:"cache_read_tokens"`
+	// CacheCreation1h is summed as least(1-hour writes, cache writes) per
+	// message; No1h counts the Claude Code messages with cache writes whose
+	// file predates the 1-hour column.
+	CacheCreation1h int64 `parquet:"cache_creation_1h_tokens"`
+	No1h            int64 `parquet:"no1h"`
+}
+
+// DateString is the row's date partition, YYYY-MM-DD.
+func (r *RollupRow) DateString() string {
+	return time.Unix(int64(r.Date)*86400, 0).UTC().Format(time.DateOnly)
+}
+
+// ReadRollupRows reads a rollup file whole: it is small, a row per session,
+// model, hour and long-context rank.
+func ReadRollupRows(path string) ([]RollupRow, error) {
+	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cols := make([]column, len(RollupColumns))
+	for i, name := range RollupColumns {
+		if cols[i], err = lookupColumn(pf, name, true); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	out := make([]RollupRow, 0, pf.NumRows())
+	for _, rg := range pf.RowGroups() {
+		base := len(out)
+		out = append(out, make([]RollupRow, rg.NumRows())...)
+		rows := out[base:]
+		err := readColumns(rg, cols, func(c, i int, v parquet.Value) error {
+			if i >= len(rows) {
+				return errors.New("a column has more values than the row group has rows")
+			}
+			r := &rows[i]
+			switch RollupColumns[c] {
+			case "platform":
+				r.Platform = string(v.ByteArray())
+			case "date":
+				r.Date = v.Int32()
+			case "session_id":
+				r.SessionID = string(v.ByteArray())
+			case "project":
+				r.Project = string(v.ByteArray())
+			case "model":
+				r.Model = string(v.ByteArray())
+			case "hour":
+				r.Hour = cols[c].time(v)
+			case "ctx_rank":
+				r.CtxRank = uint8(v.Int32())
+			default:
+				*r.count(RollupColumns[c]) = cols[c].int(v)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return out, nil
+}
+
+// count is the field of a count column.
+func (r *RollupRow) count(name string) *int64 {
+	switch name {
+	case "messages":
+		return &r.Messages
+	case "input_tokens":
+		return &r.Input
+	case "output_tokens":
+		return &r.Output
+	case "cache_creation_tokens":
+		return &r.CacheCreation
+	case "cache_read_tokens":
+		return &r.CacheRead
+	case "cache_creation_1h_tokens":
+		return &r.CacheCreation1h
+	}
+	return &r.No1h
+}
+
+// column is a leaf column of a file, with how to read its values.
+type column struct {
+	index int // -1: the file has no such column (its values are NULL)
+	unit  time.Duration
+}
+
+// lookupColumn finds a top-level column of pf; without need, a missing one
+// reads as NULLs.
+func lookupColumn(pf *parquet.File, name string, need bool) (column, error) {
+	c, ok := pf.Schema().Lookup(name)
+	if !ok {
+		if need {
+			return column{}, fmt.Errorf("no column %s", name)
+		}
+		return column{index: -1}, nil
+	}
+	col := column{index: c.ColumnIndex, unit: time.Millisecond}
+	if lt := c.Node.Type().LogicalType(); lt != nil {
+		if ts, ok := lt.Value.(*format.TimestampType); ok && ts.Unit.Value != nil {
+			col.unit = ts.Unit.Value.Duration()
+		}
+	}
+	return col, nil
+}
+
+func (c column) int(v parquet.Value) int64 {
+	switch v.Kind() {
+	case parquet.Int32:
+		return int64(v.Int32())
+	case parquet.Int64:
+		return v.Int64()
+	}
+	return 0
+}
+
+func (c column) time(v parquet.Value) time.Time {
+	if v.IsNull() {
+		return time.Time{}
+	}
+	return time.Unix(0, v.Int64()*int64(c.unit)).UTC()
+}
+
+// readColumns calls fn with each value of the given flat columns of a row
+// group: the column's position in cols, the row and the value (NULL for a
+// column the file does not have).
+func readColumns(rg parquet.RowGroup, cols []column, fn func(c, row int, v parquet.Value) error) error {
+	buf := make([]parquet.Value, 1024)
+	for ci, col := range cols {
+		if col.index < 0 {
+			for i := range int(rg.NumRows()) {
+				if err := fn(ci, i, parquet.Value{}); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		pages := rg.ColumnChunks()[col.index].Pages()
+		row := 0
+		for {
+			p, err := pages.ReadPage()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				pages.Close()
+				return err
+			}
+			vr := p.Values()
+			for {
+				n, err := vr.ReadValues(buf)
+				for _, v := range buf[:n] {
+					if ferr := fn(ci, row, v); ferr != nil {
+						parquet.Release(p)
+						pages.Close()
+						return ferr
+					}
+					row++
+				}
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					parquet.Release(p)
+					pages.Close()
+					return err
+				}
+			}
+			parquet.Release(p)
+		}
+		pages.Close()
+	}
+	return nil
+}
+
+// rollupMessageColumns are the messages columns a partition's rollup reads.
+var rollupMessageColumns = []string{"id", "ingested_at", "content_hash", "role", "model", "session_id", "project", "ts",
+	"input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens", "cache_creation_1h_tokens"}
+
+// rollupMessage is what the rollup needs of a message.
+type rollupMessage struct {
+	id, hash, role, model, session, project string
+	ingested, ts                            time.Time
+	in, out, cw, cr                         int64
+	cw1h                                    int64
+	has1h                                   bool // the file has the 1-hour column
+}
+
+// rollupPartition computes the rollup rows of one messages partition
+// ("platform/date") in Go: RollupSelect over that partition of the
+// messages view, the latest version of each message when the table is
+// versioned. TestRollupGoMatchesSQL holds the two to the same rows.
+func rollupPartition(lake, part string, thresholds []int64, versioned bool) ([]RollupRow, error) {
+	platform, date, _ := strings.Cut(part, "/")
+	day, err := time.Parse(time.DateOnly, date)
+	if err != nil {
+		return nil, fmt.Errorf("partition %s: %w", part, err)
+	}
+	files, err := filepath.Glob(filepath.Join(Dir(lake, TableMessages, platform, date), "*.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	var msgs []rollupMessage
+	for _, path := range files {
+		if msgs, err = readRollupMessages(path, msgs); err != nil {
+			return nil, err
+		}
+	}
+	if versioned {
+		// The newest version of each id (latest ingested_at, then the least
+		// content hash), as the view's QUALIFY keeps.
+		latest := make(map[string]int, len(msgs))
+		kept := msgs[:0:0]
+		for _, m := range msgs {
+			j, ok := latest[m.id]
+			if !ok {
+				latest[m.id] = len(kept)
+				kept = append(kept, m)
+				continue
+			}
+			if o := kept[j]; m.ingested.After(o.ingested) || m.ingested.Equal(o.ingested) && m.hash < o.hash {
+				kept[j] = m
+			}
+		}
+		msgs = kept
+	}
+	type key struct {
+		session, project, model string
+		hour                    int64
+		rank                    uint8
+	}
+	groups := map[key]*RollupRow{}
+	for _, m := range msgs {
+		if m.role != "assistant" || m.model == "<synthetic>" {
+			continue
+		}
+		var rank uint8
+		for _, t := range thresholds {
+			if m.in+m.cw+m.cr > t {
+				rank++
+			}
+		}
+		hour := m.ts.Truncate(time.Hour)
+		k := key{m.session, m.project, m.model, hour.UnixMicro(), rank}
+		g := groups[k]
+		if g == nil {
+			g = &RollupRow{Platform: platform, Date: int32(day.Unix() / 86400), SessionID: m.session, Project: m.project,
+				Model: m.model, Hour: hour, CtxRank: rank}
+			groups[k] = g
+		}
+		g.Messages++
+		g.Input += m.in
+		g.Output += m.out
+		g.CacheCreation += m.cw
+		g.CacheRead += m.cr
+		g.CacheCreation1h += min(m.cw1h, m.cw)
+		if !m.has1h && platform == "claude_code" && m.cw > 0 {
+			g.No1h++
+		}
+	}
+	out := make([]RollupRow, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, *g)
+	}
+	return out, nil
+}
+
+// readRollupMessages appends the messages of one part file.
+func readRollupMessages(path string, out []rollupMessage) ([]rollupMessage, error) {
+	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err != nil {
+		return out, err
+	}
+	defer f.Close()
+	cols := make([]column, len(rollupMessageColumns))
+	for i, name := range rollupMessageColumns {
+		// Only the id is required: a column a file predates reads as NULL,
+		// as the view's union_by_name gives it.
+		if cols[i], err = lookupColumn(pf, name, name == "id"); err != nil {
+			return out, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	has1h := cols[len(cols)-1].index >= 0
+	for _, rg := range pf.RowGroups() {
+		base := len(out)
+		out = append(out, make([]rollupMessage, rg.NumRows())...)
+		rows := out[base:]
+		for i := range rows {
+			rows[i].has1h = has1h
+		}
+		err := readColumns(rg, cols, func(c, i int, v parquet.Value) error {
+			if i >= len(rows) {
+				return errors.New("a column has more values than the row group has rows")
+			}
+			m := &rows[i]
+			switch rollupMessageColumns[c] {
+			case "id":
+				m.id = string(v.ByteArray())
+			case "ingested_at":
+				m.ingested = cols[c].time(v)
+			case "content_hash":
+				m.hash = string(v.ByteArray())
+			case "role":
+				m.role = string(v.ByteArray())
+			case "model":
+				m.model = string(v.ByteArray())
+			case "session_id":
+				m.session = string(v.ByteArray())
+			case "project":
+				m.project = string(v.ByteArray())
+			case "ts":
+				m.ts = cols[c].time(v)
+			case "input_tokens":
+				m.in = cols[c].int(v)
+			case "output_tokens":
+				m.out = cols[c].int(v)
+			case "cache_creation_tokens":
+				m.cw = cols[c].int(v)
+			case "cache_read_tokens":
+				m.cr = cols[c].int(v)
+			case "cache_creation_1h_tokens":
+				m.cw1h = cols[c].int(v)
+			}
+			return nil
+		})
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return out, nil
+}
+
+// writeRollup writes rows, sorted as readers expect them (platform, date,
+// session, hour), to path.
+func writeRollup(path string, rows []RollupRow) error {
+	slices.SortFunc(rows, func(a, b RollupRow) int {
+		return cmpRollup(&a, &b)
+	})
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	w := parquet.NewGenericWriter[RollupRow](f, parquet.Compression(&pageCodec))
+	_, err = w.Write(rows)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func cmpRollup(a, b *RollupRow) int {
+	if c := strings.Compare(a.Platform, b.Platform); c != 0 {
+		return c
+	}
+	if a.Date != b.Date {
+		return int(a.Date - b.Date)
+	}
+	if c := strings.Compare(a.SessionID, b.SessionID); c != 0 {
+		return c
+	}
+	if c := a.Hour.Compare(b.Hour); c != 0 {
+		return c
+	}
+	for _, c := range []int{strings.Compare(a.Project, b.Project), strings.Compare(a.Model, b.Model), int(a.CtxRank) - int(b.CtxRank)} {
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
