@@ -368,11 +368,17 @@ func writeRollup(path string, rows []RollupRow) error {
 	slices.SortFunc(rows, func(a, b RollupRow) int {
 		return cmpRollup(&a, &b)
 	})
+	return writeParquetFile(path, rows)
+}
+
+// writeParquetFile writes rows to a new file at path, the user's alone,
+// zstd-compressed, and syncs it.
+func writeParquetFile[T any](path string, rows []T, opts ...parquet.WriterOption) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
-	w := parquet.NewGenericWriter[RollupRow](f, parquet.Compression(&pageCodec))
+	w := parquet.NewGenericWriter[T](f, append([]parquet.WriterOption{parquet.Compression(&pageCodec)}, opts...)...)
 	_, err = w.Write(rows)
 	if cerr := w.Close(); err == nil {
 		err = cerr

@@ -126,25 +126,9 @@ func writeSummaryFile(path string, rows []SummaryRow) error {
 		return err
 	}
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	w := parquet.NewGenericWriter[SummaryRow](f,
-		parquet.Compression(&pageCodec),
+	err := writeParquetFile(tmp, rows,
 		parquet.CreatedBy("pos", schema.Version, ""),
-		parquet.KeyValueMetadata("pos.schema", schema.Version),
-	)
-	_, err = w.Write(rows)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+		parquet.KeyValueMetadata("pos.schema", schema.Version))
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
