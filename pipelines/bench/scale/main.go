@@ -56,9 +56,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("scale: %d copies of %s into %s: messages %d, exchanges %d, sessions %d, documents %d; %.1fs\n",
+	fmt.Printf("scale: %d copies of %s into %s: messages %d, exchanges %d, sessions %d, documents %d, chunks %d; %.1fs\n",
 		*copies, *from, *to, counts[load.TableMessages], counts[load.TableExchanges], counts[load.TableSessions],
-		counts[load.TableDocuments], time.Since(start).Seconds())
+		counts[load.TableDocuments], counts[load.TableChunks], time.Since(start).Seconds())
 	return nil
 }
 
@@ -95,7 +95,80 @@ func build(s scaler) (map[string]int64, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if counts[load.TableChunks], err = copyChunks(s); err != nil {
+		return nil, err
+	}
 	return counts, finish(s.to, counts)
+}
+
+// copyChunks links the chunks files, their vector sidecars and the
+// postings as copy 0, and loads copies 1 to copies-1 of each chunk through
+// pos-load's loader (fresh ids, shifted times, the same text and vector),
+// which indexes them as it indexes pos-embed's chunks. It returns the
+// chunks in the new lake.
+func copyChunks(s scaler) (int64, error) {
+	var total int64
+	for _, table := range []string{load.TableChunks, load.TablePostings} {
+		root := load.TableDir(s.from, table)
+		files, err := filepath.Glob(filepath.Join(root, "platform=*", "date=*", "*"))
+		if err != nil {
+			return 0, err
+		}
+		for _, path := range files {
+			rel, _ := filepath.Rel(root, path)
+			if err := link(path, filepath.Join(load.TableDir(s.to, table), rel)); err != nil {
+				return 0, err
+			}
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(load.TableDir(s.from, load.TableChunks), "platform=*", "date=*", "*.parquet"))
+	if err != nil || len(files) == 0 {
+		return 0, err
+	}
+	// The lake's embedding model, which the loader checks chunks against.
+	if b, err := os.ReadFile(filepath.Join(s.from, "_state", "embeddings.json")); err == nil {
+		if err := os.MkdirAll(filepath.Join(s.to, "_state"), 0o755); err != nil {
+			return 0, err
+		}
+		if err := os.WriteFile(filepath.Join(s.to, "_state", "embeddings.json"), b, 0o644); err != nil {
+			return 0, err
+		}
+	}
+	l, err := load.Open(context.Background(), load.Options{Lake: s.to, NoCatalog: true, Now: time.Now})
+	if err != nil {
+		return 0, err
+	}
+	for _, path := range files {
+		rows, err := readRows[load.ChunkRow](path)
+		if err != nil {
+			l.Abort()
+			return 0, err
+		}
+		total += int64(len(rows)) * int64(s.copies)
+		for k := 1; k < s.copies; k++ {
+			for i := range rows {
+				if err := l.Add(chunkRecord(&rows[i], s, k)); err != nil {
+					l.Abort()
+					return 0, err
+				}
+			}
+		}
+	}
+	return total, l.Close()
+}
+
+// chunkRecord is copy k of a chunks row, as the record pos-embed emits.
+func chunkRecord(c *load.ChunkRow, s scaler, k int) *schema.Record {
+	r := schema.New(schema.KindChunk)
+	r.ID, r.Platform, r.SessionID, r.ParentID = s.id(c.ID, k), c.Platform, s.id(c.SessionID, k), s.id(c.ParentID, k)
+	r.TS, r.IngestedAt = s.at(c.TS, k), s.at(c.IngestedAt, k)
+	r.TSPrecision, r.Role, r.ContentType, r.Title, r.Text = c.TSPrecision, c.Role, c.ContentType, c.Title, c.Text
+	r.Cwd, r.GitBranch, r.Project, r.User, r.Machine, r.Completeness = c.Cwd, c.GitBranch, c.Project, c.User, c.Machine, c.Completeness
+	if c.AgentID != "" || c.AgentType != "" || c.Sidechain {
+		r.Agent = &schema.Agent{ID: c.AgentID, Type: c.AgentType, Sidechain: c.Sidechain}
+	}
+	r.Chunk = &schema.Chunk{Index: c.ChunkIndex, Model: c.Model, Dim: int64(c.Dim), Embedding: c.Embedding}
+	return r
 }
 
 type scaler struct {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -32,7 +34,11 @@ func TestScaleCopiesWithFreshIDsAndShiftedTimes(t *testing.T) {
 	ses.Session = &schema.Session{FirstTS: day, MessageCount: 3}
 	doc := schema.New(schema.KindDocument)
 	doc.ID, doc.Platform, doc.SessionID, doc.TS, doc.Text = "d1", schema.PlatformClaudeCode, "s1", day, "a plan"
-	recs = append(recs, ex, ses, doc)
+	chunk := schema.New(schema.KindChunk)
+	chunk.ID, chunk.Platform, chunk.SessionID, chunk.TS = "c1", schema.PlatformClaudeCode, "s1", day
+	chunk.Role, chunk.ContentType, chunk.Text = schema.RoleUser, schema.ContentText, "the zebra crossing"
+	chunk.Chunk = &schema.Chunk{Model: "test-model", Dim: 4, Embedding: []float32{0.5, -0.5, 0.5, 0.5}}
+	recs = append(recs, ex, ses, doc, chunk)
 	var buf bytes.Buffer
 	enc := schema.NewEncoder(&buf)
 	for _, r := range recs {
@@ -49,7 +55,7 @@ func TestScaleCopiesWithFreshIDsAndShiftedTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{load.TableMessages: 9, load.TableExchanges: 3, load.TableSessions: 3, load.TableDocuments: 3}
+	want := map[string]int64{load.TableMessages: 9, load.TableExchanges: 3, load.TableSessions: 3, load.TableDocuments: 3, load.TableChunks: 3}
 	for table, n := range want {
 		if counts[table] != n {
 			t.Errorf("%s: %d rows, want %d", table, counts[table], n)
@@ -73,19 +79,37 @@ func TestScaleCopiesWithFreshIDsAndShiftedTimes(t *testing.T) {
 		return s.String
 	}
 	for q, want := range map[string]string{
-		`SELECT count(DISTINCT id) FROM messages`:                                      "9",
-		`SELECT count(*) FROM messages WHERE id = 'msecond~2' AND session_id = 's1~2'`: "1",
-		`SELECT strftime(ts, '%Y-%m-%d') FROM messages WHERE id = 'mfirst~1'`:          "2025-03-03",
-		`SELECT count(*) FROM messages WHERE text IS NOT NULL`:                         "3",
-		`SELECT sum(tool_count)::VARCHAR FROM messages`:                                "9",
-		`SELECT sum(cache_creation_1h_tokens)::VARCHAR FROM messages`:                  "36",
-		`SELECT prompt_id FROM exchanges WHERE id = 'e1~2'`:                            "mfirst~2",
-		`SELECT strftime(ts_end, '%H') FROM exchanges WHERE id = 'e1~1'`:               "11",
-		`SELECT count(*) FROM sessions`:                                                "3",
-		`SELECT count(*) FROM documents WHERE text = 'a plan'`:                         "1",
+		`SELECT count(DISTINCT id) FROM messages`:                                                                   "9",
+		`SELECT count(*) FROM messages WHERE id = 'msecond~2' AND session_id = 's1~2'`:                              "1",
+		`SELECT strftime(ts, '%Y-%m-%d') FROM messages WHERE id = 'mfirst~1'`:                                       "2025-03-03",
+		`SELECT count(*) FROM messages WHERE text IS NOT NULL`:                                                      "3",
+		`SELECT sum(tool_count)::VARCHAR FROM messages`:                                                             "9",
+		`SELECT sum(cache_creation_1h_tokens)::VARCHAR FROM messages`:                                               "36",
+		`SELECT prompt_id FROM exchanges WHERE id = 'e1~2'`:                                                         "mfirst~2",
+		`SELECT strftime(ts_end, '%H') FROM exchanges WHERE id = 'e1~1'`:                                            "11",
+		`SELECT count(*) FROM sessions`:                                                                             "3",
+		`SELECT count(*) FROM documents WHERE text = 'a plan'`:                                                      "1",
+		`SELECT count(*) FROM chunks WHERE text = 'the zebra crossing' AND model = 'test-model'`:                    "3",
+		`SELECT strftime(ts, '%Y-%m-%d') FROM chunks WHERE id = 'c1~2'`:                                             "2024-12-02",
+		`SELECT count(DISTINCT p.chunk_key) FROM postings p JOIN chunks c USING (chunk_key) WHERE p.term = 'zebra'`: "3",
 	} {
 		if got := one(q); got != want {
 			t.Errorf("%s = %q, want %q", q, got, want)
+		}
+	}
+
+	// Every chunks file has its vector sidecar, with its rows' keys.
+	files, _ := filepath.Glob(filepath.Join(load.TableDir(dst, load.TableChunks), "*", "*", "*.parquet"))
+	if len(files) != 3 {
+		t.Fatalf("%d chunks files, want 3", len(files))
+	}
+	for _, f := range files {
+		v, err := load.ReadVectors(f, true)
+		if err != nil || v.Rows != 1 || v.Dim != 4 || v.Models[0] != "test-model" {
+			t.Fatalf("%s: vectors %+v, %v", f, v, err)
+		}
+		if got := one(fmt.Sprintf("SELECT chunk_key::VARCHAR FROM read_parquet('%s')", f)); got != fmt.Sprint(v.Keys[0]) {
+			t.Fatalf("%s: chunk key %s, sidecar key %d", f, got, v.Keys[0])
 		}
 	}
 }
