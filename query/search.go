@@ -229,6 +229,11 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 			depth = max(500, 50*opt.K)
 		}
 	}
+	// The files of the chunks and postings are read directly; these views
+	// give the chunks' listing, session titles and exchange numbers.
+	if err := d.need(ctx, "chunk_rows", "session_rows", "exchange_rows"); err != nil {
+		return nil, err
+	}
 	res := &SearchResult{Mode: opt.Mode, Terms: lexical.QueryTerms(opt.Query)}
 	model, hasVectors, err := load.LakeEmbedding(ctx, d.lake)
 	if err != nil {

@@ -364,3 +364,36 @@ func TestSearchWithoutSidecars(t *testing.T) {
 		t.Error("no minimum, without sidecars: no hits")
 	}
 }
+
+// Search on a lake opened with LazyViews (pos-query search) defines the
+// views it reads and finds what it finds with every view defined.
+func TestSearchLazyViews(t *testing.T) {
+	lake := searchLake(t)
+	ctx := context.Background()
+	full, err := query.Open(ctx, lake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	for _, opt := range []query.SearchOptions{
+		{Query: "fetcher retry tests"},
+		{Query: "fetcher", Mode: query.SearchLexical, Since: day("2026-02-28")},
+		{Query: "build make binary", Mode: query.SearchVector, Project: "beta"},
+		{Query: "fetcher retry tests", GroupBy: "session", K: 2},
+		{Query: "callers of Get main.go", Types: []string{schema.ContentSubagentSummary}},
+	} {
+		lazy, err := query.Open(ctx, lake, query.LazyViews())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := search(t, lazy, opt), search(t, full, opt)
+		lazy.Close()
+		got.Timing, want.Timing = query.SearchTiming{}, query.SearchTiming{}
+		if len(want.Hits)+len(want.Sessions) == 0 {
+			t.Fatalf("%+v: nothing found", opt)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%+v:\nlazy %+v\nfull %+v", opt, got, want)
+		}
+	}
+}
