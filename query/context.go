@@ -131,6 +131,9 @@ func (d *DB) Context(ctx context.Context, opt ContextOptions) (*ContextPack, err
 	if opt.Now.IsZero() {
 		opt.Now = time.Now()
 	}
+	if err := d.need(ctx, "documents", "messages", "exchange_rows", "decisions", "file_refs"); err != nil {
+		return nil, err
+	}
 	p := &ContextPack{Mode: opt.Mode, Budget: opt.MaxTokens, now: opt.Now}
 	for _, ref := range opt.Sessions {
 		s := ContextSession{SessionRef: ref}

@@ -159,7 +159,7 @@ type SummaryPart struct {
 // in the lake (indexed/summaries) unless NoStore. Failing to store it is a
 // note, not an error.
 func (d *DB) Summarize(ctx context.Context, opt SummarizeOptions) (*Summary, error) {
-	if err := d.need(ctx); err != nil {
+	if err := d.need(ctx, "summaries", "messages", "documents", "exchange_rows"); err != nil {
 		return nil, err
 	}
 	start := time.Now()

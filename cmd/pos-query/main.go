@@ -494,7 +494,7 @@ type env struct {
 
 // lazyViews are the commands whose lookups define the views they read.
 var lazyViews = map[string]bool{"sql": true, "stats": true, "sessions": true, "recent": true, "timeline": true,
-	"files": true, "decisions": true, "capabilities": true, "search": true}
+	"files": true, "decisions": true, "capabilities": true, "search": true, "context": true, "summarize": true}
 
 // setup parses the shared flags and opens the lake.
 func setup(c *cli.Context, args bool) (*env, error) {
