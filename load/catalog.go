@@ -302,7 +302,14 @@ JOIN (
 // exchanges, so sessions loaded in several incremental runs add up. %[1]s is
 // the session rollups' source, %[2]s a filter each part applies to its own
 // rows, %[3]s the exchanges' source.
-const sessionsQuery = `WITH meta AS (
+const sessionsQuery = "WITH " + sessionsMeta + ", " + sessionsM + ", " + sessionsE + "\n" + sessionsSelect
+
+// The parts of the sessions view's query: the metadata of each session
+// from the session rollups (%[1]s, each part filtering its rows with
+// %[2]s), the counts from the messages and the exchanges (%[3]s), and the
+// select that joins them.
+const (
+	sessionsMeta = `meta AS (
   SELECT platform, session_id,
     arg_max(title, ingested_at) FILTER (WHERE title_source = 'platform') AS platform_title,
     arg_min(title, coalesce(first_ts, ts)) FILTER (WHERE title_source = 'prompt') AS prompt_title,
@@ -315,7 +322,8 @@ const sessionsQuery = `WITH meta AS (
     flatten(list(labels ORDER BY ingested_at)) AS all_labels
   FROM %[1]s
   %[2]sGROUP BY ALL
-), m AS (
+)`
+	sessionsM = `m AS (
   SELECT platform, session_id,
     min(ts) AS first_ts, max(ts) AS last_ts,
     count(*) AS message_count,
@@ -330,12 +338,13 @@ const sessionsQuery = `WITH meta AS (
     arg_min(project, ts) AS msg_project, arg_max(user, ts) AS user, arg_max(machine, ts) AS machine
   FROM messages
   %[2]sGROUP BY ALL
-), e AS (
+)`
+	sessionsE = `e AS (
   SELECT platform, session_id, count(*) FILTER (WHERE NOT sidechain) AS exchange_count
   FROM %[3]s
   %[2]sGROUP BY ALL
-)
-SELECT
+)`
+	sessionsSelect = `SELECT
   platform, session_id,
   coalesce(meta.platform_title, meta.all_labels[-1], meta.prompt_title) AS title,
   meta.slug, coalesce(m.first_ts, meta.meta_first_ts) AS first_ts, coalesce(m.last_ts, meta.meta_last_ts) AS last_ts,
@@ -350,6 +359,74 @@ SELECT
   meta.completeness, meta.meta, meta.ingested_at,
   CAST(coalesce(m.first_ts, meta.meta_first_ts) AS DATE) AS date
 FROM m FULL JOIN meta USING (platform, session_id) LEFT JOIN e USING (platform, session_id)`
+)
+
+// SessionPartsSQL is the sessions view's counts in parts: a row per
+// platform, date partition and session of the messages (message_count set)
+// and one of the exchanges (exchange_count set) matching where, a
+// condition on the hive columns. Each row is exact for its partition, and
+// SessionsFromPartsSQL combines any set of them into what the view gives,
+// so the parts of unchanged partitions can be kept between queries.
+func SessionPartsSQL(where string) string {
+	return `SELECT platform, date, session_id,
+  min(ts) AS first_ts, max(ts) AS last_ts,
+  count(*) AS message_count,
+  count(*) FILTER (WHERE role = 'user' AND content_type IN ('text', 'command') AND NOT sidechain) AS user_count,
+  count(*) FILTER (WHERE role = 'assistant') AS assistant_count,
+  CAST(sum(tool_count) FILTER (WHERE role = 'assistant') AS BIGINT) AS tool_count,
+  count(*) FILTER (WHERE content_type = 'compact_boundary') AS compactions,
+  list(DISTINCT agent_id) FILTER (WHERE sidechain AND agent_id IS NOT NULL) AS agents,
+  CAST(sum(input_tokens) AS BIGINT) AS input_tokens, CAST(sum(output_tokens) AS BIGINT) AS output_tokens,
+  CAST(sum(cache_creation_tokens) AS BIGINT) AS cache_creation_tokens, CAST(sum(cache_read_tokens) AS BIGINT) AS cache_read_tokens,
+  list(DISTINCT model) FILTER (WHERE model IS NOT NULL AND model <> '<synthetic>') AS models,
+  arg_min(project, ts) AS msg_project, min(ts) FILTER (WHERE project IS NOT NULL) AS msg_project_ts,
+  arg_max(user, ts) AS user, max(ts) FILTER (WHERE user IS NOT NULL) AS user_ts,
+  arg_max(machine, ts) AS machine, max(ts) FILTER (WHERE machine IS NOT NULL) AS machine_ts,
+  CAST(NULL AS BIGINT) AS exchange_count
+FROM messages
+WHERE ` + where + `
+GROUP BY platform, date, session_id
+UNION ALL BY NAME
+SELECT platform, date, session_id, count(*) FILTER (WHERE NOT sidechain) AS exchange_count
+FROM exchange_rows
+WHERE ` + where + `
+GROUP BY platform, date, session_id`
+}
+
+// SessionMetaRowsSQL selects the session rollups' columns the sessions
+// view reads, with the hive columns, for the partitions matching where.
+func SessionMetaRowsSQL(where string) string {
+	return `SELECT platform, date, session_id, title, title_source, ingested_at, first_ts, ts, last_ts, slug, plan_id,
+  cwd, git_branch, project, meta, completeness, labels
+FROM session_rows
+WHERE ` + where
+}
+
+// SessionsFromPartsSQL is the sessions view's query over session parts
+// (SessionPartsSQL's rows, from the source parts) and session rollup rows
+// (SessionMetaRowsSQL's, from the source meta).
+func SessionsFromPartsSQL(parts, meta string) string {
+	return "WITH " + fmt.Sprintf(sessionsMeta, meta, "") + `, m AS (
+  SELECT platform, session_id,
+    min(first_ts) AS first_ts, max(last_ts) AS last_ts,
+    CAST(sum(message_count) AS BIGINT) AS message_count, CAST(sum(user_count) AS BIGINT) AS user_count,
+    CAST(sum(assistant_count) AS BIGINT) AS assistant_count, sum(tool_count) AS tool_count,
+    CAST(sum(compactions) AS BIGINT) AS compactions, length(list_distinct(flatten(list(agents)))) AS subagents,
+    sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+    sum(cache_creation_tokens) AS cache_creation_tokens, sum(cache_read_tokens) AS cache_read_tokens,
+    list_sort(list_distinct(flatten(list(models)))) AS all_models,
+    arg_min(msg_project, msg_project_ts) AS msg_project, arg_max(user, user_ts) AS user, arg_max(machine, machine_ts) AS machine
+  FROM ` + parts + `
+  WHERE message_count IS NOT NULL
+  GROUP BY ALL
+), e AS (
+  SELECT platform, session_id, CAST(sum(exchange_count) AS BIGINT) AS exchange_count
+  FROM ` + parts + `
+  WHERE exchange_count IS NOT NULL
+  GROUP BY ALL
+)
+` + strings.Replace(sessionsSelect, "  m.models,", "  CASE WHEN len(m.all_models) > 0 THEN m.all_models END AS models,", 1)
+}
 
 // ExchangeNumber numbers a thread's exchanges from 1 in time order: the
 // exchanges view's exchange_number. Its window is partitioned by session,

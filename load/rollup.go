@@ -91,46 +91,62 @@ func RollupThresholds() []int64 {
 // the names of its Parquet files (part files are never rewritten: a new
 // name is new data).
 func messagePartitions(lake string) (map[string]string, error) {
-	root := TableDir(lake, TableMessages)
-	out := map[string]string{}
-	plats, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return out, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range plats {
-		platform, ok := strings.CutPrefix(p.Name(), "platform=")
-		if !ok || !p.IsDir() {
+	return PartitionFingerprints(lake, TableMessages)
+}
+
+// PartitionFingerprints maps each partition ("platform/date") of the given
+// tables to a fingerprint of the names of its Parquet files in each: what
+// changes when a load adds or removes data there.
+func PartitionFingerprints(lake string, tables ...string) (map[string]string, error) {
+	files := map[string][]string{}
+	for _, table := range tables {
+		root := TableDir(lake, table)
+		plats, err := os.ReadDir(root)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		dates, err := os.ReadDir(filepath.Join(root, p.Name()))
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range dates {
-			date, ok := strings.CutPrefix(d.Name(), "date=")
-			if !ok || !d.IsDir() {
+		for _, p := range plats {
+			platform, ok := strings.CutPrefix(p.Name(), "platform=")
+			if !ok || !p.IsDir() {
 				continue
 			}
-			files, err := os.ReadDir(filepath.Join(root, p.Name(), d.Name()))
+			dates, err := os.ReadDir(filepath.Join(root, p.Name()))
 			if err != nil {
 				return nil, err
 			}
-			h := xxhash.New()
-			n := 0
-			for _, f := range files { // ReadDir sorts by name
-				if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
-					h.WriteString(f.Name())
-					h.WriteString("\n")
-					n++
+			for _, d := range dates {
+				date, ok := strings.CutPrefix(d.Name(), "date=")
+				if !ok || !d.IsDir() {
+					continue
+				}
+				ents, err := os.ReadDir(filepath.Join(root, p.Name(), d.Name()))
+				if err != nil {
+					return nil, err
+				}
+				key := platform + "/" + date
+				for _, f := range ents { // ReadDir sorts by name
+					if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
+						name := f.Name()
+						if len(tables) > 1 {
+							name = table + "/" + name
+						}
+						files[key] = append(files[key], name)
+					}
 				}
 			}
-			if n > 0 {
-				out[platform+"/"+date] = strconv.FormatUint(h.Sum64(), 16)
-			}
 		}
+	}
+	out := make(map[string]string, len(files))
+	for key, names := range files {
+		h := xxhash.New()
+		for _, n := range names {
+			h.WriteString(n)
+			h.WriteString("\n")
+		}
+		out[key] = strconv.FormatUint(h.Sum64(), 16)
 	}
 	return out, nil
 }
@@ -204,13 +220,13 @@ func ReadRollup(lake string) (*RollupState, error) {
 		return nil, err
 	}
 	st := &RollupState{Manifest: *m, Path: path}
-	st.Stale, st.Gone = diffPartitions(m.Partitions, parts)
+	st.Stale, st.Gone = DiffPartitions(m.Partitions, parts)
 	return st, nil
 }
 
-// diffPartitions returns the partitions of now whose fingerprint differs
+// DiffPartitions returns the partitions of now whose fingerprint differs
 // from (or is missing in) had, and those of had missing in now, sorted.
-func diffPartitions(had, now map[string]string) (stale, gone []string) {
+func DiffPartitions(had, now map[string]string) (stale, gone []string) {
 	for k, fp := range now {
 		if had[k] != fp {
 			stale = append(stale, k)
@@ -315,7 +331,7 @@ func UpdateRollup(ctx context.Context, lake string) error {
 		if _, err := os.Stat(oldPath); err != nil {
 			old = nil
 		} else {
-			stale, gone = diffPartitions(old.Partitions, parts)
+			stale, gone = DiffPartitions(old.Partitions, parts)
 			if len(stale) == 0 && len(gone) == 0 {
 				return nil
 			}

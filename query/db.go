@@ -38,6 +38,8 @@ type DB struct {
 	defined   map[string]bool
 	noRollup  bool // Stats reads the messages only (tests compare both ways)
 	sqlRollup bool // Stats reads the rollup with SQL, never in Go (tests compare)
+	// Sessions reads the sessions view, not the session cache (tests compare)
+	noSessionCache bool
 }
 
 // An OpenOption changes how Open sets up the lake.

@@ -16,7 +16,10 @@ func StatsSQL(opt StatsOptions) string {
 	return q
 }
 
-var TimelineSQLArgs = timelineQuery
+// TimelineSQLArgs is Timeline's query over the sessions view.
+func TimelineSQLArgs(opt TimelineOptions, session string) (string, []any) {
+	return timelineQuery(opt, session, "sessions")
+}
 
 // NoRollup makes Stats read the messages only, never the usage rollup.
 func NoRollup(d *DB) { d.noRollup = true }
@@ -46,3 +49,7 @@ func UsesRollup(d *DB, opt StatsOptions) bool {
 	}
 	return d.rollupPlan(opt, prices) != nil
 }
+
+// NoSessionCache makes Sessions read the sessions view, never the session
+// cache.
+func NoSessionCache(d *DB) { d.noSessionCache = true }

@@ -50,10 +50,11 @@ type SessionFilter struct {
 
 // Sessions lists sessions, the most recently active first.
 func (d *DB) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
-	if err := d.need(ctx, "sessions"); err != nil {
+	if err := checkWindow(f.Since, f.Until); err != nil {
 		return nil, err
 	}
-	if err := checkWindow(f.Since, f.Until); err != nil {
+	from, err := d.sessionsFrom(ctx, false)
+	if err != nil {
 		return nil, err
 	}
 	var w where
@@ -65,14 +66,24 @@ func (d *DB) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
 	if !f.Until.IsZero() {
 		w.add("first_ts < CAST(? AS TIMESTAMPTZ)", f.Until.UTC())
 	}
-	q := `SELECT last_ts, first_ts, platform, session_id, coalesce(title, ''), coalesce(project, ''),
+	lim := limit(&w, f.Limit)
+	query := func(from string) (*sql.Rows, error) {
+		return d.db.QueryContext(ctx, `SELECT last_ts, first_ts, platform, session_id, coalesce(title, ''), coalesce(project, ''),
   exchange_count, message_count, CAST(tool_count AS BIGINT), subagents, compactions,
   CAST(input_tokens AS BIGINT), CAST(output_tokens AS BIGINT),
   CAST(cache_creation_tokens AS BIGINT), CAST(cache_read_tokens AS BIGINT),
   coalesce(models, []), coalesce(git_branch, ''), coalesce(cwd, '')
-FROM sessions` + w.sql() + `
-ORDER BY last_ts DESC NULLS LAST, session_id` + limit(&w, f.Limit)
-	rows, err := d.db.QueryContext(ctx, q, w.args...)
+FROM `+from+w.sql()+`
+ORDER BY last_ts DESC NULLS LAST, session_id`+lim, w.args...)
+	}
+	rows, err := query(from)
+	if err != nil && from != "sessions" {
+		// A cache file another process replaced meanwhile: the view.
+		if from, err = d.sessionsFrom(ctx, true); err != nil {
+			return nil, err
+		}
+		rows, err = query(from)
+	}
 	if err != nil {
 		return nil, sqlErr(err)
 	}
@@ -336,4 +347,19 @@ func checkWindow(since, until time.Time) error {
 			since.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339))
 	}
 	return nil
+}
+
+// sessionsFrom is the source of the sessions view's rows: the query of
+// the view over the session cache (sessionSources) or, with view or should
+// the cache fail, the view itself.
+func (d *DB) sessionsFrom(ctx context.Context, view bool) (string, error) {
+	if !view && !d.noSessionCache {
+		if parts, meta, err := d.sessionSources(ctx); err == nil {
+			return "(" + load.SessionsFromPartsSQL(parts, meta) + ")", nil
+		}
+	}
+	if err := d.need(ctx, "sessions"); err != nil {
+		return "", err
+	}
+	return "sessions", nil
 }

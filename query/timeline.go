@@ -44,10 +44,10 @@ type TimelineEntry struct {
 // Timeline returns the session starts and exchanges in the window, oldest
 // first.
 func (d *DB) Timeline(ctx context.Context, opt TimelineOptions) ([]TimelineEntry, error) {
-	if err := d.need(ctx, "sessions"); err != nil {
+	if err := checkWindow(opt.Since, opt.Until); err != nil {
 		return nil, err
 	}
-	if err := checkWindow(opt.Since, opt.Until); err != nil {
+	if err := d.need(ctx, "exchanges"); err != nil {
 		return nil, err
 	}
 	var sess SessionRef
@@ -58,8 +58,20 @@ func (d *DB) Timeline(ctx context.Context, opt TimelineOptions) ([]TimelineEntry
 		}
 		opt.Platform = sess.Platform
 	}
-	q, args := timelineQuery(opt, sess.SessionID)
+	from, err := d.sessionsFrom(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	q, args := timelineQuery(opt, sess.SessionID, from)
 	rows, err := d.db.QueryContext(ctx, q, args...)
+	if err != nil && from != "sessions" {
+		// A cache file another process replaced meanwhile: the view.
+		if from, err = d.sessionsFrom(ctx, true); err != nil {
+			return nil, err
+		}
+		q, args = timelineQuery(opt, sess.SessionID, from)
+		rows, err = d.db.QueryContext(ctx, q, args...)
+	}
 	if err != nil {
 		return nil, sqlErr(err)
 	}
@@ -87,8 +99,9 @@ func (d *DB) Timeline(ctx context.Context, opt TimelineOptions) ([]TimelineEntry
 }
 
 // timelineQuery builds the SQL of Timeline for one session or (session
-// "") all.
-func timelineQuery(opt TimelineOptions, session string) (string, []any) {
+// "") all, reading the sessions view's rows from sessions (the view, or
+// its query over the session cache).
+func timelineQuery(opt TimelineOptions, session, sessions string) (string, []any) {
 	// The sessions the entries belong to, for their titles and starts.
 	var sw where
 	sw.eq("platform", opt.Platform)
@@ -118,7 +131,7 @@ func timelineQuery(opt TimelineOptions, session string) (string, []any) {
 
 	q := `WITH s AS MATERIALIZED (
   SELECT platform, session_id, coalesce(title, '') AS title, coalesce(project, '') AS project, first_ts
-  FROM sessions` + sw.sql() + `
+  FROM ` + sessions + sw.sql() + `
 )
 SELECT ts, kind, platform, project, session_id, title, exchange_number, agent_id, prompt,
   input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens

@@ -1,0 +1,155 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/load"
+)
+
+// The session cache: the sessions view aggregates every message and
+// exchange of the lake, which on a large lake means reading thousands of
+// files for a list of twenty sessions. Sessions keeps the view's counts in
+// parts, a row per partition and session (load.SessionPartsSQL), and the
+// session rollups' rows (load.SessionMetaRowsSQL), in two files under
+// <lake>/rollup, with a manifest of the partitions' fingerprints they were
+// computed from. A query recomputes the parts of the partitions that
+// changed since (a sync touches a few), combines them with the rest
+// (load.SessionsFromPartsSQL) and writes the files back for the next one;
+// a lake it cannot write is answered all the same, without keeping them.
+const (
+	sessionCacheManifest = "sessions.json"
+	sessionCacheVersion  = 1
+)
+
+type sessionCache struct {
+	Version   int               `json:"version"`
+	PartsFile string            `json:"parts_file"`
+	MetaFile  string            `json:"meta_file"`
+	Parts     map[string]string `json:"parts"` // "platform/date" -> fingerprint of messages and exchanges files
+	Meta      map[string]string `json:"meta"`  // "platform/date" -> fingerprint of session rollup files
+}
+
+// sessionSources returns the SQL sources of the session parts and of the
+// session rollup rows, brought up to date with the lake.
+func (d *DB) sessionSources(ctx context.Context) (parts, meta string, err error) {
+	dir := filepath.Join(d.lake, load.RollupDir)
+	nowParts, err := load.PartitionFingerprints(d.lake, load.TableMessages, load.TableExchanges)
+	if err != nil {
+		return "", "", err
+	}
+	nowMeta, err := load.PartitionFingerprints(d.lake, load.TableSessions)
+	if err != nil {
+		return "", "", err
+	}
+	var old sessionCache
+	if b, err := os.ReadFile(filepath.Join(dir, sessionCacheManifest)); err == nil {
+		if json.Unmarshal(b, &old) != nil || old.Version != sessionCacheVersion || !cacheFile(dir, old.PartsFile) || !cacheFile(dir, old.MetaFile) {
+			old = sessionCache{}
+		}
+	}
+	partsSQL, partsFresh := cachedSource(dir, old.PartsFile, old.Parts, nowParts, load.SessionPartsSQL)
+	metaSQL, metaFresh := cachedSource(dir, old.MetaFile, old.Meta, nowMeta, load.SessionMetaRowsSQL)
+	if partsFresh && metaFresh {
+		return partsSQL, metaSQL, nil
+	}
+	if err := d.need(ctx, "messages", "exchange_rows", "session_rows"); err != nil {
+		return "", "", err
+	}
+	// Write the new files; should that fail (a read-only lake), the
+	// queries are the sources.
+	next := sessionCache{Version: sessionCacheVersion, PartsFile: old.PartsFile, MetaFile: old.MetaFile, Parts: nowParts, Meta: nowMeta}
+	stamp := time.Now().UnixNano()
+	write := func(fresh bool, src string, name *string, kind string) (string, error) {
+		if fresh {
+			return src, nil
+		}
+		*name = fmt.Sprintf("sessions-%s-%d.parquet", kind, stamp)
+		if err := d.copyTo(ctx, src, filepath.Join(dir, *name)); err != nil {
+			return src, err
+		}
+		return readParquetSQL(filepath.Join(dir, *name)), nil
+	}
+	parts, errP := write(partsFresh, partsSQL, &next.PartsFile, "parts")
+	meta, errM := write(metaFresh, metaSQL, &next.MetaFile, "meta")
+	if errP != nil || errM != nil {
+		return parts, meta, nil
+	}
+	b, _ := json.MarshalIndent(next, "", " ")
+	if extract.WriteFileAtomic(filepath.Join(dir, sessionCacheManifest), b) == nil {
+		// Keep the files the previous manifest named: a reader may be
+		// reading them.
+		ents, _ := os.ReadDir(dir)
+		keep := []string{next.PartsFile, next.MetaFile, old.PartsFile, old.MetaFile}
+		for _, e := range ents {
+			if n := e.Name(); strings.HasPrefix(strings.TrimPrefix(n, "."), "sessions-") && !slices.Contains(keep, n) {
+				os.Remove(filepath.Join(dir, n))
+			}
+		}
+	}
+	return parts, meta, nil
+}
+
+// cachedSource is the SQL source of a cache file's rows brought up to date:
+// the file's rows of unchanged partitions and rows computed by rows (a
+// function of a partition filter) for the others; the whole query when
+// there is no file or most partitions changed. fresh says the file alone
+// is current.
+func cachedSource(dir, file string, had, now map[string]string, rows func(where string) string) (string, bool) {
+	if file == "" {
+		return "(" + rows("true") + ")", false
+	}
+	stale, gone := load.DiffPartitions(had, now)
+	path := readParquetSQL(filepath.Join(dir, file))
+	if len(stale) == 0 && len(gone) == 0 {
+		return path, true
+	}
+	if len(stale) > len(now)/2 {
+		return "(" + rows("true") + ")", false
+	}
+	drop := append(slices.Clone(stale), gone...)
+	src := "(SELECT * FROM " + path + " WHERE NOT " + load.PartitionFilter(drop)
+	if len(stale) > 0 {
+		src += "\nUNION ALL BY NAME\n" + rows(load.PartitionFilter(stale))
+	}
+	return src + ")", false
+}
+
+func cacheFile(dir, name string) bool {
+	if name == "" || strings.ContainsAny(name, `/\`) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, name))
+	return err == nil
+}
+
+func readParquetSQL(path string) string { return "read_parquet(" + sqlQuote(path) + ")" }
+
+// copyTo writes the rows of the SQL source src to a new Parquet file at
+// path, the user's alone, under a temporary name until complete.
+func (d *DB) copyTo(ctx context.Context, src, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if _, err := d.db.ExecContext(ctx, "COPY (SELECT * FROM "+src+") TO "+sqlQuote(tmp)+" (FORMAT parquet, COMPRESSION zstd)"); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}

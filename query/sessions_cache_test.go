@@ -1,0 +1,186 @@
+package query_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/query"
+	"github.com/pos-lake/pos/query/querytest"
+	"github.com/pos-lake/pos/schema"
+)
+
+// checkSessionCache fails unless Sessions answered from the session cache
+// gives what it gives from the sessions view, for several filters, and the
+// view's query over the cache's parts has every column of the view.
+func checkSessionCache(t *testing.T, lake string) {
+	t.Helper()
+	ctx := context.Background()
+	cached, err := query.Open(ctx, lake, query.LazyViews())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cached.Close()
+	view, err := query.Open(ctx, lake, query.LazyViews())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view.Close()
+	query.NoSessionCache(view)
+	all, err := view.Sessions(ctx, query.SessionFilter{})
+	if err != nil || len(all) == 0 {
+		t.Fatalf("no sessions: %v", err)
+	}
+	mid := all[len(all)/2].LastTS
+	for _, f := range []query.SessionFilter{
+		{}, {Limit: 3}, {Platform: all[0].Platform}, {Project: "a"}, {Since: mid}, {Until: mid},
+	} {
+		got, err := cached.Sessions(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := view.Sessions(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%+v: from the cache\n%+v\nfrom the view\n%+v", f, got, want)
+		}
+	}
+	for _, o := range []query.TimelineOptions{{}, {Limit: 5}, {Since: mid}, {Subagents: true, Project: "a"}} {
+		got, err := cached.Timeline(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := view.Timeline(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("timeline %+v: from the cache\n%+v\nfrom the view\n%+v", o, got, want)
+		}
+	}
+	// Every column, both ways (the columns Sessions does not return too).
+	dir := filepath.Join(lake, load.RollupDir)
+	m, err := os.ReadFile(filepath.Join(dir, "sessions.json"))
+	if err != nil {
+		t.Fatalf("no session cache written: %v", err)
+	}
+	parts, meta := cacheFiles(t, m)
+	fromParts := load.SessionsFromPartsSQL("read_parquet('"+filepath.Join(dir, parts)+"')", "read_parquet('"+filepath.Join(dir, meta)+"')")
+	for _, q := range []string{
+		"SELECT count(*) FROM (SELECT * FROM sessions EXCEPT ALL SELECT * FROM (" + fromParts + "))",
+		"SELECT count(*) FROM (SELECT * FROM (" + fromParts + ") EXCEPT ALL SELECT * FROM sessions)",
+	} {
+		tb, err := view.SQL(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := tb.Rows[0][0].(int64); n != 0 {
+			t.Fatalf("%d rows differ between the view and the cache: %s", n, q)
+		}
+	}
+}
+
+func cacheFiles(t *testing.T, manifest []byte) (parts, meta string) {
+	t.Helper()
+	var m struct {
+		Parts string `json:"parts_file"`
+		Meta  string `json:"meta_file"`
+	}
+	if err := json.Unmarshal(manifest, &m); err != nil || m.Parts == "" || m.Meta == "" {
+		t.Fatalf("session cache manifest %s: %v", manifest, err)
+	}
+	return m.Parts, m.Meta
+}
+
+func TestSessionCacheCorpus(t *testing.T) { checkSessionCache(t, corpusLake(t)) }
+
+// After a load that adds a partition and changes another, the cache is
+// brought up to date: the changed parts recomputed, the others kept.
+func TestSessionCacheFollowsLoads(t *testing.T) {
+	ctx := context.Background()
+	lake, err := querytest.FixtureLake(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSessionCache(t, lake)
+	manifest := func() []byte {
+		b, err := os.ReadFile(filepath.Join(lake, load.RollupDir, "sessions.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	before := manifest()
+
+	db, err := query.Open(ctx, lake, query.LazyViews())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := db.Sessions(ctx, query.SessionFilter{})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The oldest session gets late messages, after every other session.
+	var old query.Session
+	for _, s := range ss {
+		if !s.LastTS.IsZero() {
+			old = s
+		}
+	}
+	late := ss[0].LastTS.Add(72 * time.Hour)
+	var recs []*schema.Record
+	add := func(id, session, role, model string, ts time.Time, project, user string) {
+		r := schema.New(schema.KindMessage)
+		r.ID, r.Platform, r.SessionID, r.TS = id, old.Platform, session, ts
+		r.Role, r.ContentType, r.Text, r.Model, r.Project, r.User = role, schema.ContentText, "more", model, project, user
+		r.Usage = &schema.Usage{Input: 5, Output: 7}
+		recs = append(recs, r)
+	}
+	add("late-user", old.SessionID, schema.RoleUser, "", late, "/home/dev/late", "dev")
+	add("late-answer", old.SessionID, schema.RoleAssistant, "claude-late", late.Add(time.Minute), "/home/dev/late", "dev")
+	// A session without a rollup, over two days: its project is its first
+	// message's, its user its last message's.
+	add("new-user", "new-session", schema.RoleUser, "", late.Add(time.Hour), "/home/dev/first", "early")
+	add("new-user-2", "new-session", schema.RoleUser, "", late.Add(49*time.Hour), "/home/dev/second", "later")
+	ex := schema.New(schema.KindExchange)
+	ex.ID, ex.Platform, ex.SessionID, ex.TS = "late-exchange", old.Platform, old.SessionID, late
+	ex.Exchange = &schema.Exchange{Number: 99, Prompt: "more", PromptID: "late-user", TSEnd: late.Add(time.Minute)}
+	recs = append(recs, ex)
+	var buf bytes.Buffer
+	enc := schema.NewEncoder(&buf)
+	for _, r := range recs {
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc.Flush()
+	if _, err := load.Load(ctx, &buf, load.Options{Lake: lake, NoCatalog: true}); err != nil {
+		t.Fatal(err)
+	}
+	checkSessionCache(t, lake)
+	if bytes.Equal(before, manifest()) {
+		t.Fatal("the session cache was not brought up to date")
+	}
+	db, err = query.Open(ctx, lake, query.LazyViews())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := db.Sessions(ctx, query.SessionFilter{Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].SessionID != "new-session" || got[0].Project != "/home/dev/first" ||
+		got[1].SessionID != old.SessionID || got[1].Messages != old.Messages+2 {
+		t.Fatalf("latest sessions after the load: %+v", got)
+	}
+}
