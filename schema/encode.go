@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -379,8 +380,13 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		// Eight bytes at a time while none needs attention.
-		for i+8 <= len(s) && !attention8(load8(s, i)) {
+		// Eight bytes at a time while none needs attention, then straight
+		// to the first that does.
+		for i+8 <= len(s) {
+			if m := attention8(load8(s, i)); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
 			i += 8
 		}
 		if i >= len(s) {
@@ -433,11 +439,13 @@ const (
 	msb = 0x8080808080808080
 )
 
-// attention8 reports whether any byte of x is a control character, '"',
-// '\\' or not ASCII (the bytes AppendString cannot copy as they are).
-func attention8(x uint64) bool {
+// attention8 marks (with its high bit) each byte of x that is a control
+// character, '"', '\\' or not ASCII: the bytes AppendString cannot copy as
+// they are. A byte above a marked one may be marked too (a borrow carries
+// up), but the lowest mark is always a true one.
+func attention8(x uint64) uint64 {
 	ctl := (x - lsb*0x20) & ^x
 	q := x ^ (lsb * '"')
 	bs := x ^ (lsb * '\\')
-	return ((ctl | (q-lsb) & ^q | (bs-lsb) & ^bs)&msb | x&msb) != 0
+	return (ctl | (q-lsb) & ^q | (bs-lsb) & ^bs | x) & msb
 }
