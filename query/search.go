@@ -230,8 +230,9 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 		}
 	}
 	// The files of the chunks and postings are read directly; these views
-	// give the chunks' listing, session titles and exchange numbers.
-	if err := d.need(ctx, "chunk_rows", "session_rows", "exchange_rows"); err != nil {
+	// give the chunks' listing and exchange numbers (sessionTitles asks for
+	// what it reads).
+	if err := d.need(ctx, "chunk_rows", "exchange_rows"); err != nil {
 		return nil, err
 	}
 	res := &SearchResult{Mode: opt.Mode, Terms: lexical.QueryTerms(opt.Query)}
@@ -934,13 +935,18 @@ func (d *DB) sessionTitles(ctx context.Context, hits []SearchHit) error {
 	}
 	// The sessions view's choice of title (the platform's, else the latest
 	// summary label, else the first prompt) over these sessions' rollups
-	// only: the view itself recounts every message of the lake.
+	// only: the view itself recounts every message of the lake. The rollups
+	// are read from the session cache's copy, one file, when it can.
+	from, err := d.sessionRowsFrom(ctx)
+	if err != nil {
+		return err
+	}
 	rows, err := d.db.QueryContext(ctx, `SELECT platform, session_id,
   coalesce(arg_max(title, ingested_at) FILTER (WHERE title_source = 'platform'),
     flatten(list(labels ORDER BY ingested_at))[-1],
     arg_min(title, coalesce(first_ts, ts)) FILTER (WHERE title_source = 'prompt'), '') AS title,
   coalesce(arg_min(project, coalesce(first_ts, ts)), '') AS project
-FROM session_rows WHERE session_id IN (`+placeholders(len(args))+`)
+FROM `+from+` WHERE session_id IN (`+placeholders(len(args))+`)
 GROUP BY ALL`, args...)
 	if err != nil {
 		return sqlErr(err)

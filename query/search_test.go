@@ -375,6 +375,13 @@ func TestSearchLazyViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer full.Close()
+	// Titles from the session_rows view, not the session cache.
+	noCache, err := query.Open(ctx, lake, query.LazyViews())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer noCache.Close()
+	query.NoSessionCache(noCache)
 	for _, opt := range []query.SearchOptions{
 		{Query: "fetcher retry tests"},
 		{Query: "fetcher", Mode: query.SearchLexical, Since: day("2026-02-28")},
@@ -386,14 +393,17 @@ func TestSearchLazyViews(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, want := search(t, lazy, opt), search(t, full, opt)
+		got, want, view := search(t, lazy, opt), search(t, full, opt), search(t, noCache, opt)
 		lazy.Close()
-		got.Timing, want.Timing = query.SearchTiming{}, query.SearchTiming{}
+		got.Timing, want.Timing, view.Timing = query.SearchTiming{}, query.SearchTiming{}, query.SearchTiming{}
 		if len(want.Hits)+len(want.Sessions) == 0 {
 			t.Fatalf("%+v: nothing found", opt)
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%+v:\nlazy %+v\nfull %+v", opt, got, want)
+		}
+		if !reflect.DeepEqual(view, want) {
+			t.Fatalf("%+v:\nwithout the session cache %+v\nwith it %+v", opt, view, want)
 		}
 	}
 }

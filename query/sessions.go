@@ -363,3 +363,18 @@ func (d *DB) sessionsFrom(ctx context.Context, view bool) (string, error) {
 	}
 	return "sessions", nil
 }
+
+// sessionRowsFrom is the source of the session rollups' rows
+// (load.SessionMetaRowsSQL's columns): the session cache's copy, or the
+// session_rows view should the cache fail.
+func (d *DB) sessionRowsFrom(ctx context.Context) (string, error) {
+	if !d.noSessionCache {
+		if _, meta, err := d.sessionSources(ctx); err == nil {
+			return meta, nil
+		}
+	}
+	if err := d.need(ctx, "session_rows"); err != nil {
+		return "", err
+	}
+	return "session_rows", nil
+}
