@@ -49,7 +49,7 @@ func pct(f float64) float64 { return math.Round(f*1000) / 10 }
 // Capabilities returns, for every platform pos reads and every platform
 // found in the lake, the declared capabilities and the lake's figures.
 func (d *DB) Capabilities(ctx context.Context) ([]PlatformCapabilities, error) {
-	if err := d.need(ctx, "sessions"); err != nil {
+	if err := d.need(ctx, "messages", "exchange_rows"); err != nil {
 		return nil, err
 	}
 	actual := map[string]*PlatformCapabilities{}
@@ -60,7 +60,8 @@ func (d *DB) Capabilities(ctx context.Context) ([]PlatformCapabilities, error) {
 		actual[a.Platform()] = p
 		order = append(order, a.Platform())
 	}
-	rows, err := d.db.QueryContext(ctx, `
+	rows, err := d.querySessions(ctx, func(from string) (string, []any) {
+		return `
 WITH m AS (
   SELECT platform, count(*) AS messages, count(DISTINCT session_id) AS sessions,
     avg(CASE WHEN ts_precision = 'exact' THEN 1.0 ELSE 0.0 END) AS exact_ts,
@@ -71,11 +72,12 @@ WITH m AS (
 ), e AS (
   SELECT platform, count(*) AS exchanges FROM exchange_rows GROUP BY platform
 ), s AS (
-  SELECT platform, avg(CASE WHEN completeness = 'full' THEN 1.0 ELSE 0.0 END) AS full_sessions FROM sessions GROUP BY platform
+  SELECT platform, avg(CASE WHEN completeness = 'full' THEN 1.0 ELSE 0.0 END) AS full_sessions FROM ` + from + ` GROUP BY platform
 )
 SELECT platform, m.messages, m.sessions, coalesce(e.exchanges, 0), m.exact_ts, m.with_tokens, m.with_model, coalesce(s.full_sessions, 0)
 FROM m LEFT JOIN e USING (platform) LEFT JOIN s USING (platform)
-ORDER BY platform`)
+ORDER BY platform`, nil
+	})
 	if err != nil {
 		return nil, sqlErr(err)
 	}

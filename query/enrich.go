@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"time"
 )
 
@@ -33,7 +34,7 @@ type FilesOptions struct {
 // Files lists the sessions whose tools read, wrote, edited, deleted or
 // searched a file matching the path, the most recent first.
 func (d *DB) Files(ctx context.Context, opt FilesOptions) ([]FileSession, error) {
-	if err := d.need(ctx, "file_refs", "sessions"); err != nil {
+	if err := d.need(ctx, "file_refs"); err != nil {
 		return nil, err
 	}
 	if opt.Path == "" {
@@ -57,9 +58,9 @@ func (d *DB) Files(ctx context.Context, opt FilesOptions) ([]FileSession, error)
   ) GROUP BY ALL
 )
 SELECT f.last_ts, f.first_ts, f.platform, f.session_id, coalesce(s.title, ''), coalesce(s.project, ''), f.refs, f.actions, f.paths
-FROM f LEFT JOIN sessions s USING (platform, session_id)
+FROM f LEFT JOIN {sessions} s USING (platform, session_id)
 ORDER BY f.last_ts DESC, f.session_id` + limit(&w, opt.Limit)
-	rows, err := d.db.QueryContext(ctx, q, w.args...)
+	rows, err := d.querySessions(ctx, func(from string) (string, []any) { return strings.ReplaceAll(q, "{sessions}", from), w.args })
 	if err != nil {
 		return nil, sqlErr(err)
 	}
@@ -109,7 +110,7 @@ type DecisionsOptions struct {
 // Decisions lists the decisions found in the conversations, the most
 // recent first.
 func (d *DB) Decisions(ctx context.Context, opt DecisionsOptions) ([]Decision, error) {
-	if err := d.need(ctx, "decisions", "sessions"); err != nil {
+	if err := d.need(ctx, "decisions"); err != nil {
 		return nil, err
 	}
 	if err := checkWindow(opt.Since, opt.Until); err != nil {
@@ -127,9 +128,9 @@ func (d *DB) Decisions(ctx context.Context, opt DecisionsOptions) ([]Decision, e
 	q := `SELECT d.ts, d.confidence, d.status, d.text, coalesce(d.context, ''), d.role, d.platform, d.session_id,
   coalesce(s.title, ''), coalesce(d.project, ''), coalesce(d.patterns, []), coalesce(d.exchange_id, '')
 FROM (SELECT * FROM decisions` + w.sql() + `) d
-LEFT JOIN (SELECT platform, session_id, title FROM sessions) s USING (platform, session_id)
+LEFT JOIN (SELECT platform, session_id, title FROM {sessions}) s USING (platform, session_id)
 ORDER BY d.ts DESC, d.id` + limit(&w, opt.Limit)
-	rows, err := d.db.QueryContext(ctx, q, w.args...)
+	rows, err := d.querySessions(ctx, func(from string) (string, []any) { return strings.ReplaceAll(q, "{sessions}", from), w.args })
 	if err != nil {
 		return nil, sqlErr(err)
 	}

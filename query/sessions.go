@@ -53,10 +53,6 @@ func (d *DB) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
 	if err := checkWindow(f.Since, f.Until); err != nil {
 		return nil, err
 	}
-	from, err := d.sessionsFrom(ctx, false)
-	if err != nil {
-		return nil, err
-	}
 	var w where
 	w.eq("platform", f.Platform)
 	w.contains("project", f.Project)
@@ -67,23 +63,15 @@ func (d *DB) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
 		w.add("first_ts < CAST(? AS TIMESTAMPTZ)", f.Until.UTC())
 	}
 	lim := limit(&w, f.Limit)
-	query := func(from string) (*sql.Rows, error) {
-		return d.db.QueryContext(ctx, `SELECT last_ts, first_ts, platform, session_id, coalesce(title, ''), coalesce(project, ''),
+	rows, err := d.querySessions(ctx, func(from string) (string, []any) {
+		return `SELECT last_ts, first_ts, platform, session_id, coalesce(title, ''), coalesce(project, ''),
   exchange_count, message_count, CAST(tool_count AS BIGINT), subagents, compactions,
   CAST(input_tokens AS BIGINT), CAST(output_tokens AS BIGINT),
   CAST(cache_creation_tokens AS BIGINT), CAST(cache_read_tokens AS BIGINT),
   coalesce(models, []), coalesce(git_branch, ''), coalesce(cwd, '')
-FROM `+from+w.sql()+`
-ORDER BY last_ts DESC NULLS LAST, session_id`+lim, w.args...)
-	}
-	rows, err := query(from)
-	if err != nil && from != "sessions" {
-		// A cache file another process replaced meanwhile: the view.
-		if from, err = d.sessionsFrom(ctx, true); err != nil {
-			return nil, err
-		}
-		rows, err = query(from)
-	}
+FROM ` + from + w.sql() + `
+ORDER BY last_ts DESC NULLS LAST, session_id` + lim, w.args
+	})
 	if err != nil {
 		return nil, sqlErr(err)
 	}
@@ -377,4 +365,24 @@ func (d *DB) sessionRowsFrom(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return "session_rows", nil
+}
+
+// querySessions runs the query build makes over a source of the sessions
+// view's rows (sessionsFrom); should it fail over the session cache (a
+// file another process replaced meanwhile), it runs again over the view.
+func (d *DB) querySessions(ctx context.Context, build func(from string) (string, []any)) (*sql.Rows, error) {
+	from, err := d.sessionsFrom(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	q, args := build(from)
+	rows, err := d.db.QueryContext(ctx, q, args...)
+	if err != nil && from != "sessions" && ctx.Err() == nil {
+		if from, err = d.sessionsFrom(ctx, true); err != nil {
+			return nil, err
+		}
+		q, args = build(from)
+		rows, err = d.db.QueryContext(ctx, q, args...)
+	}
+	return rows, err
 }

@@ -66,6 +66,28 @@ func checkSessionCache(t *testing.T, lake string) {
 			t.Fatalf("timeline %+v: from the cache\n%+v\nfrom the view\n%+v", o, got, want)
 		}
 	}
+	// The other lookups that read sessions' titles and figures.
+	same := func(what string, got, want any, err1, err2 error) {
+		t.Helper()
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v, %v", what, err1, err2)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: from the cache\n%+v\nfrom the view\n%+v", what, got, want)
+		}
+	}
+	f1, e1 := cached.Files(ctx, query.FilesOptions{Path: "/"})
+	f2, e2 := view.Files(ctx, query.FilesOptions{Path: "/"})
+	same("files", f1, f2, e1, e2)
+	d1, e1 := cached.Decisions(ctx, query.DecisionsOptions{MinConfidence: 0.01})
+	d2, e2 := view.Decisions(ctx, query.DecisionsOptions{MinConfidence: 0.01})
+	same("decisions", d1, d2, e1, e2)
+	c1, e1 := cached.Capabilities(ctx)
+	c2, e2 := view.Capabilities(ctx)
+	same("capabilities", c1, c2, e1, e2)
+	if len(f1) == 0 || len(c1) == 0 {
+		t.Fatalf("files %d, capabilities %d: nothing compared", len(f1), len(c1))
+	}
 	// Every column, both ways (the columns Sessions does not return too).
 	dir := filepath.Join(lake, load.RollupDir)
 	m, err := os.ReadFile(filepath.Join(dir, "sessions.json"))

@@ -58,20 +58,9 @@ func (d *DB) Timeline(ctx context.Context, opt TimelineOptions) ([]TimelineEntry
 		}
 		opt.Platform = sess.Platform
 	}
-	from, err := d.sessionsFrom(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	q, args := timelineQuery(opt, sess.SessionID, from)
-	rows, err := d.db.QueryContext(ctx, q, args...)
-	if err != nil && from != "sessions" {
-		// A cache file another process replaced meanwhile: the view.
-		if from, err = d.sessionsFrom(ctx, true); err != nil {
-			return nil, err
-		}
-		q, args = timelineQuery(opt, sess.SessionID, from)
-		rows, err = d.db.QueryContext(ctx, q, args...)
-	}
+	rows, err := d.querySessions(ctx, func(from string) (string, []any) {
+		return timelineQuery(opt, sess.SessionID, from)
+	})
 	if err != nil {
 		return nil, sqlErr(err)
 	}
