@@ -14,12 +14,23 @@ import (
 // whole lake); what they return must be what the views say, for every
 // session.
 func checkLookupsMatchViews(t *testing.T, lake string) {
+	for _, cache := range []bool{true, false} {
+		checkLookups(t, lake, cache)
+	}
+}
+
+// checkLookups checks them with the session cache or, without it, from
+// each session's own rows.
+func checkLookups(t *testing.T, lake string, cache bool) {
 	ctx := context.Background()
 	db, err := query.Open(ctx, lake)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	if !cache {
+		query.NoSessionCache(db)
+	}
 	sessions, err := db.SQL(ctx, `SELECT platform, session_id, coalesce(title, ''), coalesce(project, ''), first_ts, last_ts FROM sessions ORDER BY ALL`)
 	if err != nil {
 		t.Fatal(err)

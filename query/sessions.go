@@ -229,9 +229,19 @@ func (d *DB) sessionMeta(ctx context.Context, ref SessionRef) (string, []string,
 }
 
 // oneSession scans columns of a session's row of the sessions view, read
-// from that session's rows only; a session not in the lake leaves dest as
-// it is.
+// from the session cache or from that session's rows only; a session not
+// in the lake leaves dest as it is.
 func (d *DB) oneSession(ctx context.Context, ref SessionRef, cols string, dest ...any) error {
+	if !d.noSessionCache {
+		// From the session cache: two small files, not every partition.
+		if parts, meta, err := d.sessionSources(ctx); err == nil {
+			err := d.db.QueryRowContext(ctx, `SELECT `+cols+` FROM (`+load.SessionsFromPartsSQL(parts, meta)+`)
+WHERE platform = $1 AND session_id = $2`, ref.Platform, ref.SessionID).Scan(dest...)
+			if err == nil || err == sql.ErrNoRows {
+				return nil
+			}
+		}
+	}
 	if err := d.need(ctx, "session_rows", "messages", "exchange_rows"); err != nil {
 		return err
 	}
