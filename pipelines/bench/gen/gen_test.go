@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func corpus(t *testing.T) string {
@@ -96,4 +97,49 @@ func TestGenerateEveryPlatform(t *testing.T) {
 		t.Errorf("%d distinct session ids for %d codex and gemini files", len(sessions), count["codex"]+count["gemini"])
 	}
 	t.Logf("files per platform: %v", count)
+}
+
+// --append dates the new lines after the home's latest line, as an agent
+// writes them when a session is resumed, whatever day the session began.
+func TestAppendDatesNewLinesNow(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, ".claude", "projects", "-work-p")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := func(uuid, parent, ts, role string) string {
+		return `{"parentUuid":"` + parent + `","type":"` + role + `","message":{"role":"` + role + `","content":"hello"},"uuid":"` + uuid + `","timestamp":"` + ts + `"}` + "\n"
+	}
+	sessions := map[string][]string{
+		"11111111-1111-4111-8111-111111111111": {"2025-01-05T10:00:00.000Z", "2025-01-05T10:01:00.000Z"},
+		"22222222-2222-4222-8222-222222222222": {"2025-03-20T08:00:00.000Z", "2025-03-20T08:05:00.000Z"},
+	}
+	for id, times := range sessions {
+		var b strings.Builder
+		b.WriteString(line(id[:8]+"-aaaa-4aaa-8aaa-aaaaaaaaaaaa", "", times[0], "user"))
+		b.WriteString(line(id[:8]+"-bbbb-4bbb-8bbb-bbbbbbbbbbbb", id[:8]+"-aaaa-4aaa-8aaa-aaaaaaaaaaaa", times[1], "assistant"))
+		if err := os.WriteFile(filepath.Join(dir, id+".jsonl"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := grow(home, 1, 7, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	latest := time.Date(2025, 3, 20, 8, 5, 0, 0, time.UTC)
+	for id := range sessions {
+		b, err := os.ReadFile(filepath.Join(dir, id+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) <= 2 {
+			t.Fatalf("%s: nothing appended", id)
+		}
+		for _, l := range lines[2:] {
+			ts := lastTimestamp([]byte(l))
+			if !ts.After(latest) || ts.Sub(latest) > 6*time.Hour {
+				t.Fatalf("%s: appended line at %v, want within hours after %v: %s", id, ts, latest, l)
+			}
+		}
+	}
 }

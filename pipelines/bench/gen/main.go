@@ -14,7 +14,7 @@
 // valid JSON and the output is exactly as large as the input it copies.
 //
 // With --append, gen instead grows an existing home: it appends copies of
-// existing lines (fresh ids, later timestamps) to some main session files,
+// existing lines (fresh ids, dated after the home's latest line) to some main session files,
 // about --fraction of all their lines, to measure incremental runs.
 package main
 
@@ -818,6 +818,7 @@ func grow(home string, fraction float64, seed uint64, stdout io.Writer) error {
 	}
 	var files []sess
 	total := 0
+	var now time.Time // the home's latest time: when the appended lines are written
 	err := filepath.WalkDir(projects, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -840,6 +841,9 @@ func grow(home string, fraction float64, seed uint64, stdout io.Writer) error {
 			files = append(files, sess{p, n})
 			total += n
 		}
+		if last := lastTimestamp(b); last.After(now) {
+			now = last
+		}
 		return nil
 	})
 	if err != nil {
@@ -861,7 +865,10 @@ func grow(home string, fraction float64, seed uint64, stdout io.Writer) error {
 				break
 			}
 			k := min(want-added, max(1, int(float64(f.lines)*per+0.5)))
-			n, err := appendLines(f.path, k, seed, pass)
+			// Sessions resumed one after another, from an hour after the
+			// home's latest line: new lines are dated when they are
+			// written, whatever day their session started.
+			n, err := appendLines(f.path, k, seed, pass, now.Add(time.Hour+time.Duration(grown)*2*time.Minute))
 			if err != nil {
 				return err
 			}
@@ -876,9 +883,10 @@ func grow(home string, fraction float64, seed uint64, stdout io.Writer) error {
 }
 
 // appendLines appends k lines copied from the file itself: a block starting
-// at a prompt, with fresh ids except the session id, timestamps moved past
-// the file's last one, and its first line chained to the file's last line.
-func appendLines(p string, k int, seed uint64, pass int) (int, error) {
+// at a prompt, with fresh ids except the session id, timestamps moved to
+// start at at (at the hour; past the file's last one in any case), and its
+// first line chained to the file's last line.
+func appendLines(p string, k int, seed uint64, pass int, at time.Time) (int, error) {
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return 0, err
@@ -908,9 +916,13 @@ func appendLines(p string, k int, seed uint64, pass int) (int, error) {
 		}
 	}
 	last, first := lastTimestamp(b), firstTimestamp(block)
+	if at.Before(last) {
+		at = last
+	}
 	rw.shift = time.Hour
-	if !last.IsZero() && !first.IsZero() && last.After(first) {
-		rw.shift = last.Sub(first).Truncate(time.Hour) + time.Hour
+	if !first.IsZero() && at.After(first) {
+		// Whole hours, as the rewriter moves times.
+		rw.shift = at.Sub(first).Truncate(time.Hour) + time.Hour
 	}
 	rw.rewrite(block)
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
