@@ -44,28 +44,9 @@ func (r *RollupRow) DateString() string {
 // ReadRollupRows reads a rollup file whole: it is small, a row per session,
 // model, hour and long-context rank.
 func ReadRollupRows(path string) ([]RollupRow, error) {
-	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	cols := make([]column, len(RollupColumns))
-	for i, name := range RollupColumns {
-		if cols[i], err = lookupColumn(pf, name, true); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	out := make([]RollupRow, 0, pf.NumRows())
-	for _, rg := range pf.RowGroups() {
-		base := len(out)
-		out = append(out, make([]RollupRow, rg.NumRows())...)
-		rows := out[base:]
-		err := readColumns(rg, cols, func(c, i int, v parquet.Value) error {
-			if i >= len(rows) {
-				return errors.New("a column has more values than the row group has rows")
-			}
-			r := &rows[i]
-			switch RollupColumns[c] {
+	return readFlatRows(path, nil, RollupColumns, func(string) bool { return true },
+		func(r *RollupRow, name string, col column, v parquet.Value) {
+			switch name {
 			case "platform":
 				r.Platform = string(v.ByteArray())
 			case "date":
@@ -77,16 +58,45 @@ func ReadRollupRows(path string) ([]RollupRow, error) {
 			case "model":
 				r.Model = string(v.ByteArray())
 			case "hour":
-				r.Hour = cols[c].time(v)
+				r.Hour = col.time(v)
 			case "ctx_rank":
 				r.CtxRank = uint8(v.Int32())
 			default:
-				*r.count(RollupColumns[c]) = cols[c].int(v)
+				*r.count(name) = col.int(v)
 			}
+		})
+}
+
+// readFlatRows appends to out a row of T for each row of the Parquet file
+// at path, set filling a row's field from each of the named flat columns
+// (a column the file does not have reads as NULL, unless need says it
+// must be there).
+func readFlatRows[T any](path string, out []T, names []string, need func(name string) bool,
+	set func(r *T, name string, col column, v parquet.Value)) ([]T, error) {
+	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err != nil {
+		return out, err
+	}
+	defer f.Close()
+	cols := make([]column, len(names))
+	for i, name := range names {
+		if cols[i], err = lookupColumn(pf, name, need(name)); err != nil {
+			return out, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	for _, rg := range pf.RowGroups() {
+		base := len(out)
+		out = append(out, make([]T, rg.NumRows())...)
+		rows := out[base:]
+		err := readColumns(rg, cols, func(c, i int, v parquet.Value) error {
+			if i >= len(rows) {
+				return errors.New("a column has more values than the row group has rows")
+			}
+			set(&rows[i], names[c], cols[c], v)
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return out, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	return out, nil
@@ -297,39 +307,17 @@ func rollupPartition(lake, part string, thresholds []int64, versioned bool) ([]R
 	return out, nil
 }
 
-// readRollupMessages appends the messages of one part file.
+// readRollupMessages appends the messages of one part file. Only the id
+// must be there: a column a file predates reads as NULL, as the view's
+// union_by_name gives it.
 func readRollupMessages(path string, out []rollupMessage) ([]rollupMessage, error) {
-	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
-	if err != nil {
-		return out, err
-	}
-	defer f.Close()
-	cols := make([]column, len(rollupMessageColumns))
-	for i, name := range rollupMessageColumns {
-		// Only the id is required: a column a file predates reads as NULL,
-		// as the view's union_by_name gives it.
-		if cols[i], err = lookupColumn(pf, name, name == "id"); err != nil {
-			return out, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	has1h := cols[len(cols)-1].index >= 0
-	for _, rg := range pf.RowGroups() {
-		base := len(out)
-		out = append(out, make([]rollupMessage, rg.NumRows())...)
-		rows := out[base:]
-		for i := range rows {
-			rows[i].has1h = has1h
-		}
-		err := readColumns(rg, cols, func(c, i int, v parquet.Value) error {
-			if i >= len(rows) {
-				return errors.New("a column has more values than the row group has rows")
-			}
-			m := &rows[i]
-			switch rollupMessageColumns[c] {
+	return readFlatRows(path, out, rollupMessageColumns, func(name string) bool { return name == "id" },
+		func(m *rollupMessage, name string, col column, v parquet.Value) {
+			switch name {
 			case "id":
 				m.id = string(v.ByteArray())
 			case "ingested_at":
-				m.ingested = cols[c].time(v)
+				m.ingested = col.time(v)
 			case "content_hash":
 				m.hash = string(v.ByteArray())
 			case "role":
@@ -341,25 +329,20 @@ func readRollupMessages(path string, out []rollupMessage) ([]rollupMessage, erro
 			case "project":
 				m.project = string(v.ByteArray())
 			case "ts":
-				m.ts = cols[c].time(v)
+				m.ts = col.time(v)
 			case "input_tokens":
-				m.in = cols[c].int(v)
+				m.in = col.int(v)
 			case "output_tokens":
-				m.out = cols[c].int(v)
+				m.out = col.int(v)
 			case "cache_creation_tokens":
-				m.cw = cols[c].int(v)
+				m.cw = col.int(v)
 			case "cache_read_tokens":
-				m.cr = cols[c].int(v)
+				m.cr = col.int(v)
 			case "cache_creation_1h_tokens":
-				m.cw1h = cols[c].int(v)
+				// A file that has the column has the split (NULL: none).
+				m.cw1h, m.has1h = col.int(v), col.index >= 0
 			}
-			return nil
 		})
-		if err != nil {
-			return out, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	return out, nil
 }
 
 // writeRollup writes rows, sorted as readers expect them (platform, date,
