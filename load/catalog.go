@@ -439,6 +439,13 @@ const ExchangeNumber = `row_number() OVER (PARTITION BY platform, session_id, co
 const OneSessionExchangesSQL = `(SELECT *, ` + ExchangeNumber + ` AS exchange_number
   FROM exchange_rows WHERE platform = $1 AND session_id = $2)`
 
+// OneSessionExchangesFrom is OneSessionExchangesSQL over src, a source of
+// the exchange_rows view's rows (the view narrowed to the session's date
+// partitions, say).
+func OneSessionExchangesFrom(src string) string {
+	return strings.Replace(OneSessionExchangesSQL, "FROM exchange_rows", "FROM "+src, 1)
+}
+
 // OneSessionSQL is the sessions view's query for one session, $1 its
 // platform and $2 its id, over the views session_rows, messages and
 // exchange_rows. The filter is applied inside each part: on the view it

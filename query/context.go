@@ -284,6 +284,7 @@ func (d *DB) contextItems(ctx context.Context, ref SessionRef, opt ContextOption
 		until = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
 	var items []ContextItem
+	messages, exchanges := d.sessionViews(ctx, ref)
 	q := func(query string, kind string, prio int, args ...any) error {
 		rows, err := d.db.QueryContext(ctx, query, args...)
 		if err != nil {
@@ -331,7 +332,7 @@ WHERE platform = ? AND session_id = ? AND content_type = 'subagent_summary' AND 
 			items = append(items, ContextItem{Kind: "labels", Priority: 4, Title: "Chapter labels", Text: "- " + strings.Join(labels, "\n- ")})
 		}
 	case ModeFull:
-		if err := q(`SELECT ts, 'Exchange ' || exchange_number, coalesce(text, '') FROM `+load.OneSessionExchangesSQL+`
+		if err := q(`SELECT ts, 'Exchange ' || exchange_number, coalesce(text, '') FROM `+load.OneSessionExchangesFrom(exchanges)+`
 WHERE NOT sidechain AND ts < $3 ORDER BY ts DESC`,
 			"exchange", 1, ref.Platform, ref.SessionID, until); err != nil {
 			return nil, err
@@ -340,7 +341,7 @@ WHERE NOT sidechain AND ts < $3 ORDER BY ts DESC`,
 		if err := plans(); err != nil {
 			return nil, err
 		}
-		if err := q(`SELECT ts, 'Compaction summary', coalesce(text, '') FROM messages
+		if err := q(`SELECT ts, 'Compaction summary', coalesce(text, '') FROM `+messages+`
 WHERE platform = ? AND session_id = ? AND content_type = 'compact_summary' AND ts < ? ORDER BY ts DESC`,
 			"compaction_summary", 2, ref.Platform, ref.SessionID, until); err != nil {
 			return nil, err
@@ -349,7 +350,7 @@ WHERE platform = ? AND session_id = ? AND content_type = 'compact_summary' AND t
 			return nil, err
 		}
 		var prompts []ContextItem
-		rows, err := d.db.QueryContext(ctx, `SELECT ts, coalesce(prompt, ''), coalesce(response, ''), coalesce(ts_end, ts) FROM exchange_rows
+		rows, err := d.db.QueryContext(ctx, `SELECT ts, coalesce(prompt, ''), coalesce(response, ''), coalesce(ts_end, ts) FROM `+exchanges+`
 WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts`,
 			ref.Platform, ref.SessionID, until)
 		if err != nil {

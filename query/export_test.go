@@ -1,6 +1,10 @@
 package query
 
-import "github.com/pos-lake/pos/pricing"
+import (
+	"context"
+
+	"github.com/pos-lake/pos/pricing"
+)
 
 // Exported for tests: the SQL the lookups run, to EXPLAIN it.
 
@@ -53,3 +57,8 @@ func UsesRollup(d *DB, opt StatsOptions) bool {
 // NoSessionCache makes Sessions read the sessions view, never the session
 // cache.
 func NoSessionCache(d *DB) { d.noSessionCache = true }
+
+// SessionViews is the sources one session's lookups read.
+func SessionViews(d *DB, ref SessionRef) (messages, exchanges string) {
+	return d.sessionViews(context.Background(), ref)
+}

@@ -136,10 +136,11 @@ func (d *DB) turns(ctx context.Context, ref SessionRef, n int, subagents bool) (
 	if err := d.need(ctx, "exchange_rows"); err != nil {
 		return nil, err
 	}
+	_, exchanges := d.sessionViews(ctx, ref)
 	q := `SELECT exchange_number, ts, ts_end, platform, session_id, coalesce(agent_id, ''),
   coalesce(prompt, ''), coalesce(response, ''), coalesce(model, ''), tool_count, tools,
   input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens
-FROM ` + load.OneSessionExchangesSQL + `
+FROM ` + load.OneSessionExchangesFrom(exchanges) + `
 WHERE $3 OR NOT sidechain
 ORDER BY ts DESC, id DESC
 LIMIT $4`
@@ -178,9 +179,10 @@ func (d *DB) toolCalls(ctx context.Context, ref SessionRef, turns []Turn) error 
 	w.add("platform = ?", ref.Platform)
 	w.add("session_id = ?", ref.SessionID)
 	w.window("ts", from, time.Time{}, true)
+	messages, _ := d.sessionViews(ctx, ref)
 	// Calls and their results, matched by call id within the thread.
 	q := `WITH m AS (
-  SELECT ts, coalesce(agent_id, '') AS agent, role, source_line, tools FROM messages` + w.sql() + ` AND len(tools) > 0
+  SELECT ts, coalesce(agent_id, '') AS agent, role, source_line, tools FROM ` + messages + w.sql() + ` AND len(tools) > 0
 ), calls AS (
   SELECT ts, agent, source_line, pos, t.name AS name, t.call_id AS call_id, t.input AS input
   FROM (SELECT ts, agent, source_line, unnest(tools) AS t, generate_subscripts(tools, 1) AS pos FROM m WHERE role = 'assistant')

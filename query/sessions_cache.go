@@ -153,3 +153,44 @@ func (d *DB) copyTo(ctx context.Context, src, path string) error {
 	}
 	return nil
 }
+
+// sessionViews returns sources of the messages and exchange_rows views
+// narrowed to the date partitions a session has rows in, which the session
+// cache's parts list, so that a lookup of one session reads those files
+// only; without the cache (or a session it does not know), the views.
+func (d *DB) sessionViews(ctx context.Context, ref SessionRef) (messages, exchanges string) {
+	messages, exchanges = "messages", "exchange_rows"
+	if d.noSessionCache {
+		return
+	}
+	parts, _, err := d.sessionSources(ctx)
+	if err != nil {
+		return
+	}
+	var m, e []string
+	err = d.db.QueryRowContext(ctx, `SELECT
+  coalesce(list(DISTINCT strftime(date, '%Y-%m-%d')) FILTER (WHERE message_count IS NOT NULL), []),
+  coalesce(list(DISTINCT strftime(date, '%Y-%m-%d')) FILTER (WHERE exchange_count IS NOT NULL), [])
+FROM `+parts+` WHERE platform = ? AND session_id = ?`, ref.Platform, ref.SessionID).Scan((*stringList)(&m), (*stringList)(&e))
+	if err != nil {
+		return
+	}
+	if len(m)+len(e) == 0 {
+		return // a session the cache does not know
+	}
+	narrow := func(view string, dates []string) string {
+		if len(dates) == 0 {
+			return "(SELECT * FROM " + view + " WHERE false)"
+		}
+		var in []string
+		for _, s := range dates {
+			if _, err := time.Parse(time.DateOnly, s); err != nil {
+				return view
+			}
+			in = append(in, "DATE '"+s+"'")
+		}
+		slices.Sort(in)
+		return "(SELECT * FROM " + view + " WHERE date IN (" + strings.Join(in, ", ") + "))"
+	}
+	return narrow("messages", m), narrow("exchange_rows", e)
+}

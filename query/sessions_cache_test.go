@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,6 +88,29 @@ func checkSessionCache(t *testing.T, lake string) {
 	same("capabilities", c1, c2, e1, e2)
 	if len(f1) == 0 || len(c1) == 0 {
 		t.Fatalf("files %d, capabilities %d: nothing compared", len(f1), len(c1))
+	}
+	// One session's lookups read its date partitions only, and find what
+	// they find over the whole views.
+	for _, ss := range all[:min(len(all), 4)] {
+		ref := query.SessionRef{Platform: ss.Platform, SessionID: ss.SessionID}
+		if m, e := query.SessionViews(cached, ref); !strings.Contains(m, "WHERE ") || !strings.Contains(e, "WHERE ") {
+			t.Fatalf("%s: not narrowed to its partitions: %s, %s", ss.SessionID, m, e)
+		}
+		r1, e1 := cached.Recent(ctx, query.RecentOptions{Session: ss.SessionID, Platform: ss.Platform, N: 1000, Subagents: true})
+		r2, e2 := view.Recent(ctx, query.RecentOptions{Session: ss.SessionID, Platform: ss.Platform, N: 1000, Subagents: true})
+		same("recent "+ss.SessionID, r1, r2, e1, e2)
+		now := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+		for _, mode := range query.ContextModes {
+			ref1, err := cached.ResolveSession(ctx, ss.SessionID, ss.Platform, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p1, e1 := cached.Context(ctx, query.ContextOptions{Sessions: []query.SessionRef{ref1}, Mode: mode, MaxTokens: 20000, Now: now})
+			p2, e2 := view.Context(ctx, query.ContextOptions{Sessions: []query.SessionRef{ref1}, Mode: mode, MaxTokens: 20000, Now: now})
+			if e1 != nil || e2 != nil || p1.Markdown() != p2.Markdown() {
+				t.Fatalf("context %s %s: %v %v\n%s\n---\n%s", mode, ss.SessionID, e1, e2, p1.Markdown(), p2.Markdown())
+			}
+		}
 	}
 	// Every column, both ways (the columns Sessions does not return too).
 	dir := filepath.Join(lake, load.RollupDir)

@@ -306,7 +306,8 @@ func autoNote(strategy string, m *material, opt SummarizeOptions) string {
 // state a summary is of.
 func (d *DB) sessionState(ctx context.Context, ref SessionRef, s *Summary) error {
 	var last sql.NullTime
-	err := d.db.QueryRowContext(ctx, `SELECT id, ts, count(*) OVER () FROM messages
+	messages, _ := d.sessionViews(ctx, ref)
+	err := d.db.QueryRowContext(ctx, `SELECT id, ts, count(*) OVER () FROM `+messages+`
 WHERE platform = ? AND session_id = ?
 ORDER BY ts DESC, id DESC LIMIT 1`, ref.Platform, ref.SessionID).Scan(&s.LastMessageID, &last, &s.Messages)
 	if err == sql.ErrNoRows {
@@ -472,10 +473,11 @@ type material struct {
 // reports, its compaction summaries and its labels.
 func (d *DB) summaryMaterial(ctx context.Context, ref SessionRef) (*material, error) {
 	m := &material{ref: ref}
+	messages, exchangeRows := d.sessionViews(ctx, ref)
 	exchanges := func(subagents bool) error {
 		rows, err := d.db.QueryContext(ctx, `SELECT exchange_number, ts, ts_end, coalesce(agent_id, ''), coalesce(prompt, ''),
   coalesce(response, ''), coalesce(tools, []), tool_count, coalesce(files, [])
-FROM `+load.OneSessionExchangesSQL+`
+FROM `+load.OneSessionExchangesFrom(exchangeRows)+`
 WHERE $3 OR NOT sidechain
 ORDER BY ts, id`, ref.Platform, ref.SessionID, subagents)
 		if err != nil {
@@ -530,7 +532,7 @@ ORDER BY ts, id`, ref.Platform, ref.SessionID, subagents)
 WHERE platform = ? AND session_id = ? AND content_type = 'subagent_summary' ORDER BY ts, id`); err != nil {
 		return nil, err
 	}
-	if err := texts("compaction", `SELECT ts, '', coalesce(text, '') FROM messages
+	if err := texts("compaction", `SELECT ts, '', coalesce(text, '') FROM `+messages+`
 WHERE platform = ? AND session_id = ? AND content_type = 'compact_summary' ORDER BY ts, id`); err != nil {
 		return nil, err
 	}
