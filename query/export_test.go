@@ -22,7 +22,7 @@ func StatsSQL(opt StatsOptions) string {
 
 // TimelineSQLArgs is Timeline's query over the sessions view.
 func TimelineSQLArgs(opt TimelineOptions, session string) (string, []any) {
-	return timelineQuery(opt, session, "sessions")
+	return timelineQuery(opt, session, "sessions", "")
 }
 
 // NoRollup makes Stats read the messages only, never the usage rollup.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -54,7 +55,8 @@ func checkSessionCache(t *testing.T, lake string) {
 			t.Fatalf("%+v: from the cache\n%+v\nfrom the view\n%+v", f, got, want)
 		}
 	}
-	for _, o := range []query.TimelineOptions{{}, {Limit: 5}, {Since: mid}, {Subagents: true, Project: "a"}} {
+	for _, o := range []query.TimelineOptions{{}, {Limit: 5}, {Limit: 1}, {Limit: 40, Subagents: true}, {Limit: 12, Platform: all[0].Platform},
+		{Limit: 7, Until: mid}, {Since: mid}, {Subagents: true, Project: "a"}} {
 		got, err := cached.Timeline(ctx, o)
 		if err != nil {
 			t.Fatal(err)
@@ -228,5 +230,78 @@ func TestSessionCacheFollowsLoads(t *testing.T) {
 	if len(got) != 2 || got[0].SessionID != "new-session" || got[0].Project != "/home/dev/first" ||
 		got[1].SessionID != old.SessionID || got[1].Messages != old.Messages+2 {
 		t.Fatalf("latest sessions after the load: %+v", got)
+	}
+}
+
+// A lake of a hundred days: the timeline's latest entries are read from
+// the latest partitions first, and numbered over their sessions' own; it
+// must be the view's timeline for every limit (the first cut holds enough
+// entries, the second does, neither does).
+func TestTimelineLatestPartitions(t *testing.T) {
+	ctx := context.Background()
+	lake := filepath.Join(t.TempDir(), "lake")
+	start := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	var recs []*schema.Record
+	for k := range 5 {
+		session := fmt.Sprintf("session-%d", k)
+		for d := range 20 {
+			ts := start.AddDate(0, 0, k*20+d)
+			for j, agent := range []string{"", "sub"} {
+				if agent != "" && d%3 != 0 {
+					continue
+				}
+				id := fmt.Sprintf("%s-%d-%d", session, d, j)
+				m := schema.New(schema.KindMessage)
+				m.ID, m.Platform, m.SessionID, m.TS = "m-"+id, schema.PlatformClaudeCode, session, ts
+				m.Role, m.ContentType, m.Text = schema.RoleUser, schema.ContentText, "prompt "+id
+				ex := schema.New(schema.KindExchange)
+				ex.ID, ex.Platform, ex.SessionID, ex.TS, ex.Text = "e-"+id, schema.PlatformClaudeCode, session, ts, "prompt "+id
+				ex.Exchange = &schema.Exchange{Prompt: "prompt " + id, PromptID: m.ID, TSEnd: ts.Add(time.Minute)}
+				if agent != "" {
+					m.Agent = &schema.Agent{ID: agent, Sidechain: true}
+					ex.Agent = m.Agent
+				}
+				recs = append(recs, m, ex)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	enc := schema.NewEncoder(&buf)
+	for _, r := range recs {
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc.Flush()
+	if _, err := load.Load(ctx, &buf, load.Options{Lake: lake, NoCatalog: true}); err != nil {
+		t.Fatal(err)
+	}
+	cached, err := query.Open(ctx, lake, query.LazyViews())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cached.Close()
+	view, err := query.Open(ctx, lake, query.LazyViews())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view.Close()
+	query.NoSessionCache(view)
+	for _, o := range []query.TimelineOptions{{Limit: 3}, {Limit: 5, Subagents: true}, {Limit: 50}, {Limit: 60, Subagents: true},
+		{Limit: 500}, {Limit: 4, Until: start.AddDate(0, 0, 50)}, {Limit: 6, Project: "nowhere"}} {
+		got, err := cached.Timeline(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := view.Timeline(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("timeline %+v: from the latest partitions\n%+v\nfrom the view\n%+v", o, got, want)
+		}
+		if o.Project == "" && (len(got) == 0 || got[len(got)-1].ExchangeNumber == nil && got[len(got)-1].Kind == query.KindExchange) {
+			t.Fatalf("timeline %+v: %+v", o, got)
+		}
 	}
 }

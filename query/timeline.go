@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/pos-lake/pos/load"
 )
 
 // TimelineOptions choose the entries of Timeline.
@@ -58,39 +61,139 @@ func (d *DB) Timeline(ctx context.Context, opt TimelineOptions) ([]TimelineEntry
 		}
 		opt.Platform = sess.Platform
 	}
+	if opt.Limit > 0 && sess.SessionID == "" && !d.noSessionCache {
+		// The latest entries are in the latest partitions: read those
+		// first, and number the exchanges found over their sessions only.
+		dates, _ := load.PartitionDates(d.lake, load.TableExchanges, opt.Platform)
+		for _, n := range []int{8, 64} {
+			if n >= len(dates) {
+				break
+			}
+			out, ok, err := d.timelineSince(ctx, opt, dates[n-1])
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return out, nil
+			}
+		}
+	}
+	out, _, err := d.timeline(ctx, opt, sess.SessionID, "")
+	return out, err
+}
+
+// timelineSince is Timeline over the exchanges of the date partitions from
+// cut on. ok says that is the answer: the window's latest Limit entries
+// are all there (the last of them is from cut on; every exchange before cut
+// is older).
+func (d *DB) timelineSince(ctx context.Context, opt TimelineOptions, cut string) ([]TimelineEntry, bool, error) {
+	day, err := time.Parse(time.DateOnly, cut)
+	if err != nil {
+		return nil, false, nil
+	}
+	out, ids, err := d.timeline(ctx, opt, "", cut)
+	if err != nil || len(out) < opt.Limit || out[0].TS.Before(day) {
+		return nil, false, err
+	}
+	// Number the exchanges over their sessions' partitions.
+	keys := map[[2]string]bool{}
+	for _, e := range out {
+		if e.Kind == KindExchange {
+			keys[[2]string{e.Platform, e.SessionID}] = true
+		}
+	}
+	if len(keys) == 0 {
+		return out, true, nil
+	}
+	parts, _, err := d.sessionSources(ctx)
+	if err != nil {
+		return nil, false, nil
+	}
+	var cond []string
+	var args []any
+	for k := range keys {
+		cond = append(cond, "(platform = ? AND session_id = ?)")
+		args = append(args, k[0], k[1])
+	}
+	match := strings.Join(cond, " OR ")
+	rows, err := d.db.QueryContext(ctx, `WITH dates AS (
+  SELECT DISTINCT date FROM `+parts+` WHERE exchange_count IS NOT NULL AND (`+match+`)
+)
+SELECT id, `+load.ExchangeNumber+`
+FROM exchange_rows
+WHERE date IN (SELECT date FROM dates) AND (`+match+`)`, append(slices.Clone(args), args...)...)
+	if err != nil {
+		return nil, false, nil
+	}
+	defer rows.Close()
+	numbers := map[string]int64{}
+	for rows.Next() {
+		var id string
+		var n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, false, nil
+		}
+		numbers[id] = n
+	}
+	if rows.Err() != nil {
+		return nil, false, nil
+	}
+	for i := range out {
+		if out[i].Kind != KindExchange {
+			continue
+		}
+		n, ok := numbers[ids[i]]
+		if !ok {
+			return nil, false, nil
+		}
+		out[i].ExchangeNumber = &n
+	}
+	return out, true, nil
+}
+
+// timeline runs Timeline's query (see timelineQuery) and returns the
+// entries, oldest first, with the exchanges' ids.
+func (d *DB) timeline(ctx context.Context, opt TimelineOptions, session, cut string) ([]TimelineEntry, []string, error) {
 	rows, err := d.querySessions(ctx, func(from string) (string, []any) {
-		return timelineQuery(opt, sess.SessionID, from)
+		return timelineQuery(opt, session, from, cut)
 	})
 	if err != nil {
-		return nil, sqlErr(err)
+		return nil, nil, sqlErr(err)
 	}
 	defer rows.Close()
 	out := []TimelineEntry{}
+	var ids []string
 	for rows.Next() {
 		var e TimelineEntry
 		var ts sql.NullTime
 		var num sql.NullInt64
+		var id string
 		if err := rows.Scan(&ts, &e.Kind, &e.Platform, &e.Project, &e.SessionID, &e.Title, &num, &e.AgentID,
-			&e.Prompt, &e.Input, &e.Output, &e.CacheCreation, &e.CacheRead); err != nil {
-			return nil, sqlErr(err)
+			&e.Prompt, &e.Input, &e.Output, &e.CacheCreation, &e.CacheRead, &id); err != nil {
+			return nil, nil, sqlErr(err)
 		}
 		e.TS = utc(ts)
 		if num.Valid {
 			e.ExchangeNumber = &num.Int64
 		}
 		out = append(out, e)
+		ids = append(ids, id)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, sqlErr(err)
+		return nil, nil, sqlErr(err)
 	}
 	slices.Reverse(out)
-	return out, nil
+	slices.Reverse(ids)
+	return out, ids, nil
 }
 
 // timelineQuery builds the SQL of Timeline for one session or (session
 // "") all, reading the sessions view's rows from sessions (the view, or
-// its query over the session cache).
-func timelineQuery(opt TimelineOptions, session, sessions string) (string, []any) {
+// its query over the session cache). With cut (a date), it reads the
+// exchanges of the partitions from cut on, unnumbered, ordered by id where
+// the view orders by number (the same order: a thread is numbered by time,
+// then id); its last column is each exchange's id.
+func timelineQuery(opt TimelineOptions, session, sessions, cut string) (string, []any) {
 	// The sessions the entries belong to, for their titles and starts.
 	var sw where
 	sw.eq("platform", opt.Platform)
@@ -112,6 +215,11 @@ func timelineQuery(opt TimelineOptions, session, sessions string) (string, []any
 	if !opt.Until.IsZero() {
 		ew.add("e.date <= CAST(? AS DATE)", opt.Until.UTC().Format(time.DateOnly))
 	}
+	exchanges, number, order := "exchanges", "e.exchange_number", "exchange_number DESC"
+	if cut != "" {
+		exchanges, number, order = "exchange_rows", "CAST(NULL AS BIGINT)", "id DESC"
+		ew.add("e.date >= CAST(? AS DATE)", cut)
+	}
 	// Session starts in the window.
 	var stw where
 	stw.add("first_ts IS NOT NULL")
@@ -123,18 +231,18 @@ func timelineQuery(opt TimelineOptions, session, sessions string) (string, []any
   FROM ` + sessions + sw.sql() + `
 )
 SELECT ts, kind, platform, project, session_id, title, exchange_number, agent_id, prompt,
-  input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens
+  input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, id
 FROM (
   SELECT e.ts, 'exchange' AS kind, e.platform, coalesce(e.project, s.project, '') AS project, e.session_id,
-    coalesce(s.title, '') AS title, e.exchange_number, coalesce(e.agent_id, '') AS agent_id,
+    coalesce(s.title, '') AS title, ` + number + ` AS exchange_number, coalesce(e.agent_id, '') AS agent_id,
     coalesce(split_part(trim(e.prompt), chr(10), 1), '') AS prompt,
-    e.input_tokens, e.output_tokens, e.cache_creation_tokens, e.cache_read_tokens, 1 AS ord
-  FROM exchanges e LEFT JOIN s USING (platform, session_id)` + ew.sql() + `
+    e.input_tokens, e.output_tokens, e.cache_creation_tokens, e.cache_read_tokens, 1 AS ord, e.id
+  FROM ` + exchanges + ` e LEFT JOIN s USING (platform, session_id)` + ew.sql() + `
   UNION ALL
-  SELECT first_ts, 'session_start', platform, project, session_id, title, NULL, '', '', 0, 0, 0, 0, 0
+  SELECT first_ts, 'session_start', platform, project, session_id, title, NULL, '', '', 0, 0, 0, 0, 0, ''
   FROM s` + stw.sql() + `
 )
-ORDER BY ts DESC, ord DESC, session_id DESC, agent_id DESC, exchange_number DESC`
+ORDER BY ts DESC, ord DESC, session_id DESC, agent_id DESC, ` + order
 	args := append(append(sw.args, ew.args...), stw.args...)
 	all := &where{args: args}
 	q += limit(all, opt.Limit)
