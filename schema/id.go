@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -39,7 +40,7 @@ func ContentHash(b []byte) string {
 func RawID(rec *Record) string {
 	var base, at string
 	if s := rec.Source; s != nil {
-		base = filepath.Join(filepath.Base(filepath.Dir(s.Path)), filepath.Base(s.Path))
+		base = rawBase(s.Path)
 		at = strconv.FormatInt(s.Offset, 10)
 		if s.Key != "" {
 			at += "/" + s.Key
@@ -47,6 +48,23 @@ func RawID(rec *Record) string {
 	}
 	return ID(rec.Platform, "raw", rec.SessionID, base, at, ContentHash(rec.Raw))
 }
+
+// rawBase is the part of a source path a raw id keeps: its directory's
+// name and its own. Every line of a file asks for the same one, so the
+// last few are remembered (a slot per path length; a miss recomputes).
+func rawBase(path string) string {
+	slot := &rawBases[len(path)%len(rawBases)]
+	if c := slot.Load(); c != nil && c.path == path {
+		return c.base
+	}
+	base := filepath.Join(filepath.Base(filepath.Dir(path)), filepath.Base(path))
+	slot.Store(&pathBase{path, base})
+	return base
+}
+
+type pathBase struct{ path, base string }
+
+var rawBases [64]atomic.Pointer[pathBase]
 
 // SessionRecordID is the id of a session's record: one per platform session.
 func SessionRecordID(platform, session string) string {

@@ -336,3 +336,25 @@ func TestAppendStringRandom(t *testing.T) {
 		}
 	}
 }
+
+// RawID remembers the last paths' bases; the ids are those of the formula,
+// whatever the order the paths come in (two files of one length share a
+// slot).
+func TestRawIDPathBase(t *testing.T) {
+	paths := []string{"/home/u/.claude/projects/-p/s1.jsonl", "/home/u/.claude/projects/-q/s1.jsonl", "/a/b/c.jsonl", "/a//b/./c.jsonl",
+		"rel/x.jsonl", "x.jsonl", "/x.jsonl", "/home/u/.claude/projects/-p/s2.jsonl", "/dir/sub/", ""}
+	for round := range 3 {
+		for i, p := range paths {
+			if round == 1 {
+				p = paths[len(paths)-1-i]
+			}
+			rec := New(KindRaw)
+			rec.Platform, rec.SessionID, rec.Raw = "claude_code", "s", []byte(`{"a":1}`)
+			rec.Source = &Source{Path: p, Offset: 7}
+			want := ID("claude_code", "raw", "s", filepath.Join(filepath.Base(filepath.Dir(p)), filepath.Base(p)), "7", ContentHash(rec.Raw))
+			if got := RawID(rec); got != want {
+				t.Fatalf("%q: %s, want %s", p, got, want)
+			}
+		}
+	}
+}
