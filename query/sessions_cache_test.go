@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -230,6 +231,21 @@ func TestSessionCacheFollowsLoads(t *testing.T) {
 	if len(got) != 2 || got[0].SessionID != "new-session" || got[0].Project != "/home/dev/first" ||
 		got[1].SessionID != old.SessionID || got[1].Messages != old.Messages+2 {
 		t.Fatalf("latest sessions after the load: %+v", got)
+	}
+
+	// The cache's files gone (removed by hand, say) but not its manifest:
+	// rebuilt, with the same answers.
+	files, _ := filepath.Glob(filepath.Join(lake, load.RollupDir, "sessions-*.parquet"))
+	if len(files) < 2 {
+		t.Fatalf("session cache files: %v", files)
+	}
+	for _, f := range files {
+		os.Remove(f)
+	}
+	checkSessionCache(t, lake)
+	again, _ := filepath.Glob(filepath.Join(lake, load.RollupDir, "sessions-*.parquet"))
+	if len(again) != 2 || slices.Contains(files, again[0]) || slices.Contains(files, again[1]) {
+		t.Fatalf("session cache not rebuilt: %v", again)
 	}
 }
 
