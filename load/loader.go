@@ -348,6 +348,23 @@ func (l *Loader) release() {
 	l.lock = nil
 }
 
+// stateFiles are the files in <lake>/_state every pos-load (or pos-embed's
+// first chunks) changes: runs.ndjson gets a line per run.
+var stateFiles = []string{"runs.ndjson", "schemas.json", "versioned.json", "embeddings.json"}
+
+// StateStamp changes whenever a load completes: a reader that kept what it
+// derived from the lake's files (views, the session cache's sources) can
+// keep it while the stamp stays the same. "" when the lake has no state.
+func StateStamp(lake string) string {
+	var b strings.Builder
+	for _, f := range stateFiles {
+		if fi, err := os.Stat(filepath.Join(lake, "_state", f)); err == nil {
+			fmt.Fprintf(&b, "%s:%d:%d;", f, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	return b.String()
+}
+
 // logRun appends this run's counts to <lake>/_state/runs.ndjson.
 func (l *Loader) logRun() error {
 	st := l.Stats()

@@ -2,12 +2,9 @@ package mcpserver
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 
+	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/query"
 )
 
@@ -27,26 +24,12 @@ type handle struct {
 	stale bool
 }
 
-// stateFiles are the files every pos-load (or pos-embed's first chunks)
-// changes: when one moves, the views are defined again.
-var stateFiles = []string{"runs.ndjson", "schemas.json", "versioned.json", "embeddings.json"}
-
-func (l *lakeDB) stamp() string {
-	var b strings.Builder
-	for _, f := range stateFiles {
-		if fi, err := os.Stat(filepath.Join(l.path, "_state", f)); err == nil {
-			fmt.Fprintf(&b, "%s:%d:%d;", f, fi.Size(), fi.ModTime().UnixNano())
-		}
-	}
-	return b.String()
-}
-
 // acquire returns the open lake; release must be called when the call is
 // done with it.
 func (l *lakeDB) acquire(ctx context.Context) (*query.DB, func(), error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	st := l.stamp()
+	st := load.StateStamp(l.path)
 	if l.cur == nil || l.cur.stamp != st {
 		db, err := query.Open(ctx, l.path)
 		if err != nil {

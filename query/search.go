@@ -937,26 +937,16 @@ func (d *DB) sessionTitles(ctx context.Context, hits []SearchHit) error {
 	// summary label, else the first prompt) over these sessions' rollups
 	// only: the view itself recounts every message of the lake. The rollups
 	// are read from the session cache's copy, one file, when it can.
-	from, err := d.sessionRowsFrom(ctx)
-	if err != nil {
-		return err
-	}
-	query := func(from string) (*sql.Rows, error) {
-		return d.db.QueryContext(ctx, `SELECT platform, session_id,
+	rows, err := d.queryCached(ctx, func(view bool) (string, error) { return d.sessionRowsFrom(ctx, view) }, "session_rows",
+		func(from string) (string, []any) {
+			return `SELECT platform, session_id,
   coalesce(arg_max(title, ingested_at) FILTER (WHERE title_source = 'platform'),
     flatten(list(labels ORDER BY ingested_at))[-1],
     arg_min(title, coalesce(first_ts, ts)) FILTER (WHERE title_source = 'prompt'), '') AS title,
   coalesce(arg_min(project, coalesce(first_ts, ts)), '') AS project
-FROM `+from+` WHERE session_id IN (`+placeholders(len(args))+`)
-GROUP BY ALL`, args...)
-	}
-	rows, err := query(from)
-	if err != nil && from != "session_rows" && ctx.Err() == nil {
-		// A cache file another process replaced meanwhile: the view.
-		if err = d.need(ctx, "session_rows"); err == nil {
-			rows, err = query("session_rows")
-		}
-	}
+FROM ` + from + ` WHERE session_id IN (` + placeholders(len(args)) + `)
+GROUP BY ALL`, args
+		})
 	if err != nil {
 		return sqlErr(err)
 	}

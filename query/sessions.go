@@ -363,10 +363,10 @@ func (d *DB) sessionsFrom(ctx context.Context, view bool) (string, error) {
 }
 
 // sessionRowsFrom is the source of the session rollups' rows
-// (load.SessionMetaRowsSQL's columns): the session cache's copy, or the
-// session_rows view should the cache fail.
-func (d *DB) sessionRowsFrom(ctx context.Context) (string, error) {
-	if !d.noSessionCache {
+// (load.SessionMetaRowsSQL's columns): the session cache's copy or, with
+// view or should the cache fail, the session_rows view.
+func (d *DB) sessionRowsFrom(ctx context.Context, view bool) (string, error) {
+	if !view && !d.noSessionCache {
 		if _, meta, err := d.sessionSources(ctx); err == nil {
 			return meta, nil
 		}
@@ -378,17 +378,25 @@ func (d *DB) sessionRowsFrom(ctx context.Context) (string, error) {
 }
 
 // querySessions runs the query build makes over a source of the sessions
-// view's rows (sessionsFrom); should it fail over the session cache (a
-// file another process replaced meanwhile), it runs again over the view.
+// view's rows (sessionsFrom); see queryCached.
 func (d *DB) querySessions(ctx context.Context, build func(from string) (string, []any)) (*sql.Rows, error) {
-	from, err := d.sessionsFrom(ctx, false)
+	return d.queryCached(ctx, func(view bool) (string, error) { return d.sessionsFrom(ctx, view) }, "sessions", build)
+}
+
+// queryCached runs the query build makes over source(false), a source the
+// session cache answers; should it fail there (a file another process
+// replaced meanwhile), it runs again over source(true), the view named
+// view.
+func (d *DB) queryCached(ctx context.Context, source func(view bool) (string, error), view string,
+	build func(from string) (string, []any)) (*sql.Rows, error) {
+	from, err := source(false)
 	if err != nil {
 		return nil, err
 	}
 	q, args := build(from)
 	rows, err := d.db.QueryContext(ctx, q, args...)
-	if err != nil && from != "sessions" && ctx.Err() == nil {
-		if from, err = d.sessionsFrom(ctx, true); err != nil {
+	if err != nil && from != view && ctx.Err() == nil {
+		if from, err = source(true); err != nil {
 			return nil, err
 		}
 		q, args = build(from)

@@ -40,6 +40,22 @@ type sessionCache struct {
 // sessionSources returns the SQL sources of the session parts and of the
 // session rollup rows, brought up to date with the lake.
 func (d *DB) sessionSources(ctx context.Context) (parts, meta string, err error) {
+	stamp := load.StateStamp(d.lake)
+	d.smu.Lock()
+	defer d.smu.Unlock()
+	if s := d.sources; stamp != "" && s.stamp == stamp {
+		return s.parts, s.meta, nil
+	}
+	parts, meta, err = d.refreshSessionCache(ctx)
+	if err == nil {
+		d.sources.stamp, d.sources.parts, d.sources.meta = stamp, parts, meta
+	}
+	return parts, meta, err
+}
+
+// refreshSessionCache brings the session cache up to date with the lake's
+// partitions and returns its sources.
+func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err error) {
 	dir := filepath.Join(d.lake, load.RollupDir)
 	nowParts, err := load.PartitionFingerprints(d.lake, load.TableMessages, load.TableExchanges)
 	if err != nil {

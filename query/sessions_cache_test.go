@@ -173,8 +173,9 @@ func TestSessionCacheFollowsLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Kept open across the load: what it keeps of the cache must follow.
+	defer db.Close()
 	ss, err := db.Sessions(ctx, query.SessionFilter{})
-	db.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,16 +216,19 @@ func TestSessionCacheFollowsLoads(t *testing.T) {
 	if _, err := load.Load(ctx, &buf, load.Options{Lake: lake, NoCatalog: true}); err != nil {
 		t.Fatal(err)
 	}
+	if kept, err := db.Sessions(ctx, query.SessionFilter{Limit: 1}); err != nil || len(kept) != 1 || kept[0].SessionID != "new-session" {
+		t.Fatalf("a DB open before the load: latest session %+v, %v", kept, err)
+	}
 	checkSessionCache(t, lake)
 	if bytes.Equal(before, manifest()) {
 		t.Fatal("the session cache was not brought up to date")
 	}
-	db, err = query.Open(ctx, lake, query.LazyViews())
+	fresh, err := query.Open(ctx, lake, query.LazyViews())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	got, err := db.Sessions(ctx, query.SessionFilter{Limit: 2})
+	defer fresh.Close()
+	got, err := fresh.Sessions(ctx, query.SessionFilter{Limit: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
