@@ -27,6 +27,7 @@ type lane struct {
 	// to be published
 	finished      []*partFile
 	finishedBytes int64
+	published     time.Time // when the lane last published
 	buf           []byte
 	// idle holds closed writers per table, for the next part file
 	idle      map[string][]rowWriter
@@ -39,18 +40,29 @@ func newLane(l *Loader) *lane {
 	return &lane{
 		loader: l, in: make(chan *schema.Record, 256), done: make(chan struct{}),
 		parts: map[partKey]*partition{}, open: map[partKey]*partFile{}, idle: map[string][]rowWriter{},
-		stats: Stats{Rows: map[string]int64{}},
+		published: time.Now(),
+		stats:     Stats{Rows: map[string]int64{}},
 	}
 }
 
 // run writes every record sent to the lane. When the channel is closed it
-// finishes and publishes its files, unless the load is being aborted.
+// finishes its files, unless the load is being aborted; they are published
+// by the Loader, with the other lanes' (publishLanes).
 func (l *lane) run() {
 	defer close(l.done)
-	for rec := range l.in {
-		l.err = l.add(rec)
-		if l.err == nil && l.tick%1024 == 0 {
-			l.err = l.closeIdle()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		rec, ok, err := l.next(timer)
+		if !ok {
+			break
+		}
+		l.err = err
+		if l.err == nil && rec != nil {
+			l.err = l.add(rec)
+			if l.err == nil && l.tick%1024 == 0 {
+				l.err = l.closeIdle()
+			}
 		}
 		if l.err != nil {
 			l.abortFiles()
@@ -66,7 +78,35 @@ func (l *lane) run() {
 	}
 }
 
-// closeAll finishes the open files and publishes everything.
+// next returns the next record (ok false once the input is closed). While
+// the input is idle it publishes the finished files once they have waited
+// publishEvery (returning a nil record), so a stalled stream's files become
+// visible.
+func (l *lane) next(timer *time.Timer) (rec *schema.Record, ok bool, err error) {
+	select {
+	case rec, ok = <-l.in:
+		return rec, ok, nil
+	default:
+	}
+	if len(l.finished) == 0 {
+		rec, ok = <-l.in
+		return rec, ok, nil
+	}
+	wait := publishEvery - time.Since(l.published)
+	if wait > 0 {
+		timer.Reset(wait)
+		select {
+		case rec, ok = <-l.in:
+			timer.Stop()
+			return rec, ok, nil
+		case <-timer.C:
+		}
+	}
+	return nil, true, l.publish()
+}
+
+// closeAll finishes the open files; the Loader publishes what they and
+// the other lanes left finished together (publishLanes).
 func (l *lane) closeAll() error {
 	for k, pf := range l.open {
 		delete(l.open, k)
@@ -74,7 +114,7 @@ func (l *lane) closeAll() error {
 			return err
 		}
 	}
-	return l.publish()
+	return nil
 }
 
 // stop closes the lane's input (once) and waits for it to finish; with
@@ -235,7 +275,7 @@ func (l *lane) commit(pf *partFile) error {
 	if pf.index != nil {
 		l.stats.Rows[TablePostings] += pf.index.post.written
 	}
-	if len(l.finished) >= publishFiles || l.finishedBytes >= publishBytes {
+	if len(l.finished) >= publishFiles || l.finishedBytes >= publishBytes || time.Since(l.published) >= publishEvery {
 		return l.publish()
 	}
 	return nil
@@ -245,30 +285,59 @@ func (l *lane) commit(pf *partFile) error {
 const maxIdle = 2
 
 // Finished files are published in batches: one sync of the file system for
-// many files instead of one fsync each.
+// many files instead of one fsync each (a sync costs tens of milliseconds,
+// whatever it covers). The count bounds the partitions whose ids stay in
+// memory until then; files wait at most about publishEvery to be visible.
+// An incremental load's files all go in the one publish at the end.
 const (
-	publishFiles = 16
+	publishFiles = 256
 	publishBytes = 256 << 20
+	publishEvery = time.Second
 )
 
-// publish makes the finished files durable, then renames them into place,
-// then makes the renames durable. Until then a partition's ids stay in
-// memory (the files are not where readIndex looks).
+// publish makes the lane's finished files durable, then renames them into
+// place, then makes the renames durable. Until then a partition's ids stay
+// in memory (the files are not where readIndex looks).
 func (l *lane) publish() error {
-	if len(l.finished) == 0 {
-		return nil
-	}
-	paths := make([]string, 0, len(l.finished))
-	for _, pf := range l.finished {
-		paths = append(paths, pf.tmp)
-		if pf.index != nil {
-			paths = append(paths, pf.index.tmps()...)
+	return publishLanes(l.loader.opt.Lake, []*lane{l})
+}
+
+// publishLanes publishes the finished files of the lanes with two syncs of
+// the file system in all (each takes tens of milliseconds, whatever it
+// covers).
+func publishLanes(lake string, lanes []*lane) error {
+	var paths []string
+	for _, l := range lanes {
+		for _, pf := range l.finished {
+			paths = append(paths, pf.tmp)
+			if pf.index != nil {
+				paths = append(paths, pf.index.tmps()...)
+			}
 		}
 	}
-	if err := syncFiles(l.loader.opt.Lake, paths); err != nil {
+	for _, l := range lanes {
+		l.published = time.Now()
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	if err := syncFiles(lake, paths); err != nil {
 		return err
 	}
-	for _, pf := range l.finished {
+	dirs := map[string]bool{}
+	for _, l := range lanes {
+		if err := l.rename(dirs); err != nil {
+			return err
+		}
+	}
+	return syncDirs(lake, dirs)
+}
+
+// rename puts the lane's finished (and synced) files in place and adds
+// their directories to dirs.
+func (l *lane) rename(dirs map[string]bool) error {
+	for len(l.finished) > 0 {
+		pf := l.finished[0]
 		// A chunk's postings and vectors go in place before the chunk.
 		if pf.index != nil {
 			n, err := pf.index.publish()
@@ -276,11 +345,16 @@ func (l *lane) publish() error {
 			if err != nil {
 				return err
 			}
+			dirs[filepath.Dir(pf.index.post.path)] = true
 		}
 		if err := os.Rename(pf.tmp, pf.path); err != nil {
 			return fmt.Errorf("publishing %s: %w", pf.path, err)
 		}
 		l.stats.Files++
+		dirs[filepath.Dir(pf.path)] = true
+		l.finishedBytes -= pf.bytes
+		l.finished[0] = nil
+		l.finished = l.finished[1:]
 		// Forget the partition's ids: memory stays bounded by the
 		// partitions being written; a later record for it reads them back
 		// from the files, this one included.
@@ -288,16 +362,8 @@ func (l *lane) publish() error {
 			delete(l.parts, pf.part.partKey)
 		}
 	}
-	dirs := map[string]bool{}
-	for _, pf := range l.finished {
-		dirs[filepath.Dir(pf.path)] = true
-		if pf.index != nil {
-			dirs[filepath.Dir(pf.index.post.path)] = true
-		}
-	}
-	clear(l.finished)
-	l.finished, l.finishedBytes = l.finished[:0], 0
-	return syncDirs(l.loader.opt.Lake, dirs)
+	l.finished, l.finishedBytes = nil, 0
+	return nil
 }
 
 // closeIdle commits part files no record went to for a while, so a

@@ -227,3 +227,50 @@ func TestUnwritableLakeViews(t *testing.T) {
 		t.Fatal(n)
 	}
 }
+
+// A run that ends cleanly empties the lock file; one that did not (killed:
+// its pid is still there) makes the next run remove the temporary files it
+// may have left, and only then is the lake walked for them.
+func TestTempsOfADeadRunAreRemoved(t *testing.T) {
+	lake := t.TempDir()
+	loadRecs(t, lake, msg("m1", "s", "x", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)))
+	lockFile := filepath.Join(lake, "_state", "lock")
+	if b, err := os.ReadFile(lockFile); err != nil || len(b) != 0 {
+		t.Fatalf("lock file after a clean run: %q, %v", b, err)
+	}
+	dir := Dir(lake, TableMessages, "test", "2026-05-01")
+	stray := filepath.Join(dir, "part-dead.parquet.tmp")
+	write := func() {
+		if err := os.WriteFile(stray, []byte("half"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	loadRecs(t, lake, msg("m2", "s", "y", time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC)))
+	if _, err := os.Stat(stray); err != nil {
+		t.Fatalf("a clean lake was walked for temporary files: %v", err)
+	}
+	// A dead run's pid stays in the lock file.
+	if err := os.WriteFile(lockFile, []byte("12345\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	loadRecs(t, lake, msg("m3", "s", "z", time.Date(2026, 5, 3, 0, 0, 0, 0, time.UTC)))
+	if _, err := os.Stat(stray); !os.IsNotExist(err) {
+		t.Fatalf("the dead run's temporary file is still there: %v", err)
+	}
+	// An aborted run leaves its pid too: the next one checks again.
+	l, err := Open(context.Background(), Options{Lake: lake, NoCatalog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Add(msg("m4", "s", "w", time.Now()))
+	l.Abort()
+	if b, _ := os.ReadFile(lockFile); len(b) == 0 {
+		t.Fatal("an aborted run emptied the lock file")
+	}
+	write()
+	loadRecs(t, lake, msg("m5", "s", "v", time.Date(2026, 5, 4, 0, 0, 0, 0, time.UTC)))
+	if _, err := os.Stat(stray); !os.IsNotExist(err) {
+		t.Fatalf("temporary file left after an aborted run: %v", err)
+	}
+}

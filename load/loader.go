@@ -71,6 +71,7 @@ type Loader struct {
 	seq   atomic.Int64
 	marks *extract.State
 	stats Stats // In and Skipped; the lanes count the rest
+	clean bool  // every file of the run is in place (see unlock)
 
 	lanes   []*lane
 	laneFor map[string]*lane // table -> lane
@@ -122,7 +123,7 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 	if err := os.MkdirAll(opt.Lake, 0o700); err != nil {
 		return nil, err
 	}
-	lk, err := lock(ctx, opt.Lake, opt.LockTimeout)
+	lk, dirty, err := lock(ctx, opt.Lake, opt.LockTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -139,13 +140,16 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 		}
 	}
 	// Files a dead run left half-written are removed: we hold the lock, so
-	// no live writer owns them.
-	if err := removeTemps(opt.Lake); err != nil {
-		unlock(lk)
-		return nil, err
+	// no live writer owns them. Only a run that did not end cleanly leaves
+	// any, so a lake of thousands of partitions is walked only then.
+	if dirty {
+		if err := removeTemps(opt.Lake); err != nil {
+			unlock(lk, false)
+			return nil, err
+		}
 	}
 	if l.versioned, err = readVersioned(opt.Lake); err != nil {
-		unlock(lk)
+		unlock(lk, false)
 		return nil, err
 	}
 	l.schemas = readSchemas(opt.Lake)
@@ -311,9 +315,19 @@ func (l *Loader) Close() error {
 	for _, ln := range l.lanes {
 		errs = append(errs, ln.stop(false))
 	}
-	if err := errors.Join(errs...); err != nil {
+	err := errors.Join(errs...)
+	if err == nil {
+		err = publishLanes(l.opt.Lake, l.lanes)
+	}
+	if err != nil {
+		// The lanes have stopped: drop what none of them put in place.
+		for _, ln := range l.lanes {
+			ln.abortFiles()
+		}
 		return err
 	}
+	// Every file is in place: the run leaves no temporary file behind.
+	l.clean = true
 	if n := l.marks.Len(); n > 0 {
 		if err := extract.MergeState(filepath.Join(l.opt.Lake, "_state"), l.marks); err != nil {
 			return fmt.Errorf("committing watermarks: %w", err)
@@ -344,7 +358,7 @@ func (l *Loader) release() {
 		l.db.Close()
 		l.db = nil
 	}
-	unlock(l.lock)
+	unlock(l.lock, l.clean)
 	l.lock = nil
 }
 
