@@ -28,6 +28,13 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 // line so a small field never keeps a multi-MB line alive.
 var nested = sonic.Config{CopyString: true}.Froze()
 
+// UnmarshalCheckpoints decodes a JSON array of watermarks (a state file).
+func UnmarshalCheckpoints(b []byte) ([]*Checkpoint, error) {
+	var list []*Checkpoint
+	err := nested.Unmarshal(b, &list)
+	return list, err
+}
+
 // Decoder reads records from an NDJSON stream.
 type Decoder struct {
 	lr *LineReader

@@ -168,34 +168,7 @@ func AppendRecord(b []byte, r *Record) []byte {
 	}
 	if c := r.Checkpoint; c != nil {
 		w.key("checkpoint")
-		o := obj{b: append(w.b, '{')}
-		o.strAlways("platform", c.Platform)
-		o.strAlways("path", c.Path)
-		o.intAlways("size", c.Size)
-		o.intAlways("resume", c.Resume)
-		o.intAlways("seen", c.Seen)
-		if !c.Mtime.IsZero() {
-			// Full precision: the next run compares it with the file's mtime.
-			o.key("mtime")
-			o.b = append(o.b, '"')
-			o.b = c.Mtime.UTC().AppendFormat(o.b, time.RFC3339Nano)
-			o.b = append(o.b, '"')
-		}
-		if c.Inode != 0 {
-			o.key("inode")
-			o.b = strconv.AppendUint(o.b, c.Inode, 10)
-		}
-		o.str("head", c.Head)
-		o.intAlways("lines", c.Lines)
-		if len(c.Context) > 0 {
-			o.key("context")
-			co := obj{b: append(o.b, '{')}
-			for _, k := range slices.Sorted(maps.Keys(c.Context)) {
-				co.strAlways(k, c.Context[k])
-			}
-			o.b = append(co.b, '}')
-		}
-		w.b = append(o.b, '}')
+		w.b = AppendCheckpoint(w.b, c)
 	}
 	if d := r.Decision; d != nil {
 		w.key("decision")
@@ -448,4 +421,37 @@ func attention8(x uint64) uint64 {
 	q := x ^ (lsb * '"')
 	bs := x ^ (lsb * '\\')
 	return (ctl | (q-lsb) & ^q | (bs-lsb) & ^bs | x) & msb
+}
+
+// AppendCheckpoint appends a watermark's JSON object to b, as a checkpoint
+// record carries it and the state file holds it.
+func AppendCheckpoint(b []byte, c *Checkpoint) []byte {
+	o := obj{b: append(b, '{')}
+	o.strAlways("platform", c.Platform)
+	o.strAlways("path", c.Path)
+	o.intAlways("size", c.Size)
+	o.intAlways("resume", c.Resume)
+	o.intAlways("seen", c.Seen)
+	if !c.Mtime.IsZero() {
+		// Full precision: the next run compares it with the file's mtime.
+		o.key("mtime")
+		o.b = append(o.b, '"')
+		o.b = c.Mtime.UTC().AppendFormat(o.b, time.RFC3339Nano)
+		o.b = append(o.b, '"')
+	}
+	if c.Inode != 0 {
+		o.key("inode")
+		o.b = strconv.AppendUint(o.b, c.Inode, 10)
+	}
+	o.str("head", c.Head)
+	o.intAlways("lines", c.Lines)
+	if len(c.Context) > 0 {
+		o.key("context")
+		co := obj{b: append(o.b, '{')}
+		for _, k := range slices.Sorted(maps.Keys(c.Context)) {
+			co.strAlways(k, c.Context[k])
+		}
+		o.b = append(co.b, '}')
+	}
+	return append(o.b, '}')
 }
