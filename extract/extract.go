@@ -191,6 +191,17 @@ type Source struct {
 // --since, or unchanged since the last run (counted in Stats.Unchanged).
 // Otherwise the file counts in Stats.Files and the caller closes it.
 func (o *Options) OpenSource(path string) (*Source, error) {
+	if o.State != nil {
+		// Most files of a home did not change since the last run: a stat
+		// tells, without opening them.
+		if fi, err := os.Stat(path); err == nil && o.State.Unchanged(o.Platform, path, Stat(fi)) &&
+			(o.Since.IsZero() || !fi.ModTime().Before(o.Since)) {
+			if o.Stats != nil {
+				o.Stats.Unchanged.Add(1)
+			}
+			return nil, nil
+		}
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // removed since the walk
