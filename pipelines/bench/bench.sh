@@ -292,6 +292,9 @@ restore_state() {
 	rm -rf "$TMP/state" "$TMP/inclake"
 	cp -a "$TMP/state0" "$TMP/state"
 	if [[ -d $TMP/inclake0 ]]; then cp -a "$TMP/inclake0" "$TMP/inclake"; fi
+	# The copy is setup, not part of the sync: written back now, or the
+	# timed run's sync of the file system would write the whole lake copy.
+	sync
 }
 INC_CHAIN="extract|normalize"
 if [[ -n $HAVE_LOAD ]]; then INC_CHAIN+="|load"; fi
