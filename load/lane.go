@@ -28,6 +28,7 @@ type lane struct {
 	finished      []*partFile
 	finishedBytes int64
 	published     time.Time // when the lane last published
+	touched       []partKey // partitions the lane put files in
 	buf           []byte
 	// idle holds closed writers per table, for the next part file
 	idle      map[string][]rowWriter
@@ -352,6 +353,9 @@ func (l *lane) rename(dirs map[string]bool) error {
 		}
 		l.stats.Files++
 		dirs[filepath.Dir(pf.path)] = true
+		if n := len(l.touched); n == 0 || l.touched[n-1] != pf.part.partKey {
+			l.touched = append(l.touched, pf.part.partKey)
+		}
 		l.finishedBytes -= pf.bytes
 		l.finished[0] = nil
 		l.finished = l.finished[1:]

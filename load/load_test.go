@@ -46,13 +46,19 @@ func msg(id, session, text string, ts time.Time) *schema.Record {
 
 func loadRecs(t *testing.T, lake string, recs ...*schema.Record) Stats {
 	t.Helper()
+	return loadAt(t, lake, time.Now(), recs...)
+}
+
+// loadAt loads records in one run whose clock says at.
+func loadAt(t *testing.T, lake string, at time.Time, recs ...*schema.Record) Stats {
+	t.Helper()
 	var buf bytes.Buffer
 	enc := schema.NewEncoder(&buf)
 	for _, r := range recs {
 		enc.Encode(r)
 	}
 	enc.Flush()
-	st, err := Load(context.Background(), &buf, Options{Lake: lake, Now: func() time.Time { return time.Now() }})
+	st, err := Load(context.Background(), &buf, Options{Lake: lake, Now: func() time.Time { return at }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,6 +55,9 @@ type Stats struct {
 	Skipped     int64            // bad input lines
 	CatalogErr  error            // why pos.duckdb could not be refreshed, if so
 	RollupErr   error            // why the usage rollup could not be updated, if so
+	Compacted   int64            // partitions whose small files were merged
+	Merged      int64            // files merged by those compactions
+	CompactErr  error            // why a partition could not be compacted, if so
 }
 
 // Loader writes records into the lake. Add records, then Close to commit,
@@ -147,6 +150,10 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 			unlock(lk, false)
 			return nil, err
 		}
+	}
+	if err := removeCompactions(opt.Lake); err != nil {
+		unlock(lk, false)
+		return nil, err
 	}
 	if l.versioned, err = readVersioned(opt.Lake); err != nil {
 		unlock(lk, false)
@@ -328,6 +335,13 @@ func (l *Loader) Close() error {
 	}
 	// Every file is in place: the run leaves no temporary file behind.
 	l.clean = true
+	var touched []partKey
+	for _, ln := range l.lanes {
+		touched = append(touched, ln.touched...)
+	}
+	// The data is in place whatever happens to the compaction: a failed
+	// one is reported, and tried again by a later load.
+	l.stats.CompactErr = l.compact(touched)
 	if n := l.marks.Len(); n > 0 {
 		if err := extract.MergeState(filepath.Join(l.opt.Lake, "_state"), l.marks); err != nil {
 			return fmt.Errorf("committing watermarks: %w", err)

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -24,4 +25,17 @@ func syncfs(dir string) error {
 	}
 	defer f.Close()
 	return unix.Syncfs(int(f.Fd()))
+}
+
+// exchangeDirs swaps two directories in one step (renameat2
+// RENAME_EXCHANGE): a reader sees one or the other at each path, never
+// neither.
+func exchangeDirs(a, b string) error {
+	if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+			return errors.ErrUnsupported // a file system without it
+		}
+		return &os.LinkError{Op: "exchange", Old: a, New: b, Err: err}
+	}
+	return nil
 }

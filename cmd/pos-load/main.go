@@ -102,8 +102,15 @@ func run(c *cli.Context) error {
 	if len(parts) > 0 {
 		rows = strings.Join(parts, ", ")
 	}
-	cmdio.Summary(c, "%d records in: %s; %d unchanged, %d new versions; %s, %d watermarks committed; %d skipped (%.1fs)",
-		st.In, rows, st.Duplicates, st.Versions, cmdio.Plural(st.Files, "file"), st.Checkpoints, skips.N(), time.Since(start).Seconds())
+	compacted := ""
+	if st.Compacted > 0 {
+		compacted = fmt.Sprintf(" (%s compacted: %d small files merged)", cmdio.Plural(st.Compacted, "partition"), st.Merged)
+	}
+	cmdio.Summary(c, "%d records in: %s; %d unchanged, %d new versions; %s%s, %d watermarks committed; %d skipped (%.1fs)",
+		st.In, rows, st.Duplicates, st.Versions, cmdio.Plural(st.Files, "file"), compacted, st.Checkpoints, skips.N(), time.Since(start).Seconds())
+	if st.CompactErr != nil {
+		fmt.Fprintf(c.App.ErrWriter, "pos-load: warning: partition not compacted (its files are complete; a later load tries again): %v\n", st.CompactErr)
+	}
 	if st.RollupErr != nil {
 		fmt.Fprintf(c.App.ErrWriter, "pos-load: warning: usage rollup not updated (pos-query stats reads the messages instead until the next load updates it): %v\n", st.RollupErr)
 	}
