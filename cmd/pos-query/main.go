@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -75,7 +76,50 @@ func command(cmd *cli.Command) *cli.Command {
 	}
 	cmd.HideHelpCommand = true
 	cmd.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodes + "\n"
+	if action := cmd.Action; action != nil {
+		cmd.Action = func(c *cli.Context) error {
+			w := &countingWriter{w: c.App.Writer}
+			c.App.Writer = w
+			defer func() { c.App.Writer = w.w }()
+			err := action(c)
+			if err != nil && w.n == 0 && vanished(err) {
+				// A load compacted a partition between the query's listing
+				// of its files and their reading: the files are there
+				// again, merged, for the same query.
+				err = action(c)
+			}
+			return err
+		}
+	}
 	return cmd
+}
+
+// vanished tells whether a query failed because a file it had listed was
+// gone when read.
+func vanished(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || strings.Contains(strings.ToLower(err.Error()), "no such file or directory")
+}
+
+// countingWriter counts what a command wrote: a failed command is run again
+// only if it wrote nothing.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+// Fd is the descriptor of the writer it counts for, if it has one: the
+// output is still known to be a terminal.
+func (c *countingWriter) Fd() uintptr {
+	if f, ok := c.w.(interface{ Fd() uintptr }); ok {
+		return f.Fd()
+	}
+	return ^uintptr(0)
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func formatFlag() cli.Flag {
@@ -559,7 +603,7 @@ func width(c *cli.Context) int {
 	if w := c.Int("width"); w > 0 {
 		return w
 	}
-	if f, ok := c.App.Writer.(*os.File); ok && cmdio.IsTerminal(f) {
+	if f, ok := c.App.Writer.(interface{ Fd() uintptr }); ok && cmdio.IsTerminal(c.App.Writer) {
 		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
 			return w
 		}

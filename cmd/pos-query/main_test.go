@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/query/querytest"
+	"github.com/urfave/cli/v2"
 )
 
 var lake string
@@ -170,5 +174,41 @@ func TestHelp(t *testing.T) {
 				t.Errorf("%s --help lacks %q:\n%s", cmd, want, stdout)
 			}
 		}
+	}
+}
+
+// A lookup that fails because a file it listed was gone (a load compacted
+// the partition meanwhile) runs again, once, if it had printed nothing.
+func TestRetryWhenAFileVanished(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		err     error
+		printed bool
+		calls   int
+		code    int
+	}{
+		{"duckdb", errors.New(`IO Error: Cannot open file "/l/indexed/messages/platform=x/date=y/part-1.parquet": No such file or directory`), false, 2, 0},
+		{"go", &fs.PathError{Op: "open", Path: "/l/rollup/sessions-parts-3.parquet", Err: fs.ErrNotExist}, false, 2, 0},
+		{"printed", errors.New("No such file or directory"), true, 1, 1},
+		{"other", errors.New("Binder Error: no column x"), false, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			app := &cli.App{Name: "t", Commands: []*cli.Command{command(&cli.Command{Name: "q", Action: func(c *cli.Context) error {
+				calls++
+				if tc.printed {
+					fmt.Fprintln(c.App.Writer, "row")
+				}
+				if calls == 1 {
+					return tc.err
+				}
+				return nil
+			}})}}
+			var out, errs bytes.Buffer
+			code := cmdio.Run(context.Background(), app, []string{"t", "q"}, strings.NewReader(""), &out, &errs)
+			if calls != tc.calls || code != tc.code {
+				t.Fatalf("%d calls, exit %d (want %d, %d); %s", calls, code, tc.calls, tc.code, errs.String())
+			}
+		})
 	}
 }

@@ -162,7 +162,7 @@ func Code(err error) int {
 
 // IsTerminal reports whether w is a terminal.
 func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := w.(interface{ Fd() uintptr }) // an *os.File, or a writer around one
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
