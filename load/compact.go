@@ -27,7 +27,7 @@ import (
 // <lake>/_state/compact, which the next load removes. Where the exchange
 // is not available, partitions are not compacted.
 const (
-	compactSmall = 32 << 20 // files under this size are small
+	compactSmall = 8 << 20  // files under this size are merged; a backfill's big files stay as written
 	compactMax   = 64 << 20 // bytes of small files merged at once
 )
 
