@@ -95,7 +95,10 @@ func (l *Loader) compactPartition(key partKey) (int, error) {
 	var small []string
 	var total int64
 	for _, e := range ents {
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".parquet") {
+		if !e.Type().IsRegular() {
+			return 0, nil // not a partition as pos-load writes them: left alone
+		}
+		if !strings.HasSuffix(e.Name(), ".parquet") {
 			continue
 		}
 		fi, err := e.Info()
@@ -124,7 +127,7 @@ func (l *Loader) compactPartition(key partKey) (int, error) {
 		}
 	}()
 	name := fmt.Sprintf("part-%s-%05d.parquet", l.runID, l.seq.Add(1))
-	merged, err := mergeParquet(filepath.Join(stage, name), dir, small)
+	merged, err := mergeParquet(filepath.Join(stage, name), dir, small, parquet.SchemaOf(rowType(key.table)))
 	if err != nil || merged == nil {
 		return 0, err
 	}
@@ -156,10 +159,11 @@ func (l *Loader) compactPartition(key partKey) (int, error) {
 }
 
 // mergeParquet writes the rows of the named files of dir, in order, to
-// path, and returns the names it merged: those with the first file's
-// schema (a file an older build wrote with other columns stays as it is).
-// It returns nil when fewer than compactFiles files share the schema.
-func mergeParquet(path, dir string, names []string) ([]string, error) {
+// path, and returns the names it merged: those with this build's schema of
+// the table, sch, column for column (a file an older build wrote with other
+// columns stays as it is). It returns nil when fewer than compactFiles
+// files have it.
+func mergeParquet(path, dir string, names []string, sch *parquet.Schema) ([]string, error) {
 	type src struct {
 		f    *os.File
 		pf   *parquet.File
@@ -171,16 +175,14 @@ func mergeParquet(path, dir string, names []string) ([]string, error) {
 			s.f.Close()
 		}
 	}()
-	var sch *parquet.Schema
 	for _, n := range names {
 		f, pf, err := OpenParquet(filepath.Join(dir, n), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 		if err != nil {
 			return nil, err
 		}
-		if sch == nil {
-			sch = pf.Schema()
-		}
-		if !parquet.SameNodes(sch, pf.Schema()) {
+		// Rows are copied column by column: the same columns, in the same
+		// order, of the same types.
+		if !parquet.EqualNodes(sch, pf.Schema()) {
 			f.Close()
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -107,5 +108,52 @@ func TestDeadCompactionIsRemoved(t *testing.T) {
 	}
 	if n := one(t, views(t, lake), "SELECT count(*) FROM messages"); n != "2" {
 		t.Fatalf("%s messages", n)
+	}
+}
+
+// A file of another schema (an older build's) stays as it is, and the
+// files of this build's schema around it are merged; a partition holding
+// anything but files is left alone.
+func TestCompactionKeepsOtherSchemas(t *testing.T) {
+	lake := t.TempDir()
+	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	dir := Dir(lake, TableMessages, "test", "2026-05-01")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	type oldRow struct {
+		ID          string `parquet:"id"`
+		ContentHash string `parquet:"content_hash"`
+		Text        string `parquet:"text"`
+	}
+	old := filepath.Join(dir, "part-00000000T000000-00000000-00001.parquet")
+	if err := parquet.WriteFile(old, []oldRow{{ID: "old", ContentHash: "h", Text: "from an older build"}}); err != nil {
+		t.Fatal(err)
+	}
+	var st Stats
+	for i := range compactFiles {
+		at := day.Add(time.Duration(i) * time.Hour)
+		st = loadAt(t, lake, at, msg(fmt.Sprintf("m%d", i), "s1", "x", day))
+	}
+	if st.Compacted != 1 || st.Merged != int64(compactFiles) {
+		t.Fatalf("%+v", st)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	if len(files) != 2 || files[0] != old {
+		t.Fatalf("files after compaction: %v", files)
+	}
+	// A directory in the partition: not compacted, and nothing lost.
+	if err := os.Mkdir(filepath.Join(dir, "keep"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i := range compactFiles {
+		at := day.Add(time.Duration(100+i) * time.Hour)
+		st = loadAt(t, lake, at, msg(fmt.Sprintf("n%d", i), "s1", "x", day))
+		if st.Compacted != 0 {
+			t.Fatalf("a partition with a directory in it was compacted: %+v", st)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "keep")); err != nil {
+		t.Fatal(err)
 	}
 }
