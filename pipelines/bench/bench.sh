@@ -403,11 +403,13 @@ $(printf '%-30s %4s %8s %7s %7s %7s %8s  %s' stage runs median_s p95_s min_s max
 EOF
 printf '%s\n' "${ROWS[@]}"
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) printf "%.1fx", a / b; else print "-"}'; }
+# ratio prints ccusage's time over pos's ("12.3x faster"), or, when pos is
+# the slower, pos's over ccusage's ("10.8x ccusage's time").
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) { if (a >= b) printf "%.1fx faster", a / b; else printf "%.1fx ccusage'"'"'s time", b / a } else print "-"}'; }
 if [[ -v MED["ccusage claude daily"] ]]; then
 	cc=${MED["ccusage claude daily"]}
 	cci=${MED["ccusage, home +1%"]:-$cc}
-	printf '\n%s\n%-30s %9s %9s  %s\n' "$CC_LINE" "vs ccusage" median_s peak_MB "ccusage median / pos median (higher: pos faster)"
+	printf '\n%s\n%-30s %9s %9s  %s\n' "$CC_LINE" "vs ccusage" median_s peak_MB "pos against ccusage (median times)"
 	for l in "ccusage claude daily" "pos cold: x|n|l + stats" "pos warm: stats" "ccusage, home +1%" "pos incr: +1% sync + stats"; do
 		[[ -v MED[$l] ]] || continue
 		base=$cc
