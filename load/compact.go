@@ -1,6 +1,7 @@
 package load
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -26,6 +28,12 @@ import (
 // removed after. A run that dies midway leaves only a directory under
 // <lake>/_state/compact, which the next load removes. Where the exchange
 // is not available, partitions are not compacted.
+//
+// A chunks partition goes with its postings partition (search pairs each
+// postings file with the chunks file of its name) and its vector sidecars:
+// the two directories are exchanged one after the other, after a journal
+// says so; the next load completes the second exchange if a run died
+// between them (compactChunks).
 const (
 	compactSmall = 8 << 20  // files under this size are merged; a backfill's big files stay as written
 	compactMax   = 64 << 20 // bytes of small files merged at once
@@ -38,17 +46,16 @@ var compactFiles = 8
 // compactDir is where partitions are staged, inside <lake>/_state.
 const compactDir = "compact"
 
-// compactable tells whether a table's partitions are compacted. A chunks
-// file has postings and vectors files named after it; they stay as
-// written.
-func compactable(table string) bool { return table != TableChunks }
-
-// removeCompactions removes what a dead run's compaction left: staged
-// directories not yet exchanged, or old ones not yet removed. Neither is
-// where readers look.
+// removeCompactions finishes or removes what a dead run's compaction left:
+// staged directories not yet exchanged, or old ones not yet removed
+// (neither is where readers look), and a chunks partition exchanged
+// without its postings partition, or the reverse.
 func removeCompactions(lake string) error {
-	err := os.RemoveAll(filepath.Join(lake, "_state", compactDir))
-	if err != nil {
+	dir := filepath.Join(lake, "_state", compactDir)
+	if err := finishChunks(dir); err != nil {
+		return fmt.Errorf("finishing an unfinished compaction (see %s): %w", dir, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("removing an unfinished compaction: %w", err)
 	}
 	return nil
@@ -60,9 +67,6 @@ func (l *Loader) compact(parts []partKey) error {
 		return strings.Compare(a.table+"/"+a.platform+"/"+a.date, b.table+"/"+b.platform+"/"+b.date)
 	})
 	for _, key := range slices.Compact(parts) {
-		if !compactable(key.table) {
-			continue
-		}
 		if err := l.ctx.Err(); err != nil {
 			return err
 		}
@@ -84,26 +88,61 @@ func (l *Loader) compact(parts []partKey) error {
 // compactPartition merges the partition's small files if it has enough of
 // them, and returns how many it merged.
 func (l *Loader) compactPartition(key partKey) (int, error) {
+	if key.table == TableChunks {
+		return l.compactChunks(key)
+	}
 	dir := Dir(l.opt.Lake, key.table, key.platform, key.date)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return 0, nil
-		}
+	small, err := smallFiles(dir, parquet.SchemaOf(rowType(key.table)), nil)
+	if err != nil || len(small) < compactFiles {
 		return 0, err
+	}
+	st, err := l.newStage(key.table, key.platform, key.date)
+	if err != nil {
+		return 0, err
+	}
+	defer st.remove()
+	name := fmt.Sprintf("part-%s-%05d.parquet", l.runID, l.seq.Add(1))
+	if err := mergeParquet(filepath.Join(st.dir, name), dir, small, parquet.SchemaOf(rowType(key.table))); err != nil {
+		return 0, err
+	}
+	if err := st.link(dir, small); err != nil {
+		return 0, err
+	}
+	if err := syncFiles(l.opt.Lake, []string{filepath.Join(st.dir, name)}); err != nil {
+		return 0, err
+	}
+	if err := st.swap(l.opt.Lake, dir); err != nil {
+		return 0, err
+	}
+	return len(small), nil
+}
+
+// smallFiles lists the Parquet files of dir to merge: under compactSmall,
+// up to compactMax in all, with this build's schema sch column for column
+// (rows are copied by column: a file an older build wrote with other
+// columns stays as it is), and accepted by ok. It returns nothing for a
+// directory holding anything but files (not a partition as pos-load
+// writes them).
+func smallFiles(dir string, sch *parquet.Schema, ok func(name string) bool) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	var small []string
 	var total int64
 	for _, e := range ents {
 		if !e.Type().IsRegular() {
-			return 0, nil // not a partition as pos-load writes them: left alone
+			return nil, nil
 		}
 		if !strings.HasSuffix(e.Name(), ".parquet") {
 			continue
 		}
 		fi, err := e.Info()
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		if fi.Size() < compactSmall && total+fi.Size() <= compactMax {
 			small = append(small, e.Name())
@@ -111,89 +150,91 @@ func (l *Loader) compactPartition(key partKey) (int, error) {
 		}
 	}
 	if len(small) < compactFiles {
-		return 0, nil
+		return nil, nil // the common case: no file opened
 	}
-	stage := filepath.Join(l.opt.Lake, "_state", compactDir, key.table+"."+key.platform+"."+key.date)
-	if err := os.RemoveAll(stage); err != nil {
-		return 0, err
-	}
-	if err := os.MkdirAll(stage, 0o700); err != nil {
-		return 0, err
-	}
-	done := false
-	defer func() {
-		if !done {
-			os.RemoveAll(stage)
-		}
-	}()
-	name := fmt.Sprintf("part-%s-%05d.parquet", l.runID, l.seq.Add(1))
-	merged, err := mergeParquet(filepath.Join(stage, name), dir, small, parquet.SchemaOf(rowType(key.table)))
-	if err != nil || merged == nil {
-		return 0, err
-	}
-	// Everything else in the partition stays: linked, not copied.
-	for _, e := range ents {
-		if !slices.Contains(merged, e.Name()) && e.Type().IsRegular() {
-			if err := os.Link(filepath.Join(dir, e.Name()), filepath.Join(stage, e.Name())); err != nil {
-				return 0, err
-			}
-		}
-	}
-	if err := syncFiles(l.opt.Lake, []string{filepath.Join(stage, name)}); err != nil {
-		return 0, err
-	}
-	if err := exchangeDirs(stage, dir); err != nil {
-		return 0, err
-	}
-	// The partition directory is the staged one now; the old one is at
-	// stage, and goes.
-	if err := syncDirs(l.opt.Lake, map[string]bool{dir: true, filepath.Dir(stage): true}); err != nil {
-		return 0, err
-	}
-	done = true
-	if err := os.RemoveAll(stage); err != nil {
-		return 0, err
-	}
-	os.Remove(filepath.Dir(stage)) // when empty
-	return len(merged), nil
-}
-
-// mergeParquet writes the rows of the named files of dir, in order, to
-// path, and returns the names it merged: those with this build's schema of
-// the table, sch, column for column (a file an older build wrote with other
-// columns stays as it is). It returns nil when fewer than compactFiles
-// files have it.
-func mergeParquet(path, dir string, names []string, sch *parquet.Schema) ([]string, error) {
-	type src struct {
-		f    *os.File
-		pf   *parquet.File
-		name string
-	}
-	var srcs []src
-	defer func() {
-		for _, s := range srcs {
-			s.f.Close()
-		}
-	}()
-	for _, n := range names {
-		f, pf, err := OpenParquet(filepath.Join(dir, n), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	keep := small[:0]
+	for _, name := range small {
+		same, err := hasSchema(filepath.Join(dir, name), sch)
 		if err != nil {
 			return nil, err
 		}
-		// Rows are copied column by column: the same columns, in the same
-		// order, of the same types.
-		if !parquet.EqualNodes(sch, pf.Schema()) {
-			f.Close()
+		if same && (ok == nil || ok(name)) {
+			keep = append(keep, name)
+		}
+	}
+	return keep, nil
+}
+
+func hasSchema(path string, sch *parquet.Schema) (bool, error) {
+	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	return parquet.EqualNodes(sch, pf.Schema()), nil
+}
+
+// stage is a directory where a partition's new contents are put together
+// before it takes the partition's place.
+type stage struct {
+	dir     string
+	swapped bool
+}
+
+func (l *Loader) newStage(table, platform, date string) (*stage, error) {
+	dir := filepath.Join(l.opt.Lake, "_state", compactDir, table+"."+platform+"."+date)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	return &stage{dir: dir}, nil
+}
+
+// link adds every file of dir but the merged ones: they stay, linked, not
+// copied.
+func (st *stage) link(dir string, merged []string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		// A chunks file's merged sidecar is named after the merged file.
+		base := strings.TrimSuffix(e.Name(), VectorsExt) + ".parquet"
+		if slices.Contains(merged, e.Name()) || strings.HasSuffix(e.Name(), VectorsExt) && slices.Contains(merged, base) {
 			continue
 		}
-		srcs = append(srcs, src{f, pf, n})
+		if err := os.Link(filepath.Join(dir, e.Name()), filepath.Join(st.dir, e.Name())); err != nil {
+			return err
+		}
 	}
-	if len(srcs) < compactFiles {
-		return nil, nil
+	return nil
+}
+
+// swap makes the stage the partition directory dir in one step; the old
+// directory is then at the stage's path, and goes with remove.
+func (st *stage) swap(lake, dir string) error {
+	if err := exchangeDirs(st.dir, dir); err != nil {
+		return err
 	}
+	st.swapped = true
+	return syncDirs(lake, map[string]bool{dir: true, filepath.Dir(st.dir): true})
+}
+
+// remove removes the stage: the staged files if it was not swapped, the
+// partition's old directory if it was.
+func (st *stage) remove() {
+	os.RemoveAll(st.dir)
+	os.Remove(filepath.Dir(st.dir)) // when empty
+}
+
+// mergeParquet writes the rows of the named files of dir, in order, to
+// path. Every file has the schema sch (smallFiles).
+func mergeParquet(path, dir string, names []string, sch *parquet.Schema) error {
 	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	w := parquet.NewWriter(out, sch,
 		parquet.Compression(&pageCodec),
@@ -201,33 +242,200 @@ func mergeParquet(path, dir string, names []string, sch *parquet.Schema) ([]stri
 		parquet.KeyValueMetadata("pos.schema", schema.Version),
 		parquet.PageBufferSize(pageBytes),
 	)
-	var merged []string
+	err = copyRows(w, dir, names)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func copyRows(w *parquet.Writer, dir string, names []string) error {
 	var groupRows int64
-	for _, s := range srcs {
-		for _, rg := range s.pf.RowGroups() {
+	for _, n := range names {
+		f, pf, err := OpenParquet(filepath.Join(dir, n), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+		if err != nil {
+			return err
+		}
+		for _, rg := range pf.RowGroups() {
 			rows := rg.Rows()
-			n, err := parquet.CopyRows(w, rows)
+			k, err := parquet.CopyRows(w, rows)
 			rows.Close()
 			if err != nil && !errors.Is(err, io.EOF) {
-				out.Close()
-				return nil, fmt.Errorf("%s: %w", s.name, err)
+				f.Close()
+				return fmt.Errorf("%s: %w", n, err)
 			}
-			if groupRows += n; groupRows >= rowGroupRows {
+			if groupRows += k; groupRows >= rowGroupRows {
 				if err := w.Flush(); err != nil {
-					out.Close()
-					return nil, err
+					f.Close()
+					return err
 				}
 				groupRows = 0
 			}
 		}
-		merged = append(merged, s.name)
+		f.Close()
 	}
-	err = w.Close()
-	if cerr := out.Close(); err == nil {
-		err = cerr
+	return nil
+}
+
+// chunksJournal says which chunks and postings partitions a compaction is
+// exchanging with which staged directories, and the merged file's name.
+type chunksJournal struct {
+	Chunks, Postings string
+	StageC, StageP   string
+	Merged           string
+}
+
+const journalFile = "chunks.json"
+
+// finishChunks completes a chunks compaction a dead run left between its
+// two exchanges: the partition not yet exchanged takes its staged
+// directory, so both name the merged file.
+func finishChunks(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, journalFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return merged, nil
+	var j chunksJournal
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil // written atomically: never half a journal; a foreign file
+	}
+	c := fileExists(filepath.Join(j.Chunks, j.Merged))
+	p := fileExists(filepath.Join(j.Postings, j.Merged))
+	switch {
+	case c && !p:
+		return exchangeDirs(j.StageP, j.Postings)
+	case p && !c:
+		return exchangeDirs(j.StageC, j.Chunks)
+	}
+	return nil
+}
+
+// compactChunks merges a chunks partition's small files, their vector
+// sidecars and their postings files.
+func (l *Loader) compactChunks(key partKey) (int, error) {
+	lake := l.opt.Lake
+	dirC, dirP := Dir(lake, TableChunks, key.platform, key.date), Dir(lake, TablePostings, key.platform, key.date)
+	postingsSchema := parquet.SchemaOf(PostingRow{})
+	dim := -1
+	small, err := smallFiles(dirC, parquet.SchemaOf(ChunkRow{}), func(name string) bool {
+		// Every file merged has its sidecar and its postings, and the
+		// sidecars one dimension (or none: no vectors).
+		v, err := ReadVectors(filepath.Join(dirC, name), false)
+		if err != nil {
+			return false
+		}
+		if v.Dim != 0 {
+			if dim >= 0 && v.Dim != dim {
+				return false
+			}
+			dim = v.Dim
+		}
+		same, err := hasSchema(filepath.Join(dirP, name), postingsSchema)
+		return err == nil && same
+	})
+	if err != nil || len(small) < compactFiles {
+		return 0, err
+	}
+	stC, err := l.newStage(TableChunks, key.platform, key.date)
+	if err != nil {
+		return 0, err
+	}
+	defer stC.remove()
+	stP, err := l.newStage(TablePostings, key.platform, key.date)
+	if err != nil {
+		return 0, err
+	}
+	defer stP.remove()
+	name := fmt.Sprintf("part-%s-%05d.parquet", l.runID, l.seq.Add(1))
+	merged := filepath.Join(stC.dir, name)
+	if err := mergeParquet(merged, dirC, small, parquet.SchemaOf(ChunkRow{})); err != nil {
+		return 0, err
+	}
+	if err := mergeVectors(merged, dirC, small, max(dim, 0)); err != nil {
+		return 0, err
+	}
+	if err := mergePostings(filepath.Join(stP.dir, name), dirP, small); err != nil {
+		return 0, err
+	}
+	if err := stC.link(dirC, small); err != nil {
+		return 0, err
+	}
+	if err := stP.link(dirP, small); err != nil {
+		return 0, err
+	}
+	vec := strings.TrimSuffix(merged, ".parquet") + VectorsExt
+	if err := syncFiles(lake, []string{merged, vec, filepath.Join(stP.dir, name)}); err != nil {
+		return 0, err
+	}
+	j, _ := json.Marshal(chunksJournal{Chunks: dirC, Postings: dirP, StageC: stC.dir, StageP: stP.dir, Merged: name})
+	if err := extract.WriteFileAtomic(filepath.Join(lake, "_state", compactDir, journalFile), j); err != nil {
+		return 0, err
+	}
+	if err := stP.swap(lake, dirP); err != nil {
+		return 0, err
+	}
+	if err := stC.swap(lake, dirC); err != nil {
+		// Put the postings back: both partitions as they were.
+		if uerr := exchangeDirs(stP.dir, dirP); uerr != nil {
+			return 0, fmt.Errorf("%w (and putting %s back: %v)", err, dirP, uerr)
+		}
+		return 0, err
+	}
+	os.Remove(filepath.Join(lake, "_state", compactDir, journalFile))
+	return len(small), nil
+}
+
+// mergeVectors writes the sidecar of the merged chunks file at chunksPath:
+// the rows of the named files' sidecars, in order, their models renumbered;
+// dim is the vectors' dimension (0: none has vectors).
+func mergeVectors(chunksPath, dir string, names []string, dim int) error {
+	out := newVectorFile(chunksPath)
+	out.tmp, out.dim = out.path, dim
+	for _, n := range names {
+		v, err := ReadVectors(filepath.Join(dir, n), true)
+		if err != nil {
+			return err
+		}
+		for i := range v.Rows {
+			m := uint8(NoModel)
+			if v.Model[i] != NoModel && int(v.Model[i]) < len(v.Models) {
+				k := slices.Index(out.models, v.Models[v.Model[i]])
+				if k < 0 {
+					if len(out.models) >= NoModel {
+						return fmt.Errorf("%s: more than %d embedding models", dir, NoModel)
+					}
+					k = len(out.models)
+					out.models = append(out.models, v.Models[v.Model[i]])
+				}
+				m = uint8(k)
+			}
+			out.keys, out.ts, out.dl = append(out.keys, v.Keys[i]), append(out.ts, v.TS[i]), append(out.dl, v.DL[i])
+			out.model, out.scale = append(out.model, m), append(out.scale, v.Scale[i])
+			if v.Dim == dim {
+				out.codes = append(out.codes, v.Codes[i*dim:(i+1)*dim]...)
+			} else {
+				out.codes = append(out.codes, make([]int8, dim)...) // a sidecar without vectors
+			}
+		}
+	}
+	return out.write()
+}
+
+// mergePostings writes the postings of the named files, sorted by term.
+func mergePostings(path, dir string, names []string) error {
+	pf := &postingsFile{tmp: path, path: path}
+	for _, n := range names {
+		rows, err := parquet.ReadFile[PostingRow](filepath.Join(dir, n))
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(dir, n), err)
+		}
+		pf.rows = append(pf.rows, rows...)
+	}
+	return pf.write()
 }

@@ -157,3 +157,113 @@ func TestCompactionKeepsOtherSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Chunks partitions are compacted with their vector sidecars and their
+// postings: the merged lake holds the same chunk rows and postings, every
+// chunk keeps its vector, time, length and model, and each postings file
+// still pairs with the chunks file of its name.
+func TestCompactionOfChunks(t *testing.T) {
+	compacted, plain := t.TempDir(), t.TempDir()
+	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	runs := compactFiles
+	var last Stats
+	for i := range runs {
+		at := day.Add(time.Duration(i) * time.Hour)
+		recs := []*schema.Record{
+			chunk(fmt.Sprintf("c%d", i), fmt.Sprintf("rotate the logs %d times, then flush row group %d", i, i*7), "m", 4, at),
+			chunk(fmt.Sprintf("d%d", i), fmt.Sprintf("parquet writer number %d", i), "m", 4, at.Add(time.Minute)),
+		}
+		if i == 3 {
+			recs[1].Chunk.Embedding, recs[1].Chunk.Model, recs[1].Chunk.Dim = nil, "", 0 // a chunk without a vector
+		}
+		for _, r := range recs {
+			r.IngestedAt = at
+		}
+		last = loadAt(t, compacted, at, recs...)
+		func() {
+			saved := compactFiles
+			compactFiles = 1 << 30
+			defer func() { compactFiles = saved }()
+			loadAt(t, plain, at, recs...)
+		}()
+	}
+	if last.Compacted == 0 || last.CompactErr != nil {
+		t.Fatalf("the last run compacted nothing: %+v", last)
+	}
+	db := views(t, compacted)
+	for _, table := range []string{TableChunks, TablePostings} {
+		a, b := Dir(compacted, table, "test", "2026-05-01"), Dir(plain, table, "test", "2026-05-01")
+		files, _ := filepath.Glob(filepath.Join(a, "*.parquet"))
+		if len(files) != 1 {
+			t.Fatalf("%s: %d files after compaction", table, len(files))
+		}
+		q := func(d string) string { return fmt.Sprintf("SELECT * FROM read_parquet('%s/*.parquet')", d) }
+		for _, pair := range [][2]string{{a, b}, {b, a}} {
+			if n := one(t, db, fmt.Sprintf("SELECT count(*) FROM (%s EXCEPT ALL %s)", q(pair[0]), q(pair[1]))); n != "0" {
+				t.Fatalf("%s: %s rows of %s are not in %s", table, n, pair[0], pair[1])
+			}
+		}
+	}
+	// The postings file is named as the chunks file it indexes.
+	c, _ := filepath.Glob(filepath.Join(Dir(compacted, TableChunks, "test", "2026-05-01"), "*.parquet"))
+	p, _ := filepath.Glob(filepath.Join(Dir(compacted, TablePostings, "test", "2026-05-01"), "*.parquet"))
+	if filepath.Base(c[0]) != filepath.Base(p[0]) {
+		t.Fatalf("chunks %s, postings %s", c[0], p[0])
+	}
+	vectors := func(lake string) map[int64]string {
+		out := map[int64]string{}
+		files, _ := filepath.Glob(filepath.Join(Dir(lake, TableChunks, "test", "2026-05-01"), "*.parquet"))
+		for _, f := range files {
+			v, err := ReadVectors(f, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range v.Rows {
+				model := "-"
+				if v.Model[i] != NoModel {
+					model = v.Models[v.Model[i]]
+				}
+				out[v.Keys[i]] = fmt.Sprint(v.TS[i], v.DL[i], model, v.Scale[i], v.Codes[i*v.Dim:(i+1)*v.Dim])
+			}
+		}
+		return out
+	}
+	if a, b := vectors(compacted), vectors(plain); fmt.Sprint(a) != fmt.Sprint(b) || len(a) != 2*runs {
+		t.Fatalf("vectors after compaction:\n%v\nwithout:\n%v", a, b)
+	}
+}
+
+// A run that died between the postings and the chunks exchanges: the next
+// load puts the staged chunks in place, so both name the merged file.
+func TestDeadChunksCompactionIsFinished(t *testing.T) {
+	lake := t.TempDir()
+	base := filepath.Join(lake, "_state", compactDir)
+	dirC, dirP := filepath.Join(lake, "c"), filepath.Join(lake, "p")
+	stC, stP := filepath.Join(base, "sc"), filepath.Join(base, "sp")
+	for _, d := range []string{dirC, dirP, stC, stP} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Postings exchanged (the old postings are in its stage now), chunks not.
+	os.WriteFile(filepath.Join(dirP, "merged.parquet"), nil, 0o600)
+	os.WriteFile(filepath.Join(stP, "old.parquet"), nil, 0o600)
+	os.WriteFile(filepath.Join(dirC, "old.parquet"), nil, 0o600)
+	os.WriteFile(filepath.Join(stC, "merged.parquet"), nil, 0o600)
+	j := fmt.Sprintf(`{"Chunks":%q,"Postings":%q,"StageC":%q,"StageP":%q,"Merged":"merged.parquet"}`, dirC, dirP, stC, stP)
+	os.WriteFile(filepath.Join(base, journalFile), []byte(j), 0o600)
+	if err := removeCompactions(lake); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dirC, dirP} {
+		if _, err := os.Stat(filepath.Join(d, "merged.parquet")); err != nil {
+			t.Fatalf("%s: %v", d, err)
+		}
+		if _, err := os.Stat(filepath.Join(d, "old.parquet")); err == nil {
+			t.Fatalf("%s still holds the old file", d)
+		}
+	}
+	if _, err := os.Stat(base); !os.IsNotExist(err) {
+		t.Fatalf("staging left: %v", err)
+	}
+}
