@@ -401,6 +401,9 @@ func (l *Loader) logRun() error {
 		"rows": st.Rows, "duplicates": st.Duplicates, "versions": st.Versions,
 		"files": st.Files, "checkpoints": l.marks.Len(), "skipped": st.Skipped,
 	}
+	if st.Compacted > 0 {
+		entry["compacted"], entry["merged"] = st.Compacted, st.Merged
+	}
 	b, _ := json.Marshal(entry)
 	f, err := os.OpenFile(filepath.Join(l.opt.Lake, "_state", "runs.ndjson"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {

@@ -387,6 +387,32 @@ if [[ ${BENCH_CCUSAGE:-1} != 0 && -n $HAVE_LOAD ]]; then
 fi
 
 # ---------------------------------------------------------------------------
+# Hook syncs: an agent hook syncs after every turn, each sync adding a small
+# file to the partitions it touches. Ten small appends, each synced, on top
+# of the incremental runs' lake (the last run left it in step with the
+# home); then the most files any partition holds (pos-load compacts a
+# partition once it holds 8 small ones).
+
+HOOK_LINE="hooks      load not built yet"
+if [[ -n $HAVE_LOAD ]]; then
+	HOOK_I=0
+	hook_append() {
+		HOOK_I=$((HOOK_I + 1))
+		"$BIN/pos-bench-gen" --out "$INC" --append --fraction 0.001 --seed $((SEED + 100 + HOOK_I)) >/dev/null
+		sync
+	}
+	log "measuring hook syncs"
+	runs_before=$(wc -l <"$TMP/inclake/_state/runs.ndjson")
+	TOL_SAVED=$TOL
+	TOL=0 # every one of the ten
+	measure 10 "incr: hook syncs (+0.1% each)" 0 hook_append run_inc
+	TOL=$TOL_SAVED
+	most=$(find "$TMP/inclake/raw" "$TMP/inclake/indexed" -name '*.parquet' -printf '%h\n' | sort | uniq -c | sort -n | tail -n 1 | awk '{print $1}')
+	compacted=$(tail -n +"$((runs_before + 1))" "$TMP/inclake/_state/runs.ndjson" | grep -o '"compacted":[0-9]*' | awk -F: '{s += $2} END {print s + 0}')
+	HOOK_LINE="hooks      10 syncs of +0.1% lines each (row above): $compacted partitions compacted; at most $most files in a partition after them"
+fi
+
+# ---------------------------------------------------------------------------
 # Report
 
 cat <<EOF
@@ -419,6 +445,7 @@ if [[ -v MED["ccusage claude daily"] ]]; then
 		printf '%-30s %9s %9s  %s\n' "$l" "${MED[$l]}" "${PEAKMB[$l]}" "$r"
 	done
 fi
-printf '\nquery lake %s\n' "$SCALE_LINE"
+printf '\n%s\n' "$HOOK_LINE"
+printf 'query lake %s\n' "$SCALE_LINE"
 printf 'load       %s (1, 5, 15 min) at the end; other work on the machine slows every row\n' "$(uptime | sed 's/.*load average: //')"
 printf 'bench      %.0f s in all\n' "$(awk -v a="$BENCH_START" -v b="$EPOCHREALTIME" 'BEGIN {print b - a}')"
