@@ -111,6 +111,11 @@ func (l *Loader) compactPartition(key partKey) (int, error) {
 	if err := syncFiles(l.opt.Lake, []string{filepath.Join(st.dir, name)}); err != nil {
 		return 0, err
 	}
+	// The merged file has this build's schema (the views read the table
+	// with union_by_name unless all its files share one).
+	if err := l.noteSchema(key.table); err != nil {
+		return 0, err
+	}
 	if err := st.swap(l.opt.Lake, dir); err != nil {
 		return 0, err
 	}
@@ -372,6 +377,11 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 	vec := strings.TrimSuffix(merged, ".parquet") + VectorsExt
 	if err := syncFiles(lake, []string{merged, vec, filepath.Join(stP.dir, name)}); err != nil {
 		return 0, err
+	}
+	for _, t := range []string{TableChunks, TablePostings} {
+		if err := l.noteSchema(t); err != nil {
+			return 0, err
+		}
 	}
 	j, _ := json.Marshal(chunksJournal{Chunks: dirC, Postings: dirP, StageC: stC.dir, StageP: stP.dir, Merged: name})
 	if err := extract.WriteFileAtomic(filepath.Join(lake, "_state", compactDir, journalFile), j); err != nil {
