@@ -52,13 +52,18 @@ func loadRecs(t *testing.T, lake string, recs ...*schema.Record) Stats {
 // loadAt loads records in one run whose clock says at.
 func loadAt(t *testing.T, lake string, at time.Time, recs ...*schema.Record) Stats {
 	t.Helper()
+	return loadWith(t, Options{Lake: lake, Now: func() time.Time { return at }}, recs...)
+}
+
+func loadWith(t *testing.T, opt Options, recs ...*schema.Record) Stats {
+	t.Helper()
 	var buf bytes.Buffer
 	enc := schema.NewEncoder(&buf)
 	for _, r := range recs {
 		enc.Encode(r)
 	}
 	enc.Flush()
-	st, err := Load(context.Background(), &buf, Options{Lake: lake, Now: func() time.Time { return at }})
+	st, err := Load(context.Background(), &buf, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

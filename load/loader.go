@@ -35,6 +35,8 @@ type Options struct {
 	LockTimeout time.Duration
 	// NoCatalog skips refreshing <lake>/pos.duckdb.
 	NoCatalog bool
+	// NoCompact leaves the partitions as written (see compact.go).
+	NoCompact bool
 	// MaxOpen bounds the part files open at once (default 8).
 	MaxOpen int
 	// FileRows starts a new part file after this many rows (default 2M).
@@ -341,7 +343,9 @@ func (l *Loader) Close() error {
 	}
 	// The data is in place whatever happens to the compaction: a failed
 	// one is reported, and tried again by a later load.
-	l.stats.CompactErr = l.compact(touched)
+	if !l.opt.NoCompact {
+		l.stats.CompactErr = l.compact(touched)
+	}
 	if n := l.marks.Len(); n > 0 {
 		if err := extract.MergeState(filepath.Join(l.opt.Lake, "_state"), l.marks); err != nil {
 			return fmt.Errorf("committing watermarks: %w", err)
