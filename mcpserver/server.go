@@ -297,12 +297,21 @@ func handler[In, Out any](s *Server, f func(ctx context.Context, db *query.DB, i
 				err = fmt.Errorf("internal error: %v", p)
 			}
 		}()
-		db, release, err := s.lake.acquire(ctx)
-		if err != nil {
-			return nil, out, err
+		call := func() (*mcp.CallToolResult, Out, error) {
+			db, release, err := s.lake.acquire(ctx)
+			if err != nil {
+				return nil, out, err
+			}
+			defer release()
+			return f(ctx, db, in)
 		}
-		defer release()
-		res, out, err = f(ctx, db, in)
+		res, out, err = call()
+		if query.FileVanished(err) {
+			// A load compacted a partition between the lookup's listing of
+			// its files and their reading; the lake (reopened if it
+			// changed) holds the same rows in the merged file.
+			res, out, err = call()
+		}
 		if err != nil {
 			var se *query.SQLError
 			if errors.As(err, &se) {

@@ -177,6 +177,14 @@ func sqlErr(err error) error {
 	return &SQLError{Msg: strings.Join(strings.Fields(msg), " "), Err: err}
 }
 
+// FileVanished tells whether a lookup failed because a file it had listed
+// was gone when read: pos-load compacted the partition in between (the
+// lake holds the same rows in the merged file), so running the lookup
+// again answers it.
+func FileVanished(err error) bool {
+	return err != nil && (errors.Is(err, fs.ErrNotExist) || strings.Contains(strings.ToLower(err.Error()), "no such file or directory"))
+}
+
 // ArgError reports an argument the lake cannot answer for: an unknown
 // grouping key, a session prefix that matches no session or several.
 type ArgError struct{ Msg string }

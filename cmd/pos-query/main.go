@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -82,7 +81,7 @@ func command(cmd *cli.Command) *cli.Command {
 			c.App.Writer = w
 			defer func() { c.App.Writer = w.w }()
 			err := action(c)
-			if err != nil && w.n == 0 && vanished(err) {
+			if w.n == 0 && query.FileVanished(err) {
 				// A load compacted a partition between the query's listing
 				// of its files and their reading: the files are there
 				// again, merged, for the same query.
@@ -92,12 +91,6 @@ func command(cmd *cli.Command) *cli.Command {
 		}
 	}
 	return cmd
-}
-
-// vanished tells whether a query failed because a file it had listed was
-// gone when read.
-func vanished(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || strings.Contains(strings.ToLower(err.Error()), "no such file or directory")
 }
 
 // countingWriter counts what a command wrote: a failed command is run again
