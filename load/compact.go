@@ -61,12 +61,52 @@ func removeCompactions(lake string) error {
 	return nil
 }
 
-// compact merges the small files of the partitions this run wrote to.
+// compactedTables are the tables whose partitions compaction merges:
+// those pos-load writes (postings go with chunks). Summaries are written
+// by pos-query without the lake's lock, so their partitions are left as
+// written.
+var compactedTables = []string{TableRaw, TableMessages, TableExchanges, TableSessions, TableDocuments,
+	TableDecisions, TableFileRefs, TableChunks, TableOther}
+
+// allPartitions lists every partition of the compacted tables.
+func allPartitions(lake string) ([]partKey, error) {
+	var out []partKey
+	for _, table := range compactedTables {
+		plats, err := os.ReadDir(TableDir(lake, table))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range plats {
+			platform, ok := strings.CutPrefix(p.Name(), "platform=")
+			if !ok || !p.IsDir() {
+				continue
+			}
+			dates, err := os.ReadDir(filepath.Join(TableDir(lake, table), p.Name()))
+			if err != nil {
+				return nil, err
+			}
+			for _, d := range dates {
+				if date, ok := strings.CutPrefix(d.Name(), "date="); ok && d.IsDir() {
+					out = append(out, partKey{table: table, platform: platform, date: date})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// compact merges the small files of the given partitions.
 func (l *Loader) compact(parts []partKey) error {
 	slices.SortFunc(parts, func(a, b partKey) int {
 		return strings.Compare(a.table+"/"+a.platform+"/"+a.date, b.table+"/"+b.platform+"/"+b.date)
 	})
 	for _, key := range slices.Compact(parts) {
+		if !slices.Contains(compactedTables, key.table) {
+			continue
+		}
 		if err := l.ctx.Err(); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -259,5 +260,40 @@ func TestDeadChunksCompactionIsFinished(t *testing.T) {
 	}
 	if _, err := os.Stat(base); !os.IsNotExist(err) {
 		t.Fatalf("staging left: %v", err)
+	}
+}
+
+// --compact-all merges the partitions an earlier build (or --no-compact)
+// left many small files in, with no input; summaries, which pos-query
+// writes without the lake's lock, stay as written.
+func TestCompactAll(t *testing.T) {
+	lake := t.TempDir()
+	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	for i := range compactFiles {
+		at := day.Add(time.Duration(i) * time.Hour)
+		loadWith(t, Options{Lake: lake, Now: func() time.Time { return at }, NoCompact: true},
+			msg(fmt.Sprintf("m%d", i), "s1", "x", day), chunk(fmt.Sprintf("c%d", i), fmt.Sprintf("text %d", i), "m", 4, day))
+		err := WriteSummaries(context.Background(), lake, []SummaryRow{{Platform: "test", SessionID: "s1", Strategy: "extractive",
+			Text: fmt.Sprintf("summary %d", i), LastMessageID: fmt.Sprintf("m%d", i), Date: day}}, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(table string) int {
+		files, _ := filepath.Glob(filepath.Join(Dir(lake, table, "test", "2026-05-01"), "*.parquet"))
+		return len(files)
+	}
+	before := one(t, views(t, lake), "SELECT count(*) || '/' || (SELECT count(*) FROM chunks) || '/' || (SELECT count(*) FROM summaries) FROM messages")
+	st := loadWith(t, Options{Lake: lake, CompactAll: true})
+	if st.CompactErr != nil || st.Compacted != 2 {
+		t.Fatalf("%+v", st)
+	}
+	for table, want := range map[string]int{TableMessages: 1, TableChunks: 1, TablePostings: 1, TableSummaries: compactFiles} {
+		if n := count(table); n != want {
+			t.Errorf("%s: %d files, want %d", table, n, want)
+		}
+	}
+	if after := one(t, views(t, lake), "SELECT count(*) || '/' || (SELECT count(*) FROM chunks) || '/' || (SELECT count(*) FROM summaries) FROM messages"); after != before {
+		t.Fatalf("rows %s after, %s before", after, before)
 	}
 }

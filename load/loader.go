@@ -37,6 +37,9 @@ type Options struct {
 	NoCatalog bool
 	// NoCompact leaves the partitions as written (see compact.go).
 	NoCompact bool
+	// CompactAll compacts every partition of the lake, not only those
+	// the run wrote to (a lake an older build left many small files in).
+	CompactAll bool
 	// MaxOpen bounds the part files open at once (default 8).
 	MaxOpen int
 	// FileRows starts a new part file after this many rows (default 2M).
@@ -343,7 +346,14 @@ func (l *Loader) Close() error {
 	}
 	// The data is in place whatever happens to the compaction: a failed
 	// one is reported, and tried again by a later load.
-	if !l.opt.NoCompact {
+	if l.opt.CompactAll {
+		all, err := allPartitions(l.opt.Lake)
+		if err != nil {
+			return err
+		}
+		touched = all
+	}
+	if !l.opt.NoCompact || l.opt.CompactAll {
 		l.stats.CompactErr = l.compact(touched)
 	}
 	if n := l.marks.Len(); n > 0 {

@@ -44,7 +44,8 @@ added as a new version and the views show the latest).
 A partition that holds 8 files under 8 MB (each sync adds one to the
 partitions it touches) has them merged into one, rows unchanged; the merged
 partition takes the old one's place in one atomic directory exchange
-(Linux). --no-compact leaves partitions as written.
+(Linux). --no-compact leaves partitions as written; --compact-all merges
+those of every partition, not only the ones the run wrote to.
 
 Checkpoint records (watermarks from pos-extract) are committed to
 LAKE/_state/watermarks.json after every file of the run is in place.
@@ -55,6 +56,7 @@ sessions, documents: duckdb LAKE/pos.duckdb`,
 			&cli.DurationFlag{Name: "lock-timeout", Value: 10 * time.Minute, Usage: "how long to wait for another pos-load to finish"},
 			&cli.BoolFlag{Name: "no-catalog", Usage: "do not refresh LAKE/pos.duckdb"},
 			&cli.BoolFlag{Name: "no-compact", Usage: "do not merge the small files of the partitions this run wrote to"},
+			&cli.BoolFlag{Name: "compact-all", Usage: "merge the small files of every partition of the lake (e.g. pos-load --compact-all < /dev/null)"},
 			&cli.Int64Flag{Name: "file-rows", Value: 2_000_000, Usage: "start a new part file after this many rows"},
 			&cli.BoolFlag{Name: "allow-mixed-embeddings", Usage: "load chunks of another embedding model or dimension than the lake's (searches then use the latest model's)"},
 			cmdio.StrictFlag,
@@ -73,6 +75,7 @@ func run(c *cli.Context) error {
 		LockTimeout: c.Duration("lock-timeout"),
 		NoCatalog:   c.Bool("no-catalog"),
 		NoCompact:   c.Bool("no-compact"),
+		CompactAll:  c.Bool("compact-all"),
 		FileRows:    c.Int64("file-rows"),
 
 		AllowMixedEmbeddings: c.Bool("allow-mixed-embeddings"),
