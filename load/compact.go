@@ -52,7 +52,7 @@ const compactDir = "compact"
 // without its postings partition, or the reverse.
 func removeCompactions(lake string) error {
 	dir := filepath.Join(lake, "_state", compactDir)
-	if err := finishChunks(dir); err != nil {
+	if err := finishChunks(lake, dir); err != nil {
 		return fmt.Errorf("finishing an unfinished compaction (see %s): %w", dir, err)
 	}
 	if err := os.RemoveAll(dir); err != nil {
@@ -326,7 +326,8 @@ func copyRows(w *parquet.Writer, dir string, names []string) error {
 }
 
 // chunksJournal says which chunks and postings partitions a compaction is
-// exchanging with which staged directories, and the merged file's name.
+// exchanging with which staged directories (paths relative to the lake, so
+// a lake moved since still reads it), and the merged file's name.
 type chunksJournal struct {
 	Chunks, Postings string
 	StageC, StageP   string
@@ -338,7 +339,7 @@ const journalFile = "chunks.json"
 // finishChunks completes a chunks compaction a dead run left between its
 // two exchanges: the partition not yet exchanged takes its staged
 // directory, so both name the merged file.
-func finishChunks(dir string) error {
+func finishChunks(lake, dir string) error {
 	b, err := os.ReadFile(filepath.Join(dir, journalFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -349,6 +350,12 @@ func finishChunks(dir string) error {
 	var j chunksJournal
 	if err := json.Unmarshal(b, &j); err != nil {
 		return nil // written atomically: never half a journal; a foreign file
+	}
+	for _, p := range []*string{&j.Chunks, &j.Postings, &j.StageC, &j.StageP} {
+		if !filepath.IsLocal(*p) {
+			return fmt.Errorf("%s: %q is not a path inside the lake", journalFile, *p)
+		}
+		*p = filepath.Join(lake, *p)
 	}
 	c := fileExists(filepath.Join(j.Chunks, j.Merged))
 	p := fileExists(filepath.Join(j.Postings, j.Merged))
@@ -423,7 +430,8 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 			return 0, err
 		}
 	}
-	j, _ := json.Marshal(chunksJournal{Chunks: dirC, Postings: dirP, StageC: stC.dir, StageP: stP.dir, Merged: name})
+	rel := func(p string) string { r, _ := filepath.Rel(lake, p); return r }
+	j, _ := json.Marshal(chunksJournal{Chunks: rel(dirC), Postings: rel(dirP), StageC: rel(stC.dir), StageP: rel(stP.dir), Merged: name})
 	if err := extract.WriteFileAtomic(filepath.Join(lake, "_state", compactDir, journalFile), j); err != nil {
 		return 0, err
 	}

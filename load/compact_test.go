@@ -245,7 +245,8 @@ func TestDeadChunksCompactionIsFinished(t *testing.T) {
 	os.WriteFile(filepath.Join(stP, "old.parquet"), nil, 0o600)
 	os.WriteFile(filepath.Join(dirC, "old.parquet"), nil, 0o600)
 	os.WriteFile(filepath.Join(stC, "merged.parquet"), nil, 0o600)
-	j := fmt.Sprintf(`{"Chunks":%q,"Postings":%q,"StageC":%q,"StageP":%q,"Merged":"merged.parquet"}`, dirC, dirP, stC, stP)
+	rel := func(p string) string { r, _ := filepath.Rel(lake, p); return r }
+	j := fmt.Sprintf(`{"Chunks":%q,"Postings":%q,"StageC":%q,"StageP":%q,"Merged":"merged.parquet"}`, rel(dirC), rel(dirP), rel(stC), rel(stP))
 	os.WriteFile(filepath.Join(base, journalFile), []byte(j), 0o600)
 	if err := removeCompactions(lake); err != nil {
 		t.Fatal(err)
