@@ -42,6 +42,9 @@ func Ordered(ctx context.Context, workers, n int, work func(ctx context.Context,
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
+				// The consumer may already wait on this job: it ends
+				// empty.
+				close(out)
 				return ctx.Err()
 			}
 			g.Go(func() error {
@@ -79,9 +82,16 @@ func Ordered(ctx context.Context, workers, n int, work func(ctx context.Context,
 	})
 	g.Go(func() error {
 		for out := range jobs {
-			for batch := range out {
-				if err := ctx.Err(); err != nil {
-					return err
+			for {
+				var batch []*schema.Record
+				var ok bool
+				select {
+				case batch, ok = <-out:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				if !ok {
+					break
 				}
 				for _, r := range batch {
 					if err := emit(r); err != nil {

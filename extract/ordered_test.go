@@ -59,3 +59,32 @@ func TestOrderedStopsOnError(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// A job that fails while the dispatcher waits for a free worker, with the
+// next job already queued for the consumer: Ordered returns the error (it
+// hung once, the consumer waiting on the queued job nobody would start).
+func TestOrderedErrorWhileAJobIsQueued(t *testing.T) {
+	boom := errors.New("boom")
+	done := make(chan error, 1)
+	go func() {
+		done <- Ordered(context.Background(), 2, 10, func(ctx context.Context, i int, emit Emit) error {
+			switch i {
+			case 0:
+				<-ctx.Done() // busy until the failure
+				return ctx.Err()
+			case 1:
+				time.Sleep(50 * time.Millisecond) // job 2 is queued meanwhile
+				return boom
+			}
+			return emit(schema.New(schema.KindRaw))
+		}, func(*schema.Record) error { return nil })
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, boom) {
+			t.Fatalf("err %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Ordered did not return")
+	}
+}
