@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/extract"
@@ -251,6 +252,9 @@ func (st *stage) link(dir string, merged []string) error {
 			continue
 		}
 		if err := os.Link(filepath.Join(dir, e.Name()), filepath.Join(st.dir, e.Name())); err != nil {
+			if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EXDEV) {
+				return errors.ErrUnsupported // a file system without hard links
+			}
 			return err
 		}
 	}
