@@ -372,11 +372,7 @@ func chunkViews(lake string, src map[string]string, versioned map[string]bool) [
 // instead of a glob over the whole table, which DuckDB would list and prune
 // file by file on every query.
 func PartitionFiles(lake, table, platform string, since, until time.Time) ([]string, error) {
-	root := TableDir(lake, table)
-	plats, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	parts, err := tablePartitions(lake, table)
 	if err != nil {
 		return nil, err
 	}
@@ -388,28 +384,18 @@ func PartitionFiles(lake, table, platform string, since, until time.Time) ([]str
 		to = until.UTC().Format(time.DateOnly)
 	}
 	var out []string
-	for _, p := range plats {
-		name, ok := strings.CutPrefix(p.Name(), "platform=")
-		if !ok || !p.IsDir() || platform != "" && name != partValue(platform) {
+	for _, p := range parts {
+		if platform != "" && p.platform != partValue(platform) || from != "" && p.date < from || to != "" && p.date > to {
 			continue
 		}
-		dates, err := os.ReadDir(filepath.Join(root, p.Name()))
+		dir := Dir(lake, table, p.platform, p.date)
+		files, err := os.ReadDir(dir)
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range dates {
-			date, ok := strings.CutPrefix(d.Name(), "date=")
-			if !ok || !d.IsDir() || from != "" && date < from || to != "" && date > to {
-				continue
-			}
-			files, err := os.ReadDir(filepath.Join(root, p.Name(), d.Name()))
-			if err != nil {
-				return nil, err
-			}
-			for _, f := range files {
-				if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
-					out = append(out, filepath.Join(root, p.Name(), d.Name(), f.Name()))
-				}
+		for _, f := range files {
+			if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
+				out = append(out, filepath.Join(dir, f.Name()))
 			}
 		}
 	}

@@ -73,28 +73,11 @@ var compactedTables = []string{TableRaw, TableMessages, TableExchanges, TableSes
 func allPartitions(lake string) ([]partKey, error) {
 	var out []partKey
 	for _, table := range compactedTables {
-		plats, err := os.ReadDir(TableDir(lake, table))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
+		parts, err := tablePartitions(lake, table)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range plats {
-			platform, ok := strings.CutPrefix(p.Name(), "platform=")
-			if !ok || !p.IsDir() {
-				continue
-			}
-			dates, err := os.ReadDir(filepath.Join(TableDir(lake, table), p.Name()))
-			if err != nil {
-				return nil, err
-			}
-			for _, d := range dates {
-				if date, ok := strings.CutPrefix(d.Name(), "date="); ok && d.IsDir() {
-					out = append(out, partKey{table: table, platform: platform, date: date})
-				}
-			}
-		}
+		out = append(out, parts...)
 	}
 	return out, nil
 }

@@ -310,6 +310,37 @@ func Dir(lake, table, platform, date string) string {
 	return filepath.Join(lake, "indexed", table, "platform="+platform, "date="+date)
 }
 
+// tablePartitions lists a table's partitions, the platform=P/date=D
+// directories under its root, in name order; none when the table has no
+// directory yet.
+func tablePartitions(lake, table string) ([]partKey, error) {
+	root := TableDir(lake, table)
+	plats, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []partKey
+	for _, p := range plats {
+		platform, ok := strings.CutPrefix(p.Name(), "platform=")
+		if !ok || !p.IsDir() {
+			continue
+		}
+		dates, err := os.ReadDir(filepath.Join(root, p.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dates {
+			if date, ok := strings.CutPrefix(d.Name(), "date="); ok && d.IsDir() {
+				out = append(out, partKey{table: table, platform: platform, date: date})
+			}
+		}
+	}
+	return out, nil
+}
+
 // TableDir is the root directory of a table.
 func TableDir(lake, table string) string {
 	if table == TableRaw {

@@ -3,9 +3,7 @@ package load
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -100,41 +98,23 @@ func messagePartitions(lake string) (map[string]string, error) {
 func PartitionFingerprints(lake string, tables ...string) (map[string]string, error) {
 	files := map[string][]string{}
 	for _, table := range tables {
-		root := TableDir(lake, table)
-		plats, err := os.ReadDir(root)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		parts, err := tablePartitions(lake, table)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range plats {
-			platform, ok := strings.CutPrefix(p.Name(), "platform=")
-			if !ok || !p.IsDir() {
-				continue
-			}
-			dates, err := os.ReadDir(filepath.Join(root, p.Name()))
+		for _, p := range parts {
+			ents, err := os.ReadDir(Dir(lake, table, p.platform, p.date))
 			if err != nil {
 				return nil, err
 			}
-			for _, d := range dates {
-				date, ok := strings.CutPrefix(d.Name(), "date=")
-				if !ok || !d.IsDir() {
-					continue
-				}
-				ents, err := os.ReadDir(filepath.Join(root, p.Name(), d.Name()))
-				if err != nil {
-					return nil, err
-				}
-				key := platform + "/" + date
-				for _, f := range ents { // ReadDir sorts by name
-					if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
-						name := f.Name()
-						if len(tables) > 1 {
-							name = table + "/" + name
-						}
-						files[key] = append(files[key], name)
+			key := p.platform + "/" + p.date
+			for _, f := range ents { // ReadDir sorts by name
+				if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
+					name := f.Name()
+					if len(tables) > 1 {
+						name = table + "/" + name
 					}
+					files[key] = append(files[key], name)
 				}
 			}
 		}
@@ -154,30 +134,16 @@ func PartitionFingerprints(lake string, tables ...string) (map[string]string, er
 // PartitionDates returns the dates of a table's partitions, newest
 // first, of one platform ("": every platform), from the directory names.
 func PartitionDates(lake, table, platform string) ([]string, error) {
-	root := TableDir(lake, table)
-	plats, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	parts, err := tablePartitions(lake, table)
 	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
 	var dates []string
-	for _, p := range plats {
-		name, ok := strings.CutPrefix(p.Name(), "platform=")
-		if !ok || !p.IsDir() || platform != "" && name != platform {
-			continue
-		}
-		ds, err := os.ReadDir(filepath.Join(root, p.Name()))
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range ds {
-			if date, ok := strings.CutPrefix(d.Name(), "date="); ok && d.IsDir() && !seen[date] {
-				seen[date] = true
-				dates = append(dates, date)
-			}
+	for _, p := range parts {
+		if (platform == "" || p.platform == platform) && !seen[p.date] {
+			seen[p.date] = true
+			dates = append(dates, p.date)
 		}
 	}
 	slices.Sort(dates)

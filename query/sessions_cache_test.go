@@ -19,23 +19,28 @@ import (
 	"github.com/pos-lake/pos/schema"
 )
 
+// cacheAndView opens the lake twice as pos-query does: once answering
+// from the session cache, once from the views alone.
+func cacheAndView(t *testing.T, lake string) (cached, view *query.DB) {
+	t.Helper()
+	for _, db := range []**query.DB{&cached, &view} {
+		var err error
+		if *db, err = query.Open(context.Background(), lake, query.LazyViews()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { (*db).Close() })
+	}
+	query.NoSessionCache(view)
+	return cached, view
+}
+
 // checkSessionCache fails unless Sessions answered from the session cache
 // gives what it gives from the sessions view, for several filters, and the
 // view's query over the cache's parts has every column of the view.
 func checkSessionCache(t *testing.T, lake string) {
 	t.Helper()
 	ctx := context.Background()
-	cached, err := query.Open(ctx, lake, query.LazyViews())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cached.Close()
-	view, err := query.Open(ctx, lake, query.LazyViews())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer view.Close()
-	query.NoSessionCache(view)
+	cached, view := cacheAndView(t, lake)
 	all, err := view.Sessions(ctx, query.SessionFilter{})
 	if err != nil || len(all) == 0 {
 		t.Fatalf("no sessions: %v", err)
@@ -296,17 +301,7 @@ func TestTimelineLatestPartitions(t *testing.T) {
 	if _, err := load.Load(ctx, &buf, load.Options{Lake: lake, NoCatalog: true}); err != nil {
 		t.Fatal(err)
 	}
-	cached, err := query.Open(ctx, lake, query.LazyViews())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cached.Close()
-	view, err := query.Open(ctx, lake, query.LazyViews())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer view.Close()
-	query.NoSessionCache(view)
+	cached, view := cacheAndView(t, lake)
 	for _, o := range []query.TimelineOptions{{Limit: 3}, {Limit: 5, Subagents: true}, {Limit: 50}, {Limit: 60, Subagents: true},
 		{Limit: 500}, {Limit: 4, Until: start.AddDate(0, 0, 50)}, {Limit: 6, Project: "nowhere"}} {
 		got, err := cached.Timeline(ctx, o)
