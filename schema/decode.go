@@ -8,7 +8,6 @@ import (
 	"io"
 	"iter"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/bytedance/sonic"
@@ -28,10 +27,25 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 // line so a small field never keeps a multi-MB line alive.
 var nested = sonic.Config{CopyString: true}.Froze()
 
-// UnmarshalCheckpoints decodes a JSON array of watermarks (a state file).
+// UnmarshalCheckpoints decodes a JSON array of watermarks (a state file);
+// null elements are left out.
 func UnmarshalCheckpoints(b []byte) ([]*Checkpoint, error) {
 	var list []*Checkpoint
-	err := nested.Unmarshal(b, &list)
+	d := &mdec{scanner: scanner{b: b}, s: string(b)}
+	var err error
+	if d.ws(); !d.null() {
+		err = d.array(func(d *mdec) error {
+			if d.null() {
+				return nil
+			}
+			c := new(Checkpoint)
+			list = append(list, c)
+			return d.object(c.member)
+		})
+	}
+	if d.ws(); err == nil && d.i != len(b) {
+		err = d.errf("trailing data after the watermarks")
+	}
 	return list, err
 }
 
@@ -133,21 +147,33 @@ func (d *Decoder) All() iter.Seq2[*Record, error] {
 // in rec.Extra. The record must have a "kind"; a missing "schema" is
 // accepted as the current version.
 func Unmarshal(data []byte, rec *Record) error {
-	// Fast path: one pass of sonic into the struct. It declines records
-	// with members this build does not know (and anything malformed); the
-	// member-by-member path below keeps those members, or says what is
-	// wrong.
-	if err := whole.Unmarshal(data, rec); err == nil && rec.Kind != "" && (rec.Schema == "" || strings.HasPrefix(rec.Schema, "pos/")) {
-		if rec.Schema == "" {
-			rec.Schema = Version
-		}
-		rec.Raw = validUTF8(rec.Raw)
-		rec.Meta = validUTF8(rec.Meta)
-		rec.TS, rec.IngestedAt = rec.TS.UTC(), rec.IngestedAt.UTC()
+	if memberBudget.Load() > 0 {
+		memberBudget.Add(-int64(len(data)))
+		*rec = Record{}
+		return unmarshalMembers(data, rec)
+	}
+	if unmarshalSonic(data, rec) {
 		return nil
 	}
 	*rec = Record{}
-	return unmarshalSlow(data, rec)
+	return unmarshalMembers(data, rec)
+}
+
+// unmarshalSonic is the bulk path: one pass of sonic into the struct. It
+// declines records with members this build does not know (and anything
+// malformed); the member-by-member decoder keeps those members, or says
+// what is wrong.
+func unmarshalSonic(data []byte, rec *Record) bool {
+	if err := whole.Unmarshal(data, rec); err != nil || rec.Kind == "" || (rec.Schema != "" && !strings.HasPrefix(rec.Schema, "pos/")) {
+		return false
+	}
+	if rec.Schema == "" {
+		rec.Schema = Version
+	}
+	rec.Raw = validUTF8(rec.Raw)
+	rec.Meta = validUTF8(rec.Meta)
+	rec.TS, rec.IngestedAt = rec.TS.UTC(), rec.IngestedAt.UTC()
+	return true
 }
 
 // whole decodes a record in one pass when it has no unknown members.
@@ -160,171 +186,6 @@ func validUTF8(b json.RawMessage) json.RawMessage {
 	return bytes.ToValidUTF8(b, []byte("\uFFFD"))
 }
 
-func unmarshalSlow(data []byte, rec *Record) error {
-	s := scanner{b: data}
-	s.ws()
-	if !s.eat('{') {
-		return s.errf("expected a JSON object")
-	}
-	s.ws()
-	if s.eat('}') {
-		return errors.New("empty object: no kind")
-	}
-	for {
-		s.ws()
-		ks, ke, esc, err := s.str()
-		if err != nil {
-			return err
-		}
-		s.ws()
-		if !s.eat(':') {
-			return s.errf("expected ':' after object key")
-		}
-		s.ws()
-		vs := s.i
-		if err := s.skip(); err != nil {
-			return err
-		}
-		val := data[vs:s.i]
-		key := data[ks:ke]
-		if esc {
-			var k string
-			if err := json.Unmarshal(data[ks-1:ke+1], &k); err != nil {
-				return err
-			}
-			key = []byte(k)
-		}
-		if err := rec.setField(key, val); err != nil {
-			return fmt.Errorf("field %q: %w", key, err)
-		}
-		s.ws()
-		if s.eat(',') {
-			continue
-		}
-		if s.eat('}') {
-			break
-		}
-		return s.errf("expected ',' or '}' after object member")
-	}
-	s.ws()
-	if s.i != len(s.b) {
-		return s.errf("trailing data after the record")
-	}
-	if rec.Kind == "" {
-		return errors.New(`record has no "kind"`)
-	}
-	if rec.Schema == "" {
-		rec.Schema = Version
-	} else if !strings.HasPrefix(rec.Schema, "pos/") {
-		return fmt.Errorf("unknown schema %q", rec.Schema)
-	}
-	return nil
-}
-
-func (r *Record) setField(key, val []byte) (err error) {
-	if string(val) == "null" {
-		return nil
-	}
-	switch string(key) {
-	case "schema":
-		r.Schema, err = decodeString(val)
-	case "kind":
-		var k string
-		k, err = decodeString(val)
-		r.Kind = Kind(k)
-	case "id":
-		r.ID, err = decodeString(val)
-	case "platform":
-		r.Platform, err = decodeString(val)
-	case "session_id":
-		r.SessionID, err = decodeString(val)
-	case "parent_id":
-		r.ParentID, err = decodeString(val)
-	case "ts":
-		r.TS, err = decodeTime(val)
-	case "ts_precision":
-		r.TSPrecision, err = decodeString(val)
-	case "role":
-		r.Role, err = decodeString(val)
-	case "content_type":
-		r.ContentType, err = decodeString(val)
-	case "native_type":
-		r.NativeType, err = decodeString(val)
-	case "native_id":
-		r.NativeID, err = decodeString(val)
-	case "request_id":
-		r.RequestID, err = decodeString(val)
-	case "title":
-		r.Title, err = decodeString(val)
-	case "text":
-		r.Text, err = decodeString(val)
-	case "thinking":
-		r.Thinking, err = decodeString(val)
-	case "tools":
-		err = nested.Unmarshal(val, &r.Tools)
-	case "model":
-		r.Model, err = decodeString(val)
-	case "usage":
-		r.Usage = new(Usage)
-		err = nested.Unmarshal(val, r.Usage)
-	case "agent":
-		r.Agent = new(Agent)
-		err = nested.Unmarshal(val, r.Agent)
-	case "cwd":
-		r.Cwd, err = decodeString(val)
-	case "git_branch":
-		r.GitBranch, err = decodeString(val)
-	case "project":
-		r.Project, err = decodeString(val)
-	case "user":
-		r.User, err = decodeString(val)
-	case "machine":
-		r.Machine, err = decodeString(val)
-	case "files":
-		err = nested.Unmarshal(val, &r.Files)
-	case "tags":
-		err = nested.Unmarshal(val, &r.Tags)
-	case "decision":
-		r.Decision = new(Decision)
-		err = nested.Unmarshal(val, r.Decision)
-	case "file_ref":
-		r.FileRef = new(FileRef)
-		err = nested.Unmarshal(val, r.FileRef)
-	case "completeness":
-		r.Completeness, err = decodeString(val)
-	case "source":
-		r.Source = new(Source)
-		err = nested.Unmarshal(val, r.Source)
-	case "adapter":
-		r.Adapter = new(Adapter)
-		err = nested.Unmarshal(val, r.Adapter)
-	case "ingested_at":
-		r.IngestedAt, err = decodeTime(val)
-	case "exchange":
-		r.Exchange = new(Exchange)
-		err = nested.Unmarshal(val, r.Exchange)
-	case "session":
-		r.Session = new(Session)
-		err = nested.Unmarshal(val, r.Session)
-	case "chunk":
-		r.Chunk = new(Chunk)
-		err = nested.Unmarshal(val, r.Chunk)
-	case "checkpoint":
-		r.Checkpoint = new(Checkpoint)
-		err = nested.Unmarshal(val, r.Checkpoint)
-	case "meta":
-		r.Meta, err = rawValue(val)
-	case "raw":
-		r.Raw, err = rawValue(val)
-	default:
-		var v json.RawMessage
-		if v, err = rawValue(val); err == nil {
-			r.Extra = append(r.Extra, Field{Key: string(key), Value: v})
-		}
-	}
-	return err
-}
-
 // rawValue validates a JSON value and returns a compact, valid-UTF-8 copy.
 func rawValue(val []byte) (json.RawMessage, error) {
 	if !sonic.ConfigStd.Valid(val) {
@@ -334,34 +195,6 @@ func rawValue(val []byte) (json.RawMessage, error) {
 		val = bytes.ToValidUTF8(val, []byte("\uFFFD"))
 	}
 	return bytes.Clone(val), nil
-}
-
-func decodeString(val []byte) (string, error) {
-	if len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' {
-		return "", errors.New("expected a string")
-	}
-	body := val[1 : len(val)-1]
-	if bytes.IndexByte(body, '\\') < 0 {
-		if utf8.Valid(body) {
-			return string(body), nil
-		}
-		return string(bytes.ToValidUTF8(body, []byte("\uFFFD"))), nil
-	}
-	var s string
-	err := nested.Unmarshal(val, &s)
-	return s, err
-}
-
-func decodeTime(val []byte) (time.Time, error) {
-	s, err := decodeString(val)
-	if err != nil || s == "" {
-		return time.Time{}, err
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, err
-	}
-	return t.UTC(), nil
 }
 
 // scanner walks one JSON object's top level without decoding the values.
