@@ -285,3 +285,13 @@ func TestTempsOfADeadRunAreRemoved(t *testing.T) {
 		t.Fatalf("temporary file left after an aborted run: %v", err)
 	}
 }
+
+func TestPartValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"claude_code": "claude_code", "": "unknown", "a/b c": "a_b_c", "é-1.x": "_-1.x", "../x": ".._x",
+	} {
+		if got := partValue(in); got != want {
+			t.Errorf("partValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -292,7 +292,12 @@ func partValue(s string) string {
 	if s == "" {
 		return "unknown"
 	}
-	return partRE.ReplaceAllString(s, "_")
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return partRE.ReplaceAllString(s, "_")
+		}
+	}
+	return s // the usual case: once per record, without the regexp
 }
 
 func dateOf(t time.Time) string {
