@@ -399,9 +399,12 @@ func (c *Checkpoint) member(d *mdec, key string) (err error) {
 	case "lines":
 		c.Lines, err = d.int()
 	case "context":
-		c.Context = map[string]string{}
+		c.Context = nil // {} is no context, as an empty one is not written
 		err = d.object(func(d *mdec, k string) error {
 			v, err := d.str()
+			if c.Context == nil {
+				c.Context = map[string]string{}
+			}
 			c.Context[k] = v
 			return err
 		})
