@@ -150,7 +150,7 @@ func (l *lane) add(rec *schema.Record) error {
 	if rec.ID == "" {
 		rec.ID = schema.ID("anonymous", string(rec.Kind), hash)
 	}
-	key := partKey{table: table, platform: partValue(rec.Platform), date: dateOf(rec.TS)}
+	key := partKey{table: table, platform: partValue(rec.Platform), date: dateOf(partitionTime(rec))}
 	p, err := l.partition(key)
 	if err != nil {
 		return err
@@ -234,6 +234,18 @@ func (l *lane) hash(rec *schema.Record) (string, int) {
 		l.buf = nil
 	}
 	return h, size
+}
+
+// partitionTime is the time whose day names a record's date partition: its
+// ts, but a session rollup's latest activity. A sync writes the rollups of
+// the sessions it read to the days of their new lines (usually one), not to
+// the day each open exchange began; the sessions view combines a session's
+// rollups from every partition, so where one lies changes no answer.
+func partitionTime(rec *schema.Record) time.Time {
+	if rec.Kind == schema.KindSession && rec.Session != nil && !rec.Session.LastTS.IsZero() {
+		return rec.Session.LastTS
+	}
+	return rec.TS
 }
 
 func (l *lane) partition(key partKey) (*partition, error) {

@@ -295,3 +295,41 @@ func TestPartValue(t *testing.T) {
 		}
 	}
 }
+
+// A session rollup is filed under the day of its latest activity: a sync
+// that reads new lines of sessions begun on many days writes their rollups
+// to one partition; the sessions view combines a session's rollups from
+// every partition.
+func TestSessionRollupPartition(t *testing.T) {
+	lake := t.TempDir()
+	day1 := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	day2 := time.Date(2026, 3, 7, 9, 0, 0, 0, time.UTC)
+	rollup := func(first, last time.Time, labels ...string) *schema.Record {
+		r := schema.New(schema.KindSession)
+		r.ID, r.Platform, r.SessionID, r.TS = schema.ID("test", "session", "s1"), "test", "s1", first
+		r.Session = &schema.Session{FirstTS: first, LastTS: last, Labels: labels, Slug: "slug"}
+		return r
+	}
+	// The first sync saw the session's first day; the second, a day two
+	// months later (its rollup's ts is the first line it read).
+	loadRecs(t, lake, msg("m1", "s1", "hello", day1), rollup(day1, day1, "start"))
+	loadRecs(t, lake, msg("m2", "s1", "again", day2), rollup(day2.AddDate(0, 0, -6), day2, "later"))
+	for _, d := range []string{"2026-01-05", "2026-03-07"} {
+		if files, _ := filepath.Glob(filepath.Join(Dir(lake, TableSessions, "test", d), "*.parquet")); len(files) != 1 {
+			t.Errorf("sessions date=%s: %d files, want 1", d, len(files))
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(Dir(lake, TableSessions, "test", "2026-03-01"), "*.parquet")); len(files) != 0 {
+		t.Errorf("a rollup filed under its ts's day, not its last activity's")
+	}
+	db := views(t, lake)
+	if got := one(t, db, `SELECT count(*) || ' ' || min(first_ts)::DATE || ' ' || max(last_ts)::DATE || ' ' || max(message_count) || ' ' || list_sort(first(labels))::VARCHAR || ' ' || first(date) FROM sessions`); got != "1 2026-01-05 2026-03-07 2 [later, start] 2026-01-05" {
+		t.Errorf("sessions view: %s", got)
+	}
+	// The same input again adds nothing.
+	before := one(t, db, `SELECT count(*) FROM session_rows`)
+	loadRecs(t, lake, msg("m2", "s1", "again", day2), rollup(day2.AddDate(0, 0, -6), day2, "later"))
+	if after := one(t, views(t, lake), `SELECT count(*) FROM session_rows`); after != before {
+		t.Errorf("session rows %s, then %s after the same load", before, after)
+	}
+}
