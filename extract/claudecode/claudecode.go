@@ -290,7 +290,12 @@ type fileState struct {
 	// lines starting before this offset were delivered by an earlier run
 	replayBelow int64
 	sawMain     bool
-	info        sessionInfo
+	// pos-normalize's merges of assistant lines, followed to be saved with
+	// the watermark (groups), and those the last run saved (merged), for a
+	// read that starts after the open exchange (skipReplay).
+	groups map[string]*group
+	merged map[string]string
+	info   sessionInfo
 }
 
 type sessionInfo struct {
@@ -331,6 +336,10 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		fs.agentTy = cmpOr(fs.agentTy, c["agent_type"])
 	}
 	fs.resume, fs.resumeLines, fs.replayBelow = plan.Start, plan.Lines, plan.Replay
+	if start, lines, merged, ok := skipReplay(f, fs, plan); ok {
+		plan.Start, plan.Lines = start, lines
+		fs.resume, fs.resumeLines, fs.merged = start, lines, merged
+	}
 	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
 		return extract.Errorf(sf.Path, err)
 	}
@@ -369,9 +378,11 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if resume > consumed {
 		resume, resumeLines = consumed, consumedLines
 	}
-	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, map[string]string{
-		"session": fs.session, "project": fs.project, "slug": fs.slug, "agent_type": fs.agentTy,
-	})
+	ctxt := map[string]string{"session": fs.session, "project": fs.project, "slug": fs.slug, "agent_type": fs.agentTy}
+	if fs.agentID == "" {
+		ctxt["tail"] = fs.tail()
+	}
+	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, ctxt)
 	if err != nil {
 		return extract.Errorf(sf.Path, err)
 	}

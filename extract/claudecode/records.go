@@ -161,23 +161,7 @@ func (r *run) userLine(fs *fileState, rec *schema.Record, l *line, ln schema.Lin
 	rec.Kind, rec.ID = schema.KindMessage, msgID(l.UUID)
 	rec.ParentID = msgID(l.ParentUUID)
 	rec.Role, rec.ContentType = schema.RoleUser, schema.ContentText
-	var text []string
-	if c.isStr {
-		text = append(text, c.str)
-	}
-	for _, b := range c.blocks {
-		switch b.Type {
-		case "text":
-			text = append(text, b.Text)
-		case "image":
-			text = append(text, "[image]")
-		case "document":
-			text = append(text, "[document]")
-		case "tool_result":
-			rec.Tools = append(rec.Tools, schema.Tool{CallID: b.ToolUseID, Output: resultText(b.Content), IsError: b.IsError})
-		}
-	}
-	rec.Text = strings.Join(text, "\n")
+	rec.Text, rec.Tools = userParts(c)
 	switch {
 	case len(rec.Tools) > 0:
 		rec.Role, rec.ContentType = schema.RoleTool, schema.ContentToolResult
@@ -200,6 +184,29 @@ func (r *run) userLine(fs *fileState, rec *schema.Record, l *line, ln schema.Lin
 		fs.sawMain = true
 	}
 	return nil
+}
+
+// userParts is a user line's text (images and documents as placeholders)
+// and its tool results.
+func userParts(c content) (string, []schema.Tool) {
+	var text []string
+	var results []schema.Tool
+	if c.isStr {
+		text = append(text, c.str)
+	}
+	for _, b := range c.blocks {
+		switch b.Type {
+		case "text":
+			text = append(text, b.Text)
+		case "image":
+			text = append(text, "[image]")
+		case "document":
+			text = append(text, "[document]")
+		case "tool_result":
+			results = append(results, schema.Tool{CallID: b.ToolUseID, Output: resultText(b.Content), IsError: b.IsError})
+		}
+	}
+	return strings.Join(text, "\n"), results
 }
 
 // classifyUserText tells a prompt the user typed from text Claude Code
@@ -381,6 +388,12 @@ func (r *run) flush(fs *fileState, final bool) error {
 		}
 		if !r.opt.Since.IsZero() && rec.TS.Before(r.opt.Since) {
 			continue
+		}
+		if rec.Kind == schema.KindMessage {
+			if to, ok := fs.merged[rec.ParentID]; ok {
+				rec.ParentID = to
+			}
+			fs.follow(rec)
 		}
 		if rec.Source != nil && rec.Source.Replay {
 			// Read again only as the open exchange's context: an earlier

@@ -1,0 +1,143 @@
+package claudecode
+
+import (
+	"bytes"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/schema"
+)
+
+// An incremental read starts at the open exchange's prompt (the watermark's
+// resume point) and reads its lines again, marked as replayed, so that
+// pos-normalize can rebuild the exchange with the lines that follow. When
+// the first line after the watermark is itself a new prompt, the open
+// exchange ended as the last run wrote it: reading it again would only
+// write the same records again. skipReplay then starts the read at the
+// watermark.
+//
+// One thing the skipped lines taught: pos-normalize merges the lines of an
+// assistant message into the first one's record and points the children of
+// the others at it; the new prompt's parent is usually such a line. The
+// last run saved the merges still open at its end (the watermark context's
+// "tail"), and the adapter points those parents itself.
+
+// group is the assistant message pos-normalize is merging in a thread:
+// lines with the same API message id and request id, tool results between
+// them; a prompt or another assistant message ends it.
+type group struct {
+	native, request, first string
+	absorbed               []string
+}
+
+// follow tracks pos-normalize's merges over the messages emitted, in order.
+func (fs *fileState) follow(rec *schema.Record) {
+	key := rec.SessionID
+	if rec.Agent != nil && rec.Agent.ID != "" {
+		key += "\x00" + rec.Agent.ID
+	}
+	switch {
+	case rec.Role == schema.RoleAssistant && rec.NativeID != "":
+		if g := fs.groups[key]; g != nil && g.native == rec.NativeID && g.request == rec.RequestID {
+			g.absorbed = append(g.absorbed, rec.ID)
+			return
+		}
+		if fs.groups == nil {
+			fs.groups = map[string]*group{}
+		}
+		fs.groups[key] = &group{native: rec.NativeID, request: rec.RequestID, first: rec.ID}
+	case rec.Role == schema.RoleUser && (rec.ContentType == schema.ContentText || rec.ContentType == schema.ContentCommand):
+		delete(fs.groups, key)
+	}
+}
+
+// tail encodes the open merges for the watermark: "first:absorbed,absorbed"
+// per thread, space-separated (ids are hex). Empty when there are none.
+func (fs *fileState) tail() string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(fs.groups)) {
+		g := fs.groups[k]
+		if len(g.absorbed) == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(g.first)
+		b.WriteByte(':')
+		b.WriteString(strings.Join(g.absorbed, ","))
+	}
+	return b.String()
+}
+
+// parseTail decodes tail's encoding into absorbed id -> merged id.
+func parseTail(s string) map[string]string {
+	m := map[string]string{}
+	for _, g := range strings.Fields(s) {
+		first, absorbed, ok := strings.Cut(g, ":")
+		if !ok {
+			continue
+		}
+		for _, a := range strings.Split(absorbed, ",") {
+			if a != "" {
+				m[a] = first
+			}
+		}
+	}
+	return m
+}
+
+// maxSkipped bounds the open exchange skipReplay reads to count its lines;
+// a longer one is read again as before.
+const maxSkipped = 64 << 20
+
+// skipReplay reports where a read can start instead of plan.Start: at the
+// watermark (plan.Replay), with the number of lines before it, when the
+// first line there is a prompt of the main thread and the last run saved
+// its merges.
+func skipReplay(f io.ReaderAt, fs *fileState, plan extract.Plan) (start, lines int64, merged map[string]string, ok bool) {
+	tail, saved := plan.Context["tail"]
+	n := plan.Replay - plan.Start
+	if !saved || fs.agentID != "" || n <= 0 || n > maxSkipped {
+		return 0, 0, nil, false
+	}
+	const peek = 1 << 20 // a prompt longer than this: read again as before
+	buf := make([]byte, n+peek)
+	m, err := f.ReadAt(buf, plan.Start)
+	if err != nil && err != io.EOF || int64(m) <= n {
+		return 0, 0, nil, false
+	}
+	buf = buf[:m]
+	next := buf[n:]
+	end := bytes.IndexByte(next, '\n')
+	if end < 0 {
+		return 0, 0, nil, false // unfinished: the next run decides
+	}
+	var l line
+	if parseLine(next[:end], &l) != nil || !promptLine(&l) {
+		return 0, 0, nil, false
+	}
+	return plan.Replay, plan.Lines + int64(bytes.Count(buf[:n], []byte{'\n'})), parseTail(tail), true
+}
+
+// promptLine reports whether a line is one userLine makes a prompt of the
+// main thread: the user's text or command, not a tool result, not text
+// Claude Code wrote itself.
+func promptLine(l *line) bool {
+	if l.Type != "user" || l.Message == nil || l.IsSidechain || l.AgentID != "" || l.IsMeta || l.IsCompactSummary {
+		return false
+	}
+	c, err := parseContent(l.Message.Content)
+	if err != nil {
+		return false
+	}
+	text, results := userParts(c)
+	if len(results) > 0 {
+		return false
+	}
+	role, ct, _ := classifyUserText(text)
+	return role == schema.RoleUser && (ct == schema.ContentText || ct == schema.ContentCommand)
+}
