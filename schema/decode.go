@@ -164,7 +164,7 @@ func Unmarshal(data []byte, rec *Record) error {
 // malformed); the member-by-member decoder keeps those members, or says
 // what is wrong.
 func unmarshalSonic(data []byte, rec *Record) bool {
-	if err := whole.Unmarshal(data, rec); err != nil || rec.Kind == "" || (rec.Schema != "" && !strings.HasPrefix(rec.Schema, "pos/")) {
+	if err := whole.Unmarshal(data, rec); err != nil || rec.Kind == "" || (rec.Schema != "" && !strings.HasPrefix(rec.Schema, "pos/")) || !timesInRange(rec) {
 		return false
 	}
 	if rec.Schema == "" {
@@ -172,6 +172,9 @@ func unmarshalSonic(data []byte, rec *Record) bool {
 	}
 	rec.Raw = validUTF8(rec.Raw)
 	rec.Meta = validUTF8(rec.Meta)
+	for i := range rec.Tools {
+		rec.Tools[i].Input = validUTF8(rec.Tools[i].Input)
+	}
 	rec.TS, rec.IngestedAt = rec.TS.UTC(), rec.IngestedAt.UTC()
 	return true
 }
@@ -274,6 +277,20 @@ func skipPortable(b []byte) int {
 	return s.i
 }
 
+// literalEnd is the end of the literal (number, true, false, null) at s.i:
+// the next delimiter or space.
+func (s *scanner) literalEnd() int {
+	j := s.i
+	for j < len(s.b) {
+		switch s.b[j] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return j
+		}
+		j++
+	}
+	return j
+}
+
 // skipSlow is skip in Go, for platforms without sonic's native skipper.
 func (s *scanner) skipSlow() error {
 	if s.i >= len(s.b) {
@@ -305,15 +322,7 @@ func (s *scanner) skipSlow() error {
 		}
 		return s.errf("unterminated %c", c)
 	default:
-		j := s.i
-		for j < len(s.b) {
-			switch s.b[j] {
-			case ',', '}', ']', ' ', '\t', '\r', '\n':
-				goto done
-			}
-			j++
-		}
-	done:
+		j := s.literalEnd()
 		if !sonic.ConfigStd.Valid(s.b[s.i:j]) {
 			return s.errf("invalid value %q", s.b[s.i:j])
 		}

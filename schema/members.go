@@ -516,19 +516,11 @@ func (d *mdec) strings() ([]string, error) {
 
 // number returns the next token if it is a JSON number.
 func (d *mdec) number() (string, error) {
-	j := d.i
-	for j < len(d.b) {
-		switch d.b[j] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			goto done
-		}
-		j++
-	}
-done:
-	tok := d.s[d.i:j]
-	if !isNumber(tok) {
+	j := d.literalEnd()
+	if !ValidNumber(d.b[d.i:j]) {
 		return "", d.errf("expected a number")
 	}
+	tok := d.s[d.i:j]
 	d.i = j
 	return tok, nil
 }
@@ -569,13 +561,42 @@ func (d *mdec) bool() (bool, error) {
 	return false, d.errf("expected true or false")
 }
 
-// time decodes an RFC 3339 time string; "" is the zero time.
-func (d *mdec) time() (time.Time, error) {
+// time decodes an RFC 3339 time string as time.Time's UnmarshalJSON
+// (sonic's) does, strictly; "" is the zero time.
+func (d *mdec) time() (t time.Time, err error) {
 	s, err := d.str()
 	if err != nil || s == "" {
 		return time.Time{}, err
 	}
-	return time.Parse(time.RFC3339Nano, s)
+	if err = t.UnmarshalText([]byte(s)); err == nil && !TimeInRange(t) {
+		err = fmt.Errorf("time %q is out of range (years 0 to 9999 in UTC)", s)
+	}
+	return t, err
+}
+
+// TimeInRange reports whether a time's UTC year is 0 to 9999, the times a
+// record can hold: RFC 3339 writes no other.
+func TimeInRange(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 0 && y <= 9999
+}
+
+// timesInRange reports whether every time of a record is in range.
+func timesInRange(r *Record) bool {
+	ok := TimeInRange(r.TS) && TimeInRange(r.IngestedAt)
+	if r.Source != nil {
+		ok = ok && TimeInRange(r.Source.Mtime)
+	}
+	if r.Exchange != nil {
+		ok = ok && TimeInRange(r.Exchange.TSEnd)
+	}
+	if r.Session != nil {
+		ok = ok && TimeInRange(r.Session.FirstTS) && TimeInRange(r.Session.LastTS)
+	}
+	if r.Checkpoint != nil {
+		ok = ok && TimeInRange(r.Checkpoint.Mtime)
+	}
+	return ok
 }
 
 // value moves past one JSON value and returns it.
@@ -606,46 +627,46 @@ func (d *mdec) skipValue() error {
 	return err
 }
 
-// isNumber reports whether s is a JSON number.
-func isNumber(s string) bool {
+// ValidNumber reports whether b is a JSON number.
+func ValidNumber(b []byte) bool {
 	i := 0
-	if i < len(s) && s[i] == '-' {
+	if i < len(b) && b[i] == '-' {
 		i++
 	}
 	switch {
-	case i < len(s) && s[i] == '0':
+	case i < len(b) && b[i] == '0':
 		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 			i++
 		}
 	default:
 		return false
 	}
-	if i < len(s) && s[i] == '.' {
+	if i < len(b) && b[i] == '.' {
 		i++
 		j := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 			i++
 		}
 		if i == j {
 			return false
 		}
 	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
 		j := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 			i++
 		}
 		if i == j {
 			return false
 		}
 	}
-	return i == len(s)
+	return i == len(b)
 }
 
 // unescape decodes the body of a JSON string that holds escapes, as
@@ -678,7 +699,7 @@ func unescape(b []byte) (string, error) {
 		case 't':
 			out = append(out, '\t')
 		case 'u':
-			r, ok := hex4(b)
+			r, ok := Hex4(b)
 			if !ok {
 				return "", errors.New(`invalid \u escape in a string`)
 			}
@@ -686,7 +707,7 @@ func unescape(b []byte) (string, error) {
 			if utf16.IsSurrogate(r) {
 				r2 := utf8.RuneError
 				if len(b) >= 6 && b[0] == '\\' && b[1] == 'u' {
-					if lo, ok := hex4(b[2:]); ok {
+					if lo, ok := Hex4(b[2:]); ok {
 						if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
 							r2 = dec
 							b = b[6:]
@@ -703,7 +724,8 @@ func unescape(b []byte) (string, error) {
 	return string(out), nil
 }
 
-func hex4(b []byte) (rune, bool) {
+// Hex4 decodes the four hex digits of a \u escape at the start of b.
+func Hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}

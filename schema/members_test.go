@@ -140,6 +140,8 @@ func TestMemberDecoderRejects(t *testing.T) {
 		`{"kind":"message","source":{"line":+1}}`,
 		`{"kind":"message","agent":{"sidechain":1}}`,
 		`{"kind":"message","ts":"yesterday"}`,
+		`{"kind":"message","ts":"0000-01-01T00:00:00+01:00"}`,
+		`{"kind":"message","source":{"path":"p","mtime":"9999-12-31T23:00:00-02:00"}}`,
 		`{"kind":"message","raw":{"a":}}`,
 		`{"kind":"message","future":[1,}`,
 		`{"kind":"message","usage":{"later":nul}}`,

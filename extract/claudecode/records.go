@@ -28,7 +28,7 @@ func parseTS(s string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
+	if err != nil || !schema.TimeInRange(t) {
 		return time.Time{}, false
 	}
 	return t.UTC(), true

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/pos-lake/pos/schema"
 )
 
 // A doc is one JSON document (a record's line) prepared for scanning.
@@ -302,55 +304,12 @@ func (p *parser) literal() error {
 	case len(lit) == 0:
 		return p.errf("unexpected character %q", p.src[p.i])
 	case string(lit) == "true", string(lit) == "false", string(lit) == "null":
-	case !validNumber(lit):
+	case !schema.ValidNumber(lit):
 		return p.errf("invalid literal %q", lit)
 	}
 	p.put(lit)
 	p.i = j
 	return nil
-}
-
-func validNumber(b []byte) bool {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	if i >= len(b) {
-		return false
-	}
-	if b[i] == '0' {
-		i++
-	} else if b[i] >= '1' && b[i] <= '9' {
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	} else {
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		n := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == n {
-			return false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		n := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == n {
-			return false
-		}
-	}
-	return i == len(b)
 }
 
 // str parses a string at p.i, appends its decoded body (with the quotes)
@@ -449,25 +408,8 @@ func (p *parser) unescape(i int) (int, error) {
 	return 2, nil
 }
 
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
+// hex4 decodes the \u escape's four hex digits at b[i:].
+func hex4(b []byte, i int) (rune, bool) { return schema.Hex4(b[min(i, len(b)):]) }
 
 // tokenAt returns the index of the first token whose decoded body ends
 // after off.
