@@ -362,7 +362,7 @@ func writeParquetFile[T any](path string, rows []T, opts ...parquet.WriterOption
 		return err
 	}
 	w := parquet.NewGenericWriter[T](f, append([]parquet.WriterOption{parquet.Compression(&pageCodec)}, opts...)...)
-	_, err = w.Write(rows)
+	err = WriteRows(w, rows)
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}

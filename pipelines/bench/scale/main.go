@@ -269,7 +269,7 @@ func writeRows[T any](path string, rows []T) error {
 		parquet.KeyValueMetadata("pos.schema", schema.Version),
 		parquet.MaxRowsPerRowGroup(50_000),
 	)
-	_, err = w.Write(rows)
+	err = load.WriteRows(w, rows)
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
