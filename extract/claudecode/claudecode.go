@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -380,7 +381,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	}
 	ctxt := map[string]string{"session": fs.session, "project": fs.project, "slug": fs.slug, "agent_type": fs.agentTy}
 	if fs.agentID == "" {
-		ctxt["tail"] = fs.tail()
+		ctxt["tail"], ctxt["lines"] = fs.tail(), strconv.FormatInt(consumedLines, 10)
 	}
 	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, ctxt)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pos-lake/pos/extract"
@@ -23,7 +24,8 @@ import (
 // assistant message into the first one's record and points the children of
 // the others at it; the new prompt's parent is usually such a line. The
 // last run saved the merges still open at its end (the watermark context's
-// "tail"), and the adapter points those parents itself.
+// "tail"), and the adapter points those parents itself; it saved the
+// number of lines it read too ("lines"), the new lines' first number.
 
 // group is the assistant message pos-normalize is merging in a thread:
 // lines with the same API message id and request id, tool results between
@@ -90,37 +92,44 @@ func parseTail(s string) map[string]string {
 	return m
 }
 
-// maxSkipped bounds the open exchange skipReplay reads to count its lines;
-// a longer one is read again as before.
-const maxSkipped = 64 << 20
-
 // skipReplay reports where a read can start instead of plan.Start: at the
 // watermark (plan.Replay), with the number of lines before it, when the
 // first line there is a prompt of the main thread and the last run saved
-// its merges.
+// its merges and its line count.
 func skipReplay(f io.ReaderAt, fs *fileState, plan extract.Plan) (start, lines int64, merged map[string]string, ok bool) {
 	tail, saved := plan.Context["tail"]
-	n := plan.Replay - plan.Start
-	if !saved || fs.agentID != "" || n <= 0 || n > maxSkipped {
+	lines, err := strconv.ParseInt(plan.Context["lines"], 10, 64)
+	if !saved || err != nil || fs.agentID != "" || plan.Replay <= plan.Start {
 		return 0, 0, nil, false
 	}
-	const peek = 1 << 20 // a prompt longer than this: read again as before
-	buf := make([]byte, n+peek)
-	m, err := f.ReadAt(buf, plan.Start)
-	if err != nil && err != io.EOF || int64(m) <= n {
+	next, ok := lineAt(f, plan.Replay)
+	if !ok {
 		return 0, 0, nil, false
-	}
-	buf = buf[:m]
-	next := buf[n:]
-	end := bytes.IndexByte(next, '\n')
-	if end < 0 {
-		return 0, 0, nil, false // unfinished: the next run decides
 	}
 	var l line
-	if parseLine(next[:end], &l) != nil || !promptLine(&l) {
+	if parseLine(next, &l) != nil || !promptLine(&l) {
 		return 0, 0, nil, false
 	}
-	return plan.Replay, plan.Lines + int64(bytes.Count(buf[:n], []byte{'\n'})), parseTail(tail), true
+	return plan.Replay, lines, parseTail(tail), true
+}
+
+// lineAt reads the complete line at off, of at most 1 MB (a longer prompt,
+// or an unfinished line, is read again with its exchange as before).
+func lineAt(f io.ReaderAt, off int64) ([]byte, bool) {
+	for _, size := range []int{64 << 10, 1 << 20} {
+		buf := make([]byte, size)
+		n, err := f.ReadAt(buf, off)
+		if err != nil && err != io.EOF {
+			return nil, false
+		}
+		if end := bytes.IndexByte(buf[:n], '\n'); end >= 0 {
+			return buf[:end], true
+		}
+		if n < size {
+			return nil, false
+		}
+	}
+	return nil, false
 }
 
 // promptLine reports whether a line is one userLine makes a prompt of the
