@@ -12,7 +12,7 @@ import (
 	"os/signal"
 	"os/user"
 	"path/filepath"
-	"runtime/debug"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -71,16 +71,17 @@ func (e SkippedError) Error() string {
 	return fmt.Sprintf("%d bad input record(s) skipped", e.N)
 }
 
-// GCPercent is the garbage collector's target for this binary (GOGC wins
-// when set). The filters allocate a record per line and keep little, so
-// collecting less often is ~1.5x throughput for a bounded amount of memory;
-// pos-load, which holds row groups, sets a lower value.
+// GCPercent is the garbage collector's target for this binary once it has
+// allocated a few hundred MB (GOGC wins when set; see setGC). The filters
+// allocate a record per line and keep little, so collecting less often is
+// ~1.5x throughput for a bounded amount of memory; pos-load, which holds
+// row groups, sets a lower value.
 var GCPercent = 400
 
 // Main runs app on the process's stdio and returns the exit code.
 func Main(app *cli.App) int {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(GCPercent)
+		setGC(GCPercent)
 	}
 	if p := os.Getenv("POS_CPUPROFILE"); p != "" {
 		// For performance work: POS_CPUPROFILE=file writes a CPU profile.
@@ -88,6 +89,17 @@ func Main(app *cli.App) int {
 			pprof.StartCPUProfile(f)
 			defer pprof.StopCPUProfile()
 		}
+	}
+	if p := os.Getenv("POS_MEMPROFILE"); p != "" {
+		// POS_MEMPROFILE=file writes where the run allocated (go tool
+		// pprof -sample_index=alloc_space).
+		runtime.MemProfileRate = 64 << 10
+		defer func() {
+			if f, err := os.Create(p); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	growPipe(os.Stdin)
 	growPipe(os.Stdout)
