@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/pos-lake/pos/extract"
-	_ "github.com/pos-lake/pos/extract/all" // the declared capabilities of every adapter
 )
 
 // PlatformCapabilities sets what a platform's adapter declares (yes,
@@ -54,11 +53,11 @@ func (d *DB) Capabilities(ctx context.Context) ([]PlatformCapabilities, error) {
 	}
 	actual := map[string]*PlatformCapabilities{}
 	var order []string
-	for _, a := range extract.Adapters() {
+	for _, c := range extract.AllDeclared() {
 		p := new(PlatformCapabilities)
-		*p = declared(a.Capabilities())
-		actual[a.Platform()] = p
-		order = append(order, a.Platform())
+		*p = declared(c)
+		actual[c.Platform] = p
+		order = append(order, c.Platform)
 	}
 	rows, err := d.querySessions(ctx, func(from string) (string, []any) {
 		return `

@@ -96,20 +96,11 @@ func isDir(p string) bool {
 
 func init() { extract.Register(Adapter{}) }
 
-// Capabilities implements extract.Adapter.
+// Capabilities implements extract.Adapter: what extract declares for the
+// platform.
 func (Adapter) Capabilities() extract.Capabilities {
-	return extract.Capabilities{
-		Platform:  platform,
-		Exchanges: extract.Yes, Timestamps: extract.Yes, Tokens: extract.Yes, Cost: extract.No,
-		Models: extract.Yes, ToolCalls: extract.Yes, FileContext: extract.Yes, Subagents: extract.Yes,
-		Incremental:  extract.Yes,
-		Completeness: schema.CompleteFull,
-		Limitations: []string{
-			"The full text of a compaction summary is kept only since Claude Code writes isCompactSummary lines; older sessions keep the summary labels only.",
-			"Claude Code does not record cost; only tokens.",
-			"Summary lines, file-history snapshots and last-prompt lines have no time of their own: they take their neighbours' (ts_precision derived).",
-		},
-	}
+	c, _ := extract.Declared(platform)
+	return c
 }
 
 // Locations implements extract.Adapter.

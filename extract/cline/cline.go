@@ -163,24 +163,11 @@ func (Adapter) Locations(opt extract.Options) []string {
 	return defaultRoots(&opt, runtime.GOOS)
 }
 
-// Capabilities implements extract.Adapter.
+// Capabilities implements extract.Adapter: what extract declares for the
+// platform.
 func (Adapter) Capabilities() extract.Capabilities {
-	return extract.Capabilities{
-		Platform:  platform,
-		Exchanges: extract.Yes, Timestamps: extract.Partial, Tokens: extract.Yes, Cost: extract.Yes,
-		Models: extract.Yes, ToolCalls: extract.Yes, FileContext: extract.Yes, Subagents: extract.No,
-		Incremental:  extract.Partial,
-		Completeness: schema.CompleteFull,
-		Limitations: []string{
-			"Until Cline wrote a ts on each api message (Cline 3.5x and older), a message's time is joined from ui_messages.json by conversationHistoryIndex (ts_precision derived), and without that file it is the file's mtime.",
-			"The history files are rewritten whole, so a task whose files changed is read again whole; unchanged tasks are skipped.",
-			"Tokens and cost come from the ui's api_req_started rows; without ui_messages.json the api history's metrics give cached tokens as one number, counted as cache reads, and a request whose answer never reached the history is counted only in the session's metadata.",
-			"A ui_messages.json without its api history yields messages from the chat rows only, without the tool output the model saw (completeness partial).",
-			"Tasks started by new_task or subagents are separate tasks, not linked to the task that started them.",
-			"Messages that an old Cline deleted from the api history to truncate the context, or that a checkpoint restore removed, are not kept, and ones already loaded stay in the lake.",
-			"Only the three history files are read: focus-chain lists, settings and context_history.json are not.",
-		},
-	}
+	c, _ := extract.Declared(platform)
+	return c
 }
 
 // taskDir is a task folder and which of its files were found.

@@ -95,24 +95,11 @@ func isDir(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// Capabilities implements extract.Adapter.
+// Capabilities implements extract.Adapter: what extract declares for the
+// platform.
 func (Adapter) Capabilities() extract.Capabilities {
-	return extract.Capabilities{
-		Platform:  platform,
-		Exchanges: extract.Yes, Timestamps: extract.Yes, Tokens: extract.Yes, Cost: extract.No,
-		Models: extract.Yes, ToolCalls: extract.Yes, FileContext: extract.Partial, Subagents: extract.Partial,
-		Incremental:  extract.Yes,
-		Completeness: schema.CompleteFull,
-		Limitations: []string{
-			"Cost is not recorded; it is computed from tokens and a price table.",
-			"Reasoning is kept as its summary only: the full reasoning is encrypted in the rollout.",
-			"Files come from apply_patch edits, path arguments and the plain words of shell commands (cat, sed, rg, ls, rm, redirections …, parsed by pos-normalize); a name built from variables or globs is not resolved.",
-			"A tool call failed only as far as its output says so (an exit code or a failure flag).",
-			"A typed prompt is told from injected user-role context by the user_message event after it, so a session that lost its events counts its context as prompts.",
-			"A fork's copy of its parent's history is told from the fork's own lines by the burst it was written in; fork lines written within 100 ms of that burst count as copied.",
-			"Subagents are linked to their parent session only when their session_meta names it (thread_spawn).",
-		},
-	}
+	c, _ := extract.Declared(platform)
+	return c
 }
 
 // Locations implements extract.Adapter.

@@ -31,28 +31,11 @@ func init() { extract.Register(Adapter{}) }
 // Platform implements extract.Adapter.
 func (Adapter) Platform() string { return platform }
 
-// Capabilities implements extract.Adapter.
+// Capabilities implements extract.Adapter: what extract declares for the
+// platform.
 func (Adapter) Capabilities() extract.Capabilities {
-	return extract.Capabilities{
-		Platform:  platform,
-		Exchanges: extract.Yes, Timestamps: extract.Partial, Tokens: extract.Partial, Cost: extract.Partial,
-		Models: extract.Partial, ToolCalls: extract.Partial, FileContext: extract.Partial, Subagents: extract.Partial,
-		Incremental:  extract.Partial,
-		Completeness: schema.CompletePartial,
-		Limitations: []string{
-			"Only answers of 2025 composers carry their own time (timingInfo); prompts, tool bubbles, 2023 chat bubbles and 2024 inline bubbles take a neighbour's, the tab's or the composer's time (ts_precision derived), and agent transcripts only the file's (file_mtime).",
-			"Token counts exist only on the last bubble of a 2025 composer turn (tokenCount), not on 2023 or 2024 chats nor in agent transcripts.",
-			"Cost is known only per composer (usageData costInCents, in the session's meta), never per message.",
-			"The model is recorded per bubble only by 2023 chats (modelType) and 2025-10+ bubbles (modelInfo); otherwise at most the composer's selected model is in the session's meta.",
-			"Tool calls are recorded by 2025 composers (toolFormerData, call and result in one bubble) and agent transcripts; 2023 chats record none.",
-			"Files are those named by tool arguments, attached files and code blocks; checkpoints and code-block diffs (checkpointId, codeBlockDiff rows) are not read.",
-			"Cursor prunes old bubble bodies: a bubble in the conversation order whose row is gone or NULL is a metadata_only message.",
-			"A database is read whole whenever it (or its -wal file) changed, through a full private copy (VACUUM INTO), which needs temporary disk space as large as the database.",
-			"The project folder is known only through a workspace database's workspace.json (or a composer's workspaceIdentifier); agent transcripts name it by a lossy slug, resolved only when a workspace.json matches it.",
-			"Subagents are linked only for agent transcripts (<uuid>/subagents/); database composers that are subagents are marked in the session's meta.",
-			"Agent transcript lines have no ids: message ids derive from line numbers, and a conversation whose database holds the bodies keeps its transcript lines as raw records only.",
-		},
-	}
+	c, _ := extract.Declared(platform)
+	return c
 }
 
 // UserDirs are Cursor's User directories for the options: on Linux

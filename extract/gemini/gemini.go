@@ -138,24 +138,11 @@ func isChat(path string) bool {
 	return bytes.Contains(head, []byte(`"sessionId"`))
 }
 
-// Capabilities implements extract.Adapter.
+// Capabilities implements extract.Adapter: what extract declares for the
+// platform.
 func (Adapter) Capabilities() extract.Capabilities {
-	return extract.Capabilities{
-		Platform:  platform,
-		Exchanges: extract.Yes, Timestamps: extract.Yes, Tokens: extract.Yes, Cost: extract.No,
-		Models: extract.Yes, ToolCalls: extract.Yes, FileContext: extract.Partial, Subagents: extract.Partial,
-		Incremental:  extract.Partial,
-		Completeness: schema.CompleteFull,
-		Limitations: []string{
-			"Cost is not recorded; it is computed from tokens and a price table.",
-			"The older session-*.json files are rewritten whole by Gemini CLI, so a changed file is read whole again (the .jsonl files are read incrementally).",
-			"Messages a $rewindTo or a $set removes after an earlier run loaded them stay in the lake.",
-			"Tool results are inside the assistant message that called the tool, not messages of their own.",
-			"The project path is known only from the .project_root marker newer Gemini CLI writes; older hash-named folders give the SHA-256 project hash instead.",
-			"Files are named only from file_path, absolute_path and paths tool arguments.",
-			"Subagent chats are linked to their parent only in the chats/<parent session>/ layout.",
-		},
-	}
+	c, _ := extract.Declared(platform)
+	return c
 }
 
 // Locations implements extract.Adapter.

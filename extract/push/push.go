@@ -78,22 +78,11 @@ func (Adapter) Locations(opt extract.Options) []string {
 	return nil
 }
 
-// Capabilities implements extract.Adapter.
+// Capabilities implements extract.Adapter: what extract declares for the
+// platform.
 func (Adapter) Capabilities() extract.Capabilities {
-	return extract.Capabilities{
-		Platform:  platform,
-		Exchanges: extract.Yes, Timestamps: extract.Yes, Tokens: extract.Partial, Cost: extract.Partial,
-		Models: extract.Partial, ToolCalls: extract.Partial, FileContext: extract.Partial, Subagents: extract.Partial,
-		Incremental:  extract.Yes,
-		Completeness: schema.CompleteFull,
-		Limitations: []string{
-			"The log holds only what the agent chose to write: models, tokens, cost, tool calls, files and subagents are there only when the writer includes them.",
-			"An event without a valid RFC 3339 timestamp takes the time of the line before it, or the file's modification time (ts_precision derived or file_mtime).",
-			"Lines of another protocol version (\"v\" other than 1) or of an unknown type are kept in the raw layer only.",
-			"Only the push folder is read (--root, else $POS_PUSH_DIR, else $XDG_DATA_HOME/pos/push or ~/.local/share/pos/push); logs agents write elsewhere, such as a project's .praxis-os/.conversations, need --root.",
-			"When sessions interleave in one file, an exchange whose prompt is more than 4 MiB before the end of the file is not derived again when later events of it are appended: write one session per file.",
-		},
-	}
+	c, _ := extract.Declared(platform)
+	return c
 }
 
 // Extract implements extract.Adapter.
