@@ -9,8 +9,6 @@ import (
 	"iter"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/bytedance/sonic"
 )
 
 // SyntaxError reports a line of the stream that is not a valid record. The
@@ -22,10 +20,6 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 func (e *SyntaxError) Unwrap() error { return e.Err }
-
-// nested decodes the small nested objects. Strings are copied out of the
-// line so a small field never keeps a multi-MB line alive.
-var nested = sonic.Config{CopyString: true}.Froze()
 
 // UnmarshalCheckpoints decodes a JSON array of watermarks (a state file);
 // null elements are left out.
@@ -147,24 +141,24 @@ func (d *Decoder) All() iter.Seq2[*Record, error] {
 // in rec.Extra. The record must have a "kind"; a missing "schema" is
 // accepted as the current version.
 func Unmarshal(data []byte, rec *Record) error {
-	if memberBudget.Load() > 0 {
+	if fast.Unmarshal == nil || memberBudget.Load() > 0 {
 		memberBudget.Add(-int64(len(data)))
 		*rec = Record{}
 		return unmarshalMembers(data, rec)
 	}
-	if unmarshalSonic(data, rec) {
+	if unmarshalWhole(data, rec) {
 		return nil
 	}
 	*rec = Record{}
 	return unmarshalMembers(data, rec)
 }
 
-// unmarshalSonic is the bulk path: one pass of sonic into the struct. It
-// declines records with members this build does not know (and anything
-// malformed); the member-by-member decoder keeps those members, or says
-// what is wrong.
-func unmarshalSonic(data []byte, rec *Record) bool {
-	if err := whole.Unmarshal(data, rec); err != nil || rec.Kind == "" || (rec.Schema != "" && !strings.HasPrefix(rec.Schema, "pos/")) || !timesInRange(rec) {
+// unmarshalWhole is the bulk path: one pass of Fast.Unmarshal (sonic) into
+// the struct. It declines records with members this build does not know
+// (and anything malformed); the member-by-member decoder keeps those
+// members, or says what is wrong.
+func unmarshalWhole(data []byte, rec *Record) bool {
+	if err := fast.Unmarshal(data, rec); err != nil || rec.Kind == "" || (rec.Schema != "" && !strings.HasPrefix(rec.Schema, "pos/")) || !timesInRange(rec) {
 		return false
 	}
 	if rec.Schema == "" {
@@ -179,9 +173,6 @@ func unmarshalSonic(data []byte, rec *Record) bool {
 	return true
 }
 
-// whole decodes a record in one pass when it has no unknown members.
-var whole = sonic.Config{DisallowUnknownFields: true, CaseSensitive: true}.Froze()
-
 func validUTF8(b json.RawMessage) json.RawMessage {
 	if len(b) == 0 || utf8.Valid(b) {
 		return b
@@ -191,7 +182,7 @@ func validUTF8(b json.RawMessage) json.RawMessage {
 
 // rawValue validates a JSON value and returns a compact, valid-UTF-8 copy.
 func rawValue(val []byte) (json.RawMessage, error) {
-	if !sonic.ConfigStd.Valid(val) {
+	if !validJSON(val) {
 		return nil, errors.New("invalid JSON value")
 	}
 	if !utf8.Valid(val) {
@@ -265,13 +256,13 @@ func (s *scanner) skip() error {
 	return nil
 }
 
-// skipPortable is skipValue in Go, for platforms without sonic's native
-// skipper: it balances containers, then validates the span.
+// skipPortable is skipValue in Go, without Fast: it balances containers,
+// then validates the span.
 func skipPortable(b []byte) int {
 	s := scanner{b: b}
 	s.ws()
 	start := s.i
-	if s.skipSlow() != nil || !json.Valid(b[start:s.i]) {
+	if s.skipSlow() != nil || !validJSON(b[start:s.i]) {
 		return -1
 	}
 	return s.i
@@ -291,7 +282,7 @@ func (s *scanner) literalEnd() int {
 	return j
 }
 
-// skipSlow is skip in Go, for platforms without sonic's native skipper.
+// skipSlow is skip in Go, without Fast.
 func (s *scanner) skipSlow() error {
 	if s.i >= len(s.b) {
 		return s.errf("unexpected end of record")
@@ -323,7 +314,7 @@ func (s *scanner) skipSlow() error {
 		return s.errf("unterminated %c", c)
 	default:
 		j := s.literalEnd()
-		if !sonic.ConfigStd.Valid(s.b[s.i:j]) {
+		if !validJSON(s.b[s.i:j]) {
 			return s.errf("invalid value %q", s.b[s.i:j])
 		}
 		s.i = j

@@ -12,7 +12,9 @@
 // Two decoders give the same records: a process's first 16 MB are decoded
 // member by member in Go, the rest by sonic, which is faster in bulk but
 // compiles its decoder on first use (~40 ms of CPU, paid by every stage of
-// an incremental sync that reads a few hundred KB).
+// an incremental sync that reads a few hundred KB). sonic is plugged in by
+// the binaries that stream records (package schema/fastjson); the lake's
+// readers (pos-query, pos-mcp) decode in Go alone and start without it.
 //
 // Paths ending in ".zst" are read and written zstd-compressed.
 //

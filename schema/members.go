@@ -10,8 +10,6 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/bytedance/sonic"
 )
 
 // A process decodes its first records member by member, in Go: sonic's
@@ -147,11 +145,11 @@ func (r *Record) member(d *mdec, key string) (err error) {
 		r.Session = new(Session)
 		err = d.object(r.Session.member)
 	case "chunk":
-		// Embeddings are arrays of floats: sonic's job.
+		// Embeddings are arrays of floats: Fast's job when there is one.
 		var val []byte
 		if val, err = d.value(); err == nil {
 			r.Chunk = new(Chunk)
-			err = nested.Unmarshal(val, r.Chunk)
+			err = unmarshalNested(val, r.Chunk)
 		}
 	case "checkpoint":
 		r.Checkpoint = new(Checkpoint)
@@ -621,7 +619,7 @@ func (d *mdec) raw() (json.RawMessage, error) {
 // be valid JSON.
 func (d *mdec) skipValue() error {
 	val, err := d.value()
-	if err == nil && !sonic.ConfigStd.Valid(val) {
+	if err == nil && !validJSON(val) {
 		err = errors.New("invalid JSON value")
 	}
 	return err

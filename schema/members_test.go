@@ -58,7 +58,7 @@ func decodingLines(t testing.TB) [][]byte {
 func checkPathsAgree(t *testing.T, line []byte) (accepted bool) {
 	t.Helper()
 	var viaSonic, viaMembers Record
-	if !unmarshalSonic(line, &viaSonic) {
+	if !unmarshalWhole(line, &viaSonic) {
 		return false
 	}
 	if err := unmarshalMembers(line, &viaMembers); err != nil {
@@ -189,6 +189,7 @@ func FuzzDecoders(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkPathsAgree(t, data)
+		checkWithoutFast(t, data)
 		var r Record
 		if unmarshalMembers(data, &r) == nil {
 			var back Record
@@ -197,6 +198,50 @@ func FuzzDecoders(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkWithoutFast fails when the member decoder decodes a line otherwise
+// with Fast (sonic's skipper, validator and nested decoder, as the stream
+// filters run) than without it (Go alone, as the lake's readers run).
+func checkWithoutFast(t *testing.T, line []byte) {
+	t.Helper()
+	var with, without Record
+	errWith := unmarshalMembers(line, &with)
+	saved := fast
+	fast = Fast{}
+	errWithout := unmarshalMembers(line, &without)
+	fast = saved
+	if (errWith == nil) != (errWithout == nil) {
+		t.Fatalf("%q: with sonic: %v; without: %v", line, errWith, errWithout)
+	}
+	if a, b := AppendRecord(nil, &with), AppendRecord(nil, &without); errWith == nil && !bytes.Equal(a, b) {
+		t.Fatalf("%q decodes otherwise without sonic\nwith:    %s\nwithout: %s", line, a, b)
+	}
+}
+
+func TestWithoutFast(t *testing.T) {
+	if fast.Unmarshal == nil {
+		t.Fatal("the tests run without sonic plugged in: see fast_ext_test.go")
+	}
+	lines := decodingLines(t)
+	for _, c := range []string{
+		// Control characters inside strings, as some native lines hold
+		// them raw: taken, as sonic takes them.
+		"{\"kind\":\"raw\",\"raw\":{\"s\":\"a\x00b\x01\x1f\",\"t\":\"\x80\"}}",
+		"{\"kind\":\"raw\",\"raw\":{\"s\":1,\t\"t\":[\r\n]}}",
+		"{\"kind\":\"message\",\"future\":\"x\x02y\",\"text\":\"t\"}",
+		// Not JSON, with or without.
+		`{"kind":"raw","raw":{"s":}}`,
+		`{"kind":"raw","raw":{"s":"a"]}`,
+		`{"kind":"message","future":[1,}`,
+		`{"kind":"message","future":tru}`,
+		`{"kind":"chunk","chunk":{"embedding":[1,"x"]}}`,
+	} {
+		lines = append(lines, []byte(c))
+	}
+	for _, l := range lines {
+		checkWithoutFast(t, l)
+	}
 }
 
 func TestUnmarshalCheckpoints(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/schema"
+	_ "github.com/pos-lake/pos/schema/fastjson" // sonic for bulk decoding
 	"github.com/urfave/cli/v2"
 )
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/schema"
+	_ "github.com/pos-lake/pos/schema/fastjson" // sonic for bulk decoding
 	"github.com/pos-lake/pos/transform/enrich"
 	"github.com/pos-lake/pos/transform/normalize"
 	"github.com/urfave/cli/v2"

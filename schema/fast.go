@@ -1,0 +1,74 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Fast is bulk JSON machinery a binary may plug into this package. Alone,
+// schema decodes in Go: the member-by-member decoder, a portable skipper
+// and encoding/json's validator. A binary that streams records in bulk
+// links package schema/fastjson, which plugs in sonic's SIMD skipper and
+// validator and its one-pass decoder (used past a process's first 16 MB).
+// A binary that decodes few records (pos-query, pos-mcp) does without:
+// sonic's start-up (~15 ms of package initialisation, more in page faults)
+// costs it more than sonic would save.
+type Fast struct {
+	// Skip returns the length of the JSON value at the start of b (after
+	// any leading spaces), or -1 if it is not one.
+	Skip func(b []byte) int
+	// Valid reports whether b is one valid JSON value.
+	Valid func(b []byte) bool
+	// Unmarshal decodes a whole record strictly: an unknown member or a
+	// member whose name differs in case is an error.
+	Unmarshal func(data []byte, v any) error
+	// UnmarshalNested decodes a nested object (a chunk and its vector),
+	// copying its strings out of data.
+	UnmarshalNested func(data []byte, v any) error
+}
+
+var fast Fast
+
+// UseFast plugs f in. Call it from an init function, before any decoding.
+func UseFast(f Fast) { fast = f }
+
+// validJSON reports whether b is one valid JSON value. Like sonic's
+// validator, it takes control characters inside strings, which some native
+// lines hold raw, so that a record decodes the same with Fast or without.
+func validJSON(b []byte) bool {
+	if fast.Valid != nil {
+		return fast.Valid(b)
+	}
+	if json.Valid(b) {
+		return true
+	}
+	i := bytes.IndexFunc(b, func(r rune) bool { return r < 0x20 })
+	if i < 0 {
+		return false
+	}
+	// A space is valid wherever a control character is taken: inside a
+	// string, or between tokens.
+	c := bytes.Clone(b)
+	for ; i < len(c); i++ {
+		if c[i] < 0x20 {
+			c[i] = ' '
+		}
+	}
+	return json.Valid(c)
+}
+
+// skipValue returns the length of the JSON value at the start of b (after
+// any leading spaces), or -1 if it is not one.
+func skipValue(b []byte) int {
+	if fast.Skip != nil {
+		return fast.Skip(b)
+	}
+	return skipPortable(b)
+}
+
+func unmarshalNested(data []byte, v any) error {
+	if fast.UnmarshalNested != nil {
+		return fast.UnmarshalNested(data, v)
+	}
+	return json.Unmarshal(data, v)
+}
