@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"golang.org/x/sync/errgroup"
 	"maps"
 	"os"
 	"path/filepath"
@@ -96,26 +97,45 @@ func messagePartitions(lake string) (map[string]string, error) {
 // tables to a fingerprint of the names of its Parquet files in each: what
 // changes when a load adds or removes data there.
 func PartitionFingerprints(lake string, tables ...string) (map[string]string, error) {
-	files := map[string][]string{}
+	type dir struct {
+		table string
+		part  partKey
+		ents  []os.DirEntry
+	}
+	var dirs []dir
 	for _, table := range tables {
 		parts, err := tablePartitions(lake, table)
 		if err != nil {
 			return nil, err
 		}
 		for _, p := range parts {
-			ents, err := os.ReadDir(Dir(lake, table, p.platform, p.date))
-			if err != nil {
-				return nil, err
-			}
-			key := p.platform + "/" + p.date
-			for _, f := range ents { // ReadDir sorts by name
-				if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
-					name := f.Name()
-					if len(tables) > 1 {
-						name = table + "/" + name
-					}
-					files[key] = append(files[key], name)
+			dirs = append(dirs, dir{table: table, part: p})
+		}
+	}
+	// The directories are listed a few at a time: a warm query waits on
+	// hundreds of them.
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i := range dirs {
+		d := &dirs[i]
+		g.Go(func() (err error) {
+			d.ents, err = os.ReadDir(Dir(lake, d.table, d.part.platform, d.part.date))
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	files := map[string][]string{}
+	for _, d := range dirs {
+		key := d.part.platform + "/" + d.part.date
+		for _, f := range d.ents { // ReadDir sorts by name
+			if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
+				name := f.Name()
+				if len(tables) > 1 {
+					name = d.table + "/" + name
 				}
+				files[key] = append(files[key], name)
 			}
 		}
 	}

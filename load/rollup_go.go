@@ -44,19 +44,29 @@ func (r *RollupRow) DateString() string {
 // ReadRollupRows reads a rollup file whole: it is small, a row per session,
 // model, hour and long-context rank.
 func ReadRollupRows(path string) ([]RollupRow, error) {
+	// A session, project or model fills many rows: one string each.
+	strs := map[string]string{}
+	intern := func(b []byte) string {
+		if s, ok := strs[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		strs[s] = s
+		return s
+	}
 	return readFlatRows(path, nil, RollupColumns, func(string) bool { return true },
 		func(r *RollupRow, name string, col column, v parquet.Value) {
 			switch name {
 			case "platform":
-				r.Platform = string(v.ByteArray())
+				r.Platform = intern(v.ByteArray())
 			case "date":
 				r.Date = v.Int32()
 			case "session_id":
-				r.SessionID = string(v.ByteArray())
+				r.SessionID = intern(v.ByteArray())
 			case "project":
-				r.Project = string(v.ByteArray())
+				r.Project = intern(v.ByteArray())
 			case "model":
-				r.Model = string(v.ByteArray())
+				r.Model = intern(v.ByteArray())
 			case "hour":
 				r.Hour = col.time(v)
 			case "ctx_rank":
