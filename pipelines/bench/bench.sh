@@ -114,6 +114,10 @@ if /usr/bin/time -f '%M' -o /dev/null true 2>/dev/null && [[ -z ${BENCH_PROC_RSS
 	rss() {
 		local out=$RSS_DIR/$1
 		shift
+		if [[ -n ${RSS_OFF:-} ]]; then
+			"$@"
+			return
+		fi
 		/usr/bin/time -f '%M' -o "$out" "$@"
 	}
 else
@@ -122,6 +126,10 @@ else
 	rss() {
 		local out=$RSS_DIR/$1 pid hwm=0 v rc=0
 		shift
+		if [[ -n ${RSS_OFF:-} ]]; then
+			"$@"
+			return
+		fi
 		"$@" <&0 &
 		pid=$!
 		while [[ -r /proc/$pid/status ]]; do
@@ -139,21 +147,37 @@ fi
 ROWS=()
 declare -A PEAK MED PEAKMB
 
+# peaks adds the peak RSS each stage of the last run left in RSS_DIR to PEAK.
+peaks() {
+	local f kb
+	for f in "$RSS_DIR"/*; do
+		[[ -e $f ]] || continue
+		kb=$(tail -n 1 "$f")
+		[[ $kb =~ ^[0-9]+$ ]] || continue
+		f=${f##*/}
+		if ((kb > ${PEAK[$f]:-0})); then PEAK[$f]=$kb; fi
+	done
+}
+
 # measure N LABEL BYTES SETUP RUN: time RUN N times, SETUP (untimed) before
 # each; add a row with the number of runs, the median, min and max wall
-# time, MB/s of BYTES at the median, and the peak RSS of each stage over the
-# repetitions. When N >= 3 and the first two runs differ by less than TOL
-# (as a fraction of the faster), the row stops after those two: their
-# median is their mean.
+# time, MB/s of BYTES at the median, and the peak RSS of each stage. When
+# N >= 3 and the first two runs differ by less than TOL (as a fraction of
+# the faster), the row stops after those two: their median is their mean.
+# The timed runs start each stage bare; its peak RSS comes from one more,
+# untimed run under GNU time, whose own start (~10 ms on some virtual
+# machines) would otherwise be counted in a 50 ms query's time and in each
+# stage of a sync. With RSS_TIMED=1 (or N = 1) the timed runs measure it.
 measure() {
-	local n=$1 label=$2 bytes=$3 setup=$4 fn=$5 i t0 t1 f kb times=()
+	local n=$1 label=$2 bytes=$3 setup=$4 fn=$5 i t0 t1 times=() bare=1
+	if [[ -n ${RSS_TIMED:-} ]] || ((n == 1)); then bare=; fi
 	PEAK=()
 	for ((i = 1; i <= n; i++)); do
 		rm -rf "$RSS_DIR"
 		mkdir -p "$RSS_DIR"
 		$setup
 		t0=$EPOCHREALTIME
-		if ! $fn; then
+		if ! RSS_OFF=$bare $fn; then
 			log "$label: failed"
 			ROWS+=("$(printf '%-30s %s' "$label" "failed (see stderr)")")
 			return 0
@@ -164,14 +188,15 @@ measure() {
 			'BEGIN {lo = a < b ? a : b; d = a - b; if (d < 0) d = -d; exit !(lo > 0 && d < tol * lo)}'; then
 			n=2
 		fi
-		for f in "$RSS_DIR"/*; do
-			[[ -e $f ]] || continue
-			kb=$(tail -n 1 "$f")
-			[[ $kb =~ ^[0-9]+$ ]] || continue
-			f=${f##*/}
-			if ((kb > ${PEAK[$f]:-0})); then PEAK[$f]=$kb; fi
-		done
+		peaks
 	done
+	if [[ -n $bare ]]; then
+		rm -rf "$RSS_DIR"
+		mkdir -p "$RSS_DIR"
+		$setup
+		$fn || log "$label: the run for peak RSS failed"
+		peaks
+	fi
 	local rssdesc="" s top=0
 	for s in extract normalize load stats ccusage query; do
 		if [[ -v PEAK[$s] ]]; then
@@ -405,7 +430,8 @@ if [[ -n $HAVE_LOAD ]]; then
 	runs_before=$(wc -l <"$TMP/inclake/_state/runs.ndjson")
 	TOL_SAVED=$TOL
 	TOL=0 # every one of the ten
-	measure 10 "incr: hook syncs (+0.1% each)" 0 hook_append run_inc
+	# Each run appends: no extra run for peak RSS, which the ten measure.
+	RSS_TIMED=1 measure 10 "incr: hook syncs (+0.1% each)" 0 hook_append run_inc
 	TOL=$TOL_SAVED
 	most=$(find "$TMP/inclake/raw" "$TMP/inclake/indexed" -name '*.parquet' -printf '%h\n' | sort | uniq -c | sort -n | tail -n 1 | awk '{print $1}')
 	compacted=$(tail -n +"$((runs_before + 1))" "$TMP/inclake/_state/runs.ndjson" | grep -o '"compacted":[0-9]*' | awk -F: '{s += $2} END {print s + 0}')
@@ -423,7 +449,7 @@ generator  $GEN_LINE
 streams    extracted $(mb "$EXTRACTED_BYTES") MB, normalized $(mb "$NORMALIZED_BYTES") MB
 $LAKE_LINE
 incr       $INC_CHAIN; ${APPEND_LINE#gen: }
-timing     up to $REPS runs (2 when the first two differ by < $TOL; queries $QREPS; first run: 1), warm page cache; MB/s = source .jsonl MB / median (incr +x%: appended MB); peak RSS per stage by $RSS_HOW
+timing     up to $REPS runs (2 when the first two differ by < $TOL; queries $QREPS; first run: 1), warm page cache; MB/s = source .jsonl MB / median (incr +x%: appended MB); timed runs start each stage bare, peak RSS per stage by $RSS_HOW in one more untimed run (hook syncs: in the timed runs)
 
 $(printf '%-30s %4s %8s %7s %7s %7s %8s  %s' stage runs median_s p95_s min_s max_s MB/s peak_rss_MB)
 EOF
