@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"golang.org/x/sync/errgroup"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/pricing"
+	"golang.org/x/sync/errgroup"
 )
 
 // The usage rollup: the token sums of the messages pos-query stats counts

@@ -141,13 +141,12 @@ func (d *Decoder) All() iter.Seq2[*Record, error] {
 // in rec.Extra. The record must have a "kind"; a missing "schema" is
 // accepted as the current version.
 func Unmarshal(data []byte, rec *Record) error {
-	if fast.Unmarshal == nil || memberBudget.Load() > 0 {
-		memberBudget.Add(-int64(len(data)))
-		*rec = Record{}
-		return unmarshalMembers(data, rec)
-	}
-	if unmarshalWhole(data, rec) {
-		return nil
+	if fast.Unmarshal != nil {
+		if memberBudget.Load() > 0 {
+			memberBudget.Add(-int64(len(data)))
+		} else if unmarshalWhole(data, rec) {
+			return nil
+		}
 	}
 	*rec = Record{}
 	return unmarshalMembers(data, rec)

@@ -108,28 +108,29 @@ find "$DIR/.claude" -type f -exec cat {} + >/dev/null
 # Measuring
 
 RSS_DIR=$TMP/rss
-# rss NAME CMD...: run CMD and leave its peak RSS in KB in $RSS_DIR/NAME.
+# rss NAME CMD...: run CMD and leave its peak RSS in KB in $RSS_DIR/NAME
+# (with RSS_OFF set, just run CMD).
+rss() {
+	if [[ -n ${RSS_OFF:-} ]]; then
+		shift
+		"$@"
+		return
+	fi
+	rss_peak "$@"
+}
 if /usr/bin/time -f '%M' -o /dev/null true 2>/dev/null && [[ -z ${BENCH_PROC_RSS:-} ]]; then
 	RSS_HOW="GNU time %M"
-	rss() {
+	rss_peak() {
 		local out=$RSS_DIR/$1
 		shift
-		if [[ -n ${RSS_OFF:-} ]]; then
-			"$@"
-			return
-		fi
 		/usr/bin/time -f '%M' -o "$out" "$@"
 	}
 else
 	RSS_HOW="VmHWM sampled from /proc every 20 ms"
 	[[ -n ${BENCH_PROC_RSS:-} ]] || log "hint: /usr/bin/time (GNU) not found, sampling VmHWM instead; install it for exact figures: apt-get install time"
-	rss() {
+	rss_peak() {
 		local out=$RSS_DIR/$1 pid hwm=0 v rc=0
 		shift
-		if [[ -n ${RSS_OFF:-} ]]; then
-			"$@"
-			return
-		fi
 		"$@" <&0 &
 		pid=$!
 		while [[ -r /proc/$pid/status ]]; do
