@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,15 +97,147 @@ func (o *Options) ReadLines(ctx context.Context, lr *schema.LineReader, path str
 	}
 }
 
-// RawLine returns a copy of a native line to keep as a raw record: valid
-// UTF-8 (invalid bytes become U+FFFD), owned by the record, so decoded
-// strings may point into it.
+// RawLine returns a copy of a native line to keep as a raw record, owned
+// by the record (decoded strings may point into it), and strict JSON
+// whatever the file held: invalid UTF-8 becomes U+FFFD, and inside strings
+// a control character is escaped and a backslash that starts no valid
+// escape is itself escaped. The line decoders accept both (they skip the
+// values they do not read without checking them); strict readers of the
+// stream (jq, encoding/json) do not. A line that needs none of it, every
+// line as the tools write them, is checked and copied.
 func RawLine(b []byte) []byte {
+	ctrl, valid := scanRaw(b)
+	var out []byte
+	if valid {
+		out = bytes.Clone(b)
+	} else {
+		out = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	}
+	if ctrl || badEscape(out) {
+		out = strictStrings(out)
+	}
+	return out
+}
+
+// ValidText returns a copy of b as valid UTF-8 (invalid bytes become
+// U+FFFD).
+func ValidText(b []byte) []byte {
 	if !utf8.Valid(b) {
 		return bytes.ToValidUTF8(b, []byte("\uFFFD"))
 	}
 	return bytes.Clone(b)
 }
+
+// scanRaw reports whether b holds a control character (below 0x20) and
+// whether it is valid UTF-8, eight bytes at a time while they are ASCII.
+func scanRaw(b []byte) (ctrl, valid bool) {
+	const lsb, msb = 0x0101010101010101, 0x8080808080808080
+	var low uint64
+	i := 0
+	for i < len(b) {
+		for i+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			if w&msb != 0 {
+				break
+			}
+			// A byte below 0x20 sets its high bit in (w - 0x20..) &^ w.
+			low |= (w - 0x20*lsb) &^ w & msb
+			i += 8
+		}
+		// A non-ASCII word, or the tail: a rune at a time, up to the
+		// next word boundary.
+		for end := min(i+8, len(b)); i < end; {
+			c := b[i]
+			if c < utf8.RuneSelf {
+				if c < 0x20 {
+					ctrl = true
+				}
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return ctrl || low != 0 || bytes.ContainsFunc(b[i:], func(r rune) bool { return r < 0x20 }), false
+			}
+			i += size
+		}
+	}
+	return ctrl || low != 0, true
+}
+
+// badEscape reports whether a backslash in b starts no valid JSON escape.
+func badEscape(b []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			return false
+		}
+		if i += j + 1; i >= len(b) {
+			return true
+		}
+		n := escapeLen(b[i-1:])
+		if n == 0 {
+			return true
+		}
+		i += n - 1
+	}
+}
+
+// escapeLen is the length of the valid JSON escape at the start of b (a
+// backslash), or 0.
+func escapeLen(b []byte) int {
+	if len(b) < 2 {
+		return 0
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if len(b) < 6 {
+			return 0
+		}
+		for _, c := range b[2:6] {
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return 0
+			}
+		}
+		return 6
+	}
+	return 0
+}
+
+// strictStrings makes the strings of a JSON text (valid UTF-8) strict:
+// control characters are escaped, and a backslash that starts no valid
+// escape becomes an escaped backslash. Control characters between tokens
+// (tab, newline, carriage return are JSON whitespace) are left as they are.
+func strictStrings(b []byte) []byte {
+	out := make([]byte, 0, len(b)+16)
+	in := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case !in:
+			in = c == '"'
+		case c == '"':
+			in = false
+		case c == '\\':
+			if n := escapeLen(b[i:]); n > 0 {
+				out = append(out, b[i:i+n]...)
+				i += n - 1
+				continue
+			}
+			out = append(out, '\\', '\\')
+			continue
+		case c < 0x20:
+			out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+const hexDigits = "0123456789abcdef"
 
 // LineError explains why a line is not a record: encoding/json's one-line
 // words for invalid JSON (faster parsers' messages span lines), or that the

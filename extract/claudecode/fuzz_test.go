@@ -3,6 +3,7 @@ package claudecode
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -40,7 +41,7 @@ func FuzzLine(f *testing.F) {
 		}
 		fs := &fileState{path: "/x/s.jsonl", mtime: time.Unix(0, 0), sideRoot: map[string]string{}}
 		var l line
-		b := bytes.TrimRight(data, "\r\n")
+		b := extract.RawLine(bytes.TrimRight(data, "\r\n")) // as file() reads a line
 		if parseLine(b, &l) != nil && !lenient(b, &l) {
 			return // a bad line: reported by the caller
 		}
@@ -55,6 +56,9 @@ func FuzzLine(f *testing.F) {
 		}
 		for _, rec := range out {
 			enc := schema.AppendRecord(nil, rec)
+			if !json.Valid(enc) {
+				t.Fatalf("record is not strict JSON:\n%q", enc)
+			}
 			var back schema.Record
 			if err := schema.Unmarshal(enc, &back); err != nil {
 				t.Fatalf("record does not round-trip: %v\n%s", err, enc)

@@ -489,7 +489,7 @@ func (r *run) plan(sf extract.SourceFile) error {
 	rec.NativeID = slug
 	rec.TS, rec.TSPrecision = fp.Mtime, schema.PrecisionFileMtime
 	rec.Role, rec.ContentType = schema.RoleAssistant, schema.ContentPlan
-	rec.Text = string(extract.RawLine(b[:n]))
+	rec.Text = string(extract.ValidText(b[:n]))
 	rec.Title = markdownTitle(rec.Text)
 	if agent != "" {
 		rec.Agent = &schema.Agent{ID: agent, Sidechain: true}
