@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,23 +133,116 @@ func writeSchemaFile(path, table string) (string, error) {
 // schema is read with them, by name, so every column a view names exists
 // even in a lake an older build wrote.
 func source(lake, table string, schemas map[string][]string) (string, error) {
-	const opts = "hive_partitioning = true, hive_types = {'platform': VARCHAR, 'date': DATE}"
 	f, err := schemaFile(lake, table)
 	if err != nil {
 		return "", err
 	}
 	dir := TableDir(lake, table)
 	if !hasParquet(dir) {
-		return fmt.Sprintf("read_parquet(%s, %s)", sqlString(f), opts), nil
+		return fmt.Sprintf("read_parquet(%s, %s)", sqlString(f), hiveOpts), nil
 	}
 	// Files lie exactly two levels down (platform=/date=): a fixed-depth
 	// glob is expanded faster than "**", which walks the whole tree, and
 	// DuckDB expands it again on every query.
 	glob := filepath.Join(dir, "*", "*", "*.parquet")
-	if fps := schemas[table]; len(fps) == 1 && fps[0] == schemaFingerprint(table) {
-		return fmt.Sprintf("read_parquet(%s, %s)", sqlString(glob), opts), nil
+	return readFiles(table, f, []string{glob}, schemas), nil
+}
+
+// hiveOpts are the options every read of the lake's tables passes.
+const hiveOpts = "hive_partitioning = true, hive_types = {'platform': VARCHAR, 'date': DATE}"
+
+// readFiles reads a table's files (or globs), with its schema file f when
+// not every file has this build's schema.
+func readFiles(table, f string, files []string, schemas map[string][]string) string {
+	quoted := make([]string, len(files))
+	for i, p := range files {
+		quoted[i] = sqlString(p)
 	}
-	return fmt.Sprintf("read_parquet([%s, %s], union_by_name = true, %s)", sqlString(f), sqlString(glob), opts), nil
+	if fps := schemas[table]; len(fps) == 1 && fps[0] == schemaFingerprint(table) {
+		if len(quoted) == 1 {
+			return fmt.Sprintf("read_parquet(%s, %s)", quoted[0], hiveOpts)
+		}
+		return fmt.Sprintf("read_parquet([%s], %s)", strings.Join(quoted, ", "), hiveOpts)
+	}
+	return fmt.Sprintf("read_parquet([%s, %s], union_by_name = true, %s)", sqlString(f), strings.Join(quoted, ", "), hiveOpts)
+}
+
+// Partition is one platform=/date= directory of a table.
+type Partition struct{ Platform, Date string }
+
+// Partitions lists a table's partitions of a platform ("": every
+// platform), newest date first.
+func Partitions(lake, table, platform string) ([]Partition, error) {
+	parts, err := tablePartitions(lake, table)
+	if err != nil {
+		return nil, err
+	}
+	var out []Partition
+	for _, p := range parts {
+		if platform == "" || p.platform == platform {
+			out = append(out, Partition{Platform: p.platform, Date: p.date})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Partition) int { return strings.Compare(b.Date, a.Date) })
+	return out, nil
+}
+
+// PartitionSource is a source of the rows of view (messages or
+// exchange_rows) in the given partitions only, as the view has them. Its
+// files are listed here and named one by one: DuckDB expands a table's
+// glob, and prunes by partition, on every query, which on a lake of
+// thousands of partitions costs a lookup of a few files 50-100 ms.
+func PartitionSource(lake, view string, parts []Partition) (string, error) {
+	var table string
+	switch view {
+	case "messages":
+		table = TableMessages
+	case "exchange_rows":
+		table = TableExchanges
+	default:
+		return "", fmt.Errorf("load: no partition source for view %q", view)
+	}
+	lake, err := filepath.Abs(lake)
+	if err != nil {
+		return "", err
+	}
+	f, err := schemaFile(lake, table)
+	if err != nil {
+		return "", err
+	}
+	var files []string
+	for _, p := range parts {
+		dir := Dir(lake, table, p.Platform, p.Date)
+		ents, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		for _, e := range ents {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".parquet") {
+				files = append(files, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	src := fmt.Sprintf("read_parquet(%s, %s)", sqlString(f), hiveOpts) // no rows, every column
+	if len(files) > 0 {
+		src = readFiles(table, f, files, readSchemas(lake))
+	}
+	q := viewSelect(view) + src
+	if Versioned(lake)[table] {
+		q += latest
+	}
+	return "(" + q + ")", nil
+}
+
+// viewSelect is the start of the select a table's view makes of its files.
+func viewSelect(view string) string {
+	if view == "exchange_rows" {
+		return "SELECT * EXCLUDE (stream_number) FROM "
+	}
+	return "SELECT * FROM "
 }
 
 // latest keeps the newest version of each record when a table holds more
@@ -261,7 +355,7 @@ func ViewSQLFor(lake string, names ...string) ([]string, error) {
 		stmts = append(stmts, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", t, q))
 	}
 	if want["exchange_rows"] {
-		ex := "SELECT * EXCLUDE (stream_number) FROM " + src[TableExchanges]
+		ex := viewSelect("exchange_rows") + src[TableExchanges]
 		if versioned[TableExchanges] {
 			ex += latest
 		}

@@ -333,3 +333,55 @@ func TestSessionRollupPartition(t *testing.T) {
 		t.Errorf("session rows %s, then %s after the same load", before, after)
 	}
 }
+
+// A partition source has the view's rows of those partitions: the latest
+// version of each, every column even over files of an older schema, and
+// none (with every column) for partitions without files.
+func TestPartitionSource(t *testing.T) {
+	lake := t.TempDir()
+	d1 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	d2 := d1.AddDate(0, 0, 1)
+	loadRecs(t, lake, msg("m1", "s", "first", d1), msg("m2", "s", "second", d2), msg("m3", "s", "third", d2.AddDate(0, 0, 1)))
+	loadRecs(t, lake, msg("m1", "s", "first, edited", d1))
+	db := views(t, lake)
+	check := func(parts []Partition, want string) {
+		t.Helper()
+		src, err := PartitionSource(lake, "messages", parts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(src, "*.parquet") {
+			t.Fatalf("a glob: %s", src)
+		}
+		// (The filter names a column: every one is there, rows or not.)
+		got := one(t, db, "SELECT coalesce(string_agg(text, '|' ORDER BY id), '') FROM "+src+" WHERE tool_count >= 0 OR tool_count IS NULL")
+		view := one(t, db, "SELECT coalesce(string_agg(text, '|' ORDER BY id), '') FROM messages WHERE (platform || '/' || strftime(date, '%Y-%m-%d')) IN (SELECT unnest(?::VARCHAR[]))",
+			func() []string {
+				var s []string
+				for _, p := range parts {
+					s = append(s, p.Platform+"/"+p.Date)
+				}
+				return s
+			}())
+		if got != want || view != want {
+			t.Fatalf("%v: source %q, view %q, want %q", parts, got, view, want)
+		}
+	}
+	check([]Partition{{"test", "2026-05-01"}, {"test", "2026-05-02"}}, "first, edited|second")
+	check([]Partition{{"test", "2026-05-03"}}, "third")
+	check([]Partition{{"test", "2026-06-01"}, {"other", "2026-05-01"}}, "")
+	check(nil, "")
+	// Files of another schema too: read by name with this build's.
+	os.WriteFile(filepath.Join(lake, "_state", "schemas.json"), []byte(`{"messages":["old","`+schemaFingerprint(TableMessages)+`"]}`), 0o600)
+	check([]Partition{{"test", "2026-05-01"}}, "first, edited")
+	if _, err := PartitionSource(lake, "sessions", nil); err == nil {
+		t.Fatal("a source for a view it cannot narrow")
+	}
+	got, err := Partitions(lake, TableMessages, "")
+	if err != nil || len(got) != 3 || got[0].Date != "2026-05-03" || got[2].Date != "2026-05-01" {
+		t.Fatalf("partitions %v, %v", got, err)
+	}
+	if got, _ := Partitions(lake, TableMessages, "other"); len(got) != 0 {
+		t.Fatalf("partitions of another platform: %v", got)
+	}
+}

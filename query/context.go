@@ -284,7 +284,10 @@ func (d *DB) contextItems(ctx context.Context, ref SessionRef, opt ContextOption
 		until = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
 	var items []ContextItem
-	messages, exchanges := d.sessionViews(ctx, ref)
+	messages, exchanges, err := d.sessionViews(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
 	q := func(query string, kind string, prio int, args ...any) error {
 		rows, err := d.db.QueryContext(ctx, query, args...)
 		if err != nil {

@@ -22,7 +22,7 @@ func StatsSQL(opt StatsOptions) string {
 
 // TimelineSQLArgs is Timeline's query over the sessions view.
 func TimelineSQLArgs(opt TimelineOptions, session string) (string, []any) {
-	return timelineQuery(opt, session, "sessions", "")
+	return timelineQuery(opt, session, "sessions", "exchanges", "")
 }
 
 // NoRollup makes Stats read the messages only, never the usage rollup.
@@ -60,5 +60,6 @@ func NoSessionCache(d *DB) { d.noSessionCache = true }
 
 // SessionViews is the sources one session's lookups read.
 func SessionViews(d *DB, ref SessionRef) (messages, exchanges string) {
-	return d.sessionViews(context.Background(), ref)
+	messages, exchanges, _ = d.sessionViews(context.Background(), ref)
+	return
 }

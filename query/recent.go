@@ -133,10 +133,10 @@ func (d *DB) Recent(ctx context.Context, opt RecentOptions) (*RecentResult, erro
 }
 
 func (d *DB) turns(ctx context.Context, ref SessionRef, n int, subagents bool) ([]Turn, error) {
-	if err := d.need(ctx, "exchange_rows"); err != nil {
+	_, exchanges, err := d.sessionViews(ctx, ref)
+	if err != nil {
 		return nil, err
 	}
-	_, exchanges := d.sessionViews(ctx, ref)
 	q := `SELECT exchange_number, ts, ts_end, platform, session_id, coalesce(agent_id, ''),
   coalesce(prompt, ''), coalesce(response, ''), coalesce(model, ''), tool_count, tools,
   input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens
@@ -179,7 +179,10 @@ func (d *DB) toolCalls(ctx context.Context, ref SessionRef, turns []Turn) error 
 	w.add("platform = ?", ref.Platform)
 	w.add("session_id = ?", ref.SessionID)
 	w.window("ts", from, time.Time{}, true)
-	messages, _ := d.sessionViews(ctx, ref)
+	messages, _, err := d.sessionViews(ctx, ref)
+	if err != nil {
+		return err
+	}
 	// Calls and their results, matched by call id within the thread.
 	q := `WITH m AS (
   SELECT ts, coalesce(agent_id, '') AS agent, role, source_line, tools FROM ` + messages + w.sql() + ` AND len(tools) > 0

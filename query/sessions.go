@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -111,9 +110,6 @@ const maxCandidates = 10
 // A prefix that matches no session or several is an *ArgError listing the
 // candidates.
 func (d *DB) ResolveSession(ctx context.Context, id, platform, project string) (SessionRef, error) {
-	if err := d.need(ctx, "messages"); err != nil {
-		return SessionRef{}, err
-	}
 	var w where
 	w.eq("platform", platform)
 	if id == "" {
@@ -132,7 +128,23 @@ func (d *DB) ResolveSession(ctx context.Context, id, platform, project string) (
 		return d.describe(ctx, ref)
 	}
 	w.add("starts_with(session_id, ?)", id)
-	rows, err := d.db.QueryContext(ctx, `SELECT platform, session_id, max(ts) AS last FROM messages`+w.sql()+
+	// The sessions whose ids start so, and their last message: from the
+	// session cache's parts (a row per partition and session) when there
+	// is one, else from every message of the lake.
+	q := ""
+	if !d.noSessionCache {
+		if parts, _, err := d.sessionSources(ctx); err == nil {
+			q = `SELECT platform, session_id, max(last_ts) AS last FROM ` + parts
+			w.add("message_count IS NOT NULL")
+		}
+	}
+	if q == "" {
+		if err := d.need(ctx, "messages"); err != nil {
+			return SessionRef{}, err
+		}
+		q = `SELECT platform, session_id, max(ts) AS last FROM messages`
+	}
+	rows, err := d.db.QueryContext(ctx, q+w.sql()+
 		` GROUP BY ALL ORDER BY last DESC, session_id LIMIT `+fmt.Sprint(maxCandidates+1), w.args...)
 	if err != nil {
 		return SessionRef{}, sqlErr(err)
@@ -186,17 +198,26 @@ func (d *DB) ResolveSession(ctx context.Context, id, platform, project string) (
 // partition is its UTC day), so most lookups read a few files instead of
 // every one.
 func (d *DB) latestSession(ctx context.Context, w where, platform string) (SessionRef, error) {
-	const q = `SELECT platform, session_id, ts IS NOT NULL FROM messages%s ORDER BY ts DESC, session_id LIMIT 1`
+	const q = `SELECT platform, session_id, ts IS NOT NULL FROM %s%s ORDER BY ts DESC, session_id LIMIT 1`
 	var ref SessionRef
-	dates, _ := load.PartitionDates(d.lake, load.TableMessages, platform)
+	parts, _ := load.Partitions(d.lake, load.TableMessages, platform) // newest first
+	var dates []string
+	for _, p := range parts {
+		if len(dates) == 0 || dates[len(dates)-1] != p.Date {
+			dates = append(dates, p.Date)
+		}
+	}
 	for _, n := range []int{1, 8, 64} {
 		if n >= len(dates) {
 			break
 		}
-		ww := where{conds: slices.Clone(w.conds), args: slices.Clone(w.args)}
-		ww.add("date >= CAST(? AS DATE)", dates[n-1])
+		// The partitions' files named one by one: no glob of the table.
+		src, err := load.PartitionSource(d.lake, "messages", fromDate(parts, dates[n-1]))
+		if err != nil {
+			break
+		}
 		var timed bool
-		err := d.db.QueryRowContext(ctx, fmt.Sprintf(q, ww.sql()), ww.args...).Scan(&ref.Platform, &ref.SessionID, &timed)
+		err = d.db.QueryRowContext(ctx, fmt.Sprintf(q, src, w.sql()), w.args...).Scan(&ref.Platform, &ref.SessionID, &timed)
 		if err == nil && timed {
 			return ref, nil
 		}
@@ -204,9 +225,22 @@ func (d *DB) latestSession(ctx context.Context, w where, platform string) (Sessi
 			return ref, err
 		}
 	}
+	if err := d.need(ctx, "messages"); err != nil {
+		return ref, err
+	}
 	var timed bool
-	err := d.db.QueryRowContext(ctx, fmt.Sprintf(q, w.sql()), w.args...).Scan(&ref.Platform, &ref.SessionID, &timed)
+	err := d.db.QueryRowContext(ctx, fmt.Sprintf(q, "messages", w.sql()), w.args...).Scan(&ref.Platform, &ref.SessionID, &timed)
 	return ref, err
+}
+
+// fromDate returns the partitions of date cut and later of parts, which
+// are newest first.
+func fromDate(parts []load.Partition, cut string) []load.Partition {
+	k := 0
+	for k < len(parts) && parts[k].Date >= cut {
+		k++
+	}
+	return parts[:k]
 }
 
 // describe fills in a session's title, project and times.
@@ -235,7 +269,10 @@ func (d *DB) oneSession(ctx context.Context, ref SessionRef, cols string, dest .
 	if !d.noSessionCache {
 		// From the session cache: two small files, not every partition.
 		if parts, meta, err := d.sessionSources(ctx); err == nil {
-			err := d.db.QueryRowContext(ctx, `SELECT `+cols+` FROM (`+load.SessionsFromPartsSQL(parts, meta)+`)
+			// Each file's rows of this session only, before the sessions'
+			// aggregates: after them, DuckDB would aggregate every session.
+			one := func(src string) string { return "(SELECT * FROM " + src + " WHERE platform = $1 AND session_id = $2)" }
+			err := d.db.QueryRowContext(ctx, `SELECT `+cols+` FROM (`+load.SessionsFromPartsSQL(one(parts), one(meta))+`)
 WHERE platform = $1 AND session_id = $2`, ref.Platform, ref.SessionID).Scan(dest...)
 			if err == nil || err == sql.ErrNoRows {
 				return nil

@@ -171,42 +171,49 @@ func (d *DB) copyTo(ctx context.Context, src, path string) error {
 }
 
 // sessionViews returns sources of the messages and exchange_rows views
-// narrowed to the date partitions a session has rows in, which the session
-// cache's parts list, so that a lookup of one session reads those files
-// only; without the cache (or a session it does not know), the views.
-func (d *DB) sessionViews(ctx context.Context, ref SessionRef) (messages, exchanges string) {
-	messages, exchanges = "messages", "exchange_rows"
+// narrowed to the partitions a session has rows in, which the session
+// cache's parts list, their files named one by one, so that a lookup of
+// one session reads those files only and DuckDB expands no glob of the
+// whole table; without the cache (or for a session it does not know), the
+// views.
+func (d *DB) sessionViews(ctx context.Context, ref SessionRef) (messages, exchanges string, err error) {
+	if m, e, ok := d.sessionPartitions(ctx, ref); ok {
+		return m, e, nil
+	}
+	if err := d.need(ctx, "messages", "exchange_rows"); err != nil {
+		return "", "", err
+	}
+	return "messages", "exchange_rows", nil
+}
+
+func (d *DB) sessionPartitions(ctx context.Context, ref SessionRef) (messages, exchanges string, ok bool) {
 	if d.noSessionCache {
-		return
+		return "", "", false
 	}
 	parts, _, err := d.sessionSources(ctx)
 	if err != nil {
-		return
+		return "", "", false
 	}
 	var m, e []string
 	err = d.db.QueryRowContext(ctx, `SELECT
   coalesce(list(DISTINCT strftime(date, '%Y-%m-%d')) FILTER (WHERE message_count IS NOT NULL), []),
   coalesce(list(DISTINCT strftime(date, '%Y-%m-%d')) FILTER (WHERE exchange_count IS NOT NULL), [])
 FROM `+parts+` WHERE platform = ? AND session_id = ?`, ref.Platform, ref.SessionID).Scan((*stringList)(&m), (*stringList)(&e))
-	if err != nil {
-		return
+	if err != nil || len(m)+len(e) == 0 {
+		return "", "", false // a session the cache does not know
 	}
-	if len(m)+len(e) == 0 {
-		return // a session the cache does not know
-	}
-	narrow := func(view string, dates []string) string {
-		if len(dates) == 0 {
-			return "(SELECT * FROM " + view + " WHERE false)"
+	source := func(view string, dates []string) (string, error) {
+		ps := make([]load.Partition, len(dates))
+		for i, date := range dates {
+			ps[i] = load.Partition{Platform: ref.Platform, Date: date}
 		}
-		var in []string
-		for _, s := range dates {
-			if _, err := time.Parse(time.DateOnly, s); err != nil {
-				return view
-			}
-			in = append(in, "DATE '"+s+"'")
-		}
-		slices.Sort(in)
-		return "(SELECT * FROM " + view + " WHERE date IN (" + strings.Join(in, ", ") + "))"
+		return load.PartitionSource(d.lake, view, ps)
 	}
-	return narrow("messages", m), narrow("exchange_rows", e)
+	if messages, err = source("messages", m); err != nil {
+		return "", "", false
+	}
+	if exchanges, err = source("exchange_rows", e); err != nil {
+		return "", "", false
+	}
+	return messages, exchanges, true
 }

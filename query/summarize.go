@@ -306,8 +306,11 @@ func autoNote(strategy string, m *material, opt SummarizeOptions) string {
 // state a summary is of.
 func (d *DB) sessionState(ctx context.Context, ref SessionRef, s *Summary) error {
 	var last sql.NullTime
-	messages, _ := d.sessionViews(ctx, ref)
-	err := d.db.QueryRowContext(ctx, `SELECT id, ts, count(*) OVER () FROM `+messages+`
+	messages, _, err := d.sessionViews(ctx, ref)
+	if err != nil {
+		return err
+	}
+	err = d.db.QueryRowContext(ctx, `SELECT id, ts, count(*) OVER () FROM `+messages+`
 WHERE platform = ? AND session_id = ?
 ORDER BY ts DESC, id DESC LIMIT 1`, ref.Platform, ref.SessionID).Scan(&s.LastMessageID, &last, &s.Messages)
 	if err == sql.ErrNoRows {
@@ -473,7 +476,10 @@ type material struct {
 // reports, its compaction summaries and its labels.
 func (d *DB) summaryMaterial(ctx context.Context, ref SessionRef) (*material, error) {
 	m := &material{ref: ref}
-	messages, exchangeRows := d.sessionViews(ctx, ref)
+	messages, exchangeRows, err := d.sessionViews(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
 	exchanges := func(subagents bool) error {
 		rows, err := d.db.QueryContext(ctx, `SELECT exchange_number, ts, ts_end, coalesce(agent_id, ''), coalesce(prompt, ''),
   coalesce(response, ''), coalesce(tools, []), tool_count, coalesce(files, [])
@@ -545,7 +551,6 @@ WHERE platform = ? AND session_id = ? AND content_type = 'compact_summary' ORDER
 		}
 		return kindOrder[a.kind] - kindOrder[b.kind]
 	})
-	var err error
 	if _, m.labels, err = d.sessionMeta(ctx, ref); err != nil {
 		return nil, err
 	}

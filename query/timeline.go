@@ -50,9 +50,6 @@ func (d *DB) Timeline(ctx context.Context, opt TimelineOptions) ([]TimelineEntry
 	if err := checkWindow(opt.Since, opt.Until); err != nil {
 		return nil, err
 	}
-	if err := d.need(ctx, "exchanges"); err != nil {
-		return nil, err
-	}
 	var sess SessionRef
 	if opt.Session != "" {
 		var err error
@@ -77,6 +74,9 @@ func (d *DB) Timeline(ctx context.Context, opt TimelineOptions) ([]TimelineEntry
 				return out, nil
 			}
 		}
+	}
+	if err := d.need(ctx, "exchanges"); err != nil {
+		return nil, err
 	}
 	out, _, err := d.timeline(ctx, opt, sess.SessionID, "")
 	return out, err
@@ -116,12 +116,31 @@ func (d *DB) timelineSince(ctx context.Context, opt TimelineOptions, cut string)
 		args = append(args, k[0], k[1])
 	}
 	match := strings.Join(cond, " OR ")
-	rows, err := d.db.QueryContext(ctx, `WITH dates AS (
-  SELECT DISTINCT date FROM `+parts+` WHERE exchange_count IS NOT NULL AND (`+match+`)
-)
-SELECT id, `+load.ExchangeNumber+`
-FROM exchange_rows
-WHERE date IN (SELECT date FROM dates) AND (`+match+`)`, append(slices.Clone(args), args...)...)
+	// The sessions' partitions, from the session cache, and their files.
+	var ps []load.Partition
+	rows, err := d.db.QueryContext(ctx, `SELECT DISTINCT platform, strftime(date, '%Y-%m-%d') FROM `+parts+`
+WHERE exchange_count IS NOT NULL AND (`+match+`)`, args...)
+	if err != nil {
+		return nil, false, nil
+	}
+	for rows.Next() {
+		var p load.Partition
+		if rows.Scan(&p.Platform, &p.Date) != nil {
+			rows.Close()
+			return nil, false, nil
+		}
+		ps = append(ps, p)
+	}
+	if rows.Close() != nil || rows.Err() != nil {
+		return nil, false, nil
+	}
+	src, err := load.PartitionSource(d.lake, "exchange_rows", ps)
+	if err != nil {
+		return nil, false, nil
+	}
+	rows, err = d.db.QueryContext(ctx, `SELECT id, `+load.ExchangeNumber+`
+FROM `+src+`
+WHERE `+match, args...)
 	if err != nil {
 		return nil, false, nil
 	}
@@ -154,8 +173,19 @@ WHERE date IN (SELECT date FROM dates) AND (`+match+`)`, append(slices.Clone(arg
 // timeline runs Timeline's query (see timelineQuery) and returns the
 // entries, oldest first, with the exchanges' ids.
 func (d *DB) timeline(ctx context.Context, opt TimelineOptions, session, cut string) ([]TimelineEntry, []string, error) {
+	exchanges := "exchanges"
+	if cut != "" {
+		// The partitions from cut on, their files named one by one.
+		ps, err := load.Partitions(d.lake, load.TableExchanges, opt.Platform)
+		if err != nil {
+			return nil, nil, err
+		}
+		if exchanges, err = load.PartitionSource(d.lake, "exchange_rows", fromDate(ps, cut)); err != nil {
+			return nil, nil, err
+		}
+	}
 	rows, err := d.querySessions(ctx, func(from string) (string, []any) {
-		return timelineQuery(opt, session, from, cut)
+		return timelineQuery(opt, session, from, exchanges, cut)
 	})
 	if err != nil {
 		return nil, nil, sqlErr(err)
@@ -189,11 +219,12 @@ func (d *DB) timeline(ctx context.Context, opt TimelineOptions, session, cut str
 
 // timelineQuery builds the SQL of Timeline for one session or (session
 // "") all, reading the sessions view's rows from sessions (the view, or
-// its query over the session cache). With cut (a date), it reads the
-// exchanges of the partitions from cut on, unnumbered, ordered by id where
-// the view orders by number (the same order: a thread is numbered by time,
-// then id); its last column is each exchange's id.
-func timelineQuery(opt TimelineOptions, session, sessions, cut string) (string, []any) {
+// its query over the session cache) and the exchanges from exchanges (the
+// view). With cut (a date), exchanges is a source of exchange_rows from
+// cut on, read unnumbered and ordered by id where the view orders by
+// number (the same order: a thread is numbered by time, then id); its last
+// column is each exchange's id.
+func timelineQuery(opt TimelineOptions, session, sessions, exchanges, cut string) (string, []any) {
 	// The sessions the entries belong to, for their titles and starts.
 	var sw where
 	sw.eq("platform", opt.Platform)
@@ -215,9 +246,9 @@ func timelineQuery(opt TimelineOptions, session, sessions, cut string) (string, 
 	if !opt.Until.IsZero() {
 		ew.add("e.date <= CAST(? AS DATE)", opt.Until.UTC().Format(time.DateOnly))
 	}
-	exchanges, number, order := "exchanges", "e.exchange_number", "exchange_number DESC"
+	number, order := "e.exchange_number", "exchange_number DESC"
 	if cut != "" {
-		exchanges, number, order = "exchange_rows", "CAST(NULL AS BIGINT)", "id DESC"
+		number, order = "CAST(NULL AS BIGINT)", "id DESC"
 		ew.add("e.date >= CAST(? AS DATE)", cut)
 	}
 	// Session starts in the window.
