@@ -408,13 +408,12 @@ func PartitionFiles(lake, table, platform string, since, until time.Time) ([]str
 // build's), union by name with a zero-row file of this build's schema,
 // which FilesSource prepends to the list it returns.
 func FilesSource(lake, table string, files []string) (string, []string, error) {
-	const opts = "hive_partitioning = true, hive_types = {'platform': VARCHAR, 'date': DATE}"
 	if fps := readSchemas(lake)[table]; len(fps) == 1 && fps[0] == schemaFingerprint(table) {
-		return "read_parquet(?::VARCHAR[], " + opts + ")", files, nil
+		return "read_parquet(?::VARCHAR[], " + hiveOpts + ")", files, nil
 	}
 	f, err := schemaFile(lake, table)
 	if err != nil {
 		return "", nil, err
 	}
-	return "read_parquet(?::VARCHAR[], union_by_name = true, " + opts + ")", append([]string{f}, files...), nil
+	return "read_parquet(?::VARCHAR[], union_by_name = true, " + hiveOpts + ")", append([]string{f}, files...), nil
 }
