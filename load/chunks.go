@@ -123,6 +123,7 @@ type postingsFile struct {
 	tmp, path string
 	written   int64
 	rows      []PostingRow
+	isSorted  bool
 	counts    map[string]int32
 	terms     []string
 }
@@ -144,16 +145,26 @@ func (pf *postingsFile) add(key int64, text string) int {
 	for t, n := range pf.counts {
 		pf.rows = append(pf.rows, PostingRow{Term: t, ChunkKey: key, TF: n, DL: dl})
 	}
+	pf.isSorted = false
 	return len(pf.terms)
 }
 
 func (pf *postingsFile) full() bool { return len(pf.rows) >= postingsFileRows }
 
+// sorted sorts the postings by term and chunk key, and returns them.
+func (pf *postingsFile) sorted() []PostingRow {
+	if !pf.isSorted {
+		slices.SortFunc(pf.rows, func(a, b PostingRow) int {
+			return cmp.Or(cmp.Compare(a.Term, b.Term), cmp.Compare(a.ChunkKey, b.ChunkKey))
+		})
+		pf.isSorted = true
+	}
+	return pf.rows
+}
+
 // write sorts the postings and writes them under the temporary name.
 func (pf *postingsFile) write() error {
-	slices.SortFunc(pf.rows, func(a, b PostingRow) int {
-		return cmp.Or(cmp.Compare(a.Term, b.Term), cmp.Compare(a.ChunkKey, b.ChunkKey))
-	})
+	pf.sorted()
 	if err := os.MkdirAll(filepath.Dir(pf.tmp), 0o700); err != nil {
 		return err
 	}

@@ -396,10 +396,11 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 	if err := mergeParquet(merged, dirC, small, parquet.SchemaOf(ChunkRow{})); err != nil {
 		return 0, err
 	}
-	if err := mergeVectors(merged, dirC, small, max(dim, 0)); err != nil {
+	post, err := mergePostings(filepath.Join(stP.dir, name), dirP, small)
+	if err != nil {
 		return 0, err
 	}
-	if err := mergePostings(filepath.Join(stP.dir, name), dirP, small); err != nil {
+	if err := mergeVectors(merged, dirC, small, max(dim, 0), post); err != nil {
 		return 0, err
 	}
 	if err := stC.link(dirC, small); err != nil {
@@ -437,11 +438,12 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 }
 
 // mergeVectors writes the sidecar of the merged chunks file at chunksPath:
-// the rows of the named files' sidecars, in order, their models renumbered;
-// dim is the vectors' dimension (0: none has vectors).
-func mergeVectors(chunksPath, dir string, names []string, dim int) error {
+// the rows of the named files' sidecars, in order, their models renumbered,
+// and the merged postings post (sorted); dim is the vectors' dimension (0:
+// none has vectors).
+func mergeVectors(chunksPath, dir string, names []string, dim int, post []PostingRow) error {
 	out := newVectorFile(chunksPath)
-	out.tmp, out.dim = out.path, dim
+	out.tmp, out.dim, out.post = out.path, dim, post
 	for _, n := range names {
 		v, err := ReadVectors(filepath.Join(dir, n), true)
 		if err != nil {
@@ -472,15 +474,17 @@ func mergeVectors(chunksPath, dir string, names []string, dim int) error {
 	return out.write()
 }
 
-// mergePostings writes the postings of the named files, sorted by term.
-func mergePostings(path, dir string, names []string) error {
+// mergePostings writes the postings of the named files, sorted by term,
+// and returns them.
+func mergePostings(path, dir string, names []string) ([]PostingRow, error) {
 	pf := &postingsFile{tmp: path, path: path}
 	for _, n := range names {
 		rows, err := parquet.ReadFile[PostingRow](filepath.Join(dir, n))
 		if err != nil {
-			return fmt.Errorf("%s: %w", filepath.Join(dir, n), err)
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, n), err)
 		}
 		pf.rows = append(pf.rows, rows...)
 	}
-	return pf.write()
+	rows := pf.sorted()
+	return rows, pf.write()
 }

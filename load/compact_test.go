@@ -226,6 +226,11 @@ func TestCompactionOfChunks(t *testing.T) {
 	if a, b := vectors(compacted), vectors(plain); fmt.Sprint(a) != fmt.Sprint(b) || len(a) != 2*runs {
 		t.Fatalf("vectors after compaction:\n%v\nwithout:\n%v", a, b)
 	}
+	// The merged sidecar holds the merged postings.
+	terms := fileTerms(t, p[0])
+	if side, table := postingsOf(t, c[0], terms); len(side) == 0 || fmt.Sprint(side) != fmt.Sprint(table) {
+		t.Fatalf("merged sidecar's postings:\n%v\npostings file:\n%v", side, table)
+	}
 }
 
 // A run that died between the postings and the chunks exchanges: the next

@@ -55,7 +55,7 @@ func loadAt(t *testing.T, lake string, at time.Time, recs ...*schema.Record) Sta
 	return loadWith(t, Options{Lake: lake, Now: func() time.Time { return at }}, recs...)
 }
 
-func loadWith(t *testing.T, opt Options, recs ...*schema.Record) Stats {
+func loadWith(t testing.TB, opt Options, recs ...*schema.Record) Stats {
 	t.Helper()
 	var buf bytes.Buffer
 	enc := schema.NewEncoder(&buf)

@@ -22,16 +22,29 @@ import (
 // (the chunks view's vector column); a chunks file without its sidecar (an
 // older build's) is scored by DuckDB from those.
 //
+// Since POSVEC03 it also holds the file's postings, so that search's
+// lexical side reads one small file per chunks file, not a Parquet file:
+// parquet-go and DuckDB each spent about a millisecond opening one, and a
+// lake of a million messages has thousands (one per day partition). The
+// Parquet postings table stays the index SQL sees; a POSVEC02 sidecar
+// (an older build's) sends search to it.
+//
 // Layout, little endian:
 //
-//	magic "POSVEC02", rows u32, dim u32, models u32, then each model name
+//	magic "POSVEC03", rows u32, dim u32, models u32, then each model name
 //	as u16 length + bytes, padded to 8 bytes;
 //	keys rows×i64, ts rows×i64 (Unix ms), dl rows×u32 (the chunk's
 //	length in index terms), model rows×u8 (NoModel: no vector), scale
-//	rows×f32, codes rows×dim×i8.
+//	rows×f32, codes rows×dim×i8;
+//	then the postings: terms u32 (T), postings u32 (P), widths u32 (the
+//	bytes of a row number, 2 or 4, and of a tf, 1, 2 or 4: the least that
+//	hold the file's), term offsets (T+1)×u32 into the term bytes, posting
+//	offsets (T+1)×u32, each posting's row P×width and tf P×width, the
+//	terms' bytes (sorted).
 const (
-	VectorsExt   = ".vec"
-	vectorsMagic = "POSVEC02"
+	VectorsExt     = ".vec"
+	vectorsMagic   = "POSVEC03"
+	vectorsMagicV2 = "POSVEC02" // without postings
 	// NoModel marks a row without a vector of the sidecar's dimension.
 	NoModel = 0xff
 )
@@ -46,6 +59,7 @@ type vectorFile struct {
 	model     []uint8
 	scale     []float32
 	codes     []int8
+	post      []PostingRow // the file's postings, sorted by term and key
 }
 
 func newVectorFile(chunksPath string) *vectorFile {
@@ -154,19 +168,88 @@ func (v *vectorFile) write() error {
 	for i, c := range v.codes {
 		codes[i] = byte(c)
 	}
-	_, err = w.Write(codes)
-	if err == nil {
-		err = w.Flush()
-	}
+	w.Write(codes)
+	w.Write(v.postings())
+	err = w.Flush()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	v.keys, v.ts, v.dl, v.model, v.scale, v.codes = nil, nil, nil, nil, nil, nil
+	v.keys, v.ts, v.dl, v.model, v.scale, v.codes, v.post = nil, nil, nil, nil, nil, nil, nil
 	if err != nil {
 		os.Remove(v.tmp)
 		return fmt.Errorf("writing %s: %w", v.path, err)
 	}
 	return nil
+}
+
+// postings encodes the postings section.
+func (v *vectorFile) postings() []byte {
+	rows := make(map[int64]uint32, len(v.keys))
+	for i, k := range v.keys {
+		rows[k] = uint32(i)
+	}
+	var termOff, postOff []uint32
+	var blob []byte
+	var maxTF int32
+	for i, p := range v.post {
+		if i == 0 || p.Term != v.post[i-1].Term {
+			termOff, postOff = append(termOff, uint32(len(blob))), append(postOff, uint32(i))
+			blob = append(blob, p.Term...)
+		}
+		maxTF = max(maxTF, p.TF)
+	}
+	termOff, postOff = append(termOff, uint32(len(blob))), append(postOff, uint32(len(v.post)))
+	rw, tw := width(uint32(max(len(v.keys)-1, 0)), 2), width(uint32(maxTF), 1)
+	le := binary.LittleEndian
+	b := make([]byte, 0, 12+8*len(termOff)+(rw+tw)*len(v.post)+len(blob))
+	b = le.AppendUint32(b, uint32(len(termOff)-1))
+	b = le.AppendUint32(b, uint32(len(v.post)))
+	b = le.AppendUint32(b, uint32(rw)|uint32(tw)<<8)
+	for _, o := range termOff {
+		b = le.AppendUint32(b, o)
+	}
+	for _, o := range postOff {
+		b = le.AppendUint32(b, o)
+	}
+	for _, p := range v.post {
+		b = appendWidth(b, rows[p.ChunkKey], rw)
+	}
+	for _, p := range v.post {
+		b = appendWidth(b, uint32(p.TF), tw)
+	}
+	return append(b, blob...)
+}
+
+// width is the bytes (least, 1, 2 or 4) that hold n.
+func width(n uint32, least int) int {
+	switch {
+	case n <= math.MaxUint8 && least <= 1:
+		return 1
+	case n <= math.MaxUint16 && least <= 2:
+		return 2
+	}
+	return 4
+}
+
+func appendWidth(b []byte, n uint32, w int) []byte {
+	switch w {
+	case 1:
+		return append(b, byte(n))
+	case 2:
+		return binary.LittleEndian.AppendUint16(b, uint16(n))
+	}
+	return binary.LittleEndian.AppendUint32(b, n)
+}
+
+// readWidth reads the i-th number of width w in b.
+func readWidth(b []byte, i, w int) uint32 {
+	switch w {
+	case 1:
+		return uint32(b[i])
+	case 2:
+		return uint32(binary.LittleEndian.Uint16(b[2*i:]))
+	}
+	return binary.LittleEndian.Uint32(b[4*i:])
 }
 
 // Vectors is a chunks file's vector sidecar, read.
@@ -186,55 +269,22 @@ var ErrNoVectors = errors.New("no vector sidecar")
 // ReadVectors reads the sidecar of a chunks file (its .parquet path);
 // without codes, only its rows' keys, times and lengths (a sixth of it).
 func ReadVectors(chunksPath string, codes bool) (*Vectors, error) {
-	f, err := os.Open(strings.TrimSuffix(chunksPath, ".parquet") + VectorsExt)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, ErrNoVectors
-	}
+	sc, err := openSidecar(chunksPath)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	bad := func(what string) error { return fmt.Errorf("%s%s: %s", filepath.Base(chunksPath), VectorsExt, what) }
-	le := binary.LittleEndian
-	head := make([]byte, min(fi.Size(), 64<<10))
-	if _, err := f.ReadAt(head, 0); err != nil {
-		return nil, err
-	}
-	if len(head) < 20 || string(head[:8]) != vectorsMagic {
-		return nil, bad("not a vector sidecar of this build")
-	}
-	v := &Vectors{Rows: int(le.Uint32(head[8:])), Dim: int(le.Uint32(head[12:]))}
-	nm := int(le.Uint32(head[16:]))
-	off := 20
-	for i := 0; i < nm; i++ {
-		if off+2 > len(head) {
-			return nil, bad("truncated")
-		}
-		n := int(le.Uint16(head[off:]))
-		if off+2+n > len(head) {
-			return nil, bad("truncated")
-		}
-		v.Models = append(v.Models, string(head[off+2:off+2+n]))
-		off += 2 + n
-	}
-	off = (off + 7) &^ 7
-	r := v.Rows
-	if need := int64(off + r*(8+8+4+1+4) + r*v.Dim); fi.Size() != need {
-		return nil, bad(fmt.Sprintf("%d bytes, want %d", fi.Size(), need))
-	}
+	defer sc.f.Close()
+	v, r := sc.v, sc.v.Rows
 	size := r * (8 + 8 + 4)
 	if codes {
 		size = r * (8 + 8 + 4 + 1 + 4 + v.Dim)
 	}
 	b := make([]byte, size)
-	if _, err := f.ReadAt(b, int64(off)); err != nil {
+	if _, err := sc.f.ReadAt(b, sc.off); err != nil {
 		return nil, err
 	}
 	v.Keys, v.TS, v.DL = make([]int64, r), make([]int64, r), make([]uint32, r)
+	le := binary.LittleEndian
 	for i := range r {
 		v.Keys[i] = int64(le.Uint64(b[8*i:]))
 		v.TS[i] = int64(le.Uint64(b[8*r+8*i:]))
@@ -254,6 +304,198 @@ func ReadVectors(chunksPath string, codes bool) (*Vectors, error) {
 	return v, nil
 }
 
+// ErrNoPostings is returned for a sidecar of a build that kept no
+// postings in it.
+var ErrNoPostings = errors.New("no postings in the vector sidecar")
+
+// ReadLexical reads what search's lexical side needs of a chunks file's
+// sidecar: its rows' keys, times and lengths, and the postings of terms
+// (distinct), each handed to fn as ReadPostings does. A sidecar without
+// postings returns its rows and ErrNoPostings.
+func ReadLexical(chunksPath string, terms []string, fn func(term int, key int64, tf, dl int32)) (*Vectors, error) {
+	sc, err := openSidecar(chunksPath)
+	if err != nil {
+		return nil, err
+	}
+	defer sc.f.Close()
+	v, r := sc.v, sc.v.Rows
+	le := binary.LittleEndian
+	// The rows' keys, times and lengths, and (after the codes) the
+	// postings, in one read when the codes between them are few.
+	postAt := sc.off + int64(r*(8+8+4+1+4+v.Dim))
+	head := int64(r * (8 + 8 + 4))
+	var b, post []byte
+	switch rest := sc.size - sc.off; {
+	case !sc.postings:
+		b = make([]byte, head)
+		if _, err := sc.f.ReadAt(b, sc.off); err != nil {
+			return nil, err
+		}
+	case postAt-sc.off-head <= 4<<10:
+		b = make([]byte, rest)
+		if _, err := sc.f.ReadAt(b, sc.off); err != nil {
+			return nil, err
+		}
+		post = b[postAt-sc.off:]
+	default:
+		b = make([]byte, head)
+		post = make([]byte, sc.size-postAt)
+		if _, err := sc.f.ReadAt(b, sc.off); err != nil {
+			return nil, err
+		}
+		if _, err := sc.f.ReadAt(post, postAt); err != nil {
+			return nil, err
+		}
+	}
+	v.Keys, v.TS, v.DL = make([]int64, r), make([]int64, r), make([]uint32, r)
+	for i := range r {
+		v.Keys[i] = int64(le.Uint64(b[8*i:]))
+		v.TS[i] = int64(le.Uint64(b[8*r+8*i:]))
+		v.DL[i] = le.Uint32(b[16*r+4*i:])
+	}
+	if !sc.postings {
+		return v, ErrNoPostings
+	}
+	bad := func() error { return fmt.Errorf("%s%s: bad postings", filepath.Base(chunksPath), VectorsExt) }
+	if len(post) < 12 {
+		return nil, bad()
+	}
+	nt, np, widths := int64(le.Uint32(post)), int64(le.Uint32(post[4:])), le.Uint32(post[8:])
+	rw, tw := int(widths&0xff), int(widths>>8&0xff)
+	if rw != 2 && rw != 4 || tw != 1 && tw != 2 && tw != 4 || widths>>16 != 0 {
+		return nil, bad()
+	}
+	tab := 12 + 8*(nt+1)
+	blobAt := tab + int64(rw+tw)*np
+	if int64(len(post)) < blobAt {
+		return nil, bad()
+	}
+	rowsAt, tfAt := post[tab:], post[tab+int64(rw)*np:]
+	termOff := func(i int) int { return int(le.Uint32(post[12+4*i:])) }
+	postOff := func(i int) int { return int(le.Uint32(post[12+4*(int(nt)+1)+4*i:])) }
+	blob := post[blobAt:]
+	if termOff(int(nt)) != len(blob) || int64(postOff(int(nt))) != np {
+		return nil, bad()
+	}
+	term := func(i int) string {
+		lo, hi := termOff(i), termOff(i+1)
+		if lo > hi || hi > len(blob) {
+			return ""
+		}
+		return unsafe.String(unsafe.SliceData(blob[lo:hi]), hi-lo)
+	}
+	for ti, t := range terms {
+		lo, hi := 0, int(nt) // the first term not below t
+		for lo < hi {
+			if m := int(uint(lo+hi) >> 1); term(m) < t {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		i := lo
+		if i >= int(nt) || term(i) != t {
+			continue
+		}
+		from, to := postOff(i), postOff(i+1)
+		if from > to || int64(to) > np {
+			return nil, bad()
+		}
+		for p := from; p < to; p++ {
+			row := int(readWidth(rowsAt, p, rw))
+			if row >= r {
+				return nil, bad()
+			}
+			fn(ti, v.Keys[row], int32(readWidth(tfAt, p, tw)), int32(v.DL[row]))
+		}
+	}
+	return v, nil
+}
+
+// sidecar is an open sidecar whose header has been read.
+type sidecar struct {
+	f        *os.File
+	size     int64
+	v        *Vectors // Rows, Dim and Models
+	off      int64    // where the keys start
+	postings bool     // a POSVEC03: postings after the codes
+}
+
+func openSidecar(chunksPath string) (*sidecar, error) {
+	f, err := os.Open(strings.TrimSuffix(chunksPath, ".parquet") + VectorsExt)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNoVectors
+	}
+	if err != nil {
+		return nil, err
+	}
+	sc, err := readSidecarHead(f, chunksPath)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return sc, nil
+}
+
+// namesFit says whether a sidecar header's model names end within head.
+func namesFit(head []byte) bool {
+	le := binary.LittleEndian
+	off := 20
+	for range int(le.Uint32(head[16:])) {
+		if off+2 > len(head) {
+			return false
+		}
+		off += 2 + int(le.Uint16(head[off:]))
+	}
+	return off <= len(head)
+}
+
+func readSidecarHead(f *os.File, chunksPath string) (*sidecar, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	bad := func(what string) error { return fmt.Errorf("%s%s: %s", filepath.Base(chunksPath), VectorsExt, what) }
+	le := binary.LittleEndian
+	// The header: its model names fit in 4 KB but for a sidecar of
+	// hundreds of models, which is read again at its largest.
+	head := make([]byte, min(fi.Size(), 4<<10))
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil, err
+	}
+	if len(head) >= 20 && !namesFit(head) {
+		head = make([]byte, min(fi.Size(), 64<<10))
+		if _, err := f.ReadAt(head, 0); err != nil {
+			return nil, err
+		}
+	}
+	if len(head) < 20 || string(head[:8]) != vectorsMagic && string(head[:8]) != vectorsMagicV2 {
+		return nil, bad("not a vector sidecar of this build")
+	}
+	sc := &sidecar{f: f, size: fi.Size(), postings: string(head[:8]) == vectorsMagic}
+	v := &Vectors{Rows: int(le.Uint32(head[8:])), Dim: int(le.Uint32(head[12:]))}
+	nm := int(le.Uint32(head[16:]))
+	off := 20
+	for i := 0; i < nm; i++ {
+		if off+2 > len(head) {
+			return nil, bad("truncated")
+		}
+		n := int(le.Uint16(head[off:]))
+		if off+2+n > len(head) {
+			return nil, bad("truncated")
+		}
+		v.Models = append(v.Models, string(head[off+2:off+2+n]))
+		off += 2 + n
+	}
+	off = (off + 7) &^ 7
+	need := int64(off) + int64(v.Rows)*int64(8+8+4+1+4+v.Dim)
+	if sc.postings && fi.Size() < need+8 || !sc.postings && fi.Size() != need {
+		return nil, bad(fmt.Sprintf("%d bytes, want %d", fi.Size(), need))
+	}
+	sc.v, sc.off = v, int64(off)
+	return sc, nil
+}
+
 // chunkIndex is what a chunks part file carries beside it: its postings
 // and its vector sidecar, published before it.
 type chunkIndex struct {
@@ -271,6 +513,7 @@ func newChunkIndex(lake string, p *partition, partName string) *chunkIndex {
 func (x *chunkIndex) full() bool { return x.post.full() }
 
 func (x *chunkIndex) write() error {
+	x.vecs.post = x.post.sorted()
 	if err := x.post.write(); err != nil {
 		return err
 	}

@@ -12,9 +12,13 @@ package query
 //     vector column only a file without a sidecar. Decoding a Parquet list
 //     of 384 floats costs DuckDB ~1.7 µs a row; reading and scoring a
 //     sidecar row costs Go ~0.7 µs.
-//   - Lexical: BM25 in DuckDB over the postings table, sorted by term so
-//     that a query reads only the row groups of its terms; N and the mean
-//     length come from the sidecars. It runs while the vector scan runs.
+//   - Lexical: BM25 in Go over the postings each sidecar holds (sorted
+//     terms, binary-searched), N and the mean length from the same read;
+//     a file of an older build without them is read from the Parquet
+//     postings table (sorted by term: only the row groups of the query's
+//     terms). Opening thousands of small Parquet files cost DuckDB, or
+//     parquet-go, about a millisecond each. It runs while the vector scan
+//     runs.
 //   - Fusion: the two sides' scores, each scaled to [0, 1], averaged over
 //     units (a prompt's chunks count as its exchange), then the metadata
 //     and text of the few candidates only. The vector side keeps only
@@ -229,18 +233,14 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 			depth = max(500, 50*opt.K)
 		}
 	}
-	// The files of the chunks and postings are read directly; these views
-	// give the chunks' listing and exchange numbers (sessionTitles asks for
-	// what it reads).
-	if err := d.need(ctx, "chunk_rows", "exchange_rows"); err != nil {
-		return nil, err
-	}
+	// The files of the chunks and postings are read directly, and of the
+	// views only what describing the hits needs (see describeHits).
 	res := &SearchResult{Mode: opt.Mode, Terms: lexical.QueryTerms(opt.Query)}
 	model, hasVectors, err := load.LakeEmbedding(ctx, d.lake)
 	if err != nil {
 		return nil, err
 	}
-	if !hasVectors && !d.hasChunks() {
+	if !hasVectors && !d.hasChunks(ctx) {
 		return nil, argErrorf("the lake has no chunks to search: add pos-embed to the pipeline (pos-normalize | pos-embed | pos-load)")
 	}
 	versioned := load.Versioned(d.lake)[load.TableChunks]
@@ -297,10 +297,7 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 	}
 	if opt.Mode != SearchVector && len(res.Terms) > 0 && len(files) > 0 {
 		start := time.Now()
-		st, err := d.stats(ctx, opt, files, keep)
-		if err == nil {
-			ls, err = d.lexicalScores(ctx, opt, files, res.Terms, depth, st)
-		}
+		ls, err = d.lexicalScores(ctx, opt, files, res.Terms, depth, keep)
 		res.Timing.Lexical = time.Since(start)
 		if err != nil {
 			vecDone.Wait()
@@ -382,9 +379,12 @@ func zero(v []float32) bool {
 	return true
 }
 
-func (d *DB) hasChunks() bool {
+func (d *DB) hasChunks(ctx context.Context) bool {
+	if d.need(ctx, "chunk_rows") != nil {
+		return false
+	}
 	var n int64
-	err := d.db.QueryRow(`SELECT count(*) FROM (SELECT 1 FROM chunk_rows LIMIT 1)`).Scan(&n)
+	err := d.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM chunk_rows LIMIT 1)`).Scan(&n)
 	return err == nil && n > 0
 }
 
@@ -501,56 +501,6 @@ ORDER BY score DESC, chunk_key LIMIT ?`, arr, arr, src, w.sql())
 	return d.scores(ctx, query, list, append(append([]any{q, list}, w.args...), minSim, depth)...)
 }
 
-// lexicalScores ranks the window's chunks by BM25 (k1 1.2, b 0.75) over the
-// postings of the query's terms, with the document frequencies, the number
-// of chunks and their mean length of the window (and filters).
-func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []string, terms []string, depth int, st windowStats) ([]scored, error) {
-	if st.n == 0 {
-		return nil, nil
-	}
-	pfiles, err := d.windowFiles(load.TablePostings, opt)
-	if err != nil || len(pfiles) == 0 {
-		return nil, err
-	}
-	csrc, clist, err := load.FilesSource(d.lake, load.TableChunks, files)
-	if err != nil {
-		return nil, err
-	}
-	psrc, plist, err := load.FilesSource(d.lake, load.TablePostings, pfiles)
-	if err != nil {
-		return nil, err
-	}
-	w := chunkFilter(opt)
-	// The postings are sorted by term: a file's row groups without the
-	// query's terms are skipped. Filters beyond platform and time apply
-	// through the chunks the postings point at.
-	pw := &where{}
-	pw.add("term IN ("+placeholders(len(terms))+")", anys(terms)...)
-	with := "WITH "
-	var args []any
-	if narrowed(opt) {
-		// (A CTE of its own: inside a subquery, read_parquet's hive_types
-		// would see the postings' date column for the DATE type.)
-		with = "WITH keep AS (SELECT chunk_key FROM " + csrc + w.sql() + "),\n"
-		args = append([]any{clist}, w.args...)
-		pw.add("chunk_key IN (SELECT chunk_key FROM keep)")
-	}
-	args = append(append(args, plist), pw.args...)
-	query := fmt.Sprintf(with+`p AS MATERIALIZED (SELECT term, chunk_key, tf, dl, file_index FROM %s%s),
-df AS (SELECT term, count(*) AS df FROM p GROUP BY term)
-SELECT chunk_key, any_value(file_index),
-  sum(ln(1 + (? - df + 0.5) / (df + 0.5)) * tf * %g / (tf + %g * (%g + %g * dl / ?))) AS score
-FROM p JOIN df USING (term)
-GROUP BY chunk_key
-ORDER BY score DESC, chunk_key LIMIT ?`, psrc, pw.sql(), bm25K1+1, bm25K1, 1-bm25B, bm25B)
-	out, err := d.scores(ctx, query, plist, append(args, st.n, st.avgdl(), depth)...)
-	for i := range out {
-		// A postings file is named as the chunks file it indexes.
-		out[i].file = chunksFileOf(out[i].file)
-	}
-	return out, err
-}
-
 // windowStats are the number of chunks of the window (and filters) and
 // their total length in index terms: BM25's N and mean length.
 type windowStats struct {
@@ -562,42 +512,6 @@ func (s windowStats) avgdl() float64 {
 		return 1
 	}
 	return float64(s.terms) / float64(s.n)
-}
-
-// stats counts the window's chunks from the keys, times and lengths in
-// their vector sidecars (DuckDB counts the files without one).
-func (d *DB) stats(ctx context.Context, opt SearchOptions, files []string, keep map[int64]bool) (windowStats, error) {
-	since, until := msWindow(opt)
-	var st windowStats
-	var missing []string
-	for _, f := range files {
-		v, err := load.ReadVectors(f, false)
-		if err != nil {
-			missing = append(missing, f) // none, or an older build's
-			continue
-		}
-		for i := range v.Rows {
-			if ts := v.TS[i]; ts < since || ts >= until || keep != nil && !keep[v.Keys[i]] {
-				continue
-			}
-			st.n++
-			st.terms += int64(v.DL[i])
-		}
-	}
-	if len(missing) > 0 {
-		src, list, err := load.FilesSource(d.lake, load.TableChunks, missing)
-		if err != nil {
-			return st, err
-		}
-		w := chunkFilter(opt)
-		var n, terms int64
-		if err := d.db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(token_count), 0)::BIGINT FROM `+src+w.sql(),
-			append([]any{list}, w.args...)...).Scan(&n, &terms); err != nil {
-			return st, sqlErr(err)
-		}
-		st.n, st.terms = st.n+n, st.terms+terms
-	}
-	return st, nil
 }
 
 // msWindow is the search's window in Unix milliseconds, [since, until).
@@ -629,11 +543,6 @@ func partitionsOf(files []string) ([]string, error) {
 		out = append(out, all...)
 	}
 	return out, nil
-}
-
-func chunksFileOf(postingsFile string) string {
-	sep := string(filepath.Separator)
-	return strings.Replace(postingsFile, sep+load.TablePostings+sep, sep+load.TableChunks+sep, 1)
 }
 
 // scores runs a query of chunk_key, file_index (into files) and score.
@@ -978,6 +887,7 @@ GROUP BY ALL`, args
 func (d *DB) resolveExchanges(ctx context.Context, hits []SearchHit) error {
 	var todo []int
 	var args []any
+	var refs []SessionRef
 	for i, h := range hits {
 		switch {
 		case h.ExchangeID != "" || h.SessionID == "":
@@ -985,12 +895,25 @@ func (d *DB) resolveExchanges(ctx context.Context, hits []SearchHit) error {
 			(h.ContentType == schema.ContentCompactSummary || h.ContentType == schema.ContentSummaryLabel) && !h.TS.IsZero():
 			todo = append(todo, i)
 			args = append(args, h.SessionID)
+			refs = append(refs, SessionRef{Platform: h.Platform, SessionID: h.SessionID})
 		}
 	}
 	if len(todo) == 0 {
 		return nil
 	}
-	rows, err := d.db.QueryContext(ctx, `SELECT id, platform, session_id, coalesce(agent_id, ''), ts FROM exchange_rows
+	// The sessions' exchange partitions only, when the session cache
+	// knows them; else the view.
+	src := "exchange_rows"
+	if _, parts, ok := d.partitionsOf(ctx, refs); ok {
+		s, err := load.PartitionSource(d.lake, "exchange_rows", parts)
+		if err != nil {
+			return err
+		}
+		src = s
+	} else if err := d.need(ctx, "exchange_rows"); err != nil {
+		return err
+	}
+	rows, err := d.db.QueryContext(ctx, `SELECT id, platform, session_id, coalesce(agent_id, ''), ts FROM `+src+`
 WHERE session_id IN (`+placeholders(len(args))+`) ORDER BY ts, id`, args...)
 	if err != nil {
 		return sqlErr(err)

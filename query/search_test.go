@@ -3,7 +3,9 @@ package query_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -405,5 +407,76 @@ func TestSearchLazyViews(t *testing.T) {
 		if !reflect.DeepEqual(view, want) {
 			t.Fatalf("%+v:\nwithout the session cache %+v\nwith it %+v", opt, view, want)
 		}
+	}
+}
+
+// Lexical search finds the same hits with the same scores whichever way
+// it reads the postings: from the sidecars (this build's), from the
+// Parquet postings beside sidecars without them (an older build's), and
+// with no sidecars at all (DuckDB counts the chunks).
+func TestLexicalSearchEverySource(t *testing.T) {
+	lake := searchLake(t)
+	opts := []query.SearchOptions{
+		{Query: "fetcher retry tests", Mode: query.SearchLexical, K: 8},
+		{Query: "build make binary", Mode: query.SearchLexical, Project: "beta"},
+		{Query: "callers of Get main.go", Mode: query.SearchLexical, Types: []string{schema.ContentSubagentSummary}},
+		{Query: "fetcher", Mode: query.SearchLexical, Since: day("2026-02-28")},
+	}
+	results := func() []string {
+		db, err := query.Open(context.Background(), lake)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var out []string
+		for _, opt := range opts {
+			var s strings.Builder
+			for _, h := range search(t, db, opt).Hits {
+				fmt.Fprintf(&s, "%s %.9f; ", h.ChunkID, h.LexicalScore)
+			}
+			out = append(out, s.String())
+		}
+		return out
+	}
+	want := results()
+	if want[0] == "" {
+		t.Fatal("nothing found")
+	}
+	vecs, _ := filepath.Glob(filepath.Join(lake, "indexed", "chunks", "*", "*", "*"+load.VectorsExt))
+	if len(vecs) == 0 {
+		t.Fatal("no sidecars")
+	}
+	for _, f := range vecs {
+		stripSidecarPostings(t, f)
+	}
+	if got := results(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("sidecars without postings:\n%q\nwith:\n%q", got, want)
+	}
+	for _, f := range vecs {
+		os.Remove(f)
+	}
+	if got := results(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("no sidecars:\n%q\nwith:\n%q", got, want)
+	}
+}
+
+// stripSidecarPostings rewrites a vector sidecar as a build that kept no
+// postings in it wrote it (the layout is load's VectorsExt comment's).
+func stripSidecarPostings(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || string(b[:8]) != "POSVEC03" {
+		t.Fatalf("%s: %v", path, err)
+	}
+	le := binary.LittleEndian
+	rows, dim, models := int(le.Uint32(b[8:])), int(le.Uint32(b[12:])), int(le.Uint32(b[16:]))
+	off := 20
+	for range models {
+		off += 2 + int(le.Uint16(b[off:]))
+	}
+	off = (off + 7) &^ 7
+	b = append([]byte("POSVEC02"), b[8:off+rows*(8+8+4+1+4+dim)]...)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

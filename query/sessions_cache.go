@@ -187,33 +187,63 @@ func (d *DB) sessionViews(ctx context.Context, ref SessionRef) (messages, exchan
 }
 
 func (d *DB) sessionPartitions(ctx context.Context, ref SessionRef) (messages, exchanges string, ok bool) {
-	if d.noSessionCache {
-		return "", "", false
-	}
-	parts, _, err := d.sessionSources(ctx)
-	if err != nil {
-		return "", "", false
-	}
-	var m, e []string
-	err = d.db.QueryRowContext(ctx, `SELECT
-  coalesce(list(DISTINCT strftime(date, '%Y-%m-%d')) FILTER (WHERE message_count IS NOT NULL), []),
-  coalesce(list(DISTINCT strftime(date, '%Y-%m-%d')) FILTER (WHERE exchange_count IS NOT NULL), [])
-FROM `+parts+` WHERE platform = ? AND session_id = ?`, ref.Platform, ref.SessionID).Scan((*stringList)(&m), (*stringList)(&e))
-	if err != nil || len(m)+len(e) == 0 {
+	m, e, ok := d.partitionsOf(ctx, []SessionRef{ref})
+	if !ok || len(m)+len(e) == 0 {
 		return "", "", false // a session the cache does not know
 	}
-	source := func(view string, dates []string) (string, error) {
-		ps := make([]load.Partition, len(dates))
-		for i, date := range dates {
-			ps[i] = load.Partition{Platform: ref.Platform, Date: date}
-		}
-		return load.PartitionSource(d.lake, view, ps)
-	}
-	if messages, err = source("messages", m); err != nil {
+	var err error
+	if messages, err = load.PartitionSource(d.lake, "messages", m); err != nil {
 		return "", "", false
 	}
-	if exchanges, err = source("exchange_rows", e); err != nil {
+	if exchanges, err = load.PartitionSource(d.lake, "exchange_rows", e); err != nil {
 		return "", "", false
 	}
 	return messages, exchanges, true
+}
+
+// sessionsMatch is a condition that matches the rows of the sessions.
+func sessionsMatch(refs []SessionRef) (string, []any) {
+	cond := make([]string, len(refs))
+	args := make([]any, 0, 2*len(refs))
+	for i, r := range refs {
+		cond[i] = "(platform = ? AND session_id = ?)"
+		args = append(args, r.Platform, r.SessionID)
+	}
+	return "(" + strings.Join(cond, " OR ") + ")", args
+}
+
+// partitionsOf lists the partitions the sessions have messages in and
+// those they have exchanges in, from the session cache's parts; ok is
+// false without the cache.
+func (d *DB) partitionsOf(ctx context.Context, refs []SessionRef) (messages, exchanges []load.Partition, ok bool) {
+	if d.noSessionCache || len(refs) == 0 {
+		return nil, nil, false
+	}
+	parts, _, err := d.sessionSources(ctx)
+	if err != nil {
+		return nil, nil, false
+	}
+	match, args := sessionsMatch(refs)
+	rows, err := d.db.QueryContext(ctx, `SELECT platform, strftime(date, '%Y-%m-%d'),
+  bool_or(message_count IS NOT NULL), bool_or(exchange_count IS NOT NULL)
+FROM `+parts+` WHERE `+match+`
+GROUP BY ALL ORDER BY ALL`, args...)
+	if err != nil {
+		return nil, nil, false
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p load.Partition
+		var m, e bool
+		if rows.Scan(&p.Platform, &p.Date, &m, &e) != nil {
+			return nil, nil, false
+		}
+		if m {
+			messages = append(messages, p)
+		}
+		if e {
+			exchanges = append(exchanges, p)
+		}
+	}
+	return messages, exchanges, rows.Err() == nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pos-lake/pos/load"
@@ -96,49 +95,25 @@ func (d *DB) timelineSince(ctx context.Context, opt TimelineOptions, cut string)
 		return nil, false, err
 	}
 	// Number the exchanges over their sessions' partitions.
-	keys := map[[2]string]bool{}
+	var refs []SessionRef
 	for _, e := range out {
-		if e.Kind == KindExchange {
-			keys[[2]string{e.Platform, e.SessionID}] = true
+		if r := (SessionRef{Platform: e.Platform, SessionID: e.SessionID}); e.Kind == KindExchange && !slices.Contains(refs, r) {
+			refs = append(refs, r)
 		}
 	}
-	if len(keys) == 0 {
+	if len(refs) == 0 {
 		return out, true, nil
 	}
-	parts, _, err := d.sessionSources(ctx)
-	if err != nil {
-		return nil, false, nil
-	}
-	var cond []string
-	var args []any
-	for k := range keys {
-		cond = append(cond, "(platform = ? AND session_id = ?)")
-		args = append(args, k[0], k[1])
-	}
-	match := strings.Join(cond, " OR ")
-	// The sessions' partitions, from the session cache, and their files.
-	var ps []load.Partition
-	rows, err := d.db.QueryContext(ctx, `SELECT DISTINCT platform, strftime(date, '%Y-%m-%d') FROM `+parts+`
-WHERE exchange_count IS NOT NULL AND (`+match+`)`, args...)
-	if err != nil {
-		return nil, false, nil
-	}
-	for rows.Next() {
-		var p load.Partition
-		if rows.Scan(&p.Platform, &p.Date) != nil {
-			rows.Close()
-			return nil, false, nil
-		}
-		ps = append(ps, p)
-	}
-	if rows.Close() != nil || rows.Err() != nil {
+	_, ps, ok := d.partitionsOf(ctx, refs)
+	if !ok {
 		return nil, false, nil
 	}
 	src, err := load.PartitionSource(d.lake, "exchange_rows", ps)
 	if err != nil {
 		return nil, false, nil
 	}
-	rows, err = d.db.QueryContext(ctx, `SELECT id, `+load.ExchangeNumber+`
+	match, args := sessionsMatch(refs)
+	rows, err := d.db.QueryContext(ctx, `SELECT id, `+load.ExchangeNumber+`
 FROM `+src+`
 WHERE `+match, args...)
 	if err != nil {

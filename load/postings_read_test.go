@@ -1,0 +1,181 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/pos-lake/pos/schema"
+)
+
+// postingsOf reads a chunks file's postings of terms both ways: from its
+// sidecar and from its Parquet postings file; each as sorted lines.
+func postingsOf(t *testing.T, chunksFile string, terms []string) (sidecar, table []string) {
+	t.Helper()
+	collect := func(out *[]string) func(int, int64, int32, int32) {
+		return func(term int, key int64, tf, dl int32) {
+			*out = append(*out, fmt.Sprintf("%s %d %d %d", terms[term], key, tf, dl))
+		}
+	}
+	if _, err := ReadLexical(chunksFile, terms, collect(&sidecar)); err != nil {
+		t.Fatal(err)
+	}
+	dir, name := filepath.Split(chunksFile)
+	pdir := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Clean(dir)))), TablePostings,
+		filepath.Base(filepath.Dir(filepath.Clean(dir))), filepath.Base(dir))
+	if err := ReadPostings(filepath.Join(pdir, name), terms, collect(&table)); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(sidecar)
+	slices.Sort(table)
+	return sidecar, table
+}
+
+// fileTerms lists every term of a postings file.
+func fileTerms(t *testing.T, postingsFile string) []string {
+	t.Helper()
+	rows, err := parquet.ReadFile[PostingRow](postingsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var terms []string
+	for _, r := range rows {
+		terms = append(terms, r.Term)
+	}
+	return slices.Compact(slices.Sorted(slices.Values(terms)))
+}
+
+// stripPostings makes a sidecar one of a build that kept no postings in it.
+func stripPostings(t *testing.T, chunksFile string) {
+	t.Helper()
+	sc, err := openSidecar(chunksFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.f.Close()
+	path := sc.f.Name()
+	end := sc.off + int64(sc.v.Rows*(8+8+4+1+4+sc.v.Dim))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append([]byte(vectorsMagicV2), b[8:end]...)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A sidecar's postings are its Parquet postings file's: every term, with
+// its chunks' keys, counts and lengths; a term it lacks has none. A sidecar
+// without postings (an older build's) says so and still gives its rows.
+func TestSidecarPostings(t *testing.T) {
+	lake := t.TempDir()
+	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	var recs []*schema.Record
+	words := []string{"parquet", "writer", "rotate", "logs", "flush", "group", "zstd", "page"}
+	for i := range 40 {
+		text := ""
+		for j := range i%5 + 1 {
+			text += words[(i*3+j)%len(words)] + " "
+		}
+		recs = append(recs, chunk(fmt.Sprintf("c%d", i), text+fmt.Sprint("unique", i), "m", 4, day.Add(time.Duration(i)*time.Minute)))
+	}
+	recs[7].Chunk.Embedding, recs[7].Chunk.Model, recs[7].Chunk.Dim = nil, "", 0 // no vector: postings all the same
+	loadRecs(t, lake, recs...)
+	files, err := PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{})
+	if err != nil || len(files) != 1 {
+		t.Fatalf("%v %v", files, err)
+	}
+	pfiles, _ := PartitionFiles(lake, TablePostings, "", time.Time{}, time.Time{})
+	terms := fileTerms(t, pfiles[0])
+	if len(terms) < 40 {
+		t.Fatalf("terms %v", terms)
+	}
+	for _, query := range [][]string{terms, {"pars", "zzz", "flush"}, {terms[0]}, {terms[len(terms)-1], "aaa"}, {"nothing"}, nil} {
+		side, table := postingsOf(t, files[0], query)
+		if fmt.Sprint(side) != fmt.Sprint(table) {
+			t.Fatalf("%v: sidecar\n%v\npostings file\n%v", query, side, table)
+		}
+		if len(query) > 0 && query[0] == terms[0] && len(side) == 0 {
+			t.Fatalf("%v: nothing found", query)
+		}
+	}
+	// A sidecar cut short, or whose postings point past its rows, is an
+	// error, not a panic.
+	good, err := os.ReadFile(sidecarPath(files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := func(what string, b []byte) {
+		t.Helper()
+		os.WriteFile(sidecarPath(files[0]), b, 0o600)
+		if _, err := ReadLexical(files[0], terms, func(int, int64, int32, int32) {}); err == nil {
+			t.Errorf("%s: no error", what)
+		}
+	}
+	for _, cut := range []int{1, 7, 40} {
+		corrupt(fmt.Sprint("cut by ", cut), good[:len(good)-cut])
+	}
+	bad := slices.Clone(good)
+	sc, _ := openSidecar(files[0])
+	sc.f.Close()
+	postAt := sc.off + int64(sc.v.Rows*(8+8+4+1+4+sc.v.Dim))
+	nt := int64(bad[postAt]) | int64(bad[postAt+1])<<8
+	rows := postAt + 12 + 8*(nt+1) // the first posting's row
+	for i := range int64(bad[postAt+8]) {
+		bad[rows+i] = 0xff
+	}
+	corrupt("a posting past the rows", bad)
+	bad = slices.Clone(good)
+	bad[postAt+8] = 3
+	corrupt("a row number 3 bytes wide", bad)
+	os.WriteFile(sidecarPath(files[0]), good, 0o600)
+	// Without postings: ErrNoPostings, and the rows all the same.
+	want, _ := ReadVectors(files[0], true)
+	stripPostings(t, files[0])
+	v, err := ReadLexical(files[0], terms, func(int, int64, int32, int32) { t.Fatal("a posting from a sidecar without") })
+	if !errors.Is(err, ErrNoPostings) || v == nil || fmt.Sprint(v.Keys, v.TS, v.DL) != fmt.Sprint(want.Keys, want.TS, want.DL) {
+		t.Fatalf("stripped: %v %+v", err, v)
+	}
+	got, err := ReadVectors(files[0], true)
+	if err != nil || fmt.Sprint(got.Codes, got.Scale) != fmt.Sprint(want.Codes, want.Scale) {
+		t.Fatalf("stripped sidecar's vectors: %v", err)
+	}
+}
+
+// FuzzSidecar: any bytes as a sidecar are read or refused, never a panic
+// or a posting out of its rows.
+func FuzzSidecar(f *testing.F) {
+	lake := f.TempDir()
+	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	f.Add([]byte(vectorsMagic))
+	loadWith(f, Options{Lake: lake}, chunk("c1", "parquet writer flush", "m", 4, day), chunk("c2", "rotate logs", "m", 4, day))
+	if files, _ := PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{}); len(files) == 1 {
+		if b, err := os.ReadFile(sidecarPath(files[0])); err == nil {
+			f.Add(b)
+		}
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		chunks := filepath.Join(dir, "x.parquet")
+		if err := os.WriteFile(sidecarPath(chunks), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		v, err := ReadLexical(chunks, []string{"flush", "logs", "parquet", "zzz"}, func(term int, key int64, tf, dl int32) {})
+		if err == nil && (v == nil || len(v.Keys) != v.Rows) {
+			t.Fatalf("rows %+v", v)
+		}
+		ReadVectors(chunks, true)
+		ReadVectors(chunks, false)
+	})
+}
+
+func sidecarPath(chunksFile string) string {
+	return chunksFile[:len(chunksFile)-len(".parquet")] + VectorsExt
+}
