@@ -95,7 +95,7 @@ func reportLatency(b *testing.B, times []time.Duration) {
 const (
 	benchChunks   = 1_000_000
 	benchDays     = 365
-	benchLakeName = "pos-bench-search-1m-v5"
+	benchLakeName = "pos-bench-search-1m-v6" // v6: sidecars with postings
 )
 
 var benchEnd = time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
