@@ -22,7 +22,7 @@ import (
 // BenchmarkSearch1M measures pos-query search on a synthetic lake of one
 // million 384-dimensional chunks: a year of three platforms' sessions, hash
 // vectors of generated text, postings for every chunk. The lake is built
-// once (a few minutes) in $POS_BENCH_LAKE or <tmp>/pos-bench-search-1m-v5 (v5: pos-hash-v2 vectors)
+// once (a few minutes) in $POS_BENCH_LAKE or <tmp>/pos-bench-search-1m-v6 (v6: sidecars with postings)
 // and reused by later runs. Each sub-benchmark reports the median and 95th
 // percentile latency of a set of queries:
 //
