@@ -18,7 +18,9 @@ import (
 // lexicalScores ranks the window's chunks (those in keep, when the search
 // is narrowed) by BM25 (k1 1.2, b 0.75) over the postings of the query's
 // terms, with the document frequencies, the number of chunks and their
-// mean length of the window. Each chunks file's sidecar gives both its
+// mean length of the window; a chunk outside the window's times (in a
+// partition of its first or last day) has no score. Each chunks file's
+// sidecar gives both its
 // rows (for N and the mean length) and its postings of the terms, in one
 // small read (load.ReadLexical); an older build's file without them is
 // counted by DuckDB and its Parquet postings read in Go
@@ -36,6 +38,7 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files, terms 
 		postings []posting
 	}
 	since, until := msWindow(opt)
+	windowed := !opt.Since.IsZero() || !opt.Until.IsZero()
 	per := make([]result, len(files))
 	err := eachFile(ctx, files, func(i int, path string) error {
 		r := &per[i]
@@ -45,23 +48,32 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files, terms 
 			}
 		}
 		v, err := load.ReadLexical(path, terms, add)
-		if v != nil {
-			for row := range v.Rows {
-				if ts := v.TS[row]; ts < since || ts >= until || keep != nil && !keep[v.Keys[row]] {
-					continue
+		if err != nil {
+			// No sidecar, or one without postings: the Parquet postings.
+			r.uncount, r.postings = v == nil, r.postings[:0]
+			if err := load.ReadPostings(postingsFileOf(path), terms, add); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		if v == nil {
+			return nil
+		}
+		var outside map[int64]bool
+		for row := range v.Rows {
+			if ts := v.TS[row]; ts < since || ts >= until {
+				if outside == nil {
+					outside = map[int64]bool{}
 				}
+				outside[v.Keys[row]] = true
+				continue
+			}
+			if keep == nil || keep[v.Keys[row]] {
 				r.st.n++
 				r.st.terms += int64(v.DL[row])
 			}
 		}
-		if err == nil {
-			return nil
-		}
-		// No sidecar, or one without postings: the Parquet postings.
-		r.uncount = v == nil
-		r.postings = r.postings[:0]
-		if err := load.ReadPostings(postingsFileOf(path), terms, add); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+		if outside != nil {
+			r.postings = slices.DeleteFunc(r.postings, func(p posting) bool { return outside[p.key] })
 		}
 		return nil
 	})
@@ -82,6 +94,18 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files, terms 
 			return nil, err
 		}
 		st.n, st.terms = st.n+more.n, st.terms+more.terms
+		if windowed {
+			// Those files' chunks in the window, from DuckDB.
+			in, err := d.chunkKeys(ctx, opt, uncounted)
+			if err != nil {
+				return nil, err
+			}
+			for i := range per {
+				if r := &per[i]; r.uncount {
+					r.postings = slices.DeleteFunc(r.postings, func(p posting) bool { return !in[p.key] })
+				}
+			}
+		}
 	}
 	if st.n == 0 {
 		return nil, nil

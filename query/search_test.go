@@ -432,16 +432,45 @@ func TestLexicalSearchEverySource(t *testing.T) {
 		for _, opt := range opts {
 			var s strings.Builder
 			for _, h := range search(t, db, opt).Hits {
+				if !opt.Until.IsZero() && !h.TS.Before(opt.Until) {
+					t.Errorf("%q until %v: a hit at %v", opt.Query, opt.Until, h.TS)
+				}
 				fmt.Fprintf(&s, "%s %.9f; ", h.ChunkID, h.LexicalScore)
 			}
 			out = append(out, s.String())
 		}
 		return out
 	}
+	// A window that ends within a day: no hit from the rest of that day's
+	// partition, however the postings are read.
+	db, err := query.Open(context.Background(), lake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := search(t, db, query.SearchOptions{Query: "fetcher retry tests", Mode: query.SearchLexical, K: 50}).Hits
+	db.Close()
+	var cut time.Time
+	for _, h := range all {
+		if h.TS.Truncate(24*time.Hour) != h.TS {
+			cut = h.TS // a hit not at midnight: the window ends just before it
+			break
+		}
+	}
+	if cut.IsZero() {
+		t.Fatal("no hit to cut the window at")
+	}
+	opts = append(opts, query.SearchOptions{Query: "fetcher retry tests", Mode: query.SearchLexical, K: 50, Until: cut})
+	check := func(out []string) {
+		t.Helper()
+		if out[len(out)-1] == "" {
+			t.Fatal("nothing found before the cut")
+		}
+	}
 	want := results()
 	if want[0] == "" {
 		t.Fatal("nothing found")
 	}
+	check(want)
 	vecs, _ := filepath.Glob(filepath.Join(lake, "indexed", "chunks", "*", "*", "*"+load.VectorsExt))
 	if len(vecs) == 0 {
 		t.Fatal("no sidecars")
