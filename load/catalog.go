@@ -139,7 +139,7 @@ func source(lake, table string, schemas map[string][]string) (string, error) {
 	}
 	dir := TableDir(lake, table)
 	if !hasParquet(dir) {
-		return fmt.Sprintf("read_parquet(%s, %s)", sqlString(f), hiveOpts), nil
+		return schemaOnly(f), nil
 	}
 	// Files lie exactly two levels down (platform=/date=): a fixed-depth
 	// glob is expanded faster than "**", which walks the whole tree, and
@@ -150,6 +150,9 @@ func source(lake, table string, schemas map[string][]string) (string, error) {
 
 // hiveOpts are the options every read of the lake's tables passes.
 const hiveOpts = "hive_partitioning = true, hive_types = {'platform': VARCHAR, 'date': DATE}"
+
+// schemaOnly reads a table's schema file alone: no rows, every column.
+func schemaOnly(f string) string { return fmt.Sprintf("read_parquet(%s, %s)", sqlString(f), hiveOpts) }
 
 // readFiles reads a table's files (or globs), with its schema file f when
 // not every file has this build's schema.
@@ -187,6 +190,17 @@ func Partitions(lake, table, platform string) ([]Partition, error) {
 	return out, nil
 }
 
+// DatesOf returns the distinct dates of partitions listed newest first.
+func DatesOf(parts []Partition) []string {
+	var dates []string
+	for _, p := range parts {
+		if len(dates) == 0 || dates[len(dates)-1] != p.Date {
+			dates = append(dates, p.Date)
+		}
+	}
+	return dates
+}
+
 // PartitionSource is a source of the rows of view (messages or
 // exchange_rows) in the given partitions only, as the view has them. Its
 // files are listed here and named one by one: DuckDB expands a table's
@@ -212,21 +226,12 @@ func PartitionSource(lake, view string, parts []Partition) (string, error) {
 	}
 	var files []string
 	for _, p := range parts {
-		dir := Dir(lake, table, p.Platform, p.Date)
-		ents, err := os.ReadDir(dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
+		files, err = appendParquetFiles(files, Dir(lake, table, p.Platform, p.Date))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", err
 		}
-		for _, e := range ents {
-			if !e.IsDir() && strings.HasSuffix(e.Name(), ".parquet") {
-				files = append(files, filepath.Join(dir, e.Name()))
-			}
-		}
 	}
-	src := fmt.Sprintf("read_parquet(%s, %s)", sqlString(f), hiveOpts) // no rows, every column
+	src := schemaOnly(f)
 	if len(files) > 0 {
 		src = readFiles(table, f, files, readSchemas(lake))
 	}

@@ -399,15 +399,23 @@ func PartitionFiles(lake, table, platform string, since, until time.Time) ([]str
 		if platform != "" && p.platform != partValue(platform) || from != "" && p.date < from || to != "" && p.date > to {
 			continue
 		}
-		dir := Dir(lake, table, p.platform, p.date)
-		files, err := os.ReadDir(dir)
-		if err != nil {
+		if out, err = appendParquetFiles(out, Dir(lake, table, p.platform, p.date)); err != nil {
 			return nil, err
 		}
-		for _, f := range files {
-			if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
-				out = append(out, filepath.Join(dir, f.Name()))
-			}
+	}
+	return out, nil
+}
+
+// appendParquetFiles appends the paths of the Parquet files in dir, in
+// name order, to out.
+func appendParquetFiles(out []string, dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return out, err
+	}
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".parquet") {
+			out = append(out, filepath.Join(dir, e.Name()))
 		}
 	}
 	return out, nil

@@ -151,26 +151,6 @@ func PartitionFingerprints(lake string, tables ...string) (map[string]string, er
 	return out, nil
 }
 
-// PartitionDates returns the dates of a table's partitions, newest
-// first, of one platform ("": every platform), from the directory names.
-func PartitionDates(lake, table, platform string) ([]string, error) {
-	parts, err := tablePartitions(lake, table)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var dates []string
-	for _, p := range parts {
-		if (platform == "" || p.platform == platform) && !seen[p.date] {
-			seen[p.date] = true
-			dates = append(dates, p.date)
-		}
-	}
-	slices.Sort(dates)
-	slices.Reverse(dates)
-	return dates, nil
-}
-
 func readRollupManifest(lake string) (*RollupManifest, error) {
 	b, err := os.ReadFile(filepath.Join(lake, RollupDir, rollupManifest))
 	if err != nil {

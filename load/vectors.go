@@ -283,13 +283,8 @@ func ReadVectors(chunksPath string, codes bool) (*Vectors, error) {
 	if _, err := sc.f.ReadAt(b, sc.off); err != nil {
 		return nil, err
 	}
-	v.Keys, v.TS, v.DL = make([]int64, r), make([]int64, r), make([]uint32, r)
+	v.rows(b)
 	le := binary.LittleEndian
-	for i := range r {
-		v.Keys[i] = int64(le.Uint64(b[8*i:]))
-		v.TS[i] = int64(le.Uint64(b[8*r+8*i:]))
-		v.DL[i] = le.Uint32(b[16*r+4*i:])
-	}
 	if !codes {
 		return v, nil
 	}
@@ -302,6 +297,17 @@ func ReadVectors(chunksPath string, codes bool) (*Vectors, error) {
 	raw := b[5*r:]
 	v.Codes = unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw))
 	return v, nil
+}
+
+// rows decodes the rows' keys, times and lengths at the start of b.
+func (v *Vectors) rows(b []byte) {
+	r, le := v.Rows, binary.LittleEndian
+	v.Keys, v.TS, v.DL = make([]int64, r), make([]int64, r), make([]uint32, r)
+	for i := range r {
+		v.Keys[i] = int64(le.Uint64(b[8*i:]))
+		v.TS[i] = int64(le.Uint64(b[8*r+8*i:]))
+		v.DL[i] = le.Uint32(b[16*r+4*i:])
+	}
 }
 
 // ErrNoPostings is returned for a sidecar of a build that kept no
@@ -347,12 +353,7 @@ func ReadLexical(chunksPath string, terms []string, fn func(term int, key int64,
 			return nil, err
 		}
 	}
-	v.Keys, v.TS, v.DL = make([]int64, r), make([]int64, r), make([]uint32, r)
-	for i := range r {
-		v.Keys[i] = int64(le.Uint64(b[8*i:]))
-		v.TS[i] = int64(le.Uint64(b[8*r+8*i:]))
-		v.DL[i] = le.Uint32(b[16*r+4*i:])
-	}
+	v.rows(b)
 	if !sc.postings {
 		return v, ErrNoPostings
 	}
@@ -437,17 +438,24 @@ func openSidecar(chunksPath string) (*sidecar, error) {
 	return sc, nil
 }
 
-// namesFit says whether a sidecar header's model names end within head.
-func namesFit(head []byte) bool {
+// modelNames parses a sidecar header's model names (head holds at least
+// its first 20 bytes): the names and the offset past them, padded to 8
+// bytes; ok is false when they do not end within head.
+func modelNames(head []byte) (names []string, off int, ok bool) {
 	le := binary.LittleEndian
-	off := 20
+	off = 20
 	for range int(le.Uint32(head[16:])) {
 		if off+2 > len(head) {
-			return false
+			return nil, 0, false
 		}
-		off += 2 + int(le.Uint16(head[off:]))
+		n := int(le.Uint16(head[off:]))
+		if off+2+n > len(head) {
+			return nil, 0, false
+		}
+		names = append(names, string(head[off+2:off+2+n]))
+		off += 2 + n
 	}
-	return off <= len(head)
+	return names, (off + 7) &^ 7, true
 }
 
 func readSidecarHead(f *os.File, chunksPath string) (*sidecar, error) {
@@ -463,31 +471,22 @@ func readSidecarHead(f *os.File, chunksPath string) (*sidecar, error) {
 	if _, err := f.ReadAt(head, 0); err != nil {
 		return nil, err
 	}
-	if len(head) >= 20 && !namesFit(head) {
+	if len(head) < 20 || string(head[:8]) != vectorsMagic && string(head[:8]) != vectorsMagicV2 {
+		return nil, bad("not a vector sidecar of this build")
+	}
+	names, off, ok := modelNames(head)
+	if !ok && int64(len(head)) < fi.Size() {
 		head = make([]byte, min(fi.Size(), 64<<10))
 		if _, err := f.ReadAt(head, 0); err != nil {
 			return nil, err
 		}
+		names, off, ok = modelNames(head)
 	}
-	if len(head) < 20 || string(head[:8]) != vectorsMagic && string(head[:8]) != vectorsMagicV2 {
-		return nil, bad("not a vector sidecar of this build")
+	if !ok {
+		return nil, bad("truncated")
 	}
 	sc := &sidecar{f: f, size: fi.Size(), postings: string(head[:8]) == vectorsMagic}
-	v := &Vectors{Rows: int(le.Uint32(head[8:])), Dim: int(le.Uint32(head[12:]))}
-	nm := int(le.Uint32(head[16:]))
-	off := 20
-	for i := 0; i < nm; i++ {
-		if off+2 > len(head) {
-			return nil, bad("truncated")
-		}
-		n := int(le.Uint16(head[off:]))
-		if off+2+n > len(head) {
-			return nil, bad("truncated")
-		}
-		v.Models = append(v.Models, string(head[off+2:off+2+n]))
-		off += 2 + n
-	}
-	off = (off + 7) &^ 7
+	v := &Vectors{Rows: int(le.Uint32(head[8:])), Dim: int(le.Uint32(head[12:])), Models: names}
 	need := int64(off) + int64(v.Rows)*int64(8+8+4+1+4+v.Dim)
 	if sc.postings && fi.Size() < need+8 || !sc.postings && fi.Size() != need {
 		return nil, bad(fmt.Sprintf("%d bytes, want %d", fi.Size(), need))

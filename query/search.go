@@ -501,19 +501,6 @@ ORDER BY score DESC, chunk_key LIMIT ?`, arr, arr, src, w.sql())
 	return d.scores(ctx, query, list, append(append([]any{q, list}, w.args...), minSim, depth)...)
 }
 
-// windowStats are the number of chunks of the window (and filters) and
-// their total length in index terms: BM25's N and mean length.
-type windowStats struct {
-	n, terms int64
-}
-
-func (s windowStats) avgdl() float64 {
-	if s.n == 0 || s.terms == 0 {
-		return 1
-	}
-	return float64(s.terms) / float64(s.n)
-}
-
 // msWindow is the search's window in Unix milliseconds, [since, until).
 func msWindow(opt SearchOptions) (since, until int64) {
 	since, until = -1<<62, 1<<62

@@ -144,6 +144,19 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files, terms 
 	return top.sorted(), nil
 }
 
+// windowStats are the number of chunks of the window (and filters) and
+// their total length in index terms: BM25's N and mean length.
+type windowStats struct {
+	n, terms int64
+}
+
+func (s windowStats) avgdl() float64 {
+	if s.n == 0 || s.terms == 0 {
+		return 1
+	}
+	return float64(s.terms) / float64(s.n)
+}
+
 // countChunks counts the chunks of files that pass the search's filters,
 // and their length in index terms, with DuckDB.
 func (d *DB) countChunks(ctx context.Context, opt SearchOptions, files []string) (windowStats, error) {

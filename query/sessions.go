@@ -201,12 +201,7 @@ func (d *DB) latestSession(ctx context.Context, w where, platform string) (Sessi
 	const q = `SELECT platform, session_id, ts IS NOT NULL FROM %s%s ORDER BY ts DESC, session_id LIMIT 1`
 	var ref SessionRef
 	parts, _ := load.Partitions(d.lake, load.TableMessages, platform) // newest first
-	var dates []string
-	for _, p := range parts {
-		if len(dates) == 0 || dates[len(dates)-1] != p.Date {
-			dates = append(dates, p.Date)
-		}
-	}
+	dates := load.DatesOf(parts)
 	for _, n := range []int{1, 8, 64} {
 		if n >= len(dates) {
 			break

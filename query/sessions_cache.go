@@ -177,28 +177,20 @@ func (d *DB) copyTo(ctx context.Context, src, path string) error {
 // whole table; without the cache (or for a session it does not know), the
 // views.
 func (d *DB) sessionViews(ctx context.Context, ref SessionRef) (messages, exchanges string, err error) {
-	if m, e, ok := d.sessionPartitions(ctx, ref); ok {
-		return m, e, nil
+	// (A session the cache does not know has no partitions in it.)
+	if m, e, ok := d.partitionsOf(ctx, []SessionRef{ref}); ok && len(m)+len(e) > 0 {
+		messages, err = load.PartitionSource(d.lake, "messages", m)
+		if err == nil {
+			exchanges, err = load.PartitionSource(d.lake, "exchange_rows", e)
+		}
+		if err == nil {
+			return messages, exchanges, nil
+		}
 	}
 	if err := d.need(ctx, "messages", "exchange_rows"); err != nil {
 		return "", "", err
 	}
 	return "messages", "exchange_rows", nil
-}
-
-func (d *DB) sessionPartitions(ctx context.Context, ref SessionRef) (messages, exchanges string, ok bool) {
-	m, e, ok := d.partitionsOf(ctx, []SessionRef{ref})
-	if !ok || len(m)+len(e) == 0 {
-		return "", "", false // a session the cache does not know
-	}
-	var err error
-	if messages, err = load.PartitionSource(d.lake, "messages", m); err != nil {
-		return "", "", false
-	}
-	if exchanges, err = load.PartitionSource(d.lake, "exchange_rows", e); err != nil {
-		return "", "", false
-	}
-	return messages, exchanges, true
 }
 
 // sessionsMatch is a condition that matches the rows of the sessions.

@@ -60,12 +60,13 @@ func (d *DB) Timeline(ctx context.Context, opt TimelineOptions) ([]TimelineEntry
 	if opt.Limit > 0 && sess.SessionID == "" && !d.noSessionCache {
 		// The latest entries are in the latest partitions: read those
 		// first, and number the exchanges found over their sessions only.
-		dates, _ := load.PartitionDates(d.lake, load.TableExchanges, opt.Platform)
+		parts, _ := load.Partitions(d.lake, load.TableExchanges, opt.Platform) // newest first
+		dates := load.DatesOf(parts)
 		for _, n := range []int{8, 64} {
 			if n >= len(dates) {
 				break
 			}
-			out, ok, err := d.timelineSince(ctx, opt, dates[n-1])
+			out, ok, err := d.timelineSince(ctx, opt, parts, dates[n-1])
 			if err != nil {
 				return nil, err
 			}
@@ -77,20 +78,25 @@ func (d *DB) Timeline(ctx context.Context, opt TimelineOptions) ([]TimelineEntry
 	if err := d.need(ctx, "exchanges"); err != nil {
 		return nil, err
 	}
-	out, _, err := d.timeline(ctx, opt, sess.SessionID, "")
+	out, _, err := d.timeline(ctx, opt, sess.SessionID, "exchanges", "")
 	return out, err
 }
 
-// timelineSince is Timeline over the exchanges of the date partitions from
-// cut on. ok says that is the answer: the window's latest Limit entries
+// timelineSince is Timeline over the exchanges of the date partitions
+// (of parts, newest first) from cut on, their files named one by one. ok
+// says that is the answer: the window's latest Limit entries
 // are all there (the last of them is from cut on; every exchange before cut
 // is older).
-func (d *DB) timelineSince(ctx context.Context, opt TimelineOptions, cut string) ([]TimelineEntry, bool, error) {
+func (d *DB) timelineSince(ctx context.Context, opt TimelineOptions, parts []load.Partition, cut string) ([]TimelineEntry, bool, error) {
 	day, err := time.Parse(time.DateOnly, cut)
 	if err != nil {
 		return nil, false, nil
 	}
-	out, ids, err := d.timeline(ctx, opt, "", cut)
+	recent, err := load.PartitionSource(d.lake, "exchange_rows", fromDate(parts, cut))
+	if err != nil {
+		return nil, false, err
+	}
+	out, ids, err := d.timeline(ctx, opt, "", recent, cut)
 	if err != nil || len(out) < opt.Limit || out[0].TS.Before(day) {
 		return nil, false, err
 	}
@@ -145,20 +151,9 @@ WHERE `+match, args...)
 	return out, true, nil
 }
 
-// timeline runs Timeline's query (see timelineQuery) and returns the
-// entries, oldest first, with the exchanges' ids.
-func (d *DB) timeline(ctx context.Context, opt TimelineOptions, session, cut string) ([]TimelineEntry, []string, error) {
-	exchanges := "exchanges"
-	if cut != "" {
-		// The partitions from cut on, their files named one by one.
-		ps, err := load.Partitions(d.lake, load.TableExchanges, opt.Platform)
-		if err != nil {
-			return nil, nil, err
-		}
-		if exchanges, err = load.PartitionSource(d.lake, "exchange_rows", fromDate(ps, cut)); err != nil {
-			return nil, nil, err
-		}
-	}
+// timeline runs Timeline's query (see timelineQuery) over the exchanges
+// source and returns the entries, oldest first, with the exchanges' ids.
+func (d *DB) timeline(ctx context.Context, opt TimelineOptions, session, exchanges, cut string) ([]TimelineEntry, []string, error) {
 	rows, err := d.querySessions(ctx, func(from string) (string, []any) {
 		return timelineQuery(opt, session, from, exchanges, cut)
 	})
