@@ -2,7 +2,11 @@ package enrich
 
 import (
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
+
+	"github.com/pos-lake/pos/internal/keyword"
 )
 
 // Pattern is a weighted sign that a sentence states a decision.
@@ -10,18 +14,10 @@ type Pattern struct {
 	Name   string
 	Re     *regexp.Regexp
 	Weight float64
-	// Keywords are lower-case strings the pattern cannot match without
-	// one of: a cheap test before the regular expression runs.
+	// Keywords are strings the pattern cannot match without one of
+	// (ASCII case ignored), at least two bytes long: a cheap test before
+	// the regular expression runs.
 	Keywords []string
-}
-
-func (p *Pattern) maybe(lower string) bool {
-	for _, k := range p.Keywords {
-		if strings.Contains(lower, k) {
-			return true
-		}
-	}
-	return false
 }
 
 // DefaultPatterns are the design notes' patterns and weights.
@@ -65,25 +61,80 @@ type Found struct {
 // Confidence is the best pattern's weight, plus 0.05 for each other
 // pattern the sentence also matches, at most 1.
 func Decisions(patterns []Pattern, text string) []Found {
-	lower := strings.ToLower(text)
-	any := false
-	for i := range patterns {
-		if patterns[i].maybe(lower) {
-			any = true
-			break
+	return detectorFor(patterns).find(text)
+}
+
+// A detector runs a pattern's regular expression only on a sentence that
+// holds one of its keywords: one pass of a keyword.Matcher finds them all,
+// where a strings.Contains per keyword took a pass each (and a lowered copy
+// of the text).
+type detector struct {
+	patterns []Pattern
+	kw       *keyword.Matcher
+	of       [][]int // keyword id -> the patterns it belongs to
+}
+
+func newDetector(patterns []Pattern) *detector {
+	var words []string
+	for _, p := range patterns {
+		words = append(words, p.Keywords...)
+	}
+	d := &detector{patterns: patterns}
+	var ids map[string]int
+	d.kw, ids = keyword.New(words)
+	d.of = make([][]int, len(d.kw.Words()))
+	for i, p := range patterns {
+		for _, k := range p.Keywords {
+			id := ids[strings.ToLower(k)]
+			if !slices.Contains(d.of[id], i) {
+				d.of[id] = append(d.of[id], i)
+			}
 		}
 	}
-	if !any {
+	return d
+}
+
+var defaultDetector = sync.OnceValue(func() *detector { return newDetector(DefaultPatterns) })
+
+// detectorFor returns the detector of a pattern list: the default list's is
+// built once.
+func detectorFor(patterns []Pattern) *detector {
+	if len(patterns) == len(DefaultPatterns) && len(patterns) > 0 && &patterns[0] == &DefaultPatterns[0] {
+		return defaultDetector()
+	}
+	return newDetector(patterns)
+}
+
+// candidates reports, per pattern, whether text holds one of its keywords;
+// nil when it holds none.
+func (d *detector) candidates(text string) []bool {
+	var may []bool
+	keyword.Each(d.kw, text, func(_, id int) {
+		if may == nil {
+			may = make([]bool, len(d.patterns))
+		}
+		for _, i := range d.of[id] {
+			may[i] = true
+		}
+	})
+	return may
+}
+
+func (d *detector) find(text string) []Found {
+	if d.candidates(text) == nil {
 		return nil
 	}
 	var out []Found
 	for _, s := range sentences(text) {
-		ls := strings.ToLower(s)
+		may := d.candidates(s)
+		if may == nil {
+			continue
+		}
 		var f Found
 		best := 0.0
-		for i := range patterns {
-			p := &patterns[i]
-			if !p.maybe(ls) || !p.Re.MatchString(s) {
+		for i := range d.patterns {
+			p := &d.patterns[i]
+			if !may[i] || !p.Re.MatchString(s) {
 				continue
 			}
 			best = max(best, p.Weight)

@@ -2,7 +2,10 @@ package enrich
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -115,5 +118,69 @@ func BenchmarkDecisionsNoKeyword(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
 		Decisions(DefaultPatterns, text)
+	}
+}
+
+// TestDecisionsPrefilter holds the one-pass keyword prefilter to the plain
+// one it replaced (a strings.Contains per keyword over the lowered text),
+// on texts made of the patterns' words in any case, Unicode included.
+func TestDecisionsPrefilter(t *testing.T) {
+	plain := func(text string) []Found {
+		maybe := func(p *Pattern, lower string) bool {
+			for _, k := range p.Keywords {
+				if strings.Contains(lower, k) {
+					return true
+				}
+			}
+			return false
+		}
+		var out []Found
+		for _, s := range sentences(text) {
+			ls := strings.ToLower(s)
+			var f Found
+			best := 0.0
+			for i := range DefaultPatterns {
+				p := &DefaultPatterns[i]
+				if !maybe(p, ls) || !p.Re.MatchString(s) {
+					continue
+				}
+				best = max(best, p.Weight)
+				f.Patterns = append(f.Patterns, p.Name)
+			}
+			if len(f.Patterns) == 0 {
+				continue
+			}
+			f.Confidence = float64(int(min(1, best+0.05*float64(len(f.Patterns)-1))*100+0.5)) / 100
+			if f.Confidence < CandidateAt {
+				continue
+			}
+			f.Status = "candidate"
+			if f.Confidence >= DecisionAt {
+				f.Status = "decision"
+			}
+			f.Text = s
+			out = append(out, f)
+		}
+		return out
+	}
+	words := []string{"Let's", "LET’S", "lets", "use", "go with", "decided", "to", "The approach", "is", "choosing",
+		"over", "We'll", "going", "with", "architecture", "should", "pattern for this", "don't", "DO NOT", "because",
+		"avoid", "this broke", "remember THAT", "note for the future", "our decision was", "prefers", "instead of",
+		"rather than", "I will use", "é", "İ", "ſ", "\u212a", "x", ".", "\n", "```", " "}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 3000 {
+		var b strings.Builder
+		for range 1 + r.IntN(30) {
+			b.WriteString(words[r.IntN(len(words))])
+			b.WriteByte(' ')
+		}
+		text := b.String()
+		if got, want := Decisions(DefaultPatterns, text), plain(text); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%q:\n got %+v\nwant %+v", text, got, want)
+		}
+	}
+	other := []Pattern{{"ship_it", regexp.MustCompile(`(?i)\bship it\b`), 0.9, []string{"Ship It"}}}
+	if got := Decisions(other, "OK. We SHIP IT today."); len(got) != 1 || got[0].Patterns[0] != "ship_it" {
+		t.Fatalf("a list of one's own: %+v", got)
 	}
 }

@@ -2,6 +2,7 @@ package scrub
 
 import (
 	"bytes"
+	"github.com/pos-lake/pos/internal/keyword"
 	"math"
 	"regexp"
 	"strings"
@@ -95,7 +96,7 @@ func privateKeyBlock(text []byte, pos, kwLen int, out []span) []span {
 		}
 	}
 	k := i + j + len("private key")
-	if hasPrefixFold(text[k:], " block") {
+	if keyword.HasPrefixFold(text[k:], " block") {
 		k += len(" block")
 	}
 	if !bytes.HasPrefix(text[k:], []byte("-----")) {
@@ -605,7 +606,7 @@ func lastIndexByte(b []byte, c byte) int { return bytes.LastIndexByte(b, c) }
 // ignoring case, or -1.
 func indexFold(b []byte, s string) int {
 	for i := 0; i+len(s) <= len(b); i++ {
-		if lower[b[i]] == s[0] && hasPrefixFold(b[i:], s) {
+		if keyword.Lower[b[i]] == s[0] && keyword.HasPrefixFold(b[i:], s) {
 			return i
 		}
 	}

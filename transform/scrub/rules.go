@@ -3,6 +3,7 @@ package scrub
 import (
 	"bytes"
 	"fmt"
+	"github.com/pos-lake/pos/internal/keyword"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -89,7 +90,7 @@ type trigger struct {
 
 // prefilter finds the keywords of the rules a Scrubber applies.
 type prefilter struct {
-	kw      *kwMatcher
+	kw      *keyword.Matcher
 	actions [][]action // keyword id -> rules it triggers
 }
 
@@ -130,8 +131,8 @@ func (rs *ruleSet) prefilter(off []bool) *prefilter {
 	}
 	pf := &prefilter{}
 	var ids map[string]int
-	pf.kw, ids = newKWMatcher(words)
-	pf.actions = make([][]action, len(pf.kw.words))
+	pf.kw, ids = keyword.New(words)
+	pf.actions = make([][]action, len(pf.kw.Words()))
 	for i, w := range words {
 		id := ids[w]
 		if !slices.ContainsFunc(pf.actions[id], func(a action) bool { return a.rule == acts[i].rule }) {

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/pos-lake/pos/internal/keyword"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -56,7 +57,7 @@ func (sc *scanner) find(text []byte) {
 	pf := s.pf
 	sc.pend = sc.pend[:0]
 	sc.gen++
-	pf.kw.each(text, func(pos, id int) {
+	keyword.Each(pf.kw, text, func(pos, id int) {
 		for _, a := range pf.actions[id] {
 			r, kw := a.rule, a.kw
 			if r.find != nil {
