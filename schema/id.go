@@ -15,15 +15,25 @@ import (
 // same id, so re-extracting a file gives the same ids and loading is
 // idempotent.
 func ID(parts ...string) string {
-	h := sha256.New()
+	// The parts are joined in a buffer on the stack (a heap one past 256
+	// bytes) and hashed in one call: no hash object, no copy per part.
+	var buf [256]byte
+	b := buf[:0]
 	for i, p := range parts {
 		if i > 0 {
-			h.Write([]byte{0})
+			b = append(b, 0)
 		}
-		h.Write([]byte(p))
+		b = append(b, p...)
 	}
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])[:16])
+	return idOf(b)
+}
+
+// idOf is the id of parts already joined.
+func idOf(joined []byte) string {
+	sum := sha256.Sum256(joined)
+	var out [32]byte
+	hex.Encode(out[:], sum[:16])
+	return string(out[:])
 }
 
 // ContentHash is a fast 64-bit hash of a record's encoding, used to tell a
@@ -38,15 +48,27 @@ func ContentHash(b []byte) string {
 // does not alias the old record). The rest of the path is left out so that
 // moving a history folder does not duplicate the raw layer.
 func RawID(rec *Record) string {
-	var base, at string
+	// ID(platform, "raw", session, base, offset[/key], ContentHash(raw)),
+	// joined here without the strings between.
+	var buf [256]byte
+	b := append(buf[:0], rec.Platform...)
+	b = append(b, "\x00raw\x00"...)
+	b = append(b, rec.SessionID...)
+	b = append(b, 0)
 	if s := rec.Source; s != nil {
-		base = rawBase(s.Path)
-		at = strconv.FormatInt(s.Offset, 10)
+		b = append(b, rawBase(s.Path)...)
+		b = append(b, 0)
+		b = strconv.AppendInt(b, s.Offset, 10)
 		if s.Key != "" {
-			at += "/" + s.Key
+			b = append(b, '/')
+			b = append(b, s.Key...)
 		}
+	} else {
+		b = append(b, 0)
 	}
-	return ID(rec.Platform, "raw", rec.SessionID, base, at, ContentHash(rec.Raw))
+	b = append(b, 0)
+	b = strconv.AppendUint(b, xxhash.Sum64(rec.Raw), 16)
+	return idOf(b)
 }
 
 // rawBase is the part of a source path a raw id keeps: its directory's

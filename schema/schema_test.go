@@ -358,3 +358,46 @@ func TestRawIDPathBase(t *testing.T) {
 		}
 	}
 }
+
+// TestIDValues pins ids: they are keys in every lake already written, so a
+// change of how they are computed must not change one.
+func TestIDValues(t *testing.T) {
+	r := &Record{Platform: "claude_code", SessionID: "s", Source: &Source{Path: "/x/y/z.jsonl", Offset: 42, Key: "k"}, Raw: []byte(`{"a":1}`)}
+	for _, c := range []struct{ got, want string }{
+		{ID("a", "b"), "59b271ae1bbcb1d31d41929817f4b16f"},
+		{ID(""), "e3b0c44298fc1c149afbf4c8996fb924"},
+		{ID("claude_code", "raw", "s1", "p/f.jsonl", "123", "ff"), "7c0e18c69b3ad1d6932fc740eedd976d"},
+		{ID(string(make([]byte, 300))), "d13d4a8b3b8add19b5970157f09d00c1"},
+		{RawID(r), "b716ffc89f9de42341b117e81dbd5e1e"},
+	} {
+		if c.got != c.want {
+			t.Errorf("id %s, want %s", c.got, c.want)
+		}
+	}
+}
+
+func BenchmarkID(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		ID("claude_code", "raw", "b505d705-676a-4a05-b299-31fa9f2851ba", "-home-marco-projects-spotter/b505d705-676a-4a05-b299-31fa9f2851ba.jsonl", "10491", "9f3a6c1d2e4b5a70")
+	}
+}
+
+func TestRawIDIsID(t *testing.T) {
+	for _, r := range []*Record{
+		{Platform: "codex", SessionID: "s", Source: &Source{Path: "a/b/c.jsonl", Offset: 7}, Raw: []byte(`{}`)},
+		{Platform: "cursor", SessionID: "", Source: &Source{Path: "db", Key: "bubble:1"}, Raw: []byte(`[1]`)},
+		{Platform: "aider", SessionID: "x"},
+	} {
+		var base, at string
+		if s := r.Source; s != nil {
+			base, at = rawBase(s.Path), strconv.FormatInt(s.Offset, 10)
+			if s.Key != "" {
+				at += "/" + s.Key
+			}
+		}
+		if got, want := RawID(r), ID(r.Platform, "raw", r.SessionID, base, at, ContentHash(r.Raw)); got != want {
+			t.Errorf("%+v: RawID %s, ID %s", r, got, want)
+		}
+	}
+}
