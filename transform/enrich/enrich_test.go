@@ -121,48 +121,63 @@ func BenchmarkDecisionsNoKeyword(b *testing.B) {
 	}
 }
 
+// plainDecisions is Decisions with the prefilter it had before the keyword
+// matcher: a strings.Contains per keyword over the lowered sentence.
+func plainDecisions(text string) []Found {
+	maybe := func(p *Pattern, lower string) bool {
+		for _, k := range p.Keywords {
+			if strings.Contains(lower, k) {
+				return true
+			}
+		}
+		return false
+	}
+	var out []Found
+	for _, s := range sentences(text) {
+		ls := strings.ToLower(s)
+		var f Found
+		best := 0.0
+		for i := range DefaultPatterns {
+			p := &DefaultPatterns[i]
+			if !maybe(p, ls) || !p.Re.MatchString(s) {
+				continue
+			}
+			best = max(best, p.Weight)
+			f.Patterns = append(f.Patterns, p.Name)
+		}
+		if len(f.Patterns) == 0 {
+			continue
+		}
+		f.Confidence = float64(int(min(1, best+0.05*float64(len(f.Patterns)-1))*100+0.5)) / 100
+		if f.Confidence < CandidateAt {
+			continue
+		}
+		f.Status = "candidate"
+		if f.Confidence >= DecisionAt {
+			f.Status = "decision"
+		}
+		f.Text = s
+		out = append(out, f)
+	}
+	return out
+}
+
+// FuzzDecisions holds Decisions to plainDecisions on any text.
+func FuzzDecisions(f *testing.F) {
+	for _, s := range []string{"Let's use DuckDB. Remember this!", "We DECIDED to go with X rather than Y.", "LET’S pick one\n```\nlet's use x\n```", "İ will use ſ"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if got, want := Decisions(DefaultPatterns, text), plainDecisions(text); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%q:\n got %+v\nwant %+v", text, got, want)
+		}
+	})
+}
+
 // TestDecisionsPrefilter holds the one-pass keyword prefilter to the plain
 // one it replaced (a strings.Contains per keyword over the lowered text),
 // on texts made of the patterns' words in any case, Unicode included.
 func TestDecisionsPrefilter(t *testing.T) {
-	plain := func(text string) []Found {
-		maybe := func(p *Pattern, lower string) bool {
-			for _, k := range p.Keywords {
-				if strings.Contains(lower, k) {
-					return true
-				}
-			}
-			return false
-		}
-		var out []Found
-		for _, s := range sentences(text) {
-			ls := strings.ToLower(s)
-			var f Found
-			best := 0.0
-			for i := range DefaultPatterns {
-				p := &DefaultPatterns[i]
-				if !maybe(p, ls) || !p.Re.MatchString(s) {
-					continue
-				}
-				best = max(best, p.Weight)
-				f.Patterns = append(f.Patterns, p.Name)
-			}
-			if len(f.Patterns) == 0 {
-				continue
-			}
-			f.Confidence = float64(int(min(1, best+0.05*float64(len(f.Patterns)-1))*100+0.5)) / 100
-			if f.Confidence < CandidateAt {
-				continue
-			}
-			f.Status = "candidate"
-			if f.Confidence >= DecisionAt {
-				f.Status = "decision"
-			}
-			f.Text = s
-			out = append(out, f)
-		}
-		return out
-	}
 	words := []string{"Let's", "LET’S", "lets", "use", "go with", "decided", "to", "The approach", "is", "choosing",
 		"over", "We'll", "going", "with", "architecture", "should", "pattern for this", "don't", "DO NOT", "because",
 		"avoid", "this broke", "remember THAT", "note for the future", "our decision was", "prefers", "instead of",
@@ -175,7 +190,7 @@ func TestDecisionsPrefilter(t *testing.T) {
 			b.WriteByte(' ')
 		}
 		text := b.String()
-		if got, want := Decisions(DefaultPatterns, text), plain(text); fmt.Sprint(got) != fmt.Sprint(want) {
+		if got, want := Decisions(DefaultPatterns, text), plainDecisions(text); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%q:\n got %+v\nwant %+v", text, got, want)
 		}
 	}
