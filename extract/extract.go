@@ -178,6 +178,38 @@ func sortCheckpoints(list []*schema.Checkpoint) {
 	slices.SortFunc(list, func(a, b *schema.Checkpoint) int { return cmp.Compare(a.Path, b.Path) })
 }
 
+// Unchanged reports whether a file is the one its watermark describes, with
+// nothing new (and not older than --since): most files of a home did not
+// change since the last run, and a stat tells, without opening them.
+// OpenSource passes over such a file; an adapter may pass over it before it
+// schedules any work for it (counting it in Stats.Unchanged itself).
+func (o *Options) Unchanged(path string) bool {
+	if o.State == nil {
+		return false
+	}
+	fi, err := os.Stat(path)
+	return err == nil && o.State.Unchanged(o.Platform, path, Stat(fi)) &&
+		(o.Since.IsZero() || !fi.ModTime().Before(o.Since))
+}
+
+// Changed returns the files that are not Unchanged, counting the others in
+// Stats.Unchanged: for an adapter whose job per file starts with
+// OpenSource, so that the files a sync passes over cost it no job.
+func (o *Options) Changed(files []SourceFile) []SourceFile {
+	if o.State == nil {
+		return files
+	}
+	out := make([]SourceFile, 0, len(files))
+	for _, f := range files {
+		if !o.Unchanged(f.Path) {
+			out = append(out, f)
+		} else if o.Stats != nil {
+			o.Stats.Unchanged.Add(1)
+		}
+	}
+	return out
+}
+
 // Source is a source file opened for reading against its watermark.
 type Source struct {
 	File *os.File
@@ -191,16 +223,11 @@ type Source struct {
 // --since, or unchanged since the last run (counted in Stats.Unchanged).
 // Otherwise the file counts in Stats.Files and the caller closes it.
 func (o *Options) OpenSource(path string) (*Source, error) {
-	if o.State != nil {
-		// Most files of a home did not change since the last run: a stat
-		// tells, without opening them.
-		if fi, err := os.Stat(path); err == nil && o.State.Unchanged(o.Platform, path, Stat(fi)) &&
-			(o.Since.IsZero() || !fi.ModTime().Before(o.Since)) {
-			if o.Stats != nil {
-				o.Stats.Unchanged.Add(1)
-			}
-			return nil, nil
+	if o.Unchanged(path) {
+		if o.Stats != nil {
+			o.Stats.Unchanged.Add(1)
 		}
+		return nil, nil
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {

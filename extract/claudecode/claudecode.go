@@ -128,7 +128,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	shared := &run{opt: &opt, emit: emit, slugs: map[string]slugOwner{}, mu: new(sync.Mutex)}
 	// A session's file and its subagents' files are one job: the session
 	// names the subagents' types. Jobs run in parallel, output in order.
-	groups := parentsFirst(files)
+	groups := changedGroups(&opt, parentsFirst(files))
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -228,6 +228,27 @@ type slugOwner struct {
 // parentsFirst groups the files, in their order, each session's file with
 // its subagents' files (<session>/subagents/*.jsonl) after it: the session
 // names their types.
+// changedGroups drops the groups whose files are all unchanged since their
+// watermarks: in a sync most are, and each would cost a job, a goroutine
+// and its hand-offs only to be passed over by OpenSource (the groups'
+// extract.Options.Changed).
+func changedGroups(opt *extract.Options, groups [][]extract.SourceFile) [][]extract.SourceFile {
+	if opt.State == nil {
+		return groups
+	}
+	out := groups[:0]
+	for _, g := range groups {
+		if !slices.ContainsFunc(g, func(f extract.SourceFile) bool { return !opt.Unchanged(f.Path) }) {
+			if opt.Stats != nil {
+				opt.Stats.Unchanged.Add(int64(len(g)))
+			}
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
 func parentsFirst(files []extract.SourceFile) [][]extract.SourceFile {
 	present := map[string]bool{}
 	for _, f := range files {

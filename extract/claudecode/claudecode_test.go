@@ -199,6 +199,22 @@ func TestIncremental(t *testing.T) {
 		t.Fatalf("unchanged run emitted %d records, %d files unchanged", n, again.Stats.Unchanged.Load())
 	}
 
+	// A line appended to a subagent's transcript: its session's file, in
+	// the same job, stays unchanged; only the subagent's new line is read.
+	sub := filepath.Join(root, "projects", "-home-dev-webapp", s1, "subagents", "agent-ab12cd3.jsonl")
+	sf, err := os.OpenFile(sub, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf.WriteString(`{"isSidechain":true,"userType":"external","cwd":"/home/dev/webapp","sessionId":"` + s1 + `","version":"2.1.40","parentUuid":"b0000000-0000-4000-8000-000000000004","type":"user","message":{"role":"user","content":"and the logout page?"},"uuid":"b0000000-0000-4000-8000-000000000005","timestamp":"2026-03-02T10:03:00.000Z","agentId":"ab12cd3"}` + "\n")
+	sf.Close()
+	subRun := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	raws := find(subRun.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindRaw })
+	if len(raws) != 1 || raws[0].Source.Path != sub || subRun.Stats.Unchanged.Load() != 6 || subRun.Stats.Files.Load() != 1 {
+		t.Fatalf("subagent append: %d raw records, %d files unchanged, %d read", len(raws), subRun.Stats.Unchanged.Load(), subRun.Stats.Files.Load())
+	}
+	commit(st, subRun.Recs)
+
 	// Session 2's half-written line is completed and a line appended: the
 	// next run emits both and nothing before the open exchange.
 	p2 := filepath.Join(root, "projects", "-home-dev-webapp", s2+".jsonl")

@@ -112,6 +112,7 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 	if err != nil {
 		return err
 	}
+	files = opt.Changed(files)
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)

@@ -96,6 +96,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	if err != nil {
 		return err
 	}
+	files = opt.Changed(files)
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
