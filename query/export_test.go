@@ -63,3 +63,10 @@ func SessionViews(d *DB, ref SessionRef) (messages, exchanges string) {
 	messages, exchanges, _ = d.sessionViews(context.Background(), ref)
 	return
 }
+
+// CandidatesByDuckDB makes search read its candidates' metadata with
+// DuckDB, as a lake whose chunks have versions does, until restore is called.
+func CandidatesByDuckDB() (restore func()) {
+	candidatesInGo = false
+	return func() { candidatesInGo = true }
+}

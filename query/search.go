@@ -557,7 +557,8 @@ func (d *DB) scores(ctx context.Context, q string, files []string, args ...any) 
 }
 
 // candidates reads the metadata of the scored chunks, from their files
-// only, and keeps those that are their chunk's latest version.
+// only; in a lake whose chunks have versions, it keeps those that are their
+// chunk's latest version.
 func (d *DB) candidates(ctx context.Context, versioned bool, lists ...[]scored) ([][]candidate, error) {
 	keys := map[int64]bool{}
 	var files []string
@@ -577,30 +578,91 @@ func (d *DB) candidates(ctx context.Context, versioned bool, lists ...[]scored) 
 	if len(args) == 0 {
 		return out, nil
 	}
+	var meta map[int64]candidate
+	var err error
+	if versioned || !candidatesInGo {
+		meta, err = d.latestCandidates(ctx, files, args)
+	} else {
+		meta, err = candidateMeta(ctx, lists)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, l := range lists {
+		for _, s := range l {
+			if c, ok := meta[s.key]; ok {
+				c.score = s.score
+				out[i] = append(out[i], c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// candidatesInGo is false only in a test that holds candidateMeta to
+// latestCandidates.
+var candidatesInGo = true
+
+// candidateMeta reads the candidates' metadata from their chunks files in
+// Go (load.ReadChunkMeta), each key in the file its retriever found it in.
+func candidateMeta(ctx context.Context, lists [][]scored) (map[int64]candidate, error) {
+	var files []string
+	var wanted []map[int64]bool
+	index := map[string]int{}
+	for _, l := range lists {
+		for _, s := range l {
+			i, ok := index[s.file]
+			if !ok {
+				i = len(files)
+				index[s.file] = i
+				files = append(files, s.file)
+				wanted = append(wanted, map[int64]bool{})
+			}
+			wanted[i][s.key] = true
+		}
+	}
+	per := make([][]candidate, len(files))
+	err := eachFile(ctx, files, func(i int, path string) error {
+		return load.ReadChunkMeta(path, wanted[i], func(m load.ChunkMeta) {
+			per[i] = append(per[i], candidate{chunkKey: m.Key, id: m.ID, parent: m.ParentID, ctype: m.ContentType,
+				platform: m.Platform, session: m.SessionID, agentID: m.AgentID, ts: m.TS, file: path})
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	meta := map[int64]candidate{}
+	for _, cs := range per {
+		for _, c := range cs {
+			meta[c.chunkKey] = c
+		}
+	}
+	return meta, nil
+}
+
+// latestCandidates reads the candidates' metadata with DuckDB, keeping a
+// candidate only if it is its chunk's latest version (a lake whose chunks
+// have versions).
+func (d *DB) latestCandidates(ctx context.Context, files []string, args []any) (map[int64]candidate, error) {
 	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
 	if err != nil {
 		return nil, err
 	}
 	const cols = `chunk_key, id, parent_id, content_type, platform, session_id, agent_id, ts, file_index`
-	query := `SELECT ` + cols + ` FROM ` + src + ` WHERE chunk_key IN (` + placeholders(len(args)) + `)`
-	if versioned {
-		// A candidate counts only if it is its chunk's latest version.
-		// The versions of a chunk are in its partition, not always in
-		// its file.
-		all, err := partitionsOf(files)
-		if err != nil {
-			return nil, err
-		}
-		vsrc, vlist, err := load.FilesSource(d.lake, load.TableChunks, all)
-		if err != nil {
-			return nil, err
-		}
-		query = `WITH c AS (` + query + `)
+	// The versions of a chunk are in its partition, not always in its file.
+	all, err := partitionsOf(files)
+	if err != nil {
+		return nil, err
+	}
+	vsrc, vlist, err := load.FilesSource(d.lake, load.TableChunks, all)
+	if err != nil {
+		return nil, err
+	}
+	query := `WITH c AS (SELECT ` + cols + ` FROM ` + src + ` WHERE chunk_key IN (` + placeholders(len(args)) + `))
 SELECT c.* FROM c JOIN (
   SELECT chunk_key FROM ` + vsrc + ` WHERE id IN (SELECT id FROM c)` + latestVersion + `
 ) USING (chunk_key)`
-		args = append(args, vlist)
-	}
+	args = append(slices.Clone(args), vlist)
 	rows, err := d.db.QueryContext(ctx, query, append([]any{list}, args...)...)
 	if err != nil {
 		return nil, sqlErr(err)
@@ -624,15 +686,7 @@ SELECT c.* FROM c JOIN (
 	if err := rows.Err(); err != nil {
 		return nil, sqlErr(err)
 	}
-	for i, l := range lists {
-		for _, s := range l {
-			if c, ok := meta[s.key]; ok {
-				c.score = s.score
-				out[i] = append(out[i], c)
-			}
-		}
-	}
-	return out, nil
+	return meta, nil
 }
 
 // unitKey is the unit a chunk belongs to: a prompt's chunks belong to the

@@ -509,3 +509,43 @@ func stripSidecarPostings(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestCandidatesInGo holds the candidates' metadata read in Go from their
+// chunks files to what DuckDB reads of them: the same hits, in every mode.
+func TestCandidatesInGo(t *testing.T) {
+	db := openSearch(t)
+	opts := []query.SearchOptions{
+		{Query: "fetcher retry tests", K: 8},
+		{Query: "fetcher retry tests", Mode: query.SearchLexical, K: 20},
+		{Query: "build make binary", Mode: query.SearchVector, K: 20},
+		{Query: "callers of Get main.go", GroupBy: "session"},
+		{Query: "fetcher build", Since: day("2026-02-28")},
+	}
+	results := func() string {
+		var s strings.Builder
+		for _, opt := range opts {
+			res := search(t, db, opt)
+			for _, h := range res.Hits {
+				fmt.Fprintf(&s, "%s %s %s %s %s %s %v %.9f; ", h.ChunkID, h.ParentID, h.ContentType, h.Platform, h.SessionID, h.AgentID, h.TS, h.Score)
+			}
+			for _, g := range res.Sessions {
+				fmt.Fprintf(&s, "%s %d %.9f; ", g.SessionID, g.Hits, g.Score)
+			}
+			s.WriteString("\n")
+		}
+		return s.String()
+	}
+	inGo := results()
+	restore := query.CandidatesByDuckDB()
+	byDuck := results()
+	restore()
+	if inGo != byDuck {
+		t.Fatalf("in Go:\n%s\nby DuckDB:\n%s", inGo, byDuck)
+	}
+	// Every search found something to compare.
+	for i, line := range strings.Split(strings.TrimSuffix(inGo, "\n"), "\n") {
+		if line == "" {
+			t.Fatalf("%q found nothing to compare", opts[i].Query)
+		}
+	}
+}
