@@ -560,28 +560,14 @@ func (d *DB) scores(ctx context.Context, q string, files []string, args ...any) 
 // only; in a lake whose chunks have versions, it keeps those that are their
 // chunk's latest version.
 func (d *DB) candidates(ctx context.Context, versioned bool, lists ...[]scored) ([][]candidate, error) {
-	keys := map[int64]bool{}
-	var files []string
-	var args []any
-	for _, l := range lists {
-		for _, s := range l {
-			if !keys[s.key] {
-				keys[s.key] = true
-				args = append(args, s.key)
-				if !slices.Contains(files, s.file) {
-					files = append(files, s.file)
-				}
-			}
-		}
-	}
 	out := make([][]candidate, len(lists))
-	if len(args) == 0 {
+	if !slices.ContainsFunc(lists, func(l []scored) bool { return len(l) > 0 }) {
 		return out, nil
 	}
 	var meta map[int64]candidate
 	var err error
 	if versioned || !candidatesInGo {
-		meta, err = d.latestCandidates(ctx, files, args)
+		meta, err = d.latestCandidates(ctx, lists)
 	} else {
 		meta, err = candidateMeta(ctx, lists)
 	}
@@ -643,7 +629,21 @@ func candidateMeta(ctx context.Context, lists [][]scored) (map[int64]candidate, 
 // latestCandidates reads the candidates' metadata with DuckDB, keeping a
 // candidate only if it is its chunk's latest version (a lake whose chunks
 // have versions).
-func (d *DB) latestCandidates(ctx context.Context, files []string, args []any) (map[int64]candidate, error) {
+func (d *DB) latestCandidates(ctx context.Context, lists [][]scored) (map[int64]candidate, error) {
+	keys := map[int64]bool{}
+	var files []string
+	var args []any
+	for _, l := range lists {
+		for _, s := range l {
+			if !keys[s.key] {
+				keys[s.key] = true
+				args = append(args, s.key)
+				if !slices.Contains(files, s.file) {
+					files = append(files, s.file)
+				}
+			}
+		}
+	}
 	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
 	if err != nil {
 		return nil, err
@@ -662,7 +662,7 @@ func (d *DB) latestCandidates(ctx context.Context, files []string, args []any) (
 SELECT c.* FROM c JOIN (
   SELECT chunk_key FROM ` + vsrc + ` WHERE id IN (SELECT id FROM c)` + latestVersion + `
 ) USING (chunk_key)`
-	args = append(slices.Clone(args), vlist)
+	args = append(args, vlist)
 	rows, err := d.db.QueryContext(ctx, query, append([]any{list}, args...)...)
 	if err != nil {
 		return nil, sqlErr(err)

@@ -225,13 +225,10 @@ type slugOwner struct {
 	job     int
 }
 
-// parentsFirst groups the files, in their order, each session's file with
-// its subagents' files (<session>/subagents/*.jsonl) after it: the session
-// names their types.
 // changedGroups drops the groups whose files are all unchanged since their
-// watermarks: in a sync most are, and each would cost a job, a goroutine
-// and its hand-offs only to be passed over by OpenSource (the groups'
-// extract.Options.Changed).
+// watermarks (extract.Options.Changed, for groups): in a sync most are, and
+// each would cost a job, a goroutine and its hand-offs only to be passed
+// over by OpenSource.
 func changedGroups(opt *extract.Options, groups [][]extract.SourceFile) [][]extract.SourceFile {
 	if opt.State == nil {
 		return groups
@@ -249,6 +246,9 @@ func changedGroups(opt *extract.Options, groups [][]extract.SourceFile) [][]extr
 	return out
 }
 
+// parentsFirst groups the files, in their order, each session's file with
+// its subagents' files (<session>/subagents/*.jsonl) after it: the session
+// names their types.
 func parentsFirst(files []extract.SourceFile) [][]extract.SourceFile {
 	present := map[string]bool{}
 	for _, f := range files {
