@@ -16,7 +16,10 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func main() { os.Exit(cmdio.Main(newApp())) }
+func main() {
+	cmdio.Batch = true // a stage of the pipeline
+	os.Exit(cmdio.Main(newApp()))
+}
 
 func newApp() *cli.App {
 	return &cli.App{

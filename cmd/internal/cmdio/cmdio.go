@@ -78,8 +78,17 @@ func (e SkippedError) Error() string {
 // row groups, sets a lower value.
 var GCPercent = 400
 
+// Batch marks a stage of the pipeline, CPU-bound and waited on as a whole:
+// Main runs it under SCHED_BATCH where there is one (see batchSchedule;
+// POS_SCHED=normal keeps the default). pos-query and pos-mcp answer people
+// and agents turn by turn and keep the default policy.
+var Batch bool
+
 // Main runs app on the process's stdio and returns the exit code.
 func Main(app *cli.App) int {
+	if Batch {
+		batchSchedule()
+	}
 	if os.Getenv("GOGC") == "" {
 		setGC(GCPercent)
 	}

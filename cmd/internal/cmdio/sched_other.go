@@ -1,0 +1,6 @@
+//go:build !linux
+
+package cmdio
+
+// batchSchedule is Linux's; elsewhere the default policy stays.
+func batchSchedule() {}
