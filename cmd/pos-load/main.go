@@ -20,7 +20,7 @@ import (
 
 func main() {
 	cmdio.GCPercent = 100 // row groups are held in memory: collect at the usual pace
-	cmdio.Batch = true // a stage of the pipeline
+	cmdio.Batch = true    // a stage of the pipeline
 	os.Exit(cmdio.Main(newApp()))
 }
 
