@@ -216,7 +216,7 @@ func (d *DB) SQL(ctx context.Context, q string, args ...any) (*Table, error) {
 // time.Time (UTC) for timestamps, "2006-01-02" strings for dates,
 // json.Number for decimals, []any and map[string]any for nested values.
 func (d *DB) Stream(ctx context.Context, w RowWriter, q string, args ...any) error {
-	if err := d.need(ctx); err != nil {
+	if err := d.need(ctx, viewsIn(q)...); err != nil {
 		return err
 	}
 	rows, err := d.db.QueryContext(ctx, q, args...)

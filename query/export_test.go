@@ -2,6 +2,8 @@ package query
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"github.com/pos-lake/pos/pricing"
 )
@@ -69,4 +71,11 @@ func SessionViews(d *DB, ref SessionRef) (messages, exchanges string) {
 func CandidatesByDuckDB() (restore func()) {
 	candidatesInGo = false
 	return func() { candidatesInGo = true }
+}
+
+// DefinedViews lists the views d has defined, sorted.
+func DefinedViews(d *DB) []string {
+	d.vmu.Lock()
+	defer d.vmu.Unlock()
+	return slices.Sorted(maps.Keys(d.defined))
 }
