@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,18 +72,53 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 			old = sessionCache{}
 		}
 	}
-	partsSQL, partsFresh := cachedSource(dir, old.PartsFile, old.Parts, nowParts, load.SessionPartsSQL)
-	metaSQL, metaFresh := cachedSource(dir, old.MetaFile, old.Meta, nowMeta, load.SessionMetaRowsSQL)
+	stamp := time.Now().UnixNano()
+	// The rows of the partitions that changed are computed in Go where the
+	// lake allows it (load.SessionCacheInGo), into files beside the cache
+	// that the new cache file is copied from; else by the views' SQL.
+	var scratch []string
+	defer func() {
+		for _, p := range scratch {
+			os.Remove(p)
+		}
+	}()
+	goWay := load.SessionCacheInGo(d.lake)
+	inGo := func(kind string, write func(lake string, parts []string, path string) error) func([]string) (string, bool) {
+		if !goWay {
+			return nil
+		}
+		return func(parts []string) (string, bool) {
+			path := filepath.Join(dir, fmt.Sprintf(".sessions-%s-new-%d.parquet", kind, stamp))
+			if os.MkdirAll(dir, 0o700) != nil {
+				return "", false
+			}
+			scratch = append(scratch, path)
+			if write(d.lake, parts, path) != nil {
+				return "", false // the SQL computes them
+			}
+			return readParquetSQL(path), true
+		}
+	}
+	viaSQL := false // whether a source reads the views
+	sqlRows := func(rows func(string) string) func(string) string {
+		return func(where string) string {
+			viaSQL = true
+			return rows(where)
+		}
+	}
+	partsSQL, partsFresh := cachedSource(dir, old.PartsFile, old.Parts, nowParts, sqlRows(load.SessionPartsSQL), inGo("parts", load.WriteSessionParts))
+	metaSQL, metaFresh := cachedSource(dir, old.MetaFile, old.Meta, nowMeta, sqlRows(load.SessionMetaRowsSQL), inGo("meta", load.WriteSessionMeta))
 	if partsFresh && metaFresh {
 		return partsSQL, metaSQL, nil
 	}
-	if err := d.need(ctx, "messages", "exchange_rows", "session_rows"); err != nil {
-		return "", "", err
+	if viaSQL {
+		if err := d.need(ctx, "messages", "exchange_rows", "session_rows"); err != nil {
+			return "", "", err
+		}
 	}
 	// Write the new files; should that fail (a read-only lake), the
 	// queries are the sources.
 	next := sessionCache{Version: sessionCacheVersion, PartsFile: old.PartsFile, MetaFile: old.MetaFile, Parts: nowParts, Meta: nowMeta}
-	stamp := time.Now().UnixNano()
 	write := func(fresh bool, src string, name *string, kind string) (string, error) {
 		if fresh {
 			return src, nil
@@ -96,7 +132,11 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 	parts, errP := write(partsFresh, partsSQL, &next.PartsFile, "parts")
 	meta, errM := write(metaFresh, metaSQL, &next.MetaFile, "meta")
 	if errP != nil || errM != nil {
-		return parts, meta, nil
+		// Answer from the views' SQL: the files computed in Go go with
+		// this call.
+		parts, _ = cachedSource(dir, old.PartsFile, old.Parts, nowParts, load.SessionPartsSQL, nil)
+		meta, _ = cachedSource(dir, old.MetaFile, old.Meta, nowMeta, load.SessionMetaRowsSQL, nil)
+		return parts, meta, d.need(ctx, "messages", "exchange_rows", "session_rows")
 	}
 	b, _ := json.MarshalIndent(next, "", " ")
 	if extract.WriteFileAtomic(filepath.Join(dir, sessionCacheManifest), b) == nil {
@@ -114,13 +154,22 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 }
 
 // cachedSource is the SQL source of a cache file's rows brought up to date:
-// the file's rows of unchanged partitions and rows computed by rows (a
-// function of a partition filter) for the others; the whole query when
-// there is no file or most partitions changed. fresh says the file alone
-// is current.
-func cachedSource(dir, file string, had, now map[string]string, rows func(where string) string) (string, bool) {
+// the file's rows of unchanged partitions and rows computed for the others
+// (by inGo when it is given and succeeds, else by rows, a function of a
+// partition filter); all of them computed when there is no file or most
+// partitions changed. fresh says the file alone is current.
+func cachedSource(dir, file string, had, now map[string]string, rows func(where string) string,
+	inGo func(parts []string) (string, bool)) (string, bool) {
+	compute := func(parts []string, where string) string {
+		if inGo != nil {
+			if src, ok := inGo(parts); ok {
+				return "SELECT * FROM " + src
+			}
+		}
+		return rows(where)
+	}
 	if file == "" {
-		return "(" + rows("true") + ")", false
+		return "(" + compute(slices.Sorted(maps.Keys(now)), "true") + ")", false
 	}
 	stale, gone := load.DiffPartitions(had, now)
 	path := readParquetSQL(filepath.Join(dir, file))
@@ -128,12 +177,12 @@ func cachedSource(dir, file string, had, now map[string]string, rows func(where 
 		return path, true
 	}
 	if len(stale) > len(now)/2 {
-		return "(" + rows("true") + ")", false
+		return "(" + compute(slices.Sorted(maps.Keys(now)), "true") + ")", false
 	}
 	drop := append(slices.Clone(stale), gone...)
 	src := "(SELECT * FROM " + path + " WHERE NOT " + load.PartitionFilter(drop)
 	if len(stale) > 0 {
-		src += "\nUNION ALL BY NAME\n" + rows(load.PartitionFilter(stale))
+		src += "\nUNION ALL BY NAME\n" + compute(stale, load.PartitionFilter(stale))
 	}
 	return src + ")", false
 }
