@@ -1,7 +1,6 @@
 package query_test
 
 import (
-	"bytes"
 	"context"
 	"maps"
 	"path/filepath"
@@ -104,7 +103,6 @@ func sessionRowsMatchSQL(t *testing.T, lake string) {
 // several), sidechain messages of subagents, and a session whose rollups
 // sit in two partitions.
 func TestSessionRowsInGoLabels(t *testing.T) {
-	ctx := context.Background()
 	lake := filepath.Join(t.TempDir(), "lake")
 	d1 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 	var recs []*schema.Record
@@ -131,16 +129,6 @@ func TestSessionRowsInGoLabels(t *testing.T) {
 	message("m2", "s1", d1.Add(time.Minute), schema.RoleAssistant, "agent-7")
 	message("m3", "s2", d1.Add(time.Hour), schema.RoleUser, "agent-8")
 	message("m4", "s1", d1.Add(24*time.Hour), schema.RoleUser, "")
-	var buf bytes.Buffer
-	enc := schema.NewEncoder(&buf)
-	for _, r := range recs {
-		if err := enc.Encode(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	enc.Flush()
-	if _, err := load.Load(ctx, &buf, load.Options{Lake: lake, NoCatalog: true}); err != nil {
-		t.Fatal(err)
-	}
+	loadRecords(t, lake, recs)
 	sessionRowsMatchSQL(t, lake)
 }

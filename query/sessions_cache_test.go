@@ -210,17 +210,7 @@ func TestSessionCacheFollowsLoads(t *testing.T) {
 	ex.ID, ex.Platform, ex.SessionID, ex.TS = "late-exchange", old.Platform, old.SessionID, late
 	ex.Exchange = &schema.Exchange{Number: 99, Prompt: "more", PromptID: "late-user", TSEnd: late.Add(time.Minute)}
 	recs = append(recs, ex)
-	var buf bytes.Buffer
-	enc := schema.NewEncoder(&buf)
-	for _, r := range recs {
-		if err := enc.Encode(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	enc.Flush()
-	if _, err := load.Load(ctx, &buf, load.Options{Lake: lake, NoCatalog: true}); err != nil {
-		t.Fatal(err)
-	}
+	loadRecords(t, lake, recs)
 	if kept, err := db.Sessions(ctx, query.SessionFilter{Limit: 1}); err != nil || len(kept) != 1 || kept[0].SessionID != "new-session" {
 		t.Fatalf("a DB open before the load: latest session %+v, %v", kept, err)
 	}
@@ -290,17 +280,7 @@ func TestTimelineLatestPartitions(t *testing.T) {
 			}
 		}
 	}
-	var buf bytes.Buffer
-	enc := schema.NewEncoder(&buf)
-	for _, r := range recs {
-		if err := enc.Encode(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	enc.Flush()
-	if _, err := load.Load(ctx, &buf, load.Options{Lake: lake, NoCatalog: true}); err != nil {
-		t.Fatal(err)
-	}
+	loadRecords(t, lake, recs)
 	cached, view := cacheAndView(t, lake)
 	for _, o := range []query.TimelineOptions{{Limit: 3}, {Limit: 5, Subagents: true}, {Limit: 50}, {Limit: 60, Subagents: true},
 		{Limit: 500}, {Limit: 4, Until: start.AddDate(0, 0, 50)}, {Limit: 6, Project: "nowhere"}} {
@@ -324,4 +304,20 @@ func TestTimelineLatestPartitions(t *testing.T) {
 // namesFiles says whether a source reads files it names, not a table's glob.
 func namesFiles(src string) bool {
 	return strings.Contains(src, "read_parquet(") && !strings.Contains(src, "*.parquet")
+}
+
+// loadRecords loads recs into lake in one run, as pos-load would.
+func loadRecords(t *testing.T, lake string, recs []*schema.Record) {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := schema.NewEncoder(&buf)
+	for _, r := range recs {
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc.Flush()
+	if _, err := load.Load(context.Background(), &buf, load.Options{Lake: lake, NoCatalog: true}); err != nil {
+		t.Fatal(err)
+	}
 }
