@@ -3,6 +3,10 @@
 MODULE   := github.com/pos-lake/pos
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X $(MODULE)/cmd/internal/cmdio.Version=$(VERSION)
+# urfave_cli_no_docs leaves out urfave/cli's man-page and Markdown writers
+# (and blackfriday, whose initialisation alone took 2.6 ms of each start):
+# a warm pos-query stats 69 -> 63 ms.
+TAGS     := urfave_cli_no_docs
 GO       ?= go
 FUZZTIME ?= 30s
 
@@ -12,7 +16,7 @@ all: build
 
 ## build: the pos-* binaries into bin/
 build:
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
+	$(GO) build -trimpath -tags "$(TAGS)" -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
 ## test: vet, then every test (real binaries, real Parquet, real DuckDB)
 test:
