@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -18,6 +20,17 @@ import (
 
 // StateFile is the name of the watermark file inside a state directory.
 const StateFile = "watermarks.json"
+
+// JournalFile holds the watermarks committed since StateFile was last
+// written whole, one per line; a later line wins over an earlier one and
+// over StateFile. A commit appends its few watermarks there instead of
+// rewriting the thousands of StateFile (on a home of 1,939 files, 0.9 MB:
+// 10-25 ms to read and 17-40 ms to write, at every sync); the journal is
+// folded into StateFile once it outgrows a quarter of it.
+const JournalFile = "watermarks.log"
+
+// journalMin is the size below which the journal is never folded.
+const journalMin = 64 << 10
 
 // headBytes is how much of a file's start is hashed to notice that a file
 // was replaced by another one of at least the same size.
@@ -36,24 +49,58 @@ type State struct {
 // NewState returns an empty state.
 func NewState() *State { return &State{marks: map[string]*schema.Checkpoint{}} }
 
-// LoadState reads dir/watermarks.json; a missing file is an empty state.
+// LoadState reads dir/watermarks.json, then the journal's watermarks
+// committed since; a missing file is an empty state.
 func LoadState(dir string) (*State, error) {
 	s := NewState()
 	b, err := os.ReadFile(filepath.Join(dir, StateFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	list, err := schema.UnmarshalCheckpoints(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, StateFile), err)
+	if err == nil {
+		list, err := schema.UnmarshalCheckpoints(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, StateFile), err)
+		}
+		for _, c := range list {
+			s.marks[markKey(c.Platform, c.Path)] = c
+		}
 	}
-	for _, c := range list {
-		s.marks[markKey(c.Platform, c.Path)] = c
+	if err := s.replay(dir); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// replay applies the journal's watermarks, in order. A last line without
+// its newline was being appended when its run stopped: its commit did not
+// happen, and the line is left out.
+func (s *State) replay(dir string) error {
+	path := filepath.Join(dir, JournalFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	b = b[:bytes.LastIndexByte(b, '\n')+1]
+	for n := 1; len(b) > 0; n++ {
+		line, rest, _ := bytes.Cut(b, []byte{'\n'})
+		b = rest
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		list, err := schema.UnmarshalCheckpoints(slices.Concat([]byte{'['}, line, []byte{']'}))
+		if err != nil || len(list) != 1 || list[0] == nil {
+			if err == nil {
+				err = errors.New("not one watermark")
+			}
+			return fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		s.marks[markKey(list[0].Platform, list[0].Path)] = list[0]
+	}
+	return nil
 }
 
 // markKey keys a watermark by platform and path: two adapters may read the
@@ -108,7 +155,17 @@ func (s *State) Save(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(dir, StateFile), append(b, '\n'))
+	if err := WriteFileAtomic(filepath.Join(dir, StateFile), append(b, '\n')); err != nil {
+		return err
+	}
+	// The journal's watermarks are in the file now. Should this removal not
+	// happen (a crash), its lines are applied again over the file: a file
+	// whose watermark moved since is then read again from the older one,
+	// and pos-load keeps no row twice.
+	if err := os.Remove(filepath.Join(dir, JournalFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // WriteFileAtomic writes b to a temporary file beside path, syncs it and
@@ -220,16 +277,89 @@ func (s *State) PlanRead(platform, path string, f io.ReaderAt, fp Fingerprint) (
 	return Plan{Start: c.Resume, Lines: c.Lines, Context: c.Context, Replay: c.Size}, nil
 }
 
-// MergeState adds marks to the state saved in dir and saves it.
+// MergeState commits marks to the state saved in dir: appended to the
+// journal, or, when there is no state file yet or the journal has grown
+// past a quarter of it, merged into a new state file.
 func MergeState(dir string, marks *State) error {
+	marks.mu.Lock()
+	list := make([]*schema.Checkpoint, 0, len(marks.marks))
+	for _, c := range marks.marks {
+		list = append(list, c)
+	}
+	marks.mu.Unlock()
+	base, err := os.Stat(filepath.Join(dir, StateFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err == nil && len(list) == 0 {
+		return nil
+	}
+	sortCheckpoints(list)
+	var b []byte
+	for _, c := range list {
+		b = append(schema.AppendCheckpoint(b, c), '\n')
+	}
+	if err == nil {
+		var logged int64
+		if fi, err := os.Stat(filepath.Join(dir, JournalFile)); err == nil {
+			logged = fi.Size()
+		}
+		if logged+int64(len(b)) <= max(base.Size()/4, journalMin) {
+			return appendSynced(filepath.Join(dir, JournalFile), b)
+		}
+	}
 	s, err := LoadState(dir)
 	if err != nil {
 		return err
 	}
-	marks.mu.Lock()
-	for p, c := range marks.marks {
-		s.marks[p] = c
+	for _, c := range list {
+		s.marks[markKey(c.Platform, c.Path)] = c
 	}
-	marks.mu.Unlock()
 	return s.Save(dir)
+}
+
+// appendSynced appends b to the journal at path (created private to the
+// user) and makes it durable, with the file's name when it is new. A last
+// line cut short by a run that stopped while appending is cut off first:
+// it was never a commit, and b must start a line of its own.
+func appendSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	end := fi.Size()
+	if end > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, end-1); err != nil {
+			return err
+		}
+		if last[0] != '\n' {
+			whole, err := io.ReadAll(io.NewSectionReader(f, 0, end))
+			if err != nil {
+				return err
+			}
+			end = int64(bytes.LastIndexByte(whole, '\n') + 1)
+			if err := f.Truncate(end); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := f.WriteAt(b, end); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if fi.Size() == 0 {
+		if d, err := os.Open(filepath.Dir(path)); err == nil {
+			d.Sync() // best effort: not every system syncs a directory
+			d.Close()
+		}
+	}
+	return f.Close()
 }
