@@ -57,7 +57,7 @@ lint:
 FUZZ_TARGETS := schema:FuzzRoundTrip schema:FuzzDecoder schema:FuzzDecoders extract/claudecode:FuzzLine extract/codex:FuzzLine \
 	extract/gemini:FuzzLine extract/gemini:FuzzConversation extract/cline:FuzzTask extract/cursor:FuzzNative \
 	extract/aider:FuzzBlocks extract/push:FuzzLine transform/embed/lexical:FuzzTerms transform/scrub:FuzzScrub \
-	transform/enrich:FuzzShellFiles transform/enrich:FuzzDecisions extract:FuzzState
+	transform/enrich:FuzzShellFiles transform/enrich:FuzzDecisions extract:FuzzState extract:FuzzJournal
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t%%:*} $${t##*:}"; \

@@ -134,3 +134,40 @@ func TestStateJournalDamage(t *testing.T) {
 		t.Fatalf("a damaged line: %v", err)
 	}
 }
+
+// Any journal, damaged or cut anywhere: LoadState does not panic, and it
+// either reads it or names the journal's line; a commit after it appends a
+// line that the next LoadState reads back, unless the damage is in a
+// complete line before it.
+func FuzzJournal(f *testing.F) {
+	f.Add([]byte(`{"platform":"claude_code","path":"/a","size":1,"resume":1,"seen":1}` + "\n"))
+	f.Add([]byte(`{"platform":"claude_code","path":"/a","si`))
+	f.Add([]byte("\n\n{\"platform\": 7}\n"))
+	f.Add([]byte(`{"platform":"x","path":"/b","context":{"tail":"a:b,c"}}` + "\n" + `[1]`))
+	f.Fuzz(func(t *testing.T, journal []byte) {
+		dir := t.TempDir()
+		if err := MergeState(dir, marksOf(mark("/base", 1))); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, JournalFile), journal, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, loadErr := LoadState(dir)
+		if loadErr != nil && !strings.Contains(loadErr.Error(), JournalFile+":") {
+			t.Fatalf("an error that names no journal line: %v", loadErr)
+		}
+		if err := MergeState(dir, marksOf(mark("/fuzzed-commit", 9))); err != nil {
+			if loadErr == nil {
+				t.Fatalf("a commit after a readable journal: %v", err)
+			}
+			return
+		}
+		s, err := LoadState(dir)
+		if loadErr == nil && err != nil {
+			t.Fatalf("a readable journal, then a commit: %v", err)
+		}
+		if err == nil && s.Get("claude_code", "/fuzzed-commit") == nil {
+			t.Fatal("the commit is not read back")
+		}
+	})
+}
