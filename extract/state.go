@@ -124,6 +124,18 @@ func (s *State) Put(c *schema.Checkpoint) {
 	s.marks[markKey(c.Platform, c.Path)] = c
 }
 
+// list returns the watermarks, by path.
+func (s *State) list() []*schema.Checkpoint {
+	s.mu.Lock()
+	list := make([]*schema.Checkpoint, 0, len(s.marks))
+	for _, c := range s.marks {
+		list = append(list, c)
+	}
+	s.mu.Unlock()
+	sortCheckpoints(list)
+	return list
+}
+
 // Len is the number of watermarks.
 func (s *State) Len() int {
 	s.mu.Lock()
@@ -134,13 +146,7 @@ func (s *State) Len() int {
 // Save writes the state to dir atomically (temporary file, then rename),
 // private to the user.
 func (s *State) Save(dir string) error {
-	s.mu.Lock()
-	list := make([]*schema.Checkpoint, 0, len(s.marks))
-	for _, c := range s.marks {
-		list = append(list, c)
-	}
-	s.mu.Unlock()
-	sortCheckpoints(list)
+	list := s.list()
 	// One watermark per line: readable, and quick to write for the
 	// thousands of files a home holds.
 	b := []byte("[")
@@ -281,12 +287,7 @@ func (s *State) PlanRead(platform, path string, f io.ReaderAt, fp Fingerprint) (
 // journal, or, when there is no state file yet or the journal has grown
 // past a quarter of it, merged into a new state file.
 func MergeState(dir string, marks *State) error {
-	marks.mu.Lock()
-	list := make([]*schema.Checkpoint, 0, len(marks.marks))
-	for _, c := range marks.marks {
-		list = append(list, c)
-	}
-	marks.mu.Unlock()
+	list := marks.list()
 	base, err := os.Stat(filepath.Join(dir, StateFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -294,7 +295,6 @@ func MergeState(dir string, marks *State) error {
 	if err == nil && len(list) == 0 {
 		return nil
 	}
-	sortCheckpoints(list)
 	var b []byte
 	for _, c := range list {
 		b = append(schema.AppendCheckpoint(b, c), '\n')

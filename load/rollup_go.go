@@ -83,6 +83,15 @@ func ReadRollupRows(path string) ([]RollupRow, error) {
 // must be there).
 func readFlatRows[T any](path string, out []T, names []string, need func(name string) bool,
 	set func(r *T, name string, col column, v parquet.Value)) ([]T, error) {
+	return readRowGroups(path, out, names, need, set, nil)
+}
+
+// readRowGroups is readFlatRows, calling then (when given) after the flat
+// columns of each row group with the file, the row group and its rows: to
+// read a column that is not flat.
+func readRowGroups[T any](path string, out []T, names []string, need func(name string) bool,
+	set func(r *T, name string, col column, v parquet.Value),
+	then func(pf *parquet.File, rg parquet.RowGroup, rows []T) error) ([]T, error) {
 	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return out, err
@@ -105,11 +114,20 @@ func readFlatRows[T any](path string, out []T, names []string, need func(name st
 			set(&rows[i], names[c], cols[c], v)
 			return nil
 		})
+		if err == nil && then != nil {
+			err = then(pf, rg, rows)
+		}
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	return out, nil
+}
+
+// partitionFiles lists the Parquet files of one partition of a table (none
+// when it has no directory; files being written end in .tmp).
+func partitionFiles(lake, table, platform, date string) ([]string, error) {
+	return filepath.Glob(filepath.Join(Dir(lake, table, platform, date), "*.parquet"))
 }
 
 // count is the field of a count column.
@@ -248,7 +266,7 @@ func rollupPartition(lake, part string, thresholds []int64, versioned bool) ([]R
 	if err != nil {
 		return nil, fmt.Errorf("partition %s: %w", part, err)
 	}
-	files, err := filepath.Glob(filepath.Join(Dir(lake, TableMessages, platform, date), "*.parquet"))
+	files, err := partitionFiles(lake, TableMessages, platform, date)
 	if err != nil {
 		return nil, err
 	}

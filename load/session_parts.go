@@ -3,8 +3,7 @@ package load
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -19,7 +18,7 @@ import (
 // messages has ~6,000 message, exchange and session files: building the
 // cache with SessionPartsSQL and SessionMetaRowsSQL took 6 s. These read
 // the same columns with parquet-go and give the same rows
-// (TestSessionPartsGoMatchesSQL). They serve lakes whose messages,
+// (TestSessionRowsInGo, in query). They serve lakes whose messages,
 // exchanges and sessions have a single version of each row; the SQL keeps
 // the others.
 
@@ -114,7 +113,7 @@ func forPartitions[T any](parts []string, fn func(platform, date string, day int
 	out := make([][]T, len(parts))
 	var g errgroup.Group
 	g.SetLimit(max(2, runtime.GOMAXPROCS(0)))
-	for i, part := range slices.Clone(parts) {
+	for i, part := range parts {
 		platform, date, ok := strings.Cut(part, "/")
 		t, err := time.Parse(time.DateOnly, date)
 		if !ok || err != nil {
@@ -130,26 +129,6 @@ func forPartitions[T any](parts []string, fn func(platform, date string, day int
 		return nil, err
 	}
 	return slices.Concat(out...), nil
-}
-
-// partFiles lists the Parquet files of a partition; none when it has no
-// directory.
-func partFiles(lake, table, platform, date string) ([]string, error) {
-	dir := Dir(lake, table, platform, date)
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range ents {
-		if n := e.Name(); !e.IsDir() && strings.HasSuffix(n, ".parquet") && !strings.HasPrefix(n, ".") {
-			out = append(out, filepath.Join(dir, n))
-		}
-	}
-	return out, nil
 }
 
 // partMessage is what the session parts read of a message. A NULL reads
@@ -266,27 +245,15 @@ func (a *sessionAgg) finish() SessionPartRow {
 	r.ToolCount = opt(a.tools, a.hasTools)
 	r.InputTokens, r.OutputTokens = opt(a.in, a.hasIn), opt(a.out, a.hasOut)
 	r.CacheCreationTokens, r.CacheReadTokens = opt(a.cw, a.hasCW), opt(a.cr, a.hasCR)
-	r.Agents = sortedKeys(a.agents)
-	r.Models = sortedKeys(a.models)
+	r.Agents = slices.Sorted(maps.Keys(a.agents))
+	r.Models = slices.Sorted(maps.Keys(a.models))
 	r.MsgProjectTS, r.UserTS, r.MachineTS = a.projectTS, a.userTS, a.machineTS
 	return r
 }
 
-func sortedKeys(m map[string]bool) []string {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // sessionParts computes the SessionPartsSQL rows of one partition.
 func sessionParts(lake, platform, date string, day int32) ([]SessionPartRow, error) {
-	files, err := partFiles(lake, TableMessages, platform, date)
+	files, err := partitionFiles(lake, TableMessages, platform, date)
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +316,7 @@ func sessionParts(lake, platform, date string, day int32) ([]SessionPartRow, err
 		out = append(out, aggs[s].finish())
 	}
 	// The exchanges' rows: count(*) FILTER (WHERE NOT sidechain) per session.
-	files, err = partFiles(lake, TableExchanges, platform, date)
+	files, err = partitionFiles(lake, TableExchanges, platform, date)
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +365,7 @@ var sessionMetaColumns = []string{"session_id", "title", "title_source", "ingest
 // sessionMeta reads the SessionMetaRowsSQL rows of one partition of the
 // sessions table.
 func sessionMeta(lake, platform, date string, day int32) ([]SessionMetaRow, error) {
-	files, err := partFiles(lake, TableSessions, platform, date)
+	files, err := partitionFiles(lake, TableSessions, platform, date)
 	if err != nil {
 		return nil, err
 	}
@@ -414,28 +381,9 @@ func sessionMeta(lake, platform, date string, day int32) ([]SessionMetaRow, erro
 // readSessionMeta appends the rows of one sessions file: only the columns
 // the rows hold are read (a rollup's models and extra are not).
 func readSessionMeta(path, platform string, day int32, out []SessionMetaRow) ([]SessionMetaRow, error) {
-	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
-	if err != nil {
-		return out, err
-	}
-	defer f.Close()
-	cols := make([]column, len(sessionMetaColumns))
-	for i, name := range sessionMetaColumns {
-		if cols[i], err = lookupColumn(pf, name, name == "session_id"); err != nil {
-			return out, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	labels, hasLabels := pf.Schema().Lookup("labels", "list", "element")
-	for _, rg := range pf.RowGroups() {
-		base := len(out)
-		out = append(out, make([]SessionMetaRow, rg.NumRows())...)
-		rows := out[base:]
-		err := readColumns(rg, cols, func(c, i int, v parquet.Value) error {
-			if i >= len(rows) {
-				return errors.New("a column has more values than the row group has rows")
-			}
-			r := &rows[i]
-			switch col := cols[c]; sessionMetaColumns[c] {
+	return readRowGroups(path, out, sessionMetaColumns, func(name string) bool { return name == "session_id" },
+		func(r *SessionMetaRow, name string, col column, v parquet.Value) {
+			switch name {
 			case "session_id":
 				r.SessionID = string(v.ByteArray())
 			case "title":
@@ -468,35 +416,30 @@ func readSessionMeta(path, platform string, day int32, out []SessionMetaRow) ([]
 					r.Completeness = &c
 				}
 			}
-			return nil
+		},
+		func(pf *parquet.File, rg parquet.RowGroup, rows []SessionMetaRow) error {
+			for i := range rows {
+				rows[i].Platform, rows[i].Date = platform, day
+			}
+			labels, ok := pf.Schema().Lookup("labels", "list", "element")
+			if !ok {
+				return nil
+			}
+			// A list's values: repetition level 0 starts a row; a value at
+			// the full definition level is an element (below it: an empty
+			// list).
+			row := -1
+			return readColumns(rg, []column{{index: labels.ColumnIndex}}, func(_, _ int, v parquet.Value) error {
+				if v.RepetitionLevel() == 0 {
+					row++
+				}
+				if row < 0 || row >= len(rows) {
+					return errors.New("labels: more lists than the row group has rows")
+				}
+				if v.DefinitionLevel() == labels.MaxDefinitionLevel {
+					rows[row].Labels = append(rows[row].Labels, string(v.ByteArray()))
+				}
+				return nil
+			})
 		})
-		if err != nil {
-			return out, fmt.Errorf("%s: %w", path, err)
-		}
-		for i := range rows {
-			rows[i].Platform, rows[i].Date = platform, day
-		}
-		if !hasLabels {
-			continue
-		}
-		// A list's values: repetition level 0 starts a row; a value at the
-		// full definition level is an element (below it: an empty list).
-		row := -1
-		err = readColumns(rg, []column{{index: labels.ColumnIndex}}, func(_, _ int, v parquet.Value) error {
-			if v.RepetitionLevel() == 0 {
-				row++
-			}
-			if row < 0 || row >= len(rows) {
-				return errors.New("labels: more lists than the row group has rows")
-			}
-			if v.DefinitionLevel() == labels.MaxDefinitionLevel {
-				rows[row].Labels = append(rows[row].Labels, string(v.ByteArray()))
-			}
-			return nil
-		})
-		if err != nil {
-			return out, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	return out, nil
 }

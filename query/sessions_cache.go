@@ -99,19 +99,12 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 			return readParquetSQL(path), true
 		}
 	}
-	viaSQL := false // whether a source reads the views
-	sqlRows := func(rows func(string) string) func(string) string {
-		return func(where string) string {
-			viaSQL = true
-			return rows(where)
-		}
-	}
-	partsSQL, partsFresh := cachedSource(dir, old.PartsFile, old.Parts, nowParts, sqlRows(load.SessionPartsSQL), inGo("parts", load.WriteSessionParts))
-	metaSQL, metaFresh := cachedSource(dir, old.MetaFile, old.Meta, nowMeta, sqlRows(load.SessionMetaRowsSQL), inGo("meta", load.WriteSessionMeta))
+	partsSQL, partsFresh, partsViews := cachedSource(dir, old.PartsFile, old.Parts, nowParts, load.SessionPartsSQL, inGo("parts", load.WriteSessionParts))
+	metaSQL, metaFresh, metaViews := cachedSource(dir, old.MetaFile, old.Meta, nowMeta, load.SessionMetaRowsSQL, inGo("meta", load.WriteSessionMeta))
 	if partsFresh && metaFresh {
 		return partsSQL, metaSQL, nil
 	}
-	if viaSQL {
+	if partsViews || metaViews {
 		if err := d.need(ctx, "messages", "exchange_rows", "session_rows"); err != nil {
 			return "", "", err
 		}
@@ -134,8 +127,8 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 	if errP != nil || errM != nil {
 		// Answer from the views' SQL: the files computed in Go go with
 		// this call.
-		parts, _ = cachedSource(dir, old.PartsFile, old.Parts, nowParts, load.SessionPartsSQL, nil)
-		meta, _ = cachedSource(dir, old.MetaFile, old.Meta, nowMeta, load.SessionMetaRowsSQL, nil)
+		parts, _, _ = cachedSource(dir, old.PartsFile, old.Parts, nowParts, load.SessionPartsSQL, nil)
+		meta, _, _ = cachedSource(dir, old.MetaFile, old.Meta, nowMeta, load.SessionMetaRowsSQL, nil)
 		return parts, meta, d.need(ctx, "messages", "exchange_rows", "session_rows")
 	}
 	b, _ := json.MarshalIndent(next, "", " ")
@@ -157,34 +150,36 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 // the file's rows of unchanged partitions and rows computed for the others
 // (by inGo when it is given and succeeds, else by rows, a function of a
 // partition filter); all of them computed when there is no file or most
-// partitions changed. fresh says the file alone is current.
+// partitions changed. fresh says the file alone is current; views, that
+// the source reads the views.
 func cachedSource(dir, file string, had, now map[string]string, rows func(where string) string,
-	inGo func(parts []string) (string, bool)) (string, bool) {
+	inGo func(parts []string) (string, bool)) (src string, fresh, views bool) {
 	compute := func(parts []string, where string) string {
 		if inGo != nil {
 			if src, ok := inGo(parts); ok {
 				return "SELECT * FROM " + src
 			}
 		}
+		views = true
 		return rows(where)
 	}
 	if file == "" {
-		return "(" + compute(slices.Sorted(maps.Keys(now)), "true") + ")", false
+		return "(" + compute(slices.Sorted(maps.Keys(now)), "true") + ")", false, views
 	}
 	stale, gone := load.DiffPartitions(had, now)
 	path := readParquetSQL(filepath.Join(dir, file))
 	if len(stale) == 0 && len(gone) == 0 {
-		return path, true
+		return path, true, false
 	}
 	if len(stale) > len(now)/2 {
-		return "(" + compute(slices.Sorted(maps.Keys(now)), "true") + ")", false
+		return "(" + compute(slices.Sorted(maps.Keys(now)), "true") + ")", false, views
 	}
 	drop := append(slices.Clone(stale), gone...)
-	src := "(SELECT * FROM " + path + " WHERE NOT " + load.PartitionFilter(drop)
+	src = "(SELECT * FROM " + path + " WHERE NOT " + load.PartitionFilter(drop)
 	if len(stale) > 0 {
 		src += "\nUNION ALL BY NAME\n" + compute(stale, load.PartitionFilter(stale))
 	}
-	return src + ")", false
+	return src + ")", false, views
 }
 
 func cacheFile(dir, name string) bool {
