@@ -60,14 +60,13 @@ trap 'exit 130' INT TERM
 BIN=$TMP/bin
 mkdir -p "$BIN"
 log "building into $BIN"
-# As make build builds them (the Makefile's flags), so that the figures are
-# those of the binaries people run.
-BUILD=(go build -trimpath -tags urfave_cli_no_docs -ldflags "-s -w")
-if ! "${BUILD[@]}" -o "$BIN/" ./cmd/... 2>"$TMP/build.log"; then
+# By make build (its flags), so that the figures are those of the binaries
+# people run.
+if ! make -s build BIN="$BIN" >"$TMP/build.log" 2>&1; then
 	# A command someone is still writing must not stop the bench of the others.
 	for d in cmd/pos-*/; do
 		name=$(basename "$d")
-		"${BUILD[@]}" -o "$BIN/" "./$d" 2>>"$TMP/build.log" || log "$name does not build; skipping it"
+		make -s build BIN="$BIN" CMDS="./$d" >>"$TMP/build.log" 2>&1 || log "$name does not build; skipping it"
 	done
 fi
 go build -o "$BIN/pos-bench-gen" ./pipelines/bench/gen
