@@ -22,7 +22,10 @@ import (
 	"golang.org/x/term"
 )
 
-func main() { os.Exit(cmdio.Main(newApp())) }
+func main() {
+	cmdio.FirstGCPercent = 400 // most lookups end before a collection would pay off
+	os.Exit(cmdio.Main(newApp()))
+}
 
 const exitCodes = `EXIT CODES:
    0    success

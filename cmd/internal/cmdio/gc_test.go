@@ -2,6 +2,7 @@ package cmdio
 
 import (
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"testing"
 	"time"
@@ -47,6 +48,34 @@ func TestWatchAllocs(t *testing.T) {
 			return
 		case <-deadline:
 			t.Fatal("not called after 64 MB and collections")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// gcPercent reads the collector's target.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// With FirstGCPercent the target is that until a collection, then the
+// binary's own.
+func TestFirstGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(gcPercent())
+	defer func(p int) { FirstGCPercent = p }(FirstGCPercent)
+	FirstGCPercent = 400
+	setGC(70)
+	if p := gcPercent(); p != 400 {
+		t.Fatalf("target before the first collection %d, want 400", p)
+	}
+	deadline := time.After(5 * time.Second)
+	for gcPercent() != 70 {
+		runtime.GC()
+		select {
+		case <-deadline:
+			t.Fatalf("target after collections %d, want 70", gcPercent())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
