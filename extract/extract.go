@@ -188,7 +188,26 @@ func (o *Options) Unchanged(path string) bool {
 		return false
 	}
 	fi, err := os.Stat(path)
-	return err == nil && o.State.Unchanged(o.Platform, path, Stat(fi)) &&
+	return err == nil && o.unchanged(path, fi)
+}
+
+// UnchangedFile is Unchanged for a file Walk found, with the walk's stat
+// of it when that is the file's own (not a symlink's): a sync of a home
+// where little changed stats each file once, not twice (1,939 files, 13 ms
+// of a 110 ms extract here). A file that changes after the walk is read by
+// the next run; its watermark stays where it was.
+func (o *Options) UnchangedFile(f SourceFile) bool {
+	if o.State == nil {
+		return false
+	}
+	if f.Info == nil || !f.Info.Mode().IsRegular() {
+		return o.Unchanged(f.Path)
+	}
+	return o.unchanged(f.Path, f.Info)
+}
+
+func (o *Options) unchanged(path string, fi fs.FileInfo) bool {
+	return o.State.Unchanged(o.Platform, path, Stat(fi)) &&
 		(o.Since.IsZero() || !fi.ModTime().Before(o.Since))
 }
 
@@ -201,7 +220,7 @@ func (o *Options) Changed(files []SourceFile) []SourceFile {
 	}
 	out := make([]SourceFile, 0, len(files))
 	for _, f := range files {
-		if !o.Unchanged(f.Path) {
+		if !o.UnchangedFile(f) {
 			out = append(out, f)
 		} else if o.Stats != nil {
 			o.Stats.Unchanged.Add(1)

@@ -235,7 +235,7 @@ func changedGroups(opt *extract.Options, groups [][]extract.SourceFile) [][]extr
 	}
 	out := groups[:0]
 	for _, g := range groups {
-		if !slices.ContainsFunc(g, func(f extract.SourceFile) bool { return !opt.Unchanged(f.Path) }) {
+		if !slices.ContainsFunc(g, func(f extract.SourceFile) bool { return !opt.UnchangedFile(f) }) {
 			if opt.Stats != nil {
 				opt.Stats.Unchanged.Add(int64(len(g)))
 			}
