@@ -21,10 +21,10 @@ CMDS     ?= ./cmd/...
 # static archive, searched first, links it into the binary; libgcc goes in
 # with -static-libgcc. glibc stays shared. Without the archive (no
 # libstdc++ development files), the build links the shared library as before.
-CGO_CC    := $(or $(shell $(GO) env CC 2>/dev/null),gcc)
+CGO_CC     := $(or $(shell $(GO) env CC 2>/dev/null),gcc)
 CXX_STATIC := $(shell $(CGO_CC) -print-file-name=libstdc++.a 2>/dev/null)
 ifneq ($(filter /%,$(CXX_STATIC)),)
-CXX_DIR   := $(abspath $(BIN))/.libstdc++
+CXX_DIR    := $(abspath $(BIN))/.libstdc++
 EXTLDFLAGS := -extldflags '-L$(CXX_DIR) -static-libgcc'
 endif
 

@@ -197,13 +197,10 @@ func (o *Options) Unchanged(path string) bool {
 // of a 110 ms extract here). A file that changes after the walk is read by
 // the next run; its watermark stays where it was.
 func (o *Options) UnchangedFile(f SourceFile) bool {
-	if o.State == nil {
-		return false
-	}
 	if f.Info == nil || !f.Info.Mode().IsRegular() {
 		return o.Unchanged(f.Path)
 	}
-	return o.unchanged(f.Path, f.Info)
+	return o.State != nil && o.unchanged(f.Path, f.Info)
 }
 
 func (o *Options) unchanged(path string, fi fs.FileInfo) bool {

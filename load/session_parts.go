@@ -86,21 +86,23 @@ func SessionCacheInGo(lake string) bool {
 // WriteSessionParts writes to path the SessionPartsSQL rows of the given
 // partitions ("platform/date"), computed in Go.
 func WriteSessionParts(lake string, parts []string, path string) error {
-	rows, err := forPartitions(parts, func(platform, date string, day int32) ([]SessionPartRow, error) {
+	return writePartitionRows(path, parts, func(platform, date string, day int32) ([]SessionPartRow, error) {
 		return sessionParts(lake, platform, date, day)
 	})
-	if err != nil {
-		return err
-	}
-	return writeParquetFile(path, rows)
 }
 
 // WriteSessionMeta writes to path the SessionMetaRowsSQL rows of the given
 // partitions of the sessions table, read in Go.
 func WriteSessionMeta(lake string, parts []string, path string) error {
-	rows, err := forPartitions(parts, func(platform, date string, day int32) ([]SessionMetaRow, error) {
+	return writePartitionRows(path, parts, func(platform, date string, day int32) ([]SessionMetaRow, error) {
 		return sessionMeta(lake, platform, date, day)
 	})
+}
+
+// writePartitionRows writes to path the rows fn gives for each partition,
+// in the partitions' order.
+func writePartitionRows[T any](path string, parts []string, fn func(platform, date string, day int32) ([]T, error)) error {
+	rows, err := forPartitions(parts, fn)
 	if err != nil {
 		return err
 	}

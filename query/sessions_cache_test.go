@@ -309,15 +309,7 @@ func namesFiles(src string) bool {
 // loadRecords loads recs into lake in one run, as pos-load would.
 func loadRecords(t *testing.T, lake string, recs []*schema.Record) {
 	t.Helper()
-	var buf bytes.Buffer
-	enc := schema.NewEncoder(&buf)
-	for _, r := range recs {
-		if err := enc.Encode(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	enc.Flush()
-	if _, err := load.Load(context.Background(), &buf, load.Options{Lake: lake, NoCatalog: true}); err != nil {
+	if err := querytest.LoadRecords(context.Background(), lake, recs); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -99,3 +99,20 @@ func copyTree(from, to string) error {
 	}
 	return nil
 }
+
+// LoadRecords loads recs into lake in one run, as pos-load would load
+// their stream (no catalog).
+func LoadRecords(ctx context.Context, lake string, recs []*schema.Record) error {
+	var buf bytes.Buffer
+	enc := schema.NewEncoder(&buf)
+	for _, r := range recs {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	if err := enc.Flush(); err != nil {
+		return err
+	}
+	_, err := load.Load(ctx, &buf, load.Options{Lake: lake, NoCatalog: true})
+	return err
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/query/querytest"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -39,15 +39,7 @@ func TestScaleCopiesWithFreshIDsAndShiftedTimes(t *testing.T) {
 	chunk.Role, chunk.ContentType, chunk.Text = schema.RoleUser, schema.ContentText, "the zebra crossing"
 	chunk.Chunk = &schema.Chunk{Model: "test-model", Dim: 4, Embedding: []float32{0.5, -0.5, 0.5, 0.5}}
 	recs = append(recs, ex, ses, doc, chunk)
-	var buf bytes.Buffer
-	enc := schema.NewEncoder(&buf)
-	for _, r := range recs {
-		if err := enc.Encode(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	enc.Flush()
-	if _, err := load.Load(context.Background(), &buf, load.Options{Lake: src, NoCatalog: true}); err != nil {
+	if err := querytest.LoadRecords(context.Background(), src, recs); err != nil {
 		t.Fatal(err)
 	}
 
