@@ -172,11 +172,7 @@ func (pf *postingsFile) write() error {
 	if err != nil {
 		return err
 	}
-	w := parquet.NewGenericWriter[PostingRow](f,
-		parquet.Compression(&pageCodec),
-		parquet.CreatedBy("pos", schema.Version, ""),
-		parquet.KeyValueMetadata("pos.schema", schema.Version),
-	)
+	w := parquet.NewGenericWriter[PostingRow](f, WriterOptions(parquet.SchemaOf(new(PostingRow)))...)
 	for rows := pf.rows; len(rows) > 0; {
 		n := min(len(rows), postingsGroupRows)
 		if _, err = w.Write(rows[:n]); err == nil {

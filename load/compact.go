@@ -13,7 +13,6 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/extract"
-	"github.com/pos-lake/pos/schema"
 )
 
 // Compaction. Each incremental load adds a small part file to every
@@ -268,12 +267,7 @@ func mergeParquet(path, dir string, names []string, sch *parquet.Schema) error {
 	if err != nil {
 		return err
 	}
-	w := parquet.NewWriter(out, sch,
-		parquet.Compression(&pageCodec),
-		parquet.CreatedBy("pos", schema.Version, ""),
-		parquet.KeyValueMetadata("pos.schema", schema.Version),
-		parquet.PageBufferSize(pageBytes),
-	)
+	w := parquet.NewWriter(out, WriterOptions(sch, sch, parquet.PageBufferSize(pageBytes))...)
 	err = copyRows(w, dir, names)
 	if cerr := w.Close(); err == nil {
 		err = cerr

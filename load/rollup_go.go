@@ -383,13 +383,13 @@ func writeRollup(path string, rows []RollupRow) error {
 }
 
 // writeParquetFile writes rows to a new file at path, the user's alone,
-// zstd-compressed, and syncs it.
+// with WriterOptions, and syncs it.
 func writeParquetFile[T any](path string, rows []T, opts ...parquet.WriterOption) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
-	w := parquet.NewGenericWriter[T](f, append([]parquet.WriterOption{parquet.Compression(&pageCodec)}, opts...)...)
+	w := parquet.NewGenericWriter[T](f, WriterOptions(parquet.SchemaOf(new(T)), opts...)...)
 	err = WriteRows(w, rows)
 	if cerr := w.Close(); err == nil {
 		err = cerr

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -126,9 +125,7 @@ func writeSummaryFile(path string, rows []SummaryRow) error {
 		return err
 	}
 	tmp := path + ".tmp"
-	err := writeParquetFile(tmp, rows,
-		parquet.CreatedBy("pos", schema.Version, ""),
-		parquet.KeyValueMetadata("pos.schema", schema.Version))
+	err := writeParquetFile(tmp, rows)
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}

@@ -39,14 +39,45 @@ type typedWriter[T any] struct {
 
 func newTypedWriter[T any](f *os.File) *typedWriter[T] {
 	return &typedWriter[T]{
-		w: parquet.NewGenericWriter[T](f,
-			parquet.Compression(&pageCodec),
-			parquet.CreatedBy("pos", schema.Version, ""),
-			parquet.KeyValueMetadata("pos.schema", schema.Version),
-			parquet.PageBufferSize(pageBytes),
-		),
+		w:     parquet.NewGenericWriter[T](f, WriterOptions(parquet.SchemaOf(new(T)), parquet.PageBufferSize(pageBytes))...),
 		batch: make([]T, 0, batchRows),
 	}
+}
+
+// WriterOptions are the Parquet settings of every file pos-load writes with
+// rows of sch: zstd pages, pos's name and schema version in the metadata,
+// then more.
+//
+// Two of parquet-go's defaults (v0.32.0) are turned off. Page statistics:
+// each data page's header would hold the page's smallest and largest values
+// whole, twice (the deprecated fields and their successors); DuckDB prunes
+// by the column chunks' statistics in the footer, which stay. And the
+// bounds of blob columns (blobColumns): the smallest and largest raw line
+// or prompt of a chunk prune no query, parquet-go compares every value of
+// a page to find them and keeps them whole in the footer; those columns
+// keep their null counts. On 400 MB of normalized records the lake went
+// from 93.4 MB to 73.8 MB without page statistics, and to 66.9 MB without
+// the blobs' bounds.
+func WriterOptions(sch *parquet.Schema, more ...parquet.WriterOption) []parquet.WriterOption {
+	opts := []parquet.WriterOption{
+		parquet.Compression(&pageCodec),
+		parquet.CreatedBy("pos", schema.Version, ""),
+		parquet.KeyValueMetadata("pos.schema", schema.Version),
+		parquet.DataPageStatistics(false),
+	}
+	for _, path := range sch.Columns() {
+		if blobColumns[path[len(path)-1]] {
+			opts = append(opts, parquet.SkipPageBounds(path...))
+		}
+	}
+	return append(opts, more...)
+}
+
+// blobColumns are the leaf names of the columns that hold long free text
+// or JSON (a message's text, a tool's input, a raw line), in every table.
+var blobColumns = map[string]bool{
+	"raw": true, "record": true, "text": true, "thinking": true, "prompt": true, "response": true,
+	"input": true, "output": true, "context": true, "meta": true, "extra": true,
 }
 
 func (t *typedWriter[T]) add(row any, _ int) error {

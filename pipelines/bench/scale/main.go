@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/schema"
 )
@@ -263,12 +262,7 @@ func writeRows[T any](path string, rows []T) error {
 	if err != nil {
 		return err
 	}
-	w := parquet.NewGenericWriter[T](f,
-		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
-		parquet.CreatedBy("pos", schema.Version, ""),
-		parquet.KeyValueMetadata("pos.schema", schema.Version),
-		parquet.MaxRowsPerRowGroup(50_000),
-	)
+	w := parquet.NewGenericWriter[T](f, load.WriterOptions(parquet.SchemaOf(new(T)), parquet.MaxRowsPerRowGroup(50_000))...)
 	err = load.WriteRows(w, rows)
 	if cerr := w.Close(); err == nil {
 		err = cerr
