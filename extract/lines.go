@@ -105,13 +105,21 @@ func (o *Options) ReadLines(ctx context.Context, lr *schema.LineReader, path str
 // values they do not read without checking them); strict readers of the
 // stream (jq, encoding/json) do not. A line that needs none of it, every
 // line as the tools write them, is checked and copied.
-func RawLine(b []byte) []byte {
+func RawLine(b []byte) []byte { return rawLine(b, true) }
+
+// KeptRawLine is RawLine for a line that no later read writes over (from
+// a reader made by schema.NewKeptLineReader): a line that needs no repair
+// is returned as it is, not copied.
+func KeptRawLine(b []byte) []byte { return rawLine(b, false) }
+
+func rawLine(b []byte, clone bool) []byte {
 	ctrl, valid := scanRaw(b)
-	var out []byte
-	if valid {
-		out = bytes.Clone(b)
-	} else {
+	out := b
+	switch {
+	case !valid:
 		out = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	case clone:
+		out = bytes.Clone(b)
 	}
 	if ctrl || badEscape(out) {
 		out = strictStrings(out)

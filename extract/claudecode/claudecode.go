@@ -133,7 +133,9 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	var readers sync.Pool // *schema.LineReader: a 1 MB buffer each, reused
+	// *schema.LineReader of kept lines, reused: a job's files fill the
+	// rest of the last job's block before a new one is made.
+	var readers sync.Pool
 	err = extract.Ordered(ctx, workers, len(groups), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: emit, slugs: shared.slugs, mu: shared.mu, job: i,
 			taskTypes: map[string]string{}, agentTypes: map[string]string{}}
@@ -357,14 +359,16 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		return extract.Errorf(sf.Path, err)
 	}
 	if r.lr == nil {
-		r.lr = schema.NewLineReaderAt(f, plan.Start, plan.Lines)
+		r.lr = schema.NewKeptLineReader(f, plan.Start, plan.Lines)
 	} else {
 		r.lr.Reset(f, plan.Start, plan.Lines)
 	}
 	var l line
 	var raw []byte
 	read, err := r.opt.ReadLines(ctx, r.lr, sf.Path, false, func(b []byte) error {
-		raw = extract.RawLine(b)
+		// The line is the record's raw as it was read, not a copy: the
+		// reader never writes over it (946 MB of copies on a 1 GB home).
+		raw = extract.KeptRawLine(b)
 		if parseLine(raw, &l) != nil && !lenient(raw, &l) {
 			return extract.LineError(b)
 		}

@@ -427,8 +427,10 @@ func (r *run) sessionHint(fs *fileState) error {
 	r.mu.Lock()
 	if o, ok := r.slugs[fs.slug]; fs.slug != "" && (!ok || r.job < o.job) {
 		// Sessions that continue one another share a slug and its plan:
-		// the plan document belongs to the first of them.
-		r.slugs[fs.slug] = slugOwner{session: fs.session, job: r.job}
+		// the plan document belongs to the first of them. Copies: the
+		// map lives for the whole run, and a line's strings would keep
+		// its reader's block (1 MB) alive with it.
+		r.slugs[strings.Clone(fs.slug)] = slugOwner{session: strings.Clone(fs.session), job: r.job}
 	}
 	r.mu.Unlock()
 	rec := schema.New(schema.KindSession)
