@@ -531,7 +531,15 @@ func readSchemas(lake string) map[string][]string {
 }
 
 // schemaFingerprint identifies the Parquet schema this build writes for a
-// table.
+// table. It is asked at each part file a load opens; printing the schema
+// takes ~60 µs, so each table's is computed once.
 func schemaFingerprint(table string) string {
-	return schema.ContentHash([]byte(parquet.SchemaOf(rowType(table)).String()))
+	if fp, ok := fingerprints.Load(table); ok {
+		return fp.(string)
+	}
+	fp := schema.ContentHash([]byte(parquet.SchemaOf(rowType(table)).String()))
+	fingerprints.Store(table, fp)
+	return fp
 }
+
+var fingerprints sync.Map // table -> schemaFingerprint
