@@ -81,17 +81,26 @@ func (d *Decoder) Decode(rec *Record) error {
 		}
 		*rec = Record{}
 		if k, ok := d.lazyKind(l.Bytes); ok {
-			rec.Schema, rec.Kind, rec.Line = Version, k, bytes.Clone(l.Bytes)
+			rec.Schema, rec.Kind, rec.Line = Version, k, d.own(l.Bytes)
 			return nil
 		}
 		if err := Unmarshal(l.Bytes, rec); err != nil {
 			return &SyntaxError{Line: l.Num, Err: err}
 		}
 		if d.KeepLines && utf8.Valid(l.Bytes) {
-			rec.Line = bytes.Clone(l.Bytes)
+			rec.Line = d.own(l.Bytes)
 		}
 		return nil
 	}
+}
+
+// own returns a line the record may keep: the line itself from a reader of
+// kept lines, else a copy.
+func (d *Decoder) own(line []byte) []byte {
+	if d.lr.keep {
+		return line
+	}
+	return bytes.Clone(line)
 }
 
 // lazyKind reports whether a line is a canonical record of a Lazy kind.

@@ -148,7 +148,7 @@ func (n *Normalizer) session(rec *schema.Record) *rollup {
 	key := rec.Platform + "\x00" + rec.SessionID
 	s, ok := n.sessions[key]
 	if !ok {
-		s = &rollup{platform: rec.Platform, session: rec.SessionID, first: rec, models: map[string]*schema.ModelUsage{}}
+		s = &rollup{platform: rec.Platform, session: rec.SessionID, first: lineless(rec), models: map[string]*schema.ModelUsage{}}
 		n.sessions[key] = s
 		n.sessOrd = append(n.sessOrd, key)
 	}
@@ -157,7 +157,7 @@ func (n *Normalizer) session(rec *schema.Record) *rollup {
 
 // hint folds a session record an adapter emitted (slug, title, metadata).
 func (s *rollup) hint(rec *schema.Record) {
-	s.hintRec = rec
+	s.hintRec = lineless(rec)
 	if rec.Session != nil && rec.Session.Slug != "" {
 		s.slug = rec.Session.Slug
 	}
@@ -209,6 +209,15 @@ func (s *rollup) add(m *schema.Record) {
 		s.compactions++
 	}
 	s.complete = worse(cmp.Or(s.complete, schema.CompleteFull), m.Completeness)
+}
+
+// lineless is what a rollup keeps of a record, for the whole run: a copy
+// without its line, which would keep the block the line was read into
+// (1 MB, schema.NewKeptLineReader) alive with it.
+func lineless(rec *schema.Record) *schema.Record {
+	c := *rec
+	c.Line = nil
+	return &c
 }
 
 // record is the session rollup as a record.
