@@ -395,7 +395,10 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if resume > consumed {
 		resume, resumeLines = consumed, consumedLines
 	}
-	ctxt := map[string]string{"session": fs.session, "project": fs.project, "slug": fs.slug, "agent_type": fs.agentTy}
+	// Copies: a watermark lives until the run ends (--commit-state), and
+	// a line's strings would keep its reader's block (1 MB) alive.
+	ctxt := map[string]string{"session": strings.Clone(fs.session), "project": strings.Clone(fs.project),
+		"slug": strings.Clone(fs.slug), "agent_type": strings.Clone(fs.agentTy)}
 	if fs.agentID == "" {
 		ctxt["tail"], ctxt["lines"] = fs.tail(), strconv.FormatInt(consumedLines, 10)
 	}
