@@ -267,6 +267,7 @@ func mergeParquet(path, dir string, names []string, sch *parquet.Schema) error {
 	if err != nil {
 		return err
 	}
+	// The schema is also an option of parquet.NewWriter: the files' schema.
 	w := parquet.NewWriter(out, WriterOptions(sch, sch, parquet.PageBufferSize(pageBytes))...)
 	err = copyRows(w, dir, names)
 	if cerr := w.Close(); err == nil {
