@@ -75,7 +75,7 @@ lint:
 	$(GO) vet ./...
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
-FUZZ_TARGETS := schema:FuzzRoundTrip schema:FuzzDecoder schema:FuzzDecoders extract/claudecode:FuzzLine extract/codex:FuzzLine \
+FUZZ_TARGETS := schema:FuzzRoundTrip schema:FuzzDecoder schema:FuzzDecoders schema:FuzzKeptLineReader extract/claudecode:FuzzLine extract/codex:FuzzLine \
 	extract/gemini:FuzzLine extract/gemini:FuzzConversation extract/cline:FuzzTask extract/cursor:FuzzNative \
 	extract/aider:FuzzBlocks extract/push:FuzzLine transform/embed/lexical:FuzzTerms transform/scrub:FuzzScrub \
 	transform/enrich:FuzzShellFiles transform/enrich:FuzzDecisions extract:FuzzState extract:FuzzJournal
