@@ -39,11 +39,13 @@ func Each(ctx context.Context, r io.Reader, opt EachOptions, fn func(*Record) er
 	batches := make(chan []item, ahead)
 	go func() {
 		defer close(batches)
-		dec := NewDecoder(r)
+		var dec *Decoder
 		if opt.KeepLines || len(opt.Lazy) > 0 {
 			// Records keep their lines: read them into blocks that
 			// are not written over, instead of copying each.
 			dec = &Decoder{lr: NewKeptLineReader(r, 0, 0)}
+		} else {
+			dec = NewDecoder(r)
 		}
 		dec.Lazy, dec.KeepLines = opt.Lazy, opt.KeepLines
 		var batch []item
