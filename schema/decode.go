@@ -169,6 +169,16 @@ func unmarshalWhole(data []byte, rec *Record) bool {
 	if err := fast.Unmarshal(data, rec); err != nil || rec.Kind == "" || (rec.Schema != "" && !strings.HasPrefix(rec.Schema, "pos/")) || !timesInRange(rec) {
 		return false
 	}
+	// sonic takes any escape in the values it keeps undecoded; the member
+	// decoder says what is wrong with one that is not JSON.
+	if !validEscapes(rec.Raw) || !validEscapes(rec.Meta) {
+		return false
+	}
+	for i := range rec.Tools {
+		if !validEscapes(rec.Tools[i].Input) {
+			return false
+		}
+	}
 	if rec.Schema == "" {
 		rec.Schema = Version
 	}

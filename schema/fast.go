@@ -35,9 +35,11 @@ func UseFast(f Fast) { fast = f }
 // validJSON reports whether b is one valid JSON value. Like sonic's
 // validator, it takes control characters inside strings, which some native
 // lines hold raw, so that a record decodes the same with Fast or without.
+// Unlike it, it refuses a backslash that starts no JSON escape ("\0"), as
+// encoding/json, DuckDB and jq do.
 func validJSON(b []byte) bool {
 	if fast.Valid != nil {
-		return fast.Valid(b)
+		return fast.Valid(b) && validEscapes(b)
 	}
 	if json.Valid(b) {
 		return true
@@ -71,4 +73,46 @@ func unmarshalNested(data []byte, v any) error {
 		return fast.UnmarshalNested(data, v)
 	}
 	return json.Unmarshal(data, v)
+}
+
+// validEscapes reports whether every backslash in b starts a JSON escape.
+// sonic's validator (v1.15) takes a backslash followed by anything in a
+// string. In valid JSON a backslash is only ever inside a string, so b is
+// read as a whole.
+func validEscapes(b []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			return true
+		}
+		i += j
+		n := escapeLen(b[i:])
+		if n == 0 {
+			return false
+		}
+		i += n
+	}
+}
+
+// escapeLen is the length of the JSON escape at the start of b (a
+// backslash), or 0 when it starts none.
+func escapeLen(b []byte) int {
+	if len(b) < 2 {
+		return 0
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if len(b) < 6 {
+			return 0
+		}
+		for _, c := range b[2:6] {
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return 0
+			}
+		}
+		return 6
+	}
+	return 0
 }

@@ -219,6 +219,34 @@ func checkWithoutFast(t *testing.T, line []byte) {
 	}
 }
 
+// A backslash that starts no JSON escape ("\0") makes a value invalid,
+// whichever decoder reads it: sonic takes it in the values it keeps
+// undecoded (raw, meta, a tool's input, an unknown member), so the record
+// goes to the member decoder, which says what is wrong.
+func TestBadEscapes(t *testing.T) {
+	for _, l := range []string{
+		`{"schema":"pos/1","kind":"raw","raw":{"s":"\0"}}`,
+		`{"schema":"pos/1","kind":"message","meta":{"s":"\x"}}`,
+		`{"schema":"pos/1","kind":"message","tools":[{"name":"a","input":{"s":"\q"}}]}`,
+		`{"schema":"pos/1","kind":"message","future":{"s":"\u12"}}`,
+		`{"schema":"pos/1","kind":"message","text":"\0"}`,
+	} {
+		var r Record
+		if unmarshalWhole([]byte(l), &r) {
+			t.Errorf("sonic's path takes %s", l)
+		}
+		if err := Unmarshal([]byte(l), &r); err == nil {
+			t.Errorf("Unmarshal takes %s", l)
+		}
+		checkWithoutFast(t, []byte(l))
+	}
+	for _, good := range []string{`"\"\\\/\b\f\n\r\t\u00e9\uD83D"`, `{"a\\":["\\\\"]}`, `1`} {
+		if !validEscapes([]byte(good)) {
+			t.Errorf("validEscapes refuses %s", good)
+		}
+	}
+}
+
 func TestWithoutFast(t *testing.T) {
 	if fast.Unmarshal == nil {
 		t.Fatal("the tests run without sonic plugged in: see fast_ext_test.go")
