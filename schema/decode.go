@@ -201,12 +201,20 @@ func validUTF8(b json.RawMessage) json.RawMessage {
 // rawValue validates a JSON value and returns a compact, valid-UTF-8 copy.
 func rawValue(val []byte) (json.RawMessage, error) {
 	if !validJSON(val) {
-		return nil, errors.New("invalid JSON value")
+		return nil, invalidValue(val)
 	}
 	if !utf8.Valid(val) {
 		val = bytes.ToValidUTF8(val, []byte("\uFFFD"))
 	}
 	return bytes.Clone(val), nil
+}
+
+// invalidValue says why validJSON refused val.
+func invalidValue(val []byte) error {
+	if !validEscapes(val) {
+		return errors.New("invalid JSON value: a backslash that starts no escape")
+	}
+	return errors.New("invalid JSON value")
 }
 
 // scanner walks one JSON object's top level without decoding the values.

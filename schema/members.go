@@ -620,7 +620,7 @@ func (d *mdec) raw() (json.RawMessage, error) {
 func (d *mdec) skipValue() error {
 	val, err := d.value()
 	if err == nil && !validJSON(val) {
-		err = errors.New("invalid JSON value")
+		err = invalidValue(val)
 	}
 	return err
 }

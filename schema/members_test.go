@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -237,6 +238,8 @@ func TestBadEscapes(t *testing.T) {
 		}
 		if err := Unmarshal([]byte(l), &r); err == nil {
 			t.Errorf("Unmarshal takes %s", l)
+		} else if !strings.Contains(err.Error(), "escape") {
+			t.Errorf("%s: %v does not say the escape is wrong", l, err)
 		}
 		checkWithoutFast(t, []byte(l))
 	}
