@@ -121,7 +121,7 @@ func rawLine(b []byte, clone bool) []byte {
 	case clone:
 		out = bytes.Clone(b)
 	}
-	if ctrl || badEscape(out) {
+	if ctrl || !schema.ValidEscapes(out) {
 		out = strictStrings(out)
 	}
 	return out
@@ -173,47 +173,6 @@ func scanRaw(b []byte) (ctrl, valid bool) {
 	return ctrl || low != 0, true
 }
 
-// badEscape reports whether a backslash in b starts no valid JSON escape.
-func badEscape(b []byte) bool {
-	for i := 0; ; {
-		j := bytes.IndexByte(b[i:], '\\')
-		if j < 0 {
-			return false
-		}
-		if i += j + 1; i >= len(b) {
-			return true
-		}
-		n := escapeLen(b[i-1:])
-		if n == 0 {
-			return true
-		}
-		i += n - 1
-	}
-}
-
-// escapeLen is the length of the valid JSON escape at the start of b (a
-// backslash), or 0.
-func escapeLen(b []byte) int {
-	if len(b) < 2 {
-		return 0
-	}
-	switch b[1] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return 2
-	case 'u':
-		if len(b) < 6 {
-			return 0
-		}
-		for _, c := range b[2:6] {
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return 0
-			}
-		}
-		return 6
-	}
-	return 0
-}
-
 // strictStrings makes the strings of a JSON text (valid UTF-8) strict:
 // control characters are escaped, and a backslash that starts no valid
 // escape becomes an escaped backslash. Control characters between tokens
@@ -229,7 +188,7 @@ func strictStrings(b []byte) []byte {
 		case c == '"':
 			in = false
 		case c == '\\':
-			if n := escapeLen(b[i:]); n > 0 {
+			if n := schema.EscapeLen(b[i:]); n > 0 {
 				out = append(out, b[i:i+n]...)
 				i += n - 1
 				continue

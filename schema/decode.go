@@ -171,11 +171,11 @@ func unmarshalWhole(data []byte, rec *Record) bool {
 	}
 	// sonic takes any escape in the values it keeps undecoded; the member
 	// decoder says what is wrong with one that is not JSON.
-	if !validEscapes(rec.Raw) || !validEscapes(rec.Meta) {
+	if !ValidEscapes(rec.Raw) || !ValidEscapes(rec.Meta) {
 		return false
 	}
 	for i := range rec.Tools {
-		if !validEscapes(rec.Tools[i].Input) {
+		if !ValidEscapes(rec.Tools[i].Input) {
 			return false
 		}
 	}
@@ -211,7 +211,7 @@ func rawValue(val []byte) (json.RawMessage, error) {
 
 // invalidValue says why validJSON refused val.
 func invalidValue(val []byte) error {
-	if !validEscapes(val) {
+	if !ValidEscapes(val) {
 		return errors.New("invalid JSON value: a backslash that starts no escape")
 	}
 	return errors.New("invalid JSON value")

@@ -39,7 +39,7 @@ func UseFast(f Fast) { fast = f }
 // encoding/json, DuckDB and jq do.
 func validJSON(b []byte) bool {
 	if fast.Valid != nil {
-		return fast.Valid(b) && validEscapes(b)
+		return fast.Valid(b) && ValidEscapes(b)
 	}
 	if json.Valid(b) {
 		return true
@@ -75,18 +75,18 @@ func unmarshalNested(data []byte, v any) error {
 	return json.Unmarshal(data, v)
 }
 
-// validEscapes reports whether every backslash in b starts a JSON escape.
+// ValidEscapes reports whether every backslash in b starts a JSON escape.
 // sonic's validator (v1.15) takes a backslash followed by anything in a
 // string. In valid JSON a backslash is only ever inside a string, so b is
 // read as a whole.
-func validEscapes(b []byte) bool {
+func ValidEscapes(b []byte) bool {
 	for i := 0; ; {
 		j := bytes.IndexByte(b[i:], '\\')
 		if j < 0 {
 			return true
 		}
 		i += j
-		n := escapeLen(b[i:])
+		n := EscapeLen(b[i:])
 		if n == 0 {
 			return false
 		}
@@ -94,9 +94,9 @@ func validEscapes(b []byte) bool {
 	}
 }
 
-// escapeLen is the length of the JSON escape at the start of b (a
+// EscapeLen is the length of the JSON escape at the start of b (a
 // backslash), or 0 when it starts none.
-func escapeLen(b []byte) int {
+func EscapeLen(b []byte) int {
 	if len(b) < 2 {
 		return 0
 	}

@@ -244,8 +244,8 @@ func TestBadEscapes(t *testing.T) {
 		checkWithoutFast(t, []byte(l))
 	}
 	for _, good := range []string{`"\"\\\/\b\f\n\r\t\u00e9\uD83D"`, `{"a\\":["\\\\"]}`, `1`} {
-		if !validEscapes([]byte(good)) {
-			t.Errorf("validEscapes refuses %s", good)
+		if !ValidEscapes([]byte(good)) {
+			t.Errorf("ValidEscapes refuses %s", good)
 		}
 	}
 }
