@@ -44,19 +44,38 @@ func validJSON(b []byte) bool {
 	if json.Valid(b) {
 		return true
 	}
-	i := bytes.IndexFunc(b, func(r rune) bool { return r < 0x20 })
-	if i < 0 {
+	if bytes.IndexFunc(b, func(r rune) bool { return r < 0x20 }) < 0 {
 		return false
 	}
-	// A space is valid wherever a control character is taken: inside a
-	// string, or between tokens.
+	return json.Valid(spaceControls(b))
+}
+
+// spaceControls returns a copy of b with each control character inside a
+// string made a space, which is valid where it was: sonic takes control
+// characters inside strings, and refuses them between tokens (where
+// encoding/json takes only its four kinds of white space), as does the
+// copy.
+func spaceControls(b []byte) []byte {
 	c := bytes.Clone(b)
-	for ; i < len(c); i++ {
-		if c[i] < 0x20 {
+	in := false
+	for i := 0; i < len(c); i++ {
+		switch ch := c[i]; {
+		case !in:
+			in = ch == '"'
+		case ch == '"':
+			in = false
+		case ch == '\\' && i+1 < len(c):
+			// The escaped character is not the string's end; a control
+			// character there makes "\ ", no escape, as it makes none.
+			i++
+			if c[i] < 0x20 {
+				c[i] = ' '
+			}
+		case ch < 0x20:
 			c[i] = ' '
 		}
 	}
-	return json.Valid(c)
+	return c
 }
 
 // skipValue returns the length of the JSON value at the start of b (after

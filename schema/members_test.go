@@ -260,6 +260,11 @@ func TestWithoutFast(t *testing.T) {
 		// them raw: taken, as sonic takes them.
 		"{\"kind\":\"raw\",\"raw\":{\"s\":\"a\x00b\x01\x1f\",\"t\":\"\x80\"}}",
 		"{\"kind\":\"raw\",\"raw\":{\"s\":1,\t\"t\":[\r\n]}}",
+		// Between tokens: refused, with or without, but for JSON's own
+		// white space.
+		"{\"kind\":\"0\",\"\":{\"\":\x1b0}}",
+		"{\"kind\":\"raw\",\"raw\":[1,\x012]}",
+		"{\"kind\":\"raw\",\"raw\":{\"s\":\"a\\\x01\"}}",
 		"{\"kind\":\"message\",\"future\":\"x\x02y\",\"text\":\"t\"}",
 		// Not JSON, with or without.
 		`{"kind":"raw","raw":{"s":}}`,
