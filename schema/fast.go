@@ -3,6 +3,7 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 )
 
 // Fast is bulk JSON machinery a binary may plug into this package. Alone,
@@ -91,7 +92,39 @@ func unmarshalNested(data []byte, v any) error {
 	if fast.UnmarshalNested != nil {
 		return fast.UnmarshalNested(data, v)
 	}
-	return json.Unmarshal(data, v)
+	err := json.Unmarshal(data, v)
+	if err != nil && bytes.IndexFunc(data, func(r rune) bool { return r < 0x20 }) >= 0 {
+		// sonic takes control characters inside strings, and keeps them;
+		// encoding/json takes them escaped.
+		reflect.ValueOf(v).Elem().SetZero()
+		err = json.Unmarshal(escapeControls(data), v)
+	}
+	return err
+}
+
+// escapeControls returns b with each control character inside a string
+// written as a \u00XX escape, which decodes to the same character.
+func escapeControls(b []byte) []byte {
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, len(b)+16)
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch ch := b[i]; {
+		case !in:
+			in = ch == '"'
+		case ch == '"':
+			in = false
+		case ch == '\\' && i+1 < len(b):
+			out = append(out, ch)
+			i++
+			ch = b[i]
+		case ch < 0x20:
+			out = append(out, '\\', 'u', '0', '0', hex[ch>>4], hex[ch&0xf])
+			continue
+		}
+		out = append(out, b[i])
+	}
+	return out
 }
 
 // ValidEscapes reports whether every backslash in b starts a JSON escape.

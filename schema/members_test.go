@@ -265,6 +265,8 @@ func TestWithoutFast(t *testing.T) {
 		"{\"kind\":\"0\",\"\":{\"\":\x1b0}}",
 		"{\"kind\":\"raw\",\"raw\":[1,\x012]}",
 		"{\"kind\":\"raw\",\"raw\":{\"s\":\"a\\\x01\"}}",
+		// In a nested object decoded whole (a chunk): kept, with or without.
+		"{\"kind\":\"chunk\",\"chunk\":{\"model\":\"m\x01\\\"\x1f\",\"\x1b\":[],\"index\":2}}",
 		"{\"kind\":\"message\",\"future\":\"x\x02y\",\"text\":\"t\"}",
 		// Not JSON, with or without.
 		`{"kind":"raw","raw":{"s":}}`,
