@@ -3,7 +3,6 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 )
 
 // Fast is bulk JSON machinery a binary may plug into this package. Alone,
@@ -95,8 +94,8 @@ func unmarshalNested(data []byte, v any) error {
 	err := json.Unmarshal(data, v)
 	if err != nil && bytes.IndexFunc(data, func(r rune) bool { return r < 0x20 }) >= 0 {
 		// sonic takes control characters inside strings, and keeps them;
-		// encoding/json takes them escaped.
-		reflect.ValueOf(v).Elem().SetZero()
+		// encoding/json takes them escaped. What the failed pass set, this
+		// one sets again from the same members.
 		err = json.Unmarshal(escapeControls(data), v)
 	}
 	return err

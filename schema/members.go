@@ -51,6 +51,16 @@ func unmarshalMembers(data []byte, rec *Record) error {
 	return nil
 }
 
+// reuse returns p, or a new T when p is nil. A member given twice decodes
+// into what the first gave, as sonic and encoding/json do (an object
+// without the first's fields keeps them).
+func reuse[T any](p *T) *T {
+	if p == nil {
+		return new(T)
+	}
+	return p
+}
+
 // member decodes the value of one top-level member.
 func (r *Record) member(d *mdec, key string) (err error) {
 	switch key {
@@ -102,10 +112,10 @@ func (r *Record) member(d *mdec, key string) (err error) {
 	case "model":
 		r.Model, err = d.str()
 	case "usage":
-		r.Usage = new(Usage)
+		r.Usage = reuse(r.Usage)
 		err = d.object(r.Usage.member)
 	case "agent":
-		r.Agent = new(Agent)
+		r.Agent = reuse(r.Agent)
 		err = d.object(r.Agent.member)
 	case "cwd":
 		r.Cwd, err = d.str()
@@ -122,37 +132,37 @@ func (r *Record) member(d *mdec, key string) (err error) {
 	case "tags":
 		r.Tags, err = d.strings()
 	case "decision":
-		r.Decision = new(Decision)
+		r.Decision = reuse(r.Decision)
 		err = d.object(r.Decision.member)
 	case "file_ref":
-		r.FileRef = new(FileRef)
+		r.FileRef = reuse(r.FileRef)
 		err = d.object(r.FileRef.member)
 	case "completeness":
 		r.Completeness, err = d.str()
 	case "source":
-		r.Source = new(Source)
+		r.Source = reuse(r.Source)
 		err = d.object(r.Source.member)
 	case "adapter":
-		r.Adapter = new(Adapter)
+		r.Adapter = reuse(r.Adapter)
 		err = d.object(r.Adapter.member)
 	case "ingested_at":
 		r.IngestedAt, err = d.time()
 		r.IngestedAt = r.IngestedAt.UTC()
 	case "exchange":
-		r.Exchange = new(Exchange)
+		r.Exchange = reuse(r.Exchange)
 		err = d.object(r.Exchange.member)
 	case "session":
-		r.Session = new(Session)
+		r.Session = reuse(r.Session)
 		err = d.object(r.Session.member)
 	case "chunk":
 		// Embeddings are arrays of floats: Fast's job when there is one.
 		var val []byte
 		if val, err = d.value(); err == nil {
-			r.Chunk = new(Chunk)
+			r.Chunk = reuse(r.Chunk)
 			err = unmarshalNested(val, r.Chunk)
 		}
 	case "checkpoint":
-		r.Checkpoint = new(Checkpoint)
+		r.Checkpoint = reuse(r.Checkpoint)
 		err = d.object(r.Checkpoint.member)
 	case "meta":
 		r.Meta, err = d.raw()
