@@ -56,26 +56,7 @@ func validJSON(b []byte) bool {
 // encoding/json takes only its four kinds of white space), as does the
 // copy.
 func spaceControls(b []byte) []byte {
-	c := bytes.Clone(b)
-	in := false
-	for i := 0; i < len(c); i++ {
-		switch ch := c[i]; {
-		case !in:
-			in = ch == '"'
-		case ch == '"':
-			in = false
-		case ch == '\\' && i+1 < len(c):
-			// The escaped character is not the string's end; a control
-			// character there makes "\ ", no escape, as it makes none.
-			i++
-			if c[i] < 0x20 {
-				c[i] = ' '
-			}
-		case ch < 0x20:
-			c[i] = ' '
-		}
-	}
-	return c
+	return mapControls(b, func(out []byte, _ byte) []byte { return append(out, ' ') })
 }
 
 // skipValue returns the length of the JSON value at the start of b (after
@@ -105,6 +86,15 @@ func unmarshalNested(data []byte, v any) error {
 // written as a \u00XX escape, which decodes to the same character.
 func escapeControls(b []byte) []byte {
 	const hex = "0123456789abcdef"
+	return mapControls(b, func(out []byte, ch byte) []byte {
+		return append(out, '\\', 'u', '0', '0', hex[ch>>4], hex[ch&0xf])
+	})
+}
+
+// mapControls returns a copy of b in which f writes each control character
+// inside a string. An escaped character is left as it is: a control
+// character there starts no escape, and b stays invalid.
+func mapControls(b []byte, f func(out []byte, ch byte) []byte) []byte {
 	out := make([]byte, 0, len(b)+16)
 	in := false
 	for i := 0; i < len(b); i++ {
@@ -116,9 +106,8 @@ func escapeControls(b []byte) []byte {
 		case ch == '\\' && i+1 < len(b):
 			out = append(out, ch)
 			i++
-			ch = b[i]
 		case ch < 0x20:
-			out = append(out, '\\', 'u', '0', '0', hex[ch>>4], hex[ch&0xf])
+			out = f(out, ch)
 			continue
 		}
 		out = append(out, b[i])
