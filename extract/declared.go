@@ -41,7 +41,8 @@ var declared = map[string]Capabilities{
 		Limitations: []string{
 			"The full text of a compaction summary is kept only since Claude Code writes isCompactSummary lines; older sessions keep the summary labels only.",
 			"Claude Code does not record cost; only tokens.",
-			"Summary lines, file-history snapshots and last-prompt lines have no time of their own: they take their neighbours' (ts_precision derived).",
+			"Summary lines, file-history snapshots, last-prompt lines and the session's names (custom-title, agent-name, ai-title lines) have no time of their own: they take their neighbours' (ts_precision derived).",
+			"A session's title is the name the user gave it (/rename: custom-title and agent-name lines), else Claude Code's own label (ai-title), else the latest summary label, else the first prompt; a rename outlasts a later label, also across incremental runs.",
 		},
 	},
 	schema.PlatformCline: {

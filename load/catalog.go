@@ -396,8 +396,8 @@ JOIN (
 }
 
 // sessionsQuery is the sessions view: it keeps the latest metadata of each
-// session (titles by preference: the platform's own, the latest summary
-// label, the first prompt) and counts everything else from the messages and
+// session (titles by preference: the name the user gave it, the
+// platform's own, the latest summary label, the first prompt) and counts everything else from the messages and
 // exchanges, so sessions loaded in several incremental runs add up. %[1]s is
 // the session rollups' source, %[2]s a filter each part applies to its own
 // rows, %[3]s the exchanges' source.
@@ -410,6 +410,7 @@ const sessionsQuery = "WITH " + sessionsMeta + ", " + sessionsM + ", " + session
 const (
 	sessionsMeta = `meta AS (
   SELECT platform, session_id,
+    arg_max(title, ingested_at) FILTER (WHERE title_source = 'user') AS user_title,
     arg_max(title, ingested_at) FILTER (WHERE title_source = 'platform') AS platform_title,
     arg_min(title, coalesce(first_ts, ts)) FILTER (WHERE title_source = 'prompt') AS prompt_title,
     max(slug) AS slug, max(plan_id) AS plan_id,
@@ -445,7 +446,7 @@ const (
 )`
 	sessionsSelect = `SELECT
   platform, session_id,
-  coalesce(meta.platform_title, meta.all_labels[-1], meta.prompt_title) AS title,
+  coalesce(meta.user_title, meta.platform_title, meta.all_labels[-1], meta.prompt_title) AS title,
   meta.slug, coalesce(m.first_ts, meta.meta_first_ts) AS first_ts, coalesce(m.last_ts, meta.meta_last_ts) AS last_ts,
   coalesce(m.message_count, 0) AS message_count, coalesce(m.user_count, 0) AS user_count,
   coalesce(m.assistant_count, 0) AS assistant_count, coalesce(m.tool_count, 0) AS tool_count,

@@ -243,7 +243,7 @@ type SessionRow struct {
 	SessionID     string          `parquet:"session_id"`
 	TS            time.Time       `parquet:"ts,timestamp(millisecond)"`
 	Title         string          `parquet:"title,optional"`
-	TitleSource   string          `parquet:"title_source,optional,dict"` // platform | label | prompt
+	TitleSource   string          `parquet:"title_source,optional,dict"` // user | platform | label | prompt
 	Slug          string          `parquet:"slug,optional"`
 	FirstTS       time.Time       `parquet:"first_ts,optional,timestamp(millisecond)"`
 	LastTS        time.Time       `parquet:"last_ts,optional,timestamp(millisecond)"`

@@ -883,14 +883,15 @@ func (d *DB) sessionTitles(ctx context.Context, hits []SearchHit) error {
 	if len(args) == 0 {
 		return nil
 	}
-	// The sessions view's choice of title (the platform's, else the latest
-	// summary label, else the first prompt) over these sessions' rollups
+	// The sessions view's choice of title (the user's, else the
+	// platform's, else the latest summary label, else the first prompt) over these sessions' rollups
 	// only: the view itself recounts every message of the lake. The rollups
 	// are read from the session cache's copy, one file, when it can.
 	rows, err := d.queryCached(ctx, func(view bool) (string, error) { return d.sessionRowsFrom(ctx, view) }, "session_rows",
 		func(from string) (string, []any) {
 			return `SELECT platform, session_id,
-  coalesce(arg_max(title, ingested_at) FILTER (WHERE title_source = 'platform'),
+  coalesce(arg_max(title, ingested_at) FILTER (WHERE title_source = 'user'),
+    arg_max(title, ingested_at) FILTER (WHERE title_source = 'platform'),
     flatten(list(labels ORDER BY ingested_at))[-1],
     arg_min(title, coalesce(first_ts, ts)) FILTER (WHERE title_source = 'prompt'), '') AS title,
   coalesce(arg_min(project, coalesce(first_ts, ts)), '') AS project

@@ -302,10 +302,35 @@ type FileRef struct {
 	MessageID  string `json:"message_id,omitempty"`
 }
 
+// Where a session's title comes from (Session.TitleSource), from the
+// strongest: the name the user gave it on the platform (Claude Code's
+// /rename), the platform's own title or label for it, the latest summary
+// label, the first prompt.
+const (
+	TitleUser     = "user"
+	TitlePlatform = "platform"
+	TitleLabel    = "label"
+	TitlePrompt   = "prompt"
+)
+
+// TitleRank orders title sources: a title from a higher rank wins over
+// one from a lower, whichever is newer.
+func TitleRank(source string) int {
+	switch source {
+	case TitleUser:
+		return 3
+	case TitlePlatform:
+		return 2
+	case TitleLabel:
+		return 1
+	}
+	return 0
+}
+
 // Session holds the fields of a KindSession record.
 type Session struct {
 	Slug          string       `json:"slug,omitempty"`
-	TitleSource   string       `json:"title_source,omitempty"` // platform | label | prompt
+	TitleSource   string       `json:"title_source,omitempty"` // user | platform | label | prompt
 	FirstTS       time.Time    `json:"first_ts,omitzero"`
 	LastTS        time.Time    `json:"last_ts,omitzero"`
 	MessageCount  int64        `json:"message_count"`

@@ -199,7 +199,8 @@ func isTranscript(path string) bool {
 		return false
 	}
 	switch probe.Type {
-	case "user", "assistant", "system", "progress", "summary", "file-history-snapshot", "queue-operation", "last-prompt":
+	case "user", "assistant", "system", "progress", "summary", "file-history-snapshot", "queue-operation", "last-prompt",
+		"custom-title", "ai-title", "agent-name", "pr-link", "mode", "permission-mode", "attachment":
 		return probe.SessionID != "" || probe.LeafUUID != "" || probe.MessageID != "" || probe.UUID != ""
 	}
 	return false
@@ -311,6 +312,8 @@ type fileState struct {
 	groups map[string]*group
 	merged map[string]string
 	info   sessionInfo
+	// The session's names, from its session-state lines (line.CustomTitle).
+	userTitle, aiTitle string
 }
 
 type sessionInfo struct {
@@ -383,7 +386,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if err := r.flush(fs, true); err != nil {
 		return err
 	}
-	if fs.session != "" && fs.agentID == "" && fs.sawMain {
+	if fs.session != "" && fs.agentID == "" && (fs.sawMain || fs.userTitle != "" || fs.aiTitle != "") {
 		if err := r.sessionHint(fs); err != nil {
 			return err
 		}

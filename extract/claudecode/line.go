@@ -41,6 +41,14 @@ type line struct {
 	} `json:"data"` // progress
 	ParentToolUseID string `json:"parentToolUseID"` // progress: the Task call it reports on
 	Operation       string `json:"operation"`       // queue-operation
+	// The session's names (session-state lines, without a uuid or a time):
+	// custom-title and agent-name are what the user named it (/rename
+	// writes both), ai-title the label Claude Code made for its picker.
+	// The last of each kind in a transcript holds.
+	CustomTitle string `json:"customTitle"`
+	AgentName   string `json:"agentName"`
+	AITitle     string `json:"aiTitle"`
+	Title       string `json:"title"` // ai-title, as some versions wrote it
 }
 
 type message struct {

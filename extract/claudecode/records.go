@@ -144,6 +144,14 @@ func (r *run) line(fs *fileState, l *line, b []byte, ln schema.Line) error {
 		if l.Operation != "" {
 			rec.NativeType = "queue-operation/" + l.Operation
 		}
+	case "custom-title", "agent-name":
+		if t := strings.TrimSpace(cmpOr(l.CustomTitle, l.AgentName)); t != "" {
+			fs.userTitle = strings.Clone(t)
+		}
+	case "ai-title":
+		if t := strings.TrimSpace(cmpOr(l.AITitle, l.Title)); t != "" {
+			fs.aiTitle = strings.Clone(t)
+		}
 	}
 	if rec.Kind == schema.KindRaw {
 		rec.Agent = nil // the id is set once the session is known (flush)
@@ -446,6 +454,14 @@ func (r *run) sessionHint(fs *fileState) error {
 	rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
 	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
 	rec.Session = &schema.Session{Slug: fs.slug}
+	// The name the user gave the session outranks Claude Code's label,
+	// whichever was written last, here and across runs (title_source).
+	switch {
+	case fs.userTitle != "":
+		rec.Title, rec.Session.TitleSource = fs.userTitle, schema.TitleUser
+	case fs.aiTitle != "":
+		rec.Title, rec.Session.TitleSource = fs.aiTitle, schema.TitlePlatform
+	}
 	if fs.info.version != "" {
 		rec.Meta = json.RawMessage(`{"version":` + strconv.Quote(fs.info.version) + `}`)
 	}

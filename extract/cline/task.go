@@ -857,7 +857,7 @@ func (t *task) session() error {
 	rec.Title = firstLine(cmpOr(t.ui.task, t.firstMsg), 120)
 	rec.Session = &schema.Session{}
 	if rec.Title != "" {
-		rec.Session.TitleSource = "prompt"
+		rec.Session.TitleSource = schema.TitlePrompt
 	}
 	meta := sessionMeta{Fork: t.fork, Extension: t.ext, Host: t.host, Requests: t.requests, Models: t.models, Modes: t.modes, UIOnly: t.orphan}
 	if env := t.meta.EnvironmentHistory; len(env) > 0 {

@@ -691,7 +691,7 @@ func (r *run) sessionRecord(fs *fileState) error {
 	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
 	rec.Session = &schema.Session{}
 	if rec.Title != "" {
-		rec.Session.TitleSource = "platform"
+		rec.Session.TitleSource = schema.TitlePlatform
 	}
 	if len(fs.meta) > 0 {
 		b, _ := json.Marshal(fs.meta) // sorted keys

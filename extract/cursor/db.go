@@ -645,7 +645,7 @@ func (dr *dbRun) session(s *schema.Record, sid, title string, cv *conversation, 
 	s.Title = title
 	s.Session = &schema.Session{}
 	if title != "" {
-		s.Session.TitleSource = "platform"
+		s.Session.TitleSource = schema.TitlePlatform
 	}
 	s.TS, s.TSPrecision = ts, prec
 	if s.TS.IsZero() {

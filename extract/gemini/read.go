@@ -203,7 +203,7 @@ func (r *run) sessionRecord(fs *fileState) error {
 	rec.Title = fs.meta.Summary
 	rec.Session = &schema.Session{}
 	if rec.Title != "" {
-		rec.Session.TitleSource = "platform"
+		rec.Session.TitleSource = schema.TitlePlatform
 	}
 	meta := map[string]any{"project_hash": fs.meta.ProjectHash}
 	if fs.meta.Kind != "" {

@@ -266,3 +266,42 @@ func TestReplayedContext(t *testing.T) {
 		t.Fatalf("exchange rebuilt from the replayed lines: %+v %+v", ex, ex.Exchange)
 	}
 }
+
+// TestTitleRanks: of the session records an adapter emits for one session
+// in a run, the name the user gave it holds against a later platform
+// title, and a later title of the same rank or higher replaces it.
+func TestTitleRanks(t *testing.T) {
+	hint := func(title, source string) *schema.Record {
+		r := schema.New(schema.KindSession)
+		r.Platform, r.SessionID, r.Title = "claude_code", "s", title
+		r.Session = &schema.Session{TitleSource: source}
+		return r
+	}
+	for _, c := range []struct {
+		hints       []*schema.Record
+		title, from string
+	}{
+		{[]*schema.Record{hint("mine", schema.TitleUser), hint("label", schema.TitlePlatform)}, "mine", schema.TitleUser},
+		{[]*schema.Record{hint("label", schema.TitlePlatform), hint("mine", schema.TitleUser)}, "mine", schema.TitleUser},
+		{[]*schema.Record{hint("old", schema.TitleUser), hint("new", schema.TitleUser)}, "new", schema.TitleUser},
+		{[]*schema.Record{hint("old", ""), hint("new", schema.TitlePlatform)}, "new", schema.TitlePlatform},
+		{[]*schema.Record{hint("mine", schema.TitleUser), hint("", "")}, "mine", schema.TitleUser},
+	} {
+		var out []*schema.Record
+		n := New(Options{}, func(r *schema.Record) error { out = append(out, r); return nil })
+		for _, h := range c.hints {
+			if err := n.Add(h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := n.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if len(out) != 1 {
+			t.Fatalf("%d records, want the session rollup", len(out))
+		}
+		if out[0].Title != c.title || out[0].Session.TitleSource != c.from {
+			t.Fatalf("title %q from %q; want %q from %q", out[0].Title, out[0].Session.TitleSource, c.title, c.from)
+		}
+	}
+}

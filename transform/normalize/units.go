@@ -162,9 +162,14 @@ func (s *rollup) hint(rec *schema.Record) {
 		s.slug = rec.Session.Slug
 	}
 	if rec.Title != "" {
-		s.title, s.titleSource = rec.Title, "platform"
+		src := schema.TitlePlatform
 		if rec.Session != nil && rec.Session.TitleSource != "" {
-			s.titleSource = rec.Session.TitleSource
+			src = rec.Session.TitleSource
+		}
+		// The name the user gave the session outlasts a later platform
+		// label; of two of a kind, the later wins.
+		if s.title == "" || schema.TitleRank(src) >= schema.TitleRank(s.titleSource) {
+			s.title, s.titleSource = rec.Title, src
 		}
 	}
 }
@@ -242,15 +247,15 @@ func (s *rollup) record() *schema.Record {
 			r.Completeness = s.hintRec.Completeness
 		}
 	}
-	// The title: what the platform calls the session, else the latest
-	// summary label Claude Code wrote, else the first prompt.
+	// The title: what the user or the platform calls the session, else the
+	// latest summary label Claude Code wrote, else the first prompt.
 	titleSource := s.titleSource
 	r.Title = s.title
 	if r.Title == "" && len(s.labels) > 0 {
-		r.Title, titleSource = s.labels[len(s.labels)-1], "label"
+		r.Title, titleSource = s.labels[len(s.labels)-1], schema.TitleLabel
 	}
 	if r.Title == "" {
-		r.Title, titleSource = firstLine(s.firstPrompt, 120), "prompt"
+		r.Title, titleSource = firstLine(s.firstPrompt, 120), schema.TitlePrompt
 	}
 	if r.Title == "" {
 		titleSource = ""
