@@ -41,7 +41,7 @@ func TestSessionNamesSync(t *testing.T) {
 	lake := filepath.Join(tmp, "lake")
 	title := func(step string) string {
 		t.Helper()
-		mustSh(t, fmt.Sprintf("pos-extract -q --root %q --lake %q | pos-normalize -q | pos-embed -q | pos-load -q --lake %q", filepath.Join(tmp, "home", ".claude"), lake, lake))
+		mustSh(t, fmt.Sprintf("pos-extract -q --root %q --lake %q | pos-normalize -q | pos-embed -q --lake %q | pos-load -q --lake %q", filepath.Join(tmp, "home", ".claude"), lake, lake, lake))
 		out := mustSh(t, fmt.Sprintf("pos-query sessions --lake %q --format csv", lake))
 		db := openLake(t, lake)
 		var got string

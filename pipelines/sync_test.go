@@ -1,6 +1,8 @@
 package pipelines_test
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,5 +109,27 @@ func TestEmbedFollowsLakeHashModel(t *testing.T) {
 	db := openLake(t, lake)
 	if n := count(t, db, "SELECT count(*) FROM chunks WHERE model <> 'pos-hash-v1'"); n != 0 {
 		t.Errorf("%d chunks of another model in the lake", n)
+	}
+}
+
+// TestEmptyLakeEnv: POS_LAKE set but empty names no lake: every binary
+// takes the default lake, none writes into the working directory.
+func TestEmptyLakeEnv(t *testing.T) {
+	tmp := t.TempDir()
+	work, data := filepath.Join(tmp, "work"), filepath.Join(tmp, "data")
+	proj := filepath.Join(tmp, "home", ".claude", "projects", "p")
+	os.MkdirAll(work, 0o755)
+	os.MkdirAll(proj, 0o755)
+	line := `{"type":"user","sessionId":"66666666-6666-4666-8666-666666666666","uuid":"a6000000-0000-4000-8000-000000000001","timestamp":"2026-03-04T09:00:00.000Z","cwd":"/p","message":{"role":"user","content":"hello there"}}` + "\n"
+	os.WriteFile(filepath.Join(proj, "66666666-6666-4666-8666-666666666666.jsonl"), []byte(line), 0o644)
+	mustSh(t, fmt.Sprintf("cd %q && pos-extract -q --root %q | pos-normalize -q | pos-embed -q | pos-load -q && pos-query sessions --format csv | grep -q 'hello there'",
+		work, filepath.Join(tmp, "home", ".claude")), "POS_LAKE=", "XDG_DATA_HOME="+data)
+	if ents, _ := os.ReadDir(work); len(ents) != 0 {
+		t.Fatalf("the working directory got %s", ents[0].Name())
+	}
+	for _, p := range []string{"pos.duckdb", "_cache/embeddings", "_state/watermarks.json"} {
+		if _, err := os.Stat(filepath.Join(data, "pos", "lake", p)); err != nil {
+			t.Fatalf("the default lake: %v", err)
+		}
 	}
 }

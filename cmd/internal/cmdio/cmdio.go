@@ -86,6 +86,11 @@ var Batch bool
 
 // Main runs app on the process's stdio and returns the exit code.
 func Main(app *cli.App) int {
+	if v, ok := os.LookupEnv("POS_LAKE"); ok && strings.TrimSpace(v) == "" {
+		// POS_LAKE= means no lake named, as in the shell scripts
+		// (${POS_LAKE:-…}): the default lake, not the working directory.
+		os.Unsetenv("POS_LAKE")
+	}
 	if Batch {
 		batchSchedule()
 	}
