@@ -419,7 +419,8 @@ const (
     arg_max(meta, ingested_at) AS meta, arg_max(completeness, ingested_at) AS completeness,
     max(ingested_at) AS ingested_at,
     min(coalesce(first_ts, ts)) AS meta_first_ts, max(coalesce(last_ts, ts)) AS meta_last_ts,
-    flatten(list(labels ORDER BY ingested_at)) AS all_labels
+    flatten(list(labels ORDER BY ingested_at)) AS all_labels,
+    flatten(list(pull_requests ORDER BY ingested_at)) AS all_prs
   FROM %[1]s
   %[2]sGROUP BY ALL
 )`
@@ -455,6 +456,7 @@ const (
   coalesce(m.input_tokens, 0) AS input_tokens, coalesce(m.output_tokens, 0) AS output_tokens,
   coalesce(m.cache_creation_tokens, 0) AS cache_creation_tokens, coalesce(m.cache_read_tokens, 0) AS cache_read_tokens,
   m.models, list_filter(meta.all_labels, (x, i) -> list_position(meta.all_labels, x) = i) AS labels, meta.plan_id,
+  list_filter(meta.all_prs, (x, i) -> list_position(meta.all_prs, x) = i) AS pull_requests,
   coalesce(meta.project, m.msg_project) AS project, meta.cwd, meta.git_branch, m.user, m.machine,
   meta.completeness, meta.meta, meta.ingested_at,
   CAST(coalesce(m.first_ts, meta.meta_first_ts) AS DATE) AS date
@@ -497,7 +499,7 @@ GROUP BY platform, date, session_id`
 // view reads, with the hive columns, for the partitions matching where.
 func SessionMetaRowsSQL(where string) string {
 	return `SELECT platform, date, session_id, title, title_source, ingested_at, first_ts, ts, last_ts, slug, plan_id,
-  cwd, git_branch, project, meta, completeness, labels
+  cwd, git_branch, project, meta, completeness, labels, pull_requests
 FROM session_rows
 WHERE ` + where
 }

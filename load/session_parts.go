@@ -1,7 +1,6 @@
 package load
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"runtime"
@@ -73,6 +72,7 @@ type SessionMetaRow struct {
 	Meta         string    `parquet:"meta,optional"`
 	Completeness *string   `parquet:"completeness,optional"` // "" is not NULL here
 	Labels       []string  `parquet:"labels,list"`
+	PullRequests []string  `parquet:"pull_requests,list"`
 }
 
 // SessionCacheInGo reports whether the session cache of lake can be
@@ -360,7 +360,7 @@ func sessionParts(lake, platform, date string, day int32) ([]SessionPartRow, err
 }
 
 // sessionMetaColumns are the flat columns of the sessions table
-// SessionMetaRowsSQL reads; labels, a list, is read apart.
+// SessionMetaRowsSQL reads; the lists (sessionMetaLists) are read apart.
 var sessionMetaColumns = []string{"session_id", "title", "title_source", "ingested_at", "first_ts", "ts", "last_ts",
 	"slug", "plan_id", "cwd", "git_branch", "project", "meta", "completeness"}
 
@@ -423,25 +423,42 @@ func readSessionMeta(path, platform string, day int32, out []SessionMetaRow) ([]
 			for i := range rows {
 				rows[i].Platform, rows[i].Date = platform, day
 			}
-			labels, ok := pf.Schema().Lookup("labels", "list", "element")
-			if !ok {
-				return nil
+			for _, l := range sessionMetaLists {
+				col, ok := pf.Schema().Lookup(l.name, "list", "element")
+				if !ok {
+					continue // a file that predates the column: NULL
+				}
+				// A list's values: repetition level 0 starts a row; a value
+				// at the full definition level is an element (below it: an
+				// empty list).
+				row := -1
+				err := readColumns(rg, []column{{index: col.ColumnIndex}}, func(_, _ int, v parquet.Value) error {
+					if v.RepetitionLevel() == 0 {
+						row++
+					}
+					if row < 0 || row >= len(rows) {
+						return fmt.Errorf("%s: more lists than the row group has rows", l.name)
+					}
+					if v.DefinitionLevel() == col.MaxDefinitionLevel {
+						p := l.of(&rows[row])
+						*p = append(*p, string(v.ByteArray()))
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
 			}
-			// A list's values: repetition level 0 starts a row; a value at
-			// the full definition level is an element (below it: an empty
-			// list).
-			row := -1
-			return readColumns(rg, []column{{index: labels.ColumnIndex}}, func(_, _ int, v parquet.Value) error {
-				if v.RepetitionLevel() == 0 {
-					row++
-				}
-				if row < 0 || row >= len(rows) {
-					return errors.New("labels: more lists than the row group has rows")
-				}
-				if v.DefinitionLevel() == labels.MaxDefinitionLevel {
-					rows[row].Labels = append(rows[row].Labels, string(v.ByteArray()))
-				}
-				return nil
-			})
+			return nil
 		})
+}
+
+// sessionMetaLists are the list columns of the sessions table
+// SessionMetaRowsSQL reads, and where a row keeps each.
+var sessionMetaLists = []struct {
+	name string
+	of   func(*SessionMetaRow) *[]string
+}{
+	{"labels", func(r *SessionMetaRow) *[]string { return &r.Labels }},
+	{"pull_requests", func(r *SessionMetaRow) *[]string { return &r.PullRequests }},
 }

@@ -260,6 +260,7 @@ type SessionRow struct {
 	CacheRead     int64           `parquet:"cache_read_tokens"`
 	Models        []ModelUsageRow `parquet:"models,list"`
 	Labels        []string        `parquet:"labels,list"`
+	PullRequests  []string        `parquet:"pull_requests,list"`
 	PlanID        string          `parquet:"plan_id,optional"`
 	Cwd           string          `parquet:"cwd,optional"`
 	GitBranch     string          `parquet:"git_branch,optional"`
@@ -453,7 +454,7 @@ func sessionRow(r *schema.Record, hash string) SessionRow {
 		AssistantCnt: s.AssistantCnt, ToolCount: s.ToolCount, ExchangeCount: s.ExchangeCount,
 		Compactions: s.Compactions, Subagents: s.Subagents,
 		InputTokens: u.Input, OutputTokens: u.Output, CacheCreation: u.CacheCreation, CacheRead: u.CacheRead,
-		Models: models, Labels: s.Labels, PlanID: s.PlanID,
+		Models: models, Labels: s.Labels, PullRequests: s.PullRequests, PlanID: s.PlanID,
 		Cwd: r.Cwd, GitBranch: r.GitBranch, Project: r.Project, User: r.User, Machine: r.Machine,
 		Completeness: r.Completeness, Meta: rawString(r.Meta), Adapter: a.Name, AdapterVer: a.Version,
 		IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,

@@ -27,6 +27,9 @@ func TestSessionNamesSync(t *testing.T) {
 			`{"parentUuid":"` + u + `","isSidechain":false,"type":"assistant","sessionId":"` + sid + `","uuid":"` + a + `","timestamp":"` + ts + `","cwd":"/home/dev/app","requestId":"req_` + a + `","message":{"id":"msg_` + a + `","role":"assistant","model":"claude-sonnet-4-20250514","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":1,"output_tokens":2}}}`,
 		}
 	}
+	pr := func(n int) string {
+		return fmt.Sprintf(`{"type":"pr-link","sessionId":"%s","prNumber":%d,"prUrl":"https://github.com/acme/app/pull/%d","prRepository":"acme/app","timestamp":"2026-03-04T12:00:00.000Z"}`, sid, n, n)
+	}
 	name := func(typ, key, v string) string {
 		return `{"type":"` + typ + `","` + key + `":"` + v + `","sessionId":"` + sid + `"}`
 	}
@@ -62,12 +65,12 @@ func TestSessionNamesSync(t *testing.T) {
 	if got := title("a label"); got != "Fix the flaky login test" {
 		t.Fatalf("a label: title %q", got)
 	}
-	write(name("custom-title", "customTitle", "login-flake"), name("agent-name", "agentName", "login-flake"))
+	write(name("custom-title", "customTitle", "login-flake"), name("agent-name", "agentName", "login-flake"), pr(55))
 	if got := title("renamed"); got != "login-flake" {
 		t.Fatalf("renamed: title %q", got)
 	}
 	// The next sync starts at the new prompt and sees only the new label.
-	write(append(turn("it failed again"), name("ai-title", "aiTitle", "Login flake, round two"))...)
+	write(append(turn("it failed again"), name("ai-title", "aiTitle", "Login flake, round two"), pr(55), pr(56))...)
 	if got := title("labelled again"); got != "login-flake" {
 		t.Fatalf("a later label replaced the user's name: title %q", got)
 	}
@@ -75,8 +78,13 @@ func TestSessionNamesSync(t *testing.T) {
 	if got := title("renamed again"); got != "login-flake-3" {
 		t.Fatalf("renamed again: title %q", got)
 	}
+	// The pull requests it linked, over all the syncs, once each.
+	out := mustSh(t, fmt.Sprintf("pos-query sessions --lake %q --format json", lake))
+	if !strings.Contains(out, `"pull_requests":["https://github.com/acme/app/pull/55","https://github.com/acme/app/pull/56"]`) {
+		t.Fatalf("pull requests:\n%s", out)
+	}
 	// Search names its hits' sessions the same way.
-	out := mustSh(t, fmt.Sprintf("pos-query search --lake %q --format json 'login test flaky'", lake))
+	out = mustSh(t, fmt.Sprintf("pos-query search --lake %q --format json 'login test flaky'", lake))
 	if !strings.Contains(out, `"title":"login-flake-3"`) || strings.Contains(out, `"title":"Login flake, round two"`) {
 		t.Fatalf("search titles:\n%s", out)
 	}

@@ -104,7 +104,7 @@ func TestSessions(t *testing.T) {
 		// subagent's included.
 		Tokens:    query.Tokens{Input: 167, Output: 203, CacheCreation: 110, CacheRead: 5550},
 		Models:    []string{"claude-haiku-4-5", "claude-opus-4-6"},
-		GitBranch: "main", Cwd: "/home/dev/alpha",
+		GitBranch: "main", Cwd: "/home/dev/alpha", PullRequests: []string{},
 	}
 	if !reflect.DeepEqual(a, want) {
 		t.Errorf("session A:\n got %+v\nwant %+v", a, want)

@@ -26,7 +26,7 @@ const (
 		"list_sort(coalesce(agents, [])) AS agents, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, " +
 		"list_sort(coalesce(models, [])) AS models, msg_project, msg_project_ts, user, user_ts, machine, machine_ts, exchange_count"
 	metaCols = "platform, date, session_id, title, title_source, ingested_at, first_ts, ts, last_ts, slug, plan_id, cwd, git_branch, " +
-		"project, meta, completeness, labels"
+		"project, meta, completeness, labels, pull_requests"
 )
 
 func sessionRowsMatchSQL(t *testing.T, lake string) {
@@ -99,9 +99,9 @@ func sessionRowsMatchSQL(t *testing.T, lake string) {
 	}
 }
 
-// What the fixture and the corpus lack: sessions with labels (none, one,
-// several), sidechain messages of subagents, and a session whose rollups
-// sit in two partitions.
+// What the fixture and the corpus lack: sessions with labels and pull
+// requests (none, one, several), sidechain messages of subagents, and a
+// session whose rollups sit in two partitions.
 func TestSessionRowsInGoLabels(t *testing.T) {
 	lake := filepath.Join(t.TempDir(), "lake")
 	d1 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
@@ -123,8 +123,10 @@ func TestSessionRowsInGoLabels(t *testing.T) {
 	}
 	session("s1", d1, "first", "a label")
 	session("s2", d1.Add(time.Hour), "", "one", "two", "three")
+	recs[len(recs)-1].Session.PullRequests = []string{"https://github.com/o/r/pull/1", "https://github.com/o/r/pull/2"}
 	session("s3", d1.Add(2*time.Hour), "third")
 	session("s1", d1.Add(24*time.Hour), "first, later", "later label", "")
+	recs[len(recs)-1].Session.PullRequests = []string{"https://github.com/o/r/pull/3"}
 	message("m1", "s1", d1, schema.RoleUser, "")
 	message("m2", "s1", d1.Add(time.Minute), schema.RoleAssistant, "agent-7")
 	message("m3", "s2", d1.Add(time.Hour), schema.RoleUser, "agent-8")

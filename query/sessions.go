@@ -35,6 +35,8 @@ type Session struct {
 	Models    []string `json:"models"`
 	GitBranch string   `json:"git_branch"`
 	Cwd       string   `json:"cwd"`
+	// PullRequests are the pull requests the session linked, by URL.
+	PullRequests []string `json:"pull_requests"`
 }
 
 // SessionFilter selects sessions. Zero fields select everything.
@@ -67,7 +69,7 @@ func (d *DB) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
   exchange_count, message_count, CAST(tool_count AS BIGINT), subagents, compactions,
   CAST(input_tokens AS BIGINT), CAST(output_tokens AS BIGINT),
   CAST(cache_creation_tokens AS BIGINT), CAST(cache_read_tokens AS BIGINT),
-  coalesce(models, []), coalesce(git_branch, ''), coalesce(cwd, '')
+  coalesce(models, []), coalesce(git_branch, ''), coalesce(cwd, ''), coalesce(pull_requests, [])
 FROM ` + from + w.sql() + `
 ORDER BY last_ts DESC NULLS LAST, session_id` + lim, w.args
 	})
@@ -82,7 +84,7 @@ ORDER BY last_ts DESC NULLS LAST, session_id` + lim, w.args
 		if err := rows.Scan(&last, &first, &s.Platform, &s.SessionID, &s.Title, &s.Project,
 			&s.Exchanges, &s.Messages, &s.ToolCalls, &s.Subagents, &s.Compactions,
 			&s.Input, &s.Output, &s.CacheCreation, &s.CacheRead,
-			(*stringList)(&s.Models), &s.GitBranch, &s.Cwd); err != nil {
+			(*stringList)(&s.Models), &s.GitBranch, &s.Cwd, (*stringList)(&s.PullRequests)); err != nil {
 			return nil, sqlErr(err)
 		}
 		s.FirstTS, s.LastTS = utc(first), utc(last)

@@ -27,7 +27,7 @@ import (
 // a lake it cannot write is answered all the same, without keeping them.
 const (
 	sessionCacheManifest = "sessions.json"
-	sessionCacheVersion  = 1
+	sessionCacheVersion  = 2 // 2: the session rows have pull_requests
 )
 
 type sessionCache struct {

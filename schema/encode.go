@@ -145,6 +145,7 @@ func AppendRecord(b []byte, r *Record) []byte {
 		o.str("plan_id", s.PlanID)
 		o.int("compactions", s.Compactions)
 		o.int("subagents", s.Subagents)
+		o.strs("pull_requests", s.PullRequests)
 		w.b = append(o.b, '}')
 	}
 	if c := r.Chunk; c != nil {

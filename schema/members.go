@@ -368,6 +368,8 @@ func (s *Session) member(d *mdec, key string) (err error) {
 		s.Compactions, err = d.int()
 	case "subagents":
 		s.Subagents, err = d.int()
+	case "pull_requests":
+		s.PullRequests, err = d.strings()
 	default:
 		err = d.skipValue()
 	}

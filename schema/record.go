@@ -343,6 +343,9 @@ type Session struct {
 	PlanID        string       `json:"plan_id,omitempty"`
 	Compactions   int64        `json:"compactions,omitempty"`
 	Subagents     int64        `json:"subagents,omitempty"`
+	// PullRequests are the pull requests the session linked (Claude Code
+	// writes a pr-link line when one shows up), by URL, first seen first.
+	PullRequests []string `json:"pull_requests,omitempty"`
 }
 
 // ModelUsage is one model's token usage within a session.

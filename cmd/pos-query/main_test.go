@@ -65,8 +65,8 @@ func TestCLI(t *testing.T) {
 		{name: "unknown platform", args: []string{"stats", "--lake", lake, "--platform", "vim"}, code: 2,
 			stderr: `^pos-query: unknown platform "vim" \(known: claude_code, .*\npos-query: hint: see 'pos-query --help'\n$`},
 		{name: "sessions csv", args: []string{"sessions", "--lake", lake, "--format", "csv", "--since", "2026-03-03"},
-			stdout: `^last_ts,first_ts,platform,session_id,title,project,exchange_count,message_count,tool_count,subagents,compactions,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens,models,git_branch,cwd\n` +
-				`2026-03-03T12:00:03Z,2026-03-03T12:00:00Z,claude_code,` + b + `,Explain the build,/home/dev/beta,1,2,0,0,0,100,200,50,0,"\[""claude-opus-4-6""\]",main,/home/dev/beta\n$`},
+			stdout: `^last_ts,first_ts,platform,session_id,title,project,exchange_count,message_count,tool_count,subagents,compactions,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens,models,git_branch,cwd,pull_requests\n` +
+				`2026-03-03T12:00:03Z,2026-03-03T12:00:00Z,claude_code,` + b + `,Explain the build,/home/dev/beta,1,2,0,0,0,100,200,50,0,"\[""claude-opus-4-6""\]",main,/home/dev/beta,\[\]\n$`},
 		{name: "recent", args: []string{"recent", "--lake", lake, "--session", "11111111", "-n", "2"},
 			stdout: `^\{"exchange_number":3,"ts":"2026-03-01T23:59:58Z",.*"prompt":"Is it done\?".*\}\n\{"exchange_number":4,.*"prompt":"Ship it","response":"Done: tagged v1.2.0.".*\}\n$`},
 		{name: "recent --tools json", args: []string{"recent", "--lake", lake, "-s", a, "--tools", "--format", "json"},

@@ -312,8 +312,10 @@ type fileState struct {
 	groups map[string]*group
 	merged map[string]string
 	info   sessionInfo
-	// The session's names, from its session-state lines (line.CustomTitle).
+	// The session's names, from its session-state lines (line.CustomTitle),
+	// and the pull requests it linked (pr-link lines), by URL.
 	userTitle, aiTitle string
+	prs                []string
 }
 
 type sessionInfo struct {
@@ -386,7 +388,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if err := r.flush(fs, true); err != nil {
 		return err
 	}
-	if fs.session != "" && fs.agentID == "" && (fs.sawMain || fs.userTitle != "" || fs.aiTitle != "") {
+	if fs.session != "" && fs.agentID == "" && (fs.sawMain || fs.userTitle != "" || fs.aiTitle != "" || len(fs.prs) > 0) {
 		if err := r.sessionHint(fs); err != nil {
 			return err
 		}

@@ -49,6 +49,11 @@ type line struct {
 	AgentName   string `json:"agentName"`
 	AITitle     string `json:"aiTitle"`
 	Title       string `json:"title"` // ai-title, as some versions wrote it
+	// pr-link: a pull request the session linked, written again on resume
+	// and compaction.
+	PRURL        string `json:"prUrl"`
+	PRNumber     int64  `json:"prNumber"`
+	PRRepository string `json:"prRepository"`
 }
 
 type message struct {

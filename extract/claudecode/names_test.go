@@ -3,6 +3,7 @@ package claudecode
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/pos-lake/pos/extract"
@@ -21,6 +22,9 @@ var namesLines = []string{
 	`{"type":"custom-title","customTitle":"login-flake","sessionId":"` + s4 + `"}`,
 	`{"type":"agent-name","agentName":"login-flake","sessionId":"` + s4 + `"}`,
 	`{"type":"ai-title","aiTitle":"Login test fixes","sessionId":"` + s4 + `"}`,
+	`{"type":"pr-link","sessionId":"` + s4 + `","prNumber":55,"prUrl":"https://github.com/acme/app/pull/55","prRepository":"acme/app","timestamp":"2026-03-04T09:01:00.000Z"}`,
+	`{"type":"pr-link","sessionId":"` + s4 + `","prNumber":55,"prUrl":"https://github.com/acme/app/pull/55","prRepository":"acme/app","timestamp":"2026-03-04T09:02:00.000Z"}`,
+	`{"type":"pr-link","sessionId":"` + s4 + `","prNumber":7,"prRepository":"acme/lib","timestamp":"2026-03-04T09:03:00.000Z"}`,
 }
 
 func sessionRecs(recs []*schema.Record) []*schema.Record {
@@ -52,11 +56,19 @@ func TestSessionNames(t *testing.T) {
 	if len(ss) != 1 || ss[0].Title != "login-flake" || ss[0].Session.TitleSource != schema.TitleUser || ss[0].SessionID != s4 {
 		t.Fatalf("session records: %+v", ss)
 	}
-	// Each name line is kept raw, with its neighbours' time.
-	for _, typ := range []string{"ai-title", "custom-title", "agent-name"} {
+	// The pull requests it linked, once each (Claude Code writes a link
+	// again on resume), by URL, made from the repository and number when
+	// the line has no URL.
+	if got := ss[0].Session.PullRequests; !slices.Equal(got, []string{"https://github.com/acme/app/pull/55", "https://github.com/acme/lib/pull/7"}) {
+		t.Fatalf("pull requests %q", got)
+	}
+	// Each line is kept raw, a name with its neighbours' time, a link
+	// with its own.
+	for typ, prec := range map[string]schema.Precision{"ai-title": schema.PrecisionDerived, "custom-title": schema.PrecisionDerived,
+		"agent-name": schema.PrecisionDerived, "pr-link": schema.PrecisionExact} {
 		raws := find(first.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindRaw && r.NativeType == typ })
-		if len(raws) == 0 || raws[0].SessionID != s4 || raws[0].TSPrecision != schema.PrecisionDerived || raws[0].TS.IsZero() {
-			t.Fatalf("%s lines: %+v", typ, raws)
+		if len(raws) == 0 || raws[0].SessionID != s4 || raws[0].TSPrecision != prec || raws[0].TS.IsZero() {
+			t.Fatalf("%s lines: %d %+v", typ, len(raws), raws)
 		}
 	}
 	if msgs := find(first.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage }); len(msgs) != 2 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -151,6 +152,14 @@ func (r *run) line(fs *fileState, l *line, b []byte, ln schema.Line) error {
 	case "ai-title":
 		if t := strings.TrimSpace(cmpOr(l.AITitle, l.Title)); t != "" {
 			fs.aiTitle = strings.Clone(t)
+		}
+	case "pr-link":
+		u := strings.TrimSpace(l.PRURL)
+		if u == "" && l.PRRepository != "" && l.PRNumber > 0 {
+			u = "https://github.com/" + l.PRRepository + "/pull/" + strconv.FormatInt(l.PRNumber, 10)
+		}
+		if u != "" && !slices.Contains(fs.prs, u) {
+			fs.prs = append(fs.prs, strings.Clone(u))
 		}
 	}
 	if rec.Kind == schema.KindRaw {
@@ -453,7 +462,7 @@ func (r *run) sessionHint(fs *fileState) error {
 	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
 	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	rec.Session = &schema.Session{Slug: fs.slug}
+	rec.Session = &schema.Session{Slug: fs.slug, PullRequests: fs.prs}
 	// The name the user gave the session outranks Claude Code's label,
 	// whichever was written last, here and across runs (title_source).
 	switch {

@@ -139,6 +139,7 @@ type rollup struct {
 	subagents         int64
 	compactions       int64
 	labels            []string
+	prs               []string // pull requests the adapter said the session linked
 	models            map[string]*schema.ModelUsage
 	planID            string
 	complete          schema.Completeness
@@ -160,6 +161,13 @@ func (s *rollup) hint(rec *schema.Record) {
 	s.hintRec = lineless(rec)
 	if rec.Session != nil && rec.Session.Slug != "" {
 		s.slug = rec.Session.Slug
+	}
+	if rec.Session != nil {
+		for _, u := range rec.Session.PullRequests {
+			if !slices.Contains(s.prs, u) {
+				s.prs = append(s.prs, u)
+			}
+		}
 	}
 	if rec.Title != "" {
 		src := schema.TitlePlatform
@@ -274,7 +282,7 @@ func (s *rollup) record() *schema.Record {
 		Slug: s.slug, TitleSource: titleSource, FirstTS: s.firstTS, LastTS: s.lastTS,
 		MessageCount: s.nMsgs, UserCount: s.nUser, AssistantCnt: s.nAsst, ToolCount: s.nTools,
 		ExchangeCount: s.exchanges, Models: models, Labels: s.labels, PlanID: s.planID,
-		Compactions: s.compactions, Subagents: s.subagents,
+		Compactions: s.compactions, Subagents: s.subagents, PullRequests: s.prs,
 	}
 	return r
 }
