@@ -28,6 +28,12 @@ func FuzzLine(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":[{"type":"image"}]}]},"timestamp":5}`))
 	f.Add([]byte(`{"type":"assistant","message":"oops","uuid":7}`))
+	// Session-state lines: names and pull request links, one with a
+	// member of a type Claude Code does not write.
+	f.Add([]byte(`{"type":"custom-title","customTitle":"  my \u00e9 name ","sessionId":"s"}`))
+	f.Add([]byte(`{"type":"ai-title","title":"old shape","sessionId":"s"}`))
+	f.Add([]byte(`{"type":"pr-link","sessionId":"s","prNumber":"12","prRepository":"o/r","timestamp":"2026-01-01T00:00:00Z"}`))
+	f.Add([]byte(`{"type":"pr-link","sessionId":"s","prNumber":12,"prRepository":"o/r"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out []*schema.Record
 		skipped := 0
@@ -50,6 +56,12 @@ func FuzzLine(f *testing.F) {
 		}
 		if err := r.flush(fs, true); err != nil {
 			t.Fatal(err)
+		}
+		if fs.session != "" {
+			// What the file taught of the session (names, pull requests).
+			if err := r.sessionHint(fs); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if len(out)+skipped == 0 {
 			t.Fatal("a parsed line produced neither a record nor a diagnostic")

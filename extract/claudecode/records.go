@@ -472,7 +472,11 @@ func (r *run) sessionHint(fs *fileState) error {
 		rec.Title, rec.Session.TitleSource = fs.aiTitle, schema.TitlePlatform
 	}
 	if fs.info.version != "" {
-		rec.Meta = json.RawMessage(`{"version":` + strconv.Quote(fs.info.version) + `}`)
+		// JSON's quoting, not Go's: a damaged line's version may hold a
+		// control character, which strconv.Quote writes as \x00.
+		rec.Meta, _ = json.Marshal(struct {
+			Version string `json:"version"`
+		}{fs.info.version})
 	}
 	if r.opt.Now != nil {
 		rec.IngestedAt = r.opt.Now()
