@@ -43,6 +43,7 @@ var declared = map[string]Capabilities{
 			"Claude Code does not record cost; only tokens.",
 			"Summary lines, file-history snapshots, last-prompt lines and the session's names (custom-title, agent-name, ai-title lines) have no time of their own: they take their neighbours' (ts_precision derived).",
 			"A session's title is the name the user gave it (/rename: custom-title and agent-name lines), else Claude Code's own label (ai-title), else the latest summary label, else the first prompt; a rename outlasts a later label, also across incremental runs.",
+			"A prompt typed while Claude Code was working is written only as an attachment (queued_command): it is a prompt and opens an exchange; other attachments (hook output, listings, files) stay in the raw layer, native_type attachment/<kind>.",
 			"The pull requests a session linked (pr-link lines, written when one shows up in a tool's output and again on resume) are the session's pull_requests, by URL, once each.",
 		},
 	},

@@ -89,3 +89,33 @@ func TestSessionNamesSync(t *testing.T) {
 		t.Fatalf("search titles:\n%s", out)
 	}
 }
+
+// TestQueuedPromptSync: a prompt typed while Claude Code was working,
+// which it writes only as a queued_command attachment, opens an exchange
+// in the lake like any prompt.
+func TestQueuedPromptSync(t *testing.T) {
+	const sid = "88888888-8888-4888-8888-888888888888"
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "home", ".claude", "projects", "-home-dev-app")
+	os.MkdirAll(dir, 0o755)
+	lines := []string{
+		`{"type":"user","sessionId":"` + sid + `","uuid":"e2000000-0000-4000-8000-000000000001","timestamp":"2026-03-04T09:00:00.000Z","cwd":"/home/dev/app","message":{"role":"user","content":"fix the export"}}`,
+		`{"parentUuid":"e2000000-0000-4000-8000-000000000001","type":"assistant","sessionId":"` + sid + `","uuid":"e2000000-0000-4000-8000-000000000002","timestamp":"2026-03-04T09:00:05.000Z","requestId":"req_q1","message":{"id":"msg_q1","role":"assistant","model":"claude-sonnet-4-20250514","content":[{"type":"text","text":"Looking at it."}],"usage":{"input_tokens":3,"output_tokens":4}}}`,
+		`{"parentUuid":"e2000000-0000-4000-8000-000000000002","type":"attachment","sessionId":"` + sid + `","uuid":"e2000000-0000-4000-8000-000000000003","timestamp":"2026-03-04T09:00:08.000Z","attachment":{"type":"queued_command","prompt":"and convert the prices to euros","commandMode":"prompt","origin":{"kind":"human"}}}`,
+		`{"parentUuid":"e2000000-0000-4000-8000-000000000003","type":"assistant","sessionId":"` + sid + `","uuid":"e2000000-0000-4000-8000-000000000004","timestamp":"2026-03-04T09:00:12.000Z","requestId":"req_q2","message":{"id":"msg_q2","role":"assistant","model":"claude-sonnet-4-20250514","content":[{"type":"text","text":"Fixed, in euros."}],"usage":{"input_tokens":5,"output_tokens":9}}}`,
+	}
+	os.WriteFile(filepath.Join(dir, sid+".jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	lake := filepath.Join(tmp, "lake")
+	mustSh(t, fmt.Sprintf("pos-extract -q --root %q --lake %q | pos-normalize -q | pos-load -q --lake %q", filepath.Join(tmp, "home", ".claude"), lake, lake))
+	db := openLake(t, lake)
+	var got string
+	if err := db.QueryRow(`SELECT string_agg(exchange_number || ':' || prompt || ' -> ' || response, ' | ' ORDER BY exchange_number) FROM exchanges`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "1:fix the export -> Looking at it. | 2:and convert the prices to euros -> Fixed, in euros."; got != want {
+		t.Fatalf("exchanges %q, want %q", got, want)
+	}
+	if n := count(t, db, `SELECT user_count FROM sessions`); n != 2 {
+		t.Fatalf("the session counts %d prompts, want 2", n)
+	}
+}

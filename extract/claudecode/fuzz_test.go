@@ -34,6 +34,9 @@ func FuzzLine(f *testing.F) {
 	f.Add([]byte(`{"type":"ai-title","title":"old shape","sessionId":"s"}`))
 	f.Add([]byte(`{"type":"pr-link","sessionId":"s","prNumber":"12","prRepository":"o/r","timestamp":"2026-01-01T00:00:00Z"}`))
 	f.Add([]byte(`{"type":"pr-link","sessionId":"s","prNumber":12,"prRepository":"o/r"}`))
+	f.Add([]byte(`{"type":"attachment","uuid":"u","sessionId":"s","attachment":{"type":"queued_command","prompt":[{"type":"text","text":"typed"},{"type":"image"}],"origin":{"kind":"human"}}}`))
+	f.Add([]byte(`{"type":"attachment","sessionId":"s","attachment":{"type":"queued_command","prompt":7,"commandMode":"prompt"}}`))
+	f.Add([]byte(`{"type":"attachment","sessionId":"s","attachment":"queued_command"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out []*schema.Record
 		skipped := 0

@@ -54,6 +54,39 @@ type line struct {
 	PRURL        string `json:"prUrl"`
 	PRNumber     int64  `json:"prNumber"`
 	PRRepository string `json:"prRepository"`
+	// attachment lines: what Claude Code adds to the conversation besides
+	// messages (hook output, files, listings …), among them the prompts
+	// typed while it was working (queued_command), which no user line holds.
+	Attachment *attachment `json:"attachment"`
+}
+
+type attachment struct {
+	Type        string  `json:"type"`
+	Prompt      rawJSON `json:"prompt"` // queued_command: a string or content blocks
+	CommandMode string  `json:"commandMode"`
+	Origin      *struct {
+		Kind string `json:"kind"`
+	} `json:"origin"`
+}
+
+// queuedPrompt is the text of a queued_command attachment, and whether a
+// person typed it (commandMode prompt, origin human; older lines say
+// neither) rather than the harness queueing a notification.
+func queuedPrompt(l *line) (text string, human, ok bool) {
+	a := l.Attachment
+	if l.Type != "attachment" || a == nil || a.Type != "queued_command" {
+		return "", false, false
+	}
+	c, err := parseContent(a.Prompt)
+	if err != nil {
+		return "", false, false
+	}
+	text, _ = userParts(c)
+	if strings.TrimSpace(text) == "" {
+		return "", false, false
+	}
+	human = (a.CommandMode == "" || a.CommandMode == "prompt") && (a.Origin == nil || a.Origin.Kind == "" || a.Origin.Kind == "human")
+	return text, human, true
 }
 
 type message struct {

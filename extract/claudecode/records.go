@@ -153,6 +153,13 @@ func (r *run) line(fs *fileState, l *line, b []byte, ln schema.Line) error {
 		if t := strings.TrimSpace(cmpOr(l.AITitle, l.Title)); t != "" {
 			fs.aiTitle = strings.Clone(t)
 		}
+	case "attachment":
+		if l.Attachment != nil && l.Attachment.Type != "" {
+			rec.NativeType = "attachment/" + l.Attachment.Type
+		}
+		if text, human, ok := queuedPrompt(l); ok {
+			r.queuedLine(fs, rec, l, ln, text, human)
+		}
 	case "pr-link":
 		u := strings.TrimSpace(l.PRURL)
 		if u == "" && l.PRRepository != "" && l.PRNumber > 0 {
@@ -190,17 +197,37 @@ func (r *run) userLine(fs *fileState, rec *schema.Record, l *line, ln schema.Lin
 	default:
 		rec.Role, rec.ContentType, rec.Text = classifyUserText(rec.Text)
 	}
-	if rec.Role == schema.RoleUser && (rec.ContentType == schema.ContentText || rec.ContentType == schema.ContentCommand) {
-		// A real prompt opens an exchange: the next run resumes here.
-		if rec.Agent == nil || !rec.Agent.Sidechain {
-			fs.sawMain = true
-			fs.resume, fs.resumeLines = ln.Offset, ln.Num-1
-		}
-	}
-	if rec.Agent == nil || !rec.Agent.Sidechain {
-		fs.sawMain = true
-	}
+	opened(fs, rec, ln)
 	return nil
+}
+
+// opened notes what a user message tells of the file: a real prompt of
+// the main thread opens an exchange, where the next run resumes.
+func opened(fs *fileState, rec *schema.Record, ln schema.Line) {
+	if rec.Agent != nil && rec.Agent.Sidechain {
+		return
+	}
+	fs.sawMain = true
+	if rec.Role == schema.RoleUser && (rec.ContentType == schema.ContentText || rec.ContentType == schema.ContentCommand) {
+		fs.resume, fs.resumeLines = ln.Offset, ln.Num-1
+	}
+}
+
+// queuedLine makes a message of a prompt queued while Claude Code was
+// working (an attachment line of type queued_command): the only place the
+// words a person typed mid-turn are written. A notification the harness
+// queued is text Claude Code wrote itself (role system, meta).
+func (r *run) queuedLine(fs *fileState, rec *schema.Record, l *line, ln schema.Line, text string, human bool) {
+	rec.Kind, rec.ID = schema.KindMessage, msgID(l.UUID)
+	if rec.ID == "" {
+		rec.ID = schema.ID(platform, "queued", cmpOr(l.SessionID, fs.session), l.Timestamp, text)
+	}
+	rec.ParentID = msgID(l.ParentUUID)
+	rec.Role, rec.ContentType, rec.Text = classifyUserText(text)
+	if !human && rec.Role == schema.RoleUser {
+		rec.Role, rec.ContentType = schema.RoleSystem, schema.ContentMeta
+	}
+	opened(fs, rec, ln)
 }
 
 // userParts is a user line's text (images and documents as placeholders)

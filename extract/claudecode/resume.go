@@ -136,6 +136,10 @@ func lineAt(f io.ReaderAt, off int64) ([]byte, bool) {
 // main thread: the user's text or command, not a tool result, not text
 // Claude Code wrote itself.
 func promptLine(l *line) bool {
+	if text, human, ok := queuedPrompt(l); ok {
+		role, ct, _ := classifyUserText(text)
+		return human && !l.IsSidechain && l.AgentID == "" && role == schema.RoleUser && (ct == schema.ContentText || ct == schema.ContentCommand)
+	}
 	if l.Type != "user" || l.Message == nil || l.IsSidechain || l.AgentID != "" || l.IsMeta || l.IsCompactSummary {
 		return false
 	}
