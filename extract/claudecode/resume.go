@@ -132,6 +132,16 @@ func lineAt(f io.ReaderAt, off int64) ([]byte, bool) {
 	return nil, false
 }
 
+// IsPrompt reports whether a native Claude Code line is a prompt of a
+// session's main thread, one that opens an exchange: a sync whose new
+// lines start with one reads from its watermark, and any other start makes
+// it read the open exchange again. For tools that write such lines (the
+// bench's generator).
+func IsPrompt(b []byte) bool {
+	var l line
+	return parseLine(bytes.TrimRight(b, "\r\n"), &l) == nil && promptLine(&l)
+}
+
 // promptLine reports whether a line is one userLine makes a prompt of the
 // main thread: the user's text or command, not a tool result, not text
 // Claude Code wrote itself.

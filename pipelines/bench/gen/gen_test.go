@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/extract/claudecode"
 )
 
 func corpus(t *testing.T) string {
@@ -140,6 +142,62 @@ func TestAppendDatesNewLinesNow(t *testing.T) {
 			if !ts.After(latest) || ts.Sub(latest) > 6*time.Hour {
 				t.Fatalf("%s: appended line at %v, want within hours after %v: %s", id, ts, latest, l)
 			}
+		}
+	}
+}
+
+// --append starts each block at a prompt as the pipeline reads one: not at
+// a compaction summary or a sub-agent's prompt, which are user lines with
+// text too but continue the turn before them.
+func TestAppendStartsAtPrompt(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, ".claude", "projects", "-work-p")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := "33333333-3333-4333-8333-333333333333"
+	u := func(n int) string { return "aaaaaaaa-aaaa-4aaa-8aaa-00000000000" + string(rune('0'+n)) }
+	lines := []string{
+		`{"type":"user","message":{"role":"user","content":"fix the failing test"}`,
+		`{"type":"assistant","message":{"id":"m1","role":"assistant","model":"claude-x","content":[{"type":"text","text":"on it"}]}`,
+		`{"type":"system","subtype":"compact_boundary","content":"Conversation compacted"`,
+		`{"type":"user","isCompactSummary":true,"message":{"role":"user","content":"This session is being continued from a previous conversation."}`,
+		`{"type":"assistant","message":{"id":"m2","role":"assistant","model":"claude-x","content":[{"type":"text","text":"continuing"}]}`,
+		`{"type":"user","isSidechain":true,"message":{"role":"user","content":"search the repository"}`,
+		`{"type":"assistant","isSidechain":true,"message":{"id":"m3","role":"assistant","model":"claude-x","content":[{"type":"text","text":"found it"}]}`,
+		`{"type":"assistant","message":{"id":"m4","role":"assistant","model":"claude-x","content":[{"type":"text","text":"fixed"}]}`,
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		parent := ""
+		if i > 0 {
+			parent = u(i - 1)
+		}
+		b.WriteString(l + `,"sessionId":"` + id + `","parentUuid":"` + parent + `","uuid":"` + u(i) + `","timestamp":"2025-01-05T10:0` + string(rune('0'+i)) + `:00.000Z"}` + "\n")
+	}
+	path := filepath.Join(dir, id+".jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// One line of eight: the block is the prompt before the file's end.
+	if err := grow(home, 0.1, 7, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Split(strings.TrimSpace(string(got)), "\n")
+	if len(all) != len(lines)+1 {
+		t.Fatalf("%d lines after the append, want %d", len(all), len(lines)+1)
+	}
+	appended := all[len(lines)]
+	if !claudecode.IsPrompt([]byte(appended)) || !strings.Contains(appended, "fix the failing test") {
+		t.Fatalf("appended block starts with %s, want the prompt", appended)
+	}
+	for i, l := range all[:len(lines)] {
+		if want := claudecode.IsPrompt([]byte(l)); want != (i == 0) {
+			t.Errorf("IsPrompt(line %d) = %v", i, want)
 		}
 	}
 }

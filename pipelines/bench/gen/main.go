@@ -40,6 +40,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/dustin/go-humanize"
+
+	"github.com/pos-lake/pos/extract/claudecode"
 )
 
 // replicaShift is how far back each replica's timestamps move, per replica.
@@ -898,7 +900,7 @@ func appendLines(p string, k int, seed uint64, pass int, at time.Time) (int, err
 	k = min(k, len(lines))
 	start := len(lines) - k
 	for i := start; i >= 0; i-- {
-		if bytes.Contains(lines[i], []byte(`"message":{"role":"user","content":"`)) {
+		if claudecode.IsPrompt(lines[i]) {
 			start = i
 			break
 		}
