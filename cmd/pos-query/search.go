@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
@@ -25,7 +26,10 @@ for pos-hash-v2, a chunk is no vector match) and BM25 over the lake's
 lexical index (scaled by the query's best). A prompt's chunks
 count as the exchange it opens, and each result is a different exchange,
 report, compaction summary, label or plan, with its score, time, session
-title and a snippet with the query's words in **bold**.
+title and a snippet with the query's words in bold (between ** where the
+output is not a terminal or NO_COLOR is set). On a terminal each result is
+a block: a line with its score, time, type, session id and title, then
+the snippet, wrapped.
 
 --group-by session ranks sessions by how much of them matches: topic search
 across sessions.
@@ -109,14 +113,39 @@ func runSearch(c *cli.Context) error {
 		return libErr(err)
 	}
 	if opt.GroupBy == "session" {
-		return e.print(query.TableOf(res.Sessions),
-			[]string{"score", "hits", "last_ts:last hit", "session_id:session", "title", "snippet"}, "title", "snippet")
+		if len(res.Sessions) == 0 {
+			e.note("no match for %q", text)
+		}
+		if e.format == query.FormatTable {
+			blocks := make([]hitBlock, len(res.Sessions))
+			for i, h := range res.Sessions {
+				blocks[i] = hitBlock{head: []string{score(h.Score), plural(h.Hits, "hit"), relTime(h.LastTS, e.now), h.SessionID},
+					title: h.Title, snippet: h.Snippet}
+			}
+			return writeHits(e.c.App.Writer, blocks, width(c), colorOK(e.c.App.Writer))
+		}
+		return e.print(query.TableOf(res.Sessions), nil)
 	}
 	if len(res.Hits) == 0 {
 		e.note("no match for %q", text)
 	}
-	return e.print(query.TableOf(res.Hits),
-		[]string{"score", "ts:when", "content_type:type", "session_id:session", "title", "snippet"}, "title", "snippet")
+	if e.format == query.FormatTable {
+		blocks := make([]hitBlock, len(res.Hits))
+		for i, h := range res.Hits {
+			blocks[i] = hitBlock{head: []string{score(h.Score), relTime(h.TS, e.now), h.ContentType, h.SessionID},
+				title: h.Title, snippet: h.Snippet}
+		}
+		return writeHits(e.c.App.Writer, blocks, width(c), colorOK(e.c.App.Writer))
+	}
+	return e.print(query.TableOf(res.Hits), nil)
+}
+
+// plural is "1 hit", "3 hits".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }
 
 // queryEmbedder embeds queries with the lake's model: the hash provider

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/mattn/go-runewidth"
+	"github.com/pos-lake/pos/cmd/internal/cmdio"
+)
+
+// A search result on a terminal is a block, not a table row: a snippet of
+// 32 words does not fit a column. Its first line has the score, the time,
+// the type, the session id (whole, to paste into recent or context) and
+// the session's title; the snippet follows, wrapped and indented, the
+// query's words in bold (ANSI) on a terminal, between ** elsewhere.
+
+// hitBlock is one result as printed: head's fields, then title and snippet.
+type hitBlock struct {
+	head    []string
+	title   string
+	snippet string
+}
+
+// hitIndent is how far the title (when it needs its own line) and the
+// snippet are indented.
+const hitIndent = "    "
+
+// minTitle is the narrowest a title is shown on the first line; a narrower
+// room puts it on a line of its own.
+const minTitle = 16
+
+// writeHits prints the blocks, a blank line between them, within width
+// columns. bold renders **word** in ANSI bold.
+func writeHits(w io.Writer, blocks []hitBlock, width int, bold bool) error {
+	bw := bufio.NewWriter(w)
+	// The head's fields are aligned across blocks.
+	var widths []int
+	for _, b := range blocks {
+		for i, f := range b.head {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], runewidth.StringWidth(f))
+		}
+	}
+	for n, b := range blocks {
+		if n > 0 {
+			bw.WriteByte('\n')
+		}
+		var head strings.Builder
+		for i, f := range b.head {
+			if i > 0 {
+				head.WriteString("  ")
+			}
+			head.WriteString(f)
+			if pad := widths[i] - runewidth.StringWidth(f); pad > 0 && (i < len(b.head)-1 || b.title != "") {
+				head.WriteString(strings.Repeat(" ", pad))
+			}
+		}
+		used := runewidth.StringWidth(head.String())
+		title := oneLineText(b.title)
+		switch room := width - used - 2; {
+		case title == "":
+		case runewidth.StringWidth(title) <= room || room >= minTitle:
+			head.WriteString("  ")
+			head.WriteString(runewidth.Truncate(title, room, "…"))
+			title = ""
+		}
+		bw.WriteString(strings.TrimRight(head.String(), " "))
+		bw.WriteByte('\n')
+		if title != "" {
+			bw.WriteString(hitIndent)
+			bw.WriteString(runewidth.Truncate(title, max(width-len(hitIndent), minTitle), "…"))
+			bw.WriteByte('\n')
+		}
+		for _, l := range wrapWords(oneLineText(b.snippet), max(width-len(hitIndent), minTitle), bold) {
+			bw.WriteString(hitIndent)
+			bw.WriteString(emphasis(l, bold))
+			bw.WriteByte('\n')
+		}
+	}
+	return bw.Flush()
+}
+
+// wrapWords breaks s at spaces into lines of at most width columns; a
+// longer word is a line of its own. ** markers count unless they are to
+// become bold.
+func wrapWords(s string, width int, bold bool) []string {
+	var lines []string
+	var cur strings.Builder
+	curW := 0
+	for _, word := range strings.Fields(s) {
+		shown := word
+		if bold {
+			shown = strings.ReplaceAll(word, "**", "")
+		}
+		ww := runewidth.StringWidth(shown)
+		if curW > 0 && curW+1+ww > width {
+			lines = append(lines, cur.String())
+			cur.Reset()
+			curW = 0
+		}
+		if curW > 0 {
+			cur.WriteByte(' ')
+			curW++
+		}
+		cur.WriteString(word)
+		curW += ww
+	}
+	if curW > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
+}
+
+// emphasis renders a line's **word** markers as ANSI bold, or keeps them.
+// A word's markers come in pairs (the snippet bolds words whole); a line
+// with an odd count keeps them all.
+func emphasis(line string, bold bool) string {
+	if !bold || strings.Count(line, "**")%2 != 0 {
+		return line
+	}
+	var b strings.Builder
+	on := false
+	for {
+		i := strings.Index(line, "**")
+		if i < 0 {
+			b.WriteString(line)
+			break
+		}
+		b.WriteString(line[:i])
+		if on {
+			b.WriteString("\x1b[22m")
+		} else {
+			b.WriteString("\x1b[1m")
+		}
+		on = !on
+		line = line[i+2:]
+	}
+	return b.String()
+}
+
+// oneLineText folds white space, newlines included, into single spaces.
+func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// colorOK reports whether the output may carry ANSI styles: a terminal,
+// NO_COLOR unset or empty (no-color.org), and TERM not "dumb".
+func colorOK(w io.Writer) bool {
+	return os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" && cmdio.IsTerminal(w)
+}
+
+// relTime is a time as tables show it ("3 days ago").
+func relTime(t, now time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return humanize.RelTime(t, now, "ago", "from now")
+}
+
+// score is a score as tables show it, to two decimals.
+func score(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/mattn/go-runewidth"
+)
+
+func TestWriteHits(t *testing.T) {
+	snippet := "…the **retry** loop now backs off with **exponential** delays between attempts, capped at thirty seconds, and the fetcher's tests cover the jitter…"
+	blocks := []hitBlock{
+		{head: []string{"0.57", "2 days ago", "exchange", "11111111-1111-4111-8111-111111111111"}, title: "Add a retry to the fetcher", snippet: snippet},
+		{head: []string{"0.31", "3 weeks ago", "plan", "22222222-2222-4222-8222-222222222222"}, title: "", snippet: "short"},
+	}
+	for _, tc := range []struct {
+		width      int
+		bold       bool
+		titleAlone bool
+	}{{120, false, false}, {80, false, true}, {80, true, true}, {40, false, true}} {
+		var out bytes.Buffer
+		if err := writeHits(&out, blocks, tc.width, tc.bold); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+		// The head is never cut (a session id must stay whole); every other
+		// line fits the width.
+		for _, l := range lines {
+			shown := strings.NewReplacer("\x1b[1m", "", "\x1b[22m", "").Replace(l)
+			if w := runewidth.StringWidth(shown); w > tc.width && !strings.Contains(l, "-4111-") && !strings.Contains(l, "-4222-") {
+				t.Errorf("width %d: line of %d columns: %q", tc.width, w, l)
+			}
+		}
+		if !strings.HasPrefix(lines[0], "0.57  2 days ago   exchange  11111111-1111-4111-8111-111111111111") {
+			t.Errorf("width %d: head %q", tc.width, lines[0])
+		}
+		if got := strings.Contains(lines[0], "Add a retry"); got == tc.titleAlone {
+			t.Errorf("width %d: title on the first line = %v: %q", tc.width, got, lines[0])
+		}
+		if tc.titleAlone && !strings.HasPrefix(lines[1], hitIndent+"Add a retry") {
+			t.Errorf("width %d: title line %q", tc.width, lines[1])
+		}
+		if tc.bold {
+			if !strings.Contains(s, "\x1b[1mretry\x1b[22m") || strings.Contains(s, "**") {
+				t.Errorf("bold: %q", s)
+			}
+		} else if !strings.Contains(s, "**retry**") || strings.Contains(s, "\x1b[") {
+			t.Errorf("plain: %q", s)
+		}
+		// The snippet is all there, in order, whatever the width.
+		var words []string
+		for _, l := range lines {
+			if strings.HasPrefix(l, hitIndent) && !strings.Contains(l, "Add a retry") {
+				words = append(words, strings.Fields(l)...)
+			}
+		}
+		want := strings.Fields(snippet + " short")
+		got := strings.Join(words, " ")
+		if tc.bold {
+			got = strings.NewReplacer("\x1b[1m", "**", "\x1b[22m", "**").Replace(got)
+		}
+		if got != strings.Join(want, " ") {
+			t.Errorf("width %d: snippet words\n got %q\nwant %q", tc.width, got, strings.Join(want, " "))
+		}
+		if !strings.Contains(s, "\n\n0.31  3 weeks ago  plan      22222222-2222-4222-8222-222222222222\n    short\n") {
+			t.Errorf("width %d: second block: %q", tc.width, s)
+		}
+	}
+}
+
+func TestEmphasis(t *testing.T) {
+	for in, want := range map[string]string{
+		"a **b** c":          "a \x1b[1mb\x1b[22m c",
+		"x.ex:25:**guard**`": "x.ex:25:\x1b[1mguard\x1b[22m`",
+		"odd ** marker":      "odd ** marker",
+		"none":               "none",
+	} {
+		if got := emphasis(in, true); got != want {
+			t.Errorf("emphasis(%q) = %q, want %q", in, got, want)
+		}
+		if got := emphasis(in, false); got != in {
+			t.Errorf("emphasis(%q, plain) = %q", in, got)
+		}
+	}
+}
