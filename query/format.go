@@ -308,25 +308,49 @@ func numeric(typ string) bool {
 }
 
 // table prints the collected rows as aligned columns, cut to the width.
+// Numbers and times are never cut: a table whose other columns cannot make
+// room for them is left wider than the width. A header given as
+// "long|short" is shown short when the long one leaves the flexible
+// columns narrower than comfortWidth.
 func (w *Writer) table() {
 	n := len(w.cols)
-	widths := make([]int, n)
+	long, short := make([]string, n), make([]string, n)
+	cells := make([]int, n) // the widest cell of each column
+	rigid, flex := make([]bool, n), make([]bool, n)
 	for i, c := range w.cols {
-		widths[i] = runewidth.StringWidth(c.Name)
+		l, sh, ok := strings.Cut(c.Name, "|")
+		if !ok {
+			sh = l
+		}
+		long[i], short[i] = l, sh
+		rigid[i] = numeric(c.Type) || temporal(c.Type)
+		flex[i] = len(w.opt.Flexible) == 0 && !rigid[i] || slices.Contains(w.opt.Flexible, c.Name)
 	}
 	for _, r := range w.rows {
 		for i, s := range r {
-			widths[i] = max(widths[i], runewidth.StringWidth(s))
+			cells[i] = max(cells[i], runewidth.StringWidth(s))
 		}
 	}
+	widthsOf := func(heads []string) []int {
+		out := make([]int, n)
+		for i, h := range heads {
+			out[i] = max(cells[i], runewidth.StringWidth(h))
+		}
+		return out
+	}
+	heads, widths := long, widthsOf(long)
 	if w.opt.Width > 0 {
-		flex := make([]bool, n)
-		for i, c := range w.cols {
-			flex[i] = len(w.opt.Flexible) == 0 || slices.Contains(w.opt.Flexible, c.Name)
+		avail := w.opt.Width - 2*(n-1)
+		if total(widths) > avail {
+			if out := capWidths(widths, flex, avail, comfortWidth); out != nil && !slices.Equal(long, short) {
+				widths = out
+			} else {
+				heads = short
+				widths = fit(widthsOf(short), flex, rigid, avail)
+			}
 		}
-		widths = fit(widths, flex, w.opt.Width-2*(n-1))
 	}
-	line := func(cells []string, header bool) {
+	line := func(cells []string) {
 		var b strings.Builder
 		for i, s := range cells {
 			s = runewidth.Truncate(s, widths[i], "…")
@@ -348,31 +372,45 @@ func (w *Writer) table() {
 		w.bw.WriteByte('\n')
 	}
 	head := make([]string, n)
-	for i, c := range w.cols {
-		head[i] = strings.ToUpper(c.Name)
+	for i, h := range heads {
+		head[i] = strings.ToUpper(h)
 	}
-	line(head, true)
+	line(head)
 	for _, r := range w.rows {
-		line(r, false)
+		line(r)
 	}
+}
+
+// temporal reports whether a column holds times, shown as "3 days ago".
+func temporal(typ string) bool {
+	return typ == "DATE" || strings.HasPrefix(typ, "TIMESTAMP") || strings.HasPrefix(typ, "TIME")
+}
+
+func total(widths []int) int {
+	t := 0
+	for _, w := range widths {
+		t += w
+	}
+	return t
 }
 
 // minWidth is the narrowest a column is cut to.
 const minWidth = 8
 
+// comfortWidth is the narrowest the flexible columns (titles, prompts) are
+// cut to before long headers give way to short ones.
+const comfortWidth = 20
+
 // fit narrows columns until their sum is at most avail: first the flexible
 // ones, all to a common cap; if that is not enough, the flexible ones go to
-// minWidth and the others are capped. A table that cannot fit even so is
-// left wider than avail.
-func fit(widths []int, flex []bool, avail int) []int {
-	total := 0
-	for _, w := range widths {
-		total += w
-	}
-	if total <= avail {
+// minWidth and the others are capped, except the rigid ones (numbers and
+// times), which are never cut. A table that cannot fit even so is left
+// wider than avail.
+func fit(widths []int, flex, rigid []bool, avail int) []int {
+	if total(widths) <= avail {
 		return widths
 	}
-	if out := capWidths(widths, flex, avail); out != nil {
+	if out := capWidths(widths, flex, avail, minWidth); out != nil {
 		return out
 	}
 	narrow := slices.Clone(widths)
@@ -381,21 +419,23 @@ func fit(widths []int, flex []bool, avail int) []int {
 		if flex[i] {
 			narrow[i] = min(narrow[i], minWidth)
 		}
-		rest[i] = !flex[i]
+		rest[i] = !flex[i] && !rigid[i]
 	}
-	if out := capWidths(narrow, rest, avail); out != nil {
+	if out := capWidths(narrow, rest, avail, minWidth); out != nil {
 		return out
 	}
 	for i := range narrow {
-		narrow[i] = min(narrow[i], minWidth)
+		if !rigid[i] {
+			narrow[i] = min(narrow[i], minWidth)
+		}
 	}
 	return narrow
 }
 
 // capWidths gives the columns in which the largest common cap (at least
-// minWidth) that makes the widths sum to at most avail, or nil if there is
+// least) that makes the widths sum to at most avail, or nil if there is
 // none.
-func capWidths(widths []int, which []bool, avail int) []int {
+func capWidths(widths []int, which []bool, avail, least int) []int {
 	sum := func(c int) int {
 		s := 0
 		for i, w := range widths {
@@ -406,7 +446,7 @@ func capWidths(widths []int, which []bool, avail int) []int {
 		}
 		return s
 	}
-	lo, hi := minWidth, minWidth
+	lo, hi := least, least
 	for _, w := range widths {
 		hi = max(hi, w)
 	}

@@ -94,19 +94,23 @@ func TestFormatsEmpty(t *testing.T) {
 }
 
 func TestTableWidth(t *testing.T) {
-	for _, width := range []int{50, 60, 80} {
+	for _, width := range []int{30, 50, 60, 80} {
 		got := format(t, query.FormatTable, sample(), query.WriterOptions{Width: width, Flexible: []string{"name", "note"}})
+		// Numbers and times are never cut: the table is wider than asked
+		// only when they and the other columns at their narrowest are.
+		const narrowest = 10 + 8 + 9 + 4 + 8 + 3 + 2*5
 		for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
-			if w := runewidth.StringWidth(line); w > width {
+			if w := runewidth.StringWidth(line); w > max(width, narrowest) {
 				t.Errorf("width %d: line is %d wide: %q", width, w, line)
 			}
 		}
 		if !strings.Contains(got, "…") {
 			t.Errorf("width %d: nothing cut:\n%s", width, got)
 		}
-		// The flexible columns give way first: the numbers stay whole.
-		if width >= 60 && !strings.Contains(got, "1,234,567") {
-			t.Errorf("width %d: a fixed column was cut:\n%s", width, got)
+		for _, whole := range []string{"1,234,567", "3 days ago", "1 hour ago", "NaN"} {
+			if !strings.Contains(got, whole) {
+				t.Errorf("width %d: %q was cut:\n%s", width, whole, got)
+			}
 		}
 	}
 	got := format(t, query.FormatTable, sample(), query.WriterOptions{Width: 60, Flexible: []string{"name", "note"}})
@@ -116,6 +120,29 @@ func TestTableWidth(t *testing.T) {
 `
 	if got != want {
 		t.Errorf("width 60:\n got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A header given as "long|short" is long while the flexible columns keep
+// a comfortable width, and short when that makes room for them.
+func TestTableShortHeaders(t *testing.T) {
+	tb := &query.Table{
+		Columns: []query.Column{{"title", "VARCHAR"}, {"input tokens|in", "BIGINT"}, {"output tokens|out", "BIGINT"}},
+		Rows:    [][]any{{"a title long enough to need cutting somewhere", int64(12), int64(3456)}},
+	}
+	wide := format(t, query.FormatTable, tb, query.WriterOptions{Width: 100, Flexible: []string{"title"}})
+	if want := "TITLE                                          INPUT TOKENS  OUTPUT TOKENS\n"; !strings.HasPrefix(wide, want) {
+		t.Errorf("width 100:\n%s", wide)
+	}
+	// 40 columns: the long headers would leave the title 11; short, 29.
+	narrow := format(t, query.FormatTable, tb, query.WriterOptions{Width: 40, Flexible: []string{"title"}})
+	want := "TITLE                          IN    OUT\na title long enough to need …  12  3,456\n"
+	if narrow != want {
+		t.Errorf("width 40:\n got:\n%s\nwant:\n%s", narrow, want)
+	}
+	// Other formats name the column as given.
+	if csv := format(t, query.FormatCSV, tb, query.WriterOptions{}); !strings.HasPrefix(csv, "title,input tokens|in,") {
+		t.Errorf("csv: %s", csv)
 	}
 }
 

@@ -92,7 +92,11 @@ var statsCostCols = []string{"cost", "input_cost", "output_cost", "cache_creatio
 func (r *StatsResult) Table() *Table {
 	t := &Table{}
 	for _, k := range r.By {
-		t.Columns = append(t.Columns, Column{Name: k, Type: "VARCHAR"})
+		typ := "VARCHAR"
+		if k == "day" || k == "week" || k == "month" {
+			typ = "DATE" // a table never cuts it
+		}
+		t.Columns = append(t.Columns, Column{Name: k, Type: typ})
 	}
 	for _, c := range statsCountCols {
 		t.Columns = append(t.Columns, Column{Name: c, Type: "BIGINT"})

@@ -713,7 +713,7 @@ func runSessions(c *cli.Context) error {
 		return libErr(err)
 	}
 	if err := e.print(query.TableOf(ss),
-		[]string{"last_ts:last active", "session_id:session", "platform", "exchange_count:turns", "output_tokens:out tokens", "project", "title"},
+		[]string{"last_ts:last active|last", "session_id:session", "platform", "exchange_count:turns", "output_tokens:out tokens|out", "project", "title"},
 		"title", "project"); err != nil {
 		return err
 	}
@@ -776,7 +776,7 @@ func runTimeline(c *cli.Context) error {
 		return libErr(err)
 	}
 	if err := e.print(query.TableOf(tl),
-		[]string{"ts:when", "kind", "session_id:session", "exchange_number:#", "title", "prompt", "input_tokens:in tokens", "output_tokens:out tokens", "project"},
+		[]string{"ts:when", "kind", "session_id:session", "exchange_number:#", "title", "prompt", "input_tokens:in tokens|in", "output_tokens:out tokens|out", "project"},
 		"title", "prompt", "project", "session_id"); err != nil {
 		return err
 	}
@@ -819,8 +819,9 @@ func runStats(c *cli.Context) error {
 		}
 		e.note("%s", n)
 	}
-	cols := append(by, "messages", "sessions", "input_tokens:in tokens", "output_tokens:out tokens",
-		"cache_creation_tokens:cache write", "cache_read_tokens:cache read", "cost:cost $")
+	// Headers as "long|short": a narrow terminal gets the short ones.
+	cols := append(by, "messages:messages|msgs", "sessions:sessions|sess", "input_tokens:in tokens|in", "output_tokens:out tokens|out",
+		"cache_creation_tokens:cache write|cache w", "cache_read_tokens:cache read|cache r", "cost:cost $|$")
 	if len(st.Unpriced) > 0 {
 		cols = append(cols, "unpriced_messages:unpriced")
 	}
@@ -829,7 +830,7 @@ func runStats(c *cli.Context) error {
 		// Tables round numbers to cents; a day of a cheap model costs less.
 		for i, c := range t.Columns {
 			if strings.HasSuffix(c.Name, "cost") {
-				t.Columns[i].Type = "VARCHAR"
+				t.Columns[i].Type = "DECIMAL(18,4)" // right-aligned, never cut
 				for _, row := range t.Rows {
 					if v, ok := row[i].(float64); ok {
 						row[i] = strconv.FormatFloat(v, 'f', 4, 64)
