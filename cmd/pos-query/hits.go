@@ -13,17 +13,26 @@ import (
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 )
 
-// A search result on a terminal is a block, not a table row: a snippet of
-// 32 words does not fit a column. Its first line has the score, the time,
-// the type, the session id (whole, to paste into recent or context) and
-// the session's title; the snippet follows, wrapped and indented, the
-// query's words in bold (ANSI) on a terminal, between ** elsewhere.
+// A search result or a turn on a terminal is a block, not a table row: a
+// snippet of 32 words or a prompt does not fit a column. Its first line
+// has aligned fields (a search hit's score, time, type and whole session
+// id, to paste into recent or context) and a title; its texts follow,
+// wrapped and indented, **words** in bold (ANSI) on a terminal, between
+// ** elsewhere.
 
-// hitBlock is one result as printed: head's fields, then title and snippet.
+// hitBlock is one result as printed: head's fields, then title and texts.
 type hitBlock struct {
-	head    []string
-	title   string
-	snippet string
+	head  []string
+	title string
+	texts []para
+}
+
+// para is a paragraph of a block: each of its lines starts with prefix
+// (hitIndent when empty); at most max lines (0: all), the last ending in
+// "…" when cut.
+type para struct {
+	prefix, s string
+	max       int
 }
 
 // hitIndent is how far the title (when it needs its own line) and the
@@ -78,10 +87,21 @@ func writeHits(w io.Writer, blocks []hitBlock, width int, bold bool) error {
 			bw.WriteString(runewidth.Truncate(title, max(width-len(hitIndent), minTitle), "…"))
 			bw.WriteByte('\n')
 		}
-		for _, l := range wrapWords(oneLineText(b.snippet), max(width-len(hitIndent), minTitle), bold) {
-			bw.WriteString(hitIndent)
-			bw.WriteString(emphasis(l, bold))
-			bw.WriteByte('\n')
+		for _, t := range b.texts {
+			prefix := t.prefix
+			if prefix == "" {
+				prefix = hitIndent
+			}
+			lines := wrapWords(oneLineText(t.s), max(width-runewidth.StringWidth(prefix), minTitle), bold)
+			if t.max > 0 && len(lines) > t.max {
+				lines = lines[:t.max]
+				lines[t.max-1] += " …"
+			}
+			for _, l := range lines {
+				bw.WriteString(prefix)
+				bw.WriteString(emphasis(l, bold))
+				bw.WriteByte('\n')
+			}
 		}
 	}
 	return bw.Flush()

@@ -11,8 +11,8 @@ import (
 func TestWriteHits(t *testing.T) {
 	snippet := "…the **retry** loop now backs off with **exponential** delays between attempts, capped at thirty seconds, and the fetcher's tests cover the jitter…"
 	blocks := []hitBlock{
-		{head: []string{"0.57", "2 days ago", "exchange", "11111111-1111-4111-8111-111111111111"}, title: "Add a retry to the fetcher", snippet: snippet},
-		{head: []string{"0.31", "3 weeks ago", "plan", "22222222-2222-4222-8222-222222222222"}, title: "", snippet: "short"},
+		{head: []string{"0.57", "2 days ago", "exchange", "11111111-1111-4111-8111-111111111111"}, title: "Add a retry to the fetcher", texts: []para{{s: snippet}}},
+		{head: []string{"0.31", "3 weeks ago", "plan", "22222222-2222-4222-8222-222222222222"}, title: "", texts: []para{{s: "short"}}},
 	}
 	for _, tc := range []struct {
 		width      int
@@ -83,5 +83,20 @@ func TestEmphasis(t *testing.T) {
 		if got := emphasis(in, false); got != in {
 			t.Errorf("emphasis(%q, plain) = %q", in, got)
 		}
+	}
+}
+
+// A paragraph with a line limit is cut there, its last line ending in "…".
+func TestWriteHitsLineLimit(t *testing.T) {
+	long := strings.Repeat("word ", 40)
+	var out bytes.Buffer
+	b := hitBlock{head: []string{"#1"}, texts: []para{{prefix: "  > ", s: long, max: 2}, {s: "after"}}}
+	if err := writeHits(&out, []hitBlock{b}, 40, false); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 4 || lines[0] != "#1" || !strings.HasPrefix(lines[1], "  > word") ||
+		!strings.HasSuffix(lines[2], "word …") || lines[3] != hitIndent+"after" {
+		t.Errorf("got:\n%s", out.String())
 	}
 }

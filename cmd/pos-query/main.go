@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/cmd/internal/llmcfg"
@@ -192,6 +193,11 @@ session, oldest first: prompt, response, tools used and tokens. The session
 is given by its id or a unique prefix of it; by default it is the most
 recently active one (of --platform and --project, if given). Only the main
 thread is shown unless --subagents is given.
+
+On a terminal each turn is a block: a line with its number, time, model,
+output tokens and tools, then the prompt (its first 4 lines, after "> "),
+the response (its first 6) and, with --tools, a line per tool call; json,
+ndjson and csv have every text whole.
 
 --summarize adds a short summary of the whole session above the turns
 (extractive, local, unless --strategy names an LLM strategy; see pos-query
@@ -750,14 +756,52 @@ func runRecent(c *cli.Context) error {
 			break
 		}
 	}
+	printTurns := func() error {
+		if e.format == query.FormatTable {
+			return writeHits(c.App.Writer, turnBlocks(r.Turns, tools, e.now), width(c), colorOK(c.App.Writer))
+		}
+		return e.print(r.Table(), cols, "prompt", "response", "tools", "tool_calls")
+	}
 	if c.Bool("summarize") {
 		sum, err := recentSummary(c, e, s)
 		if err != nil {
 			return err
 		}
-		return printRecentSummary(e, sum, r.Table(), cols, "prompt", "response", "tools", "tool_calls")
+		return printRecentSummary(e, sum, r.Table(), printTurns)
 	}
-	return e.print(r.Table(), cols, "prompt", "response", "tools", "tool_calls")
+	return printTurns()
+}
+
+// Turn blocks show this many lines of a prompt and of a response; json
+// has them whole.
+const promptLines, responseLines = 4, 6
+
+// turnBlocks are turns as a terminal shows them: a line with the turn's
+// number (and agent), time, model, output tokens and tools, then the prompt
+// ("> "), the response, and with --tools a line per tool call.
+func turnBlocks(turns []query.Turn, tools bool, now time.Time) []hitBlock {
+	blocks := make([]hitBlock, len(turns))
+	for i, t := range turns {
+		n := "#" + strconv.FormatInt(t.ExchangeNumber, 10)
+		if t.AgentID != "" {
+			n = t.AgentID + " " + n
+		}
+		b := hitBlock{head: []string{n, relTime(t.TS, now), t.Model, humanize.Comma(t.Output) + " out"}}
+		if !tools {
+			b.title = strings.Join(t.Tools, ", ")
+		}
+		b.texts = append(b.texts, para{prefix: "  > ", s: t.Prompt, max: promptLines})
+		if t.Response != "" {
+			b.texts = append(b.texts, para{prefix: "    ", s: t.Response, max: responseLines})
+		}
+		if tools {
+			for _, tc := range t.ToolCalls {
+				b.texts = append(b.texts, para{prefix: "    · ", s: tc.String(), max: 1})
+			}
+		}
+		blocks[i] = b
+	}
+	return blocks
 }
 
 func runTimeline(c *cli.Context) error {

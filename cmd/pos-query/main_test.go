@@ -72,7 +72,7 @@ func TestCLI(t *testing.T) {
 		{name: "recent --tools json", args: []string{"recent", "--lake", lake, "-s", a, "--tools", "--format", "json"},
 			stdout: `(?s)^\[\n\{"exchange_number":1,.*"tool_calls":\[\{"name":"Read","input":\{"file_path":"/home/dev/alpha/fetch.go"\},"output":"package fetch\\n\\nfunc Get\(\) \{\}\\n","output_chars":29,"is_error":false\}.*\n\]\n$`},
 		{name: "recent table", args: []string{"recent", "--lake", lake, "-s", a, "--tools", "-f", "table", "--width", "200"},
-			stdout: `(?m)^#  WHEN .* PROMPT .* RESPONSE .* TOOLS .* OUT TOKENS\n1  .* ago .*Add a retry to the fetcher with exponential backoff .*Read\(/home/dev/alpha/fetch.go\), Task\(find callers\) +130$`,
+			stdout: `^#1  [0-9a-z ]+ ago  claude-[a-z0-9-]+ +130 out\n  > Add a retry to the fetcher with exponential backoff[^\n]*\n(    [^·\n][^\n]*\n)+    · Read\(/home/dev/alpha/fetch.go\)\n    · Task\(find callers\)\n`,
 			stderr: `^pos-query: session ` + a + ` \(claude_code\) "Add a retry to the fetcher" in /home/dev/alpha\n$`},
 		{name: "recent ambiguous", args: []string{"recent", "--lake", lake, "-s", "1111"}, code: 2,
 			stderr: `^pos-query: session "1111" is ambiguous: it matches ` + a + ` .*11112222-3333-4444-8555-666666666666 .*\npos-query: hint: see 'pos-query --help'\n$`},

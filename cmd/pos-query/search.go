@@ -120,7 +120,7 @@ func runSearch(c *cli.Context) error {
 			blocks := make([]hitBlock, len(res.Sessions))
 			for i, h := range res.Sessions {
 				blocks[i] = hitBlock{head: []string{score(h.Score), plural(h.Hits, "hit"), relTime(h.LastTS, e.now), h.SessionID},
-					title: h.Title, snippet: h.Snippet}
+					title: h.Title, texts: []para{{s: h.Snippet}}}
 			}
 			return writeHits(e.c.App.Writer, blocks, width(c), colorOK(e.c.App.Writer))
 		}
@@ -133,7 +133,7 @@ func runSearch(c *cli.Context) error {
 		blocks := make([]hitBlock, len(res.Hits))
 		for i, h := range res.Hits {
 			blocks[i] = hitBlock{head: []string{score(h.Score), relTime(h.TS, e.now), h.ContentType, h.SessionID},
-				title: h.Title, snippet: h.Snippet}
+				title: h.Title, texts: []para{{s: h.Snippet}}}
 		}
 		return writeHits(e.c.App.Writer, blocks, width(c), colorOK(e.c.App.Writer))
 	}

@@ -128,7 +128,7 @@ func recentSummary(c *cli.Context, e *env, ref query.SessionRef) (*query.Summary
 // before a table, as {"summary": …, "turns": […]} in json, as a first
 // {"summary": …} line in ndjson; a csv file stays one table, so the summary
 // goes to stderr.
-func printRecentSummary(e *env, s *query.Summary, turns *query.Table, cols []string, flexible ...string) error {
+func printRecentSummary(e *env, s *query.Summary, turns *query.Table, printTurns func() error) error {
 	w := e.c.App.Writer
 	head := "Summary (" + s.Strategy
 	if s.Model != "" {
@@ -172,5 +172,5 @@ func printRecentSummary(e *env, s *query.Summary, turns *query.Table, cols []str
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
-	return e.print(turns, cols, flexible...)
+	return printTurns()
 }

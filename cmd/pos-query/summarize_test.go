@@ -90,7 +90,7 @@ func TestSummarizeLLMCLI(t *testing.T) {
 func TestRecentSummarize(t *testing.T) {
 	base := []string{"recent", "--lake", lake, "-s", sessA[:8], "-n", "2", "--summarize"}
 	code, out, errs := run("", append(base, "-f", "table", "--width", "120")...)
-	if code != 0 || !strings.HasPrefix(out, "Summary (extractive") || !strings.Contains(out, "\n\n#  WHEN") {
+	if code != 0 || !strings.HasPrefix(out, "Summary (extractive") || !strings.Contains(out, "\n\n#3  ") {
 		t.Fatalf("table: exit %d\n%s\n%s", code, out, errs)
 	}
 	code, out, _ = run("", append(base, "-f", "json")...)
