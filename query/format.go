@@ -310,8 +310,8 @@ func numeric(typ string) bool {
 // table prints the collected rows as aligned columns, cut to the width.
 // Numbers and times are never cut: a table whose other columns cannot make
 // room for them is left wider than the width. A header given as
-// "long|short" is shown short when the long one leaves the flexible
-// columns narrower than comfortWidth.
+// "long|short" is shown short when the table does not fit whole with the
+// long ones.
 func (w *Writer) table() {
 	n := len(w.cols)
 	long, short := make([]string, n), make([]string, n)
@@ -342,12 +342,8 @@ func (w *Writer) table() {
 	if w.opt.Width > 0 {
 		avail := w.opt.Width - 2*(n-1)
 		if total(widths) > avail {
-			if out := capWidths(widths, flex, avail, comfortWidth); out != nil && !slices.Equal(long, short) {
-				widths = out
-			} else {
-				heads = short
-				widths = fit(widthsOf(short), flex, rigid, avail)
-			}
+			// Anything would be cut: short headers leave more to the text.
+			heads, widths = short, fit(widthsOf(short), flex, rigid, avail)
 		}
 	}
 	line := func(cells []string) {
@@ -396,10 +392,6 @@ func total(widths []int) int {
 
 // minWidth is the narrowest a column is cut to.
 const minWidth = 8
-
-// comfortWidth is the narrowest the flexible columns (titles, prompts) are
-// cut to before long headers give way to short ones.
-const comfortWidth = 20
 
 // fit narrows columns until their sum is at most avail: first the flexible
 // ones, all to a common cap; if that is not enough, the flexible ones go to

@@ -123,8 +123,8 @@ func TestTableWidth(t *testing.T) {
 	}
 }
 
-// A header given as "long|short" is long while the flexible columns keep
-// a comfortable width, and short when that makes room for them.
+// A header given as "long|short" is long while the table fits whole, and
+// short when something would be cut.
 func TestTableShortHeaders(t *testing.T) {
 	tb := &query.Table{
 		Columns: []query.Column{{"title", "VARCHAR"}, {"input tokens|in", "BIGINT"}, {"output tokens|out", "BIGINT"}},
@@ -133,6 +133,11 @@ func TestTableShortHeaders(t *testing.T) {
 	wide := format(t, query.FormatTable, tb, query.WriterOptions{Width: 100, Flexible: []string{"title"}})
 	if want := "TITLE                                          INPUT TOKENS  OUTPUT TOKENS\n"; !strings.HasPrefix(wide, want) {
 		t.Errorf("width 100:\n%s", wide)
+	}
+	// 60 columns: the long headers would cut the title; short, it is whole.
+	mid := format(t, query.FormatTable, tb, query.WriterOptions{Width: 60, Flexible: []string{"title"}})
+	if want := "TITLE                                          IN    OUT\n"; !strings.HasPrefix(mid, want) || !strings.Contains(mid, "cutting somewhere  12") {
+		t.Errorf("width 60:\n%s", mid)
 	}
 	// 40 columns: the long headers would leave the title 11; short, 29.
 	narrow := format(t, query.FormatTable, tb, query.WriterOptions{Width: 40, Flexible: []string{"title"}})
