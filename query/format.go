@@ -254,7 +254,7 @@ func (w *Writer) cell(v any) string {
 	case nil:
 		return ""
 	case string:
-		return oneLine(x)
+		return OneLine(x)
 	case time.Time:
 		return humanize.RelTime(x, w.opt.Now, "ago", "from now")
 	case int64:
@@ -271,11 +271,11 @@ func (w *Writer) cell(v any) string {
 	case bool:
 		return strconv.FormatBool(x)
 	case []byte:
-		return oneLine(bytesString(x))
+		return OneLine(bytesString(x))
 	case fmt.Stringer:
-		return oneLine(x.String())
+		return OneLine(x.String())
 	case json.RawMessage:
-		return oneLine(string(x))
+		return OneLine(string(x))
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Slice {
@@ -286,11 +286,11 @@ func (w *Writer) cell(v any) string {
 		return strings.Join(parts, ", ")
 	}
 	var buf bytes.Buffer
-	return oneLine(string(jsonValue(&buf, v)))
+	return OneLine(string(jsonValue(&buf, v)))
 }
 
-// oneLine folds runs of white space (newlines included) into one space.
-func oneLine(s string) string {
+// OneLine folds runs of white space (newlines included) into one space.
+func OneLine(s string) string {
 	if !strings.ContainsAny(s, "\n\r\t\v\f") && !strings.Contains(s, "  ") {
 		return strings.TrimSpace(s)
 	}
@@ -379,7 +379,7 @@ func (w *Writer) table() {
 
 // temporal reports whether a column holds times, shown as "3 days ago".
 func temporal(typ string) bool {
-	return typ == "DATE" || strings.HasPrefix(typ, "TIMESTAMP") || strings.HasPrefix(typ, "TIME")
+	return typ == "DATE" || strings.HasPrefix(typ, "TIME") // TIME, TIMESTAMP…
 }
 
 func total(widths []int) int {
@@ -402,7 +402,7 @@ func fit(widths []int, flex, rigid []bool, avail int) []int {
 	if total(widths) <= avail {
 		return widths
 	}
-	if out := capWidths(widths, flex, avail, minWidth); out != nil {
+	if out := capWidths(widths, flex, avail); out != nil {
 		return out
 	}
 	narrow := slices.Clone(widths)
@@ -413,7 +413,7 @@ func fit(widths []int, flex, rigid []bool, avail int) []int {
 		}
 		rest[i] = !flex[i] && !rigid[i]
 	}
-	if out := capWidths(narrow, rest, avail, minWidth); out != nil {
+	if out := capWidths(narrow, rest, avail); out != nil {
 		return out
 	}
 	for i := range narrow {
@@ -425,9 +425,9 @@ func fit(widths []int, flex, rigid []bool, avail int) []int {
 }
 
 // capWidths gives the columns in which the largest common cap (at least
-// least) that makes the widths sum to at most avail, or nil if there is
+// minWidth) that makes the widths sum to at most avail, or nil if there is
 // none.
-func capWidths(widths []int, which []bool, avail, least int) []int {
+func capWidths(widths []int, which []bool, avail int) []int {
 	sum := func(c int) int {
 		s := 0
 		for i, w := range widths {
@@ -438,7 +438,7 @@ func capWidths(widths []int, which []bool, avail, least int) []int {
 		}
 		return s
 	}
-	lo, hi := least, least
+	lo, hi := minWidth, minWidth
 	for _, w := range widths {
 		hi = max(hi, w)
 	}

@@ -79,7 +79,7 @@ func (c ToolCall) String() string {
 			}
 		}
 	}
-	arg = oneLine(arg)
+	arg = OneLine(arg)
 	if utf8.RuneCountInString(arg) > 60 {
 		arg = string([]rune(arg)[:59]) + "…"
 	}

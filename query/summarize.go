@@ -387,7 +387,7 @@ func (s *Summary) Markdown() string {
 	if title == "" {
 		title = s.SessionID
 	}
-	fmt.Fprintf(&b, "# Summary: %s\n\n", oneLine(title))
+	fmt.Fprintf(&b, "# Summary: %s\n\n", OneLine(title))
 	fmt.Fprintf(&b, "%s session %s", s.Platform, s.SessionID)
 	if s.Project != "" {
 		fmt.Fprintf(&b, " in %s", s.Project)

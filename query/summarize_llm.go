@@ -270,7 +270,7 @@ func renderSegment(s segment, budget int) string {
 	case "report":
 		fmt.Fprintf(&b, "### Subagent report%s\n", when)
 		if s.title != "" {
-			b.WriteString("Task: " + oneLine(s.title) + "\n")
+			b.WriteString("Task: " + OneLine(s.title) + "\n")
 		}
 		b.WriteString(strings.TrimSpace(s.response) + "\n")
 	default:
@@ -306,7 +306,7 @@ func (m *material) header() string {
 	if title == "" {
 		title = m.ref.SessionID
 	}
-	fmt.Fprintf(&b, "Session: %s\nPlatform: %s", oneLine(title), m.ref.Platform)
+	fmt.Fprintf(&b, "Session: %s\nPlatform: %s", OneLine(title), m.ref.Platform)
 	if m.ref.Project != "" {
 		fmt.Fprintf(&b, "; project: %s", m.ref.Project)
 	}

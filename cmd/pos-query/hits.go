@@ -11,6 +11,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/mattn/go-runewidth"
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/query"
 )
 
 // A search result or a turn on a terminal is a block, not a table row: a
@@ -72,7 +73,7 @@ func writeHits(w io.Writer, blocks []hitBlock, width int, bold bool) error {
 			}
 		}
 		used := runewidth.StringWidth(head.String())
-		title := oneLineText(b.title)
+		title := query.OneLine(b.title)
 		switch room := width - used - 2; {
 		case title == "":
 		case runewidth.StringWidth(title) <= room || room >= minTitle:
@@ -92,7 +93,7 @@ func writeHits(w io.Writer, blocks []hitBlock, width int, bold bool) error {
 			if prefix == "" {
 				prefix = hitIndent
 			}
-			lines := wrapWords(oneLineText(t.s), max(width-runewidth.StringWidth(prefix), minTitle), bold)
+			lines := wrapWords(query.OneLine(t.s), max(width-runewidth.StringWidth(prefix), minTitle), bold)
 			if t.max > 0 && len(lines) > t.max {
 				lines = lines[:t.max]
 				lines[t.max-1] += " …"
@@ -165,8 +166,12 @@ func emphasis(line string, bold bool) string {
 	return b.String()
 }
 
-// oneLineText folds white space, newlines included, into single spaces.
-func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
+// blocks prints blocks within the table width, in bold where the output
+// may carry styles.
+func (e *env) blocks(blocks []hitBlock) error {
+	w := e.c.App.Writer
+	return writeHits(w, blocks, width(e.c), colorOK(w))
+}
 
 // colorOK reports whether the output may carry ANSI styles: a terminal,
 // NO_COLOR unset or empty (no-color.org), and TERM not "dumb".

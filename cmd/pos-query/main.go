@@ -758,7 +758,7 @@ func runRecent(c *cli.Context) error {
 	}
 	printTurns := func() error {
 		if e.format == query.FormatTable {
-			return writeHits(c.App.Writer, turnBlocks(r.Turns, tools, e.now), width(c), colorOK(c.App.Writer))
+			return e.blocks(turnBlocks(r.Turns, tools, e.now))
 		}
 		return e.print(r.Table(), cols, "prompt", "response", "tools", "tool_calls")
 	}

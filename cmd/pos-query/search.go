@@ -122,7 +122,7 @@ func runSearch(c *cli.Context) error {
 				blocks[i] = hitBlock{head: []string{score(h.Score), plural(h.Hits, "hit"), relTime(h.LastTS, e.now), h.SessionID},
 					title: h.Title, texts: []para{{s: h.Snippet}}}
 			}
-			return writeHits(e.c.App.Writer, blocks, width(c), colorOK(e.c.App.Writer))
+			return e.blocks(blocks)
 		}
 		return e.print(query.TableOf(res.Sessions), nil)
 	}
@@ -135,7 +135,7 @@ func runSearch(c *cli.Context) error {
 			blocks[i] = hitBlock{head: []string{score(h.Score), relTime(h.TS, e.now), h.ContentType, h.SessionID},
 				title: h.Title, texts: []para{{s: h.Snippet}}}
 		}
-		return writeHits(e.c.App.Writer, blocks, width(c), colorOK(e.c.App.Writer))
+		return e.blocks(blocks)
 	}
 	return e.print(query.TableOf(res.Hits), nil)
 }
