@@ -331,6 +331,10 @@ func (w *Writer) table() {
 			cells[i] = max(cells[i], runewidth.StringWidth(s))
 		}
 	}
+	cut := make([]cutKind, n)
+	for i := range w.cols {
+		cut[i] = w.cutOf(i, long[i])
+	}
 	widthsOf := func(heads []string) []int {
 		out := make([]int, n)
 		for i, h := range heads {
@@ -342,14 +346,39 @@ func (w *Writer) table() {
 	if w.opt.Width > 0 {
 		avail := w.opt.Width - 2*(n-1)
 		if total(widths) > avail {
-			// Anything would be cut: short headers leave more to the text.
+			// Anything would be cut: short headers and ids shortened to
+			// the prefixes that tell them apart leave more to the text.
+			for i := range cut {
+				if cut[i] == cutPrefix {
+					cells[i] = min(cells[i], w.prefixWidth(i))
+					rigid[i], flex[i] = true, false
+				}
+			}
 			heads, widths = short, fit(widthsOf(short), flex, rigid, avail)
+			// A path cut at a separator can be narrower than its column;
+			// the other columns get the rest.
+			again := false
+			for i := range cut {
+				if cut[i] != cutStart || widths[i] >= cells[i] {
+					continue
+				}
+				nw := runewidth.StringWidth(short[i])
+				for _, r := range w.rows {
+					nw = max(nw, runewidth.StringWidth(cutCell(r[i], widths[i], cutStart)))
+				}
+				if nw < widths[i] {
+					cells[i], rigid[i], flex[i], again = nw, true, false, true
+				}
+			}
+			if again {
+				widths = fit(widthsOf(short), flex, rigid, avail)
+			}
 		}
 	}
 	line := func(cells []string) {
 		var b strings.Builder
 		for i, s := range cells {
-			s = runewidth.Truncate(s, widths[i], "…")
+			s = cutCell(s, widths[i], cut[i])
 			pad := widths[i] - runewidth.StringWidth(s)
 			if i > 0 {
 				b.WriteString("  ")
@@ -375,6 +404,89 @@ func (w *Writer) table() {
 	for _, r := range w.rows {
 		line(r)
 	}
+}
+
+// cutKind is how a table cell too wide for its column is cut.
+type cutKind int
+
+const (
+	cutEnd    cutKind = iota // "a long title…"
+	cutStart                 // "…/src/pos": a path's end tells it apart
+	cutPrefix                // "f4ad6fac": an id's prefix, with no ellipsis, can be copied and passed back
+)
+
+// pathColumns and idColumns name the columns (by their long header) cut at
+// their start and shortened to a prefix.
+var (
+	pathColumns = []string{"project", "cwd", "path", "source_path", "file", "repo"}
+	idColumns   = []string{"session", "session_id", "id", "message_id", "exchange_id", "parent_id", "prompt_id", "native_id", "request_id"}
+)
+
+// minPrefix is the shortest an id is shown, as git shortens hashes.
+const minPrefix = 8
+
+// cutOf is how column i, headed name, is cut: an id column only when
+// every cell looks like an id (no spaces), so a prefix of it means one.
+func (w *Writer) cutOf(i int, name string) cutKind {
+	name = strings.ToLower(name)
+	if slices.Contains(pathColumns, name) {
+		return cutStart
+	}
+	if !slices.Contains(idColumns, name) || numeric(w.cols[i].Type) {
+		return cutEnd
+	}
+	for _, r := range w.rows {
+		if strings.ContainsAny(r[i], " …") {
+			return cutEnd
+		}
+	}
+	return cutPrefix
+}
+
+// prefixWidth is the length of the shortest prefixes (at least minPrefix)
+// that tell column i's distinct ids apart.
+func (w *Writer) prefixWidth(i int) int {
+	ids := make([]string, 0, len(w.rows))
+	for _, r := range w.rows {
+		ids = append(ids, r[i])
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	n := minPrefix
+	for j := 1; j < len(ids); j++ {
+		a, b := ids[j-1], ids[j]
+		k := 0
+		for k < len(a) && k < len(b) && a[k] == b[k] {
+			k++
+		}
+		n = max(n, k+1)
+	}
+	return n
+}
+
+// cutCell cuts s to width columns the way kind says.
+func cutCell(s string, width int, kind cutKind) string {
+	sw := runewidth.StringWidth(s)
+	if sw <= width {
+		return s
+	}
+	switch kind {
+	case cutPrefix:
+		return runewidth.Truncate(s, width, "")
+	case cutStart:
+		if width > 1 {
+			// The tail from a separator on ("…/spotter", not
+			// "…ects/spotter"), when the cut falls inside a part. A wide
+			// rune at the cut can leave the tail a column short; padding
+			// makes up for it.
+			tail := runewidth.TruncateLeft(s, sw-width+1, "")
+			if j := strings.IndexAny(tail, `/\`); j > 0 {
+				tail = tail[j:]
+			}
+			return "…" + tail
+		}
+	}
+	return runewidth.Truncate(s, width, "…")
 }
 
 // temporal reports whether a column holds times, shown as "3 days ago".

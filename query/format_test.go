@@ -263,3 +263,57 @@ func TestLookupTables(t *testing.T) {
 		t.Errorf("stats table:\n%s", table)
 	}
 }
+
+// When a table does not fit, ids are shortened to the prefixes that tell
+// them apart (at least 8, no ellipsis: what is shown can be passed back)
+// and paths keep their end, cut at a separator.
+func TestTableCuts(t *testing.T) {
+	tb := &query.Table{
+		Columns: []query.Column{{"session", "VARCHAR"}, {"project", "VARCHAR"}, {"title", "VARCHAR"}},
+		Rows: [][]any{
+			{"4d5611e5-241a-4621-9e0f-1b2c3d4e5f60", "/home/someone/src/github.com/acme/widgets", "a title that is long enough to be cut"},
+			{"4d5611e5-2f00-4000-8000-000000000000", "/home/someone/src/pos", "short"},
+			{"0c02a253-1111-4222-8333-944444444444", "/srv/x", "another title"},
+		},
+	}
+	wide := format(t, query.FormatTable, tb, query.WriterOptions{Width: 200, Flexible: []string{"title"}})
+	for _, whole := range []string{"4d5611e5-241a-4621-9e0f-1b2c3d4e5f60", "/home/someone/src/github.com/acme/widgets"} {
+		if !strings.Contains(wide, whole) {
+			t.Errorf("width 200: %q cut:\n%s", whole, wide)
+		}
+	}
+	got := format(t, query.FormatTable, tb, query.WriterOptions{Width: 60, Flexible: []string{"title", "project"}})
+	// The first two ids share 10 characters: 11 tell them apart.
+	want := `SESSION      PROJECT                TITLE
+4d5611e5-24  …/acme/widgets         a title that is long en…
+4d5611e5-2f  /home/someone/src/pos  short
+0c02a253-11  /srv/x                 another title
+`
+	if got != want {
+		t.Errorf("width 60:\n got:\n%s\nwant:\n%s", got, want)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+		if w := runewidth.StringWidth(line); w > 60 {
+			t.Errorf("line is %d wide: %q", w, line)
+		}
+	}
+	// 40 columns: the paths' tails at a separator are 9 wide, not the 13
+	// their column was capped at; the title gets the rest.
+	got = format(t, query.FormatTable, tb, query.WriterOptions{Width: 40, Flexible: []string{"title", "project"}})
+	want = `SESSION      PROJECT    TITLE
+4d5611e5-24  …/widgets  a title that is…
+4d5611e5-2f  …/src/pos  short
+0c02a253-11  /srv/x     another title
+`
+	if got != want {
+		t.Errorf("width 40:\n got:\n%s\nwant:\n%s", got, want)
+	}
+	// A column named like ids that holds text is cut as text.
+	text := &query.Table{
+		Columns: []query.Column{{"id", "VARCHAR"}, {"title", "VARCHAR"}},
+		Rows:    [][]any{{"not an id but words", "a title long enough to be cut somewhere"}},
+	}
+	if got := format(t, query.FormatTable, text, query.WriterOptions{Width: 30}); !strings.Contains(got, "…") || strings.Contains(got, "not an id but words ") {
+		t.Errorf("text id column:\n%s", got)
+	}
+}
