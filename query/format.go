@@ -55,6 +55,10 @@ type WriterOptions struct {
 	// Flexible names the table columns that give up width first when the
 	// table is too wide (free text such as titles and prompts). Empty: all.
 	Flexible []string
+	// Optional names table columns that may be left out, in this order,
+	// while a flexible column would be cut under flexWant columns
+	// (Dropped tells which were).
+	Optional []string
 	// FlushEach flushes after every row (for a terminal).
 	FlushEach bool
 }
@@ -71,7 +75,9 @@ type Writer struct {
 	n    int
 	csv  *csv.Writer
 	rows [][]string // table cells
-	buf  bytes.Buffer
+	// dropped names the optional columns the table left out.
+	dropped []string
+	buf     bytes.Buffer
 }
 
 // NewWriter makes a Writer printing to w.
@@ -311,12 +317,63 @@ func numeric(typ string) bool {
 // Numbers and times are never cut: a table whose other columns cannot make
 // room for them is left wider than the width. A header given as
 // "long|short" is shown short when the table does not fit whole with the
-// long ones.
+// long ones. While a flexible column would be cut under flexWant columns,
+// the optional columns are left out, in their order.
 func (w *Writer) table() {
+	for {
+		heads, widths, cut, natural, flex := w.layout()
+		if w.dropOptional(widths, natural, flex) {
+			continue
+		}
+		w.printTable(heads, widths, cut)
+		return
+	}
+}
+
+// flexWant is the width under which a flexible column makes the optional
+// columns give way: a model's full name (claude-sonnet-4-20250514) fits.
+const flexWant = 24
+
+// dropOptional leaves out the next optional column still shown if a
+// flexible column is cut under flexWant (or its natural width), and
+// reports whether it did.
+func (w *Writer) dropOptional(widths, natural []int, flex []bool) bool {
+	starved := false
+	for i := range widths {
+		if flex[i] && widths[i] < min(natural[i], flexWant) {
+			starved = true
+		}
+	}
+	if !starved {
+		return false
+	}
+	for _, name := range w.opt.Optional {
+		i := slices.IndexFunc(w.cols, func(c Column) bool { return c.Name == name })
+		if i < 0 {
+			continue
+		}
+		w.dropped = append(w.dropped, name)
+		w.cols = slices.Delete(slices.Clone(w.cols), i, i+1)
+		for j, r := range w.rows {
+			w.rows[j] = slices.Delete(r, i, i+1)
+		}
+		return true
+	}
+	return false
+}
+
+// Dropped names the optional columns a table left out to fit its width
+// (see WriterOptions.Optional), once Close has printed it.
+func (w *Writer) Dropped() []string { return w.dropped }
+
+// layout chooses the headers, the width of each column and how its cells
+// are cut; natural is each column's width uncut.
+func (w *Writer) layout() (heads []string, widths []int, cut []cutKind, natural []int, flex []bool) {
 	n := len(w.cols)
 	long, short := make([]string, n), make([]string, n)
 	cells := make([]int, n) // the widest cell of each column
-	rigid, flex := make([]bool, n), make([]bool, n)
+	rigid := make([]bool, n)
+	flex = make([]bool, n)
 	for i, c := range w.cols {
 		l, sh, ok := strings.Cut(c.Name, "|")
 		if !ok {
@@ -331,7 +388,7 @@ func (w *Writer) table() {
 			cells[i] = max(cells[i], runewidth.StringWidth(s))
 		}
 	}
-	cut := make([]cutKind, n)
+	cut = make([]cutKind, n)
 	for i := range w.cols {
 		cut[i] = w.cutOf(i, long[i])
 	}
@@ -342,39 +399,49 @@ func (w *Writer) table() {
 		}
 		return out
 	}
-	heads, widths := long, widthsOf(long)
-	if w.opt.Width > 0 {
-		avail := w.opt.Width - 2*(n-1)
-		if total(widths) > avail {
-			// Anything would be cut: short headers and ids shortened to
-			// the prefixes that tell them apart leave more to the text.
-			for i := range cut {
-				if cut[i] == cutPrefix {
-					cells[i] = min(cells[i], w.prefixWidth(i))
-					rigid[i], flex[i] = true, false
-				}
-			}
-			heads, widths = short, fit(widthsOf(short), flex, rigid, avail)
-			// A path cut at a separator can be narrower than its column;
-			// the other columns get the rest.
-			again := false
-			for i := range cut {
-				if cut[i] != cutStart || widths[i] >= cells[i] {
-					continue
-				}
-				nw := runewidth.StringWidth(short[i])
-				for _, r := range w.rows {
-					nw = max(nw, runewidth.StringWidth(cutCell(r[i], widths[i], cutStart)))
-				}
-				if nw < widths[i] {
-					cells[i], rigid[i], flex[i], again = nw, true, false, true
-				}
-			}
-			if again {
-				widths = fit(widthsOf(short), flex, rigid, avail)
-			}
+	heads, widths = long, widthsOf(long)
+	natural = widths
+	if w.opt.Width <= 0 {
+		return heads, widths, cut, natural, flex
+	}
+	avail := w.opt.Width - 2*(n-1)
+	if total(widths) <= avail {
+		return heads, widths, cut, natural, flex
+	}
+	// Anything would be cut: short headers and ids shortened to the
+	// prefixes that tell them apart leave more to the text.
+	flexible := slices.Clone(flex)
+	for i := range cut {
+		if cut[i] == cutPrefix {
+			cells[i] = min(cells[i], w.prefixWidth(i))
+			rigid[i], flexible[i] = true, false
 		}
 	}
+	heads, widths = short, fit(widthsOf(short), flexible, rigid, avail)
+	// A path cut at a separator can be narrower than its column; the
+	// other columns get the rest.
+	again := false
+	for i := range cut {
+		if cut[i] != cutStart || widths[i] >= cells[i] {
+			continue
+		}
+		nw := runewidth.StringWidth(short[i])
+		for _, r := range w.rows {
+			nw = max(nw, runewidth.StringWidth(cutCell(r[i], widths[i], cutStart)))
+		}
+		if nw < widths[i] {
+			cells[i], rigid[i], flexible[i], again = nw, true, false, true
+		}
+	}
+	if again {
+		widths = fit(widthsOf(short), flexible, rigid, avail)
+	}
+	return heads, widths, cut, natural, flexible
+}
+
+// printTable prints the header and the rows in the layout given.
+func (w *Writer) printTable(heads []string, widths []int, cut []cutKind) {
+	n := len(w.cols)
 	line := func(cells []string) {
 		var b strings.Builder
 		for i, s := range cells {

@@ -317,3 +317,47 @@ func TestTableCuts(t *testing.T) {
 		t.Errorf("text id column:\n%s", got)
 	}
 }
+
+// While a flexible column would be cut under 24 columns, the optional
+// columns are left out in their order, and only as many as that takes.
+func TestTableOptional(t *testing.T) {
+	tb := func() *query.Table {
+		return &query.Table{
+			Columns: []query.Column{{"model", "VARCHAR"}, {"messages|msgs", "BIGINT"}, {"sessions|sess", "BIGINT"}, {"cost", "DOUBLE"}},
+			Rows:    [][]any{{"anthropic/claude-sonnet-4-20250514", int64(1234), int64(5), 0.25}},
+		}
+	}
+	for _, tc := range []struct {
+		width   int
+		want    string
+		dropped []string
+	}{
+		{80, "MODEL                               MESSAGES  SESSIONS  COST\nanthropic/claude-sonnet-4-20250514     1,234         5  0.25\n", nil},
+		// The short headers leave the model 24: nothing goes.
+		{43, "MODEL                      MSGS  SESS  COST\nanthropic/claude-sonnet…  1,234     5  0.25\n", nil},
+		// 23 for the model: the sessions go, which is enough.
+		{42, "MODEL                           MSGS  COST\nanthropic/claude-sonnet-4-20…  1,234  0.25\n", []string{"sessions|sess"}},
+		// Both go, and the model is still cut: nothing else may go.
+		{20, "MODEL           COST\nanthropic/cla…  0.25\n", []string{"sessions|sess", "messages|msgs"}},
+	} {
+		var buf bytes.Buffer
+		w := query.NewWriter(&buf, query.FormatTable, query.WriterOptions{Width: tc.width, Now: now, Flexible: []string{"model"},
+			Optional: []string{"sessions|sess", "messages|msgs", "no such column"}})
+		if err := tb().Write(w); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != tc.want {
+			t.Errorf("width %d:\n got:\n%s\nwant:\n%s", tc.width, buf.String(), tc.want)
+		}
+		if !reflect.DeepEqual(w.Dropped(), tc.dropped) {
+			t.Errorf("width %d: dropped %q, want %q", tc.width, w.Dropped(), tc.dropped)
+		}
+	}
+	// Other formats keep every column.
+	if got := format(t, query.FormatCSV, tb(), query.WriterOptions{Width: 20, Optional: []string{"sessions|sess"}}); !strings.HasPrefix(got, "model,messages|msgs,sessions|sess,cost\n") {
+		t.Errorf("csv: %s", got)
+	}
+}

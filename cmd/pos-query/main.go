@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -618,11 +619,15 @@ func width(c *cli.Context) int {
 
 // writer makes the output writer; flexible names the table columns that
 // are cut first when the table is too wide.
-func (e *env) writer(flexible ...string) *query.Writer {
+func (e *env) writer(flexible ...string) *query.Writer { return e.fitWriter(flexible, nil) }
+
+// fitWriter is writer whose table may leave out the optional columns.
+func (e *env) fitWriter(flexible, optional []string) *query.Writer {
 	return query.NewWriter(e.c.App.Writer, e.format, query.WriterOptions{
 		Width:     width(e.c),
 		Now:       e.now,
 		Flexible:  flexible,
+		Optional:  optional,
 		FlushEach: e.format != query.FormatTable && cmdio.IsTerminal(e.c.App.Writer),
 	})
 }
@@ -631,6 +636,13 @@ func (e *env) writer(flexible ...string) *query.Writer {
 // none), each given as "name" or "name:header"; flexible names the columns
 // cut first when the table is too wide.
 func (e *env) print(t *query.Table, cols []string, flexible ...string) error {
+	return e.printFit(t, cols, nil, flexible...)
+}
+
+// printFit is print whose table leaves out the optional columns, in their
+// order, while a flexible one would be cut short, and says so on stderr.
+func (e *env) printFit(t *query.Table, cols, optional []string, flexible ...string) error {
+	flexible, optional = slices.Clone(flexible), slices.Clone(optional)
 	if e.format == query.FormatTable && len(cols) > 0 {
 		names := make([]string, len(cols))
 		headers := map[string]string{}
@@ -642,22 +654,37 @@ func (e *env) print(t *query.Table, cols []string, flexible ...string) error {
 			}
 		}
 		t = t.Select(names...)
+		rename := func(list []string, from, to string) {
+			for j, f := range list {
+				if f == from {
+					list[j] = to
+				}
+			}
+		}
 		for i, c := range t.Columns {
 			if h, ok := headers[c.Name]; ok {
-				for j, f := range flexible {
-					if f == c.Name {
-						flexible[j] = h
-					}
-				}
+				rename(flexible, c.Name, h)
+				rename(optional, c.Name, h)
 				t.Columns[i].Name = h
 			}
 		}
 	}
-	w := e.writer(flexible...)
+	w := e.fitWriter(flexible, optional)
 	if err := t.Write(w); err != nil {
 		return err
 	}
-	return w.Close()
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if d := w.Dropped(); len(d) > 0 {
+		names := make([]string, len(d))
+		for i, n := range d {
+			long, _, _ := strings.Cut(n, "|")
+			names[i] = long
+		}
+		e.note("left out to fit %d columns: %s (--width N or --format csv shows them)", width(e.c), strings.Join(names, ", "))
+	}
+	return nil
 }
 
 // note tells the user something on stderr, in a table's company only:
@@ -718,8 +745,9 @@ func runSessions(c *cli.Context) error {
 	if err != nil {
 		return libErr(err)
 	}
-	if err := e.print(query.TableOf(ss),
+	if err := e.printFit(query.TableOf(ss),
 		[]string{"last_ts:last active|last", "session_id:session", "platform", "exchange_count:turns", "output_tokens:out tokens|out", "project", "title"},
+		[]string{"platform", "exchange_count", "output_tokens"},
 		"title", "project"); err != nil {
 		return err
 	}
@@ -819,8 +847,9 @@ func runTimeline(c *cli.Context) error {
 	if err != nil {
 		return libErr(err)
 	}
-	if err := e.print(query.TableOf(tl),
+	if err := e.printFit(query.TableOf(tl),
 		[]string{"ts:when", "kind", "session_id:session", "exchange_number:#", "title", "prompt", "input_tokens:in tokens|in", "output_tokens:out tokens|out", "project"},
+		[]string{"project", "input_tokens", "output_tokens"},
 		"title", "prompt", "project", "session_id"); err != nil {
 		return err
 	}
@@ -883,7 +912,9 @@ func runStats(c *cli.Context) error {
 			}
 		}
 	}
-	return e.print(t, cols, "project", "model", "session")
+	// Narrow, the model or project keeps its width before these do.
+	optional := []string{"unpriced_messages", "sessions", "messages", "cache_creation_tokens", "cache_read_tokens"}
+	return e.printFit(t, cols, optional, "project", "model", "session")
 }
 
 // printPrices writes the price table in use.

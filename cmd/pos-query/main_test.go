@@ -99,8 +99,12 @@ $`},
 			stdout: `^MODEL +MESSAGES +SESSIONS +IN TOKENS +OUT TOKENS +CACHE WRITE +CACHE READ +COST \$\nclaude-haiku-4-5 +4 +1 +122 +69 +10 +1,150 +0.0006\nclaude-opus-4-6 +4 +1 +45 +134 +100 +4,400 +0.0064\nclaude-sonnet-4-5 +1 +1 +1,000 +2,000 +3,000 +4,000 +0.045[45]\n$`,
 			stderr: `^(pos-query: this lake predates the cache_creation_1h_tokens column.*\n)?$`},
 		{name: "stats narrow table", args: []string{"stats", "--lake", lake, "--by", "day,model", "-f", "table", "--project", "alpha", "--width", "60"},
-			// Short headers, the model cut, every day and number whole.
-			stdout: `^DAY +MODEL +MSGS +SESS +IN +OUT +CACHE W +CACHE R +\$\n2026-0[0-9]-[0-9]{2}  claude-… +[0-9]+ +1 +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9,]+ +0\.[0-9]{4}\n`,
+			// Short headers, every day and number whole; counts leave
+			// the room to the model's name, and stderr says which.
+			stdout: `^DAY +MODEL +IN +OUT +CACHE R +\$\n2026-02-27  claude-sonnet-4-5 +1,000 +2,000 +4,000 +0\.045[45]\n`,
+			stderr: `^(pos-query: this lake predates the cache_creation_1h_tokens column.*\n)?pos-query: left out to fit 60 columns: sessions, messages, cache write \(--width N or --format csv shows them\)\n$`},
+		{name: "stats table wide enough", args: []string{"stats", "--lake", lake, "--by", "day,model", "-f", "table", "--project", "alpha", "--width", "90"},
+			stdout: `^DAY +MODEL +MSGS +SESS +IN +OUT +CACHE W +CACHE R +\$\n2026-02-27  claude-sonnet-4-5 +1 +1 +1,000 +2,000 +3,000 +4,000 +0\.045[45]\n`,
 			stderr: `^(pos-query: this lake predates the cache_creation_1h_tokens column.*\n)?$`},
 		{name: "stats totals json", args: []string{"stats", "--lake", lake, "--by", "", "--format", "json", "--until", "2026-03-01"},
 			stdout: `^\[\n\{"messages":1,"sessions":1,"input_tokens":1000,"output_tokens":2000,"cache_creation_tokens":3000,"cache_read_tokens":4000,"cache_creation_1h_tokens":0,"cost":0.04545,"input_cost":0.003,"output_cost":0.03,"cache_creation_cost":0.01125,"cache_read_cost":0.0012[0-9]*,"unpriced_messages":0\}\n\]\n$`},
