@@ -64,10 +64,14 @@ in memory; it never changes the lake.
 ` + formats,
 		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), searchCmd(), recentCmd(), timelineCmd(), statsCmd(), filesCmd(), decisionsCmd(), contextCmd(), summarizeCmd(), capabilitiesCmd()},
 		Action: func(c *cli.Context) error {
-			if c.NArg() == 0 {
-				return cmdio.Usagef("no command given (sql, sessions, recent, timeline, stats)")
+			var names []string
+			for _, cmd := range c.App.Commands {
+				names = append(names, cmd.Name)
 			}
-			return cmdio.Usagef("unknown command %q (sql, sessions, recent, timeline, stats)", c.Args().First())
+			if c.NArg() == 0 {
+				return cmdio.Usagef("no command given (%s)", strings.Join(names, ", "))
+			}
+			return cmdio.Usagef("unknown command %q (%s)", c.Args().First(), strings.Join(names, ", "))
 		},
 	}
 }
@@ -91,6 +95,11 @@ func command(cmd *cli.Command) *cli.Command {
 				// of its files and their reading: the files are there
 				// again, merged, for the same query.
 				err = action(c)
+			}
+			if ue, ok := err.(cmdio.UsageError); ok && ue.Cmd == "" {
+				// The hint points at this command's help.
+				ue.Cmd = c.Command.Name
+				return ue
 			}
 			return err
 		}
