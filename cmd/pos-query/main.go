@@ -782,7 +782,14 @@ func runRecent(c *cli.Context) error {
 		return libErr(err)
 	}
 	s := r.Session
-	e.note("session %s (%s) %q in %s", s.SessionID, s.Platform, s.Title, s.Project)
+	about := fmt.Sprintf("session %s (%s)", s.SessionID, s.Platform)
+	if s.Title != "" {
+		about += fmt.Sprintf(" %q", s.Title)
+	}
+	if s.Project != "" {
+		about += " in " + s.Project
+	}
+	e.note("%s", about)
 	cols := []string{"exchange_number:#", "ts:when", "prompt", "response", "tools", "output_tokens:out tokens"}
 	if tools {
 		cols[4] = "tool_calls:tools"
