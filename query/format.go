@@ -317,12 +317,12 @@ func numeric(typ string) bool {
 // Numbers and times are never cut: a table whose other columns cannot make
 // room for them is left wider than the width. A header given as
 // "long|short" is shown short when the table does not fit whole with the
-// long ones. While a flexible column would be cut under flexWant columns,
-// the optional columns are left out, in their order.
+// long ones. While the table is cramped (see layout), the optional
+// columns are left out, in their order.
 func (w *Writer) table() {
 	for {
-		heads, widths, cut, natural, flex := w.layout()
-		if w.dropOptional(widths, natural, flex) {
+		heads, widths, cut, cramped := w.layout()
+		if cramped && w.dropOptional() {
 			continue
 		}
 		w.printTable(heads, widths, cut)
@@ -330,23 +330,13 @@ func (w *Writer) table() {
 	}
 }
 
-// flexWant is the width under which a flexible column makes the optional
+// flexWant is the width under which a text column makes the optional
 // columns give way: a model's full name (claude-sonnet-4-20250514) fits.
 const flexWant = 24
 
-// dropOptional leaves out the next optional column still shown if a
-// flexible column is cut under flexWant (or its natural width), and
-// reports whether it did.
-func (w *Writer) dropOptional(widths, natural []int, flex []bool) bool {
-	starved := false
-	for i := range widths {
-		if flex[i] && widths[i] < min(natural[i], flexWant) {
-			starved = true
-		}
-	}
-	if !starved {
-		return false
-	}
+// dropOptional leaves out the next optional column still shown, and
+// reports whether there was one.
+func (w *Writer) dropOptional() bool {
 	for _, name := range w.opt.Optional {
 		i := slices.IndexFunc(w.cols, func(c Column) bool { return c.Name == name })
 		if i < 0 {
@@ -367,13 +357,14 @@ func (w *Writer) dropOptional(widths, natural []int, flex []bool) bool {
 func (w *Writer) Dropped() []string { return w.dropped }
 
 // layout chooses the headers, the width of each column and how its cells
-// are cut; natural is each column's width uncut.
-func (w *Writer) layout() (heads []string, widths []int, cut []cutKind, natural []int, flex []bool) {
+// are cut. cramped reports a table short of room: wider than the width,
+// or with a text column cut under flexWant columns (or under its widest
+// cell, if that is narrower).
+func (w *Writer) layout() (heads []string, widths []int, cut []cutKind, cramped bool) {
 	n := len(w.cols)
 	long, short := make([]string, n), make([]string, n)
 	cells := make([]int, n) // the widest cell of each column
-	rigid := make([]bool, n)
-	flex = make([]bool, n)
+	rigid, flex := make([]bool, n), make([]bool, n)
 	for i, c := range w.cols {
 		l, sh, ok := strings.Cut(c.Name, "|")
 		if !ok {
@@ -400,24 +391,23 @@ func (w *Writer) layout() (heads []string, widths []int, cut []cutKind, natural 
 		return out
 	}
 	heads, widths = long, widthsOf(long)
-	natural = widths
 	if w.opt.Width <= 0 {
-		return heads, widths, cut, natural, flex
+		return heads, widths, cut, false
 	}
 	avail := w.opt.Width - 2*(n-1)
 	if total(widths) <= avail {
-		return heads, widths, cut, natural, flex
+		return heads, widths, cut, false
 	}
 	// Anything would be cut: short headers and ids shortened to the
 	// prefixes that tell them apart leave more to the text.
-	flexible := slices.Clone(flex)
 	for i := range cut {
 		if cut[i] == cutPrefix {
 			cells[i] = min(cells[i], w.prefixWidth(i))
-			rigid[i], flexible[i] = true, false
+			rigid[i], flex[i] = true, false
 		}
 	}
-	heads, widths = short, fit(widthsOf(short), flexible, rigid, avail)
+	natural := widthsOf(short)
+	heads, widths = short, fit(natural, flex, rigid, avail)
 	// A path cut at a separator can be narrower than its column; the
 	// other columns get the rest.
 	again := false
@@ -430,13 +420,19 @@ func (w *Writer) layout() (heads []string, widths []int, cut []cutKind, natural 
 			nw = max(nw, runewidth.StringWidth(cutCell(r[i], widths[i], cutStart)))
 		}
 		if nw < widths[i] {
-			cells[i], rigid[i], flexible[i], again = nw, true, false, true
+			cells[i], rigid[i], flex[i], again = nw, true, false, true
 		}
 	}
 	if again {
-		widths = fit(widthsOf(short), flexible, rigid, avail)
+		widths = fit(widthsOf(short), flex, rigid, avail)
 	}
-	return heads, widths, cut, natural, flexible
+	cramped = total(widths) > avail
+	for i := range widths {
+		if !rigid[i] && widths[i] < min(natural[i], flexWant) {
+			cramped = true
+		}
+	}
+	return heads, widths, cut, cramped
 }
 
 // printTable prints the header and the rows in the layout given.
@@ -485,7 +481,7 @@ const (
 // pathColumns and idColumns name the columns (by their long header) cut at
 // their start and shortened to a prefix.
 var (
-	pathColumns = []string{"project", "cwd", "path", "source_path", "file", "repo"}
+	pathColumns = []string{"project", "cwd", "path", "paths", "source_path", "file", "repo"}
 	idColumns   = []string{"session", "session_id", "id", "message_id", "exchange_id", "parent_id", "prompt_id", "native_id", "request_id"}
 )
 

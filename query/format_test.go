@@ -356,6 +356,23 @@ func TestTableOptional(t *testing.T) {
 			t.Errorf("width %d: dropped %q, want %q", tc.width, w.Dropped(), tc.dropped)
 		}
 	}
+	// Numbers that would leave the table wider than the width give way
+	// too, though no text column is cut under 24.
+	nums := &query.Table{
+		Columns: []query.Column{{"platform", "VARCHAR"}, {"messages", "BIGINT"}, {"share %", "DOUBLE"}, {"full %", "DOUBLE"}},
+		Rows:    [][]any{{"claude_code", int64(123456), 96.25, 100.0}},
+	}
+	var buf bytes.Buffer
+	w := query.NewWriter(&buf, query.FormatTable, query.WriterOptions{Width: 30, Now: now, Optional: []string{"full %", "share %"}})
+	if err := nums.Write(w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "PLATFORM     MESSAGES  SHARE %\nclaude_code   123,456    96.25\n"; buf.String() != want || !reflect.DeepEqual(w.Dropped(), []string{"full %"}) {
+		t.Errorf("numbers: dropped %q\n got:\n%s\nwant:\n%s", w.Dropped(), buf.String(), want)
+	}
 	// Other formats keep every column.
 	if got := format(t, query.FormatCSV, tb(), query.WriterOptions{Width: 20, Optional: []string{"sessions|sess"}}); !strings.HasPrefix(got, "model,messages|msgs,sessions|sess,cost\n") {
 		t.Errorf("csv: %s", got)

@@ -316,8 +316,8 @@ func runFiles(c *cli.Context) error {
 	if err != nil {
 		return libErr(err)
 	}
-	return e.print(query.TableOf(fs), []string{"last_ts:last touched", "session_id:session", "platform", "actions", "paths", "title"},
-		"title", "paths")
+	return e.printFit(query.TableOf(fs), []string{"last_ts:last touched|last", "session_id:session", "platform", "actions", "paths", "title"},
+		[]string{"platform", "actions"}, "title", "paths")
 }
 
 func decisionsCmd() *cli.Command {
@@ -533,9 +533,23 @@ func runCapabilities(c *cli.Context) error {
 	if err != nil {
 		return libErr(err)
 	}
-	return e.print(query.TableOf(caps), []string{"platform", "exchanges", "timestamps", "tokens", "cost", "models",
-		"tool_calls:tools", "file_context:files", "subagents", "incremental", "messages", "sessions",
-		"exact_ts_pct:exact ts %", "with_tokens_pct:tokens %", "with_model_pct:model %", "full_sessions_pct:full sessions %"})
+	flags := []string{"exchanges", "timestamps", "tokens", "cost", "models", "tool_calls", "file_context", "subagents", "incremental"}
+	t := query.TableOf(caps)
+	if e.format == query.FormatTable {
+		// "part" keeps the nine yes/part/no columns within 80 columns.
+		for _, row := range t.Rows {
+			for i, col := range t.Columns {
+				if v, ok := row[i].(string); ok && v == "partial" && slices.Contains(flags, col.Name) {
+					row[i] = "part"
+				}
+			}
+		}
+	}
+	return e.printFit(t, []string{"platform", "exchanges:exchanges|exch", "timestamps:timestamps|ts", "tokens:tokens|tok", "cost", "models:models|model",
+		"tool_calls:tools", "file_context:files", "subagents:subagents|sub", "incremental:incremental|incr", "messages:messages|msgs", "sessions:sessions|sess",
+		"exact_ts_pct:exact ts %|ts %", "with_tokens_pct:tokens %|tok %", "with_model_pct:model %|mod %", "full_sessions_pct:full sessions %|full %"},
+		[]string{"full_sessions_pct", "with_model_pct", "with_tokens_pct", "exact_ts_pct", "sessions", "messages"},
+		flags...)
 }
 
 // env is what an action needs: the lake, the window and the output.
