@@ -497,7 +497,7 @@ func tools(in []tool) []schema.Tool {
 		if len(t.Input) > 0 && string(t.Input) != "null" {
 			var buf bytes.Buffer
 			if json.Compact(&buf, t.Input) == nil {
-				st.Input = buf.Bytes()
+				st.Input = validUTF8(buf.Bytes())
 			}
 		}
 		if t.Output != nil {
@@ -532,7 +532,18 @@ func meta(obj json.RawMessage, extra map[string]any) json.RawMessage {
 	if err := enc.Encode(m); err != nil {
 		return nil
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n")
+	return validUTF8(bytes.TrimRight(buf.Bytes(), "\n"))
+}
+
+// validUTF8 makes JSON text taken from an event valid UTF-8, as the raw
+// line is: the record's JSON members are written as they are, and a
+// reader of the stream replaces invalid bytes in them, so a record with
+// them would not read back as it was written.
+func validUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	return bytes.ToValidUTF8(b, []byte("\uFFFD"))
 }
 
 // sessionHints emits one session record for each session seen in this
