@@ -326,7 +326,9 @@ func AppendTime(b []byte, t time.Time) []byte {
 }
 
 func appendFloat32(b []byte, f float32) []byte {
-	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+	// Zero is written "0" whatever its sign: sonic reads "-0" as 0 and
+	// Go's parser as -0, and a record must read the same with either.
+	if f == 0 || math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
 		return append(b, '0')
 	}
 	return strconv.AppendFloat(b, float64(f), 'g', -1, 32)
