@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf16"
@@ -171,7 +172,7 @@ func (r *Record) member(d *mdec, key string) (err error) {
 	default:
 		var v json.RawMessage
 		if v, err = d.raw(); err == nil {
-			r.Extra = append(r.Extra, Field{Key: key, Value: v})
+			r.Extra = append(r.Extra, Field{Key: validKey(key), Value: v})
 		}
 	}
 	if err != nil {
@@ -754,4 +755,24 @@ func Hex4(b []byte) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
+}
+
+// validKey is key as AppendString writes it: each invalid UTF-8 byte made
+// U+FFFD. Unknown members are written sorted by key, so a record keeps
+// their order only if it sorts them by the keys it writes.
+func validKey(key string) string {
+	if utf8.ValidString(key) {
+		return key
+	}
+	var b strings.Builder
+	for i := 0; i < len(key); {
+		r, size := utf8.DecodeRuneInString(key[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(key[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
