@@ -80,10 +80,7 @@ FUZZ_TARGETS := schema:FuzzRoundTrip schema:FuzzDecoder schema:FuzzDecoders sche
 	extract/aider:FuzzBlocks extract/push:FuzzLine transform/embed/lexical:FuzzTerms transform/scrub:FuzzScrub \
 	transform/enrich:FuzzShellFiles transform/enrich:FuzzDecisions extract:FuzzState extract:FuzzJournal
 fuzz:
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		echo "fuzz $${t%%:*} $${t##*:}"; \
-		$(GO) test -run='^$$' -fuzz="^$${t##*:}$$" -fuzztime=$(FUZZTIME) ./$${t%%:*}; \
-	done
+	@GO="$(GO)" FUZZTIME=$(FUZZTIME) pipelines/fuzz.sh $(FUZZ_TARGETS)
 
 ## docs: regenerate the capability matrix in the README from the adapters
 docs: build
