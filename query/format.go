@@ -56,8 +56,8 @@ type WriterOptions struct {
 	// table is too wide (free text such as titles and prompts). Empty: all.
 	Flexible []string
 	// Optional names table columns that may be left out, in this order,
-	// while a flexible column would be cut under flexWant columns
-	// (Dropped tells which were).
+	// while the table is short of room: wider than Width, or with a text
+	// column cut under 24 columns (Dropped tells which were).
 	Optional []string
 	// FlushEach flushes after every row (for a terminal).
 	FlushEach bool
