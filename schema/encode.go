@@ -202,7 +202,11 @@ func AppendRecord(b []byte, r *Record) []byte {
 			slices.SortStableFunc(extra, cmpField)
 		}
 		for _, f := range extra {
-			w.raw(f.Key, f.Value)
+			if len(f.Value) == 0 || string(f.Value) == "null" {
+				continue
+			}
+			w.anyKey(f.Key)
+			w.b = append(w.b, f.Value...)
 		}
 	}
 	return append(w.b, '}')
@@ -236,7 +240,20 @@ type obj struct {
 	n int
 }
 
+// key appends a member's key that needs no escaping: the names this file
+// writes. A key read from input goes through anyKey.
 func (o *obj) key(k string) {
+	if o.n > 0 {
+		o.b = append(o.b, ',')
+	}
+	o.n++
+	o.b = append(o.b, '"')
+	o.b = append(o.b, k...)
+	o.b = append(o.b, '"', ':')
+}
+
+// anyKey appends a key of any content, escaped.
+func (o *obj) anyKey(k string) {
 	if o.n > 0 {
 		o.b = append(o.b, ',')
 	}
@@ -452,7 +469,8 @@ func AppendCheckpoint(b []byte, c *Checkpoint) []byte {
 		o.key("context")
 		co := obj{b: append(o.b, '{')}
 		for _, k := range slices.Sorted(maps.Keys(c.Context)) {
-			co.strAlways(k, c.Context[k])
+			co.anyKey(k)
+			co.b = AppendString(co.b, c.Context[k])
 		}
 		o.b = append(co.b, '}')
 	}

@@ -123,7 +123,10 @@ type block struct {
 
 // api decodes native lines. Decoded strings share one copy of the line that
 // sonic makes per call, so they stay valid after the line buffer is reused.
-var api = sonic.Config{}.Froze()
+// Keys match exactly, as Claude Code writes them: a key in another case is
+// another member (and a case-insensitive match would cost a second lookup
+// for every member pos does not read, most of them).
+var api = sonic.Config{CaseSensitive: true}.Froze()
 
 // rawJSON is a JSON value left undecoded. It points into the line it was
 // read from (no copy): the line is the record's raw and outlives it.
