@@ -441,15 +441,22 @@ func agentType(path, id string) string {
 	if err != nil || len(b) > 1<<20 {
 		return ""
 	}
-	var meta struct {
-		AgentType    string `json:"agentType"`
-		SubagentType string `json:"subagent_type"`
-		Type         string `json:"type"`
-	}
-	if api.Unmarshal(b, &meta) != nil {
+	var agentType, subagentType, typ string
+	err = members(b, func(w *schema.Walker, key string) error {
+		switch key {
+		case "agentType":
+			return str(w, &agentType)
+		case "subagent_type":
+			return str(w, &subagentType)
+		case "type":
+			return str(w, &typ)
+		}
+		return w.Skip()
+	})
+	if err != nil {
 		return ""
 	}
-	return cmpOr(meta.AgentType, cmpOr(meta.SubagentType, meta.Type))
+	return cmpOr(agentType, cmpOr(subagentType, typ))
 }
 
 func (r *run) emitRec(rec *schema.Record) error {

@@ -319,7 +319,7 @@ func TestDefaultRoots(t *testing.T) {
 
 // corpusDir is the shared corpus of real files; tests that need it skip
 // without it.
-func corpusDir(t *testing.T) string {
+func corpusDir(t testing.TB) string {
 	return extracttest.CorpusDir(t, "claude")
 }
 

@@ -5,42 +5,38 @@ import (
 	"unsafe"
 
 	"github.com/bytedance/sonic"
+	"github.com/pos-lake/pos/schema"
 )
 
 // line is the subset of a Claude Code JSONL line that pos reads. Everything
 // else stays in the raw record.
 type line struct {
-	Type              string   `json:"type"`
-	Subtype           string   `json:"subtype"`
-	UUID              string   `json:"uuid"`
-	ParentUUID        string   `json:"parentUuid"`
-	LogicalParentUUID string   `json:"logicalParentUuid"`
-	SessionID         string   `json:"sessionId"`
-	Timestamp         string   `json:"timestamp"`
-	Cwd               string   `json:"cwd"`
-	GitBranch         string   `json:"gitBranch"`
-	Version           string   `json:"version"`
-	Slug              string   `json:"slug"`
-	AgentID           string   `json:"agentId"`
-	IsSidechain       bool     `json:"isSidechain"`
-	IsMeta            bool     `json:"isMeta"`
-	IsCompactSummary  bool     `json:"isCompactSummary"`
-	IsAPIError        bool     `json:"isApiErrorMessage"`
-	RequestID         string   `json:"requestId"`
-	Message           *message `json:"message"`
-	Summary           string   `json:"summary"`  // type "summary"
-	LeafUUID          string   `json:"leafUuid"` // type "summary"
-	Content           rawJSON  `json:"content"`  // system and queue-operation lines
-	CompactMetadata   rawJSON  `json:"compactMetadata"`
-	Snapshot          *struct {
-		Timestamp string `json:"timestamp"`
-	} `json:"snapshot"` // file-history-snapshot
-	Data *struct {
-		Type    string `json:"type"`
-		AgentID string `json:"agentId"`
-	} `json:"data"` // progress
-	ParentToolUseID string `json:"parentToolUseID"` // progress: the Task call it reports on
-	Operation       string `json:"operation"`       // queue-operation
+	Type              string        `json:"type"`
+	Subtype           string        `json:"subtype"`
+	UUID              string        `json:"uuid"`
+	ParentUUID        string        `json:"parentUuid"`
+	LogicalParentUUID string        `json:"logicalParentUuid"`
+	SessionID         string        `json:"sessionId"`
+	Timestamp         string        `json:"timestamp"`
+	Cwd               string        `json:"cwd"`
+	GitBranch         string        `json:"gitBranch"`
+	Version           string        `json:"version"`
+	Slug              string        `json:"slug"`
+	AgentID           string        `json:"agentId"`
+	IsSidechain       bool          `json:"isSidechain"`
+	IsMeta            bool          `json:"isMeta"`
+	IsCompactSummary  bool          `json:"isCompactSummary"`
+	IsAPIError        bool          `json:"isApiErrorMessage"`
+	RequestID         string        `json:"requestId"`
+	Message           *message      `json:"message"`
+	Summary           string        `json:"summary"`  // type "summary"
+	LeafUUID          string        `json:"leafUuid"` // type "summary"
+	Content           rawJSON       `json:"content"`  // system and queue-operation lines
+	CompactMetadata   rawJSON       `json:"compactMetadata"`
+	Snapshot          *snapshot     `json:"snapshot"`        // file-history-snapshot
+	Data              *progressData `json:"data"`            // progress
+	ParentToolUseID   string        `json:"parentToolUseID"` // progress: the Task call it reports on
+	Operation         string        `json:"operation"`       // queue-operation
 	// The session's names (session-state lines, without a uuid or a time):
 	// custom-title and agent-name are what the user named it (/rename
 	// writes both), ai-title the label Claude Code made for its picker.
@@ -60,13 +56,24 @@ type line struct {
 	Attachment *attachment `json:"attachment"`
 }
 
+type snapshot struct {
+	Timestamp string `json:"timestamp"`
+}
+
+type progressData struct {
+	Type    string `json:"type"`
+	AgentID string `json:"agentId"`
+}
+
 type attachment struct {
 	Type        string  `json:"type"`
 	Prompt      rawJSON `json:"prompt"` // queued_command: a string or content blocks
 	CommandMode string  `json:"commandMode"`
-	Origin      *struct {
-		Kind string `json:"kind"`
-	} `json:"origin"`
+	Origin      *origin `json:"origin"`
+}
+
+type origin struct {
+	Kind string `json:"kind"`
 }
 
 // queuedPrompt is the text of a queued_command attachment, and whether a
@@ -99,13 +106,15 @@ type message struct {
 }
 
 type usage struct {
-	Input         int64 `json:"input_tokens"`
-	Output        int64 `json:"output_tokens"`
-	CacheCreation int64 `json:"cache_creation_input_tokens"`
-	CacheRead     int64 `json:"cache_read_input_tokens"`
-	Detail        *struct {
-		Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
-	} `json:"cache_creation"`
+	Input         int64        `json:"input_tokens"`
+	Output        int64        `json:"output_tokens"`
+	CacheCreation int64        `json:"cache_creation_input_tokens"`
+	CacheRead     int64        `json:"cache_read_input_tokens"`
+	Detail        *cacheDetail `json:"cache_creation"`
+}
+
+type cacheDetail struct {
+	Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
 }
 
 // block is one element of message.content.
@@ -121,9 +130,8 @@ type block struct {
 	IsError   bool    `json:"is_error"`
 }
 
-// api decodes native lines. Decoded strings share one copy of the line that
-// sonic makes per call, so they stay valid after the line buffer is reused.
-// Keys match exactly, as Claude Code writes them: a key in another case is
+// api decodes what the walker refuses (walk.go). Decoded strings point
+// into the line, as the walker's do. Keys match exactly, as Claude Code writes them: a key in another case is
 // another member (and a case-insensitive match would cost a second lookup
 // for every member pos does not read, most of them).
 var api = sonic.Config{CaseSensitive: true}.Froze()
@@ -139,7 +147,12 @@ func decode(b []byte, v any) error {
 
 // parseLine decodes a line. The decoded strings point into b, which must
 // not change while the record made from it lives (it is the record's raw).
+// A line the walker refuses goes to sonic (see walk.go).
 func parseLine(b []byte, l *line) error {
+	*l = line{}
+	if walkLine(b, l) == nil {
+		return nil
+	}
 	*l = line{}
 	return decode(b, l)
 }
@@ -159,8 +172,15 @@ func parseContent(raw rawJSON) (content, error) {
 	}
 	if raw[0] == '"' {
 		c.isStr = true
+		if walkString(raw, &c.str) == nil {
+			return c, nil
+		}
 		return c, decode(raw, &c.str)
 	}
+	if walkBlocks(raw, &c.blocks) == nil {
+		return c, nil
+	}
+	c.blocks = nil
 	return c, decode(raw, &c.blocks)
 }
 
@@ -203,24 +223,34 @@ func trimSpace(b []byte) []byte {
 
 // fileInputKeys are the tool input members that name a file the tool read
 // or changed.
-var fileInputKeys = []string{"file_path", "notebook_path"}
+var fileInputKeys = [...]string{"file_path", "notebook_path"}
 
 // toolFiles returns the files a tool call names.
 func toolFiles(name string, input rawJSON) []string {
 	if len(input) == 0 || input[0] != '{' {
 		return nil
 	}
-	var m map[string]rawJSON
-	if decode(input, &m) != nil {
+	// The last of each key holds; a value that is not a string is left.
+	var vals [len(fileInputKeys)]string
+	err := members(input, func(w *schema.Walker, key string) error {
+		for i, k := range fileInputKeys {
+			if key == k {
+				if w.Next() != '"' {
+					vals[i] = ""
+					return w.Skip()
+				}
+				return str(w, &vals[i])
+			}
+		}
+		return w.Skip()
+	})
+	if err != nil {
 		return nil
 	}
 	var out []string
-	for _, k := range fileInputKeys {
-		if v, ok := m[k]; ok {
-			var s string
-			if decode(v, &s) == nil && s != "" {
-				out = append(out, s)
-			}
+	for _, s := range vals {
+		if s != "" {
+			out = append(out, s)
 		}
 	}
 	return out

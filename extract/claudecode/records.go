@@ -338,11 +338,8 @@ func (r *run) assistantLine(rec *schema.Record, l *line) {
 			rec.Tools = append(rec.Tools, schema.Tool{Name: b.Name, CallID: b.ID, Input: compact(b.Input)})
 			rec.Files = append(rec.Files, toolFiles(b.Name, b.Input)...)
 			if b.Name == "Task" || b.Name == "Agent" {
-				var in struct {
-					Type string `json:"subagent_type"`
-				}
-				if decode(b.Input, &in) == nil && in.Type != "" {
-					r.taskTypes[b.ID] = in.Type
+				if t := stringMember(b.Input, "subagent_type"); t != "" {
+					r.taskTypes[b.ID] = t
 				}
 			}
 		}
