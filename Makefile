@@ -75,10 +75,10 @@ lint:
 	$(GO) vet ./...
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
-FUZZ_TARGETS := schema:FuzzRoundTrip schema:FuzzDecoder schema:FuzzDecoders schema:FuzzKeptLineReader extract/claudecode:FuzzLine extract/codex:FuzzLine \
+FUZZ_TARGETS := schema:FuzzRoundTrip schema:FuzzDecoder schema:FuzzDecoders schema:FuzzKeptLineReader extract/claudecode:FuzzLine extract/claudecode:FuzzWalk extract/codex:FuzzLine \
 	extract/gemini:FuzzLine extract/gemini:FuzzConversation extract/cline:FuzzTask extract/cursor:FuzzNative \
 	extract/aider:FuzzBlocks extract/push:FuzzLine transform/embed/lexical:FuzzTerms transform/scrub:FuzzScrub \
-	transform/enrich:FuzzShellFiles transform/enrich:FuzzDecisions extract:FuzzState extract:FuzzJournal
+	transform/enrich:FuzzShellFiles transform/enrich:FuzzDecisions transform/enrich:FuzzInput extract:FuzzState extract:FuzzJournal
 fuzz:
 	@GO="$(GO)" FUZZTIME=$(FUZZTIME) pipelines/fuzz.sh $(FUZZ_TARGETS)
 

@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bytedance/sonic"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -46,8 +45,6 @@ const (
 // (absolute_path, file_path), and common variants.
 var pathKeys = []string{"file_path", "notebook_path", "path", "target_file", "targetFile", "relative_workspace_path",
 	"absolute_path", "absolutePath", "filePath", "filepath", "file", "filename", "target_notebook"}
-
-var inputAPI = sonic.Config{}.Froze()
 
 // FileRefs returns the files a message's tool calls name, with what the
 // tool did to them, plus the files the platform listed on the message.
@@ -85,8 +82,8 @@ func FileRefs(m *schema.Record) []schema.FileRef {
 		if t.Input[0] != '{' {
 			continue
 		}
-		var in map[string]sonic.NoCopyRawMessage
-		if inputAPI.Unmarshal(t.Input, &in) != nil {
+		in, ok := inputMembers(t.Input)
+		if !ok {
 			continue
 		}
 		if shellTools[strings.ToLower(t.Name)] {
@@ -101,18 +98,16 @@ func FileRefs(m *schema.Record) []schema.FileRef {
 			if !ok || len(v) == 0 || v[0] != '"' {
 				continue
 			}
-			var s string
-			if inputAPI.Unmarshal(v, &s) == nil {
+			if s, ok := jsonString(v); ok {
 				add(s, action, t.Name)
 			}
 		}
 		// MultiEdit-style and Cursor-style lists of edits.
 		if v, ok := in["edits"]; ok && len(v) > 0 && v[0] == '[' {
-			var edits []map[string]any
-			if inputAPI.Unmarshal(v, &edits) == nil {
+			if edits, ok := editStrings(v); ok {
 				for _, e := range edits {
 					for _, k := range pathKeys {
-						if s, ok := e[k].(string); ok {
+						if s, ok := e[k]; ok {
 							add(s, action, t.Name)
 						}
 					}

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bytedance/sonic"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -24,12 +23,13 @@ const maxScript = 64 << 10
 // shellCommand returns the script a shell tool ran and the directory it ran
 // in, from its input: "command" or "cmd" as a string or an argv list
 // (["bash", "-lc", "script"] is the script), and "workdir", "cwd" or "dir".
-func shellCommand(in map[string]sonic.NoCopyRawMessage) (script, dir string) {
+func shellCommand(in map[string][]byte) (script, dir string) {
 	for _, k := range []string{"workdir", "cwd", "dir", "working_directory"} {
-		var s string
-		if v, ok := in[k]; ok && inputAPI.Unmarshal(v, &s) == nil && s != "" {
-			dir = s
-			break
+		if v, ok := in[k]; ok {
+			if s, ok := jsonString(v); ok && s != "" {
+				dir = s
+				break
+			}
 		}
 	}
 	for _, k := range []string{"command", "cmd"} {
@@ -39,10 +39,10 @@ func shellCommand(in map[string]sonic.NoCopyRawMessage) (script, dir string) {
 		}
 		switch v[0] {
 		case '"':
-			inputAPI.Unmarshal(v, &script)
+			script, _ = jsonString(v)
 		case '[':
-			var argv []string
-			if inputAPI.Unmarshal(v, &argv) != nil || len(argv) == 0 {
+			argv, ok := jsonStrings(v)
+			if !ok || len(argv) == 0 {
 				continue
 			}
 			if len(argv) >= 3 && isShell(argv[0]) && (argv[1] == "-c" || argv[1] == "-lc" || argv[1] == "-ic") {
