@@ -429,6 +429,17 @@ func (c *Checkpoint) member(d *mdec, key string) (err error) {
 // value; fn consumes the value. Members whose value is null are skipped,
 // as sonic leaves their fields unset.
 func (d *mdec) object(fn func(d *mdec, key string) error) error {
+	return d.members(func(key string) error {
+		if d.null() {
+			return nil
+		}
+		return fn(d, key)
+	})
+}
+
+// members decodes an object, calling fn with each member's key; fn
+// consumes the value, null included.
+func (d *mdec) members(fn func(key string) error) error {
 	d.ws()
 	if !d.eat('{') {
 		return d.errf("expected a JSON object")
@@ -448,10 +459,8 @@ func (d *mdec) object(fn func(d *mdec, key string) error) error {
 			return d.errf("expected ':' after object key")
 		}
 		d.ws()
-		if !d.null() {
-			if err := fn(d, key); err != nil {
-				return err
-			}
+		if err := fn(key); err != nil {
+			return err
 		}
 		d.ws()
 		if d.eat(',') {

@@ -23,40 +23,7 @@ func (w *Walker) Reset(b []byte) {
 
 // Object walks an object, calling fn with each member's key; fn consumes
 // the member's value (with one of the methods below, or Skip).
-func (w *Walker) Object(fn func(key string) error) error {
-	d := &w.d
-	d.ws()
-	if !d.eat('{') {
-		return d.errf("expected a JSON object")
-	}
-	d.ws()
-	if d.eat('}') {
-		return nil
-	}
-	for {
-		d.ws()
-		key, err := d.str()
-		if err != nil {
-			return err
-		}
-		d.ws()
-		if !d.eat(':') {
-			return d.errf("expected ':' after object key")
-		}
-		d.ws()
-		if err := fn(key); err != nil {
-			return err
-		}
-		d.ws()
-		if d.eat(',') {
-			continue
-		}
-		if d.eat('}') {
-			return nil
-		}
-		return d.errf("expected ',' or '}' after object member")
-	}
-}
+func (w *Walker) Object(fn func(key string) error) error { return w.d.members(fn) }
 
 // Array walks an array, calling fn for each element, which fn consumes.
 func (w *Walker) Array(fn func() error) error {

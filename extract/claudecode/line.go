@@ -165,6 +165,22 @@ type content struct {
 }
 
 func parseContent(raw rawJSON) (content, error) {
+	return contentWith(raw, func(b []byte, s *string) error {
+		if walkString(b, s) == nil {
+			return nil
+		}
+		return decode(b, s)
+	}, func(b []byte, blocks *[]block) error {
+		if walkBlocks(b, blocks) == nil {
+			return nil
+		}
+		*blocks = nil
+		return decode(b, blocks)
+	})
+}
+
+// contentWith is parseContent with the given decoders.
+func contentWith(raw rawJSON, str func([]byte, *string) error, blocks func([]byte, *[]block) error) (content, error) {
 	var c content
 	raw = trimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -172,16 +188,9 @@ func parseContent(raw rawJSON) (content, error) {
 	}
 	if raw[0] == '"' {
 		c.isStr = true
-		if walkString(raw, &c.str) == nil {
-			return c, nil
-		}
-		return c, decode(raw, &c.str)
+		return c, str(raw, &c.str)
 	}
-	if walkBlocks(raw, &c.blocks) == nil {
-		return c, nil
-	}
-	c.blocks = nil
-	return c, decode(raw, &c.blocks)
+	return c, blocks(raw, &c.blocks)
 }
 
 // resultText flattens a tool_result's content (a string, or text and image

@@ -23,30 +23,10 @@ func sonicLine(b []byte) (line, error) {
 }
 
 func sonicContent(raw rawJSON) (content, error) {
-	var c content
-	raw = trimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return c, nil
-	}
-	if raw[0] == '"' {
-		c.isStr = true
-		return c, decode(raw, &c.str)
-	}
-	return c, decode(raw, &c.blocks)
+	return contentWith(raw, func(b []byte, s *string) error { return decode(b, s) }, func(b []byte, bl *[]block) error { return decode(b, bl) })
 }
 
-func walkContent(raw rawJSON) (content, error) {
-	var c content
-	raw = trimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return c, nil
-	}
-	if raw[0] == '"' {
-		c.isStr = true
-		return c, walkString(raw, &c.str)
-	}
-	return c, walkBlocks(raw, &c.blocks)
-}
+func walkContent(raw rawJSON) (content, error) { return contentWith(raw, walkString, walkBlocks) }
 
 func sonicToolFiles(input rawJSON) []string {
 	if len(input) == 0 || input[0] != '{' {
