@@ -155,6 +155,13 @@ func FuzzWalk(f *testing.F) {
 	f.Add([]byte(`{"type":"x","type":null,"prNumber":1e3,"content":[1, 2 ]}`))
 	f.Add([]byte(`{"message":{"content":[null,{"type":"tool_use","input":{"file_path":"a","file_path":7,"notebook_path":"n"}}]}}`))
 	f.Add([]byte(`{"attachment":{"prompt":"\ud800x","origin":null},"snapshot":{"timestamp":"t"},"data":{"type":"agent_progress"}}`))
+	// Escaped keys, keys in other cases, repeated members, numbers at and
+	// past int64's edges.
+	f.Add([]byte(`{"ty\u0070e":"user","message":{"r\u006fle":"x"}}`))
+	f.Add([]byte(`{"type":"a","TYPE":"b","Type":"c","isMeta":true,"isMeta":false}`))
+	f.Add([]byte(`{"prNumber":-0,"message":{"usage":{"input_tokens":-5,"output_tokens":9223372036854775807}}}`))
+	f.Add([]byte(`{"prNumber":9223372036854775808}`))
+	f.Add([]byte(`{"prNumber":1.0}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b := extract.RawLine(bytes.TrimRight(data, "\r\n"))
 		checkWalk(t, "fuzz", b)
