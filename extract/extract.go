@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -108,6 +109,7 @@ type SourceFile struct {
 func Walk(roots []string, match func(path string, d fs.DirEntry) bool) ([]SourceFile, error) {
 	seen := map[string]bool{}
 	var out []SourceFile
+	var found []walked // matched while walking, stat'ed after
 	for _, root := range roots {
 		root, err := filepath.Abs(root)
 		if err != nil {
@@ -137,22 +139,48 @@ func Walk(roots []string, match func(path string, d fs.DirEntry) bool) ([]Source
 			if d.IsDir() || seen[path] || !match(path, d) {
 				return nil
 			}
-			info, err := d.Info()
-			if err != nil {
-				return nil // vanished while walking
-			}
 			seen[path] = true
-			out = append(out, SourceFile{Path: path, Info: info})
+			found = append(found, walked{path, d})
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
+	out = append(out, statAll(found)...)
 	slices.SortFunc(out, func(a, b SourceFile) int {
 		return cmp.Or(a.Info.ModTime().Compare(b.Info.ModTime()), cmp.Compare(a.Path, b.Path))
 	})
 	return out, nil
+}
+
+type walked struct {
+	path string
+	d    fs.DirEntry
+}
+
+// statAll stats the files a walk found, a few at a time: a home of 1,868
+// transcripts took ~7 ms of lstat calls one by one, on the critical path
+// of every sync. A file that vanished since is left out.
+func statAll(found []walked) []SourceFile {
+	infos := make([]fs.FileInfo, len(found))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(4, 1+len(found)/256) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(found); i = int(next.Add(1) - 1) {
+				infos[i], _ = found[i].d.Info()
+			}
+		})
+	}
+	wg.Wait()
+	out := make([]SourceFile, 0, len(found))
+	for i, w := range found {
+		if infos[i] != nil {
+			out = append(out, SourceFile{Path: w.path, Info: infos[i]})
+		}
+	}
+	return out
 }
 
 // Checkpoint builds the checkpoint record for a file read up to consumed
