@@ -168,7 +168,11 @@ func statAll(found []walked) []SourceFile {
 	var wg sync.WaitGroup
 	for range min(4, 1+len(found)/256) {
 		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(found); i = int(next.Add(1) - 1) {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(found) {
+					return
+				}
 				infos[i], _ = found[i].d.Info()
 			}
 		})

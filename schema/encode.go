@@ -202,7 +202,7 @@ func AppendRecord(b []byte, r *Record) []byte {
 			slices.SortStableFunc(extra, cmpField)
 		}
 		for _, f := range extra {
-			if len(f.Value) == 0 || string(f.Value) == "null" {
+			if omitRaw(f.Value) {
 				continue
 			}
 			w.anyKey(f.Key)
@@ -240,13 +240,18 @@ type obj struct {
 	n int
 }
 
-// key appends a member's key that needs no escaping: the names this file
-// writes. A key read from input goes through anyKey.
-func (o *obj) key(k string) {
+// next starts a member: a comma after the first.
+func (o *obj) next() {
 	if o.n > 0 {
 		o.b = append(o.b, ',')
 	}
 	o.n++
+}
+
+// key appends a member's key that needs no escaping: the names this file
+// writes. A key read from input goes through anyKey.
+func (o *obj) key(k string) {
+	o.next()
 	o.b = append(o.b, '"')
 	o.b = append(o.b, k...)
 	o.b = append(o.b, '"', ':')
@@ -254,10 +259,7 @@ func (o *obj) key(k string) {
 
 // anyKey appends a key of any content, escaped.
 func (o *obj) anyKey(k string) {
-	if o.n > 0 {
-		o.b = append(o.b, ',')
-	}
-	o.n++
+	o.next()
 	o.b = AppendString(o.b, k)
 	o.b = append(o.b, ':')
 }
@@ -318,12 +320,15 @@ func (o *obj) time(k string, t time.Time) {
 
 // raw appends v verbatim; an empty value or JSON null is omitted.
 func (o *obj) raw(k string, v json.RawMessage) {
-	if len(v) == 0 || string(v) == "null" {
+	if omitRaw(v) {
 		return
 	}
 	o.key(k)
 	o.b = append(o.b, v...)
 }
+
+// omitRaw reports whether a raw value is left out: empty, or JSON null.
+func omitRaw(v json.RawMessage) bool { return len(v) == 0 || string(v) == "null" }
 
 // AppendTime appends t in UTC as RFC 3339 with millisecond precision, the
 // precision every platform writes and the lake stores.

@@ -16,9 +16,18 @@ import "unsafe"
 // to nil, keep a raw value as "null".
 type Walker struct{ d mdec }
 
-// Reset makes w walk b.
-func (w *Walker) Reset(b []byte) {
-	w.d = mdec{scanner: scanner{b: b}, s: unsafe.String(unsafe.SliceData(b), len(b))}
+// WalkValue walks b, one JSON value, with fn; it reports fn's error, or
+// one when anything but white space follows the value.
+func WalkValue(b []byte, fn func(w *Walker) error) error {
+	w := Walker{d: mdec{scanner: scanner{b: b}, s: unsafe.String(unsafe.SliceData(b), len(b))}}
+	if err := fn(&w); err != nil {
+		return err
+	}
+	w.d.ws()
+	if w.d.i != len(w.d.b) {
+		return w.d.errf("trailing data after the value")
+	}
+	return nil
 }
 
 // Object walks an object, calling fn with each member's key; fn consumes
@@ -57,12 +66,3 @@ func (w *Walker) Raw() ([]byte, error) { return w.d.value() }
 
 // Skip moves past the next value.
 func (w *Walker) Skip() error { return w.d.skip() }
-
-// End reports an error unless only white space is left.
-func (w *Walker) End() error {
-	w.d.ws()
-	if w.d.i != len(w.d.b) {
-		return w.d.errf("trailing data after the value")
-	}
-	return nil
-}

@@ -131,9 +131,9 @@ type block struct {
 }
 
 // api decodes what the walker refuses (walk.go). Decoded strings point
-// into the line, as the walker's do. Keys match exactly, as Claude Code writes them: a key in another case is
-// another member (and a case-insensitive match would cost a second lookup
-// for every member pos does not read, most of them).
+// into the line, as the walker's do. Keys match exactly, as Claude Code
+// writes them and as the walker matches them: a key in another case is
+// another member.
 var api = sonic.Config{CaseSensitive: true}.Froze()
 
 // rawJSON is a JSON value left undecoded. It points into the line it was

@@ -62,14 +62,7 @@ func object[T any](w *schema.Walker, p **T, fn func(v *T, w *schema.Walker, key 
 }
 
 // walkLine decodes a line as parseLine's sonic decoder does.
-func walkLine(b []byte, l *line) error {
-	var w schema.Walker
-	w.Reset(b)
-	if err := w.Object(func(key string) error { return l.member(&w, key) }); err != nil {
-		return err
-	}
-	return w.End()
-}
+func walkLine(b []byte, l *line) error { return members(b, l.member) }
 
 func (l *line) member(w *schema.Walker, key string) error {
 	switch key {
@@ -218,29 +211,26 @@ func (a *attachment) member(w *schema.Walker, key string) error {
 
 // walkBlocks decodes message.content's blocks as sonic does into []block.
 func walkBlocks(b []byte, out *[]block) error {
-	var w schema.Walker
-	w.Reset(b)
-	if w.Null() {
-		*out = nil
-		return w.End()
-	}
-	blocks := (*out)[:0]
-	err := w.Array(func() error {
-		blocks = append(blocks, block{})
-		bl := &blocks[len(blocks)-1]
+	return schema.WalkValue(b, func(w *schema.Walker) error {
 		if w.Null() {
+			*out = nil
 			return nil
 		}
-		return w.Object(func(key string) error { return bl.member(&w, key) })
-	})
-	if blocks == nil {
-		blocks = []block{}
-	}
-	*out = blocks
-	if err != nil {
+		blocks := (*out)[:0]
+		err := w.Array(func() error {
+			blocks = append(blocks, block{})
+			bl := &blocks[len(blocks)-1]
+			if w.Null() {
+				return nil
+			}
+			return w.Object(func(key string) error { return bl.member(w, key) })
+		})
+		if blocks == nil {
+			blocks = []block{}
+		}
+		*out = blocks
 		return err
-	}
-	return w.End()
+	})
 }
 
 func (b *block) member(w *schema.Walker, key string) error {
@@ -269,24 +259,15 @@ func (b *block) member(w *schema.Walker, key string) error {
 
 // walkString decodes a JSON string as sonic does into a string.
 func walkString(b []byte, s *string) error {
-	var w schema.Walker
-	w.Reset(b)
-	if err := str(&w, s); err != nil {
-		return err
-	}
-	return w.End()
+	return schema.WalkValue(b, func(w *schema.Walker) error { return str(w, s) })
 }
 
-// members calls fn with each member of a JSON object: the small decodes
-// (a tool's input, a subagent's meta file) that are not worth a compiled
-// decoder at any size.
+// members calls fn with each member of a JSON object: a line, and the
+// small decodes (a tool's input, a subagent's meta file).
 func members(b []byte, fn func(w *schema.Walker, key string) error) error {
-	var w schema.Walker
-	w.Reset(b)
-	if err := w.Object(func(key string) error { return fn(&w, key) }); err != nil {
-		return err
-	}
-	return w.End()
+	return schema.WalkValue(b, func(w *schema.Walker) error {
+		return w.Object(func(key string) error { return fn(w, key) })
+	})
 }
 
 // stringMember returns the string value of an object's member (the last

@@ -12,48 +12,41 @@ import "github.com/pos-lake/pos/schema"
 // inputMembers returns the members of a JSON object, each value as it is
 // written (null as "null"), or false when input is not one.
 func inputMembers(input []byte) (map[string][]byte, bool) {
-	var w schema.Walker
-	w.Reset(input)
 	in := map[string][]byte{}
-	err := w.Object(func(key string) error {
-		v, err := w.Raw()
-		in[key] = v
-		return err
+	err := schema.WalkValue(input, func(w *schema.Walker) error {
+		return w.Object(func(key string) error {
+			v, err := w.Raw()
+			in[key] = v
+			return err
+		})
 	})
-	if err == nil {
-		err = w.End()
-	}
 	return in, err == nil
 }
 
 // jsonString decodes a JSON string (null: ""), or reports false.
 func jsonString(v []byte) (string, bool) {
-	var w schema.Walker
-	w.Reset(v)
-	s, err := w.Str()
-	if err == nil {
-		err = w.End()
-	}
+	var s string
+	err := schema.WalkValue(v, func(w *schema.Walker) (err error) {
+		s, err = w.Str()
+		return err
+	})
 	return s, err == nil
 }
 
 // jsonStrings decodes an array of strings (a null element: ""; null:
 // none), or reports false.
 func jsonStrings(v []byte) ([]string, bool) {
-	var w schema.Walker
-	w.Reset(v)
 	var out []string
-	if w.Null() {
-		return nil, w.End() == nil
-	}
-	err := w.Array(func() error {
-		s, err := w.Str()
-		out = append(out, s)
-		return err
+	err := schema.WalkValue(v, func(w *schema.Walker) error {
+		if w.Null() {
+			return nil
+		}
+		return w.Array(func() error {
+			s, err := w.Str()
+			out = append(out, s)
+			return err
+		})
 	})
-	if err == nil {
-		err = w.End()
-	}
 	return out, err == nil
 }
 
@@ -62,31 +55,28 @@ func jsonStrings(v []byte) ([]string, bool) {
 // is not a string is left out, as a type check on the decoded value
 // would.
 func editStrings(v []byte) ([]map[string]string, bool) {
-	var w schema.Walker
-	w.Reset(v)
 	var out []map[string]string
-	if w.Null() {
-		return nil, w.End() == nil
-	}
-	err := w.Array(func() error {
+	err := schema.WalkValue(v, func(w *schema.Walker) error {
 		if w.Null() {
-			out = append(out, nil)
 			return nil
 		}
-		e := map[string]string{}
-		out = append(out, e)
-		return w.Object(func(key string) error {
-			if w.Next() != '"' {
-				delete(e, key)
-				return w.Skip()
+		return w.Array(func() error {
+			if w.Null() {
+				out = append(out, nil)
+				return nil
 			}
-			s, err := w.Str()
-			e[key] = s
-			return err
+			e := map[string]string{}
+			out = append(out, e)
+			return w.Object(func(key string) error {
+				if w.Next() != '"' {
+					delete(e, key)
+					return w.Skip()
+				}
+				s, err := w.Str()
+				e[key] = s
+				return err
+			})
 		})
 	})
-	if err == nil {
-		err = w.End()
-	}
 	return out, err == nil
 }
