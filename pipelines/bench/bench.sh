@@ -116,10 +116,19 @@ read -r SRC_BYTES SRC_FILES < <(find "$DIR/.claude/projects" -type f -name '*.js
 # Every platform's transcripts (the "all platforms" row).
 ALL_BYTES=$(find "$DIR/.claude/projects" "$DIR/.codex" "$DIR/.gemini" "$DIR/aider" -type f \( -name '*.jsonl' -o -name '*.json' -o -name '.aider.*' \) -printf '%s\n' 2>/dev/null |
 	awk '{s += $1} END {printf "%d", s}')
-# Let the generator's writes reach the disk, then read everything once, so
-# every repetition runs on a warm page cache and no writeback in between.
+# Let the generator's writes reach the disk: no writeback in the timed runs.
 sync
-find "$DIR/.claude" -type f -exec cat {} + >/dev/null
+
+# warm reads the files under the paths in WARM (untimed), so that each
+# timed run starts on a warm page cache, as its figures say. Reading them
+# once is not enough on every machine: a host may reclaim page cache that
+# was not touched for a minute (DAMON pageout on this one's virtual
+# machine: regions idle for 60 s, up to 128 MB/s), and a run that then
+# waits on a slow disk measures the disk, ccusage's runs as well as ours.
+WARM=()
+warm() {
+	((${#WARM[@]} == 0)) || find "${WARM[@]}" -type f -exec cat {} + >/dev/null 2>&1 || true
+}
 
 # ---------------------------------------------------------------------------
 # Measuring
@@ -193,6 +202,7 @@ measure() {
 	for ((i = 1; i <= n; i++)); do
 		rm -rf "$RSS_DIR"
 		mkdir -p "$RSS_DIR"
+		warm
 		$setup
 		t0=$EPOCHREALTIME
 		if ! RSS_OFF=$bare $fn; then
@@ -246,9 +256,11 @@ declare -A PAIRED
 paired() {
 	local n=$1 label=$2 cc=$3 setup=$4 fn=$5 i t0 t1 t2 t3 ratios=()
 	for ((i = 1; i <= n; i++)); do
+		warm
 		t0=$EPOCHREALTIME
 		RSS_OFF=1 $cc || { log "$label: ccusage failed in pair $i"; return 0; }
 		t1=$EPOCHREALTIME
+		warm
 		$setup
 		t2=$EPOCHREALTIME
 		RSS_OFF=1 $fn || { log "$label: pos failed in pair $i"; return 0; }
@@ -273,6 +285,7 @@ run_l() { rss load "${LOAD[@]}" <"$TMP/normalized.ndjson"; }
 
 log "source: $(mb "$SRC_BYTES") MB in $SRC_FILES transcripts; $REPS repetitions each; peak RSS by $RSS_HOW"
 
+WARM=("$DIR/.claude")
 log "measuring extract"
 measure "$REPS" "extract" "$SRC_BYTES" nothing run_x
 log "measuring extract | normalize"
@@ -293,6 +306,7 @@ if [[ -n $HAVE_LOAD && $PLATFORMS != claude_code ]]; then
 			if [[ -d $DIR/aider ]]; then "$BIN/pos-extract" --full -q -p aider --root "$DIR/aider"; fi
 		} | rss normalize "${NORM[@]}" | rss load "${LOAD[@]}"
 	}
+	WARM=("$DIR")
 	log "measuring extract | normalize | load, all platforms"
 	measure "$REPS" "all platforms: x|n|l" "$ALL_BYTES" fresh_lake run_all
 fi
@@ -303,10 +317,12 @@ log "writing the extracted and normalized streams"
 "${NORM[@]}" <"$TMP/extracted.ndjson" >"$TMP/normalized.ndjson"
 EXTRACTED_BYTES=$(stat -c %s "$TMP/extracted.ndjson")
 NORMALIZED_BYTES=$(stat -c %s "$TMP/normalized.ndjson")
+WARM=("$TMP/extracted.ndjson")
 log "measuring normalize alone"
 measure "$REPS" "normalize (from file)" "$SRC_BYTES" nothing run_n
 LAKE_LINE="lake: load not built yet"
 if [[ -n $HAVE_LOAD ]]; then
+	WARM=("$TMP/normalized.ndjson")
 	log "measuring load alone"
 	measure "$REPS" "load (from file)" "$SRC_BYTES" fresh_lake run_l
 	if [[ -d $TMP/lake ]]; then
@@ -336,6 +352,9 @@ rm -f "$TMP/extracted.ndjson" "$TMP/normalized.ndjson"
 
 # ---------------------------------------------------------------------------
 # Incremental: watermarks from a first run, then append to some sessions.
+# A sync reads what was appended, just written; the lake copy is written by
+# restore_state: nothing to warm.
+WARM=()
 
 INC=$TMP/inc
 mkdir -p "$INC"
@@ -440,15 +459,18 @@ if [[ ${BENCH_CCUSAGE:-1} != 0 && -n $HAVE_LOAD ]]; then
 		run_cold() { run_xnl && rss stats "${STATS[@]}" --lake "$TMP/lake" >/dev/null 2>&1; }
 		run_warm() { rss stats "${STATS[@]}" --lake "$TMP/lake" >/dev/null 2>&1; }
 		run_incs() { run_inc && rss stats "${STATS[@]}" --lake "$TMP/inclake" >/dev/null 2>&1; }
+		WARM=("$DIR/.claude")
 		log "measuring ccusage"
 		measure "$REPS" "ccusage claude daily" "$SRC_BYTES" nothing run_cc
 		log "measuring pos cold: extract | normalize | load, then stats"
 		# REPS, like the ccusage row it is set against: on a shared machine
 		# one run of a 15 s chain can be off by a second either way.
 		measure "$REPS" "pos cold: x|n|l + stats" "$SRC_BYTES" fresh_lake run_cold
+		WARM=("$DIR/.claude" "$TMP/lake")
 		log "measuring pos warm: stats"
 		# REPS, like the ccusage row it is set against.
 		measure "$REPS" "pos warm: stats" 0 nothing run_warm
+		WARM=("$INC/.claude")
 		log "measuring ccusage and pos after appending lines"
 		measure "$REPS" "ccusage, home +1%" "$SRC_BYTES" nothing run_cc_inc
 		measure "$REPS" "pos incr: +1% sync + stats" "$NEW_BYTES" restore_state run_incs
@@ -458,8 +480,11 @@ if [[ ${BENCH_CCUSAGE:-1} != 0 && -n $HAVE_LOAD ]]; then
 		# apart and see the machine alike; the median of the pairs'
 		# ratios is what the targets are read from.
 		log "measuring ccusage and pos in pairs"
+		WARM=("$DIR/.claude")
 		paired "${BENCH_PAIRS:-3}" "pos cold: x|n|l + stats" run_cc fresh_lake run_cold
+		WARM=("$DIR/.claude" "$TMP/lake")
 		paired "${BENCH_PAIRS:-5}" "pos warm: stats" run_cc nothing run_warm
+		WARM=("$INC/.claude")
 		paired "${BENCH_PAIRS:-5}" "pos incr: +1% sync + stats" run_cc_inc restore_state run_incs
 	else
 		CC_LINE="ccusage: could not be installed (see stderr); comparison skipped"
@@ -472,6 +497,7 @@ fi
 # of the incremental runs' lake (the last run left it in step with the
 # home); then the most files any partition holds (pos-load compacts a
 # partition once it holds 8 small ones).
+WARM=()
 
 HOOK_LINE="hooks      load not built yet"
 if [[ -n $HAVE_LOAD ]]; then
@@ -504,7 +530,7 @@ generator  $GEN_LINE
 streams    extracted $(mb "$EXTRACTED_BYTES") MB, normalized $(mb "$NORMALIZED_BYTES") MB
 $LAKE_LINE
 incr       $INC_CHAIN; ${APPEND_LINE#gen: }
-timing     up to $REPS runs (2 when the first two differ by < $TOL; queries $QREPS; first run: 1), warm page cache; MB/s = source .jsonl MB / median (incr +x%: appended MB); timed runs start each stage bare, peak RSS per stage by $RSS_HOW in one more untimed run (hook syncs: in the timed runs)
+timing     up to $REPS runs (2 when the first two differ by < $TOL; queries $QREPS; first run: 1), warm page cache (a run's input read again, untimed, before it); MB/s = source .jsonl MB / median (incr +x%: appended MB); timed runs start each stage bare, peak RSS per stage by $RSS_HOW in one more untimed run (hook syncs: in the timed runs)
 
 $(printf '%-30s %4s %8s %7s %7s %7s %8s  %s' stage runs median_s p95_s min_s max_s MB/s peak_rss_MB)
 EOF
