@@ -38,19 +38,41 @@ var DefaultTagRules = []TagRule{
 	{Tag: "performance", Words: []string{"optimize", "optimise", "slow", "faster", "cache", "latency", "benchmark", "throughput"}, MinHits: 2},
 }
 
-// vocabulary maps each word of a rule set to the rules that count it.
-type vocabulary map[string][]int
+// vocabulary maps each word of a rule set to the rules that count it. Most
+// words of a text are none of them; the lengths and first bytes of the
+// rules' words pass most of those over without a map lookup.
+type vocabulary struct {
+	rules          map[string][]int
+	first          [256]bool
+	minLen, maxLen int
+}
 
 var defaultVocab = newVocabulary(DefaultTagRules)
 
-func newVocabulary(rules []TagRule) vocabulary {
-	v := vocabulary{}
+func newVocabulary(rules []TagRule) *vocabulary {
+	v := &vocabulary{rules: map[string][]int{}}
 	for i, r := range rules {
 		for _, w := range r.Words {
-			v[w] = append(v[w], i)
+			if w == "" {
+				continue
+			}
+			v.rules[w] = append(v.rules[w], i)
+			v.first[w[0]] = true
+			if v.minLen == 0 || len(w) < v.minLen {
+				v.minLen = len(w)
+			}
+			v.maxLen = max(v.maxLen, len(w))
 		}
 	}
 	return v
+}
+
+// of returns the rules that count word.
+func (v *vocabulary) of(word string) []int {
+	if len(word) < v.minLen || len(word) > v.maxLen || !v.first[word[0]] {
+		return nil
+	}
+	return v.rules[word]
 }
 
 // Tags returns the tags of a text and the files it concerns, in rule
@@ -72,7 +94,7 @@ func Tags(rules []TagRule, text string, files []string) []string {
 			j++
 		}
 		if j > i {
-			for _, r := range vocab[lower[i:j]] {
+			for _, r := range vocab.of(lower[i:j]) {
 				hits[r]++
 			}
 		}
