@@ -361,6 +361,9 @@ func (l *Loader) Close() error {
 	defer l.release()
 	var errs []error
 	for _, ln := range l.lanes {
+		ln.end(false)
+	}
+	for _, ln := range l.lanes {
 		errs = append(errs, ln.stop(false))
 	}
 	err := errors.Join(errs...)
@@ -411,6 +414,9 @@ func (l *Loader) Close() error {
 // Abort drops the files that are not in place yet; files already renamed
 // are complete and stay (a re-run skips their records).
 func (l *Loader) Abort() {
+	for _, ln := range l.lanes {
+		ln.end(true)
+	}
 	for _, ln := range l.lanes {
 		ln.stop(true)
 	}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -328,14 +329,28 @@ func UpdateRollup(ctx context.Context, lake string) error {
 		rows, stale = nil, slices.Sorted(maps.Keys(parts))
 	}
 	versioned := Versioned(lake)[TableMessages]
-	for _, p := range stale {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		pr, err := rollupPartition(lake, p, thresholds, versioned)
-		if err != nil {
-			return fmt.Errorf("rollup: %w", err)
-		}
+	// The partitions are independent: read them on every core, keep their
+	// rows in partition order.
+	parted := make([][]RollupRow, len(stale))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, p := range stale {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			pr, err := rollupPartition(lake, p, thresholds, versioned)
+			if err != nil {
+				return fmt.Errorf("rollup: %w", err)
+			}
+			parted[i] = pr
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, pr := range parted {
 		rows = append(rows, pr...)
 	}
 	name := fmt.Sprintf("usage-%d.parquet", time.Now().UnixNano())

@@ -1,16 +1,18 @@
 package load
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// zstdCodec is parquet's ZSTD codec on one long-lived encoder. parquet-go's
+// zstdCodec is parquet's ZSTD codec on long-lived encoders. parquet-go's
 // own codec keeps its encoders in a pool the garbage collector empties, and
 // each new encoder allocates its history window again: a fifth of pos-load's
-// time went to that.
+// time went to that. There is one encoder (and decoder) per core: a call
+// waits for a free one, and pos-load's two lanes compress at once.
 type zstdCodec struct {
 	once sync.Once
 	enc  *zstd.Encoder
@@ -24,7 +26,7 @@ func (c *zstdCodec) init() {
 		var err error
 		c.enc, err = zstd.NewWriter(nil,
 			zstd.WithEncoderLevel(zstd.SpeedFastest),
-			zstd.WithEncoderConcurrency(1),
+			zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
 			zstd.WithZeroFrames(true),
 			zstd.WithEncoderCRC(false),
 			zstd.WithWindowSize(1<<20), // pages are small; a smaller window is less to clear
@@ -32,7 +34,7 @@ func (c *zstdCodec) init() {
 		if err != nil {
 			panic(err)
 		}
-		c.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+		c.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)))
 		if err != nil {
 			panic(err)
 		}
