@@ -118,17 +118,9 @@ func (l *lane) closeAll() error {
 	return nil
 }
 
-// stop closes the lane's input (once) and waits for it to finish; with
-// abort, its unpublished files are dropped instead of published.
-func (l *lane) stop(abort bool) error {
-	l.end(abort)
-	<-l.done
-	return l.err
-}
-
-// end closes the lane's input (once) without waiting: the Loader ends
-// every lane before it waits for any, so that they finish their files
-// together, each on its core.
+// end closes the lane's input (once) without waiting for it to finish
+// (see Loader.stopLanes); with abort, its unpublished files are dropped
+// instead of published.
 func (l *lane) end(abort bool) {
 	if abort {
 		l.aborting.Store(true)

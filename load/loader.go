@@ -359,14 +359,7 @@ func TableDir(lake, table string) string {
 // only once all of this run's files are in place.
 func (l *Loader) Close() error {
 	defer l.release()
-	var errs []error
-	for _, ln := range l.lanes {
-		ln.end(false)
-	}
-	for _, ln := range l.lanes {
-		errs = append(errs, ln.stop(false))
-	}
-	err := errors.Join(errs...)
+	err := l.stopLanes(false)
 	if err == nil {
 		err = publishLanes(l.opt.Lake, l.lanes)
 	}
@@ -414,13 +407,22 @@ func (l *Loader) Close() error {
 // Abort drops the files that are not in place yet; files already renamed
 // are complete and stay (a re-run skips their records).
 func (l *Loader) Abort() {
-	for _, ln := range l.lanes {
-		ln.end(true)
-	}
-	for _, ln := range l.lanes {
-		ln.stop(true)
-	}
+	l.stopLanes(true)
 	l.release()
+}
+
+// stopLanes ends every lane, then waits for them all: ended together, they
+// finish their files at once, each on its core.
+func (l *Loader) stopLanes(abort bool) error {
+	for _, ln := range l.lanes {
+		ln.end(abort)
+	}
+	var errs []error
+	for _, ln := range l.lanes {
+		<-ln.done
+		errs = append(errs, ln.err)
+	}
+	return errors.Join(errs...)
 }
 
 func (l *Loader) release() {

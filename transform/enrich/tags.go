@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"math"
 	"path"
 	"slices"
 	"strings"
@@ -50,7 +51,7 @@ type vocabulary struct {
 var defaultVocab = newVocabulary(DefaultTagRules)
 
 func newVocabulary(rules []TagRule) *vocabulary {
-	v := &vocabulary{rules: map[string][]int{}}
+	v := &vocabulary{rules: map[string][]int{}, minLen: math.MaxInt}
 	for i, r := range rules {
 		for _, w := range r.Words {
 			if w == "" {
@@ -58,10 +59,7 @@ func newVocabulary(rules []TagRule) *vocabulary {
 			}
 			v.rules[w] = append(v.rules[w], i)
 			v.first[w[0]] = true
-			if v.minLen == 0 || len(w) < v.minLen {
-				v.minLen = len(w)
-			}
-			v.maxLen = max(v.maxLen, len(w))
+			v.minLen, v.maxLen = min(v.minLen, len(w)), max(v.maxLen, len(w))
 		}
 	}
 	return v
