@@ -98,25 +98,6 @@ func (t *typedWriter[T]) writeBatch() error {
 	return err
 }
 
-// WriteRows hands rows to w at most two at a time. parquet-go (v0.32.0,
-// writeRowsFuncOfOptional) finds the runs of null and non-null values of an
-// optional field in a bitmap of each Write's rows, and takes the run of y
-// non-null values that starts at bit y of a word (y > 0) to run to the end
-// of the word: the zero values after it ("" , 0) are written as non-null
-// values instead of nulls. That needs three rows or more in one call (a
-// null, a value, a null); a Write of one or two rows never meets it. Every
-// writer of rows with optional fields goes through it.
-func WriteRows[T any](w *parquet.GenericWriter[T], rows []T) error {
-	for len(rows) > 0 {
-		n := min(len(rows), 2)
-		if _, err := w.Write(rows[:n]); err != nil {
-			return err
-		}
-		rows = rows[n:]
-	}
-	return nil
-}
-
 func (t *typedWriter[T]) flushRowGroup() error {
 	if err := t.writeBatch(); err != nil {
 		return err
