@@ -84,8 +84,7 @@ var (
 // add finds the bitmap-written fields of struct t at byte offset base and
 // column path path. It follows parquet-go's choice (writeRowsFuncOfStruct):
 // an optional field goes through the bitmap unless it is a pointer, an
-// interface, a time, a json.RawMessage or a slice other than []byte that is
-// not a list.
+// interface, a time, a json.RawMessage or a slice other than []byte.
 func (p *nullRuns) add(t reflect.Type, s *parquet.Schema, path []string, base uintptr) {
 	for i := range t.NumField() {
 		f := t.Field(i)

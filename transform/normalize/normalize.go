@@ -479,7 +479,14 @@ func (f *replayFilter) seen(id string) bool {
 		return true
 	}
 	if f.cur == nil || len(f.cur) >= f.max {
-		f.prev, f.cur = f.cur, make(map[uint64]struct{}, min(f.max, 1<<16))
+		// The first generation grows from empty: a sync of a few thousand
+		// lines would otherwise clear a table of 65,536 slots (~3 ms and
+		// a megabyte of fresh pages); once one has filled, the next will.
+		hint := 0
+		if f.cur != nil {
+			hint = min(f.max, 1<<16)
+		}
+		f.prev, f.cur = f.cur, make(map[uint64]struct{}, hint)
 	}
 	f.cur[h] = struct{}{}
 	return false
