@@ -3,19 +3,67 @@ package load
 import (
 	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
-// syncFiles makes the files' data durable: one syncfs(2) of the lake's file
-// system covers them all.
-func syncFiles(lake string, _ []string) error {
-	return syncfs(lake)
+// syncEachMax is how many files (or directories) a run syncs one by one;
+// past it one syncfs(2) of the lake's file system covers them all. fsync
+// of a file waits for that file; syncfs waits for every dirty page of the
+// file system, however unrelated. A sync writes a handful of files: with
+// 400 MB written elsewhere on the disk and not yet flushed, an incremental
+// pos-load took 1.17 s with syncfs instead of 0.15 s. A first load writes
+// ~1,700 files, where one syncfs costs less than as many fsyncs.
+const syncEachMax = 64
+
+// syncFiles makes the files' data durable.
+func syncFiles(lake string, paths []string) error {
+	if len(paths) > syncEachMax {
+		return syncfs(lake)
+	}
+	for _, p := range paths {
+		if err := fsync(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// syncDirs makes renames in the directories durable.
-func syncDirs(lake string, _ map[string]bool) error {
-	return syncfs(lake)
+// syncDirs makes renames in the directories durable, and the directories
+// themselves: each one's parents up to the lake, which may have just been
+// created.
+func syncDirs(lake string, dirs map[string]bool) error {
+	all := withParents(lake, dirs)
+	if len(all) > syncEachMax {
+		return syncfs(lake)
+	}
+	for d := range all {
+		if err := fsync(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// withParents returns dirs and, for those inside lake, their parents up to
+// lake itself.
+func withParents(lake string, dirs map[string]bool) map[string]bool {
+	lake = filepath.Clean(lake)
+	all := make(map[string]bool, 2*len(dirs))
+	for d := range dirs {
+		d = filepath.Clean(d)
+		all[d] = true
+		if d != lake && !strings.HasPrefix(d, lake+string(filepath.Separator)) {
+			continue
+		}
+		for d != lake && len(all) <= syncEachMax {
+			d = filepath.Dir(d)
+			all[d] = true
+		}
+	}
+	return all
 }
 
 func syncfs(dir string) error {

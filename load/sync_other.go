@@ -2,10 +2,7 @@
 
 package load
 
-import (
-	"errors"
-	"os"
-)
+import "errors"
 
 // syncFiles makes the files' data durable, one fsync each.
 func syncFiles(_ string, paths []string) error {
@@ -23,15 +20,6 @@ func syncDirs(_ string, dirs map[string]bool) error {
 		fsync(d) // not every system can sync a directory; best effort
 	}
 	return nil
-}
-
-func fsync(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }
 
 // exchangeDirs is not available here: partitions are not compacted.
