@@ -18,8 +18,8 @@
 #   BENCH_QREPS  runs of each query latency (default 5; median and p95)
 #   BENCH_COPIES copies of the lake in the query lake (default 8: about 1 M messages at 1GB)
 #   BENCH_CCUSAGE=0  skip the ccusage comparison (default: install ccusage 20.0.24 from npm)
-#   BENCH_PAIRS  ccusage-then-pos pairs behind each ratio to ccusage (default 5;
-#                3 for the cold chain)
+#   BENCH_PAIRS  ccusage-then-pos pairs behind each ratio to ccusage (default 5
+#                for the cold chain and warm stats, 9 for the incremental sync)
 #
 # Figures go to stdout, progress and diagnostics to stderr.
 set -euo pipefail
@@ -481,11 +481,11 @@ if [[ ${BENCH_CCUSAGE:-1} != 0 && -n $HAVE_LOAD ]]; then
 		# ratios is what the targets are read from.
 		log "measuring ccusage and pos in pairs"
 		WARM=("$DIR/.claude")
-		paired "${BENCH_PAIRS:-3}" "pos cold: x|n|l + stats" run_cc fresh_lake run_cold
+		paired "${BENCH_PAIRS:-5}" "pos cold: x|n|l + stats" run_cc fresh_lake run_cold
 		WARM=("$DIR/.claude" "$TMP/lake")
 		paired "${BENCH_PAIRS:-5}" "pos warm: stats" run_cc nothing run_warm
 		WARM=("$INC/.claude")
-		paired "${BENCH_PAIRS:-5}" "pos incr: +1% sync + stats" run_cc_inc restore_state run_incs
+		paired "${BENCH_PAIRS:-9}" "pos incr: +1% sync + stats" run_cc_inc restore_state run_incs
 	else
 		CC_LINE="ccusage: could not be installed (see stderr); comparison skipped"
 	fi
