@@ -149,18 +149,28 @@ var (
 	claudeDotRE = regexp.MustCompile(claudeDotPattern)
 )
 
+// FastSuffix ends the name of a model used in fast mode (Claude Code's
+// usage.speed "fast", named as ccusage names it): claude-opus-4-6-fast is
+// priced by its own entry, and a model without one has no price.
+const FastSuffix = "-fast"
+
 // Normalize reduces a model name to the form the table is indexed by:
 // lower case, spaces trimmed, provider prefixes and up to three trailing
 // decorations (dates, versions, [1m], -latest) removed, and a Claude
-// version's dots made dashes.
+// version's dots made dashes. A trailing FastSuffix is kept, after the
+// rest is reduced: claude-sonnet-4-5-20250929-fast is claude-sonnet-4-5-fast.
 func Normalize(name string) string {
 	s := strings.ToLower(strings.Trim(name, " "))
-	s = prefixRE.ReplaceAllString(s, "")
+	base, fast := strings.CutSuffix(s, FastSuffix)
+	s = prefixRE.ReplaceAllString(base, "")
 	for range suffixPasses {
 		s = suffixRE.ReplaceAllString(s, "")
 	}
 	if strings.HasPrefix(s, "claude") {
 		s = claudeDotRE.ReplaceAllString(s, "$1-$2")
+	}
+	if fast {
+		s += FastSuffix
 	}
 	return s
 }
@@ -169,11 +179,16 @@ func Normalize(name string) string {
 // expression expr.
 func SQLNormalize(expr string) string {
 	q := func(p string) string { return "'" + strings.ReplaceAll(p, "'", "''") + "'" }
-	s := "regexp_replace(lower(trim(" + expr + ", ' ')), " + q(prefixPattern) + ", '')"
+	low := "lower(trim(" + expr + ", ' '))"
+	fast := "ends_with(" + low + ", " + q(FastSuffix) + ")"
+	// The name without a trailing FastSuffix.
+	s := "CASE WHEN " + fast + " THEN left(" + low + ", length(" + low + ") - " + fmt.Sprint(len(FastSuffix)) + ") ELSE " + low + " END"
+	s = "regexp_replace(" + s + ", " + q(prefixPattern) + ", '')"
 	for range suffixPasses {
 		s = "regexp_replace(" + s + ", " + q(suffixPattern) + ", '')"
 	}
-	return "CASE WHEN starts_with(" + s + ", 'claude') THEN regexp_replace(" + s + ", " + q(claudeDotPattern) + ", '\\1-\\2', 'g') ELSE " + s + " END"
+	s = "CASE WHEN starts_with(" + s + ", 'claude') THEN regexp_replace(" + s + ", " + q(claudeDotPattern) + ", '\\1-\\2', 'g') ELSE " + s + " END"
+	return "(" + s + " || CASE WHEN " + fast + " THEN " + q(FastSuffix) + " ELSE '' END)"
 }
 
 // Keys lists every normalised name and alias the table answers to, with

@@ -27,6 +27,10 @@ func TestNormalize(t *testing.T) {
 		"  claude-haiku-4-5-20251001  ":               "claude-haiku-4-5",
 		"vertex_ai/claude-opus-4-1@20250805":          "claude-opus-4-1",
 		"bedrock/global.anthropic.claude-opus-4-5-v1": "claude-opus-4-5",
+		"claude-opus-4-6-fast":                        "claude-opus-4-6-fast",
+		"claude-sonnet-4-5-20250929-fast":             "claude-sonnet-4-5-fast",
+		"Claude-Opus-4.6[1m]-FAST":                    "claude-opus-4-6-fast",
+		"gpt-4o-fast":                                 "gpt-4o-fast",
 	} {
 		if got := Normalize(in); got != want {
 			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
@@ -193,3 +197,25 @@ func TestOverride(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// Fast mode is priced by its own entry, 6x Opus 4.6 in every token kind; a
+// model without a fast entry has no fast price (never its standard one).
+func TestFastMode(t *testing.T) {
+	tb := Default()
+	std, ok1 := tb.Lookup("claude-opus-4-6")
+	fast, ok2 := tb.Lookup("claude-opus-4-6" + FastSuffix)
+	if !ok1 || !ok2 || fast == std {
+		t.Fatalf("claude-opus-4-6: standard %v, fast %v: want two entries", ok1, ok2)
+	}
+	for _, r := range [][2]float64{
+		{fast.Input, std.Input}, {fast.Output, std.Output}, {fast.CacheWrite5m, std.CacheWrite5m},
+		{fast.CacheWrite1h, std.CacheWrite1h}, {fast.CacheRead, std.CacheRead},
+	} {
+		if r[0] != 6*r[1] {
+			t.Errorf("fast %v, standard %v: want 6x", r[0], r[1])
+		}
+	}
+	if m, ok := tb.Lookup("claude-sonnet-4-5-20250929" + FastSuffix); ok {
+		t.Errorf("claude-sonnet-4-5 in fast mode is priced as %s", m.Name)
+	}
+}

@@ -182,6 +182,7 @@ func TestSQLNormalize(t *testing.T) {
 		"claude-3-7-sonnet@20250219", "gpt-4o-2024-08-06", "openai/gpt-5.3-codex", "models/gemini-2.5-pro", "claude-3-5-sonnet-latest",
 		" claude-haiku-4-5-20251001 ", "<synthetic>", "", "gemini-2.5-flash-preview-09-2025", "o'brien-model", "claude-3.5.1-x",
 		"openrouter/openai/gpt-4o-mini", "bedrock/global.anthropic.claude-opus-4-5-v1",
+		"claude-opus-4-6-fast", "claude-sonnet-4-5-20250929-fast", " Claude-Opus-4.6[1m]-FAST ", "-fast", "fast",
 	} {
 		tb, err := db.SQL(ctx, "SELECT "+pricing.SQLNormalize("n")+" FROM (SELECT CAST(? AS VARCHAR) AS n)", name)
 		if err != nil {

@@ -346,3 +346,39 @@ func TestCorpusEveryLine(t *testing.T) {
 		}
 	}
 }
+
+// A message made in fast mode (usage.speed "fast") is its model's "-fast"
+// variant, which has its own price; "standard" and no speed leave the
+// model as written.
+func TestFastModeModel(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".claude", "projects", "p")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := func(id, speed string) string {
+		sp := ""
+		if speed != "" {
+			sp = `,"speed":"` + speed + `"`
+		}
+		return `{"parentUuid":null,"isSidechain":false,"sessionId":"` + s1 + `","version":"2.1.39","type":"assistant","message":{"model":"claude-opus-4-6","id":"msg_` + id + `","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":2` + sp + `}},"requestId":"req_` + id + `","uuid":"u-` + id + `","timestamp":"2026-04-01T10:00:0` + id + `.000Z"}` + "\n"
+	}
+	body := line("1", "fast") + line("2", "standard") + line("3", "")
+	if err := os.WriteFile(filepath.Join(dir, s1+".jsonl"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := runExtract(t, extract.Options{Roots: []string{filepath.Dir(filepath.Dir(dir))}})
+	want := map[string]string{"msg_1": "claude-opus-4-6-fast", "msg_2": "claude-opus-4-6", "msg_3": "claude-opus-4-6"}
+	n := 0
+	for _, r := range res.Recs {
+		if r.Kind != schema.KindMessage || r.Role != schema.RoleAssistant {
+			continue
+		}
+		n++
+		if w := want[r.NativeID]; r.Model != w {
+			t.Errorf("%s: model %q, want %q", r.NativeID, r.Model, w)
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d assistant messages, want 3", n)
+	}
+}

@@ -111,6 +111,7 @@ type usage struct {
 	CacheCreation int64        `json:"cache_creation_input_tokens"`
 	CacheRead     int64        `json:"cache_read_input_tokens"`
 	Detail        *cacheDetail `json:"cache_creation"`
+	Speed         string       `json:"speed"` // "fast": fast mode, billed at its own rates
 }
 
 type cacheDetail struct {

@@ -304,6 +304,10 @@ func stripTags(s string) string {
 	return strings.TrimSpace(s)
 }
 
+// fastSuffix marks a message made in fast mode (usage.speed "fast"): its
+// model is written <model>-fast, which pricing.Normalize keeps.
+const fastSuffix = "-fast"
+
 func (r *run) assistantLine(rec *schema.Record, l *line) {
 	m := l.Message
 	rec.Kind, rec.ID = schema.KindMessage, msgID(l.UUID)
@@ -321,6 +325,12 @@ func (r *run) assistantLine(rec *schema.Record, l *line) {
 		rec.Usage = &schema.Usage{Input: u.Input, Output: u.Output, CacheCreation: u.CacheCreation, CacheRead: u.CacheRead}
 		if u.Detail != nil {
 			rec.Usage.CacheCreation1h = min(u.Detail.Ephemeral1h, u.CacheCreation)
+		}
+		if u.Speed == "fast" && rec.Model != "" {
+			// Fast mode is billed at its own rates (6x on Opus 4.6): its
+			// messages are their model's "-fast" variant, as ccusage names
+			// them, so stats price and list the two speeds apart.
+			rec.Model += fastSuffix
 		}
 	}
 	c, _ := parseContent(m.Content)

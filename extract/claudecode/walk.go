@@ -179,6 +179,8 @@ func (u *usage) member(w *schema.Walker, key string) error {
 		return integer(w, &u.CacheCreation)
 	case "cache_read_input_tokens":
 		return integer(w, &u.CacheRead)
+	case "speed":
+		return str(w, &u.Speed)
 	case "cache_creation":
 		return object(w, &u.Detail, func(d *cacheDetail, w *schema.Walker, key string) error {
 			if key == "ephemeral_1h_input_tokens" {

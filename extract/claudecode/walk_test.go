@@ -152,6 +152,8 @@ func FuzzWalk(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"user","message":null,"message":{"content":null}}`))
 	f.Add([]byte(`{"message":{"usage":{"cache_creation":{"ephemeral_1h_input_tokens":3}},"usage":{"input_tokens":1}}}`))
+	f.Add([]byte(`{"message":{"usage":{"speed":"fast","input_tokens":1},"model":"m"}}`))
+	f.Add([]byte(`{"message":{"usage":{"speed":7}}}`))
 	f.Add([]byte(`{"type":"x","type":null,"prNumber":1e3,"content":[1, 2 ]}`))
 	f.Add([]byte(`{"message":{"content":[null,{"type":"tool_use","input":{"file_path":"a","file_path":7,"notebook_path":"n"}}]}}`))
 	f.Add([]byte(`{"attachment":{"prompt":"\ud800x","origin":null},"snapshot":{"timestamp":"t"},"data":{"type":"agent_progress"}}`))

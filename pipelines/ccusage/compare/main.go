@@ -192,6 +192,8 @@ type line struct {
 			Out int64 `json:"output_tokens"`
 			CW  int64 `json:"cache_creation_input_tokens"`
 			CR  int64 `json:"cache_read_input_tokens"`
+			// Speed "fast": both name the model <model>-fast.
+			Speed string `json:"speed"`
 		} `json:"usage"`
 	} `json:"message"`
 	Data *struct {
@@ -255,6 +257,9 @@ func parseLine(b []byte, file string, n int) (*entry, bool) {
 	e.usage = tokens{u.In, u.Out, u.CW, u.CR}
 	if msg.Model != nil {
 		e.model, e.hasModel = *msg.Model, true
+		if u.Speed == "fast" && e.model != "" {
+			e.model += "-fast"
+		}
 	}
 	if msg.ID != nil {
 		e.msgID, e.hasMsgID = *msg.ID, true
