@@ -99,11 +99,8 @@ func (p *nullRuns) add(t reflect.Type, s *parquet.Schema, path []string, base ui
 			name = f.Name
 		}
 		col := append(path[:len(path):len(path)], name)
-		leaf, ok := s.Lookup(col...)
-		var node parquet.Node
-		if ok {
-			node = leaf.Node
-		} else if node = groupNode(s, col); node == nil {
+		node := nodeAt(s, col)
+		if node == nil {
 			p.opaque = true // not a column parquet-go would find either
 			return
 		}
@@ -116,7 +113,7 @@ func (p *nullRuns) add(t reflect.Type, s *parquet.Schema, path []string, base ui
 				// List elements are written row by row, each row's list
 				// through the bitmap: no split of the rows mends that, so
 				// such elements must hold no optional field.
-				if hasOptional(ft.Elem(), s, append(col, "list", "element")) {
+				if hasOptional(s, append(col, "list", "element")) {
 					p.opaque = true
 				}
 			}
@@ -141,8 +138,8 @@ func (p *nullRuns) add(t reflect.Type, s *parquet.Schema, path []string, base ui
 	}
 }
 
-// groupNode is the group node at path in s, or nil.
-func groupNode(s *parquet.Schema, path []string) parquet.Node {
+// nodeAt is the node (a column or a group) at path in s, or nil.
+func nodeAt(s *parquet.Schema, path []string) parquet.Node {
 	var n parquet.Node = s
 	for _, name := range path {
 		var next parquet.Node
@@ -160,9 +157,10 @@ func groupNode(s *parquet.Schema, path []string) parquet.Node {
 	return n
 }
 
-// hasOptional reports whether struct t, at path in s, has an optional field.
-func hasOptional(t reflect.Type, s *parquet.Schema, path []string) bool {
-	n := groupNode(s, path)
+// hasOptional reports whether the group at path in s has an optional field
+// (true when there is no such group).
+func hasOptional(s *parquet.Schema, path []string) bool {
+	n := nodeAt(s, path)
 	if n == nil {
 		return true
 	}
