@@ -62,6 +62,7 @@ func LoadState(dir string) (*State, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, StateFile), err)
 		}
+		s.marks = make(map[string]*schema.Checkpoint, len(list)+len(list)/8)
 		for _, c := range list {
 			s.marks[markKey(c.Platform, c.Path)] = c
 		}
