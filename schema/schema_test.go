@@ -401,3 +401,53 @@ func TestRawIDIsID(t *testing.T) {
 		}
 	}
 }
+
+// writeSizes records the size of each write it is given.
+type writeSizes struct {
+	bytes.Buffer
+	sizes []int
+}
+
+func (w *writeSizes) Write(p []byte) (int, error) {
+	w.sizes = append(w.sizes, len(p))
+	return w.Buffer.Write(p)
+}
+
+// An encoder's first writes are small and double up to its buffer's size,
+// so the next stage starts early; the stream is the same either way.
+func TestEncoderRamp(t *testing.T) {
+	var w writeSizes
+	enc := NewEncoder(&w)
+	var want bytes.Buffer
+	for i := range 6000 {
+		r := &Record{Schema: Version, Kind: KindMessage, ID: fmt.Sprint(i), Platform: "claude_code",
+			Role: "user", Text: strings.Repeat("x", 1000)}
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+		want.Write(AppendRecord(nil, r))
+		want.WriteByte('\n')
+	}
+	if err := enc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(w.Bytes(), want.Bytes()) {
+		t.Fatal("the stream differs from its records encoded one by one")
+	}
+	if len(w.sizes) < 6 {
+		t.Fatalf("writes %v: want a ramp of at least 5 writes, then full buffers", w.sizes)
+	}
+	limit := 64 << 10
+	for i, n := range w.sizes[:5] {
+		// A write is flushed by the record that crosses the limit.
+		if n < limit || n > limit+2048 {
+			t.Fatalf("write %d is %d bytes, want just over %d (writes %v)", i, n, limit, w.sizes)
+		}
+		limit *= 2
+	}
+	for i, n := range w.sizes[5 : len(w.sizes)-1] {
+		if n < encoderBuffer-2048 || n > encoderBuffer {
+			t.Fatalf("write %d is %d bytes, want a full buffer of %d (writes %v)", i+5, n, encoderBuffer, w.sizes)
+		}
+	}
+}

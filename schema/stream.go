@@ -15,11 +15,19 @@ type Encoder struct {
 	// FlushEach flushes after every record; set it when the output is a
 	// terminal so a person sees records as they come.
 	FlushEach bool
+	ramp      int // while below the buffer's size, flush once this much is buffered
 }
 
-// NewEncoder writes records to w.
+// encoderBuffer is the size of an Encoder's buffer: a stage hands the next
+// one its records in writes of up to this much.
+const encoderBuffer = 1 << 20
+
+// NewEncoder writes records to w. Its first writes are small (64 KB, then
+// twice as much each time up to 1 MB), so the next stage of a pipeline
+// starts on the first records instead of waiting for a full buffer: in
+// an incremental sync of a few MB the stages then overlap from the start.
 func NewEncoder(w io.Writer) *Encoder {
-	return &Encoder{w: bufio.NewWriterSize(w, 1<<20)}
+	return &Encoder{w: bufio.NewWriterSize(w, encoderBuffer), ramp: 64 << 10}
 }
 
 // Encode writes one record and a newline. The record is encoded straight
@@ -31,6 +39,10 @@ func (e *Encoder) Encode(r *Record) error {
 		return err
 	}
 	if e.FlushEach {
+		return e.w.Flush()
+	}
+	if e.ramp < encoderBuffer && e.w.Buffered() >= e.ramp {
+		e.ramp *= 2
 		return e.w.Flush()
 	}
 	return nil
