@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,5 +52,72 @@ func TestWalkOrder(t *testing.T) {
 		if b.Info == nil || b.Info.Name() != filepath.Base(b.Path) {
 			t.Fatalf("%s: info %v", b.Path, b.Info)
 		}
+	}
+}
+
+// TestWalkLinks: a root that is a symbolic link to a directory is searched;
+// a link to a directory below a root is not followed (it could loop), and
+// a file there is found through one path only.
+func TestWalkLinks(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	for _, p := range []string{"a/s1.jsonl", "a/b/s2.jsonl", "s0.jsonl"} {
+		p = filepath.Join(real, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if err := os.Symlink(real, filepath.Join(real, "a", "loop")); err != nil {
+		t.Fatal(err)
+	}
+	files, err := Walk([]string{link}, func(p string, d fs.DirEntry) bool { return strings.HasSuffix(p, ".jsonl") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		rel, _ := filepath.Rel(link, f.Path)
+		got = append(got, filepath.ToSlash(rel))
+	}
+	slices.Sort(got)
+	if want := []string{"a/b/s2.jsonl", "a/s1.jsonl", "s0.jsonl"}; !slices.Equal(got, want) {
+		t.Fatalf("found %v, want %v", got, want)
+	}
+}
+
+// TestWalkUnreadable: a directory the user may not read is passed over,
+// and the rest of the tree is still found.
+func TestWalkUnreadable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every directory")
+	}
+	dir := t.TempDir()
+	for _, p := range []string{"ok/s1.jsonl", "shut/s2.jsonl"} {
+		p = filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shut := filepath.Join(dir, "shut")
+	if err := os.Chmod(shut, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(shut, 0o700)
+	files, err := Walk([]string{dir}, func(p string, d fs.DirEntry) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || filepath.Base(files[0].Path) != "s1.jsonl" {
+		t.Fatalf("found %v, want ok/s1.jsonl alone", files)
 	}
 }
