@@ -59,6 +59,26 @@ func AppendRecord(b []byte, r *Record) []byte {
 		w.key("usage")
 		w.b = appendUsage(w.b, r.Usage)
 	}
+	if len(r.Advisor) > 0 {
+		w.key("advisor")
+		w.b = append(w.b, '[')
+		for i := range r.Advisor {
+			a := &r.Advisor[i]
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			o := obj{b: append(w.b, '{')}
+			o.strAlways("model", a.Model)
+			o.int("messages", a.Messages)
+			o.intAlways("input", a.Input)
+			o.intAlways("output", a.Output)
+			o.intAlways("cache_creation", a.CacheCreation)
+			o.intAlways("cache_read", a.CacheRead)
+			o.int("cache_creation_1h", a.CacheCreation1h)
+			w.b = append(o.b, '}')
+		}
+		w.b = append(w.b, ']')
+	}
 	if a := r.Agent; a != nil && (a.ID != "" || a.Type != "" || a.Sidechain) {
 		w.key("agent")
 		o := obj{b: append(w.b, '{')}

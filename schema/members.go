@@ -115,6 +115,18 @@ func (r *Record) member(d *mdec, key string) (err error) {
 	case "usage":
 		r.Usage = reuse(r.Usage)
 		err = d.object(r.Usage.member)
+	case "advisor":
+		r.Advisor = nil
+		err = d.array(func(d *mdec) error {
+			var m ModelUsage
+			if !d.null() {
+				if err := d.object(m.member); err != nil {
+					return err
+				}
+			}
+			r.Advisor = append(r.Advisor, m)
+			return nil
+		})
 	case "agent":
 		r.Agent = reuse(r.Agent)
 		err = d.object(r.Agent.member)

@@ -26,6 +26,9 @@ var memberCases = []string{
 	`{"kind":"message","future":{"a":1},"usage":{"input":1,"later":[1,2]},"source":{"path":"p","new":"x"},"zz":"\u00e9"}`,
 	`{"schema":"pos/1","kind":"message","id":"dup","id":"last","text":"\u20ac\\n"}`,
 	"{\"kind\":\"message\",\"text\":\"bad \xff utf8\",\"raw\":{\"s\":\"\xfe\"}}",
+	`{"schema":"pos/1","kind":"message","id":"adv","role":"assistant","model":"s","usage":{"input":1,"output":2,"cache_creation":0,"cache_read":0},"advisor":[{"model":"claude-opus-4-6","input":7000,"output":700,"cache_creation":1000,"cache_read":2000,"cache_creation_1h":1000},{"model":"m2","messages":1,"input":1,"output":0,"cache_creation":0,"cache_read":0}]}`,
+	`{"kind":"message","advisor":null}`,
+	`{"kind":"message","advisor":[null,{"model":"x","later":1}]}`,
 }
 
 // decodingLines returns memberCases and every line of the golden streams.

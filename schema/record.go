@@ -98,6 +98,7 @@ const (
 	ContentExchange        ContentType = "exchange"         // chunk of an exchange
 	ContentUserPrompt      ContentType = "user_prompt"      // chunk of a user prompt
 	ContentError           ContentType = "error"            // API error placeholders
+	ContentUsage           ContentType = "usage"            // tokens another model used within a message (its advisor's); no text
 )
 
 // AssistantContentType classifies an assistant message by what it holds:
@@ -160,6 +161,7 @@ type Record struct {
 	Tools        []Tool       `json:"tools,omitempty"`
 	Model        string       `json:"model,omitempty"`
 	Usage        *Usage       `json:"usage,omitempty"`
+	Advisor      []ModelUsage `json:"advisor,omitempty"` // calls to an advisor model within the request; see ModelUsage
 	Agent        *Agent       `json:"agent,omitempty"`
 	Cwd          string       `json:"cwd,omitempty"`
 	GitBranch    string       `json:"git_branch,omitempty"`
@@ -348,7 +350,12 @@ type Session struct {
 	PullRequests []string `json:"pull_requests,omitempty"`
 }
 
-// ModelUsage is one model's token usage within a session.
+// ModelUsage is one model's token usage within a session, or one call of
+// an advisor model within a request (Record.Advisor): Anthropic's advisor
+// tool bills each call at the advisor's rates, outside the request's Usage.
+// Extractors fill Record.Advisor; pos-normalize makes each entry a message
+// of its own (content type "usage", no text) and clears it, so a
+// normalized stream never counts those tokens twice.
 type ModelUsage struct {
 	Model    string `json:"model"`
 	Messages int64  `json:"messages"`

@@ -25,6 +25,7 @@ func sample() *Record {
 		Tools:    []Tool{{Name: "Read", CallID: "t1", Input: json.RawMessage(`{"file_path":"/a"}`)}},
 		Model:    "claude-opus-4-6",
 		Usage:    &Usage{Input: 3, Output: 10, CacheCreation: 100, CacheRead: 5},
+		Advisor:  []ModelUsage{{Model: "claude-opus-4-6", Usage: Usage{Input: 7000, Output: 700, CacheCreation: 1000, CacheRead: 2000, CacheCreation1h: 1000}}, {Model: "m2", Usage: Usage{Input: 1}}},
 		Agent:    &Agent{ID: "a1", Sidechain: true},
 		Files:    []string{"/a"},
 		Source:   &Source{Path: "/x.jsonl", Line: 4, Offset: 120, Mtime: ts},
@@ -47,7 +48,8 @@ func TestRoundTripKeepsEverything(t *testing.T) {
 	if !bytes.Equal(b, b2) {
 		t.Fatalf("not a fixed point:\n%s\n%s", b, b2)
 	}
-	if got.Text != r.Text || got.Usage.CacheCreation != 100 || !got.TS.Equal(r.TS) || got.Tools[0].Name != "Read" {
+	if got.Text != r.Text || got.Usage.CacheCreation != 100 || !got.TS.Equal(r.TS) || got.Tools[0].Name != "Read" ||
+		len(got.Advisor) != 2 || got.Advisor[0] != r.Advisor[0] || got.Advisor[1] != r.Advisor[1] {
 		t.Fatalf("fields lost: %+v", got)
 	}
 	// Unknown fields come out sorted after the known ones.
