@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -380,5 +381,46 @@ func TestFastModeModel(t *testing.T) {
 	}
 	if n != 3 {
 		t.Errorf("%d assistant messages, want 3", n)
+	}
+}
+
+// TestAdvisorCalls: usage.iterations entries of type advisor_message become
+// the message's Advisor, one entry per call with its model and tokens (the
+// 1-hour cache write share included); the executor's own iterations and
+// entries without a model do not.
+func TestAdvisorCalls(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".claude", "projects", "p")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"parentUuid":null,"isSidechain":false,"sessionId":"` + s1 + `","version":"2.1.90","type":"assistant","message":{"model":"claude-sonnet-4-6","id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":100,"output_tokens":50,"iterations":[` +
+		`{"type":"message","input_tokens":100,"output_tokens":10},` +
+		`{"type":"advisor_message","model":"claude-opus-4-6","input_tokens":7000,"output_tokens":700,"cache_creation_input_tokens":1000,"cache_read_input_tokens":2000,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":1000}},` +
+		`{"type":"advisor_message","input_tokens":5},` +
+		`{"type":"message","output_tokens":40},` +
+		`{"type":"advisor_message","model":"claude-opus-4-6","input_tokens":10,"output_tokens":1}]}},"requestId":"req_1","uuid":"u-1","timestamp":"2026-04-01T10:00:01.000Z"}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, s1+".jsonl"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := runExtract(t, extract.Options{Roots: []string{filepath.Dir(filepath.Dir(dir))}})
+	want := []schema.ModelUsage{
+		{Model: "claude-opus-4-6", Usage: schema.Usage{Input: 7000, Output: 700, CacheCreation: 1000, CacheRead: 2000, CacheCreation1h: 1000}},
+		{Model: "claude-opus-4-6", Usage: schema.Usage{Input: 10, Output: 1}},
+	}
+	n := 0
+	for _, r := range res.Recs {
+		if r.Kind != schema.KindMessage || r.Role != schema.RoleAssistant {
+			continue
+		}
+		n++
+		if r.Model != "claude-sonnet-4-6" || *r.Usage != (schema.Usage{Input: 100, Output: 50}) {
+			t.Errorf("executor: model %q usage %+v", r.Model, *r.Usage)
+		}
+		if !slices.Equal(r.Advisor, want) {
+			t.Errorf("advisor %+v, want %+v", r.Advisor, want)
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d assistant messages, want 1", n)
 	}
 }

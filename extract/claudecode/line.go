@@ -112,6 +112,22 @@ type usage struct {
 	CacheRead     int64        `json:"cache_read_input_tokens"`
 	Detail        *cacheDetail `json:"cache_creation"`
 	Speed         string       `json:"speed"` // "fast": fast mode, billed at its own rates
+	// Iterations split the request's usage by inference: "message" for
+	// the executor's own (what the counts above add up), "advisor_message"
+	// for each call of the advisor tool, billed at the advisor's model's
+	// rates and not in the counts above.
+	Iterations []iteration `json:"iterations"`
+}
+
+// iteration is one inference within a request (usage.iterations[]).
+type iteration struct {
+	Type          string       `json:"type"`
+	Model         string       `json:"model"`
+	Input         int64        `json:"input_tokens"`
+	Output        int64        `json:"output_tokens"`
+	CacheCreation int64        `json:"cache_creation_input_tokens"`
+	CacheRead     int64        `json:"cache_read_input_tokens"`
+	Detail        *cacheDetail `json:"cache_creation"`
 }
 
 type cacheDetail struct {

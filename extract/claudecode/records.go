@@ -332,6 +332,19 @@ func (r *run) assistantLine(rec *schema.Record, l *line) {
 			// them, so stats price and list the two speeds apart.
 			rec.Model += fastSuffix
 		}
+		for _, it := range u.Iterations {
+			// The advisor's calls are billed at its model's rates, outside
+			// the request's top-level usage (the executor's).
+			if it.Type != "advisor_message" || it.Model == "" {
+				continue
+			}
+			a := schema.ModelUsage{Model: it.Model, Usage: schema.Usage{Input: it.Input, Output: it.Output,
+				CacheCreation: it.CacheCreation, CacheRead: it.CacheRead}}
+			if it.Detail != nil {
+				a.CacheCreation1h = min(it.Detail.Ephemeral1h, it.CacheCreation)
+			}
+			rec.Advisor = append(rec.Advisor, a)
+		}
 	}
 	c, _ := parseContent(m.Content)
 	var text, thinking []string

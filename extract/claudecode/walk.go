@@ -182,12 +182,53 @@ func (u *usage) member(w *schema.Walker, key string) error {
 	case "speed":
 		return str(w, &u.Speed)
 	case "cache_creation":
-		return object(w, &u.Detail, func(d *cacheDetail, w *schema.Walker, key string) error {
-			if key == "ephemeral_1h_input_tokens" {
-				return integer(w, &d.Ephemeral1h)
+		return object(w, &u.Detail, (*cacheDetail).member)
+	case "iterations":
+		if w.Null() {
+			u.Iterations = nil
+			return nil
+		}
+		its := u.Iterations[:0]
+		err := w.Array(func() error {
+			its = append(its, iteration{})
+			it := &its[len(its)-1]
+			if w.Null() {
+				return nil
 			}
-			return w.Skip()
+			return w.Object(func(key string) error { return it.member(w, key) })
 		})
+		if its == nil {
+			its = []iteration{}
+		}
+		u.Iterations = its
+		return err
+	}
+	return w.Skip()
+}
+
+func (d *cacheDetail) member(w *schema.Walker, key string) error {
+	if key == "ephemeral_1h_input_tokens" {
+		return integer(w, &d.Ephemeral1h)
+	}
+	return w.Skip()
+}
+
+func (it *iteration) member(w *schema.Walker, key string) error {
+	switch key {
+	case "type":
+		return str(w, &it.Type)
+	case "model":
+		return str(w, &it.Model)
+	case "input_tokens":
+		return integer(w, &it.Input)
+	case "output_tokens":
+		return integer(w, &it.Output)
+	case "cache_creation_input_tokens":
+		return integer(w, &it.CacheCreation)
+	case "cache_read_input_tokens":
+		return integer(w, &it.CacheRead)
+	case "cache_creation":
+		return object(w, &it.Detail, (*cacheDetail).member)
 	}
 	return w.Skip()
 }
