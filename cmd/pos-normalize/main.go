@@ -4,6 +4,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"time"
 
@@ -79,8 +80,12 @@ func run(c *cli.Context) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	cmdio.Summary(c, "%d records in, %d out: %d messages (%d lines merged, %d replays dropped, %d context lines of earlier runs), %d exchanges, %d sessions, %d documents, %d file refs, %d decisions, %d raw; %d skipped (%.1fs)",
-		total.In, total.Out, total.Messages, total.Merged, total.Replays, total.Context, total.Exchanges, total.Sessions, total.Documents,
+	advisor := ""
+	if total.Advisor > 0 {
+		advisor = fmt.Sprintf(", %d advisor calls", total.Advisor)
+	}
+	cmdio.Summary(c, "%d records in, %d out: %d messages (%d lines merged, %d replays dropped, %d context lines of earlier runs%s), %d exchanges, %d sessions, %d documents, %d file refs, %d decisions, %d raw; %d skipped (%.1fs)",
+		total.In, total.Out, total.Messages, total.Merged, total.Replays, total.Context, advisor, total.Exchanges, total.Sessions, total.Documents,
 		total.FileRefs, total.Decisions, total.Raw, skips.N(), time.Since(start).Seconds())
 	return skips.Err()
 }
@@ -103,6 +108,7 @@ func add(t *normalize.Stats, s normalize.Stats) {
 	t.Merged += s.Merged
 	t.Replays += s.Replays
 	t.Context += s.Context
+	t.Advisor += s.Advisor
 	t.Raw += s.Raw
 	t.Exchanges += s.Exchanges
 	t.Sessions += s.Sessions

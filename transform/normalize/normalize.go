@@ -15,6 +15,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +50,7 @@ type Stats struct {
 	Merged    int64 // assistant lines merged into an earlier line's message
 	Replays   int64 // messages dropped as exact replays
 	Context   int64 // lines an earlier run delivered, read again to rebuild an open exchange
+	Advisor   int64 // calls to an advisor model made messages of their own
 	Raw       int64 // raw records written
 	Exchanges int64
 	Sessions  int64
@@ -263,8 +265,46 @@ func isPrompt(rec *schema.Record) bool {
 }
 
 // accept counts a finished message into its exchange and session and
-// writes it.
+// writes it, then the calls to an advisor model made within it, each as
+// a message of its own (advisorMessage).
 func (n *Normalizer) accept(t *thread, rec *schema.Record) error {
+	advisor := rec.Advisor
+	if len(advisor) > 0 {
+		rec.Advisor, rec.Line = nil, nil
+	}
+	if err := n.acceptOne(t, rec); err != nil {
+		return err
+	}
+	for i := range advisor {
+		n.stats.Advisor++
+		if err := n.acceptOne(t, advisorMessage(rec, i, &advisor[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// advisorMessage is the i-th call of an advisor model within message m:
+// an assistant message of the advisor's model with its tokens and no
+// text (content type "usage"), so that stats bills it at its model's
+// rates and the exchange and session count it. Its id derives from m's,
+// the same in every run.
+func advisorMessage(m *schema.Record, i int, a *schema.ModelUsage) *schema.Record {
+	u := a.Usage
+	return &schema.Record{
+		Schema: schema.Version, Kind: schema.KindMessage,
+		ID:       schema.ID(m.Platform, "advisor", m.ID, strconv.Itoa(i)),
+		Platform: m.Platform, SessionID: m.SessionID, ParentID: m.ID,
+		TS: m.TS, TSPrecision: m.TSPrecision,
+		Role: schema.RoleAssistant, ContentType: schema.ContentUsage,
+		NativeType: "advisor_message", RequestID: m.RequestID,
+		Model: a.Model, Usage: &u, Agent: m.Agent,
+		Cwd: m.Cwd, GitBranch: m.GitBranch, Project: m.Project, User: m.User, Machine: m.Machine,
+		Completeness: m.Completeness, Source: m.Source, Adapter: m.Adapter, IngestedAt: m.IngestedAt,
+	}
+}
+
+func (n *Normalizer) acceptOne(t *thread, rec *schema.Record) error {
 	if t.ex != nil {
 		t.ex.add(rec)
 	}
@@ -428,6 +468,10 @@ func merge(o, rec *schema.Record) {
 	if rec.Usage != nil {
 		// Every line repeats the usage so far; the last line's is final.
 		o.Usage = rec.Usage
+	}
+	if len(rec.Advisor) > 0 {
+		// Likewise the advisor's calls, written with the usage.
+		o.Advisor = rec.Advisor
 	}
 	o.Model = cmp.Or(o.Model, rec.Model)
 	if rec.ContentType == schema.ContentError || o.ContentType == schema.ContentError {

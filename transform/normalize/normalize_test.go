@@ -305,3 +305,81 @@ func TestTitleRanks(t *testing.T) {
 		}
 	}
 }
+
+// TestAdvisorCalls: the calls to an advisor model within a message become
+// assistant messages of the advisor's model (content type "usage", no
+// text), taken from the message's last line that lists them, after the
+// message; the message keeps its own usage and no longer lists them; the
+// exchange and the session count both models; a replayed message's calls
+// are not written again; the ids are the same in every run.
+func TestAdvisorCalls(t *testing.T) {
+	src := func(line int64, replay bool) string {
+		return `"source":{"path":"/s.jsonl","line":` + strconv.FormatInt(line, 10) + `,"offset":` + strconv.FormatInt(line*100, 10) + `,"replay":` + strconv.FormatBool(replay) + `}`
+	}
+	head := `{"schema":"pos/1","kind":"message","platform":"claude_code","session_id":"s1",`
+	adv := func(in int64) string {
+		return `"advisor":[{"model":"claude-opus-4-6","input":` + strconv.FormatInt(in, 10) + `,"output":600,"cache_creation":1000,"cache_read":0,"cache_creation_1h":1000}]`
+	}
+	in := strings.Join([]string{
+		head + `"id":"p0","role":"user","content_type":"text","text":"old","ts":"2026-03-01T09:00:00Z",` + src(1, true) + `}`,
+		head + `"id":"a0","native_id":"msg_0","request_id":"r0","role":"assistant","content_type":"text","text":"before","model":"claude-sonnet-4-6","ts":"2026-03-01T09:00:01Z","usage":{"input":1,"output":1},` + adv(9) + `,` + src(2, true) + `}`,
+		head + `"id":"p1","role":"user","content_type":"text","text":"plan it","ts":"2026-03-01T10:00:00Z",` + src(3, false) + `}`,
+		// One message over two lines, the call listed on both.
+		head + `"id":"a1","native_id":"msg_1","request_id":"r1","role":"assistant","content_type":"text","text":"part one","model":"claude-sonnet-4-6","ts":"2026-03-01T10:00:01Z","usage":{"input":100,"output":10},` + adv(5000) + `,` + src(4, false) + `}`,
+		head + `"id":"a2","native_id":"msg_1","request_id":"r1","role":"assistant","content_type":"text","text":"part two","model":"claude-sonnet-4-6","ts":"2026-03-01T10:00:02Z","usage":{"input":100,"output":50},` + adv(5001) + `,` + src(5, false) + `}`,
+	}, "\n") + "\n"
+	run := func() ([]*schema.Record, Stats) { return normalizeAll(t, []byte(in)) }
+	recs, st := run()
+	var msgs []*schema.Record
+	var ex, sess *schema.Record
+	for _, r := range recs {
+		switch r.Kind {
+		case schema.KindMessage:
+			msgs = append(msgs, r)
+		case schema.KindExchange:
+			if r.Exchange.Prompt == "plan it" {
+				ex = r
+			}
+		case schema.KindSession:
+			sess = r
+		}
+	}
+	if len(msgs) != 3 || msgs[0].ID != "p1" || msgs[1].ID != "a1" {
+		t.Fatalf("messages %d: want p1, a1 and one advisor call (none for the replayed a0)", len(msgs))
+	}
+	exec, call := msgs[1], msgs[2]
+	if len(exec.Advisor) != 0 || *exec.Usage != (schema.Usage{Input: 100, Output: 50}) || exec.Model != "claude-sonnet-4-6" {
+		t.Errorf("executor: advisor %+v usage %+v model %q", exec.Advisor, *exec.Usage, exec.Model)
+	}
+	if call.Role != schema.RoleAssistant || call.ContentType != schema.ContentUsage || call.NativeType != "advisor_message" ||
+		call.Model != "claude-opus-4-6" || call.Text != "" || call.ParentID != "a1" || call.RequestID != "r1" ||
+		!call.TS.Equal(exec.TS) || call.SessionID != "s1" || call.Source == nil || call.Source.Line != 4 ||
+		*call.Usage != (schema.Usage{Input: 5001, Output: 600, CacheCreation: 1000, CacheCreation1h: 1000}) {
+		t.Errorf("advisor call %+v usage %+v", call, call.Usage)
+	}
+	if st.Advisor != 2 || st.Messages != 3 {
+		t.Errorf("stats: %d advisor calls (the replayed one counts), %d messages written; want 2 and 3", st.Advisor, st.Messages)
+	}
+	if ex == nil || ex.Usage == nil || ex.Usage.Input != 5101 || ex.Usage.Output != 650 ||
+		!slices.Equal(ex.Exchange.Models, []string{"claude-sonnet-4-6", "claude-opus-4-6"}) || ex.Exchange.Response != "part one\npart two" {
+		t.Errorf("exchange: usage %+v %+v", ex.Usage, ex.Exchange)
+	}
+	if sess == nil || len(sess.Session.Models) != 2 {
+		t.Fatalf("session models: %+v", sess)
+	}
+	for _, m := range sess.Session.Models {
+		if m.Model == "claude-opus-4-6" && (m.Messages != 2 || m.Input != 5001+9) {
+			t.Errorf("session: advisor's model %+v", m)
+		}
+	}
+	again, _ := run()
+	var ids []string
+	for _, r := range again {
+		if r.Kind == schema.KindMessage {
+			ids = append(ids, r.ID)
+		}
+	}
+	if want := []string{"p1", "a1", call.ID}; !slices.Equal(ids, want) {
+		t.Errorf("ids of a second run %q, want %q", ids, want)
+	}
+}
