@@ -194,6 +194,16 @@ type line struct {
 			CR  int64 `json:"cache_read_input_tokens"`
 			// Speed "fast": both name the model <model>-fast.
 			Speed string `json:"speed"`
+			// Calls to an advisor model within the request: both count
+			// them under the advisor's model, outside the usage above.
+			Iterations []struct {
+				Type  string `json:"type"`
+				Model string `json:"model"`
+				In    int64  `json:"input_tokens"`
+				Out   int64  `json:"output_tokens"`
+				CW    int64  `json:"cache_creation_input_tokens"`
+				CR    int64  `json:"cache_read_input_tokens"`
+			} `json:"iterations"`
 		} `json:"usage"`
 	} `json:"message"`
 	Data *struct {
@@ -218,13 +228,20 @@ type entry struct {
 	sidechain bool
 	agent     string
 	usage     tokens
-	progress  bool   // usage embedded in a progress (agent_progress) line
-	skip      string // why ccusage skips it, "" if it does not
-	assistant bool   // a type "assistant" line, what pos reads usage from
-	dropped   bool   // ccusage drops it as a sidechain replay
+	advisor   []advisorCall // usage.iterations of type advisor_message
+	progress  bool          // usage embedded in a progress (agent_progress) line
+	skip      string        // why ccusage skips it, "" if it does not
+	assistant bool          // a type "assistant" line, what pos reads usage from
+	dropped   bool          // ccusage drops it as a sidechain replay
 }
 
 func (e *entry) where() string { return fmt.Sprintf("%s:%d", e.file, e.n) }
+
+// advisorCall is one call of an advisor model within a request.
+type advisorCall struct {
+	model string
+	usage tokens
+}
 
 var semverPrefix = regexp.MustCompile(`^\d+\.\d+\.\d+`)
 
@@ -255,6 +272,11 @@ func parseLine(b []byte, file string, n int) (*entry, bool) {
 	e.day = e.ts.Format(time.DateOnly)
 	u := msg.Usage
 	e.usage = tokens{u.In, u.Out, u.CW, u.CR}
+	for _, it := range u.Iterations {
+		if it.Type == "advisor_message" && it.Model != "" {
+			e.advisor = append(e.advisor, advisorCall{it.Model, tokens{it.In, it.Out, it.CW, it.CR}})
+		}
+	}
 	if msg.Model != nil {
 		e.model, e.hasModel = *msg.Model, true
 		if u.Speed == "fast" && e.model != "" {
@@ -492,6 +514,7 @@ func explain(dir string) (*explanation, error) {
 	type posMsg struct {
 		first, last *entry
 		model       string
+		advisor     []advisorCall // of the last line that has any
 	}
 	var posMsgs []*posMsg
 	seenUUID := map[string]bool{}
@@ -513,9 +536,12 @@ func explain(dir string) (*explanation, error) {
 				if o.model == "" {
 					o.model = e.model
 				}
+				if len(e.advisor) > 0 {
+					o.advisor = e.advisor
+				}
 				continue
 			}
-			m := &posMsg{first: e, last: e, model: e.model}
+			m := &posMsg{first: e, last: e, model: e.model, advisor: e.advisor}
 			posMsgs = append(posMsgs, m)
 			open[thread] = m
 		}
@@ -567,6 +593,11 @@ func explain(dir string) (*explanation, error) {
 			s.c.add(rowKey{e.day, e.model}, e.usage)
 			x.cc[rowKey{e.day, e.model}] = addT(x.cc[rowKey{e.day, e.model}], e.usage)
 		}
+		for _, a := range e.advisor {
+			rk := rowKey{e.day, a.model}
+			s.c.add(rk, a.usage)
+			x.cc[rk] = addT(x.cc[rk], a.usage)
+		}
 		addKey(mk)
 	}
 	for _, m := range posMsgs {
@@ -580,6 +611,14 @@ func explain(dir string) (*explanation, error) {
 			x.pos[rk] = addT(x.pos[rk], m.last.usage)
 			if u := m.last.usage; u.In+u.CW+u.CR > 200_000 {
 				x.longContext[rk] = append(x.longContext[rk], m.last.where())
+			}
+		}
+		for _, a := range m.advisor {
+			rk := rowKey{m.first.day, a.model}
+			s.c.add(rk, a.usage)
+			x.pos[rk] = addT(x.pos[rk], a.usage)
+			if u := a.usage; u.In+u.CW+u.CR > 200_000 {
+				x.longContext[rk] = append(x.longContext[rk], m.last.where()+" (advisor)")
 			}
 		}
 		addKey(mk)
