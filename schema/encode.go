@@ -61,23 +61,7 @@ func AppendRecord(b []byte, r *Record) []byte {
 	}
 	if len(r.Advisor) > 0 {
 		w.key("advisor")
-		w.b = append(w.b, '[')
-		for i := range r.Advisor {
-			a := &r.Advisor[i]
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			o := obj{b: append(w.b, '{')}
-			o.strAlways("model", a.Model)
-			o.int("messages", a.Messages)
-			o.intAlways("input", a.Input)
-			o.intAlways("output", a.Output)
-			o.intAlways("cache_creation", a.CacheCreation)
-			o.intAlways("cache_read", a.CacheRead)
-			o.int("cache_creation_1h", a.CacheCreation1h)
-			w.b = append(o.b, '}')
-		}
-		w.b = append(w.b, ']')
+		w.b = appendModelUsages(w.b, r.Advisor, false)
 	}
 	if a := r.Agent; a != nil && (a.ID != "" || a.Type != "" || a.Sidechain) {
 		w.key("agent")
@@ -144,22 +128,7 @@ func AppendRecord(b []byte, r *Record) []byte {
 		o.intAlways("exchange_count", s.ExchangeCount)
 		if len(s.Models) > 0 {
 			o.key("models")
-			o.b = append(o.b, '[')
-			for i := range s.Models {
-				m := &s.Models[i]
-				if i > 0 {
-					o.b = append(o.b, ',')
-				}
-				mo := obj{b: append(o.b, '{')}
-				mo.strAlways("model", m.Model)
-				mo.intAlways("messages", m.Messages)
-				mo.intAlways("input", m.Input)
-				mo.intAlways("output", m.Output)
-				mo.intAlways("cache_creation", m.CacheCreation)
-				mo.intAlways("cache_read", m.CacheRead)
-				o.b = append(mo.b, '}')
-			}
-			o.b = append(o.b, ']')
+			o.b = appendModelUsages(o.b, s.Models, true)
 		}
 		o.strs("labels", s.Labels)
 		o.str("plan_id", s.PlanID)
@@ -242,6 +211,35 @@ func appendTool(b []byte, t *Tool) []byte {
 	o.str("output", t.Output)
 	o.boolean("is_error", t.IsError)
 	return append(o.b, '}')
+}
+
+// appendModelUsages writes a list of models' usage: a session's models
+// (messages always, no 1-hour share) or a record's advisor calls (each
+// field only when set but the four counts).
+func appendModelUsages(b []byte, list []ModelUsage, session bool) []byte {
+	b = append(b, '[')
+	for i := range list {
+		m := &list[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		o := obj{b: append(b, '{')}
+		o.strAlways("model", m.Model)
+		if session {
+			o.intAlways("messages", m.Messages)
+		} else {
+			o.int("messages", m.Messages)
+		}
+		o.intAlways("input", m.Input)
+		o.intAlways("output", m.Output)
+		o.intAlways("cache_creation", m.CacheCreation)
+		o.intAlways("cache_read", m.CacheRead)
+		if !session {
+			o.int("cache_creation_1h", m.CacheCreation1h)
+		}
+		b = append(o.b, '}')
+	}
+	return append(b, ']')
 }
 
 func appendUsage(b []byte, u *Usage) []byte {
