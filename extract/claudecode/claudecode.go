@@ -316,6 +316,9 @@ type fileState struct {
 	// and the pull requests it linked (pr-link lines), by URL.
 	userTitle, aiTitle string
 	prs                []string
+	// Whether each subagent named by the file's agent_progress lines has
+	// a transcript of its own (progressCopy).
+	transcripts map[string]bool
 }
 
 type sessionInfo struct {

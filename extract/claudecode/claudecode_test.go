@@ -424,3 +424,73 @@ func TestAdvisorCalls(t *testing.T) {
 		t.Errorf("%d assistant messages, want 1", n)
 	}
 }
+
+// TestProgressCopies: a subagent's assistant line copied into the parent's
+// agent_progress line becomes a message (the subagent's thread, the copied
+// line's uuid and usage) when the subagent has no transcript, and is passed
+// over when it has one (2.1 subagents/ folder or 2.0 file beside the
+// session), whose own lines are then read.
+func TestProgressCopies(t *testing.T) {
+	copyLine := func(agent, uuid, id string) string {
+		return `{"parentUuid":null,"isSidechain":false,"sessionId":"` + s1 + `","version":"2.1.39","type":"progress","parentToolUseID":"toolu_1","data":{"type":"agent_progress","agentId":"` + agent + `","message":{"type":"assistant","isSidechain":true,"agentId":"` + agent + `","message":{"model":"claude-haiku-4-5","id":"` + id + `","type":"message","role":"assistant","content":[{"type":"text","text":"found it"}],"usage":{"input_tokens":30,"output_tokens":40,"cache_read_input_tokens":50}},"requestId":"req_` + id + `","uuid":"` + uuid + `","timestamp":"2026-04-01T10:00:03.000Z"}},"uuid":"p-` + uuid + `","timestamp":"2026-04-01T10:00:04.000Z"}` + "\n"
+	}
+	task := `{"parentUuid":null,"isSidechain":false,"sessionId":"` + s1 + `","version":"2.1.39","type":"assistant","message":{"model":"claude-opus-4-6","id":"msg_t","type":"message","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Task","input":{"subagent_type":"Explore","prompt":"look"}}],"usage":{"input_tokens":1,"output_tokens":2}},"requestId":"req_t","uuid":"u-t","timestamp":"2026-04-01T10:00:01.000Z"}` + "\n"
+	sub := func(agent string) string {
+		return `{"parentUuid":null,"isSidechain":true,"sessionId":"` + s1 + `","agentId":"` + agent + `","version":"2.1.39","type":"assistant","message":{"model":"claude-haiku-4-5","id":"msg_s","type":"message","role":"assistant","content":[{"type":"text","text":"found it"}],"usage":{"input_tokens":30,"output_tokens":40,"cache_read_input_tokens":50}},"requestId":"req_msg_s","uuid":"u-s","timestamp":"2026-04-01T10:00:03.000Z"}` + "\n"
+	}
+	for _, tc := range []struct {
+		name       string
+		transcript string // relative to the project folder, "" for none
+	}{
+		{"no transcript", ""},
+		{"2.1 subagents folder", s1 + "/subagents/agent-a1.jsonl"},
+		{"2.0 beside the session", "agent-a1.jsonl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), ".claude", "projects", "p")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			write := func(rel, body string) {
+				p := filepath.Join(dir, rel)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(s1+".jsonl", task+copyLine("a1", "u-s", "msg_s"))
+			if tc.transcript != "" {
+				write(tc.transcript, sub("a1"))
+			}
+			res := runExtract(t, extract.Options{Roots: []string{filepath.Dir(filepath.Dir(dir))}})
+			var got []*schema.Record
+			for _, r := range res.Recs {
+				if r.Kind == schema.KindMessage && r.Model == "claude-haiku-4-5" {
+					got = append(got, r)
+				}
+			}
+			if len(got) != 1 {
+				t.Fatalf("%d messages of the subagent, want 1 (from the copy without a transcript, else from the transcript)", len(got))
+			}
+			m := got[0]
+			from := "progress/agent_progress"
+			if tc.transcript != "" {
+				from = "assistant"
+			}
+			if m.NativeType != from || m.Agent == nil || m.Agent.ID != "a1" || !m.Agent.Sidechain || m.SessionID != s1 ||
+				*m.Usage != (schema.Usage{Input: 30, Output: 40, CacheRead: 50}) || m.Text != "found it" ||
+				!m.TS.Equal(time.Date(2026, 4, 1, 10, 0, 3, 0, time.UTC)) {
+				t.Errorf("message %+v agent %+v usage %+v", m, m.Agent, m.Usage)
+			}
+			if tc.transcript == "" && m.Agent.Type != "Explore" {
+				t.Errorf("agent type %q, want Explore (the Task call's subagent_type)", m.Agent.Type)
+			}
+			// The copy and the transcript line give the same id.
+			if want := msgID("u-s"); m.ID != want {
+				t.Errorf("id %s, want %s (the copied line's uuid)", m.ID, want)
+			}
+		})
+	}
+}

@@ -63,6 +63,8 @@ type snapshot struct {
 type progressData struct {
 	Type    string `json:"type"`
 	AgentID string `json:"agentId"`
+	// agent_progress: the subagent's transcript line, copied whole.
+	Message rawJSON `json:"message"`
 }
 
 type attachment struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -140,6 +141,9 @@ func (r *run) line(fs *fileState, l *line, b []byte, ln schema.Line) error {
 			if t, ok := r.taskTypes[l.ParentToolUseID]; ok {
 				r.agentTypes[cmpOr(l.SessionID, fs.session)+"/"+l.Data.AgentID] = t
 			}
+		}
+		if l.Data != nil && l.Data.Type == "agent_progress" && l.Data.AgentID != "" && len(l.Data.Message) > 0 {
+			r.progressCopy(fs, rec, l)
 		}
 	case "queue-operation":
 		if l.Operation != "" {
@@ -302,6 +306,53 @@ func stripTags(s string) string {
 		s = strings.ReplaceAll(s, t, "")
 	}
 	return strings.TrimSpace(s)
+}
+
+// progressCopy makes a message of a subagent's assistant line that
+// Claude Code copied into the parent session's agent_progress line, when
+// the subagent has no transcript of its own (a session copied or exported
+// without its subagents folder): the copy is then the only record of the
+// tokens the subagent used. A subagent with a transcript is read from it,
+// and its copies are passed over. The message keeps the copied line's
+// uuid, so that a transcript that shows up later gives the same ids.
+func (r *run) progressCopy(fs *fileState, rec *schema.Record, l *line) {
+	agent := l.Data.AgentID
+	var in line
+	if parseLine(l.Data.Message, &in) != nil || in.Type != "assistant" || in.UUID == "" ||
+		in.Message == nil || in.Message.Usage == nil || r.hasTranscript(fs, agent) {
+		return
+	}
+	if ts, ok := parseTS(in.Timestamp); ok {
+		rec.TS, rec.TSPrecision = ts, schema.PrecisionExact
+	}
+	r.assistantLine(rec, &in)
+	session := cmpOr(l.SessionID, fs.session)
+	rec.Agent = &schema.Agent{ID: agent, Type: r.agentTypes[session+"/"+agent], Sidechain: true}
+}
+
+// hasTranscript reports whether the subagent has a transcript beside the
+// session file being read: <session>/subagents/agent-<id>.jsonl (Claude
+// Code 2.1) or agent-<id>.jsonl in the project folder (2.0).
+func (r *run) hasTranscript(fs *fileState, agent string) bool {
+	if ok, seen := fs.transcripts[agent]; seen {
+		return ok
+	}
+	dir, name := filepath.Dir(fs.path), "agent-"+agent+".jsonl"
+	ok := false
+	for _, p := range []string{
+		filepath.Join(dir, strings.TrimSuffix(filepath.Base(fs.path), ".jsonl"), "subagents", name),
+		filepath.Join(dir, name),
+	} {
+		if _, err := os.Stat(p); err == nil {
+			ok = true
+			break
+		}
+	}
+	if fs.transcripts == nil {
+		fs.transcripts = map[string]bool{}
+	}
+	fs.transcripts[agent] = ok
+	return ok
 }
 
 // fastSuffix marks a message made in fast mode (usage.speed "fast"): its

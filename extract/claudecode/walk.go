@@ -124,6 +124,8 @@ func (l *line) member(w *schema.Walker, key string) error {
 				return str(w, &d.Type)
 			case "agentId":
 				return str(w, &d.AgentID)
+			case "message":
+				return raw(w, &d.Message)
 			}
 			return w.Skip()
 		})

@@ -157,6 +157,8 @@ func FuzzWalk(f *testing.F) {
 	f.Add([]byte(`{"message":{"usage":{"iterations":[{"type":"message","input_tokens":1},null,{"type":"advisor_message","model":"m","output_tokens":2,"cache_creation":{"ephemeral_1h_input_tokens":3}}]}}}`))
 	f.Add([]byte(`{"message":{"usage":{"iterations":[],"iterations":null}}}`))
 	f.Add([]byte(`{"message":{"usage":{"iterations":[{"model":null,"type":7}]}}}`))
+	f.Add([]byte(`{"type":"progress","data":{"type":"agent_progress","agentId":"a","message":{"type":"assistant","uuid":"u","message":{"usage":{"input_tokens":1}}}}}`))
+	f.Add([]byte(`{"data":{"message":null,"message":"x"}}`))
 	f.Add([]byte(`{"type":"x","type":null,"prNumber":1e3,"content":[1, 2 ]}`))
 	f.Add([]byte(`{"message":{"content":[null,{"type":"tool_use","input":{"file_path":"a","file_path":7,"notebook_path":"n"}}]}}`))
 	f.Add([]byte(`{"attachment":{"prompt":"\ud800x","origin":null},"snapshot":{"timestamp":"t"},"data":{"type":"agent_progress"}}`))
