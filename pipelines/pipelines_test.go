@@ -382,7 +382,10 @@ func TestIncrementalSync(t *testing.T) {
 		t.Fatalf("the open exchange was not read as context:\n%s", errs)
 	}
 	full := filepath.Join(tmp, "full")
-	mustSh(t, fmt.Sprintf("pos-extract --root %q --full | pos-normalize | pos-load --lake %q", src, full))
+	// The same file read whole (dst: its subagents' transcripts are not
+	// copied beside it, so both read the subagent lines copied into
+	// agent_progress lines).
+	mustSh(t, fmt.Sprintf("pos-extract --root %q --full | pos-normalize | pos-load --lake %q", dst, full))
 	want, got := openLake(t, full), openLake(t, lake)
 	if a, b := tableCounts(t, got), tableCounts(t, want); a != b {
 		t.Fatalf("incremental %s, full %s", a, b)

@@ -58,11 +58,16 @@ func TestParity(t *testing.T) {
 		"p1/j.jsonl:1; p1/j.jsonl:3",
 		"p1/p1.jsonl:1; p2/p2.jsonl:1",
 		"agent_progress",
+		"p1/z.jsonl:1",
 		"1 requests above 200k prompt tokens, e.g. p1/d.jsonl:1",
 		"pipelines/ccusage/testdata/probe: 29 day×model rows: 19 equal, 10 differ by explained lines, 0 unexplained",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the probe's report lacks %q", want)
 		}
+	}
+	// A progress copy of a subagent without a transcript counts alike.
+	if strings.Contains(report, "p1/q.jsonl") {
+		t.Errorf("p1/q.jsonl (a progress copy, no transcript) counted differently:\n%s", report)
 	}
 }

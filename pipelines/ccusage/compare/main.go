@@ -29,6 +29,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -207,6 +208,8 @@ type line struct {
 		} `json:"usage"`
 	} `json:"message"`
 	Data *struct {
+		Type    string          `json:"type"`
+		AgentID string          `json:"agentId"`
 		Message json.RawMessage `json:"message"`
 	} `json:"data"`
 }
@@ -230,9 +233,13 @@ type entry struct {
 	usage     tokens
 	advisor   []advisorCall // usage.iterations of type advisor_message
 	progress  bool          // usage embedded in a progress (agent_progress) line
-	skip      string        // why ccusage skips it, "" if it does not
-	assistant bool          // a type "assistant" line, what pos reads usage from
-	dropped   bool          // ccusage drops it as a sidechain replay
+	// pos reads a progress line's copy (an assistant line with a uuid, in
+	// an agent_progress line naming its agent) when the agent has no
+	// transcript beside the session: copyOf is that agent, "" otherwise.
+	copyOf    string
+	skip      string // why ccusage skips it, "" if it does not
+	assistant bool   // a type "assistant" line, what pos reads usage from
+	dropped   bool   // ccusage drops it as a sidechain replay
 }
 
 func (e *entry) where() string { return fmt.Sprintf("%s:%d", e.file, e.n) }
@@ -263,6 +270,9 @@ func parseLine(b []byte, file string, n int) (*entry, bool) {
 		}
 		ts, req, msg, version = inner.Timestamp, inner.RequestID, inner.Message, nil
 		e.sidechain, e.progress, e.assistant = inner.Sidechain, true, false
+		if l.Data.Type == "agent_progress" && l.Data.AgentID != "" && inner.Type == "assistant" && inner.UUID != "" {
+			e.copyOf, e.uuid, e.agent = l.Data.AgentID, inner.UUID, l.Data.AgentID
+		}
 	}
 	t, err := time.Parse(time.RFC3339Nano, ts)
 	if err != nil {
@@ -309,7 +319,7 @@ func parseLine(b []byte, file string, n int) (*entry, bool) {
 
 var usageMarker = []byte(`"usage":{`)
 
-func scan(dir string) ([][]*entry, error) {
+func scan(dir string) ([][]*entry, map[string]bool, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -321,9 +331,14 @@ func scan(dir string) ([][]*entry, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	slices.Sort(files)
+	present := make(map[string]bool, len(files))
+	for _, p := range files {
+		rel, _ := filepath.Rel(dir, p)
+		present[filepath.ToSlash(rel)] = true
+	}
 	out := make([][]*entry, len(files))
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
@@ -342,7 +357,7 @@ func scan(dir string) ([][]*entry, error) {
 	}
 	close(next)
 	wg.Wait()
-	return out, errors.Join(errs...)
+	return out, present, errors.Join(errs...)
 }
 
 func scanFile(p, dir string) ([]*entry, error) {
@@ -412,7 +427,7 @@ const (
 	causeSkipped   = "ccusage skips the line (non-semver version, or an empty sessionId, requestId, message.id or model)"
 	causeNoReq     = "lines without requestId: ccusage counts each line (its key needs requestId), pos merges the lines of one message.id"
 	causeTwice     = "one message.id+requestId counted twice by pos (its lines are not contiguous in one thread, or were copied into another session with new line uuids); ccusage counts it once"
-	causeProgress  = "usage only in a progress (agent_progress) line whose subagent transcript is absent: ccusage counts it, pos reads usage from transcript lines only"
+	causeProgress  = "usage only in a progress (agent_progress) line whose message the subagent's transcript lacks: ccusage counts it, pos reads a progress copy only when the subagent has no transcript"
 	causeSidechain = "a sidechain line replays a message with another requestId: ccusage keeps the main-thread copy, pos counts both"
 	causeOther     = "counted differently (see the lines)"
 )
@@ -422,9 +437,18 @@ func explain(dir string) (*explanation, error) {
 	if fi, err := os.Stat(filepath.Join(dir, "projects")); err == nil && fi.IsDir() {
 		dir = filepath.Join(dir, "projects")
 	}
-	files, err := scan(dir)
+	files, present, err := scan(dir)
 	if err != nil {
 		return nil, err
+	}
+	// hasTranscript mirrors the Claude Code adapter: a subagent's
+	// transcript is <session>/subagents/agent-<id>.jsonl or
+	// agent-<id>.jsonl beside the session file.
+	hasTranscript := func(e *entry) bool {
+		dir := filepath.ToSlash(filepath.Dir(e.file))
+		name := "agent-" + e.copyOf + ".jsonl"
+		return present[path.Join(dir, strings.TrimSuffix(path.Base(filepath.ToSlash(e.file)), ".jsonl"), "subagents", name)] ||
+			present[path.Join(dir, name)]
 	}
 	x := &explanation{cc: map[rowKey]tokens{}, pos: map[rowKey]tokens{}, longContext: map[rowKey][]string{}}
 
@@ -521,7 +545,7 @@ func explain(dir string) (*explanation, error) {
 	for _, fe := range files {
 		open := map[string]*posMsg{} // thread -> open message
 		for _, e := range fe {
-			if !e.assistant {
+			if !e.assistant && (e.copyOf == "" || hasTranscript(e)) {
 				continue
 			}
 			if e.uuid != "" {
