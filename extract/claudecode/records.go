@@ -317,9 +317,12 @@ func stripTags(s string) string {
 // uuid, so that a transcript that shows up later gives the same ids.
 func (r *run) progressCopy(fs *fileState, rec *schema.Record, l *line) {
 	agent := l.Data.AgentID
+	if r.hasTranscript(fs, agent) {
+		return
+	}
 	var in line
 	if parseLine(l.Data.Message, &in) != nil || in.Type != "assistant" || in.UUID == "" ||
-		in.Message == nil || in.Message.Usage == nil || r.hasTranscript(fs, agent) {
+		in.Message == nil || in.Message.Usage == nil {
 		return
 	}
 	if ts, ok := parseTS(in.Timestamp); ok {
