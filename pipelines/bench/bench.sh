@@ -564,6 +564,27 @@ if [[ -v MED["ccusage claude daily"] ]]; then
 		done
 	fi
 fi
+# The stage that bounds the cold chain: of the three stages timed alone,
+# the one with the fewest MB/s of source; its limit is its library's
+# (STACK.md: parquet-go writes realistic rows with zstd at 86-100 MB/s).
+bound=""
+for l in "extract" "normalize (from file)" "load (from file)"; do
+	[[ -v MED[$l] ]] || continue
+	mbs=$(awk -v b="$SRC_BYTES" -v t="${MED[$l]}" 'BEGIN {if (t > 0) printf "%.1f", b / 1e6 / t}')
+	[[ -n $mbs ]] || continue
+	if [[ -z $bound ]] || awk -v a="$mbs" -v b="${bound#* }" 'BEGIN {exit !(a < b)}'; then
+		bound="$l $mbs"
+	fi
+done
+if [[ -n $bound ]]; then
+	stage=${bound% *}
+	printf '\ncold path  bounded by %s: %s MB/s of source alone, the slowest stage; ' "${stage% (from file)}" "${bound##* }"
+	if [[ $stage == load* ]]; then
+		printf 'STACK.md measured parquet-go writing realistic rows with zstd at 86-100 MB/s\n'
+	else
+		printf 'see pipelines/bench/README.md\n'
+	fi
+fi
 printf '\n%s\n' "$HOOK_LINE"
 printf 'query lake %s\n' "$SCALE_LINE"
 printf 'load       %s (1, 5, 15 min) at the end; other work on the machine slows every row\n' "$(uptime | sed 's/.*load average: //')"
