@@ -108,12 +108,8 @@ type message struct {
 }
 
 type usage struct {
-	Input         int64        `json:"input_tokens"`
-	Output        int64        `json:"output_tokens"`
-	CacheCreation int64        `json:"cache_creation_input_tokens"`
-	CacheRead     int64        `json:"cache_read_input_tokens"`
-	Detail        *cacheDetail `json:"cache_creation"`
-	Speed         string       `json:"speed"` // "fast": fast mode, billed at its own rates
+	tokens
+	Speed string `json:"speed"` // "fast": fast mode, billed at its own rates
 	// Iterations split the request's usage by inference: "message" for
 	// the executor's own (what the counts above add up), "advisor_message"
 	// for each call of the advisor tool, billed at the advisor's model's
@@ -123,13 +119,28 @@ type usage struct {
 
 // iteration is one inference within a request (usage.iterations[]).
 type iteration struct {
-	Type          string       `json:"type"`
-	Model         string       `json:"model"`
+	Type  string `json:"type"`
+	Model string `json:"model"`
+	tokens
+}
+
+// tokens are the counts of a request's usage, and of each inference in it.
+type tokens struct {
 	Input         int64        `json:"input_tokens"`
 	Output        int64        `json:"output_tokens"`
 	CacheCreation int64        `json:"cache_creation_input_tokens"`
 	CacheRead     int64        `json:"cache_read_input_tokens"`
 	Detail        *cacheDetail `json:"cache_creation"`
+}
+
+// usage is t as pos counts it: the 1-hour share of the cache writes at
+// most all of them.
+func (t *tokens) usage() schema.Usage {
+	u := schema.Usage{Input: t.Input, Output: t.Output, CacheCreation: t.CacheCreation, CacheRead: t.CacheRead}
+	if t.Detail != nil {
+		u.CacheCreation1h = min(t.Detail.Ephemeral1h, t.CacheCreation)
+	}
+	return u
 }
 
 type cacheDetail struct {

@@ -376,10 +376,8 @@ func (r *run) assistantLine(rec *schema.Record, l *line) {
 		rec.NativeID = m.ID
 	}
 	if u := m.Usage; u != nil {
-		rec.Usage = &schema.Usage{Input: u.Input, Output: u.Output, CacheCreation: u.CacheCreation, CacheRead: u.CacheRead}
-		if u.Detail != nil {
-			rec.Usage.CacheCreation1h = min(u.Detail.Ephemeral1h, u.CacheCreation)
-		}
+		n := u.usage()
+		rec.Usage = &n
 		if u.Speed == "fast" && rec.Model != "" {
 			// Fast mode is billed at its own rates (6x on Opus 4.6): its
 			// messages are their model's "-fast" variant, as ccusage names
@@ -392,12 +390,7 @@ func (r *run) assistantLine(rec *schema.Record, l *line) {
 			if it.Type != "advisor_message" || it.Model == "" {
 				continue
 			}
-			a := schema.ModelUsage{Model: it.Model, Usage: schema.Usage{Input: it.Input, Output: it.Output,
-				CacheCreation: it.CacheCreation, CacheRead: it.CacheRead}}
-			if it.Detail != nil {
-				a.CacheCreation1h = min(it.Detail.Ephemeral1h, it.CacheCreation)
-			}
-			rec.Advisor = append(rec.Advisor, a)
+			rec.Advisor = append(rec.Advisor, schema.ModelUsage{Model: it.Model, Usage: it.usage()})
 		}
 	}
 	c, _ := parseContent(m.Content)

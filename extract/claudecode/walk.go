@@ -173,18 +173,8 @@ func (m *message) member(w *schema.Walker, key string) error {
 
 func (u *usage) member(w *schema.Walker, key string) error {
 	switch key {
-	case "input_tokens":
-		return integer(w, &u.Input)
-	case "output_tokens":
-		return integer(w, &u.Output)
-	case "cache_creation_input_tokens":
-		return integer(w, &u.CacheCreation)
-	case "cache_read_input_tokens":
-		return integer(w, &u.CacheRead)
 	case "speed":
 		return str(w, &u.Speed)
-	case "cache_creation":
-		return object(w, &u.Detail, (*cacheDetail).member)
 	case "iterations":
 		if w.Null() {
 			u.Iterations = nil
@@ -205,6 +195,22 @@ func (u *usage) member(w *schema.Walker, key string) error {
 		u.Iterations = its
 		return err
 	}
+	return u.tokens.member(w, key)
+}
+
+func (t *tokens) member(w *schema.Walker, key string) error {
+	switch key {
+	case "input_tokens":
+		return integer(w, &t.Input)
+	case "output_tokens":
+		return integer(w, &t.Output)
+	case "cache_creation_input_tokens":
+		return integer(w, &t.CacheCreation)
+	case "cache_read_input_tokens":
+		return integer(w, &t.CacheRead)
+	case "cache_creation":
+		return object(w, &t.Detail, (*cacheDetail).member)
+	}
 	return w.Skip()
 }
 
@@ -221,18 +227,8 @@ func (it *iteration) member(w *schema.Walker, key string) error {
 		return str(w, &it.Type)
 	case "model":
 		return str(w, &it.Model)
-	case "input_tokens":
-		return integer(w, &it.Input)
-	case "output_tokens":
-		return integer(w, &it.Output)
-	case "cache_creation_input_tokens":
-		return integer(w, &it.CacheCreation)
-	case "cache_read_input_tokens":
-		return integer(w, &it.CacheRead)
-	case "cache_creation":
-		return object(w, &it.Detail, (*cacheDetail).member)
 	}
-	return w.Skip()
+	return it.tokens.member(w, key)
 }
 
 func (a *attachment) member(w *schema.Walker, key string) error {
