@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -72,14 +71,14 @@ func (r *run) database(ctx context.Context, d *dbFile, emit extract.Emit) error 
 	if r.opt.State == nil {
 		return nil
 	}
-	f, err := os.Open(d.path)
+	f, _, err := r.opt.OpenFile(d.path)
 	if err != nil {
-		return extract.Errorf(d.path, err)
+		return r.opt.SkipFile(d.path, err)
 	}
 	defer f.Close()
 	cp, err := extract.Checkpoint(platform, f, d.path, d.fp, d.fp.Size, d.fp.Size, 0, d.context())
 	if err != nil {
-		return extract.Errorf(d.path, err)
+		return err
 	}
 	return dr.out(cp)
 }

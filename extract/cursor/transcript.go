@@ -420,7 +420,7 @@ func (tr *trRun) checkpoint(src *extract.Source, consumed, resume, resumeLines i
 	}
 	cp, err := extract.Checkpoint(platform, src.File, tr.path, src.FP, consumed, resume, resumeLines, ctx)
 	if err != nil {
-		return extract.Errorf(tr.path, err)
+		return err
 	}
 	return emitOut(tr.opt, tr.emit, cp)
 }
