@@ -34,12 +34,32 @@ func (r *run) database(ctx context.Context, d *dbFile, emit extract.Emit) error 
 		st.Bytes.Add(d.fp.Size + max(d.walSize, 0))
 	}
 	snap, cleanup, err := snapshot(ctx, d.path, r.idx.tmp)
+	if err != nil && damaged(err) && ctx.Err() == nil {
+		// Damaged: what still reads is salvaged, and what does not is
+		// named. The watermark follows, as for a bad line: the same file
+		// read again would give the same rows.
+		var lost []lostRows
+		cause := err
+		snap, cleanup, lost, err = salvage(ctx, r.opt, d.path, r.idx.tmp)
+		if err != nil {
+			err = fmt.Errorf("%v; nothing could be salvaged: %w", cause, err)
+		}
+		for _, l := range lost {
+			if serr := r.opt.Skip(&schema.BadInput{Path: d.path, Key: l.table, Err: l}); serr != nil {
+				if cleanup != nil {
+					cleanup()
+				}
+				return serr
+			}
+		}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		// Not a database, damaged, or locked past the timeout: say so and
-		// go on with the others; no watermark, so the next run tries again.
+		// Not a database, damaged past salvage, or locked past the
+		// timeout: say so and go on with the others; no watermark, so the
+		// next run tries again.
 		return r.opt.Skip(&schema.BadInput{Path: d.path, Err: fmt.Errorf("cannot copy the database: %w", err)})
 	}
 	defer cleanup()
