@@ -55,7 +55,10 @@ Incremental by default: watermarks in --state (default LAKE/_state) say how
 far each file was read; only appended bytes are read again. The watermarks
 of this run travel down the pipeline as checkpoint records and pos-load
 commits them once the data is in the lake, so a failed load never loses
-data. Use --commit-state when pos-extract is not followed by pos-load.
+data: to the --state directory they were read from, or to the lake's
+_state. pos-load refuses watermarks read from another lake's _state (give
+both the same --lake). Use --commit-state when pos-extract is not followed
+by pos-load.
 
 Symbolic links below the folders searched are not followed: each one named
 like a history file is reported as skipped (--follow-links reads them). So
@@ -136,6 +139,20 @@ func run(c *cli.Context) error {
 	skips := cmdio.NewSkips(c)
 	opt.OnSkip = onceEach(skips.Skip)
 	stateDir := c.String("state")
+	// Where this run's watermarks belong, said by each checkpoint so that
+	// pos-load commits them there (or refuses another lake's): the --state
+	// directory, else the lake whose _state is read. A --full run reads
+	// none: its watermarks go to the lake loaded.
+	var cpState, cpLake string
+	switch {
+	case stateDir != "":
+		cpState, err = filepath.Abs(stateDir)
+	case !c.Bool("full"):
+		cpLake, err = filepath.Abs(c.String("lake"))
+	}
+	if err != nil {
+		return err
+	}
 	if stateDir == "" {
 		stateDir = filepath.Join(c.String("lake"), "_state")
 	}
@@ -162,8 +179,11 @@ func run(c *cli.Context) error {
 	enc := schema.NewEncoder(out)
 	enc.FlushEach = c.String("output") == "-" && cmdio.IsTerminal(c.App.Writer)
 	emit := func(r *schema.Record) error {
-		if r.Kind == schema.KindCheckpoint && commit {
-			newMarks.Put(r.Checkpoint)
+		if r.Kind == schema.KindCheckpoint {
+			if commit {
+				newMarks.Put(r.Checkpoint)
+			}
+			r.Checkpoint.State, r.Checkpoint.Lake = cpState, cpLake
 		}
 		return enc.Encode(r)
 	}

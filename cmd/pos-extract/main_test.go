@@ -26,10 +26,10 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".")
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".", "../pos-load")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building pos-extract:", err)
+		fmt.Fprintln(os.Stderr, "building pos-extract and pos-load:", err)
 		os.Exit(1)
 	}
 	binDir = dir
@@ -227,5 +227,101 @@ func TestSignalEndsAtRecordEnd(t *testing.T) {
 	}
 	if n := len(sources(t, b)); n >= 8 {
 		t.Errorf("records from all %d files: the run was not interrupted", n)
+	}
+}
+
+// sh runs a bash pipeline with pipefail in dir.
+func sh(t *testing.T, dir string, environ []string, script string) (string, int) {
+	t.Helper()
+	cmd := exec.Command("bash", "-o", "pipefail", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = environ
+	out, err := cmd.CombinedOutput()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), code
+}
+
+// TestStateCommittedWhereRead: the watermarks a run read from --state DIR
+// are committed to DIR by pos-load, so the next run reads only what was
+// added; watermarks read from another lake's _state are refused with a
+// message and a hint, nothing committed; the same lake named otherwise (a
+// relative path, a symbolic link, a lake moved) is the same lake.
+func TestStateCommittedWhereRead(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	file := filepath.Join(home, ".claude", "projects", "-w", "a.jsonl")
+	var b strings.Builder
+	for i := range 20 {
+		b.WriteString(claudeLine("s1", i, "line"))
+	}
+	writeFile(t, file, b.String())
+	environ := env(home, "")
+	raws := func(script string) (int, string) {
+		t.Helper()
+		out, code := sh(t, dir, environ, script)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", script, code, out)
+		}
+		return strings.Count(out, `"kind":"raw"`), out
+	}
+	appendLine := func(i int) {
+		f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(claudeLine("s1", i, "added"))
+		f.Close()
+	}
+
+	// --state DIR: committed to DIR, where the next run reads them.
+	pipe := `pos-extract -q -p claude_code --state st | tee /dev/stderr | pos-load -q --lake lake`
+	if n, out := raws(pipe); n != 20 {
+		t.Fatalf("first run: %d raw records, want 20\n%s", n, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "st", "watermarks.json")); err != nil {
+		t.Fatalf("no watermarks in --state: %v", err)
+	}
+	appendLine(100)
+	if n, out := raws(pipe); n != 1 {
+		t.Fatalf("after one line added: %d raw records read again, want 1\n%s", n, out)
+	}
+	if n, out := raws(pipe); n != 0 {
+		t.Fatalf("nothing added: %d raw records, want 0\n%s", n, out)
+	}
+
+	// Another lake's watermarks: refused, nothing committed.
+	out, code := sh(t, dir, environ, `pos-extract -q -p claude_code --lake other | pos-load -q --lake lake2`)
+	if code != 1 || !strings.Contains(out, "pos-load: the stream's watermarks were read from the lake "+filepath.Join(dir, "other")+", but this load goes to "+filepath.Join(dir, "lake2")) ||
+		!strings.Contains(out, "\npos-load: hint: give pos-extract and pos-load the same --lake") {
+		t.Fatalf("mismatched lakes: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "lake2", "_state", "watermarks.json")); err == nil {
+		t.Fatal("mismatched lakes: watermarks committed")
+	}
+
+	// The same lake named otherwise: a relative path and an absolute one,
+	// a link to it; then moved.
+	if n, out := raws(`pos-extract -q -p claude_code --lake ./lake3/ | tee /dev/stderr | pos-load -q --lake "$PWD/lake3"`); n != 21 {
+		t.Fatalf("lake3: %d raw records, want 21\n%s", n, out)
+	}
+	if err := os.Symlink(filepath.Join(dir, "lake3"), filepath.Join(dir, "link3")); err != nil {
+		t.Fatal(err)
+	}
+	appendLine(101)
+	if n, out := raws(`pos-extract -q -p claude_code --lake link3 | tee /dev/stderr | pos-load -q --lake lake3`); n != 1 {
+		t.Fatalf("lake3 through a link: %d raw records, want 1\n%s", n, out)
+	}
+	if err := os.Rename(filepath.Join(dir, "lake3"), filepath.Join(dir, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	appendLine(102)
+	if n, out := raws(`POS_LAKE=moved; export POS_LAKE; pos-extract -q -p claude_code | tee /dev/stderr | pos-load -q`); n != 1 {
+		t.Fatalf("lake moved: %d raw records, want 1\n%s", n, out)
 	}
 }
