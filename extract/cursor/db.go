@@ -65,7 +65,7 @@ func (r *run) database(ctx context.Context, d *dbFile, emit extract.Emit) error 
 	defer cleanup()
 	db, err := openSnapshot(snap)
 	if err != nil {
-		return extract.Errorf(d.path, err)
+		return &extract.ReadError{Path: d.path, Err: err}
 	}
 	defer db.Close()
 	item, kv, err := tables(ctx, db)
@@ -75,7 +75,7 @@ func (r *run) database(ctx context.Context, d *dbFile, emit extract.Emit) error 
 	if item {
 		rows, err := itemRows(ctx, db)
 		if err != nil {
-			return extract.Errorf(d.path, err)
+			return &extract.ReadError{Path: d.path, Err: err}
 		}
 		for _, row := range rows {
 			if err := dr.itemRow(ctx, row); err != nil {
@@ -373,7 +373,7 @@ func (dr *dbRun) headOnly(c *composer, key string) error {
 func (dr *dbRun) kv(ctx context.Context, db *sql.DB) error {
 	stmt, err := db.PrepareContext(ctx, `SELECT key, value FROM cursorDiskKV WHERE key = ?`)
 	if err != nil {
-		return extract.Errorf(dr.d.path, err)
+		return &extract.ReadError{Path: dr.d.path, Err: err}
 	}
 	defer stmt.Close()
 	var ids []string
@@ -381,7 +381,7 @@ func (dr *dbRun) kv(ctx context.Context, db *sql.DB) error {
 		ids = append(ids, strings.TrimPrefix(k, prefixComposer))
 		return nil
 	}); err != nil {
-		return extract.Errorf(dr.d.path, err)
+		return &extract.ReadError{Path: dr.d.path, Err: err}
 	}
 	read := map[string]bool{}
 	for _, id := range ids {
@@ -390,7 +390,7 @@ func (dr *dbRun) kv(ctx context.Context, db *sql.DB) error {
 		}
 		row, err := kvGet(ctx, stmt, prefixComposer+id)
 		if err != nil {
-			return extract.Errorf(dr.d.path, err)
+			return &extract.ReadError{Path: dr.d.path, Err: err}
 		}
 		if row == nil {
 			continue
@@ -410,7 +410,7 @@ func (dr *dbRun) kv(ctx context.Context, db *sql.DB) error {
 		}
 		return nil
 	}); err != nil {
-		return extract.Errorf(dr.d.path, err)
+		return &extract.ReadError{Path: dr.d.path, Err: err}
 	}
 	return dr.orphans(ctx, stmt, orphans)
 }
@@ -424,7 +424,7 @@ func (dr *dbRun) orphans(ctx context.Context, stmt *sql.Stmt, keys []string) err
 		}
 		row, err := kvGet(ctx, stmt, k)
 		if err != nil {
-			return extract.Errorf(dr.d.path, err)
+			return &extract.ReadError{Path: dr.d.path, Err: err}
 		}
 		if row == nil {
 			continue
@@ -589,7 +589,7 @@ func (dr *dbRun) composer(ctx context.Context, db *sql.DB, stmt *sql.Stmt, c *co
 			}
 			return nil
 		}); err != nil {
-			return extract.Errorf(dr.d.path, err)
+			return &extract.ReadError{Path: dr.d.path, Err: err}
 		}
 		if err := dr.orphans(ctx, stmt, others); err != nil {
 			return err
@@ -629,7 +629,7 @@ func (dr *dbRun) headerEntry(ctx context.Context, stmt *sql.Stmt, c *composer, k
 	}
 	row, err := kvGet(ctx, stmt, prefixBubble+c.ComposerID+":"+h.BubbleID)
 	if err != nil {
-		return nil, extract.Errorf(dr.d.path, err)
+		return nil, &extract.ReadError{Path: dr.d.path, Err: err}
 	}
 	if row == nil {
 		if v, ok := c.ConvMap[h.BubbleID]; ok {
