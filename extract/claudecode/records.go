@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -346,7 +345,7 @@ func (r *run) hasTranscript(fs *fileState, agent string) bool {
 		filepath.Join(dir, strings.TrimSuffix(filepath.Base(fs.path), ".jsonl"), "subagents", name),
 		filepath.Join(dir, name),
 	} {
-		if _, err := os.Stat(p); err == nil {
+		if r.opt.IsFile(p) {
 			ok = true
 			break
 		}
@@ -597,7 +596,7 @@ func (r *run) plan(sf extract.SourceFile) error {
 	b := make([]byte, fi.Size())
 	n, err := f.ReadAt(b, 0)
 	if err != nil && n != len(b) {
-		return extract.Errorf(sf.Path, err)
+		return &extract.ReadError{Path: sf.Path, Err: err}
 	}
 	if r.opt.Stats != nil {
 		r.opt.Stats.Bytes.Add(int64(n))
