@@ -66,6 +66,14 @@ type rule struct {
 	find     finder                    // our code rules
 	minEnt   float64                   // our expression rules: least entropy of the secret
 
+	// wholeMatch: the gitleaks rule's secret is its whole match, not the
+	// capture gitleaks reports (a group inside a repetition, one of named
+	// alternatives): a rule never leaves part of its own match behind.
+	wholeMatch bool
+	// noCapture: the rule's secret is its match, with whatever character
+	// its expression requires after the token.
+	noCapture bool
+
 	pii bool
 	// everywhere: the secret is also redacted wherever else it occurs in the
 	// document (in another field, or JSON-escaped inside a string).
@@ -238,7 +246,40 @@ func glRule(cfg config.Config, gr config.Rule) (*rule, error) {
 	if err := r.classify(gr.Regex.String(), gr.Keywords); err != nil {
 		return nil, err
 	}
+	if re, err := syntax.Parse(gr.Regex.String(), syntax.Perl); err == nil && gr.SecretGroup == 0 {
+		// A capture gitleaks would report as the secret may be a piece of
+		// the token the rule matches.
+		r.wholeMatch = captureInRepeat(re, false) || hasNamedCapture(re)
+		r.noCapture = gr.Regex.NumSubexp() == 0
+	}
 	return r, nil
+}
+
+// captureInRepeat reports whether re has a capture inside a repetition:
+// gitleaks reports the capture's last iteration as the secret.
+func captureInRepeat(re *syntax.Regexp, in bool) bool {
+	if re.Op == syntax.OpCapture && in {
+		return true
+	}
+	in = in || re.Op == syntax.OpRepeat || re.Op == syntax.OpStar || re.Op == syntax.OpPlus || re.Op == syntax.OpQuest
+	for _, s := range re.Sub {
+		if captureInRepeat(s, in) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasNamedCapture(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpCapture && re.Name != "" {
+		return true
+	}
+	for _, s := range re.Sub {
+		if hasNamedCapture(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // classify sets the window class of a rule with expression src and its
@@ -739,6 +780,15 @@ func (r *rule) detect(frag []byte, hits []int32) []int32 {
 			if secret == "" {
 				continue
 			}
+			if r.wholeMatch {
+				if m := strings.Index(s, f.Match); m >= 0 {
+					a, b := trimMatch(s, m, m+len(f.Match))
+					if a < b {
+						hits = append(hits, int32(a), int32(b))
+						continue
+					}
+				}
+			}
 			at := -1
 			if m := strings.Index(s, f.Match); m >= 0 {
 				if k := strings.LastIndex(f.Match, secret); k >= 0 {
@@ -749,7 +799,14 @@ func (r *rule) detect(frag []byte, hits []int32) []int32 {
 				at = strings.Index(s, secret)
 			}
 			if at >= 0 {
-				hits = append(hits, int32(at), int32(at+len(secret)))
+				end := at + len(secret)
+				if r.noCapture {
+					_, end = trimMatch(s, at, end)
+					for end > at+1 && !tokenEnd(s[end-1]) {
+						end--
+					}
+				}
+				hits = append(hits, int32(at), int32(end))
 			}
 		}
 		return hits
@@ -766,6 +823,31 @@ func (r *rule) detect(frag []byte, hits []int32) []int32 {
 	}
 	return hits
 }
+
+// trimMatch trims from a gitleaks match [a, b) of s what its expression
+// only requires around a token: spaces, quotes, a semicolon, a \n or \r
+// escape.
+func trimMatch(s string, a, b int) (int, int) {
+	for a < b && (isSpace(s[a]) || strings.IndexByte("'\"`;", s[a]) >= 0) {
+		a++
+	}
+	for a < b {
+		switch c := s[b-1]; {
+		case isSpace(c) || strings.IndexByte("'\"`;", c) >= 0:
+			b--
+			continue
+		case (c == 'n' || c == 'r') && b-2 >= a && s[b-2] == '\\':
+			b -= 2
+			continue
+		}
+		break
+	}
+	return a, b
+}
+
+// tokenEnd reports whether a token may end with c: an alphanumeric
+// character, or base64 padding and the separators of token alphabets.
+func tokenEnd(c byte) bool { return isAlnum(c) || strings.IndexByte("=-_+/", c) >= 0 }
 
 // span makes a span of a finding, extended over the rest of its token when
 // the window cut the token, or, for our expressions (which do not all say
