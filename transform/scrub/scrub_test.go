@@ -227,9 +227,9 @@ func TestIdempotent(t *testing.T) {
 }
 
 func TestMarkerKeyed(t *testing.T) {
-	a, _ := newScrubber(t, Options{Key: []byte("one")}).Text("t=" + ghp)
-	b, _ := newScrubber(t, Options{Key: []byte("one")}).Text("x " + ghp)
-	c, _ := newScrubber(t, Options{Key: []byte("two")}).Text("t=" + ghp)
+	a, _ := newScrubber(t, Options{Key: []byte("key one: 32 bytes or more, for tests")}).Text("t=" + ghp)
+	b, _ := newScrubber(t, Options{Key: []byte("key one: 32 bytes or more, for tests")}).Text("x " + ghp)
+	c, _ := newScrubber(t, Options{Key: []byte("key two: 32 bytes or more, for tests")}).Text("t=" + ghp)
 	ma, mb, mc := markerRE.FindString(a), markerRE.FindString(b), markerRE.FindString(c)
 	if ma == "" || ma != mb || ma == mc {
 		t.Errorf("markers %q %q %q: want the first two equal, the third different", ma, mb, mc)
@@ -463,4 +463,20 @@ func FuzzScrub(f *testing.F) {
 			t.Fatalf("not a fixed point (%v):\n%s\n%s", err, once.Bytes(), twice.Bytes())
 		}
 	})
+}
+
+func TestShortKeyRefused(t *testing.T) {
+	for _, k := range []string{"", "x", strings.Repeat("k", MinKeyLen-1)} {
+		if _, err := New(Options{Key: []byte(k)}); !errors.Is(err, ErrShortKey) {
+			t.Errorf("key of %d bytes: %v, want ErrShortKey", len(k), err)
+		}
+	}
+	if _, err := New(Options{Key: []byte(strings.Repeat("k", MinKeyLen))}); err != nil {
+		t.Error(err)
+	}
+	p := filepath.Join(t.TempDir(), "scrub.key")
+	os.WriteFile(p, []byte("x\n"), 0o600)
+	if _, err := LoadKey(p); !errors.Is(err, ErrShortKey) || !strings.Contains(err.Error(), p) {
+		t.Errorf("short key file: %v", err)
+	}
 }
