@@ -442,8 +442,13 @@ var callRE = regexp.MustCompile(`^[A-Za-z_$][\w.$]*[(\[]`)
 
 var placeholderWords = []string{
 	"example", "placeholder", "your", "****", "changeme", "redacted", "dummy", "sample",
-	"fake", "mock", "<", "...", "…", "${", "{{", "}}", "$(", "://", "todo", "replace",
+	"fake", "mock", "<", "...", "…", "{{", "}}", "://", "todo", "replace", "change-me", "change_me",
+	"changeit", "-here", "_here", "goes-here",
 }
+
+// templateRE is a reference to a variable or a command in a value:
+// ${DB_PASSWORD}, ${VAR:-x}, $(cat /run/secrets/db).
+var templateRE = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*[}:?-]|\$\([a-z][a-z0-9 _./-]*\)`)
 
 // placeholderValue reports whether a value stands for a secret in
 // documentation or a template rather than being one: YOUR_TOKEN, <token>,
@@ -454,6 +459,9 @@ func placeholderValue(v []byte) bool {
 		if strings.Contains(lv, w) {
 			return true
 		}
+	}
+	if templateRE.Match(v) {
+		return true
 	}
 	return bytes.HasSuffix(v, []byte("xxx")) || bytes.HasSuffix(v, []byte("XXX")) ||
 		bytes.Contains(v, []byte("xxxx")) || bytes.Contains(v, []byte("XXXX"))
@@ -511,7 +519,7 @@ func plausibleSecret(v []byte, mode valueMode, quoted bool) bool {
 	switch {
 	case letters == 0: // numbers, dates, versions, IPs
 		return false
-	case symN == 0 && identifierLike(v): // user_password2, getToken, SECRET_KEY_1, a word
+	case symN == 0 && identifierLike(v) && !(mode != modeSpaced && kebabLiteral(v)): // user_password2, getToken, SECRET_KEY_1, a word
 		return false
 	case digitN == 0 && symN == 0 && mode != modeCredential && !randomLetters(v):
 		return false // words and names that identifierLike let through
@@ -534,6 +542,14 @@ func plausibleSecret(v []byte, mode valueMode, quoted bool) bool {
 		thr = math.Min(3.2, math.Log2(float64(n))-0.3)
 	}
 	return entropy(v) >= thr
+}
+
+// kebabLiteral reports whether an identifier-like value is a string of
+// words joined by hyphens (test-jwt-secret-key-32-characters-long): no
+// name in code is spelled so, and a secret made of words is still the
+// secret.
+func kebabLiteral(v []byte) bool {
+	return len(v) >= 16 && bytes.Count(v, []byte("-")) >= 2 && bytes.IndexByte(v, '.') < 0
 }
 
 // wordRE is a name made of words: lower, upper, capitalised or camelCase
@@ -745,18 +761,6 @@ func cliUserPassword(text []byte, pos, kwLen int, out []span) []span {
 	return out
 }
 
-// looseValueOK checks the value a loose rule (gitleaks' generic and curl
-// rules) found: not a placeholder, not a name made of words.
-func looseValueOK(v []byte) bool {
-	if placeholderValue(v) {
-		return false
-	}
-	hasDigit := bytes.ContainsAny(v, "0123456789")
-	if !hasDigit && identifierLike(bytes.TrimRight(v, "!?;,:=")) && !randomLetters(v) {
-		return false
-	}
-	return true
-}
 
 // cliTools are the commands that take a password as an argument, and how:
 // attached (-pSECRET), as the next word (-a SECRET), after = (--password=),

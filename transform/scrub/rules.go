@@ -54,10 +54,10 @@ type rule struct {
 	minValue int                    // classAssign: shortest run of value characters after the operator
 	pre      func(frag []byte) bool // an exact cheap check of the window before the expression
 	generic  bool                   // gitleaks' generic-api-key
-	// loose: the rule takes any value in a credential's place (name =
-	// value, an Authorization header), so its findings are checked for
-	// placeholders and names, as our assignment rule checks its own.
-	loose   bool
+	// fragment: the rule's match need not hold its keyword (gitleaks runs
+	// it over a whole file once the keyword is anywhere in it): it runs
+	// over the whole record that holds the keyword.
+	fragment bool
 	entropy float64 // the gitleaks rule's least entropy
 
 	gl       *detect.Detector
@@ -73,6 +73,8 @@ type rule struct {
 	// noCapture: the rule's secret is its match, with whatever character
 	// its expression requires after the token.
 	noCapture bool
+
+	aliases []alias // our expression rules: the gitleaks rules of the same format
 
 	pii bool
 	// everywhere: the secret is also redacted wherever else it occurs in the
@@ -209,6 +211,9 @@ func buildRules(cfg config.Config) (*ruleSet, error) {
 		rs.add(piiRules[id])
 	}
 	rs.triggers = triggers
+	if err := rs.addAliases(); err != nil {
+		return nil, err
+	}
 	return rs, nil
 }
 
@@ -216,6 +221,18 @@ func (rs *ruleSet) add(r *rule) {
 	r.idx = len(rs.rules)
 	rs.rules = append(rs.rules, r)
 	rs.byID[r.id] = r
+}
+
+// fragmentRules are the gitleaks rules whose expression matches text
+// without their keyword (sourcegraph-access-token takes any 40 hex digits
+// once "sourcegraph" or "sgp_" is in the file; facebook-access-token and
+// the Airtable rule match tokens without the service's name): gitleaks
+// finds those anywhere in a file that holds the keyword, so they are run
+// over the whole record.
+var fragmentRules = map[string]bool{
+	"sourcegraph-access-token":        true,
+	"facebook-access-token":           true,
+	"airtable-personnal-access-token": true,
 }
 
 // assignOp is the name = value operator of gitleaks' generated rules.
@@ -242,7 +259,7 @@ func glRule(cfg config.Config, gr config.Rule) (*rule, error) {
 		r.pri = priGeneric
 	}
 	r.generic, r.entropy = gr.RuleID == "generic-api-key", gr.Entropy
-	r.loose = r.generic || strings.HasPrefix(gr.RuleID, "curl-")
+	r.fragment = fragmentRules[gr.RuleID]
 	if err := r.classify(gr.Regex.String(), gr.Keywords); err != nil {
 		return nil, err
 	}
@@ -555,6 +572,9 @@ const (
 // when the cheap checks say the rule cannot match there.
 func (r *rule) window(text []byte, pos, kwLen int, kw string) (window, bool) {
 	n := len(text)
+	if r.fragment {
+		return window{start: 0, end: n}, true
+	}
 	reach := r.max
 	if reach == unbounded || reach > tokenReach {
 		reach = tokenReach
@@ -855,8 +875,14 @@ func tokenEnd(c byte) bool { return isAlnum(c) || strings.IndexByte("=-_+/", c) 
 // half redacted.
 func (r *rule) span(text []byte, w window, s, e int) span {
 	if w.cutEnd && e >= w.end-2 {
+		e0 := e
 		for e < len(text) && isRun(text[e]) {
 			e++
+		}
+		// Not the full stop, comma or colon that follows the token in
+		// prose: the marker is the same whatever follows.
+		for e > e0 && strings.IndexByte(".,:;!?", text[e-1]) >= 0 {
+			e--
 		}
 	}
 	if w.cutStart && s <= w.start+2 {
@@ -864,12 +890,71 @@ func (r *rule) span(text []byte, w window, s, e int) span {
 			s--
 		}
 	}
-	if r.re != nil && e > s && isIdent(text[e-1]) {
-		for e < len(text) && isIdent(text[e]) {
-			e++
+	if r.re != nil {
+		for e > s+1 && strings.IndexByte(".,:;!?", text[e-1]) >= 0 {
+			e-- // a full stop after the token, not part of it
+		}
+		if e > s && isIdent(text[e-1]) {
+			for e < len(text) && isIdent(text[e]) {
+				e++
+			}
 		}
 	}
-	return span{start: s, end: e, rule: r}
+	return span{start: s, end: e, rule: r.named(text[s:e])}
+}
+
+// named returns the rule a finding of r is named after: a gitleaks rule
+// of the same format when the finding is a whole match of it (our
+// github-token finds what gitleaks' github-pat finds, where gitleaks'
+// expression does not take the text around it), so that a secret gets
+// the same marker wherever it is.
+func (r *rule) named(secret []byte) *rule {
+	for _, a := range r.aliases {
+		if a.re.Match(secret) {
+			return a.r
+		}
+	}
+	return r
+}
+
+type alias struct {
+	re *regexp.Regexp
+	r  *rule
+}
+
+// addAliases gives each of our expression rules the gitleaks token rules
+// that share a keyword with it, as whole-match expressions.
+func (rs *ruleSet) addAliases() error {
+	kws := map[*rule][]string{}
+	for _, t := range rs.triggers {
+		kws[t.r] = append(kws[t.r], t.word)
+	}
+	for _, c := range rs.rules {
+		if c.re == nil {
+			continue
+		}
+		for _, g := range rs.rules {
+			if g.gl == nil || g.generic || g.class == classAssign ||
+				!slices.ContainsFunc(kws[c], func(k string) bool {
+					return slices.ContainsFunc(kws[g], func(gk string) bool { return strings.HasPrefix(k, gk) || strings.HasPrefix(gk, k) })
+				}) {
+				continue
+			}
+			src := ""
+			for _, gr := range g.gl.Config.Rules {
+				if gr.RuleID == g.id {
+					src = gr.Regex.String()
+				}
+			}
+			// The tails of gitleaks' expressions take the end of the text.
+			whole, err := regexp.Compile(`^(?:` + src + `)$`)
+			if err != nil {
+				return fmt.Errorf("rule %s: whole-match form: %w", g.id, err)
+			}
+			c.aliases = append(c.aliases, alias{whole, g})
+		}
+	}
+	return nil
 }
 
 // curlOption calls fn with the text after each whitespace-preceded

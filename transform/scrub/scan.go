@@ -295,9 +295,6 @@ func (sc *scanner) settle(text []byte) {
 		if len(marks) > 0 && slices.ContainsFunc(marks, func(m [2]int) bool { return sp.start < m[1] && sp.end > m[0] }) {
 			continue
 		}
-		if sp.rule.loose && !looseValueOK(text[sp.start:sp.end]) {
-			continue
-		}
 		spans = append(spans, sp)
 	}
 	// Each secret wherever else it occurs in the document: another field,

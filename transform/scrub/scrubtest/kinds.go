@@ -410,3 +410,10 @@ func init() {
 		}})
 	}
 }
+
+// Generate makes one credential of kind k.
+func Generate(k Kind, r *rng) Cred {
+	c := k.gen(r)
+	c.Kind = k.Name
+	return c
+}
