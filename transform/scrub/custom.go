@@ -761,7 +761,6 @@ func cliUserPassword(text []byte, pos, kwLen int, out []span) []span {
 	return out
 }
 
-
 // cliTools are the commands that take a password as an argument, and how:
 // attached (-pSECRET), as the next word (-a SECRET), after = (--password=),
 // after a separator inside a word (-U user%SECRET), or positionally

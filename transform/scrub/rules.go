@@ -58,7 +58,7 @@ type rule struct {
 	// it over a whole file once the keyword is anywhere in it): it runs
 	// over the whole record that holds the keyword.
 	fragment bool
-	entropy float64 // the gitleaks rule's least entropy
+	entropy  float64 // the gitleaks rule's least entropy
 
 	gl       *detect.Detector
 	anchored map[string]*regexp.Regexp // keyword -> the body anchored at the keyword (classAnchored)
