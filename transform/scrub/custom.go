@@ -366,6 +366,10 @@ func assignment(text []byte, pos, kwLen int, out []span) []span {
 		}
 	} else {
 		ve = unquotedEnd(text, vs, ks > 0 && (text[ks-1] == '?' || text[ks-1] == '&'))
+		// eyJhbGciOi... and sk-... stand for a value in documentation.
+		if rest := text[ve:min(n, ve+3)]; bytes.HasPrefix(rest, []byte("...")) || bytes.HasPrefix(rest, []byte("…")) {
+			return out
+		}
 	}
 	quoted := vs > i
 	if quoted && ve > vs && text[ve-1] == '\\' {
@@ -406,7 +410,7 @@ func unquotedEnd(text []byte, vs int, query bool) int {
 	}
 	for ve > vs {
 		c := text[ve-1]
-		if strings.IndexByte(",;.:!?", c) >= 0 {
+		if strings.IndexByte(",;.:!?*`", c) >= 0 { // punctuation, Markdown's ** and `
 			ve--
 			continue
 		}

@@ -142,6 +142,10 @@ func (sc *scanner) relax(r *rule, frag []byte) []byte {
 		for j < len(frag) && closer(frag[j], colon) {
 			j++
 		}
+		if bytes.Contains(frag[i:j], []byte("..")) {
+			i = j // an ellipsis: the value is cut short or stands for one
+			continue
+		}
 		if j < len(frag) && !isSpace(frag[j]) && frag[j] != '"' && frag[j] != '\'' && frag[j] != '`' &&
 			!(frag[j] == '\\' && j+1 < len(frag) && strings.IndexByte("nrt\"", frag[j+1]) >= 0) {
 			i = j
