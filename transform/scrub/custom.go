@@ -61,6 +61,13 @@ var exprRules = []struct {
 	{"buildkite-token", `bk(?:ua|ct)_[a-f0-9]{40}`, []string{"bkua_", "bkct_"}, 3},
 	{"notion-integration-secret", `secret_[A-Za-z0-9]{43}`, []string{"secret_"}, 3.5},
 	{"newrelic-key", `NR(?:AK|II|JS)-[A-Za-z0-9]{19,32}`, []string{"nrak-", "nrii-", "nrjs-"}, 3},
+	// A PEM private key in base64 (kubeconfig client-key-data, Kubernetes
+	// Secrets, CI variables): "-----BEGIN", then "PRIVATE KEY" at one of
+	// its three alignments.
+	{"private-key-base64", `LS0tLS1CRUdJTi[A-Za-z0-9+/]{0,60}?(?:UFJJVkFURSBLRV|BSSVZBVEUgS0VZ|QUklWQVRFIEtFW)[A-Za-z0-9+/]{64,}={0,2}`, []string{"ls0tls1crudjt"}, 3},
+	// Incoming-webhook URLs whose path is the secret (Mattermost, Zapier,
+	// IFTTT, Google Chat's token, n8n and other /hooks/ endpoints).
+	{"webhook-url", `https?://[A-Za-z0-9.-]+(?::[0-9]+)?/(?:[A-Za-z0-9_.-]+/)*?(?:hooks?|webhooks?|catch|with/key)/(?:[A-Za-z0-9_-]+/){0,3}([A-Za-z0-9_-]{20,})`, []string{"/hooks/", "/hook/", "/webhook/", "/webhooks/", "/catch/", "/with/key/"}, 3.3},
 	{"airtable-pat", `pat[A-Za-z0-9]{14}\.[a-f0-9]{64}`, []string{"pat"}, 3},
 	{"discord-bot-token", `(?:^|[^A-Za-z0-9_-])(MT[AEIMQUYcgk][A-Za-z0-9_-]{21,24}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})(?:$|[^A-Za-z0-9_-])`,
 		[]string{"mta", "mte", "mti", "mtm", "mtq", "mtu", "mty", "mtc", "mtg", "mtk"}, 3},
@@ -70,10 +77,29 @@ var exprRules = []struct {
 	{"azure-client-secret", `(?:^|[^A-Za-z0-9_~.-])([a-zA-Z0-9_~.]{3}[0-9]Q~[a-zA-Z0-9_~.-]{31,34})(?:$|[^A-Za-z0-9_~.-])`, []string{"q~"}, 3},
 }
 
+// randomOnly are the expression rules whose secret must look drawn at
+// random (digits among letters, not a name): a URL path of words is a page.
+var randomOnly = map[string]bool{"webhook-url": true}
+
+// drawn reports whether v looks drawn at random rather than written: at
+// least two digits and two letters, and not a name made of words.
+func drawn(v []byte) bool {
+	var d, l int
+	for _, c := range v {
+		switch {
+		case isDigit(c):
+			d++
+		case isAlnum(c):
+			l++
+		}
+	}
+	return d >= 2 && l >= 2 && !identifierLike(v)
+}
+
 func customRules() []custom {
 	var cs []custom
 	for _, e := range exprRules {
-		r := &rule{id: e.id, pri: priCustom, minEnt: e.minEnt, everywhere: true}
+		r := &rule{id: e.id, pri: priCustom, minEnt: e.minEnt, everywhere: true, random: randomOnly[e.id]}
 		r.re = regexp.MustCompile(e.expr)
 		if err := r.classify(e.expr, e.keywords); err != nil {
 			panic(err)

@@ -65,6 +65,7 @@ type rule struct {
 	re       *regexp.Regexp            // our expression rules: the secret is group 1, or the match
 	find     finder                    // our code rules
 	minEnt   float64                   // our expression rules: least entropy of the secret
+	random   bool                      // our expression rules: the secret must look drawn at random
 
 	// wholeMatch: the gitleaks rule's secret is its whole match, not the
 	// capture gitleaks reports (a group inside a repetition, one of named
@@ -836,7 +837,7 @@ func (r *rule) detect(frag []byte, hits []int32) []int32 {
 		if len(m) >= 4 && m[2] >= 0 {
 			s, e = m[2], m[3]
 		}
-		if r.minEnt > 0 && entropy(frag[s:e]) < r.minEnt {
+		if r.minEnt > 0 && entropy(frag[s:e]) < r.minEnt || r.random && !drawn(frag[s:e]) {
 			continue
 		}
 		hits = append(hits, int32(s), int32(e))

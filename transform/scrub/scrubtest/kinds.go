@@ -330,6 +330,15 @@ var Kinds = []Kind{
 	}},
 	{"figma-token", "FIGMA_TOKEN", true, true, func(r *rng) Cred { return r.tok("figd_", b64url, 40, "") }},
 	{"buildkite-token", "BUILDKITE_API_TOKEN", true, true, func(r *rng) Cred { return r.tok("bkua_", hexLow, 40, "") }},
+	{"mattermost-webhook", "MATTERMOST_WEBHOOK_URL", true, false, func(r *rng) Cred {
+		s := r.str(lower+digits, 26)
+		return Cred{Value: "https://chat.acme-corp.io/hooks/" + s, Random: []string{s}}
+	}},
+	{"kubeconfig-client-key", "", false, false, func(r *rng) Cred {
+		key := r.pemCred("RSA PRIVATE KEY", "MIIEowIBAAKCAQEA", 600, 64)
+		b := base64.StdEncoding.EncodeToString([]byte(key.Value + "\n"))
+		return Cred{Value: "users:\n- name: admin\n  user:\n    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n    client-key-data: " + b, Random: []string{b[80:]}, Command: true}
+	}},
 	{"postgres-url", "DATABASE_URL", true, false, func(r *rng) Cred {
 		p := r.urlPassword()
 		return Cred{Value: "postgres://app_user:" + p + "@db-" + r.str(lower, 5) + ".internal:5432/app?sslmode=require", Random: []string{p}}
