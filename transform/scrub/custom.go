@@ -77,6 +77,18 @@ var exprRules = []struct {
 	{"azure-client-secret", `(?:^|[^A-Za-z0-9_~.-])([a-zA-Z0-9_~.]{3}[0-9]Q~[a-zA-Z0-9_~.-]{31,34})(?:$|[^A-Za-z0-9_~.-])`, []string{"q~"}, 3},
 }
 
+// guards check the byte a format fixes at its offset from the keyword:
+// pat…, re_… and secret_… begin common words.
+var guards = map[string]func(text []byte, pos int) bool{
+	"airtable-pat":              byteAt(17, '.'), // pat + 14 + .
+	"resend-api-key":            byteAt(11, '_'), // re_ + 8 + _
+	"notion-integration-secret": func(text []byte, pos int) bool { return pos+50 <= len(text) && isAlnum(text[pos+49]) },
+}
+
+func byteAt(off int, c byte) func([]byte, int) bool {
+	return func(text []byte, pos int) bool { return pos+off < len(text) && text[pos+off] == c }
+}
+
 // randomOnly are the expression rules whose secret must look drawn at
 // random (digits among letters, not a name): a URL path of words is a page.
 var randomOnly = map[string]bool{"webhook-url": true}
@@ -99,7 +111,7 @@ func drawn(v []byte) bool {
 func customRules() []custom {
 	var cs []custom
 	for _, e := range exprRules {
-		r := &rule{id: e.id, pri: priCustom, minEnt: e.minEnt, everywhere: true, random: randomOnly[e.id]}
+		r := &rule{id: e.id, pri: priCustom, minEnt: e.minEnt, everywhere: true, random: randomOnly[e.id], guard: guards[e.id]}
 		r.re = regexp.MustCompile(e.expr)
 		if err := r.classify(e.expr, e.keywords); err != nil {
 			panic(err)
@@ -110,7 +122,7 @@ func customRules() []custom {
 		custom{&rule{id: "private-key-block", pri: priCustom, find: privateKeyBlock, everywhere: true}, []string{"-----begin"}},
 		custom{&rule{id: "url-password", pri: priCustom, find: urlPassword, everywhere: true}, []string{"://"}},
 		custom{&rule{id: "cli-user-password", pri: priCustom, find: cliUserPassword, everywhere: true}, []string{"curl", "wget", "http "}},
-		custom{&rule{id: "cli-password", pri: priCustom, find: cliPassword, everywhere: true}, cliKeywords},
+		custom{&rule{id: "cli-password", pri: priCustom, find: cliPassword, everywhere: true, guard: cliGuard}, cliKeywords},
 		custom{&rule{id: "generic-assignment", pri: priAssignment, find: assignment, everywhere: true}, assignKeywords},
 		custom{&rule{id: ruleUser, pri: priPII, find: homeUser, pii: true}, []string{"/home/", "/users/", `\users\`, "-home-", "-users-"}},
 	)
@@ -824,6 +836,38 @@ type cliTool struct {
 // cliKeywords trigger cliPassword: the tools' names (mysql covers mysqldump,
 // mysqladmin …).
 var cliKeywords = []string{"mysql", "mariadb", "sshpass", "redis-cli", "login", "mongo", "smbclient", "sqlcmd", "bcp", "ldap", "htpasswd"}
+
+// cliGuard lets cliPassword look only at a tool's name that a space
+// follows, and at login only after a registry client's name (docker
+// login, podman login, helm registry login …): login is a common word.
+func cliGuard(text []byte, pos int) bool {
+	e := pos
+	for e < len(text) && e-pos < 24 && (isAlnum(text[e]) || text[e] == '-' || text[e] == '_') {
+		e++
+	}
+	if e >= len(text) || text[e] != ' ' && text[e] != '\t' {
+		return false
+	}
+	if !keyword.HasPrefixFold(text[pos:], "login") {
+		return true
+	}
+	if pos < 2 || text[pos-1] != ' ' {
+		return false
+	}
+	s := pos - 1
+	for s > 0 && text[s-1] == ' ' {
+		s--
+	}
+	ws := s
+	for ws > 0 && (isAlnum(text[ws-1]) || text[ws-1] == '-') {
+		ws--
+	}
+	return s > ws && loginClients[string(text[ws:s])]
+}
+
+// loginClients are the commands whose login subcommand takes -p PASSWORD.
+var loginClients = map[string]bool{"docker": true, "podman": true, "registry": true, "nerdctl": true, "buildah": true,
+	"skopeo": true, "oras": true, "crane": true, "cf": true, "finch": true}
 
 // cliPassword finds a password given on the command line of a tool that
 // takes one (mysql -pSECRET, sshpass -p SECRET, htpasswd -b f user SECRET,

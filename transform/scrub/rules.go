@@ -66,6 +66,9 @@ type rule struct {
 	find     finder                    // our code rules
 	minEnt   float64                   // our expression rules: least entropy of the secret
 	random   bool                      // our expression rules: the secret must look drawn at random
+	// guard is an exact cheap check at a keyword, before any other work:
+	// for keywords that are common words (path holds airtable's pat).
+	guard func(text []byte, pos int) bool
 
 	// wholeMatch: the gitleaks rule's secret is its whole match, not the
 	// capture gitleaks reports (a group inside a repetition, one of named

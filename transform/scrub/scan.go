@@ -61,6 +61,9 @@ func (sc *scanner) find(text []byte) {
 	keyword.Each(pf.kw, text, func(pos, id int) {
 		for _, a := range pf.actions[id] {
 			r, kw := a.rule, a.kw
+			if r.guard != nil && !r.guard(text, pos) {
+				continue
+			}
 			if r.find != nil {
 				n := len(sc.spans)
 				sc.spans = r.find(text, pos, a.kwLen, sc.spans)

@@ -440,6 +440,13 @@ func FuzzScrub(f *testing.F) {
 	f.Add([]byte(record()))
 	f.Add([]byte(`{"schema":"pos/1","kind":"raw","raw":{"t":"password=` + pgPass + `","u":"\u0041\n"}}`))
 	f.Add([]byte(`{"schema":"pos/1","kind":"message","text":"` + strings.ReplaceAll(pem, "\n", `\n`) + `"}`))
+	for _, text := range []string{
+		`DB_PASSWORD=Xk3pQ9zLmNc&rUbmkLCw2 && mysql -uroot -p'Tr0u(b4)dor&3' shop; htpasswd -nb admin Zq8vN3kLm2xW9pRt`,
+		`see (AIzaYveW48Ft9TP4tL1YUFztDhPU0O5INMlzxNK). ok?api_key=Zq8vN3kLm2xW9pRt4sYb&user=bob`,
+		`sourcegraph sgp_0123456789abcdef0123456789abcdef01234567 commit 0d4b5c0e8a2f9e1b7c3d6a5f4e2b1c0d9e8f7a6b`,
+	} {
+		f.Add([]byte(`{"schema":"pos/1","kind":"message","text":` + strconvQuote(text) + `}`))
+	}
 	s := newScrubber(f, Options{PII: true})
 	f.Fuzz(func(t *testing.T, line []byte) {
 		watch := time.AfterFunc(20*time.Second, func() {
@@ -479,4 +486,9 @@ func TestShortKeyRefused(t *testing.T) {
 	if _, err := LoadKey(p); !errors.Is(err, ErrShortKey) || !strings.Contains(err.Error(), p) {
 		t.Errorf("short key file: %v", err)
 	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
