@@ -89,10 +89,22 @@ func TestValueToItsEnd(t *testing.T) {
 		{"password: Tr0ub4dor&3xyz(2)", "Tr0ub4dor&3xyz(2)"},
 		{`dbPassword := "Xk3pQ9zL&mNc(rUbmk"`, "Xk3pQ9zL&mNc(rUbmk"},
 		{"JWT_SECRET=test-jwt-secret-key-32-characters-long-for-testing-only", "test-jwt-secret-key-32-characters-long-for-testing-only"},
+		{"DB_PASSWORD=aIB$0UbttuUUhALiMhH((1A", "aIB$0UbttuUUhALiMhH((1A"},
+		{"SECRET_KEY=django-insecure-2z&rwjyk42nc=c6j(bppwtace*#cqrn&rp6tdf$lte($il^uw7", "django-insecure-2z&rwjyk42nc=c6j(bppwtace*#cqrn&rp6tdf$lte($il^uw7"},
+		{"export DB_PASSWORD=GgJ(_8KU^j6W1kBg", "GgJ(_8KU^j6W1kBg"},
+		{"db_password: r(WaGz9trO5R^IU4LIx=Fd", "r(WaGz9trO5R^IU4LIx=Fd"},
+		{`{"secret_key": "django-insecure-_z44dyt=apqdr&ve3c(34c=jqqlkfakee&#%uaa+&tqh^dcnvy"}`, "django-insecure-_z44dyt=apqdr&ve3c(34c=jqqlkfakee&#%uaa+&tqh^dcnvy"},
 	} {
 		out, _ := s.Text(tc.in)
 		if strings.Contains(out, tc.secret[len(tc.secret)-6:]) || !strings.Contains(out, "[REDACTED:") {
 			t.Errorf("%s\n  -> %s: the end of the value is left", tc.in, out)
+		}
+	}
+	// Calls, references and placeholders are not values.
+	for _, in := range []string{"PASSWORD = get_password()", "password = os.getenv(", "TOKEN = secrets.token_hex(32)",
+		"api_key: your-api-key-here", "API_KEY=${API_KEY}", "secret = myFakeSecretValue1", "password: <password>"} {
+		if out, _ := s.Text(in); out != in {
+			t.Errorf("%s -> %s", in, out)
 		}
 	}
 	// A query string ends a value at &, a connection string at ;Name=.

@@ -403,7 +403,11 @@ func assignment(text []byte, pos, kwLen int, out []span) []span {
 			return out
 		}
 	} else {
-		ve = unquotedEnd(text, vs, ks > 0 && (text[ks-1] == '?' || text[ks-1] == '&'))
+		var sep byte
+		if ks > 0 && strings.IndexByte("?&;,", text[ks-1]) >= 0 {
+			sep = text[ks-1]
+		}
+		ve = unquotedEnd(text, vs, sep)
 		// eyJhbGciOi... and sk-... stand for a value in documentation.
 		if rest := text[ve:min(n, ve+3)]; bytes.HasPrefix(rest, []byte("...")) || bytes.HasPrefix(rest, []byte("…")) {
 			return out
@@ -424,13 +428,15 @@ func assignment(text []byte, pos, kwLen int, out []span) []span {
 
 // unquotedEnd returns where an unquoted value starting at vs ends: at a
 // space, a quote, the end of the line, an escape of text held in a string
-// (\n, \"), or a separator that starts the next name=value pair of a
-// query string or a connection string (&user=, ;Database=). Symbols
-// inside the value (& ) ( # !) are part of it: a password is redacted to
-// its end. What follows a value in prose or code — a full stop, a comma,
-// a closing bracket it did not open — is not part of it. In a query
-// string (query: the name follows ? or &), & and # end the value.
-func unquotedEnd(text []byte, vs int, query bool) int {
+// (\n, \"). Symbols inside the value (& ) ( # !) are part of it: a
+// password is redacted to its end. A value whose name is one of a list of
+// pairs (sep: the character before the name) ends where the next pair
+// starts: in a query string (?key=…&user=…) at & or #, in a connection
+// string (;Password=…;Database=…) at the separator before the next
+// name=. What follows a value in prose or code — a full stop, a comma, a
+// closing bracket it did not open — is not part of it.
+func unquotedEnd(text []byte, vs int, sep byte) int {
+	query := sep == '?' || sep == '&'
 	n := len(text)
 	ve := vs
 	for ve < n && ve-vs < 257 {
@@ -441,7 +447,7 @@ func unquotedEnd(text []byte, vs int, query bool) int {
 		if c == '\\' && ve+1 < n && strings.IndexByte("nrt\"\\", text[ve+1]) >= 0 {
 			break
 		}
-		if query && (c == '&' || c == '#') || (c == '&' || c == ';' || c == ',') && nextPair(text[ve+1:]) {
+		if query && (c == '&' || c == '#') || sep != 0 && (c == ';' || c == ',') && c == sep && nextPair(text[ve+1:]) {
 			break
 		}
 		ve++
@@ -479,8 +485,17 @@ func nextPair(b []byte) bool {
 	return false
 }
 
-// callRE is a function call or an index: a name followed by ( or [.
-var callRE = regexp.MustCompile(`^[A-Za-z_$][\w.$]*[(\[]`)
+// isCall reports whether an unquoted value is a function call or an index
+// in code: a name of words (os.getenv, secrets.token_hex, get_password)
+// followed by ( or [, with nothing after it or arguments that close.
+func isCall(v []byte) bool {
+	i := bytes.IndexAny(v, "([")
+	if i <= 0 || !identifierLike(v[:i]) {
+		return false
+	}
+	rest := v[i+1:]
+	return len(rest) == 0 || rest[len(rest)-1] == ')' || rest[len(rest)-1] == ']'
+}
 
 var placeholderWords = []string{
 	"example", "placeholder", "your", "****", "changeme", "redacted", "dummy", "sample",
@@ -498,8 +513,23 @@ var templateRE = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*[}:?-]|\$\([a-z][
 func placeholderValue(v []byte) bool {
 	lv := strings.ToLower(string(v))
 	for _, w := range placeholderWords {
-		if strings.Contains(lv, w) {
-			return true
+		if !isAlnum(w[0]) {
+			if strings.Contains(lv, w) {
+				return true
+			}
+			continue
+		}
+		// A word, not letters inside a random string (…kfakee…).
+		for i := 0; ; {
+			k := strings.Index(lv[i:], w)
+			if k < 0 {
+				break
+			}
+			a, b := i+k, i+k+len(w)
+			if (a == 0 || !isLetter(v[a-1]) || isUpper(v[a])) && (b == len(v) || !isLetter(v[b]) || isUpper(v[b]) && !isUpper(v[b-1])) {
+				return true
+			}
+			i = a + 1
 		}
 	}
 	if templateRE.Match(v) {
@@ -570,7 +600,7 @@ func plausibleSecret(v []byte, mode valueMode, quoted bool) bool {
 	case pathLike(v):
 		return false
 	}
-	if !quoted && (callRE.Match(v) || bytes.ContainsAny(v, "{}<>") || symN > 0 && bytes.HasSuffix(v, []byte("()"))) {
+	if !quoted && (isCall(v) || bytes.ContainsAny(v, "{}<>") || symN > 0 && bytes.HasSuffix(v, []byte("()"))) {
 		return false // an expression, a call, a type (map[string]…), an index
 	}
 	if t := bytes.TrimRight(v, "!?;,:="); len(t) < n && identifierLike(t) {
@@ -698,6 +728,10 @@ var systemUsers = map[string]bool{
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
 
 func isWord(c byte) bool { return isAlnum(c) || c == '_' }
 
