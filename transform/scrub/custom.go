@@ -74,6 +74,10 @@ var exprRules = []struct {
 	{"vault-token", `hv[sb]\.[A-Za-z0-9_-]{90,}`, []string{"hvs.", "hvb."}, 3},
 	{"aws-secret-access-key", `(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?\s{0,3}[:=]{1,2}\s{0,3}["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`,
 		[]string{"aws_secret", "awssecret", "secret_access_key", "secretaccesskey"}, 3},
+	// An AWS secret access key beside its key id, with no name: the CSV the
+	// console hands out, "AKIA… wJal…" in prose or a table.
+	{"aws-secret-beside-key-id", `(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}[\s,;:|"'=]{1,6}([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`,
+		[]string{"akia", "asia", "abia", "acca", "a3t"}, 3.5},
 	{"azure-client-secret", `(?:^|[^A-Za-z0-9_~.-])([a-zA-Z0-9_~.]{3}[0-9]Q~[a-zA-Z0-9_~.-]{31,34})(?:$|[^A-Za-z0-9_~.-])`, []string{"q~"}, 3},
 }
 

@@ -123,6 +123,10 @@ var Kinds = []Kind{
 		return r.tok(r.pick("AKIA", "ASIA"), b32, 16, "")
 	}},
 	{"aws-secret-access-key", "AWS_SECRET_ACCESS_KEY", false, false, func(r *rng) Cred { return r.tok("", b64, 40, "") }},
+	{"aws-credentials-csv", "", false, false, func(r *rng) Cred {
+		s := r.str(b64, 40)
+		return Cred{Value: "User name,Password,Access key ID,Secret access key\ndeploy,,AKIA" + r.str(b32, 16) + "," + s, Random: []string{s}, Command: true}
+	}},
 	{"github-pat-classic", "GITHUB_TOKEN", true, true, func(r *rng) Cred { return r.checksummed("ghp_") }},
 	{"github-pat-fine-grained", "GH_TOKEN", true, true, func(r *rng) Cred {
 		a, b := r.str(alnum, 22), r.str(alnum, 59)
