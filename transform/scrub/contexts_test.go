@@ -102,7 +102,7 @@ func TestValueToItsEnd(t *testing.T) {
 	}
 	// Calls, references and placeholders are not values.
 	for _, in := range []string{"PASSWORD = get_password()", "password = os.getenv(", "TOKEN = secrets.token_hex(32)",
-		"api_key: your-api-key-here", "API_KEY=${API_KEY}", "secret = myFakeSecretValue1", "password: <password>"} {
+		"api_key: your-api-key-here", "const token = generateToken(user.id, user.email);", "token = ReviewTokenStore.mint(project.id)", "API_KEY=${API_KEY}", "secret = myFakeSecretValue1", "password: <password>"} {
 		if out, _ := s.Text(in); out != in {
 			t.Errorf("%s -> %s", in, out)
 		}

@@ -491,14 +491,19 @@ func nextPair(b []byte) bool {
 
 // isCall reports whether an unquoted value is a function call or an index
 // in code: a name of words (os.getenv, secrets.token_hex, get_password)
-// followed by ( or [, with nothing after it or arguments that close.
+// followed by ( or [ and arguments made of names, numbers and the syntax
+// between them — none of the symbols passwords are made of.
 func isCall(v []byte) bool {
 	i := bytes.IndexAny(v, "([")
 	if i <= 0 || !identifierLike(v[:i]) {
 		return false
 	}
-	rest := v[i+1:]
-	return len(rest) == 0 || rest[len(rest)-1] == ')' || rest[len(rest)-1] == ']'
+	for _, c := range v[i+1:] {
+		if !(isIdent(c) || strings.IndexByte(".,:()[]'\"", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 var placeholderWords = []string{
