@@ -44,7 +44,7 @@ func TestLakeHoldsNoPlantedSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	lake := filepath.Join(dir, "lake")
-	cmd := exec.Command("bash", "-o", "pipefail", "-c", `pos-scrub --key lake-test < "$1" | pos-load -q --lake "$2"`, "sh", planted, lake)
+	cmd := exec.Command("bash", "-o", "pipefail", "-c", `pos-scrub --key lake-test-key-of-32-bytes-or-more < "$1" | pos-load -q --lake "$2"`, "sh", planted, lake)
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "POS_LAKE=", "XDG_DATA_HOME="+dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

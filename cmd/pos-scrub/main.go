@@ -42,9 +42,10 @@ Azure keys, URLs with passwords, private keys cut short …) and an entropy
 check of name = value assignments. --pii adds e-mail addresses, phone
 numbers, IP addresses, user names in home directories and the user field.
 
-The key (HMAC-SHA256): --key or $POS_SCRUB_KEY, else the file --key-file
-(default $XDG_DATA_HOME/pos/scrub.key, ~/.local/share/pos/scrub.key), made
-with a random key (mode 0600) the first time. Keep it to keep markers stable.
+The key (HMAC-SHA256, at least 32 bytes): --key or $POS_SCRUB_KEY, else the
+file --key-file (default $XDG_DATA_HOME/pos/scrub.key,
+~/.local/share/pos/scrub.key), made with a random key (mode 0600) the first
+time. Keep it to keep markers stable. A shorter key is refused.
 
 Allowlist file (--allowlist), one entry a line:
   rule ID          do not apply this rule
@@ -97,6 +98,9 @@ func run(c *cli.Context) error {
 	}
 	if k := c.String("key"); k != "" {
 		opt.Key = []byte(k)
+		if err := scrub.CheckKey(opt.Key); err != nil {
+			return cmdio.UsageError{Err: fmt.Errorf("--key (or $POS_SCRUB_KEY): %w; unset both to use the key file", err)}
+		}
 	} else {
 		path := c.String("key-file")
 		if path == "" {

@@ -49,17 +49,73 @@ var exprRules = []struct {
 	{"sendgrid-api-key", `SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}`, []string{"sg."}, 3},
 	{"digitalocean-token", `do[opr]_v1_[a-f0-9]{64}`, []string{"dop_v1_", "doo_v1_", "dor_v1_"}, 3},
 	{"atlassian-token", `ATATT3[A-Za-z0-9_=-]{100,}`, []string{"atatt3"}, 3},
-	{"telegram-bot-token-any", `(?:^|[^0-9A-Za-z_-])([0-9]{8,10}:AA[0-9A-Za-z_-]{33})(?:$|[^0-9A-Za-z_-])`, []string{":aa"}, 3},
+	{"telegram-bot-token-any", `(?:^|[^0-9A-Za-z_-]|/bot)([0-9]{8,10}:AA[0-9A-Za-z_-]{33})(?:$|[^0-9A-Za-z_-])`, []string{":aa"}, 3},
+	{"xai-api-key", `xai-[A-Za-z0-9]{70,90}`, []string{"xai-"}, 3},
+	{"groq-api-key", `gsk_[A-Za-z0-9]{48,56}`, []string{"gsk_"}, 3},
+	{"replicate-api-token", `r8_[A-Za-z0-9]{37}`, []string{"r8_"}, 3},
+	{"langsmith-api-key", `lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}`, []string{"lsv2_"}, 3},
+	{"tailscale-key", `tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}`, []string{"tskey-"}, 3},
+	{"supabase-token", `(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,})`, []string{"sbp_", "sb_secret_"}, 3},
+	{"resend-api-key", `re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}`, []string{"re_"}, 3},
+	{"figma-token", `fig[dou]_[A-Za-z0-9_-]{40,}`, []string{"figd_", "figo_", "figu_"}, 3},
+	{"buildkite-token", `bk(?:ua|ct)_[a-f0-9]{40}`, []string{"bkua_", "bkct_"}, 3},
+	{"notion-integration-secret", `secret_[A-Za-z0-9]{43}`, []string{"secret_"}, 3.5},
+	{"newrelic-key", `NR(?:AK|II|JS)-[A-Za-z0-9]{19,32}`, []string{"nrak-", "nrii-", "nrjs-"}, 3},
+	// A PEM private key in base64 (kubeconfig client-key-data, Kubernetes
+	// Secrets, CI variables): "-----BEGIN", then "PRIVATE KEY" at one of
+	// its three alignments.
+	{"private-key-base64", `LS0tLS1CRUdJTi[A-Za-z0-9+/]{0,60}?(?:UFJJVkFURSBLRV|BSSVZBVEUgS0VZ|QUklWQVRFIEtFW)[A-Za-z0-9+/]{64,}={0,2}`, []string{"ls0tls1crudjt"}, 3},
+	// Incoming-webhook URLs whose path is the secret (Mattermost, Zapier,
+	// IFTTT, Google Chat's token, n8n and other /hooks/ endpoints).
+	{"webhook-url", `https?://[A-Za-z0-9.-]+(?::[0-9]+)?/(?:[A-Za-z0-9_.-]+/)*?(?:hooks?|webhooks?|catch|with/key)/(?:[A-Za-z0-9_-]+/){0,3}([A-Za-z0-9_-]{20,})`, []string{"/hooks/", "/hook/", "/webhook/", "/webhooks/", "/catch/", "/with/key/"}, 3.3},
+	{"airtable-pat", `pat[A-Za-z0-9]{14}\.[a-f0-9]{64}`, []string{"pat"}, 3},
+	{"discord-bot-token", `(?:^|[^A-Za-z0-9_-])(MT[AEIMQUYcgk][A-Za-z0-9_-]{21,24}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})(?:$|[^A-Za-z0-9_-])`,
+		[]string{"mta", "mte", "mti", "mtm", "mtq", "mtu", "mty", "mtc", "mtg", "mtk"}, 3},
 	{"vault-token", `hv[sb]\.[A-Za-z0-9_-]{90,}`, []string{"hvs.", "hvb."}, 3},
 	{"aws-secret-access-key", `(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?\s{0,3}[:=]{1,2}\s{0,3}["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`,
 		[]string{"aws_secret", "awssecret", "secret_access_key", "secretaccesskey"}, 3},
+	// An AWS secret access key beside its key id, with no name: the CSV the
+	// console hands out, "AKIA… wJal…" in prose or a table.
+	{"aws-secret-beside-key-id", `(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}[\s,;:|"'=]{1,6}([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`,
+		[]string{"akia", "asia", "abia", "acca", "a3t"}, 3.5},
 	{"azure-client-secret", `(?:^|[^A-Za-z0-9_~.-])([a-zA-Z0-9_~.]{3}[0-9]Q~[a-zA-Z0-9_~.-]{31,34})(?:$|[^A-Za-z0-9_~.-])`, []string{"q~"}, 3},
+}
+
+// guards check the byte a format fixes at its offset from the keyword:
+// pat…, re_… and secret_… begin common words.
+var guards = map[string]func(text []byte, pos int) bool{
+	"airtable-pat":              byteAt(17, '.'), // pat + 14 + .
+	"resend-api-key":            byteAt(11, '_'), // re_ + 8 + _
+	"notion-integration-secret": func(text []byte, pos int) bool { return pos+50 <= len(text) && isAlnum(text[pos+49]) },
+}
+
+func byteAt(off int, c byte) func([]byte, int) bool {
+	return func(text []byte, pos int) bool { return pos+off < len(text) && text[pos+off] == c }
+}
+
+// randomOnly are the expression rules whose secret must look drawn at
+// random (digits among letters, not a name): a URL path of words is a page.
+var randomOnly = map[string]bool{"webhook-url": true}
+
+// drawn reports whether v looks drawn at random rather than written: at
+// least two digits and two letters, and not a name made of words.
+func drawn(v []byte) bool {
+	var d, l int
+	for _, c := range v {
+		switch {
+		case isDigit(c):
+			d++
+		case isAlnum(c):
+			l++
+		}
+	}
+	return d >= 2 && l >= 2 && !identifierLike(v)
 }
 
 func customRules() []custom {
 	var cs []custom
 	for _, e := range exprRules {
-		r := &rule{id: e.id, pri: priCustom, minEnt: e.minEnt, everywhere: true}
+		r := &rule{id: e.id, pri: priCustom, minEnt: e.minEnt, everywhere: true, random: randomOnly[e.id], guard: guards[e.id]}
 		r.re = regexp.MustCompile(e.expr)
 		if err := r.classify(e.expr, e.keywords); err != nil {
 			panic(err)
@@ -70,6 +126,7 @@ func customRules() []custom {
 		custom{&rule{id: "private-key-block", pri: priCustom, find: privateKeyBlock, everywhere: true}, []string{"-----begin"}},
 		custom{&rule{id: "url-password", pri: priCustom, find: urlPassword, everywhere: true}, []string{"://"}},
 		custom{&rule{id: "cli-user-password", pri: priCustom, find: cliUserPassword, everywhere: true}, []string{"curl", "wget", "http "}},
+		custom{&rule{id: "cli-password", pri: priCustom, find: cliPassword, everywhere: true, guard: cliGuard}, cliKeywords},
 		custom{&rule{id: "generic-assignment", pri: priAssignment, find: assignment, everywhere: true}, assignKeywords},
 		custom{&rule{id: ruleUser, pri: priPII, find: homeUser, pii: true}, []string{"/home/", "/users/", `\users\`, "-home-", "-users-"}},
 	)
@@ -299,7 +356,9 @@ func assignment(text []byte, pos, kwLen int, out []span) []span {
 	spaced := i > sp
 	mode := modeAssign
 	switch {
-	case i+1 < n && (text[i] == ':' || text[i] == '=') && text[i+1] == '=',
+	case i+1 < n && text[i] == ':' && text[i+1] == '=' && !(i+2 < n && text[i+2] == '='):
+		i += 2 // Go's :=
+	case i+1 < n && text[i] == '=' && text[i+1] == '=',
 		i+1 < n && text[i] == '!' && text[i+1] == '=':
 		return out // a comparison
 	case i+1 < n && text[i] == ':' && text[i+1] == ':':
@@ -348,8 +407,14 @@ func assignment(text []byte, pos, kwLen int, out []span) []span {
 			return out
 		}
 	} else {
-		for ve < n && ve-vs < 257 && isValueChar(text[ve]) {
-			ve++
+		var sep byte
+		if ks > 0 && strings.IndexByte("?&;,", text[ks-1]) >= 0 {
+			sep = text[ks-1]
+		}
+		ve = unquotedEnd(text, vs, sep)
+		// eyJhbGciOi... and sk-... stand for a value in documentation.
+		if rest := text[ve:min(n, ve+3)]; bytes.HasPrefix(rest, []byte("...")) || bytes.HasPrefix(rest, []byte("…")) {
+			return out
 		}
 	}
 	quoted := vs > i
@@ -365,14 +430,91 @@ func assignment(text []byte, pos, kwLen int, out []span) []span {
 	return append(out, span{start: vs, end: ve})
 }
 
-func isValueChar(c byte) bool {
-	return c > ' ' && c < 0x7f && strings.IndexByte("\"'`,;)]}>&\\", c) < 0
+// unquotedEnd returns where an unquoted value starting at vs ends: at a
+// space, a quote, the end of the line, an escape of text held in a string
+// (\n, \"). Symbols inside the value (& ) ( # !) are part of it: a
+// password is redacted to its end. A value whose name is one of a list of
+// pairs (sep: the character before the name) ends where the next pair
+// starts: in a query string (?key=…&user=…) at & or #, in a connection
+// string (;Password=…;Database=…) at the separator before the next
+// name=. What follows a value in prose or code — a full stop, a comma, a
+// closing bracket it did not open — is not part of it.
+func unquotedEnd(text []byte, vs int, sep byte) int {
+	query := sep == '?' || sep == '&'
+	n := len(text)
+	ve := vs
+	for ve < n && ve-vs < 257 {
+		c := text[ve]
+		if c <= ' ' || c >= 0x7f || c == '"' || c == '\'' || c == '`' {
+			break
+		}
+		if c == '\\' && ve+1 < n && strings.IndexByte("nrt\"\\", text[ve+1]) >= 0 {
+			break
+		}
+		if query && (c == '&' || c == '#') || sep != 0 && (c == ';' || c == ',') && c == sep && nextPair(text[ve+1:]) {
+			break
+		}
+		ve++
+	}
+	for ve > vs {
+		c := text[ve-1]
+		if strings.IndexByte(",;.:!?*`", c) >= 0 { // punctuation, Markdown's ** and `
+			ve--
+			continue
+		}
+		if k := strings.IndexByte(")]}>", c); k >= 0 && bytes.Count(text[vs:ve], []byte{"([{<"[k]}) < bytes.Count(text[vs:ve], []byte{c}) {
+			ve--
+			continue
+		}
+		break
+	}
+	return ve
+}
+
+// nextPair reports whether b starts with name= (a name of letters, digits,
+// _ . - and spaces).
+func nextPair(b []byte) bool {
+	if len(b) == 0 || !(isAlnum(b[0]) || b[0] == '_') {
+		return false
+	}
+	for i := 1; i < len(b) && i < 32; i++ {
+		switch c := b[i]; {
+		case c == '=':
+			return true
+		case isAlnum(c) || c == '_' || c == '.' || c == '-' || c == ' ':
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// isCall reports whether an unquoted value is a function call or an index
+// in code: a name of words (os.getenv, secrets.token_hex, get_password)
+// followed by ( or [ and arguments made of names, numbers and the syntax
+// between them — none of the symbols passwords are made of.
+func isCall(v []byte) bool {
+	i := bytes.IndexAny(v, "([")
+	if i <= 0 || !identifierLike(v[:i]) {
+		return false
+	}
+	for _, c := range v[i+1:] {
+		if !(isIdent(c) || strings.IndexByte(".,:()[]'\"", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 var placeholderWords = []string{
 	"example", "placeholder", "your", "****", "changeme", "redacted", "dummy", "sample",
-	"fake", "mock", "<", "...", "…", "${", "{{", "}}", "$(", "://", "todo", "replace",
+	"fake", "mock", "<", "...", "…", "{{", "}}", "://", "todo", "replace", "change-me", "change_me",
+	"changeit", "-here", "_here", "goes-here",
 }
+
+// templateRE is a reference to a variable or a command in a value:
+// ${DB_PASSWORD}, ${VAR:-x}, $(cat /run/secrets/db).
+var templateRE = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*[}:?-]|\$\([a-z][a-z0-9 _./-]*\)`)
 
 // placeholderValue reports whether a value stands for a secret in
 // documentation or a template rather than being one: YOUR_TOKEN, <token>,
@@ -380,9 +522,27 @@ var placeholderWords = []string{
 func placeholderValue(v []byte) bool {
 	lv := strings.ToLower(string(v))
 	for _, w := range placeholderWords {
-		if strings.Contains(lv, w) {
-			return true
+		if !isAlnum(w[0]) {
+			if strings.Contains(lv, w) {
+				return true
+			}
+			continue
 		}
+		// A word, not letters inside a random string (…kfakee…).
+		for i := 0; ; {
+			k := strings.Index(lv[i:], w)
+			if k < 0 {
+				break
+			}
+			a, b := i+k, i+k+len(w)
+			if (a == 0 || !isLetter(v[a-1]) || isUpper(v[a])) && (b == len(v) || !isLetter(v[b]) || isUpper(v[b]) && !isUpper(v[b-1])) {
+				return true
+			}
+			i = a + 1
+		}
+	}
+	if templateRE.Match(v) {
+		return true
 	}
 	return bytes.HasSuffix(v, []byte("xxx")) || bytes.HasSuffix(v, []byte("XXX")) ||
 		bytes.Contains(v, []byte("xxxx")) || bytes.Contains(v, []byte("XXXX"))
@@ -440,7 +600,7 @@ func plausibleSecret(v []byte, mode valueMode, quoted bool) bool {
 	switch {
 	case letters == 0: // numbers, dates, versions, IPs
 		return false
-	case symN == 0 && identifierLike(v): // user_password2, getToken, SECRET_KEY_1, a word
+	case symN == 0 && identifierLike(v) && !(mode != modeSpaced && kebabLiteral(v)): // user_password2, getToken, SECRET_KEY_1, a word
 		return false
 	case digitN == 0 && symN == 0 && mode != modeCredential && !randomLetters(v):
 		return false // words and names that identifierLike let through
@@ -449,7 +609,7 @@ func plausibleSecret(v []byte, mode valueMode, quoted bool) bool {
 	case pathLike(v):
 		return false
 	}
-	if symN > 0 && bytes.ContainsAny(v, "()") || !quoted && bytes.ContainsAny(v, "[]{}<>") {
+	if !quoted && (isCall(v) || bytes.ContainsAny(v, "{}<>") || symN > 0 && bytes.HasSuffix(v, []byte("()"))) {
 		return false // an expression, a call, a type (map[string]…), an index
 	}
 	if t := bytes.TrimRight(v, "!?;,:="); len(t) < n && identifierLike(t) {
@@ -463,6 +623,14 @@ func plausibleSecret(v []byte, mode valueMode, quoted bool) bool {
 		thr = math.Min(3.2, math.Log2(float64(n))-0.3)
 	}
 	return entropy(v) >= thr
+}
+
+// kebabLiteral reports whether an identifier-like value is a string of
+// words joined by hyphens (test-jwt-secret-key-32-characters-long): no
+// name in code is spelled so, and a secret made of words is still the
+// secret.
+func kebabLiteral(v []byte) bool {
+	return len(v) >= 16 && bytes.Count(v, []byte("-")) >= 2 && bytes.IndexByte(v, '.') < 0
 }
 
 // wordRE is a name made of words: lower, upper, capitalised or camelCase
@@ -570,6 +738,10 @@ func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+
 func isWord(c byte) bool { return isAlnum(c) || c == '_' }
 
 func isIdent(c byte) bool { return isAlnum(c) || c == '_' || c == '-' }
@@ -674,15 +846,214 @@ func cliUserPassword(text []byte, pos, kwLen int, out []span) []span {
 	return out
 }
 
-// looseValueOK checks the value a loose rule (gitleaks' generic and curl
-// rules) found: not a placeholder, not a name made of words.
-func looseValueOK(v []byte) bool {
-	if placeholderValue(v) {
+// cliTools are the commands that take a password as an argument, and how:
+// attached (-pSECRET), as the next word (-a SECRET), after = (--password=),
+// after a separator inside a word (-U user%SECRET), or positionally
+// (htpasswd -b file user SECRET).
+var cliTools = map[string]cliTool{
+	"mysql":        {attached: []string{"-p"}, eq: []string{"--password"}},
+	"mariadb":      {attached: []string{"-p"}, eq: []string{"--password"}},
+	"sshpass":      {attached: []string{"-p"}, next: []string{"-p"}},
+	"redis-cli":    {next: []string{"-a", "--pass", "--password"}},
+	"login":        {next: []string{"-p", "--password"}, eq: []string{"--password"}}, // docker login, podman login, helm registry login
+	"mongo":        {next: []string{"-p", "--password"}, eq: []string{"--password"}},
+	"mongosh":      {next: []string{"-p", "--password"}, eq: []string{"--password"}},
+	"mongodump":    {next: []string{"-p", "--password"}, eq: []string{"--password"}},
+	"mongorestore": {next: []string{"-p", "--password"}, eq: []string{"--password"}},
+	"smbclient":    {sep: map[string]byte{"-U": '%', "--user": '%'}},
+	"sqlcmd":       {next: []string{"-P"}},
+	"bcp":          {next: []string{"-P"}},
+	"ldapsearch":   {next: []string{"-w"}},
+	"ldapadd":      {next: []string{"-w"}},
+	"ldapmodify":   {next: []string{"-w"}},
+	"ldapdelete":   {next: []string{"-w"}},
+	"htpasswd":     {batch: true},
+}
+
+type cliTool struct {
+	attached, next, eq []string
+	sep                map[string]byte
+	batch              bool // htpasswd: with -b, the password is the last positional argument
+}
+
+// cliKeywords trigger cliPassword: the tools' names (mysql covers mysqldump,
+// mysqladmin …).
+var cliKeywords = []string{"mysql", "mariadb", "sshpass", "redis-cli", "login", "mongo", "smbclient", "sqlcmd", "bcp", "ldap", "htpasswd"}
+
+// cliGuard lets cliPassword look only at a tool's name that a space
+// follows, and at login only after a registry client's name (docker
+// login, podman login, helm registry login …): login is a common word.
+func cliGuard(text []byte, pos int) bool {
+	e := pos
+	for e < len(text) && e-pos < 24 && (isAlnum(text[e]) || text[e] == '-' || text[e] == '_') {
+		e++
+	}
+	if e >= len(text) || text[e] != ' ' && text[e] != '\t' {
 		return false
 	}
-	hasDigit := bytes.ContainsAny(v, "0123456789")
-	if !hasDigit && identifierLike(bytes.TrimRight(v, "!?;,:=")) && !randomLetters(v) {
+	if !keyword.HasPrefixFold(text[pos:], "login") {
+		return true
+	}
+	if pos < 2 || text[pos-1] != ' ' {
 		return false
 	}
-	return true
+	s := pos - 1
+	for s > 0 && text[s-1] == ' ' {
+		s--
+	}
+	ws := s
+	for ws > 0 && (isAlnum(text[ws-1]) || text[ws-1] == '-') {
+		ws--
+	}
+	return s > ws && loginClients[string(text[ws:s])]
+}
+
+// loginClients are the commands whose login subcommand takes -p PASSWORD.
+var loginClients = map[string]bool{"docker": true, "podman": true, "registry": true, "nerdctl": true, "buildah": true,
+	"skopeo": true, "oras": true, "crane": true, "cf": true, "finch": true}
+
+// cliPassword finds a password given on the command line of a tool that
+// takes one (mysql -pSECRET, sshpass -p SECRET, htpasswd -b f user SECRET,
+// redis-cli -a SECRET, docker login -p SECRET …): the word, quoted or not,
+// up to the end of the command.
+func cliPassword(text []byte, pos, kwLen int, out []span) []span {
+	if pos > 0 {
+		if c := text[pos-1]; isIdent(c) || c == '.' {
+			return out
+		}
+	}
+	e := pos
+	for e < len(text) && e-pos < 24 && (isAlnum(text[e]) || text[e] == '-' || text[e] == '_') {
+		e++
+	}
+	name := strings.ToLower(string(text[pos:e]))
+	tool, ok := cliTools[name]
+	if !ok {
+		switch {
+		case strings.HasPrefix(name, "mysql"), strings.HasPrefix(name, "mariadb"):
+			tool = cliTools["mysql"]
+		case strings.HasPrefix(name, "ldap"):
+			return out
+		default:
+			return out
+		}
+	}
+	words := shellWords(text, e, min(len(text), e+2048))
+	var positional []word
+	var batch, noFile, skip bool
+	for i, w := range words {
+		raw := text[w.start:w.end]
+		var vs, ve int = -1, -1
+		for _, o := range tool.attached {
+			if len(raw) > len(o) && bytes.HasPrefix(raw, []byte(o)) && raw[len(o)] != '-' {
+				vs, ve = unquoteWord(text, w.start+len(o), w.end)
+			}
+		}
+		for _, o := range tool.eq {
+			if bytes.HasPrefix(raw, []byte(o+"=")) {
+				vs, ve = unquoteWord(text, w.start+len(o)+1, w.end)
+			}
+		}
+		for _, o := range tool.next {
+			if string(raw) == o && i+1 < len(words) {
+				vs, ve = unquoteWord(text, words[i+1].start, words[i+1].end)
+			}
+		}
+		for o, sep := range tool.sep {
+			v := w
+			switch {
+			case string(raw) == o && i+1 < len(words):
+				v = words[i+1]
+			case bytes.HasPrefix(raw, []byte(o+"=")):
+				v.start += len(o) + 1
+			default:
+				continue
+			}
+			a, b := unquoteWord(text, v.start, v.end)
+			if k := indexByte(text[a:b], sep); k >= 0 {
+				vs, ve = a+k+1, b
+			}
+		}
+		if tool.batch {
+			switch {
+			case skip:
+				skip = false
+			case len(raw) > 1 && raw[0] == '-':
+				batch = batch || bytes.IndexByte(raw[1:], 'b') >= 0
+				noFile = noFile || bytes.IndexByte(raw[1:], 'n') >= 0
+				skip = string(raw) == "-C" || string(raw) == "-r" // options with a value
+			default:
+				positional = append(positional, w)
+			}
+		}
+		if vs >= 0 && ve > vs && !placeholder(text[vs:ve]) && text[vs] != '$' && text[vs] != '`' && ve-vs >= 4 {
+			out = append(out, span{start: vs, end: ve})
+		}
+	}
+	// htpasswd -b[c…] file user password; htpasswd -nb user password.
+	if at := 2; batch && (noFile && len(positional) > 1 || len(positional) > 2) {
+		if noFile {
+			at = 1
+		}
+		w := positional[at]
+		if vs, ve := unquoteWord(text, w.start, w.end); ve-vs >= 4 && !placeholder(text[vs:ve]) && text[vs] != '$' {
+			out = append(out, span{start: vs, end: ve})
+		}
+	}
+	return out
+}
+
+// word is a shell word of the scan text: [start, end), quotes included.
+type word struct{ start, end int }
+
+// shellWords splits a command line from i to lim into words, quotes
+// respected, up to the end of the command: a newline that no backslash
+// continues, ; | & or a backquote outside quotes.
+func shellWords(text []byte, i, lim int) []word {
+	var out []word
+	for i < lim {
+		c := text[i]
+		switch {
+		case c == ' ' || c == '\t':
+			i++
+			continue
+		case c == '\\' && i+1 < lim && text[i+1] == '\n':
+			i += 2
+			continue
+		case c == '\n' || c == '\r' || c == ';' || c == '|' || c == '&' || c == '`' || c == ')' || c == '<' || c == '>':
+			return out
+		}
+		s := i
+		for i < lim {
+			c := text[i]
+			if c == '\'' || c == '"' {
+				k := indexByte(text[i+1:lim], c)
+				if k < 0 || indexByte(text[i+1:i+1+k], '\n') >= 0 {
+					// An unclosed quote: the end of the string the
+					// command was written in.
+					if i > s {
+						out = append(out, word{s, i})
+					}
+					return out
+				}
+				i += k + 2
+				continue
+			}
+			if isSpace(c) || c == ';' || c == '|' || c == '&' || c == '`' || c == '<' || c == '>' {
+				break
+			}
+			i++
+		}
+		out = append(out, word{s, i})
+	}
+	return out
+}
+
+// unquoteWord returns the content of a shell word [s, e): without the
+// quotes around it.
+func unquoteWord(text []byte, s, e int) (int, int) {
+	if e-s >= 2 && (text[s] == '\'' || text[s] == '"') && text[e-1] == text[s] {
+		return s + 1, e - 1
+	}
+	return s, e
 }

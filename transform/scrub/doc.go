@@ -40,11 +40,25 @@
 // run through a one-rule gitleaks detector so that its secret group,
 // entropy and allowlists apply as gitleaks applies them, plus ours for what
 // that set misses: published formats it lacks or only finds next to a
-// service's name (Discord webhooks, Azure storage keys, Docker Hub and
-// Bitbucket tokens …), passwords in URLs (postgres://user:password@host),
-// curl -u user:password, private keys without their END line, and name =
-// value assignments whose value passes an entropy and shape check
-// (generic-assignment). With Options.PII: e-mail addresses, phone numbers,
+// service's name (Discord, Telegram, Azure, Docker Hub, Bitbucket, xAI,
+// Groq, Tailscale … tokens, webhook URLs), passwords in URLs
+// (postgres://user:password@host) and on command lines (mysql -pSECRET,
+// sshpass -p, htpasswd -b, redis-cli -a, curl -u user:password …), private
+// keys without their END line or in base64, and name = value assignments
+// whose value passes an entropy and shape check (generic-assignment).
+//
+// What gitleaks finds in a native file is found in its records: a
+// gitleaks rule sees its window with the punctuation that follows a token
+// in prose (. , : ) ]) as spaces, since its expressions end a token at a
+// space, a quote or a semicolon only; its findings are kept whatever they
+// look like; a rule whose match need not hold its keyword runs over the
+// whole record once the keyword is in it, as gitleaks runs it over the
+// whole file; and where its reported capture is a piece of its match, the
+// match is redacted. A secret gets one marker wherever it is and whatever
+// follows it: a finding of ours that is a whole match of a gitleaks rule of
+// the same format is named after that rule. A value is redacted to its
+// real end (the closing quote, a space, the end of the line), whatever
+// symbols it holds. With Options.PII: e-mail addresses, phone numbers,
 // IPv4 and IPv6 addresses, user names in home directories and the records'
 // user field.
 //
@@ -59,8 +73,9 @@
 //
 // It never writes a secret anywhere else: gitleaks' logger is silenced (it
 // logs findings), and the Report holds rule names, platforms and counts
-// only. It does not decode base64 or hex to look inside (gitleaks' decode
-// depth is 0), and it does not read files, flags or the environment: the
-// key, the allowlist and the options are the caller's (LoadKey reads and
-// creates the key file a caller names).
+// only. It does not decode base64 or hex to look inside (a private key in
+// base64 is found by its encoded header), and it does not read files, flags
+// or the environment: the key (at least 32 bytes), the allowlist and the
+// options are the caller's (LoadKey reads and creates the key file a
+// caller names).
 package scrub

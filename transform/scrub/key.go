@@ -11,6 +11,21 @@ import (
 	"path/filepath"
 )
 
+// MinKeyLen is the shortest key a Scrubber takes, in bytes: 256 bits, as
+// much as HMAC-SHA256 can use. The key file's key is 64 hex digits.
+const MinKeyLen = 32
+
+// ErrShortKey is the error of a key shorter than MinKeyLen.
+var ErrShortKey = errors.New("scrub: key too short")
+
+// CheckKey says whether key can key the markers' hashes.
+func CheckKey(key []byte) error {
+	if len(key) < MinKeyLen {
+		return fmt.Errorf("%w: %d bytes, want at least %d (a random key: head -c 32 /dev/urandom | xxd -p -c 64)", ErrShortKey, len(key), MinKeyLen)
+	}
+	return nil
+}
+
 // LoadKey returns the key kept in the file at path, creating the file
 // with a new random key (32 bytes, hex) when it does not exist. The file is
 // created readable by its owner only (0600) in a directory only its owner
@@ -30,6 +45,9 @@ func LoadKey(path string) ([]byte, error) {
 	k := bytes.TrimSpace(b)
 	if len(k) == 0 {
 		return nil, fmt.Errorf("key file %s is empty", path)
+	}
+	if err := CheckKey(k); err != nil {
+		return nil, fmt.Errorf("key file %s: %w", path, err)
 	}
 	return k, nil
 }

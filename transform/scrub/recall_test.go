@@ -15,7 +15,7 @@ import (
 
 const plantSeed = 20260211
 
-var testKey = []byte("pos-scrub test key")
+var testKey = []byte("pos-scrub test key, 32 bytes or more")
 
 // TestRecall plants every credential type of the labelled set in realistic
 // records of every platform and measures how many pos-scrub redacts: an

@@ -54,17 +54,31 @@ type rule struct {
 	minValue int                    // classAssign: shortest run of value characters after the operator
 	pre      func(frag []byte) bool // an exact cheap check of the window before the expression
 	generic  bool                   // gitleaks' generic-api-key
-	// loose: the rule takes any value in a credential's place (name =
-	// value, an Authorization header), so its findings are checked for
-	// placeholders and names, as our assignment rule checks its own.
-	loose   bool
-	entropy float64 // the gitleaks rule's least entropy
+	// fragment: the rule's match need not hold its keyword (gitleaks runs
+	// it over a whole file once the keyword is anywhere in it): it runs
+	// over the whole record that holds the keyword.
+	fragment bool
+	entropy  float64 // the gitleaks rule's least entropy
 
 	gl       *detect.Detector
 	anchored map[string]*regexp.Regexp // keyword -> the body anchored at the keyword (classAnchored)
 	re       *regexp.Regexp            // our expression rules: the secret is group 1, or the match
 	find     finder                    // our code rules
 	minEnt   float64                   // our expression rules: least entropy of the secret
+	random   bool                      // our expression rules: the secret must look drawn at random
+	// guard is an exact cheap check at a keyword, before any other work:
+	// for keywords that are common words (path holds airtable's pat).
+	guard func(text []byte, pos int) bool
+
+	// wholeMatch: the gitleaks rule's secret is its whole match, not the
+	// capture gitleaks reports (a group inside a repetition, one of named
+	// alternatives): a rule never leaves part of its own match behind.
+	wholeMatch bool
+	// noCapture: the rule's secret is its match, with whatever character
+	// its expression requires after the token.
+	noCapture bool
+
+	aliases []alias // our expression rules: the gitleaks rules of the same format
 
 	pii bool
 	// everywhere: the secret is also redacted wherever else it occurs in the
@@ -201,6 +215,9 @@ func buildRules(cfg config.Config) (*ruleSet, error) {
 		rs.add(piiRules[id])
 	}
 	rs.triggers = triggers
+	if err := rs.addAliases(); err != nil {
+		return nil, err
+	}
 	return rs, nil
 }
 
@@ -208,6 +225,18 @@ func (rs *ruleSet) add(r *rule) {
 	r.idx = len(rs.rules)
 	rs.rules = append(rs.rules, r)
 	rs.byID[r.id] = r
+}
+
+// fragmentRules are the gitleaks rules whose expression matches text
+// without their keyword (sourcegraph-access-token takes any 40 hex digits
+// once "sourcegraph" or "sgp_" is in the file; facebook-access-token and
+// the Airtable rule match tokens without the service's name): gitleaks
+// finds those anywhere in a file that holds the keyword, so they are run
+// over the whole record.
+var fragmentRules = map[string]bool{
+	"sourcegraph-access-token":        true,
+	"facebook-access-token":           true,
+	"airtable-personnal-access-token": true,
 }
 
 // assignOp is the name = value operator of gitleaks' generated rules.
@@ -234,11 +263,44 @@ func glRule(cfg config.Config, gr config.Rule) (*rule, error) {
 		r.pri = priGeneric
 	}
 	r.generic, r.entropy = gr.RuleID == "generic-api-key", gr.Entropy
-	r.loose = r.generic || strings.HasPrefix(gr.RuleID, "curl-")
+	r.fragment = fragmentRules[gr.RuleID]
 	if err := r.classify(gr.Regex.String(), gr.Keywords); err != nil {
 		return nil, err
 	}
+	if re, err := syntax.Parse(gr.Regex.String(), syntax.Perl); err == nil && gr.SecretGroup == 0 {
+		// A capture gitleaks would report as the secret may be a piece of
+		// the token the rule matches.
+		r.wholeMatch = captureInRepeat(re, false) || hasNamedCapture(re)
+		r.noCapture = gr.Regex.NumSubexp() == 0
+	}
 	return r, nil
+}
+
+// captureInRepeat reports whether re has a capture inside a repetition:
+// gitleaks reports the capture's last iteration as the secret.
+func captureInRepeat(re *syntax.Regexp, in bool) bool {
+	if re.Op == syntax.OpCapture && in {
+		return true
+	}
+	in = in || re.Op == syntax.OpRepeat || re.Op == syntax.OpStar || re.Op == syntax.OpPlus || re.Op == syntax.OpQuest
+	for _, s := range re.Sub {
+		if captureInRepeat(s, in) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasNamedCapture(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpCapture && re.Name != "" {
+		return true
+	}
+	for _, s := range re.Sub {
+		if hasNamedCapture(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // classify sets the window class of a rule with expression src and its
@@ -514,6 +576,9 @@ const (
 // when the cheap checks say the rule cannot match there.
 func (r *rule) window(text []byte, pos, kwLen int, kw string) (window, bool) {
 	n := len(text)
+	if r.fragment {
+		return window{start: 0, end: n}, true
+	}
 	reach := r.max
 	if reach == unbounded || reach > tokenReach {
 		reach = tokenReach
@@ -739,6 +804,15 @@ func (r *rule) detect(frag []byte, hits []int32) []int32 {
 			if secret == "" {
 				continue
 			}
+			if r.wholeMatch {
+				if m := strings.Index(s, f.Match); m >= 0 {
+					a, b := trimMatch(s, m, m+len(f.Match))
+					if a < b {
+						hits = append(hits, int32(a), int32(b))
+						continue
+					}
+				}
+			}
 			at := -1
 			if m := strings.Index(s, f.Match); m >= 0 {
 				if k := strings.LastIndex(f.Match, secret); k >= 0 {
@@ -749,7 +823,14 @@ func (r *rule) detect(frag []byte, hits []int32) []int32 {
 				at = strings.Index(s, secret)
 			}
 			if at >= 0 {
-				hits = append(hits, int32(at), int32(at+len(secret)))
+				end := at + len(secret)
+				if r.noCapture {
+					_, end = trimMatch(s, at, end)
+					for end > at+1 && !tokenEnd(s[end-1]) {
+						end--
+					}
+				}
+				hits = append(hits, int32(at), int32(end))
 			}
 		}
 		return hits
@@ -759,7 +840,7 @@ func (r *rule) detect(frag []byte, hits []int32) []int32 {
 		if len(m) >= 4 && m[2] >= 0 {
 			s, e = m[2], m[3]
 		}
-		if r.minEnt > 0 && entropy(frag[s:e]) < r.minEnt {
+		if r.minEnt > 0 && entropy(frag[s:e]) < r.minEnt || r.random && !drawn(frag[s:e]) {
 			continue
 		}
 		hits = append(hits, int32(s), int32(e))
@@ -767,14 +848,45 @@ func (r *rule) detect(frag []byte, hits []int32) []int32 {
 	return hits
 }
 
+// trimMatch trims from a gitleaks match [a, b) of s what its expression
+// only requires around a token: spaces, quotes, a semicolon, a \n or \r
+// escape.
+func trimMatch(s string, a, b int) (int, int) {
+	for a < b && (isSpace(s[a]) || strings.IndexByte("'\"`;", s[a]) >= 0) {
+		a++
+	}
+	for a < b {
+		switch c := s[b-1]; {
+		case isSpace(c) || strings.IndexByte("'\"`;", c) >= 0:
+			b--
+			continue
+		case (c == 'n' || c == 'r') && b-2 >= a && s[b-2] == '\\':
+			b -= 2
+			continue
+		}
+		break
+	}
+	return a, b
+}
+
+// tokenEnd reports whether a token may end with c: an alphanumeric
+// character, or base64 padding and the separators of token alphabets.
+func tokenEnd(c byte) bool { return isAlnum(c) || strings.IndexByte("=-_+/", c) >= 0 }
+
 // span makes a span of a finding, extended over the rest of its token when
 // the window cut the token, or, for our expressions (which do not all say
 // where a token ends), when the token goes on: a longer token is never left
 // half redacted.
 func (r *rule) span(text []byte, w window, s, e int) span {
 	if w.cutEnd && e >= w.end-2 {
+		e0 := e
 		for e < len(text) && isRun(text[e]) {
 			e++
+		}
+		// Not the full stop, comma or colon that follows the token in
+		// prose: the marker is the same whatever follows.
+		for e > e0 && strings.IndexByte(".,:;!?", text[e-1]) >= 0 {
+			e--
 		}
 	}
 	if w.cutStart && s <= w.start+2 {
@@ -782,12 +894,71 @@ func (r *rule) span(text []byte, w window, s, e int) span {
 			s--
 		}
 	}
-	if r.re != nil && e > s && isIdent(text[e-1]) {
-		for e < len(text) && isIdent(text[e]) {
-			e++
+	if r.re != nil {
+		for e > s+1 && strings.IndexByte(".,:;!?", text[e-1]) >= 0 {
+			e-- // a full stop after the token, not part of it
+		}
+		if e > s && isIdent(text[e-1]) {
+			for e < len(text) && isIdent(text[e]) {
+				e++
+			}
 		}
 	}
-	return span{start: s, end: e, rule: r}
+	return span{start: s, end: e, rule: r.named(text[s:e])}
+}
+
+// named returns the rule a finding of r is named after: a gitleaks rule
+// of the same format when the finding is a whole match of it (our
+// github-token finds what gitleaks' github-pat finds, where gitleaks'
+// expression does not take the text around it), so that a secret gets
+// the same marker wherever it is.
+func (r *rule) named(secret []byte) *rule {
+	for _, a := range r.aliases {
+		if a.re.Match(secret) {
+			return a.r
+		}
+	}
+	return r
+}
+
+type alias struct {
+	re *regexp.Regexp
+	r  *rule
+}
+
+// addAliases gives each of our expression rules the gitleaks token rules
+// that share a keyword with it, as whole-match expressions.
+func (rs *ruleSet) addAliases() error {
+	kws := map[*rule][]string{}
+	for _, t := range rs.triggers {
+		kws[t.r] = append(kws[t.r], t.word)
+	}
+	for _, c := range rs.rules {
+		if c.re == nil {
+			continue
+		}
+		for _, g := range rs.rules {
+			if g.gl == nil || g.generic || g.class == classAssign ||
+				!slices.ContainsFunc(kws[c], func(k string) bool {
+					return slices.ContainsFunc(kws[g], func(gk string) bool { return strings.HasPrefix(k, gk) || strings.HasPrefix(gk, k) })
+				}) {
+				continue
+			}
+			src := ""
+			for _, gr := range g.gl.Config.Rules {
+				if gr.RuleID == g.id {
+					src = gr.Regex.String()
+				}
+			}
+			// The tails of gitleaks' expressions take the end of the text.
+			whole, err := regexp.Compile(`^(?:` + src + `)$`)
+			if err != nil {
+				return fmt.Errorf("rule %s: whole-match form: %w", g.id, err)
+			}
+			c.aliases = append(c.aliases, alias{whole, g})
+		}
+	}
+	return nil
 }
 
 // curlOption calls fn with the text after each whitespace-preceded

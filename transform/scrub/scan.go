@@ -39,6 +39,7 @@ type scanner struct {
 	out     []byte
 	body    []byte
 	enc     []byte
+	relaxed []byte
 }
 
 type pending struct {
@@ -60,6 +61,9 @@ func (sc *scanner) find(text []byte) {
 	keyword.Each(pf.kw, text, func(pos, id int) {
 		for _, a := range pf.actions[id] {
 			r, kw := a.rule, a.kw
+			if r.guard != nil && !r.guard(text, pos) {
+				continue
+			}
 			if r.find != nil {
 				n := len(sc.spans)
 				sc.spans = r.find(text, pos, a.kwLen, sc.spans)
@@ -100,6 +104,9 @@ func (sc *scanner) find(text []byte) {
 // record and its exchange; files are read again and again), and a rule's
 // expression is the expensive part of a scan.
 func (sc *scanner) detect(r *rule, frag []byte) [][2]int32 {
+	if r.gl != nil {
+		frag = sc.relax(r, frag)
+	}
 	key := xxhash.Sum64(frag) ^ uint64(r.idx)*0x9E3779B97F4A7C15
 	if c, ok := sc.cache[key]; ok && c.n == len(frag) {
 		return c.hits
@@ -115,6 +122,59 @@ func (sc *scanner) detect(r *rule, frag []byte) [][2]int32 {
 	}
 	sc.cache[key] = cached{n: len(frag), hits: hits}
 	return hits
+}
+
+// relax returns a window for a gitleaks rule with the punctuation that
+// follows a token in prose — a full stop, a comma, a closing parenthesis
+// or bracket, and for token rules a colon — turned into spaces. gitleaks'
+// expressions end a token at a space, a quote or a semicolon only, so
+// "the key (AKIA…)" or "use hf_….": the same secret is found, and gets
+// the same marker, whatever follows it. Offsets do not move.
+func (sc *scanner) relax(r *rule, frag []byte) []byte {
+	colon := r.class == classToken || r.class == classAnchored
+	switch r.class {
+	case classLines, classBlock, classPrivateKey:
+		return frag
+	}
+	out := frag
+	for i := 1; i < len(frag); i++ {
+		if !closer(frag[i], colon) || !isRun(frag[i-1]) || closer(frag[i-1], colon) {
+			continue
+		}
+		j := i
+		for j < len(frag) && closer(frag[j], colon) {
+			j++
+		}
+		if bytes.Contains(frag[i:j], []byte("..")) {
+			i = j // an ellipsis: the value is cut short or stands for one
+			continue
+		}
+		if j < len(frag) && !isSpace(frag[j]) && frag[j] != '"' && frag[j] != '\'' && frag[j] != '`' &&
+			!(frag[j] == '\\' && j+1 < len(frag) && strings.IndexByte("nrt\"", frag[j+1]) >= 0) {
+			i = j
+			continue
+		}
+		if &out[0] == &frag[0] {
+			sc.relaxed = append(sc.relaxed[:0], frag...)
+			out = sc.relaxed
+		}
+		for k := i; k < j; k++ {
+			out[k] = ' '
+		}
+		i = j
+	}
+	return out
+}
+
+// closer reports whether c ends a sentence or a parenthesis after a token.
+func closer(c byte, colon bool) bool {
+	switch c {
+	case '.', ',', '!', '?', ')', ']', '}', '>':
+		return true
+	case ':':
+		return colon
+	}
+	return false
 }
 
 // cacheSize bounds a scanner's window cache.
@@ -240,9 +300,6 @@ func (sc *scanner) settle(text []byte) {
 			continue
 		}
 		if len(marks) > 0 && slices.ContainsFunc(marks, func(m [2]int) bool { return sp.start < m[1] && sp.end > m[0] }) {
-			continue
-		}
-		if sp.rule.loose && !looseValueOK(text[sp.start:sp.end]) {
 			continue
 		}
 		spans = append(spans, sp)

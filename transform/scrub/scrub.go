@@ -15,9 +15,9 @@ import (
 
 // Options configure a Scrubber.
 type Options struct {
-	// Key keys the hash in each marker (HMAC-SHA256). It must not be
-	// empty: an unkeyed hash of a short secret can be reversed by trying
-	// candidates.
+	// Key keys the hash in each marker (HMAC-SHA256): at least MinKeyLen
+	// bytes. A short key can be found by trying candidates, and with it
+	// every marker checked against guesses of its secret.
 	Key []byte
 	// PII also redacts e-mail addresses, phone numbers, IP addresses, the
 	// user name in home directory paths and the records' user field.
@@ -49,8 +49,8 @@ type Scrubber struct {
 // New returns a Scrubber. The rule set (gitleaks' default configuration and
 // ours) is compiled once per process.
 func New(opt Options) (*Scrubber, error) {
-	if len(opt.Key) == 0 {
-		return nil, errors.New("scrub: no key for the markers' hashes")
+	if err := CheckKey(opt.Key); err != nil {
+		return nil, err
 	}
 	rs, err := rules()
 	if err != nil {

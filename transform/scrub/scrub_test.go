@@ -227,9 +227,9 @@ func TestIdempotent(t *testing.T) {
 }
 
 func TestMarkerKeyed(t *testing.T) {
-	a, _ := newScrubber(t, Options{Key: []byte("one")}).Text("t=" + ghp)
-	b, _ := newScrubber(t, Options{Key: []byte("one")}).Text("x " + ghp)
-	c, _ := newScrubber(t, Options{Key: []byte("two")}).Text("t=" + ghp)
+	a, _ := newScrubber(t, Options{Key: []byte("key one: 32 bytes or more, for tests")}).Text("t=" + ghp)
+	b, _ := newScrubber(t, Options{Key: []byte("key one: 32 bytes or more, for tests")}).Text("x " + ghp)
+	c, _ := newScrubber(t, Options{Key: []byte("key two: 32 bytes or more, for tests")}).Text("t=" + ghp)
 	ma, mb, mc := markerRE.FindString(a), markerRE.FindString(b), markerRE.FindString(c)
 	if ma == "" || ma != mb || ma == mc {
 		t.Errorf("markers %q %q %q: want the first two equal, the third different", ma, mb, mc)
@@ -440,6 +440,13 @@ func FuzzScrub(f *testing.F) {
 	f.Add([]byte(record()))
 	f.Add([]byte(`{"schema":"pos/1","kind":"raw","raw":{"t":"password=` + pgPass + `","u":"\u0041\n"}}`))
 	f.Add([]byte(`{"schema":"pos/1","kind":"message","text":"` + strings.ReplaceAll(pem, "\n", `\n`) + `"}`))
+	for _, text := range []string{
+		`DB_PASSWORD=Xk3pQ9zLmNc&rUbmkLCw2 && mysql -uroot -p'Tr0u(b4)dor&3' shop; htpasswd -nb admin Zq8vN3kLm2xW9pRt`,
+		`see (AIzaYveW48Ft9TP4tL1YUFztDhPU0O5INMlzxNK). ok?api_key=Zq8vN3kLm2xW9pRt4sYb&user=bob`,
+		`sourcegraph sgp_0123456789abcdef0123456789abcdef01234567 commit 0d4b5c0e8a2f9e1b7c3d6a5f4e2b1c0d9e8f7a6b`,
+	} {
+		f.Add([]byte(`{"schema":"pos/1","kind":"message","text":` + strconvQuote(text) + `}`))
+	}
 	s := newScrubber(f, Options{PII: true})
 	f.Fuzz(func(t *testing.T, line []byte) {
 		watch := time.AfterFunc(20*time.Second, func() {
@@ -463,4 +470,25 @@ func FuzzScrub(f *testing.F) {
 			t.Fatalf("not a fixed point (%v):\n%s\n%s", err, once.Bytes(), twice.Bytes())
 		}
 	})
+}
+
+func TestShortKeyRefused(t *testing.T) {
+	for _, k := range []string{"", "x", strings.Repeat("k", MinKeyLen-1)} {
+		if _, err := New(Options{Key: []byte(k)}); !errors.Is(err, ErrShortKey) {
+			t.Errorf("key of %d bytes: %v, want ErrShortKey", len(k), err)
+		}
+	}
+	if _, err := New(Options{Key: []byte(strings.Repeat("k", MinKeyLen))}); err != nil {
+		t.Error(err)
+	}
+	p := filepath.Join(t.TempDir(), "scrub.key")
+	os.WriteFile(p, []byte("x\n"), 0o600)
+	if _, err := LoadKey(p); !errors.Is(err, ErrShortKey) || !strings.Contains(err.Error(), p) {
+		t.Errorf("short key file: %v", err)
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -46,24 +46,8 @@ type template struct {
 // it fits, each instance with its own credential. The same seed gives the
 // same set.
 func Plant(path string, seed uint64) ([]Instance, error) {
-	data, err := os.ReadFile(path)
+	tpls, err := readTemplates(path)
 	if err != nil {
-		return nil, err
-	}
-	var tpls []template
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var t template
-		if err := json.Unmarshal(sc.Bytes(), &t); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		tpls = append(tpls, t)
-	}
-	if err := sc.Err(); err != nil {
 		return nil, err
 	}
 	r := &rng{rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
@@ -150,4 +134,96 @@ func (inst *Instance) Survivors(text []byte) []string {
 		}
 	}
 	return left
+}
+
+// PlantSnippets fills the templates at path with the snippets: each
+// snippet goes into per templates, in turn, so that every place and
+// platform gets every context. An instance's secrets are its credential's
+// random parts.
+func PlantSnippets(path string, snippets []Snippet, per int) ([]Instance, error) {
+	tpls, err := readTemplates(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Instance
+	k := 0
+	for n, s := range snippets {
+		for j := 0; j < per; j++ {
+			var t template
+			for {
+				t = tpls[k%len(tpls)]
+				k++
+				rec := string(t.Record)
+				if strings.Contains(rec, "{{B}}") || strings.Contains(rec, "{{L}}") && strings.Contains(s.Text, "\n") {
+					continue // bare values and one-line places
+				}
+				break
+			}
+			once := escape(s.Text)
+			line := strings.NewReplacer(
+				"{{S}}", once, "{{S2}}", escape(once), "{{L}}", once,
+				"{{ID}}", fmt.Sprintf("snip-%05d-%d", n, j),
+			).Replace(string(t.Record))
+			if !json.Valid([]byte(line)) {
+				return nil, fmt.Errorf("%s %s/%s: filled template is not JSON", s.Kind, t.Platform, t.Slot)
+			}
+			out = append(out, Instance{Type: s.Kind + "/" + s.Context, Platform: t.Platform, Slot: t.Slot, Secrets: s.Cred.Random, Snippet: s.Text, Line: []byte(line)})
+		}
+	}
+	return out, nil
+}
+
+// RunLen is the length of the runs of a random part that must not survive.
+const RunLen = 20
+
+// Runs returns the runs of RunLen characters of a random part (the part
+// itself when shorter).
+func Runs(part string) []string {
+	if len(part) <= RunLen {
+		return []string{part}
+	}
+	out := make([]string, 0, len(part)-RunLen+1)
+	for i := 0; i+RunLen <= len(part); i++ {
+		out = append(out, part[i:i+RunLen])
+	}
+	return out
+}
+
+// RunSurvivors returns the random parts of inst of which a run survives in
+// text, as is or JSON-escaped.
+func (inst *Instance) RunSurvivors(text []byte) []string {
+	var left []string
+	for _, s := range inst.Secrets {
+		for _, run := range Runs(s) {
+			if bytes.Contains(text, []byte(run)) || bytes.Contains(text, []byte(escape(run))) {
+				left = append(left, s)
+				break
+			}
+		}
+	}
+	return left
+}
+
+func readTemplates(path string) ([]template, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var tpls []template
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var t template
+		if err := json.Unmarshal(sc.Bytes(), &t); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		tpls = append(tpls, t)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return tpls, nil
 }
