@@ -40,7 +40,7 @@ type Options struct {
 	// OnWarn is told about every input record that is kept but not as it
 	// was: repaired (Source.Altered), or with a field that could not be
 	// read (a count that is no number, a time that is no time). Its error
-	// stops the run, as OnSkip's does.
+	// stops the run (pos-extract's never does: nothing was skipped).
 	OnWarn schema.SkipFunc
 	// Stats, if set, is updated as the run goes.
 	Stats *Stats

@@ -217,27 +217,33 @@ func (s *Skips) Skip(b *schema.BadInput) error {
 }
 
 // Warn is Skip for an input record that was kept, repaired or with a field
-// not read: printed alike, counted apart (Warnings), and under Strict it
-// stops the stage too.
+// not read: printed alike and counted apart (Warnings). Nothing was
+// skipped, so it never stops the stage, not even under Strict.
 func (s *Skips) Warn(b *schema.BadInput) error {
 	s.mu.Lock()
 	s.warns++
 	printed := s.n + s.warns
 	s.mu.Unlock()
-	return s.report(b, printed)
+	s.print(b, printed)
+	return nil
 }
 
-// report prints the printed-th diagnostic, up to Max.
+// report prints the printed-th diagnostic, up to Max; under Strict it
+// returns it instead, to stop the stage.
 func (s *Skips) report(b *schema.BadInput, printed int64) error {
 	if s.Strict {
 		return b // printed once, as the run's error
 	}
+	s.print(b, printed)
+	return nil
+}
+
+func (s *Skips) print(b *schema.BadInput, printed int64) {
 	if s.Max == 0 || printed <= s.Max {
 		fmt.Fprintf(s.Out, "%s: %v\n", s.Tool, b)
 	} else if printed == s.Max+1 {
 		fmt.Fprintf(s.Out, "%s: further bad records are counted, not printed\n", s.Tool)
 	}
-	return nil
 }
 
 // Warnings is the number of records kept with a warning.
