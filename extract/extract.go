@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,6 +48,11 @@ type Options struct {
 	// Platform is the adapter's platform, which keys its watermarks (the
 	// caller of Extract sets it).
 	Platform string
+	// FollowLinks reads what symbolic links below the roots point to
+	// (files, and directories that do not loop). Without it such links are
+	// reported as skipped and not read: a link in an agent's folder may
+	// point anywhere.
+	FollowLinks bool
 }
 
 func (o *Options) env(k string) string {
@@ -114,139 +117,12 @@ type Adapter interface {
 	Capabilities() Capabilities
 }
 
-// SourceFile is a file an adapter will read.
-type SourceFile struct {
-	Path string
-	Info fs.FileInfo
-}
-
-// Walk finds the files under roots for which match returns true, sorted by
-// modification time (oldest first, so an original session is read before a
-// session that replays it) and then by path. A root that does not exist is
-// skipped; a root that is a file is taken if it matches; a root that is a
-// symbolic link to a directory is searched (links below it are not
-// followed). A directory that cannot be read for want of permission, or
-// that vanished while being read, is passed over.
-//
-// Directories are read, and match called, on several goroutines at once:
-// match must be safe for concurrent use.
-func Walk(roots []string, match func(path string, d fs.DirEntry) bool) ([]SourceFile, error) {
-	seen := map[string]bool{}
-	var out []SourceFile
-	for _, root := range roots {
-		root, err := filepath.Abs(root)
-		if err != nil {
-			return nil, err
-		}
-		fi, err := os.Stat(root)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !fi.IsDir() {
-			if !seen[root] && match(root, fs.FileInfoToDirEntry(fi)) {
-				seen[root] = true
-				out = append(out, SourceFile{Path: root, Info: fi})
-			}
-			continue
-		}
-		matched, err := walkTree(root, match)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range matched {
-			if !seen[f.Path] {
-				seen[f.Path] = true
-				out = append(out, f)
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b SourceFile) int {
-		return cmp.Or(a.Info.ModTime().Compare(b.Info.ModTime()), cmp.Compare(a.Path, b.Path))
-	})
-	return out, nil
-}
-
-// walkWorkers is how many directories walkTree reads at once.
-const walkWorkers = 4
-
-// walkTree returns the files under the directory root that match, with
-// their lstat, in no particular order. Directories are read and files
-// stat'ed a few at a time: a home of 423 directories and 1,939 transcripts
-// took ~12 ms of readdir and lstat calls one by one, on the critical path
-// of every sync.
-func walkTree(root string, match func(path string, d fs.DirEntry) bool) ([]SourceFile, error) {
-	var (
-		mu    sync.Mutex
-		found []SourceFile
-		errs  []error
-		wg    sync.WaitGroup
-		slots = make(chan struct{}, walkWorkers-1) // goroutines besides the caller's
-	)
-	var visit func(dir string)
-	visit = func(dir string) {
-		ents, err := readDir(dir)
-		if err != nil {
-			if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, fs.ErrNotExist) {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-			return
-		}
-		var local []SourceFile
-		for _, d := range ents {
-			path := filepath.Join(dir, d.Name())
-			if !d.IsDir() {
-				if match(path, d) {
-					// A file that vanished since is left out.
-					if fi, err := d.Info(); err == nil {
-						local = append(local, SourceFile{Path: path, Info: fi})
-					}
-				}
-				continue
-			}
-			select {
-			case slots <- struct{}{}:
-				wg.Go(func() {
-					visit(path)
-					<-slots
-				})
-			default:
-				visit(path)
-			}
-		}
-		mu.Lock()
-		found = append(found, local...)
-		mu.Unlock()
-	}
-	visit(root)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return found, nil
-}
-
-// readDir reads a directory's entries unsorted (the walk sorts what it
-// keeps), following dir itself if it is a symbolic link.
-func readDir(dir string) ([]fs.DirEntry, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.ReadDir(-1)
-}
-
 // Checkpoint builds the checkpoint record for a file read up to consumed
 // bytes, to be resumed at resume.
 func Checkpoint(platform string, f *os.File, path string, fp Fingerprint, consumed, resume, resumeLines int64, ctx map[string]string) (*schema.Record, error) {
 	head, err := HeadHash(f, consumed)
 	if err != nil {
-		return nil, err
+		return nil, &ReadError{Path: path, Err: err}
 	}
 	r := schema.New(schema.KindCheckpoint)
 	r.Platform = platform
@@ -273,8 +149,8 @@ func (o *Options) Unchanged(path string) bool {
 	if o.State == nil {
 		return false
 	}
-	fi, err := os.Stat(path)
-	return err == nil && o.unchanged(path, fi)
+	fi, err := o.stat(path)
+	return err == nil && fi.Mode().IsRegular() && o.unchanged(path, fi)
 }
 
 // UnchangedFile is Unchanged for a file Walk found, with the walk's stat
@@ -319,11 +195,14 @@ type Source struct {
 	Plan Plan // where to start; Plan.Skip when there is nothing new
 }
 
-// OpenSource opens a file an adapter found and decides, from the options'
-// --since and watermarks, whether and where to read it. It returns nil (and
-// no error) for a file to pass over: gone since the walk, older than
-// --since, or unchanged since the last run (counted in Stats.Unchanged).
-// Otherwise the file counts in Stats.Files and the caller closes it.
+// OpenSource opens a file an adapter found (with OpenFile) and decides,
+// from the options' --since and watermarks, whether and where to read it.
+// It returns nil (and no error) for a file to pass over: older than
+// --since, or unchanged since the last run (counted in Stats.Unchanged), or
+// that cannot be read — gone since the walk, a link, a directory or a pipe
+// put in its place, unreadable —, which is reported through SkipFile. An
+// error stops the run (--strict, a cancelled run). Otherwise the file
+// counts in Stats.Files and the caller closes it.
 func (o *Options) OpenSource(path string) (*Source, error) {
 	if o.Unchanged(path) {
 		if o.Stats != nil {
@@ -331,17 +210,12 @@ func (o *Options) OpenSource(path string) (*Source, error) {
 		}
 		return nil, nil
 	}
-	f, err := os.Open(path)
+	f, fi, err := o.OpenFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil // removed since the walk
+		err = ErrVanished
 	}
 	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
+		return nil, o.SkipFile(path, err)
 	}
 	s := &Source{File: f, FP: Stat(fi)}
 	if !o.Since.IsZero() && fi.ModTime().Before(o.Since) {
@@ -351,7 +225,7 @@ func (o *Options) OpenSource(path string) (*Source, error) {
 	if o.State != nil {
 		if s.Plan, err = o.State.PlanRead(o.Platform, path, f, s.FP); err != nil {
 			f.Close()
-			return nil, Errorf(path, err)
+			return nil, o.SkipFile(path, err)
 		}
 		if s.Plan.Skip {
 			f.Close()

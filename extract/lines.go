@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 	"unicode/utf8"
@@ -98,7 +97,7 @@ func (o *Options) ReadLines(ctx context.Context, lr *schema.LineReader, path str
 			}
 			continue
 		case err != nil:
-			return read, Errorf(path, err)
+			return read, &ReadError{Path: path, Err: err}
 		}
 		if !quiet && o.Stats != nil {
 			o.Stats.Bytes.Add(ln.End() - ln.Offset)
@@ -425,23 +424,48 @@ func LineError(b []byte) error {
 
 // FirstLine returns the first non-blank line of the file at path, looking
 // at no more than its first 20 lines and 4 MB: adapters that share a file
-// extension (.jsonl) tell their files apart by it. ok is false when the
-// file cannot be read or has no such line.
-func FirstLine(path string) (line []byte, ok bool) {
-	f, err := os.Open(path)
+// extension (.jsonl) tell their files apart by it. The file is opened as
+// OpenFile opens it; an error says why it could not be read. A file with
+// no such line is (nil, nil).
+func (o *Options) FirstLine(path string) ([]byte, error) {
+	f, _, err := o.OpenFile(path)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
 	defer f.Close()
 	lr := schema.NewLineReader(io.LimitReader(f, 4<<20))
 	for range 20 {
 		ln, err := lr.Next()
-		if err != nil {
-			return nil, false
+		if errors.Is(err, io.EOF) || errors.Is(err, schema.ErrLineTooLong) {
+			return nil, nil
 		}
-		if b := bytes.TrimSpace(ln.Bytes); len(b) > 0 {
-			return bytes.Clone(b), true
+		if err != nil {
+			return nil, err
+		}
+		b := ln.Bytes
+		if ln.Offset == 0 {
+			b = bytes.TrimPrefix(b, utf8BOM)
+		}
+		if b := bytes.TrimSpace(b); len(b) > 0 {
+			return bytes.Clone(b), nil
 		}
 	}
-	return nil, false
+	return nil, nil
+}
+
+// Head returns up to n bytes from the start of the file at path, opened as
+// OpenFile opens it: for adapters that tell their files by their first
+// bytes.
+func (o *Options) Head(path string, n int) ([]byte, error) {
+	f, _, err := o.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	m, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, err
+	}
+	return buf[:m], nil
 }

@@ -118,8 +118,14 @@ func (s *State) Get(platform, path string) *schema.Checkpoint {
 	return s.marks[markKey(platform, path)]
 }
 
-// Put records a watermark.
+// Put records a watermark (without the State and Lake a checkpoint
+// record carries: a state file holds its own watermarks).
 func (s *State) Put(c *schema.Checkpoint) {
+	if c.State != "" || c.Lake != "" {
+		cc := *c
+		cc.State, cc.Lake = "", ""
+		c = &cc
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.marks[markKey(c.Platform, c.Path)] = c

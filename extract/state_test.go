@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -103,4 +104,35 @@ func FuzzState(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestStateFileKeepsNoLocation: the state and lake a checkpoint record
+// carries (where its watermarks are committed) are not kept in the state
+// file: a lake moved elsewhere keeps its watermarks.
+func TestStateFileKeepsNoLocation(t *testing.T) {
+	dir := t.TempDir()
+	marks := NewState()
+	c := &schema.Checkpoint{Platform: "p", Path: "/f", Size: 3, Seen: 3, State: "/st", Lake: "/lake"}
+	marks.Put(c)
+	if c.State != "/st" || c.Lake != "/lake" {
+		t.Fatal("Put changed the record's checkpoint")
+	}
+	for range 2 { // the state file, then the journal
+		if err := MergeState(dir, marks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{StateFile, JournalFile} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(`"state"`)) || bytes.Contains(b, []byte(`"lake"`)) {
+			t.Errorf("%s keeps a location: %s", f, b)
+		}
+	}
+	s, err := LoadState(dir)
+	if err != nil || s.Get("p", "/f") == nil || s.Get("p", "/f").Size != 3 {
+		t.Fatalf("loaded %v %v", s, err)
+	}
 }

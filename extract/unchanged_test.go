@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,7 +12,8 @@ import (
 
 // UnchangedFile takes the walk's stat of a file and tells what Unchanged
 // tells from a fresh one: the file as its watermark saw it is unchanged;
-// grown, it is not; through a symlink, the target is what counts.
+// grown, it is not; through a symlink followed (--follow-links), the
+// target is what counts.
 func TestUnchangedFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.jsonl")
@@ -21,7 +23,7 @@ func TestUnchangedFile(t *testing.T) {
 	if err := os.Symlink(path, filepath.Join(dir, "link.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	mark := func(p string) {
+	mark := func(p string, follow bool) {
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)
@@ -29,8 +31,9 @@ func TestUnchangedFile(t *testing.T) {
 		fp := Stat(fi)
 		st := NewState()
 		st.Put(&schema.Checkpoint{Platform: "p", Path: p, Size: fp.Size, Seen: fp.Size, Mtime: fp.Mtime, Inode: fp.Inode})
-		opt := &Options{Platform: "p", State: st}
-		files, err := Walk([]string{dir}, func(q string, _ os.DirEntry) bool { return q == p })
+		opt := &Options{Platform: "p", State: st, FollowLinks: follow}
+		match := Match{Name: func(q string) bool { return q == p }}
+		files, err := opt.Walk(context.Background(), []string{dir}, match)
 		if err != nil || len(files) != 1 {
 			t.Fatalf("walk: %v %v", files, err)
 		}
@@ -44,12 +47,12 @@ func TestUnchangedFile(t *testing.T) {
 		f.WriteString("{\"a\":1}\n")
 		f.Close()
 		os.Chtimes(path, time.Now(), time.Now().Add(time.Second))
-		files, _ = Walk([]string{dir}, func(q string, _ os.DirEntry) bool { return q == p })
+		files, _ = opt.Walk(context.Background(), []string{dir}, match)
 		if opt.UnchangedFile(files[0]) || opt.Unchanged(p) {
 			t.Errorf("%s grown: still unchanged", filepath.Base(p))
 		}
 	}
-	mark(path)
-	// The walk's stat of a symlink is the link's; the target grew.
-	mark(filepath.Join(dir, "link.jsonl"))
+	mark(path, false)
+	// The walk's stat of a symlink followed is the target's; it grew.
+	mark(filepath.Join(dir, "link.jsonl"), true)
 }

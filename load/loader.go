@@ -77,9 +77,14 @@ type Loader struct {
 	lock  *os.File
 	runID string
 	seq   atomic.Int64
-	marks *extract.State
-	stats Stats // In and Skipped; the lanes count the rest
-	clean bool  // every file of the run is in place (see unlock)
+	marks *extract.State // watermarks committed to this lake's _state
+	// watermarks committed to other state directories (pos-extract
+	// --state), and whether each lake a checkpoint named is this one (see
+	// mark)
+	elsewhere map[string]*extract.State
+	lakes     map[string]bool
+	stats     Stats // In and Skipped; the lanes count the rest
+	clean     bool  // every file of the run is in place (see unlock)
 
 	lanes   []*lane
 	laneFor map[string]*lane // table -> lane
@@ -215,7 +220,7 @@ func (l *Loader) Add(rec *schema.Record) error {
 	l.stats.In++
 	if rec.Kind == schema.KindCheckpoint {
 		if rec.Checkpoint != nil && rec.Checkpoint.Path != "" {
-			l.marks.Put(rec.Checkpoint)
+			return l.mark(rec.Checkpoint)
 		}
 		return nil
 	}
@@ -388,11 +393,10 @@ func (l *Loader) Close() error {
 	if !l.opt.NoCompact || l.opt.CompactAll {
 		l.stats.CompactErr = l.compact(touched)
 	}
-	if n := l.marks.Len(); n > 0 {
-		if err := extract.MergeState(filepath.Join(l.opt.Lake, "_state"), l.marks); err != nil {
-			return fmt.Errorf("committing watermarks: %w", err)
-		}
-		l.stats.Checkpoints = int64(n)
+	n, err := l.commitMarks()
+	l.stats.Checkpoints = int64(n)
+	if err != nil {
+		return err
 	}
 	if err := l.logRun(); err != nil {
 		return err
@@ -457,7 +461,7 @@ func (l *Loader) logRun() error {
 	entry := map[string]any{
 		"run": l.runID, "at": l.opt.Now().UTC().Format(time.RFC3339), "in": st.In,
 		"rows": st.Rows, "duplicates": st.Duplicates, "versions": st.Versions,
-		"files": st.Files, "checkpoints": l.marks.Len(), "skipped": st.Skipped,
+		"files": st.Files, "checkpoints": st.Checkpoints, "skipped": st.Skipped,
 	}
 	if st.Compacted > 0 {
 		entry["compacted"], entry["merged"] = st.Compacted, st.Merged

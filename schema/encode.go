@@ -498,5 +498,7 @@ func AppendCheckpoint(b []byte, c *Checkpoint) []byte {
 		}
 		o.b = append(co.b, '}')
 	}
+	o.str("state", c.State)
+	o.str("lake", c.Lake)
 	return append(o.b, '}')
 }

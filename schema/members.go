@@ -428,6 +428,10 @@ func (c *Checkpoint) member(d *mdec, key string) (err error) {
 		c.Head, err = d.str()
 	case "lines":
 		c.Lines, err = d.int()
+	case "state":
+		c.State, err = d.str()
+	case "lake":
+		c.Lake, err = d.str()
 	case "context":
 		c.Context = nil // {} is no context, as an empty one is not written
 		err = d.object(func(d *mdec, k string) error {

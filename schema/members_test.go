@@ -18,7 +18,7 @@ var memberCases = []string{
 	`{"schema":"pos/1","kind":"exchange","id":"e","exchange":{"number":2,"ts_end":"2025-01-02T03:04:05Z","prompt":"p","response":"r","message_count":3,"tool_count":1,"tools":["Bash"],"models":["m"],"prompt_id":"pi","last_id":"li","commits":["abc"]}}`,
 	`{"schema":"pos/1","kind":"session","id":"s","session":{"slug":"sl","title_source":"label","first_ts":"2025-01-02T03:04:05Z","last_ts":"2025-01-03T03:04:05-05:00","message_count":9,"user_count":2,"assistant_count":7,"tool_count":3,"exchange_count":2,"models":[{"model":"m","messages":7,"input":1,"output":2,"cache_creation":3,"cache_read":4}],"labels":["l1","l2"],"plan_id":"pl","compactions":1,"subagents":2}}`,
 	`{"schema":"pos/1","kind":"chunk","id":"c","chunk":{"index":1,"model":"hash","dim":3,"embedding":[0.5,-1,2e-3]}}`,
-	`{"schema":"pos/1","kind":"checkpoint","checkpoint":{"platform":"claude_code","path":"/f","size":10,"resume":5,"seen":12,"mtime":"2025-01-02T03:04:05.5Z","inode":18446744073709551615,"head":"abcd","lines":2,"context":{"session":"s","slug":""}}}`,
+	`{"schema":"pos/1","kind":"checkpoint","checkpoint":{"platform":"claude_code","path":"/f","size":10,"resume":5,"seen":12,"mtime":"2025-01-02T03:04:05.5Z","inode":18446744073709551615,"head":"abcd","lines":2,"context":{"session":"s","slug":""},"state":"/st","lake":"/lake"}}`,
 	`{"schema":"pos/1","kind":"decision","decision":{"confidence":0.85,"status":"decision","patterns":["lets_use"],"exchange_id":"e","message_id":"m","context":"c"}}`,
 	`{"schema":"pos/1","kind":"file_ref","file_ref":{"path":"a.go","action":"edit","tool":"Edit","exchange_id":"e","message_id":"m"}}`,
 	`{"kind":"message","text":null,"usage":null,"tools":[],"files":null,"ts":""}`,
@@ -122,7 +122,8 @@ func TestMemberDecoderValues(t *testing.T) {
 	if err := unmarshalMembers([]byte(memberCases[5]), &c); err != nil {
 		t.Fatal(err)
 	}
-	if c.Checkpoint == nil || c.Checkpoint.Inode != 1<<64-1 || c.Checkpoint.Context["session"] != "s" || len(c.Checkpoint.Context) != 2 {
+	if c.Checkpoint == nil || c.Checkpoint.Inode != 1<<64-1 || c.Checkpoint.Context["session"] != "s" || len(c.Checkpoint.Context) != 2 ||
+		c.Checkpoint.State != "/st" || c.Checkpoint.Lake != "/lake" {
 		t.Errorf("checkpoint %+v", c.Checkpoint)
 	}
 	var u Record

@@ -389,6 +389,13 @@ type Checkpoint struct {
 	// Context is what the adapter needs to carry across the resume point
 	// (the session a file belongs to, its project …).
 	Context map[string]string `json:"context,omitempty"`
+	// State and Lake say where the run that read the file keeps its
+	// watermarks, so that whoever commits them (pos-load) commits them
+	// there: State is a directory named with pos-extract --state, Lake the
+	// lake whose _state the watermarks were read from (absolute paths).
+	// Neither is kept in a state file.
+	State string `json:"state,omitempty"`
+	Lake  string `json:"lake,omitempty"`
 }
 
 // New returns a record of the given kind stamped with the schema version.

@@ -4,12 +4,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
@@ -22,8 +24,16 @@ import (
 
 func main() {
 	cmdio.Batch = true // a stage of the pipeline
+	exitWhenStuck = true
 	os.Exit(cmdio.Main(newApp()))
 }
+
+// exitWhenStuck makes an interrupted run that has not ended after
+// stuckAfter exit the process (see run): set by main, never by tests, which
+// run the command inside the test binary.
+var exitWhenStuck bool
+
+const stuckAfter = 3 * time.Second
 
 func platformNames() []string {
 	var names []string
@@ -45,7 +55,16 @@ Incremental by default: watermarks in --state (default LAKE/_state) say how
 far each file was read; only appended bytes are read again. The watermarks
 of this run travel down the pipeline as checkpoint records and pos-load
 commits them once the data is in the lake, so a failed load never loses
-data. Use --commit-state when pos-extract is not followed by pos-load.
+data: to the --state directory they were read from, or to the lake's
+_state. pos-load refuses watermarks read from another lake's _state (give
+both the same --lake). Use --commit-state when pos-extract is not followed
+by pos-load.
+
+Symbolic links below the folders searched are not followed: each one named
+like a history file is reported as skipped (--follow-links reads them). So
+is every entry named like one that is not a regular file (a directory, a
+named pipe, a socket, a device), or that cannot be read; the run goes on
+with the others and exits 3.
 
 Platforms: ` + strings.Join(platformNames(), ", ") + `, all.`,
 		Flags: []cli.Flag{
@@ -56,6 +75,7 @@ Platforms: ` + strings.Join(platformNames(), ", ") + `, all.`,
 			&cli.StringFlag{Name: "state", Usage: "watermark directory (default: LAKE/_state)"},
 			&cli.BoolFlag{Name: "full", Usage: "ignore watermarks: read every file from the start"},
 			&cli.BoolFlag{Name: "commit-state", Usage: "write the new watermarks to --state at the end of a successful run"},
+			&cli.BoolFlag{Name: "follow-links", Usage: "read what symbolic links below the folders searched point to (files, and directories that do not loop)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
 			&cli.IntFlag{Name: "workers", Usage: "files read at once (default: one per CPU); the output order does not depend on it"},
 			&cli.StringFlag{Name: "user", Usage: "user name stamped on records (default: the login name)"},
@@ -107,6 +127,8 @@ func run(c *cli.Context) error {
 		Now:     func() time.Time { return now },
 		Stats:   &extract.Stats{},
 		Workers: c.Int("workers"),
+
+		FollowLinks: c.Bool("follow-links"),
 	}
 	if opt.User == "" {
 		opt.User = cmdio.UserName()
@@ -115,8 +137,22 @@ func run(c *cli.Context) error {
 		opt.Machine, _ = os.Hostname()
 	}
 	skips := cmdio.NewSkips(c)
-	opt.OnSkip, opt.OnWarn = skips.Skip, skips.Warn
+	opt.OnSkip, opt.OnWarn = onceEach(skips.Skip), skips.Warn
 	stateDir := c.String("state")
+	// Where this run's watermarks belong, said by each checkpoint so that
+	// pos-load commits them there (or refuses another lake's): the --state
+	// directory, else the lake whose _state is read. A --full run reads
+	// none: its watermarks go to the lake loaded.
+	var cpState, cpLake string
+	switch {
+	case stateDir != "":
+		cpState, err = filepath.Abs(stateDir)
+	case !c.Bool("full"):
+		cpLake, err = filepath.Abs(c.String("lake"))
+	}
+	if err != nil {
+		return err
+	}
 	if stateDir == "" {
 		stateDir = filepath.Join(c.String("lake"), "_state")
 	}
@@ -143,10 +179,23 @@ func run(c *cli.Context) error {
 	enc := schema.NewEncoder(out)
 	enc.FlushEach = c.String("output") == "-" && cmdio.IsTerminal(c.App.Writer)
 	emit := func(r *schema.Record) error {
-		if r.Kind == schema.KindCheckpoint && commit {
-			newMarks.Put(r.Checkpoint)
+		if r.Kind == schema.KindCheckpoint {
+			if commit {
+				newMarks.Put(r.Checkpoint)
+			}
+			r.Checkpoint.State, r.Checkpoint.Lake = cpState, cpLake
 		}
 		return enc.Encode(r)
+	}
+	if exitWhenStuck {
+		// Every wait of the run (walking, opening, reading, a cancelled
+		// database read) ends at a signal, and the output then ends at a
+		// record's end. A write to a reader that stopped reading does not:
+		// after stuckAfter the process exits (130) all the same.
+		defer whenStuck(c.Context, stuckAfter, func() {
+			fmt.Fprintf(c.App.ErrWriter, "pos-extract: interrupted while the output was blocked; exiting\n")
+			os.Exit(cmdio.Interrupted)
+		})()
 	}
 	start := time.Now()
 	stopProgress := cmdio.Progress(c, "pos-extract: reading", opt.Stats.Bytes.Load)
@@ -187,6 +236,46 @@ func run(c *cli.Context) error {
 		}
 	}
 	return skips.Err()
+}
+
+// onceEach reports each file-level skip (no line, no key) once: several
+// adapters may pass over the same entry of a root they share (a named pipe
+// named *.jsonl is no file for Claude Code, Codex or the push adapter).
+func onceEach(skip schema.SkipFunc) schema.SkipFunc {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(b *schema.BadInput) error {
+		if b.Line == 0 && b.Key == "" {
+			k := b.Error()
+			mu.Lock()
+			dup := seen[k]
+			seen[k] = true
+			mu.Unlock()
+			if dup {
+				return nil
+			}
+		}
+		return skip(b)
+	}
+}
+
+// whenStuck calls stuck if ctx is done and the returned function has not
+// been called within d.
+func whenStuck(ctx context.Context, d time.Duration, stuck func()) func() {
+	done := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			stuck()
+		}
+	})
+	return func() {
+		stop()
+		close(done)
+	}
 }
 
 // list prints, per platform, each location searched, whether it exists and

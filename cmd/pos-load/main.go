@@ -49,8 +49,11 @@ partition takes the old one's place in one atomic directory exchange
 (Linux). --no-compact leaves partitions as written; --compact-all merges
 those of every partition, not only the ones the run wrote to.
 
-Checkpoint records (watermarks from pos-extract) are committed to
-LAKE/_state/watermarks.json after every file of the run is in place.
+Checkpoint records (watermarks from pos-extract) are committed after every
+file of the run is in place, where pos-extract read them: to
+LAKE/_state/watermarks.json, or to the directory of pos-extract --state.
+Watermarks read from another lake's _state are refused (exit 1, none
+committed): give pos-extract and pos-load the same --lake.
 LAKE/pos.duckdb is refreshed with the views raw, messages, exchanges,
 sessions, documents: duckdb LAKE/pos.duckdb`,
 		Flags: []cli.Flag{

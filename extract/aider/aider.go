@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"io/fs"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -77,9 +76,9 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 			given[abs] = true
 		}
 	}
-	files, err := extract.Walk(opt.Roots, func(path string, d fs.DirEntry) bool {
+	files, err := opt.Walk(ctx, opt.Roots, extract.Match{Name: func(path string) bool {
 		return filepath.Base(path) == HistoryFile || (given[path] && strings.HasSuffix(path, ".md"))
-	})
+	}})
 	if err != nil {
 		return err
 	}
@@ -90,7 +89,7 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 	loc := location(&opt)
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: emit, loc: loc}
-		return r.file(ctx, files[i])
+		return opt.FileDone(r.file(ctx, files[i]))
 	}, emit)
 }
 
@@ -192,12 +191,16 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		fs.st = r.restore(plan.Context)
 	}
 	fs.snap, fs.resume, fs.resumeLines = fs.st, plan.Start, plan.Lines
-	if fs.input, err = readInputHistory(filepath.Join(fs.dir, InputFile), r.loc, 0); err != nil {
+	input := filepath.Join(fs.dir, InputFile)
+	if fs.input, err = readInputHistory(r.opt, input, r.loc, 0); err != nil {
 		// Times then come from the headers; the history is still read.
 		fs.input = nil
+		if err := r.opt.SkipFile(input, err); err != nil {
+			return err
+		}
 	}
 	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
-		return extract.Errorf(sf.Path, err)
+		return &extract.ReadError{Path: sf.Path, Err: err}
 	}
 	lr := schema.NewLineReaderAt(f, plan.Start, plan.Lines)
 	sp := &splitter{emit: func(b *block) error { return r.block(fs, b) }}
@@ -218,7 +221,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 			continue
 		}
 		if err != nil {
-			return extract.Errorf(sf.Path, err)
+			return &extract.ReadError{Path: sf.Path, Err: err}
 		}
 		if r.opt.Stats != nil {
 			r.opt.Stats.Bytes.Add(ln.End() - ln.Offset)
@@ -256,7 +259,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	}
 	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, fs.snap.context())
 	if err != nil {
-		return extract.Errorf(sf.Path, err)
+		return err
 	}
 	return r.emitRec(cp)
 }

@@ -2,9 +2,9 @@ package aider
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -448,7 +448,7 @@ func TestCorpus(t *testing.T) {
 			}
 		}
 	}
-	files, _ := extract.Walk([]string{dir}, func(p string, _ fs.DirEntry) bool { return filepath.Base(p) == HistoryFile })
+	files, _ := (&extract.Options{}).Walk(context.Background(), []string{dir}, extract.Match{Name: func(p string) bool { return filepath.Base(p) == HistoryFile }})
 	var want schema.Usage
 	var wantCost, lastSession float64
 	var wantPrompts, headers int

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -347,10 +348,12 @@ type inputEntry struct {
 	key  uint64
 }
 
-// readInputHistory reads path; a missing file is an empty history.
-func readInputHistory(path string, loc *time.Location, maxLine int) (*inputHistory, error) {
+// readInputHistory reads path, opened as opt.OpenFile opens a source file
+// (never a link unless links are followed, never a pipe); a missing file
+// is an empty history.
+func readInputHistory(opt *extract.Options, path string, loc *time.Location, maxLine int) (*inputHistory, error) {
 	h := &inputHistory{byKey: map[uint64][]int{}}
-	f, err := os.Open(path)
+	f, _, err := opt.OpenFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return h, nil
 	}

@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -119,8 +118,9 @@ func (Adapter) Locations(opt extract.Options) []string {
 func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
 	opt.Platform = Adapter{}.Platform() // keys this adapter's watermarks
 	troots, proots := roots(&opt)
-	files, err := extract.Walk(troots, func(path string, d fs.DirEntry) bool {
-		return strings.HasSuffix(path, ".jsonl") && isTranscript(path)
+	files, err := opt.Walk(ctx, troots, extract.Match{
+		Name:    func(path string) bool { return strings.HasSuffix(path, ".jsonl") },
+		Content: func(path string) (bool, error) { return isTranscript(&opt, path) },
 	})
 	if err != nil {
 		return err
@@ -148,7 +148,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 			}
 		}()
 		for _, f := range groups[i] {
-			if err := r.file(ctx, f); err != nil {
+			if err := opt.FileDone(r.file(ctx, f)); err != nil {
 				return err
 			}
 		}
@@ -158,9 +158,9 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		return err
 	}
 	run := shared
-	plans, err := extract.Walk(proots, func(path string, d fs.DirEntry) bool {
+	plans, err := opt.Walk(ctx, proots, extract.Match{Name: func(path string) bool {
 		return strings.HasSuffix(path, ".md") && filepath.Base(filepath.Dir(path)) == "plans"
-	})
+	}})
 	if err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := run.plan(f); err != nil {
+		if err := opt.FileDone(run.plan(f)); err != nil {
 			return err
 		}
 	}
@@ -179,14 +179,14 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 // (a --root may hold several tools' files): a file in Claude Code's layout
 // (under projects/, named by a session uuid or agent-*) is one; any other
 // must start with a line of Claude Code's shape.
-func isTranscript(path string) bool {
+func isTranscript(opt *extract.Options, path string) (bool, error) {
 	base := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	if uuidRE.MatchString(base) || strings.HasPrefix(base, "agent-") || strings.Contains(filepath.ToSlash(path), "/projects/") {
-		return true
+		return true, nil
 	}
-	b, ok := extract.FirstLine(path)
-	if !ok {
-		return false
+	b, err := opt.FirstLine(path)
+	if b == nil || err != nil {
+		return false, err
 	}
 	var probe struct {
 		Type      string `json:"type"`
@@ -196,14 +196,14 @@ func isTranscript(path string) bool {
 		UUID      string `json:"uuid"`
 	}
 	if json.Unmarshal(b, &probe) != nil {
-		return false
+		return false, nil
 	}
 	switch probe.Type {
 	case "user", "assistant", "system", "progress", "summary", "file-history-snapshot", "queue-operation", "last-prompt",
 		"custom-title", "ai-title", "agent-name", "pr-link", "mode", "permission-mode", "attachment":
-		return probe.SessionID != "" || probe.LeafUUID != "" || probe.MessageID != "" || probe.UUID != ""
+		return probe.SessionID != "" || probe.LeafUUID != "" || probe.MessageID != "" || probe.UUID != "", nil
 	}
-	return false
+	return false, nil
 }
 
 // run is the state of one extraction across files.
@@ -339,7 +339,9 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	}
 	if strings.HasPrefix(base, "agent-") {
 		fs.agentID = strings.TrimPrefix(base, "agent-")
-		fs.agentTy = agentType(sf.Path, fs.agentID)
+		if fs.agentTy, err = agentType(r.opt, sf.Path, fs.agentID); err != nil {
+			return err
+		}
 		// v2.1: <session>/subagents/agent-*.jsonl
 		if dir := filepath.Dir(sf.Path); filepath.Base(dir) == "subagents" {
 			if s := filepath.Base(filepath.Dir(dir)); uuidRE.MatchString(s) {
@@ -364,7 +366,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		fs.resume, fs.resumeLines, fs.merged = start, lines, merged
 	}
 	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
-		return extract.Errorf(sf.Path, err)
+		return &extract.ReadError{Path: sf.Path, Err: err}
 	}
 	if r.lr == nil {
 		r.lr = schema.NewKeptLineReader(f, plan.Start, plan.Lines)
@@ -431,7 +433,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	}
 	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, ctxt)
 	if err != nil {
-		return extract.Errorf(sf.Path, err)
+		return err
 	}
 	return r.emitRec(cp)
 }
@@ -463,14 +465,21 @@ func oneLine(err error) error {
 }
 
 // agentType reads the subagent's type from agent-<id>.meta.json when Claude
-// Code wrote one; compaction agents are named agent-acompact-*.
-func agentType(path, id string) string {
+// Code wrote one; compaction agents are named agent-acompact-*. A meta
+// file that cannot be read (a link, a pipe, unreadable) is reported as
+// skipped, and the transcript read without its type; the error is
+// SkipFile's.
+func agentType(opt *extract.Options, path, id string) (string, error) {
 	if strings.HasPrefix(id, "acompact") {
-		return "compact"
+		return "compact", nil
 	}
-	b, err := os.ReadFile(strings.TrimSuffix(path, ".jsonl") + ".meta.json")
-	if err != nil || len(b) > 1<<20 {
-		return ""
+	meta := strings.TrimSuffix(path, ".jsonl") + ".meta.json"
+	b, err := opt.ReadSmall(meta, 1<<20)
+	if err != nil {
+		return "", opt.SkipFile(meta, err)
+	}
+	if b == nil {
+		return "", nil
 	}
 	var agentType, subagentType, typ string
 	err = members(b, func(w *schema.Walker, key string) error {
@@ -485,9 +494,9 @@ func agentType(path, id string) string {
 		return w.Skip()
 	})
 	if err != nil {
-		return ""
+		return "", nil
 	}
-	return cmpOr(agentType, cmpOr(subagentType, typ))
+	return cmpOr(agentType, cmpOr(subagentType, typ)), nil
 }
 
 func (r *run) emitRec(rec *schema.Record) error {

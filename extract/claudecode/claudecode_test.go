@@ -2,8 +2,8 @@ package claudecode
 
 import (
 	"bytes"
+	"context"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -336,7 +336,7 @@ func TestCorpusEveryLine(t *testing.T) {
 			perFile[r.Source.Path]++
 		}
 	}
-	files, _ := extract.Walk([]string{dir}, func(p string, _ fs.DirEntry) bool { return strings.HasSuffix(p, ".jsonl") })
+	files, _ := (&extract.Options{}).Walk(context.Background(), []string{dir}, extract.Match{Name: func(p string) bool { return strings.HasSuffix(p, ".jsonl") }})
 	if len(files) != 27 {
 		t.Fatalf("%d corpus files, want 27", len(files))
 	}

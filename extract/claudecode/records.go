@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -348,7 +347,7 @@ func (r *run) hasTranscript(fs *fileState, agent string) bool {
 		filepath.Join(dir, strings.TrimSuffix(filepath.Base(fs.path), ".jsonl"), "subagents", name),
 		filepath.Join(dir, name),
 	} {
-		if _, err := os.Stat(p); err == nil {
+		if r.opt.IsFile(p) {
 			ok = true
 			break
 		}
@@ -599,7 +598,7 @@ func (r *run) plan(sf extract.SourceFile) error {
 	b := make([]byte, fi.Size())
 	n, err := f.ReadAt(b, 0)
 	if err != nil && n != len(b) {
-		return extract.Errorf(sf.Path, err)
+		return &extract.ReadError{Path: sf.Path, Err: err}
 	}
 	if r.opt.Stats != nil {
 		r.opt.Stats.Bytes.Add(int64(n))

@@ -3,7 +3,7 @@ package claudecode
 import (
 	"bufio"
 	"bytes"
-	"io/fs"
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -106,7 +106,7 @@ func TestWalkTestdata(t *testing.T) {
 func TestWalkCorpus(t *testing.T) { walkFiles(t, corpusDir(t), 5000) }
 
 func walkFiles(t *testing.T, root string, atLeast int) {
-	files, err := extract.Walk([]string{root}, func(p string, _ fs.DirEntry) bool { return strings.HasSuffix(p, ".jsonl") })
+	files, err := (&extract.Options{}).Walk(context.Background(), []string{root}, extract.Match{Name: func(p string) bool { return strings.HasSuffix(p, ".jsonl") }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func FuzzWalk(f *testing.F) {
 // (MB/s of lines): the walker's budget rests on it.
 func BenchmarkDecodeLine(b *testing.B) {
 	dir := corpusDir(b)
-	files, err := extract.Walk([]string{dir}, func(p string, _ fs.DirEntry) bool { return strings.HasSuffix(p, ".jsonl") })
+	files, err := (&extract.Options{}).Walk(context.Background(), []string{dir}, extract.Match{Name: func(p string) bool { return strings.HasSuffix(p, ".jsonl") }})
 	if err != nil {
 		b.Fatal(err)
 	}

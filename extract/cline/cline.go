@@ -37,7 +37,6 @@ package cline
 import (
 	"cmp"
 	"context"
-	"io/fs"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -183,9 +182,9 @@ func isTaskFile(base string) bool {
 // Extract implements extract.Adapter.
 func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
 	opt.Platform = Adapter{}.Platform() // keys this adapter's watermarks
-	files, err := extract.Walk(a.Locations(opt), func(path string, d fs.DirEntry) bool {
+	files, err := opt.Walk(ctx, a.Locations(opt), extract.Match{Name: func(path string) bool {
 		return isTaskFile(filepath.Base(path))
-	})
+	}})
 	if err != nil {
 		return err
 	}
@@ -193,7 +192,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	workers := cmp.Or(opt.Workers, runtime.GOMAXPROCS(0))
 	return extract.Ordered(ctx, workers, len(tasks), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: emit}
-		return r.task(ctx, tasks[i])
+		return opt.FileDone(r.task(ctx, tasks[i]))
 	}, emit)
 }
 

@@ -1,8 +1,8 @@
 package cline
 
 import (
+	"context"
 	"encoding/json"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -79,7 +79,7 @@ func TestCorpus(t *testing.T) {
 	if len(res.Skips) != 0 || res.Stats.Partial.Load() != 0 {
 		t.Fatalf("skipped %v, %d partial files", res.Skips, res.Stats.Partial.Load())
 	}
-	files, err := extract.Walk([]string{dir}, func(p string, _ fs.DirEntry) bool { return isTaskFile(filepath.Base(p)) })
+	files, err := (&extract.Options{}).Walk(context.Background(), []string{dir}, extract.Match{Name: func(p string) bool { return isTaskFile(filepath.Base(p)) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,10 @@ func (r *run) task(ctx context.Context, td taskDir) error {
 	for _, name := range []string{metaFile, uiFile, apiFile} {
 		p := filepath.Join(td.dir, name)
 		if !td.files[name] {
-			if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			// A file the walk did not find: the root named one file of the
+			// task, and its siblings are read with it. One that is not a
+			// regular file (a link, a pipe) is reported by OpenSource.
+			if _, err := os.Lstat(p); err != nil {
 				continue
 			}
 		}
@@ -104,7 +107,9 @@ func (r *run) task(ctx context.Context, td taskDir) error {
 			return err
 		}
 		if s == nil {
-			unchanged = append(unchanged, name) // read only if another file changed
+			if r.opt.IsFile(p) {
+				unchanged = append(unchanged, name) // read only if another file changed
+			}
 			continue
 		}
 		changed = true
@@ -115,17 +120,15 @@ func (r *run) task(ctx context.Context, td taskDir) error {
 	}
 	for _, name := range unchanged {
 		p := filepath.Join(td.dir, name)
-		f, err := os.Open(p)
+		f, fi, err := r.opt.OpenFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return err
-		}
-		fi, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return extract.Errorf(p, err)
+			if err := r.opt.SkipFile(p, err); err != nil {
+				return err
+			}
+			continue
 		}
 		t.srcs[name] = &source{name: name, path: p, f: f, fp: extract.Stat(fi)}
 		if st := r.opt.Stats; st != nil {
@@ -183,7 +186,7 @@ func (r *run) task(ctx context.Context, td taskDir) error {
 		}
 		cp, err := extract.Checkpoint(platform, s.f, s.path, s.fp, s.consumed, 0, 0, nil)
 		if err != nil {
-			return extract.Errorf(s.path, err)
+			return err
 		}
 		if err := r.out(cp); err != nil {
 			return err
@@ -373,7 +376,7 @@ func (t *task) readMeta(s *source) error {
 	}
 	b, err := io.ReadAll(s.section())
 	if err != nil {
-		return extract.Errorf(s.path, err)
+		return &extract.ReadError{Path: s.path, Err: err}
 	}
 	// The file as one element: a byte order mark and the blanks around
 	// the value are not part of it.

@@ -32,7 +32,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -109,7 +108,10 @@ func (Adapter) Locations(opt extract.Options) []string { return roots(&opt) }
 // Extract implements extract.Adapter.
 func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
 	opt.Platform = Adapter{}.Platform() // keys this adapter's watermarks
-	files, err := extract.Walk(roots(&opt), func(path string, d fs.DirEntry) bool { return isRollout(path) })
+	files, err := opt.Walk(ctx, roots(&opt), extract.Match{
+		Name:    func(path string) bool { return strings.HasSuffix(path, ".jsonl") },
+		Content: func(path string) (bool, error) { return isRollout(&opt, path) },
+	})
 	if err != nil {
 		return err
 	}
@@ -129,7 +131,7 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 				readers.Put(r.lr)
 			}
 		}()
-		return r.file(ctx, files[i])
+		return opt.FileDone(r.file(ctx, files[i]))
 	}, emit)
 }
 
@@ -150,25 +152,21 @@ func (r *run) emitRec(rec *schema.Record) error {
 // isRollout tells a Codex rollout: rollout-*.jsonl, or another .jsonl
 // whose first line is a session_meta (a rollout copied under another name).
 // Other tools' .jsonl files under the same root are left to their adapters.
-func isRollout(path string) bool {
+func isRollout(opt *extract.Options, path string) (bool, error) {
 	if !strings.HasSuffix(path, ".jsonl") {
-		return false
+		return false, nil
 	}
 	if strings.HasPrefix(filepath.Base(path), "rollout-") {
-		return true
+		return true, nil
 	}
-	f, err := os.Open(path)
+	first, err := opt.Head(path, 64<<10)
 	if err != nil {
-		return false
+		return false, err
 	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	n, _ := io.ReadFull(f, buf)
-	first := buf[:n]
 	if i := bytes.IndexByte(first, '\n'); i >= 0 {
 		first = first[:i]
 	}
-	return bytes.Contains(first, []byte(`"type":"session_meta"`)) || bytes.Contains(first, []byte(`"type": "session_meta"`))
+	return bytes.Contains(first, []byte(`"type":"session_meta"`)) || bytes.Contains(first, []byte(`"type": "session_meta"`)), nil
 }
 
 var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
@@ -194,7 +192,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	fs.restore(plan.Context)
 	fs.resume, fs.resumeLines = plan.Start, plan.Lines
 	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
-		return extract.Errorf(sf.Path, err)
+		return &extract.ReadError{Path: sf.Path, Err: err}
 	}
 	if r.lr == nil {
 		r.lr = schema.NewLineReaderAt(f, plan.Start, plan.Lines)
@@ -242,7 +240,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	}
 	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, fs.context())
 	if err != nil {
-		return extract.Errorf(sf.Path, err)
+		return err
 	}
 	return r.emitRec(cp)
 }

@@ -3,9 +3,9 @@ package codex
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -407,7 +407,7 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 	// Independent counts: lines, and prompts as Codex's user_message events.
-	files, _ := extract.Walk([]string{dir}, func(p string, _ fs.DirEntry) bool { return strings.HasSuffix(p, ".jsonl") })
+	files, _ := (&extract.Options{}).Walk(context.Background(), []string{dir}, extract.Match{Name: func(p string) bool { return strings.HasSuffix(p, ".jsonl") }})
 	if len(files) != 5 {
 		t.Fatalf("%d corpus files, want 5", len(files))
 	}

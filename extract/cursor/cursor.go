@@ -3,7 +3,6 @@ package cursor
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -134,7 +133,7 @@ func (Adapter) Locations(opt extract.Options) []string {
 }
 
 // rootFiles are the roots that name a file: such a file is read whatever
-// its name.
+// its name. A root is followed if it is a link.
 func rootFiles(list []string) map[string]bool {
 	m := map[string]bool{}
 	for _, r := range list {
@@ -150,32 +149,38 @@ func rootFiles(list []string) map[string]bool {
 // findDatabases returns the state.vscdb files under the roots (a root that
 // is a file is taken if it is a .vscdb). Backups (state.vscdb.backup) are
 // not read: they repeat the database.
-func findDatabases(list []string) ([]extract.SourceFile, error) {
+func findDatabases(ctx context.Context, opt *extract.Options, list []string) ([]extract.SourceFile, error) {
 	given := rootFiles(list)
-	return extract.Walk(list, func(path string, d fs.DirEntry) bool {
+	return opt.Walk(ctx, list, extract.Match{Name: func(path string) bool {
 		if given[path] {
 			return strings.HasSuffix(path, ".vscdb")
 		}
-		return d.Type().IsRegular() && filepath.Base(path) == dbName
-	})
+		return filepath.Base(path) == dbName
+	}})
 }
 
 // findTranscripts returns the agent transcripts under the roots: .jsonl and
 // .txt files below an agent-transcripts directory. When a conversation has
 // both a .jsonl and a legacy .txt, only the .jsonl is read.
-func findTranscripts(list []string) ([]extract.SourceFile, error) {
+func findTranscripts(ctx context.Context, opt *extract.Options, list []string) ([]extract.SourceFile, error) {
 	given := rootFiles(list)
-	files, err := extract.Walk(list, func(path string, d fs.DirEntry) bool {
-		ext := filepath.Ext(path)
-		if ext != ".jsonl" && ext != ".txt" {
-			return false
-		}
-		if d.Type().IsRegular() && slices.Contains(strings.Split(filepath.ToSlash(filepath.Dir(path)), "/"), "agent-transcripts") {
-			return true
-		}
-		// A file named on the command line outside an agent-transcripts
-		// folder may be another tool's: take it only if it reads as one.
-		return given[path] && (ext == ".txt" || looksLikeTranscript(path))
+	inFolder := func(path string) bool {
+		return slices.Contains(strings.Split(filepath.ToSlash(filepath.Dir(path)), "/"), "agent-transcripts")
+	}
+	files, err := opt.Walk(ctx, list, extract.Match{
+		Name: func(path string) bool {
+			ext := filepath.Ext(path)
+			return (ext == ".jsonl" || ext == ".txt") && (given[path] || inFolder(path))
+		},
+		Content: func(path string) (bool, error) {
+			if inFolder(path) || filepath.Ext(path) == ".txt" {
+				return true, nil
+			}
+			// A file named on the command line outside an
+			// agent-transcripts folder may be another tool's: take it
+			// only if it reads as one.
+			return looksLikeTranscript(opt, path)
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -201,11 +206,11 @@ func findTranscripts(list []string) ([]extract.SourceFile, error) {
 func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
 	opt.Platform = Adapter{}.Platform() // keys this adapter's watermarks
 	dbRoots, trRoots := roots(&opt)
-	dbFiles, err := findDatabases(dbRoots)
+	dbFiles, err := findDatabases(ctx, &opt, dbRoots)
 	if err != nil {
 		return err
 	}
-	trFiles, err := findTranscripts(trRoots)
+	trFiles, err := findTranscripts(ctx, &opt, trRoots)
 	if err != nil {
 		return err
 	}
@@ -214,12 +219,12 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	// file or its -wal) and not older than --since.
 	var read []*dbFile
 	for _, f := range dbFiles {
-		d, err := statDB(f.Path)
+		d, err := statDB(&opt, f.Path)
 		if err != nil {
-			return extract.Errorf(f.Path, err)
-		}
-		if d == nil {
-			continue // removed since the walk
+			if err := opt.SkipFile(f.Path, err); err != nil {
+				return err
+			}
+			continue
 		}
 		if !r.wanted(d) {
 			continue
@@ -231,7 +236,9 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	}
 	// Every database, read or not, says which project and title its
 	// composers have and which conversations it holds.
-	r.idx = buildIndex(ctx, dbFiles, trFiles, opt.Getenv)
+	if r.idx, err = buildIndex(ctx, &opt, dbFiles, trFiles); err != nil {
+		return err
+	}
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -239,9 +246,9 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	n := len(read) + len(trFiles)
 	return extract.Ordered(ctx, workers, n, func(ctx context.Context, i int, emit extract.Emit) error {
 		if i < len(read) {
-			return r.database(ctx, read[i], emit)
+			return opt.FileDone(r.database(ctx, read[i], emit))
 		}
-		return r.transcript(ctx, trFiles[i-len(read)], emit)
+		return opt.FileDone(r.transcript(ctx, trFiles[i-len(read)], emit))
 	}, emit)
 }
 
@@ -278,14 +285,14 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 // agent transcript line: {"role": "user"|"assistant", "message": …}, with
 // none of the members other tools' lines carry at the top (type,
 // sessionId, payload).
-func looksLikeTranscript(path string) bool {
-	b, ok := extract.FirstLine(path)
-	if !ok {
-		return false
+func looksLikeTranscript(opt *extract.Options, path string) (bool, error) {
+	b, err := opt.FirstLine(path)
+	if b == nil || err != nil {
+		return false, err
 	}
 	var probe map[string]json.RawMessage
 	if json.Unmarshal(b, &probe) != nil {
-		return false
+		return false, nil
 	}
 	var role string
 	json.Unmarshal(probe["role"], &role)
@@ -293,5 +300,5 @@ func looksLikeTranscript(path string) bool {
 	_, typ := probe["type"]
 	_, sid := probe["sessionId"]
 	_, payload := probe["payload"]
-	return (role == "user" || role == "assistant") && msg && !typ && !sid && !payload
+	return (role == "user" || role == "assistant") && msg && !typ && !sid && !payload, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -35,18 +34,38 @@ func (r *run) database(ctx context.Context, d *dbFile, emit extract.Emit) error 
 		st.Bytes.Add(d.fp.Size + max(d.walSize, 0))
 	}
 	snap, cleanup, err := snapshot(ctx, d.path, r.idx.tmp)
+	if err != nil && damaged(err) && ctx.Err() == nil {
+		// Damaged: what still reads is salvaged, and what does not is
+		// named. The watermark follows, as for a bad line: the same file
+		// read again would give the same rows.
+		var lost []lostRows
+		cause := err
+		snap, cleanup, lost, err = salvage(ctx, r.opt, d.path, r.idx.tmp)
+		if err != nil {
+			err = fmt.Errorf("%v; nothing could be salvaged: %w", cause, err)
+		}
+		for _, l := range lost {
+			if serr := r.opt.Skip(&schema.BadInput{Path: d.path, Key: l.table, Err: l}); serr != nil {
+				if cleanup != nil {
+					cleanup()
+				}
+				return serr
+			}
+		}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		// Not a database, damaged, or locked past the timeout: say so and
-		// go on with the others; no watermark, so the next run tries again.
+		// Not a database, damaged past salvage, or locked past the
+		// timeout: say so and go on with the others; no watermark, so the
+		// next run tries again.
 		return r.opt.Skip(&schema.BadInput{Path: d.path, Err: fmt.Errorf("cannot copy the database: %w", err)})
 	}
 	defer cleanup()
 	db, err := openSnapshot(snap)
 	if err != nil {
-		return extract.Errorf(d.path, err)
+		return &extract.ReadError{Path: d.path, Err: err}
 	}
 	defer db.Close()
 	item, kv, err := tables(ctx, db)
@@ -56,7 +75,7 @@ func (r *run) database(ctx context.Context, d *dbFile, emit extract.Emit) error 
 	if item {
 		rows, err := itemRows(ctx, db)
 		if err != nil {
-			return extract.Errorf(d.path, err)
+			return &extract.ReadError{Path: d.path, Err: err}
 		}
 		for _, row := range rows {
 			if err := dr.itemRow(ctx, row); err != nil {
@@ -72,14 +91,14 @@ func (r *run) database(ctx context.Context, d *dbFile, emit extract.Emit) error 
 	if r.opt.State == nil {
 		return nil
 	}
-	f, err := os.Open(d.path)
+	f, _, err := r.opt.OpenFile(d.path)
 	if err != nil {
-		return extract.Errorf(d.path, err)
+		return r.opt.SkipFile(d.path, err)
 	}
 	defer f.Close()
 	cp, err := extract.Checkpoint(platform, f, d.path, d.fp, d.fp.Size, d.fp.Size, 0, d.context())
 	if err != nil {
-		return extract.Errorf(d.path, err)
+		return err
 	}
 	return dr.out(cp)
 }
@@ -354,7 +373,7 @@ func (dr *dbRun) headOnly(c *composer, key string) error {
 func (dr *dbRun) kv(ctx context.Context, db *sql.DB) error {
 	stmt, err := db.PrepareContext(ctx, `SELECT key, value FROM cursorDiskKV WHERE key = ?`)
 	if err != nil {
-		return extract.Errorf(dr.d.path, err)
+		return &extract.ReadError{Path: dr.d.path, Err: err}
 	}
 	defer stmt.Close()
 	var ids []string
@@ -362,7 +381,7 @@ func (dr *dbRun) kv(ctx context.Context, db *sql.DB) error {
 		ids = append(ids, strings.TrimPrefix(k, prefixComposer))
 		return nil
 	}); err != nil {
-		return extract.Errorf(dr.d.path, err)
+		return &extract.ReadError{Path: dr.d.path, Err: err}
 	}
 	read := map[string]bool{}
 	for _, id := range ids {
@@ -371,7 +390,7 @@ func (dr *dbRun) kv(ctx context.Context, db *sql.DB) error {
 		}
 		row, err := kvGet(ctx, stmt, prefixComposer+id)
 		if err != nil {
-			return extract.Errorf(dr.d.path, err)
+			return &extract.ReadError{Path: dr.d.path, Err: err}
 		}
 		if row == nil {
 			continue
@@ -391,7 +410,7 @@ func (dr *dbRun) kv(ctx context.Context, db *sql.DB) error {
 		}
 		return nil
 	}); err != nil {
-		return extract.Errorf(dr.d.path, err)
+		return &extract.ReadError{Path: dr.d.path, Err: err}
 	}
 	return dr.orphans(ctx, stmt, orphans)
 }
@@ -405,7 +424,7 @@ func (dr *dbRun) orphans(ctx context.Context, stmt *sql.Stmt, keys []string) err
 		}
 		row, err := kvGet(ctx, stmt, k)
 		if err != nil {
-			return extract.Errorf(dr.d.path, err)
+			return &extract.ReadError{Path: dr.d.path, Err: err}
 		}
 		if row == nil {
 			continue
@@ -570,7 +589,7 @@ func (dr *dbRun) composer(ctx context.Context, db *sql.DB, stmt *sql.Stmt, c *co
 			}
 			return nil
 		}); err != nil {
-			return extract.Errorf(dr.d.path, err)
+			return &extract.ReadError{Path: dr.d.path, Err: err}
 		}
 		if err := dr.orphans(ctx, stmt, others); err != nil {
 			return err
@@ -610,7 +629,7 @@ func (dr *dbRun) headerEntry(ctx context.Context, stmt *sql.Stmt, c *composer, k
 	}
 	row, err := kvGet(ctx, stmt, prefixBubble+c.ComposerID+":"+h.BubbleID)
 	if err != nil {
-		return nil, extract.Errorf(dr.d.path, err)
+		return nil, &extract.ReadError{Path: dr.d.path, Err: err}
 	}
 	if row == nil {
 		if v, ok := c.ConvMap[h.BubbleID]; ok {

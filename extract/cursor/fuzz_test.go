@@ -119,7 +119,7 @@ func corpusSeeds(f *testing.F) {
 	if d := os.Getenv("POS_CORPUS"); d != "" {
 		dir = filepath.Join(d, "cursor")
 	}
-	dbs, _ := findDatabases([]string{dir})
+	dbs, _ := findDatabases(context.Background(), &extract.Options{}, []string{dir})
 	for _, d := range dbs {
 		db, err := openLive(d.Path)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -39,15 +38,17 @@ type headInfo struct {
 	workspace        string // the workspaceStorage directory's name
 }
 
-func buildIndex(ctx context.Context, dbs []extract.SourceFile, transcripts []extract.SourceFile, getenv func(string) string) *index {
+// A workspace.json that cannot be read is reported through opt.SkipFile;
+// the error is SkipFile's.
+func buildIndex(ctx context.Context, opt *extract.Options, dbs []extract.SourceFile, transcripts []extract.SourceFile) (*index, error) {
 	idx := &index{
 		heads: map[string]*headInfo{}, composers: map[string]bool{}, bodied: map[string]bool{},
 		projects: map[string]string{}, slugs: map[string]string{},
 	}
 	if runtime.GOOS == "windows" {
-		idx.tmp = cmpOr(getenv("TEMP"), getenv("TMP"))
+		idx.tmp = cmpOr(opt.Getenv("TEMP"), opt.Getenv("TMP"))
 	} else {
-		idx.tmp = getenv("TMPDIR")
+		idx.tmp = opt.Getenv("TMPDIR")
 	}
 	paths := make([]string, 0, len(dbs))
 	for _, f := range dbs {
@@ -55,17 +56,22 @@ func buildIndex(ctx context.Context, dbs []extract.SourceFile, transcripts []ext
 	}
 	slices.Sort(paths) // the first workspace to list a composer names it
 	for _, p := range paths {
-		if ctx.Err() != nil {
-			return idx
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		project := workspaceFolder(filepath.Dir(p))
+		project, err := workspaceFolder(opt, filepath.Dir(p))
+		if err != nil {
+			if err := opt.SkipFile(filepath.Join(filepath.Dir(p), "workspace.json"), err); err != nil {
+				return nil, err
+			}
+		}
 		if project != "" {
 			idx.projects[p] = project
 			idx.slugs[strings.ToLower(slug(project))] = project
 		}
 		idx.scan(ctx, p, project)
 	}
-	return idx
+	return idx, nil
 }
 
 // scan adds what one live database says. Errors are ignored here: the
@@ -147,30 +153,31 @@ func splitBubbleKey(k string) (composerID, bubbleID string, ok bool) {
 }
 
 // workspaceFolder reads the folder (or .code-workspace file's folder) a
-// workspaceStorage directory belongs to from its workspace.json.
-func workspaceFolder(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "workspace.json"))
-	if err != nil || len(b) > 1<<20 {
-		return ""
+// workspaceStorage directory belongs to from its workspace.json ("" when
+// there is none). The error says why an existing one could not be read.
+func workspaceFolder(opt *extract.Options, dir string) (string, error) {
+	b, err := opt.ReadSmall(filepath.Join(dir, "workspace.json"), 1<<20)
+	if b == nil || err != nil {
+		return "", err
 	}
 	var w struct {
 		Folder    string `json:"folder"`
 		Workspace string `json:"workspace"`
 	}
 	if json.Unmarshal(b, &w) != nil {
-		return ""
+		return "", nil
 	}
 	if w.Folder != "" {
-		return fileURIPath(w.Folder)
+		return fileURIPath(w.Folder), nil
 	}
 	if w.Workspace != "" {
 		p := fileURIPath(w.Workspace)
 		if i := strings.LastIndexAny(p, `/\`); i > 0 {
-			return p[:i]
+			return p[:i], nil
 		}
-		return p
+		return p, nil
 	}
-	return ""
+	return "", nil
 }
 
 // workspaceName is the workspaceStorage directory a database is in, or "".

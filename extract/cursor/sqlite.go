@@ -97,15 +97,17 @@ type dbFile struct {
 	mtime   time.Time // the later of the two
 }
 
-// statDB fingerprints a database; nil if it is gone.
-func statDB(path string) (*dbFile, error) {
-	fi, err := os.Stat(path)
+// statDB fingerprints a database. The error says why it is not read: gone
+// since the walk, or no longer a regular file.
+func statDB(opt *extract.Options, path string) (*dbFile, error) {
+	f, fi, err := opt.OpenFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		err = extract.ErrVanished
 	}
 	if err != nil {
 		return nil, err
 	}
+	f.Close()
 	d := &dbFile{path: path, fp: extract.Stat(fi), mtime: fi.ModTime().UTC()}
 	d.walSize = -1
 	if wi, err := os.Stat(path + "-wal"); err == nil {

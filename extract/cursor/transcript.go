@@ -184,7 +184,7 @@ func (tr *trRun) jsonl(ctx context.Context, src *extract.Source) error {
 		tr.prevID = c["prev_id"]
 	}
 	if _, err := src.File.Seek(plan.Start, io.SeekStart); err != nil {
-		return extract.Errorf(tr.path, err)
+		return &extract.ReadError{Path: tr.path, Err: err}
 	}
 	lr := schema.NewLineReaderAt(src.File, plan.Start, plan.Lines)
 	resume, resumeLines, resumePrev := plan.Start, plan.Lines, tr.prevID
@@ -377,7 +377,7 @@ func (tr *trRun) checkpoint(src *extract.Source, consumed, resume, resumeLines i
 	}
 	cp, err := extract.Checkpoint(platform, src.File, tr.path, src.FP, consumed, resume, resumeLines, ctx)
 	if err != nil {
-		return extract.Errorf(tr.path, err)
+		return err
 	}
 	return emitOut(tr.opt, tr.emit, cp)
 }
@@ -429,7 +429,7 @@ func (tr *trRun) text(ctx context.Context, src *extract.Source) error {
 			continue
 		}
 		if err != nil {
-			return extract.Errorf(tr.path, err)
+			return &extract.ReadError{Path: tr.path, Err: err}
 		}
 		consumed = ln.End()
 		if tr.opt.Stats != nil {

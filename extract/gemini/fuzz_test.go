@@ -61,7 +61,9 @@ func FuzzLine(f *testing.F) {
 		if len(b) == 0 || b[0] != '{' || parseRecord(b, &rc) != nil {
 			return
 		}
-		r.settle(fs)
+		if err := r.settle(fs); err != nil {
+			t.Fatal(err)
+		}
 		c := newConv()
 		c.put("seed", true, loc{1, -1}, schema.Line{Num: 1})
 		ln := schema.Line{Num: 2, Offset: 10, Terminated: true}

@@ -37,8 +37,6 @@ package gemini
 import (
 	"bytes"
 	"context"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -106,36 +104,49 @@ func isDir(p string) bool {
 // chats/<parent>/<id>.jsonl, or, outside a chats folder (a copy), a
 // session-*.json(l) that starts with Gemini CLI's conversation metadata.
 // Other tools' files under the same root are left to their adapters.
-func isChat(path string) bool {
+func isChat(opt *extract.Options, path string) (bool, error) {
+	if !chatName(path) {
+		return false, nil
+	}
+	if inChats(path) {
+		return true, nil
+	}
+	b, err := opt.Head(path, 4<<10)
+	if err != nil {
+		return false, err
+	}
+	head := bytes.TrimLeft(b, " \t\r\n")
+	if !bytes.HasPrefix(head, []byte("{")) {
+		return false, nil
+	}
+	if i := bytes.IndexByte(head, ','); i >= 0 {
+		head = head[:i]
+	}
+	return bytes.Contains(head, []byte(`"sessionId"`)), nil
+}
+
+// chatName reports whether a path is named as a chat file is: in a chats
+// folder, or session-*.json(l) anywhere.
+func chatName(path string) bool {
 	base := filepath.Base(path)
 	ext := filepath.Ext(base)
 	if ext != ".json" && ext != ".jsonl" {
 		return false
 	}
-	dir := filepath.Base(filepath.Dir(path))
+	return inChats(path) || strings.HasPrefix(base, "session-")
+}
+
+// inChats reports whether a .json(l) path is where Gemini CLI keeps its
+// chats: chats/session-*, or a subagent's chats/<parent>/<id>.jsonl.
+func inChats(path string) bool {
+	base := filepath.Base(path)
 	switch {
-	case dir == "chats" && strings.HasPrefix(base, "session-"):
+	case filepath.Base(filepath.Dir(path)) == "chats" && strings.HasPrefix(base, "session-"):
 		return true
-	case ext == ".jsonl" && filepath.Base(filepath.Dir(filepath.Dir(path))) == "chats":
+	case filepath.Ext(base) == ".jsonl" && filepath.Base(filepath.Dir(filepath.Dir(path))) == "chats":
 		return true
-	case !strings.HasPrefix(base, "session-"):
-		return false
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	buf := make([]byte, 4<<10)
-	n, _ := io.ReadFull(f, buf)
-	head := bytes.TrimLeft(buf[:n], " \t\r\n")
-	if !bytes.HasPrefix(head, []byte("{")) {
-		return false
-	}
-	if i := bytes.IndexByte(head, ','); i >= 0 {
-		head = head[:i]
-	}
-	return bytes.Contains(head, []byte(`"sessionId"`))
+	return false
 }
 
 // Capabilities implements extract.Adapter: what extract declares for the
@@ -151,7 +162,10 @@ func (Adapter) Locations(opt extract.Options) []string { return roots(&opt) }
 // Extract implements extract.Adapter.
 func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
 	opt.Platform = Adapter{}.Platform() // keys this adapter's watermarks
-	files, err := extract.Walk(roots(&opt), func(path string, d fs.DirEntry) bool { return isChat(path) })
+	files, err := opt.Walk(ctx, roots(&opt), extract.Match{
+		Name:    chatName,
+		Content: func(path string) (bool, error) { return isChat(&opt, path) },
+	})
 	if err != nil {
 		return err
 	}
@@ -173,9 +187,9 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 			}
 		}()
 		if strings.HasSuffix(files[i].Path, ".jsonl") {
-			return r.jsonl(ctx, files[i])
+			return opt.FileDone(r.jsonl(ctx, files[i]))
 		}
-		return r.json(ctx, files[i])
+		return opt.FileDone(r.json(ctx, files[i]))
 	}, emit)
 }
 
@@ -195,24 +209,32 @@ func (r *run) emitRec(rec *schema.Record) error {
 
 // projectRoot is the project a chat file belongs to, from the
 // .project_root marker in <tmp>/<project>/ (Gemini CLI's ProjectRegistry).
-func (r *run) projectRoot(path string) string {
+func (r *run) projectRoot(path string) (string, error) {
 	dir := filepath.Dir(path)
 	for i := 0; i < 3 && filepath.Base(dir) != "chats"; i++ {
 		dir = filepath.Dir(dir)
 	}
 	if filepath.Base(dir) != "chats" {
-		return ""
+		return "", nil
 	}
 	proj := filepath.Dir(dir)
 	if v, ok := r.projects.Load(proj); ok {
-		return v.(string)
+		return v.(string), nil
 	}
 	root := ""
-	if b, err := os.ReadFile(filepath.Join(proj, ".project_root")); err == nil && len(b) < 64<<10 {
-		root = strings.TrimSpace(string(b))
+	marker := filepath.Join(proj, ".project_root")
+	b, err := r.opt.ReadSmall(marker, 64<<10)
+	if err != nil {
+		// Reported once (the result is kept): the chats are read without
+		// their project.
+		if _, loaded := r.projects.LoadOrStore(proj, ""); !loaded {
+			return "", r.opt.SkipFile(marker, err)
+		}
+		return "", nil
 	}
+	root = strings.TrimSpace(string(b))
 	r.projects.Store(proj, root)
-	return root
+	return root, nil
 }
 
 // parentOf is the parent session of a subagent chat

@@ -2,9 +2,9 @@ package gemini
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -330,7 +330,7 @@ func TestCorpus(t *testing.T) {
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
-	files, _ := extract.Walk([]string{dir}, func(p string, _ fs.DirEntry) bool { return isChat(p) })
+	files, _ := (&extract.Options{}).Walk(context.Background(), []string{dir}, extract.Match{Name: chatName, Content: func(p string) (bool, error) { return isChat(&extract.Options{}, p) }})
 	if len(files) != 1 {
 		t.Fatalf("%d corpus files, want 1", len(files))
 	}

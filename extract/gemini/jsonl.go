@@ -203,7 +203,9 @@ func (r *run) jsonl(ctx context.Context, sf extract.SourceFile) error {
 	if err != nil {
 		return err
 	}
-	r.settle(fs)
+	if err := r.settle(fs); err != nil {
+		return err
+	}
 
 	// The open exchange starts at the last surviving prompt.
 	resume, resumeLines := plan.Start, plan.Lines
@@ -280,7 +282,7 @@ func (r *run) jsonl(ctx context.Context, sf extract.SourceFile) error {
 	}
 	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, pass1.consumed, resume, resumeLines, fs.context())
 	if err != nil {
-		return extract.Errorf(sf.Path, err)
+		return err
 	}
 	return r.emitRec(cp)
 }

@@ -58,8 +58,8 @@ func (fs *fileState) learn(m *metadata) {
 }
 
 // settle decides the session, thread and project once the metadata is
-// known.
-func (r *run) settle(fs *fileState) {
+// known. Its error is SkipFile's, for a project marker that cannot be read.
+func (r *run) settle(fs *fileState) error {
 	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(fs.path), ".jsonl"), ".json")
 	fs.own = cmpOr(fs.meta.SessionID, base)
 	fs.session = fs.own
@@ -69,11 +69,13 @@ func (r *run) settle(fs *fileState) {
 		fs.agent = &schema.Agent{ID: fs.own, Type: cmpOr(fs.meta.Kind, "subagent"), Sidechain: true}
 		fs.session = cmpOr(parent, fs.own)
 	}
-	if root := r.projectRoot(fs.path); root != "" {
+	root, err := r.projectRoot(fs.path)
+	if root != "" {
 		fs.project, fs.cwd = root, root
 	} else {
 		fs.project = fs.meta.ProjectHash
 	}
+	return err
 }
 
 func (fs *fileState) context() map[string]string {
@@ -238,7 +240,7 @@ func (r *run) json(ctx context.Context, sf extract.SourceFile) error {
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxJSONFile+1))
 	if err != nil {
-		return extract.Errorf(sf.Path, err)
+		return &extract.ReadError{Path: sf.Path, Err: err}
 	}
 	if r.opt.Stats != nil {
 		r.opt.Stats.Bytes.Add(int64(len(b)))
@@ -252,7 +254,7 @@ func (r *run) json(ctx context.Context, sf extract.SourceFile) error {
 		// the start when it changes.
 		cp, err := extract.Checkpoint(platform, f, sf.Path, fp, int64(len(b)), 0, 0, nil)
 		if err != nil {
-			return extract.Errorf(sf.Path, err)
+			return err
 		}
 		return r.emitRec(cp)
 	}
@@ -294,7 +296,9 @@ func (r *run) conversation(ctx context.Context, fs *fileState, b []byte) error {
 	if err := parseRecord(top, &m); err == nil {
 		fs.learn(&m.metadata)
 	}
-	r.settle(fs)
+	if err := r.settle(fs); err != nil {
+		return err
+	}
 	if r.opt.Stats != nil {
 		r.opt.Stats.Lines.Add(int64(1 + len(elems)))
 	}

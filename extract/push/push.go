@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -88,10 +87,16 @@ func (Adapter) Capabilities() extract.Capabilities {
 // Extract implements extract.Adapter.
 func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
 	opt.Platform = Adapter{}.Platform() // keys this adapter's watermarks
-	files, err := extract.Walk(a.Locations(opt), func(path string, d fs.DirEntry) bool {
-		// A root the user names may hold other tools' JSONL: take a file
-		// there only if it starts with a push event.
-		return strings.HasSuffix(path, ".jsonl") && (len(opt.Roots) == 0 || isPushLog(path))
+	files, err := opt.Walk(ctx, a.Locations(opt), extract.Match{
+		Name: func(path string) bool { return strings.HasSuffix(path, ".jsonl") },
+		Content: func(path string) (bool, error) {
+			// A root the user names may hold other tools' JSONL: take a
+			// file there only if it starts with a push event.
+			if len(opt.Roots) == 0 {
+				return true, nil
+			}
+			return isPushLog(&opt, path)
+		},
 	})
 	if err != nil {
 		return err
@@ -103,7 +108,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	}
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: emit}
-		return r.file(ctx, files[i])
+		return opt.FileDone(r.file(ctx, files[i]))
 	}, emit)
 }
 
@@ -180,7 +185,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		}
 	}
 	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
-		return extract.Errorf(sf.Path, err)
+		return &extract.ReadError{Path: sf.Path, Err: err}
 	}
 	var (
 		ev  event
@@ -222,7 +227,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	}
 	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, fs.context())
 	if err != nil {
-		return extract.Errorf(sf.Path, err)
+		return err
 	}
 	return r.emitRec(cp)
 }
@@ -605,14 +610,14 @@ func cmpOr(a, b string) string {
 // protocol: a known event type and a timestamp, and none of the members
 // that mark another tool's transcript (Claude Code's sessionId and uuid,
 // Codex's payload).
-func isPushLog(path string) bool {
-	b, ok := extract.FirstLine(path)
-	if !ok {
-		return false
+func isPushLog(opt *extract.Options, path string) (bool, error) {
+	b, err := opt.FirstLine(path)
+	if b == nil || err != nil {
+		return false, err
 	}
 	var probe map[string]json.RawMessage
 	if json.Unmarshal(b, &probe) != nil {
-		return false
+		return false, nil
 	}
 	var typ string
 	json.Unmarshal(probe["type"], &typ)
@@ -622,7 +627,7 @@ func isPushLog(path string) bool {
 	_, payload := probe["payload"]
 	switch typ {
 	case "exchange", "message", "context_reset", "session_resume", "session":
-		return ts && !sid && !uuid && !payload
+		return ts && !sid && !uuid && !payload, nil
 	}
-	return false
+	return false, nil
 }

@@ -149,6 +149,11 @@ func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdo
 			// The per-record diagnostics and the summary said it all.
 		} else {
 			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			// An error that knows its fix says it on a line of its own.
+			var h interface{ Hint() string }
+			if errors.As(err, &h) {
+				fmt.Fprintf(stderr, "%s: hint: %s\n", name, h.Hint())
+			}
 		}
 		if code == Usage {
 			cmd := name
