@@ -326,3 +326,43 @@ func cmpOr(a, b string) string {
 	}
 	return b
 }
+
+// A record one stage takes, every later stage takes: records nested 5,000
+// and 9,998 levels deep (from another producer, or an older pos-extract:
+// deeper than sonic reads, within encoding/json's and pos-scrub's 10,000)
+// go through pos-normalize, pos-scrub, pos-embed and pos-load with nothing
+// skipped; the secret inside one is redacted, and DuckDB reads the lake.
+func TestDeepRecordsEveryStage(t *testing.T) {
+	tmp := t.TempDir()
+	secret := "ghp_" + "Zq3ZpX0oR9sV1tW2uX3yZ4aB5cD6eF7gH8iJ"
+	nest := func(depth int, inner string) string {
+		return strings.Repeat(`{"a":[`, depth/2) + inner + strings.Repeat("]}", depth/2)
+	}
+	lines := []string{
+		`{"schema":"pos/1","kind":"raw","id":"d1","platform":"test","session_id":"s","ts":"2026-01-02T03:04:05Z","source":{"path":"/h/a.jsonl","line":1,"offset":0},"raw":` +
+			nest(5000, `"export GITHUB_TOKEN=`+secret+`"`) + `}`,
+		`{"schema":"pos/1","kind":"raw","id":"d2","platform":"test","session_id":"s","ts":"2026-01-02T03:04:06Z","source":{"path":"/h/a.jsonl","line":2,"offset":9},"raw":` +
+			nest(9998, "1") + `}`,
+		`{"schema":"pos/1","kind":"message","id":"m1","platform":"test","session_id":"s","ts":"2026-01-02T03:04:07Z","role":"assistant","content_type":"tool_use",` +
+			`"tools":[{"name":"Bash","input":` + nest(6000, `"ls"`) + `}],"source":{"path":"/h/a.jsonl","line":3,"offset":19}}`,
+	}
+	in := filepath.Join(tmp, "in.ndjson")
+	os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	lake := filepath.Join(tmp, "lake")
+	_, errs, code := sh(t, fmt.Sprintf("pos-normalize < %s | pos-scrub | pos-embed --lake %q | pos-load --lake %q", in, lake, lake))
+	if code != 0 || regexp.MustCompile(`[1-9]\d* (bad lines )?skipped`).MatchString(errs) || panicRE.MatchString(errs) {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	db := openLake(t, lake)
+	readAll(t, db, "SELECT * FROM raw")
+	readAll(t, db, "SELECT * FROM messages")
+	if n := count(t, db, "SELECT count(*) FROM raw WHERE json_valid(raw::VARCHAR)"); n != 2 {
+		t.Fatalf("%d raw rows", n)
+	}
+	if n := count(t, db, "SELECT count(*) FROM raw WHERE contains(raw::VARCHAR, ?)", secret); n != 0 {
+		t.Fatal("the secret nested 5,000 levels deep reached the lake")
+	}
+	if n := count(t, db, "SELECT count(*) FROM messages WHERE json_valid(tools[1].input)"); n != 1 {
+		t.Fatalf("%d messages", n)
+	}
+}

@@ -255,6 +255,9 @@ func invalidValue(val []byte) error {
 	if !ValidEscapes(val) {
 		return errors.New("invalid JSON value: a backslash that starts no escape")
 	}
+	if Deeper(val, maxDepth) {
+		return errors.New("invalid JSON value: nested deeper than 10,000 levels")
+	}
 	return errors.New("invalid JSON value")
 }
 
@@ -317,6 +320,9 @@ func (s *scanner) str() (start, end int, escaped bool, err error) {
 func (s *scanner) skip() error {
 	n := skipValue(s.b[s.i:])
 	if n < 0 {
+		if Deeper(s.b[s.i:], maxDepth) {
+			return s.errf("invalid JSON value: nested deeper than 10,000 levels")
+		}
 		return s.errf("invalid JSON value")
 	}
 	s.i += n

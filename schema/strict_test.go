@@ -158,3 +158,31 @@ func TestRepairs(t *testing.T) {
 		t.Fatalf("%q", s.Altered)
 	}
 }
+
+// A value nested deeper than sonic reads (4,095 levels) decodes as without
+// sonic, up to encoding/json's 10,000 levels (pos-scrub's parser reads as
+// many), so that every stage takes the same records; deeper is refused,
+// saying why.
+func TestDeepValues(t *testing.T) {
+	rec := func(depth int) []byte {
+		v := strings.Repeat(`{"a":[`, depth/2) + `"x"` + strings.Repeat("]}", depth/2)
+		return []byte(`{"schema":"pos/1","kind":"message","tools":[{"name":"t","input":` + v + `}],"raw":` + v + `,"future":` + v + `}`)
+	}
+	for _, depth := range []int{4094, 5000, 9998} {
+		line := rec(depth)
+		var r Record
+		if err := Unmarshal(line, &r); err != nil {
+			t.Fatalf("depth %d: %v", depth, err)
+		}
+		if !bytes.Equal(AppendRecord(nil, &r), line) {
+			t.Fatalf("depth %d: not kept as it was", depth)
+		}
+		checkWithoutFast(t, line)
+		checkPathsAgree(t, line)
+	}
+	var r Record
+	if err := Unmarshal(rec(10002), &r); err == nil || !strings.Contains(err.Error(), "nested deeper than 10,000 levels") {
+		t.Fatalf("10,002 levels: %v", err)
+	}
+	checkWithoutFast(t, rec(10002))
+}
