@@ -223,7 +223,16 @@ func (h *Home) damage(f *jsonl, c carrier, usage func(in, out string) string, ba
 		func() {
 			f.add(string(h.random(60+h.rng.IntN(140))), Skipped, "random bytes", "", "", "\n")
 		},
-		func() { f.add(put(c, "bad \xff\xfe utf-8 \xc3", ts), Repaired, "invalid UTF-8", "", "utf8", "\n") },
+		func() {
+			// Bytes that are no UTF-8, a surrogate encoded in UTF-8 (CESU-8)
+			// and a cut sequence.
+			f.add(put(c, "bad \xff\xfe utf-8 \xed\xa0\x80 \xc3", ts), Repaired, "invalid UTF-8", "", "utf8", "\n")
+		},
+		func() { // valid, if unusual: kept byte for byte, not named
+			line := `{"odd":[1e999,-0,0.5E-3],"emoji":"\ud83d\ude00","nul":"\u0000","slash":"\/",` + valid[1:]
+			f.valid(line)
+		},
+		func() { l := usage(`1e30`, `12`); f.add(l, Warned, "token count out of range", l, "", "\n") },
 		func() { f.add(put(c, "a NUL \x00 byte", ts), Repaired, "NUL byte in a string", "", "control", "\n") },
 		func() {
 			f.add(put(c, "bell \x07 escape \x1b[2J", ts), Repaired, "control characters", "", "control", "\n")
