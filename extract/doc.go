@@ -14,7 +14,12 @@
 //     record is wrapped as a JSON string or object), with its provenance
 //     (Source: path, and line and byte offset, or Key for a row or JSON
 //     path), and its id from schema.RawID. Nothing is dropped: a record the
-//     adapter does not understand is still a raw record.
+//     adapter does not understand is still a raw record. The raw value is
+//     strict JSON every reader of the lake takes (RawLine, RawJSON: invalid
+//     UTF-8, control characters, invalid escapes and lone surrogates
+//     repaired, nesting deeper than schema.MaxNesting kept as a JSON
+//     string); Source.Altered names what was changed. JSONL formats read
+//     their lines through ReadLines, which applies all of it alike.
 //   - The message made from a native record (if any) follows its raw record
 //     immediately, with Raw empty. Message ids are stable across runs:
 //     schema.ID(platform, session, native id) when native ids are local to a
@@ -39,8 +44,12 @@
 //     (a JSON array, a database) are read whole again when they change.
 //   - A bad native record is reported through Options.Skip as a
 //     schema.BadInput naming file and line (or key), and counted; it never
-//     stops the run unless Skip says so (--strict). A record that is valid
-//     but not of the expected shape is not bad: it is kept raw.
+//     stops the run unless Skip says so (--strict). A record that is JSON
+//     but makes no message (not an object, too deep, a shape the parser
+//     cannot read) is kept raw and reported through Skip too; one kept with
+//     repairs, or with a field that could not be read (a time that is no
+//     time, a count that is a string or below zero), through Options.Warn.
+//     A line type the adapter does not know is not bad: it is kept raw.
 //   - Files are found with Options.Walk and opened with OpenSource, or
 //     OpenFile and ReadSmall for a file read beside them: never a symbolic
 //     link below a root unless Options.FollowLinks, never anything but a

@@ -35,6 +35,11 @@ type Options struct {
 	Now func() time.Time
 	// OnSkip is told about every input record that is skipped.
 	OnSkip schema.SkipFunc
+	// OnWarn is told about every input record that is kept but not as it
+	// was: repaired (Source.Altered), or with a field that could not be
+	// read (a count that is no number, a time that is no time). Its error
+	// stops the run (pos-extract's never does: nothing was skipped).
+	OnWarn schema.SkipFunc
 	// Stats, if set, is updated as the run goes.
 	Stats *Stats
 	// Workers is how many files are read at once (0: one per CPU). The
@@ -71,6 +76,18 @@ func (o *Options) Skip(b *schema.BadInput) error {
 	return o.OnSkip(b)
 }
 
+// Warn reports an input record that was kept but not as it was (see
+// OnWarn); the error it returns stops the run.
+func (o *Options) Warn(b *schema.BadInput) error {
+	if o.Stats != nil {
+		o.Stats.Warned.Add(1)
+	}
+	if o.OnWarn == nil {
+		return nil
+	}
+	return o.OnWarn(b)
+}
+
 // Stats counts what a run did.
 type Stats struct {
 	Files     atomic.Int64 // files read (wholly or from a watermark)
@@ -79,6 +96,7 @@ type Stats struct {
 	Lines     atomic.Int64 // source lines (or native records) read
 	Records   atomic.Int64 // records emitted
 	Skipped   atomic.Int64 // bad input records skipped
+	Warned    atomic.Int64 // input records kept with a warning (repaired, or a field not read)
 	Partial   atomic.Int64 // unterminated last lines left for the next run
 }
 

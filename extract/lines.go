@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/pos-lake/pos/schema"
 )
@@ -23,17 +26,53 @@ type LinesRead struct {
 	End int64
 }
 
+// Line is a native line as ReadLines hands it on.
+type Line struct {
+	schema.Line
+	// Repairs are what keeping the line as strict JSON changed in it (see
+	// RawLine): the adapter sets Source.Altered from them on the records
+	// it makes of the line.
+	Repairs schema.Repairs
+}
+
+// Altered is the value of Source.Altered for the line's records.
+func (l Line) Altered() string { return l.Repairs.String() }
+
+// LineFuncs are what an adapter does with the lines ReadLines reads. Each
+// is given the line as the raw layer keeps it (see RawLine); Parse is
+// given only JSON objects.
+type LineFuncs struct {
+	// Parse reads a line into the adapter's state for Line; an error says
+	// the line is not a record of the format.
+	Parse func(raw []byte) error
+	// Line makes the records of a line Parse accepted.
+	Line func(raw []byte, ln Line) error
+	// RawOnly makes the raw record of a line kept in the raw layer alone:
+	// JSON that is not an object, an object Parse refused, or a line
+	// nested more than schema.MaxNesting levels deep, whose raw is then
+	// one JSON string holding its text (Repairs has RepairText).
+	RawOnly func(raw []byte, ln Line) error
+}
+
+// utf8BOM starts a file some editors write; it is not part of the JSON.
+var utf8BOM = []byte("\xEF\xBB\xBF")
+
 // ReadLines reads the lines of an append-only JSONL file, as the adapters
 // of such formats must: from lr (positioned at the plan's start) to the
-// end, skipping blank lines; each line goes to parse (without its newline
-// or carriage return), and the lines parse accepts go on to fn. A line parse
-// refuses is reported through Skip as path:line: reason and passed over —
-// unless it is the last line and has no newline yet, a line still being
-// written, which is left for the next run (counted in Stats.Partial). With
-// quiet (a first pass over lines read again later), nothing is reported or
-// counted.
-func (o *Options) ReadLines(ctx context.Context, lr *schema.LineReader, path string, quiet bool,
-	parse func(line []byte) error, fn func(line []byte, ln schema.Line) error) (LinesRead, error) {
+// end, skipping blank lines (a UTF-8 byte order mark at the start of the
+// file, spaces and a carriage return around a line are not part of it).
+//
+// Nothing a line holds is lost if it is JSON: a JSON object Parse accepts
+// goes to Line; other JSON — not an object, an object Parse refuses, or
+// nesting too deep to keep as JSON — is kept by RawOnly and reported
+// through Skip as path:line: reason (its message, if any, is skipped). A
+// line that is not JSON is reported and passed over — unless it is the
+// last line and has no newline yet, a line still being written, which is
+// left for the next run (counted in Stats.Partial), as is an unfinished
+// last line Parse refuses. A line kept with repairs (RawLine) is named
+// through Note. With quiet (a first pass over lines read again later),
+// nothing is reported or counted.
+func (o *Options) ReadLines(ctx context.Context, lr *schema.LineReader, path string, quiet bool, f LineFuncs) (LinesRead, error) {
 	start := lr.Offset()
 	read := LinesRead{Consumed: start, Lines: lr.Lines(), End: start}
 	consume := func(ln schema.Line) { read.Consumed, read.Lines, read.End = ln.End(), ln.Num, ln.End() }
@@ -63,22 +102,56 @@ func (o *Options) ReadLines(ctx context.Context, lr *schema.LineReader, path str
 		if !quiet && o.Stats != nil {
 			o.Stats.Bytes.Add(ln.End() - ln.Offset)
 		}
-		b := bytes.TrimRight(ln.Bytes, "\r")
-		if len(bytes.TrimSpace(b)) == 0 {
+		b := ln.Bytes
+		if ln.Offset == 0 {
+			b = bytes.TrimPrefix(b, utf8BOM)
+		}
+		b = bytes.Trim(b, " \t\r")
+		if len(b) == 0 {
 			if ln.Terminated {
 				consume(ln)
 			}
 			continue
 		}
-		if perr := parse(b); perr != nil {
-			if !ln.Terminated {
-				if !quiet && o.Stats != nil {
-					o.Stats.Partial.Add(1)
-				}
-				return read, nil
+		raw, rep := rawLine(b, !lr.Kept())
+		line := Line{Line: ln, Repairs: rep}
+		// kept: why the line is kept by RawOnly; bad: why it is not JSON.
+		var kept, bad error
+		switch {
+		case schema.Deeper(raw, schema.MaxNesting):
+			if !schema.ValidDeep(raw) {
+				bad = errors.New("invalid JSON")
+				break
 			}
+			raw = schema.AppendString(nil, unsafe.String(unsafe.SliceData(raw), len(raw)))
+			line.Repairs |= schema.RepairText
+			kept = RawOnlyReason(raw, line.Repairs)
+		case raw[0] != '{':
+			if !json.Valid(raw) {
+				bad = LineError(raw)
+				break
+			}
+			kept = RawOnlyReason(raw, line.Repairs)
+		default:
+			if perr := f.Parse(raw); perr != nil {
+				if !json.Valid(raw) {
+					bad = LineError(raw)
+					break
+				}
+				kept = fmt.Errorf("%s: kept in the raw layer only", firstLine(perr))
+			}
+		}
+		if (kept != nil || bad != nil) && !ln.Terminated {
+			// A line still being written, or a writer that leaves the
+			// last newline out: the next run reads it again.
+			if !quiet && o.Stats != nil {
+				o.Stats.Partial.Add(1)
+			}
+			return read, nil
+		}
+		if bad != nil {
 			consume(ln)
-			if err := skip(ln, perr); err != nil {
+			if err := skip(ln, bad); err != nil {
 				return read, err
 			}
 			continue
@@ -86,44 +159,173 @@ func (o *Options) ReadLines(ctx context.Context, lr *schema.LineReader, path str
 		if !quiet && o.Stats != nil {
 			o.Stats.Lines.Add(1)
 		}
-		if err := fn(b, ln); err != nil {
+		if kept != nil {
+			consume(ln)
+			if err := f.RawOnly(raw, line); err != nil {
+				return read, err
+			}
+			if rep != 0 {
+				kept = fmt.Errorf("%w; %s", kept, rep.Describe())
+			}
+			if err := skip(ln, kept); err != nil {
+				return read, err
+			}
+			continue
+		}
+		if err := f.Line(raw, line); err != nil {
 			return read, err
 		}
 		read.End = ln.End()
 		if ln.Terminated {
 			consume(ln)
 		}
+		if rep != 0 && !quiet {
+			err := o.Warn(&schema.BadInput{Path: path, Line: ln.Num, Err: errors.New("kept with repairs: " + rep.Describe())})
+			if err != nil {
+				return read, err
+			}
+		}
 	}
+}
+
+// RawOnlyReason says why a native value kept by RawLine or RawJSON is kept
+// in the raw layer alone, when it is no object: it was nested too deeply
+// (RepairText), or it is another kind of JSON value.
+func RawOnlyReason(raw []byte, rep schema.Repairs) error {
+	if rep&schema.RepairText != 0 {
+		return fmt.Errorf("nested deeper than %d levels: kept in the raw layer as one JSON string", schema.MaxNesting)
+	}
+	return fmt.Errorf("%s, not an object: kept in the raw layer only", jsonKind(raw[0]))
+}
+
+// firstLine is err's message up to its first line break: a diagnostic is
+// one line (sonic's syntax errors draw the text below).
+func firstLine(err error) string {
+	m, _, _ := strings.Cut(err.Error(), "\n")
+	return strings.TrimSpace(m)
+}
+
+// FieldError says, for a diagnostic, that a field of a native record held
+// a value of a type the adapter does not read (err is encoding/json's
+// *json.UnmarshalTypeError) and was left out: "message.usage.input_tokens
+// is a string, not a number: not read". Other errors are returned as they
+// are.
+func FieldError(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	field := te.Field
+	if field == "" {
+		field = "the line"
+	}
+	want := te.Type.Kind().String()
+	switch te.Type.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
+		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		want = "a number"
+	case reflect.String:
+		want = "a string"
+	case reflect.Bool:
+		want = "a boolean"
+	case reflect.Struct, reflect.Map, reflect.Pointer:
+		want = "an object"
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	}
+	return fmt.Errorf("%s is %s, not %s: not read", field, article(te.Value), want)
+}
+
+// article puts "a" or "an" before a JSON kind encoding/json names
+// ("string", "number -5", "object").
+func article(v string) string {
+	if v != "" && strings.ContainsRune("aeiou", rune(v[0])) {
+		return "an " + v
+	}
+	return "a " + v
+}
+
+// jsonKind names the kind of JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch c {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
 }
 
 // RawLine returns a copy of a native line to keep as a raw record, owned
 // by the record (decoded strings may point into it), and strict JSON
-// whatever the file held: invalid UTF-8 becomes U+FFFD, and inside strings
-// a control character is escaped and a backslash that starts no valid
-// escape is itself escaped. The line decoders accept both (they skip the
-// values they do not read without checking them); strict readers of the
-// stream (jq, encoding/json) do not. A line that needs none of it, every
-// line as the tools write them, is checked and copied.
-func RawLine(b []byte) []byte { return rawLine(b, true) }
+// whatever the file held: invalid UTF-8 becomes
+// U+FFFD; inside strings a control character is escaped and a backslash
+// that starts no valid escape is itself escaped; a \u escape of a lone
+// UTF-16 surrogate, which DuckDB's JSON reader refuses, becomes \ufffd.
+// The line decoders accept all of them (they skip the values they do not
+// read without checking them); strict readers of the stream (jq,
+// encoding/json, DuckDB) do not. A line that needs none of it, every line
+// as the tools write them, is checked and copied. ReadLines hands on lines
+// made so, and says what was changed.
+func RawLine(b []byte) []byte {
+	raw, _ := rawLine(b, true)
+	return raw
+}
 
-// KeptRawLine is RawLine for a line that no later read writes over (from
-// a reader made by schema.NewKeptLineReader): a line that needs no repair
-// is returned as it is, not copied.
-func KeptRawLine(b []byte) []byte { return rawLine(b, false) }
+// RawText is RawLine for a whole JSON file, also saying what it changed.
+func RawText(b []byte) ([]byte, schema.Repairs) { return rawLine(b, true) }
 
-func rawLine(b []byte, clone bool) []byte {
+// RawJSON is RawLine for a native JSON value that is not a line of its
+// own (an element of a JSON file, a database value): it also checks that
+// it is JSON (err says why not), puts it on one line (a pretty-printed
+// file's element), and keeps a value nested more than schema.MaxNesting
+// levels deep as one JSON string holding its text (RepairText).
+func RawJSON(b []byte) ([]byte, schema.Repairs, error) {
+	raw, rep := rawLine(b, true)
+	if schema.Deeper(raw, schema.MaxNesting) {
+		if !schema.ValidDeep(raw) {
+			return nil, 0, errors.New("invalid JSON")
+		}
+		return schema.AppendString(nil, unsafe.String(unsafe.SliceData(raw), len(raw))), rep | schema.RepairText, nil
+	}
+	if !json.Valid(raw) {
+		return nil, 0, LineError(raw)
+	}
+	if bytes.IndexByte(raw, '\n') >= 0 || bytes.IndexByte(raw, '\r') >= 0 {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			return nil, 0, err
+		}
+		raw = buf.Bytes()
+	}
+	return raw, rep, nil
+}
+
+func rawLine(b []byte, clone bool) ([]byte, schema.Repairs) {
 	ctrl, valid := scanRaw(b)
 	out := b
+	var rep schema.Repairs
 	switch {
 	case !valid:
-		out = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+		out, rep = bytes.ToValidUTF8(b, []byte("\uFFFD")), schema.RepairUTF8
 	case clone:
 		out = bytes.Clone(b)
 	}
-	if ctrl || !schema.ValidEscapes(out) {
-		out = strictStrings(out)
+	escapes, lone := schema.CheckEscapes(out)
+	if ctrl || !escapes {
+		var r schema.Repairs
+		out, r = strictStrings(out)
+		rep |= r
+		lone = schema.LoneSurrogate(out)
 	}
-	return out
+	if lone {
+		out, rep = schema.FixSurrogates(out), rep|schema.RepairSurrogate
+	}
+	return out, rep
 }
 
 // ValidText returns a copy of b as valid UTF-8 (invalid bytes become
@@ -174,10 +376,12 @@ func scanRaw(b []byte) (ctrl, valid bool) {
 
 // strictStrings makes the strings of a JSON text (valid UTF-8) strict:
 // control characters are escaped, and a backslash that starts no valid
-// escape becomes an escaped backslash. Control characters between tokens
-// (tab, newline, carriage return are JSON whitespace) are left as they are.
-func strictStrings(b []byte) []byte {
+// escape becomes an escaped backslash; it says which it did. Control
+// characters between tokens (tab, newline, carriage return are JSON
+// whitespace) are left as they are.
+func strictStrings(b []byte) ([]byte, schema.Repairs) {
 	out := make([]byte, 0, len(b)+16)
+	var rep schema.Repairs
 	in := false
 	for i := 0; i < len(b); i++ {
 		c := b[i]
@@ -193,14 +397,16 @@ func strictStrings(b []byte) []byte {
 				continue
 			}
 			out = append(out, '\\', '\\')
+			rep |= schema.RepairEscape
 			continue
 		case c < 0x20:
 			out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			rep |= schema.RepairControl
 			continue
 		}
 		out = append(out, c)
 	}
-	return out
+	return out, rep
 }
 
 const hexDigits = "0123456789abcdef"
@@ -236,7 +442,11 @@ func (o *Options) FirstLine(path string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if b := bytes.TrimSpace(ln.Bytes); len(b) > 0 {
+		b := ln.Bytes
+		if ln.Offset == 0 {
+			b = bytes.TrimPrefix(b, utf8BOM)
+		}
+		if b := bytes.TrimSpace(b); len(b) > 0 {
 			return bytes.Clone(b), nil
 		}
 	}

@@ -71,6 +71,11 @@ type RawRow struct {
 	IngestedAt   time.Time `parquet:"ingested_at,timestamp(millisecond)"`
 	ContentHash  string    `parquet:"content_hash"`
 	Raw          string    `parquet:"raw,json"`
+
+	// SourceAltered names what pos-extract changed in the native record to
+	// keep it as strict JSON (schema.Source.Altered); NULL when it is kept
+	// byte for byte.
+	SourceAltered string `parquet:"source_altered,optional,dict"`
 }
 
 // ToolRow is one tool call or result inside a message. Its fields are
@@ -365,11 +370,18 @@ func rawString(m json.RawMessage) string { return unsafe.String(unsafe.SliceData
 
 func rawRow(r *schema.Record, hash string) RawRow {
 	s, a := src(r), adapter(r)
+	raw := rawString(r.Raw)
+	if raw == "" {
+		// A record without a raw value (a native line that is JSON null
+		// travels so): the column holds JSON, and "" is not JSON.
+		raw = "null"
+	}
 	return RawRow{
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, TS: r.TS, TSPrecision: r.TSPrecision,
 		NativeType: r.NativeType, NativeID: r.NativeID, Project: r.Project, User: r.User, Machine: r.Machine,
 		SourcePath: s.Path, SourceLine: s.Line, SourceKey: s.Key, SourceOffset: s.Offset, SourceMtime: s.Mtime,
-		Adapter: a.Name, AdapterVer: a.Version, IngestedAt: r.IngestedAt, ContentHash: hash, Raw: rawString(r.Raw),
+		Adapter: a.Name, AdapterVer: a.Version, IngestedAt: r.IngestedAt, ContentHash: hash, Raw: raw,
+		SourceAltered: s.Altered,
 	}
 }
 

@@ -174,48 +174,89 @@ func unmarshalWhole(data []byte, rec *Record) bool {
 	}
 	// sonic takes any escape in the values it keeps undecoded; the member
 	// decoder says what is wrong with one that is not JSON.
-	if !ValidEscapes(rec.Raw) || !ValidEscapes(rec.Meta) {
-		return false
-	}
+	fixed, ok := strictRaw(&rec.Raw)
+	_, okMeta := strictRaw(&rec.Meta)
+	ok = ok && okMeta
 	for i := range rec.Tools {
-		if !ValidEscapes(rec.Tools[i].Input) {
-			return false
-		}
+		_, okIn := strictRaw(&rec.Tools[i].Input)
+		ok = ok && okIn
+	}
+	if !ok {
+		return false
 	}
 	if rec.Schema == "" {
 		rec.Schema = Version
 	}
-	rec.Raw = validUTF8(rec.Raw)
-	rec.Meta = validUTF8(rec.Meta)
-	for i := range rec.Tools {
-		rec.Tools[i].Input = validUTF8(rec.Tools[i].Input)
-	}
+	markRaw(rec, fixed)
 	rec.TS, rec.IngestedAt = rec.TS.UTC(), rec.IngestedAt.UTC()
 	return true
 }
 
-func validUTF8(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 || utf8.Valid(b) {
-		return b
+// strictRaw makes a value sonic kept undecoded strict (strictValue), and
+// reports what that changed and whether its escapes are valid; a value
+// with an invalid escape is left as it is.
+func strictRaw(b *json.RawMessage) (Repairs, bool) {
+	valid, lone := CheckEscapes(*b)
+	if !valid {
+		return 0, false
 	}
-	return bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	var r Repairs
+	*b, r = strictValue(*b, lone)
+	return r, true
 }
 
-// rawValue validates a JSON value and returns a compact, valid-UTF-8 copy.
-func rawValue(val []byte) (json.RawMessage, error) {
+// strictValue returns the JSON value b (valid escapes; lone says whether
+// it holds a lone surrogate escape, see CheckEscapes) as the lake keeps
+// it: valid UTF-8 (invalid bytes become U+FFFD) and without lone
+// surrogate escapes, which DuckDB's JSON reader refuses (they become
+// \ufffd, as the other readers decode them), and says what it changed.
+// A value that needs neither is returned as it is.
+func strictValue(b json.RawMessage, lone bool) (json.RawMessage, Repairs) {
+	var r Repairs
+	if len(b) == 0 {
+		return b, 0
+	}
+	if !utf8.Valid(b) {
+		b, r = bytes.ToValidUTF8(b, []byte("\uFFFD")), RepairUTF8
+	}
+	if lone {
+		b, r = FixSurrogates(b), r|RepairSurrogate
+	}
+	return b, r
+}
+
+// markRaw records on the record's source what decoding changed in its raw
+// value, which a producer other than pos-extract may not have made strict.
+func markRaw(rec *Record, r Repairs) {
+	if r == 0 || len(rec.Raw) == 0 {
+		return
+	}
+	if rec.Source == nil {
+		rec.Source = &Source{}
+	}
+	rec.Source.AddRepairs(r)
+}
+
+// rawValue validates a JSON value and returns a compact, strict copy (see
+// strictValue) and what making it strict changed.
+func rawValue(val []byte) (json.RawMessage, Repairs, error) {
 	if !validJSON(val) {
-		return nil, invalidValue(val)
+		return nil, 0, invalidValue(val)
 	}
-	if !utf8.Valid(val) {
-		val = bytes.ToValidUTF8(val, []byte("\uFFFD"))
+	out, r := strictValue(val, LoneSurrogate(val))
+	if r == 0 {
+		out = bytes.Clone(out) // the repairs made a copy
 	}
-	return bytes.Clone(val), nil
+	return out, r, nil
 }
 
 // invalidValue says why validJSON refused val.
 func invalidValue(val []byte) error {
 	if !ValidEscapes(val) {
 		return errors.New("invalid JSON value: a backslash that starts no escape")
+	}
+	if Deeper(val, maxDepth) {
+		return errors.New("invalid JSON value: nested deeper than 10,000 levels")
 	}
 	return errors.New("invalid JSON value")
 }
@@ -279,6 +320,9 @@ func (s *scanner) str() (start, end int, escaped bool, err error) {
 func (s *scanner) skip() error {
 	n := skipValue(s.b[s.i:])
 	if n < 0 {
+		if Deeper(s.b[s.i:], maxDepth) {
+			return s.errf("invalid JSON value: nested deeper than 10,000 levels")
+		}
 		return s.errf("invalid JSON value")
 	}
 	s.i += n

@@ -88,6 +88,7 @@ func AppendRecord(b []byte, r *Record) []byte {
 		o.intAlways("offset", s.Offset)
 		o.time("mtime", s.Mtime)
 		o.boolean("replay", s.Replay)
+		o.str("altered", s.Altered)
 		w.b = append(o.b, '}')
 	}
 	if a := r.Adapter; a != nil {

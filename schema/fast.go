@@ -37,9 +37,18 @@ func UseFast(f Fast) { fast = f }
 // lines hold raw, so that a record decodes the same with Fast or without.
 // Unlike it, it refuses a backslash that starts no JSON escape ("\0"), as
 // encoding/json, DuckDB and jq do.
+//
+// sonic stops at 4,095 levels of nesting: what nests deeper is read as
+// without Fast, by encoding/json, which stops at 10,000 as pos-scrub's
+// parser does, so that every stage takes the same records.
 func validJSON(b []byte) bool {
 	if fast.Valid != nil {
-		return fast.Valid(b) && ValidEscapes(b)
+		if fast.Valid(b) {
+			return ValidEscapes(b)
+		}
+		if !Deeper(b, fastDepth) {
+			return false
+		}
 	}
 	if json.Valid(b) {
 		return true
@@ -63,10 +72,19 @@ func spaceControls(b []byte) []byte {
 // any leading spaces), or -1 if it is not one.
 func skipValue(b []byte) int {
 	if fast.Skip != nil {
-		return fast.Skip(b)
+		if n := fast.Skip(b); n >= 0 || !Deeper(b, fastDepth) {
+			return n
+		}
 	}
 	return skipPortable(b)
 }
+
+// fastDepth is a nesting below sonic's limit (4,095 levels): a text sonic
+// refuses that nests deeper is read again without it.
+const fastDepth = 4000
+
+// maxDepth is encoding/json's limit on nesting, and pos-scrub's.
+const maxDepth = 10000
 
 func unmarshalNested(data []byte, v any) error {
 	if fast.UnmarshalNested != nil {

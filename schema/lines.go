@@ -218,6 +218,10 @@ func (lr *LineReader) nextKept() (Line, error) {
 	}
 }
 
+// Kept reports whether the reader's lines stay valid after the next call
+// (NewKeptLineReader).
+func (lr *LineReader) Kept() bool { return lr.keep }
+
 // Offset is the number of bytes consumed so far, including the starting
 // offset.
 func (lr *LineReader) Offset() int64 { return lr.off }

@@ -30,6 +30,8 @@ func init() { memberBudget.Store(memberBudgetBytes) }
 type mdec struct {
 	scanner
 	s string
+	// rawFixed is what making the record's raw value strict changed.
+	rawFixed Repairs
 }
 
 func unmarshalMembers(data []byte, rec *Record) error {
@@ -37,6 +39,7 @@ func unmarshalMembers(data []byte, rec *Record) error {
 	if err := d.object(rec.member); err != nil {
 		return err
 	}
+	markRaw(rec, d.rawFixed)
 	d.ws()
 	if d.i != len(d.b) {
 		return d.errf("trailing data after the record")
@@ -180,7 +183,9 @@ func (r *Record) member(d *mdec, key string) (err error) {
 	case "meta":
 		r.Meta, err = d.raw()
 	case "raw":
-		r.Raw, err = d.raw()
+		var fixed Repairs
+		r.Raw, fixed, err = d.rawStrict()
+		d.rawFixed |= fixed
 	default:
 		var v json.RawMessage
 		if v, err = d.raw(); err == nil {
@@ -257,6 +262,8 @@ func (s *Source) member(d *mdec, key string) (err error) {
 		s.Mtime, err = d.time()
 	case "replay":
 		s.Replay, err = d.bool()
+	case "altered":
+		s.Altered, err = d.str()
 	default:
 		err = d.skipValue()
 	}
@@ -644,11 +651,18 @@ func (d *mdec) value() ([]byte, error) {
 	return d.b[start:d.i], nil
 }
 
-// raw returns a validated, valid-UTF-8 copy of the next value.
+// raw returns a validated, strict copy of the next value (see
+// strictValue).
 func (d *mdec) raw() (json.RawMessage, error) {
+	v, _, err := d.rawStrict()
+	return v, err
+}
+
+// rawStrict is raw, also saying what making the value strict changed.
+func (d *mdec) rawStrict() (json.RawMessage, Repairs, error) {
 	val, err := d.value()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	return rawValue(val)
 }

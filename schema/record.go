@@ -260,6 +260,11 @@ type Source struct {
 	// Earlier runs already delivered it, so stages that store records
 	// need not pass it on (pos-normalize drops it once it has used it).
 	Replay bool `json:"replay,omitempty"`
+	// Altered names what was changed in the native record to keep it as
+	// strict JSON that DuckDB and jq read (see Repairs): "utf8",
+	// "control", "escape", "surrogate", "text", comma-separated; "" when
+	// the record is kept byte for byte.
+	Altered string `json:"altered,omitempty"`
 }
 
 // Adapter names the code that produced a record.

@@ -137,7 +137,7 @@ func run(c *cli.Context) error {
 		opt.Machine, _ = os.Hostname()
 	}
 	skips := cmdio.NewSkips(c)
-	opt.OnSkip = onceEach(skips.Skip)
+	opt.OnSkip, opt.OnWarn = onceEach(skips.Skip), skips.Warn
 	stateDir := c.String("state")
 	// Where this run's watermarks belong, said by each checkpoint so that
 	// pos-load commits them there (or refuses another lake's): the --state
@@ -218,10 +218,10 @@ func run(c *cli.Context) error {
 	stopProgress()
 	st := opt.Stats
 	elapsed := time.Since(start)
-	cmdio.Summary(c, "%s read (%s unchanged), %s, %s, %s emitted, %s skipped, %s left for the next run; %.1f MB/s",
+	cmdio.Summary(c, "%s read (%s unchanged), %s, %s, %s emitted, %s skipped, %s kept with warnings, %s left for the next run; %.1f MB/s",
 		cmdio.Plural(st.Files.Load(), "file"), fmt.Sprint(st.Unchanged.Load()),
 		cmdio.HumanBytes(st.Bytes.Load()), cmdio.Plural(st.Lines.Load(), "line"),
-		cmdio.Plural(st.Records.Load(), "record"), fmt.Sprint(skips.N()),
+		cmdio.Plural(st.Records.Load(), "record"), fmt.Sprint(skips.N()), fmt.Sprint(skips.Warnings()),
 		cmdio.Plural(st.Partial.Load(), "partial line"),
 		float64(st.Bytes.Load())/1e6/max(elapsed.Seconds(), 1e-3))
 	if err != nil {

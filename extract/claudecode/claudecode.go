@@ -373,18 +373,37 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	} else {
 		r.lr.Reset(f, plan.Start, plan.Lines)
 	}
-	var l line
-	var raw []byte
-	read, err := r.opt.ReadLines(ctx, r.lr, sf.Path, false, func(b []byte) error {
-		// The line is the record's raw as it was read, not a copy: the
-		// reader never writes over it (946 MB of copies on a 1 GB home).
-		raw = extract.KeptRawLine(b)
-		if parseLine(raw, &l) != nil && !lenient(raw, &l) {
-			return extract.LineError(b)
-		}
-		return nil
-	}, func(_ []byte, ln schema.Line) error {
-		return r.line(fs, &l, raw, ln)
+	// The lines are the records' raw as they were read, not copies: the
+	// reader never writes over them (946 MB of copies on a 1 GB home).
+	var (
+		l   line
+		odd error // a field lenient could not read
+	)
+	read, err := r.opt.ReadLines(ctx, r.lr, sf.Path, false, extract.LineFuncs{
+		Parse: func(raw []byte) error {
+			odd = nil
+			if err := parseLine(raw, &l); err != nil {
+				var ok bool
+				if odd, ok = lenient(raw, &l); !ok {
+					return err
+				}
+			}
+			return nil
+		},
+		Line: func(raw []byte, ln extract.Line) error {
+			warn := odd
+			if w := l.check(); w != nil {
+				warn = errors.Join(warn, w)
+			}
+			if err := r.line(fs, &l, raw, ln); err != nil || warn == nil || ln.Offset < fs.replayBelow {
+				return err // a line replayed was named when it was first read
+			}
+			return r.opt.Warn(&schema.BadInput{Path: fs.path, Line: ln.Num, Err: oneLine(warn)})
+		},
+		RawOnly: func(raw []byte, ln extract.Line) error {
+			l = line{}
+			return r.line(fs, &l, raw, ln)
+		},
 	})
 	if err != nil {
 		return err
@@ -429,11 +448,20 @@ func cmpOr(a, b string) string {
 // lenient parses a line whose JSON is valid but some field has a type this
 // adapter does not expect (a newer Claude Code may change one): encoding/json
 // fills every other field, and the line is kept whole in the raw record.
-func lenient(b []byte, l *line) bool {
+// odd says which field was not read.
+func lenient(b []byte, l *line) (odd error, ok bool) {
 	*l = line{}
 	err := json.Unmarshal(b, l)
 	var te *json.UnmarshalTypeError
-	return err == nil || errors.As(err, &te)
+	if errors.As(err, &te) {
+		return extract.FieldError(err), true
+	}
+	return nil, err == nil
+}
+
+// oneLine joins what errors.Join joined on one line.
+func oneLine(err error) error {
+	return errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
 }
 
 // agentType reads the subagent's type from agent-<id>.meta.json when Claude

@@ -1,6 +1,8 @@
 package claudecode
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"unsafe"
 
@@ -54,6 +56,42 @@ type line struct {
 	// messages (hook output, files, listings …), among them the prompts
 	// typed while it was working (queued_command), which no user line holds.
 	Attachment *attachment `json:"attachment"`
+}
+
+// check makes what pos reads of a line usable, and says what it changed:
+// a token count below zero is read as zero, a timestamp that is no time
+// is not read (the record's time is derived from its neighbours).
+func (l *line) check() error {
+	var errs []error
+	if l.Timestamp != "" {
+		if _, ok := parseTS(l.Timestamp); !ok {
+			errs = append(errs, fmt.Errorf("timestamp %q is not a time: not read", l.Timestamp))
+		}
+	}
+	if m := l.Message; m != nil && m.Usage != nil {
+		neg := m.Usage.tokens.clamp()
+		for i := range m.Usage.Iterations {
+			neg = m.Usage.Iterations[i].tokens.clamp() || neg
+		}
+		if neg {
+			errs = append(errs, errors.New("message.usage: a token count below zero: read as 0"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// clamp reads counts below zero as zero, and reports whether there was one.
+func (t *tokens) clamp() bool {
+	neg := false
+	for _, n := range []*int64{&t.Input, &t.Output, &t.CacheCreation, &t.CacheRead} {
+		if *n < 0 {
+			*n, neg = 0, true
+		}
+	}
+	if t.Detail != nil && t.Detail.Ephemeral1h < 0 {
+		t.Detail.Ephemeral1h, neg = 0, true
+	}
+	return neg
 }
 
 type snapshot struct {

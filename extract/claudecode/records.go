@@ -36,12 +36,14 @@ func parseTS(s string) (time.Time, bool) {
 }
 
 // line turns one parsed line into a record and queues it.
-func (r *run) line(fs *fileState, l *line, b []byte, ln schema.Line) error {
+func (r *run) line(fs *fileState, l *line, b []byte, eln extract.Line) error {
+	ln := eln.Line
 	rec := schema.New(schema.KindRaw)
 	rec.Platform = platform
 	rec.NativeType = l.Type
 	rec.NativeID = l.UUID
-	rec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime, Replay: ln.Offset < fs.replayBelow}
+	rec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime, Replay: ln.Offset < fs.replayBelow,
+		Altered: eln.Altered()}
 	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
 	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull

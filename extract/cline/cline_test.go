@@ -130,11 +130,19 @@ func TestFixture(t *testing.T) {
 
 	// The broken api file is reported once, at the element where its JSON
 	// breaks; the half-written ui file is not an error, only left for later.
-	if len(res.Skips) != 1 || !strings.HasSuffix(res.Skips[0].Path, filepath.Join(taskD, apiFile)) || res.Skips[0].Key != apiFile+"[3]" {
+	// Elements that are JSON but no object (a number, an array for the
+	// metadata) are named: they are kept in the raw layer only.
+	if len(res.Skips) != 3 || !strings.HasSuffix(res.Skips[2].Path, filepath.Join(taskD, apiFile)) || res.Skips[2].Key != apiFile+"[3]" {
 		t.Fatalf("skips: %v", res.Skips)
 	}
-	if !strings.Contains(res.Skips[0].Error(), apiFile+":"+apiFile+"[3]: invalid JSON") {
-		t.Fatalf("diagnostic %q", res.Skips[0].Error())
+	if !strings.Contains(res.Skips[2].Error(), apiFile+":"+apiFile+"[3]: invalid JSON") {
+		t.Fatalf("diagnostic %q", res.Skips[2].Error())
+	}
+	for i, want := range []string{metaFile + ":" + metaFile + ": an array, not an object: kept in the raw layer only",
+		apiFile + ":" + apiFile + "[1]: a number, not an object: kept in the raw layer only"} {
+		if !strings.HasSuffix(res.Skips[i].Error(), want) {
+			t.Errorf("diagnostic %q, want %q", res.Skips[i].Error(), want)
+		}
 	}
 	if got := res.Stats.Partial.Load(); got != 1 {
 		t.Fatalf("partial files %d", got)
@@ -621,36 +629,36 @@ func TestOrigin(t *testing.T) {
 }
 
 func TestElements(t *testing.T) {
-	type elem struct {
+	type element struct {
 		off int64
 		raw string
 	}
 	tests := []struct {
 		in    string
-		want  []elem
+		want  []element
 		end   int64
 		check func(error) bool
 	}{
-		{`[{"a":1},{"b":[2]}]`, []elem{{1, `{"a":1}`}, {9, `{"b":[2]}`}}, 19, func(e error) bool { return e == nil }},
-		{"[\n  {\n    \"a\": 1\n  },\n  \"s\",\n  3\n]\n", []elem{{4, `{"a":1}`}, {24, `"s"`}, {31, `3`}}, 34, func(e error) bool { return e == nil }},
+		{`[{"a":1},{"b":[2]}]`, []element{{1, `{"a":1}`}, {9, `{"b":[2]}`}}, 19, func(e error) bool { return e == nil }},
+		{"[\n  {\n    \"a\": 1\n  },\n  \"s\",\n  3\n]\n", []element{{4, `{"a":1}`}, {24, `"s"`}, {31, `3`}}, 34, func(e error) bool { return e == nil }},
 		{`[]`, nil, 2, func(e error) bool { return e == nil }},
 		{``, nil, 0, truncated},
-		{`[{"a":1},{"b":`, []elem{{1, `{"a":1}`}}, 8, truncated},
-		{`[{"a":1}`, []elem{{1, `{"a":1}`}}, 8, truncated},
+		{`[{"a":1},{"b":`, []element{{1, `{"a":1}`}}, 8, truncated},
+		{`[{"a":1}`, []element{{1, `{"a":1}`}}, 8, truncated},
 		{`{"a":1}`, nil, 0, func(e error) bool { return errors.Is(e, errNotArray) }},
-		{`[{"a":1},{]`, []elem{{1, `{"a":1}`}}, 8, func(e error) bool {
+		{`[{"a":1},{]`, []element{{1, `{"a":1}`}}, 8, func(e error) bool {
 			var ee *elemError
 			return errors.As(e, &ee) && ee.Index == 1 && !truncated(e)
 		}},
-		{`[1] x`, []elem{{1, `1`}}, 3, func(e error) bool { return e != nil && !truncated(e) }},
+		{`[1] x`, []element{{1, `1`}}, 3, func(e error) bool { return e != nil && !truncated(e) }},
 	}
 	for _, tc := range tests {
-		var got []elem
-		end, err := elements(strings.NewReader(tc.in), func(i int, off int64, raw []byte) error {
-			if i != len(got) {
-				t.Fatalf("%q: index %d", tc.in, i)
+		var got []element
+		end, err := elements(strings.NewReader(tc.in), func(e elem) error {
+			if e.i != len(got) {
+				t.Fatalf("%q: index %d", tc.in, e.i)
 			}
-			got = append(got, elem{off, string(raw)})
+			got = append(got, element{e.off, string(e.raw)})
 			return nil
 		})
 		if !slices.Equal(got, tc.want) || end != tc.end || !tc.check(err) {
@@ -693,5 +701,38 @@ func TestCapabilities(t *testing.T) {
 		if strings.Count(strings.TrimSuffix(l, "."), ". ") > 0 || !strings.HasSuffix(l, ".") {
 			t.Errorf("not one sentence: %q", l)
 		}
+	}
+}
+
+// One element that a JSON decoder refuses (nested 10,000 levels, a raw
+// control character, a lone surrogate, not JSON at all) does not end the
+// reading: the elements after it are read, and each one that is JSON is
+// handed on strict, on one line, with what was changed.
+func TestElementsKeepsWhatIsJSON(t *testing.T) {
+	deep := strings.Repeat(`{"a":[`, 5000) + "1" + strings.Repeat("]}", 5000)
+	in := "\xEF\xBB\xBF[\n {\"role\":\"user\",\"content\":\"a\x01b\"},\n" + deep + ",\n {\"s\":\"\\ud800\"},\n {\"x\" 1},\n {\"last\":\n  true}\n]\n"
+	var got []elem
+	end, err := elements(strings.NewReader(in), func(e elem) error {
+		got = append(got, e)
+		return nil
+	})
+	if err != nil || end != int64(len(in)-1) || len(got) != 5 {
+		t.Fatalf("%d elements, end %d, err %v", len(got), end, err)
+	}
+	if string(got[0].raw) != `{"role":"user","content":"a\u0001b"}` || got[0].rep != schema.RepairControl || got[0].off != 6 {
+		t.Errorf("element 0: %s %v at %d", got[0].raw, got[0].rep, got[0].off)
+	}
+	var text string
+	if json.Unmarshal(got[1].raw, &text) != nil || text != deep || got[1].rep != schema.RepairText {
+		t.Errorf("element 1 is not kept as its text: %.40s", got[1].raw)
+	}
+	if string(got[2].raw) != `{"s":"\ufffd"}` || got[2].rep != schema.RepairSurrogate {
+		t.Errorf("element 2: %s", got[2].raw)
+	}
+	if got[3].raw != nil || got[3].bad == nil {
+		t.Errorf("element 3 is not JSON: %s %v", got[3].raw, got[3].bad)
+	}
+	if string(got[4].raw) != `{"last":true}` || got[4].bad != nil {
+		t.Errorf("element 4: %s", got[4].raw)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bytedance/sonic"
+	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -61,16 +62,23 @@ var fast = sonic.Config{}.Froze()
 // not expect (a newer Cline may change one) is not an error: encoding/json
 // fills every other member, and the element is kept whole in the raw record.
 func lenientUnmarshal(b []byte, v any) error {
+	_, err := lenientOdd(b, v)
+	return err
+}
+
+// lenientOdd is lenientUnmarshal, also saying which member could not be
+// read for its type (odd; v is filled without it).
+func lenientOdd(b []byte, v any) (odd, err error) {
 	if fast.Unmarshal(b, v) == nil {
-		return nil
+		return nil, nil
 	}
 	reflect.ValueOf(v).Elem().SetZero() // what the fast decoder filled before it stopped
-	err := json.Unmarshal(b, v)
+	err = json.Unmarshal(b, v)
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return nil
+		return extract.FieldError(err), nil
 	}
-	return err
+	return nil, err
 }
 
 // blocks decodes message content: a string is one text block.

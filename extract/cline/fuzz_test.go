@@ -21,8 +21,10 @@ func memSource(name string, b []byte) *source {
 // count is how many elements the array reader takes from b.
 func count(b []byte) (int, [][]byte, error) {
 	var raws [][]byte
-	_, err := elements(bytes.NewReader(b), func(_ int, _ int64, raw []byte) error {
-		raws = append(raws, bytes.Clone(raw))
+	_, err := elements(bytes.NewReader(b), func(e elem) error {
+		if e.raw != nil {
+			raws = append(raws, bytes.Clone(e.raw))
+		}
 		return nil
 	})
 	return len(raws), raws, err

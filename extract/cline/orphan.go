@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -97,8 +98,8 @@ func (t *task) uiMessage(o *orphanState, i int, row *uiRow, raw *schema.Record) 
 		mk(schema.RoleAssistant, schema.ContentToolUse)
 		var tl uiTool
 		input := json.RawMessage(nil)
-		if json.Valid([]byte(text)) {
-			input = oneLine(&t.buf, []byte(text))
+		if in, _, err := extract.RawJSON([]byte(text)); err == nil {
+			input = in
 			lenientUnmarshal(input, &tl)
 		}
 		rec.Tools = []schema.Tool{{Name: cmpOr(tl.Tool, "tool"), Input: input}}

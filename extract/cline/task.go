@@ -199,11 +199,12 @@ func (r *run) task(ctx context.Context, td taskDir) error {
 // shorter): how many there are, and the working directory Cline names in
 // the environment details it sends with the first request.
 func peek(s *source, n int) (count int, cwd string) {
-	elements(s.section(), func(i int, _ int64, raw []byte) error {
-		if i >= n {
+	elements(s.section(), func(e elem) error {
+		if e.i >= n {
 			return errStop
 		}
 		count++
+		raw := e.raw
 		if cwd != "" || !bytes.Contains(raw, []byte("Directory (")) {
 			return nil
 		}
@@ -236,13 +237,36 @@ func (t *task) base(kind schema.Kind) *schema.Record {
 	return rec
 }
 
-// rawRecord is the raw record of element i of a history file.
-func (t *task) rawRecord(s *source, i int, off int64, raw []byte) *schema.Record {
+// element takes an element of a history file (k: its key): a raw record of it, or nil
+// when it is not JSON (reported). An element that is not an object (or
+// too deep to keep as JSON) is named, for it makes no message, as is an
+// element kept with repairs.
+func (t *task) element(s *source, k string, e elem) (*schema.Record, error) {
+	if e.bad != nil {
+		return nil, t.skip(s, k, e.bad)
+	}
+	if t.r.opt.Stats != nil {
+		t.r.opt.Stats.Lines.Add(1)
+	}
+	var err error
+	switch {
+	case e.raw[0] != '{':
+		why := extract.RawOnlyReason(e.raw, e.rep)
+		if rest := e.rep &^ schema.RepairText; rest != 0 {
+			why = fmt.Errorf("%w; %s", why, rest.Describe())
+		}
+		err = t.skip(s, k, why)
+	case e.rep != 0:
+		err = t.r.opt.Warn(&schema.BadInput{Path: s.path, Key: k, Err: errors.New("kept with repairs: " + e.rep.Describe())})
+	}
+	if err != nil {
+		return nil, err
+	}
 	rec := t.base(schema.KindRaw)
-	rec.Source = &schema.Source{Path: s.path, Key: key(s.name, i), Offset: off, Mtime: s.fp.Mtime}
+	rec.Source = &schema.Source{Path: s.path, Key: k, Offset: e.off, Mtime: s.fp.Mtime, Altered: e.rep.String()}
 	rec.Completeness = schema.CompleteFull
-	rec.Raw = raw
-	return rec
+	rec.Raw = e.raw
+	return rec, nil
 }
 
 func key(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }
@@ -354,31 +378,31 @@ func (t *task) readMeta(s *source) error {
 	if err != nil {
 		return &extract.ReadError{Path: s.path, Err: err}
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		if truncated(err) {
-			s.consumed = 0
+	// The file as one element: a byte order mark and the blanks around
+	// the value are not part of it.
+	body := bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF"))
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	e := elem{off: int64(len(b) - len(trimmed))}
+	body = bytes.TrimRight(trimmed, " \t\r\n")
+	if len(body) > 0 {
+		e.raw, e.rep, e.bad = extract.RawJSON(body)
+	}
+	if len(body) == 0 || e.bad != nil {
+		var v json.RawMessage
+		if err := json.NewDecoder(bytes.NewReader(extract.RawLine(body))).Decode(&v); len(body) == 0 || truncated(err) {
+			s.consumed = 0 // being written
 			if t.r.opt.Stats != nil {
 				t.r.opt.Stats.Partial.Add(1)
 			}
 			return nil
 		}
-		return t.skip(s, s.name, fmt.Errorf("invalid JSON: %v", err))
 	}
-	off := dec.InputOffset() - int64(len(raw))
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return t.skip(s, s.name, errors.New("invalid JSON: data after the top-level value"))
+	rec, err := t.element(s, s.name, e)
+	if rec == nil {
+		return err
 	}
-	if t.r.opt.Stats != nil {
-		t.r.opt.Stats.Lines.Add(1)
-	}
-	rec := t.base(schema.KindRaw)
-	rec.Source = &schema.Source{Path: s.path, Key: s.name, Offset: off, Mtime: s.fp.Mtime}
 	rec.NativeType = "task_metadata"
 	rec.TS, rec.TSPrecision = s.fp.Mtime, schema.PrecisionFileMtime
-	rec.Completeness = schema.CompleteFull
-	rec.Raw = oneLine(&t.buf, raw)
 	lenientUnmarshal(rec.Raw, &t.meta) // another shape is kept raw only
 	return t.emit(rec)
 }
@@ -403,6 +427,18 @@ type apiReqInfo struct {
 	CacheWrites float64  `json:"cacheWrites"`
 	CacheReads  float64  `json:"cacheReads"`
 	Cost        *float64 `json:"cost"`
+}
+
+// clamp reads token counts below zero as zero, and reports whether there
+// was one.
+func (a *apiReqInfo) clamp() bool {
+	neg := false
+	for _, n := range []*float64{&a.TokensIn, &a.TokensOut, &a.CacheWrites, &a.CacheReads} {
+		if *n < 0 {
+			*n, neg = 0, true
+		}
+	}
+	return neg
 }
 
 // request is one API request the ui recorded.
@@ -444,17 +480,46 @@ func (t *task) readUI(ctx context.Context, s *source) error {
 	ui.reqTS, ui.rowTS, ui.userTS, ui.models = map[int]time.Time{}, map[int]time.Time{}, map[int]time.Time{}, map[int]modelInfo{}
 	o := &orphanState{}
 	var last time.Time
-	end, err := elements(s.section(), func(i int, off int64, raw []byte) error {
+	end, err := elements(s.section(), func(e elem) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if t.r.opt.Stats != nil {
-			t.r.opt.Stats.Lines.Add(1)
+		rec, err := t.element(s, key(s.name, e.i), e)
+		if rec == nil {
+			return err
 		}
-		rec := t.rawRecord(s, i, off, raw)
-		var row uiRow
-		isObj := len(raw) > 0 && raw[0] == '{' && lenientUnmarshal(raw, &row) == nil
+		i, raw := e.i, e.raw
+		var (
+			row   uiRow
+			info  apiReqInfo
+			isObj bool
+			warns []string // what of the row could not be read
+		)
+		if len(raw) > 0 && raw[0] == '{' {
+			odd, err := lenientOdd(raw, &row)
+			isObj = err == nil
+			if odd != nil {
+				warns = append(warns, odd.Error())
+			}
+		}
 		ts, ok := epochMS(row.TS)
+		if v := bytes.TrimSpace(row.TS); !ok && len(v) > 0 && string(v) != "null" {
+			warns = append(warns, fmt.Sprintf("ts %s is not a time: not read", v))
+		}
+		if row.Say == "api_req_started" {
+			if odd, _ := lenientOdd([]byte(row.Text), &info); odd != nil {
+				warns = append(warns, "text: "+odd.Error())
+			}
+			if info.clamp() {
+				warns = append(warns, "text: a token count below zero: read as 0")
+			}
+		}
+		if len(warns) > 0 {
+			w := &schema.BadInput{Path: s.path, Key: key(s.name, i), Err: errors.New(strings.Join(warns, "; "))}
+			if err := t.r.opt.Warn(w); err != nil {
+				return err
+			}
+		}
 		switch {
 		case ok:
 			rec.TS, rec.TSPrecision, last = ts, schema.PrecisionExact, ts
@@ -484,8 +549,6 @@ func (t *task) readUI(ctx context.Context, s *source) error {
 		}
 		switch {
 		case row.Say == "api_req_started":
-			var info apiReqInfo
-			lenientUnmarshal([]byte(row.Text), &info)
 			req := request{index: c, ts: rec.TS, usage: schema.Usage{
 				Input: int64(info.TokensIn), Output: int64(info.TokensOut),
 				CacheCreation: int64(info.CacheWrites), CacheRead: int64(info.CacheReads),
@@ -544,14 +607,15 @@ func (t *task) readAPI(ctx context.Context, s *source) error {
 	var calls []pendingTool      // the last assistant message's tool calls
 	names := map[string]string{} // tool_use id -> tool name
 	reqPos, loosePos := 0, 0
-	end, err := elements(s.section(), func(i int, off int64, raw []byte) error {
+	end, err := elements(s.section(), func(e elem) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if t.r.opt.Stats != nil {
-			t.r.opt.Stats.Lines.Add(1)
+		rec, err := t.element(s, key(s.name, e.i), e)
+		if rec == nil {
+			return err
 		}
-		rec := t.rawRecord(s, i, off, raw)
+		i, raw := e.i, e.raw
 		var m apiMessage
 		if len(raw) == 0 || raw[0] != '{' || lenientUnmarshal(raw, &m) != nil || m.Role == "" {
 			t.fallbackTime(rec, s)

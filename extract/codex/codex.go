@@ -30,6 +30,7 @@ package codex
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -201,16 +202,24 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	var (
 		l   line
 		p   payload
-		raw []byte
+		odd error // a field the line was read without
 	)
-	read, err := r.opt.ReadLines(ctx, r.lr, sf.Path, false, func(b []byte) error {
-		raw = extract.RawLine(b)
-		if bytes.TrimSpace(raw)[0] != '{' || parseLine(raw, &l, &p) != nil {
-			return extract.LineError(b)
-		}
-		return nil
-	}, func(_ []byte, ln schema.Line) error {
-		return r.line(fs, &l, &p, compact(raw), ln)
+	read, err := r.opt.ReadLines(ctx, r.lr, sf.Path, false, extract.LineFuncs{
+		Parse: func(raw []byte) (err error) {
+			odd, err = parseLineOdd(raw, &l, &p)
+			return err
+		},
+		Line: func(raw []byte, ln extract.Line) error {
+			warn := errors.Join(odd, check(&l, &p))
+			if err := r.line(fs, &l, &p, compact(raw), ln); err != nil || warn == nil {
+				return err
+			}
+			return r.opt.Warn(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: errors.New(strings.ReplaceAll(warn.Error(), "\n", "; "))})
+		},
+		RawOnly: func(raw []byte, ln extract.Line) error {
+			l, p = line{}, payload{}
+			return r.line(fs, &l, &p, raw, ln)
+		},
 	})
 	if err != nil {
 		return err

@@ -47,7 +47,7 @@ func FuzzLine(f *testing.F) {
 		if err := parseLine(meta, &l, &p); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.line(fs, &l, &p, meta, schema.Line{Bytes: meta, Num: 1, Terminated: true}); err != nil {
+		if err := r.line(fs, &l, &p, meta, extract.Line{Line: schema.Line{Bytes: meta, Num: 1, Terminated: true}}); err != nil {
 			t.Fatal(err)
 		}
 		b := extract.RawLine(bytes.TrimRight(data, "\r\n"))
@@ -55,7 +55,7 @@ func FuzzLine(f *testing.F) {
 			return // a bad line: reported by the caller
 		}
 		raw := compact(b)
-		if err := r.line(fs, &l, &p, raw, schema.Line{Bytes: b, Num: 2, Offset: int64(len(meta)) + 1, Terminated: true}); err != nil {
+		if err := r.line(fs, &l, &p, raw, extract.Line{Line: schema.Line{Bytes: b, Num: 2, Offset: int64(len(meta)) + 1, Terminated: true}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := r.finish(fs); err != nil {

@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"github.com/bytedance/sonic"
+
+	"github.com/pos-lake/pos/extract"
 )
 
 // line is a rollout line: {timestamp, type, payload}. Rollouts written
@@ -146,11 +148,19 @@ func decode(b []byte, v any) error {
 // this adapter does not expect (a newer Codex may change one) is not an
 // error: encoding/json fills the others and the line stays whole in raw.
 func parseLine(b []byte, l *line, p *payload) error {
+	_, err := parseLineOdd(b, l, p)
+	return err
+}
+
+// parseLineOdd is parseLine, also saying which field of the line could not
+// be read for its type (odd; the line is read without it).
+func parseLineOdd(b []byte, l *line, p *payload) (odd, err error) {
 	*l, *p = line{}, payload{}
 	if err := decode(b, l); err != nil {
 		*l = line{}
-		if !lenient(b, l) {
-			return err
+		var ok bool
+		if odd, ok = lenient(b, l); !ok {
+			return nil, err
 		}
 	}
 	body := []byte(l.Payload)
@@ -158,19 +168,58 @@ func parseLine(b []byte, l *line, p *payload) error {
 		body = b // legacy: the line is the payload
 	}
 	if len(trimSpace(body)) == 0 || trimSpace(body)[0] != '{' {
-		return nil // a payload that is not an object: the line is kept raw
+		return odd, nil // a payload that is not an object: the line is kept raw
 	}
 	if err := decode(body, p); err != nil {
 		*p = payload{}
-		lenient(body, p)
+		podd, _ := lenient(body, p)
+		if podd != nil && len(l.Payload) > 0 {
+			podd = fmt.Errorf("payload.%w", podd)
+		}
+		odd = errors.Join(odd, podd)
 	}
-	return nil
+	return odd, nil
 }
 
-func lenient(b []byte, v any) bool {
+// lenient decodes b into v with encoding/json, which reads every field but
+// those of another type than v's; odd says which one it left out.
+func lenient(b []byte, v any) (odd error, ok bool) {
 	err := json.Unmarshal(b, v)
 	var te *json.UnmarshalTypeError
-	return err == nil || errors.As(err, &te)
+	if errors.As(err, &te) {
+		return extract.FieldError(err), true
+	}
+	return nil, err == nil
+}
+
+// check makes what pos reads of a line usable, and says what it changed:
+// a timestamp that is no time is not read, a token count below zero is
+// read as zero.
+func check(l *line, p *payload) error {
+	var errs []error
+	if l.Timestamp != "" {
+		if _, ok := parseTS(l.Timestamp); !ok {
+			errs = append(errs, fmt.Errorf("timestamp %q is not a time: not read", l.Timestamp))
+		}
+	}
+	if i := p.Info; i != nil && (i.Total.clamp() || i.Last.clamp()) {
+		errs = append(errs, errors.New("payload.info: a token count below zero: read as 0"))
+	}
+	return errors.Join(errs...)
+}
+
+// clamp reads counts below zero as zero, and reports whether there was one.
+func (t *tokens) clamp() bool {
+	if t == nil {
+		return false
+	}
+	neg := false
+	for _, n := range []*int64{&t.Input, &t.Cached, &t.CacheWrite, &t.Output, &t.Reasoning, &t.Total} {
+		if *n < 0 {
+			*n, neg = 0, true
+		}
+	}
+	return neg
 }
 
 func trimSpace(b []byte) []byte { return bytes.TrimSpace(b) }
@@ -254,9 +303,13 @@ func toolInput(raw rawJSON) json.RawMessage {
 	}
 	s := str(raw)
 	if t := strings.TrimSpace(s); t != "" && (t[0] == '{' || t[0] == '[') {
-		var buf bytes.Buffer
-		if json.Compact(&buf, []byte(t)) == nil {
-			return buf.Bytes()
+		// Arguments sent as a JSON text: kept as the JSON they hold, made
+		// strict as a raw line is.
+		if in, _, err := extract.RawJSON([]byte(t)); err == nil {
+			var buf bytes.Buffer
+			if json.Compact(&buf, in) == nil {
+				return buf.Bytes()
+			}
 		}
 	}
 	return compact(raw)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -153,10 +154,11 @@ var itemTypes = map[string]bool{
 }
 
 // line turns one parsed line into records.
-func (r *run) line(fs *fileState, l *line, p *payload, raw []byte, ln schema.Line) error {
+func (r *run) line(fs *fileState, l *line, p *payload, raw []byte, eln extract.Line) error {
+	ln := eln.Line
 	rec := schema.New(schema.KindRaw)
 	rec.Platform = platform
-	rec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime}
+	rec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime, Altered: eln.Altered()}
 	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
 	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull

@@ -76,7 +76,9 @@ func FuzzNative(f *testing.F) {
 		}
 		// As an agent transcript line.
 		tr := &trRun{run: r, emit: emit, path: "/p/agent-transcripts/s/s.jsonl", id: trIdentity{session: "s"}}
-		if rec, _, err := tr.jsonLine(data, schema.Line{Bytes: data, Num: 1, Terminated: true}); err == nil {
+		var l trLine
+		if raw := extract.RawLine(data); decode(raw, &l) == nil {
+			rec, _ := tr.jsonLine(&l, true, raw, extract.Line{Line: schema.Line{Bytes: data, Num: 1, Terminated: true}})
 			if err := tr.emitLine(rec); err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/pos-lake/pos/extract"
 )
 
 // The native shapes below are the subset of Cursor's JSON values that pos
@@ -292,17 +294,14 @@ func jsonValue(raw json.RawMessage) json.RawMessage {
 	return compactJSON(raw)
 }
 
-// compactJSON returns valid JSON on one line.
+// compactJSON returns valid JSON on one line, strict as a raw line is
+// (extract.RawJSON); what is not JSON becomes a JSON string of its text.
 func compactJSON(b []byte) json.RawMessage {
-	if bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 && json.Valid(b) {
-		return json.RawMessage(b)
+	if raw, _, err := extract.RawJSON(b); err == nil {
+		return raw
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
-		s, _ := json.Marshal(string(b))
-		return s
-	}
-	return buf.Bytes()
+	s, _ := json.Marshal(string(b))
+	return s
 }
 
 // thinkingText is a bubble's reasoning: thinking.text (2025), a thinking

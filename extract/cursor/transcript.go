@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -188,69 +187,27 @@ func (tr *trRun) jsonl(ctx context.Context, src *extract.Source) error {
 		return &extract.ReadError{Path: tr.path, Err: err}
 	}
 	lr := schema.NewLineReaderAt(src.File, plan.Start, plan.Lines)
-	consumed, consumedLines := plan.Start, plan.Lines
 	resume, resumeLines, resumePrev := plan.Start, plan.Lines, tr.prevID
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ln, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if errors.Is(err, schema.ErrLineTooLong) {
-			consumed, consumedLines = ln.End(), ln.Num
-			if err := tr.opt.Skip(&schema.BadInput{Path: tr.path, Line: ln.Num, Err: err}); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return &extract.ReadError{Path: tr.path, Err: err}
-		}
-		if tr.opt.Stats != nil {
-			tr.opt.Stats.Bytes.Add(ln.End() - ln.Offset)
-		}
-		b := bytes.TrimRight(ln.Bytes, "\r")
-		if len(bytes.TrimSpace(b)) == 0 {
-			if ln.Terminated {
-				consumed, consumedLines = ln.End(), ln.Num
-			}
-			continue
-		}
-		if utf8.Valid(b) {
-			b = bytes.Clone(b) // the reader reuses its buffer; the record keeps the line
-		} else {
-			b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
-		}
-		rec, prompt, err := tr.jsonLine(b, ln)
-		if err != nil {
-			if !ln.Terminated {
-				// A line still being written: left for the next run.
-				if tr.opt.Stats != nil {
-					tr.opt.Stats.Partial.Add(1)
-				}
-				break
-			}
-			consumed, consumedLines = ln.End(), ln.Num
-			if err := tr.opt.Skip(&schema.BadInput{Path: tr.path, Line: ln.Num, Err: err}); err != nil {
-				return err
-			}
-			continue
-		}
-		if tr.opt.Stats != nil {
-			tr.opt.Stats.Lines.Add(1)
-		}
+	var l trLine
+	line := func(raw []byte, ln extract.Line, parsed bool) error {
+		rec, prompt := tr.jsonLine(&l, parsed, raw, ln)
 		if prompt {
 			resume, resumeLines, resumePrev = ln.Offset, ln.Num-1, tr.prevID
 		}
-		if err := tr.emitLine(rec); err != nil {
-			return err
-		}
-		if ln.Terminated {
-			consumed, consumedLines = ln.End(), ln.Num
-		}
+		return tr.emitLine(rec)
 	}
+	read, err := tr.opt.ReadLines(ctx, lr, tr.path, false, extract.LineFuncs{
+		Parse: func(raw []byte) error {
+			l = trLine{}
+			return decode(raw, &l)
+		},
+		Line:    func(raw []byte, ln extract.Line) error { return line(raw, ln, true) },
+		RawOnly: func(raw []byte, ln extract.Line) error { return line(raw, ln, false) },
+	})
+	if err != nil {
+		return err
+	}
+	consumed, consumedLines := read.Consumed, read.Lines
 	if resume > consumed {
 		resume, resumeLines, resumePrev = consumed, consumedLines, tr.prevID
 	}
@@ -262,16 +219,16 @@ func (tr *trRun) jsonl(ctx context.Context, src *extract.Source) error {
 	return tr.checkpoint(src, consumed, resume, resumeLines, map[string]string{"prev_id": resumePrev})
 }
 
-// jsonLine parses one .jsonl line into its record, and says whether it is
-// a prompt. Only JSON that is not an object is an error; a line of another
-// shape is kept raw.
-func (tr *trRun) jsonLine(b []byte, ln schema.Line) (*schema.Record, bool, error) {
-	var l trLine
-	if err := decode(b, &l); err != nil {
-		return nil, false, extract.LineError(b)
-	}
+// jsonLine makes the record of one .jsonl line (l, its line decoded, when
+// parsed), and says whether it is a prompt. A line of another shape is kept
+// raw.
+func (tr *trRun) jsonLine(l *trLine, parsed bool, b []byte, ln extract.Line) (*schema.Record, bool) {
 	rec := tr.newRec(schema.KindRaw, ln.Num, ln.Offset)
+	rec.Source.Altered = ln.Altered()
 	rec.Raw = compactJSON(b)
+	if !parsed {
+		return rec, false
+	}
 	if t, ok := l.Timestamp.Time(); ok {
 		rec.TS, rec.TSPrecision = t, schema.PrecisionExact
 	} else if t, ok := l.CreatedAt.Time(); ok {
@@ -292,7 +249,7 @@ func (tr *trRun) jsonLine(b []byte, ln schema.Line) (*schema.Record, bool, error
 		rec.NativeType = l.Type + "/" + l.Status
 	}
 	if role != "user" && role != "assistant" && role != "system" && role != "tool" {
-		return rec, false, nil // turn_ended markers and future line types
+		return rec, false // turn_ended markers and future line types
 	}
 	rec.Kind, rec.ID = schema.KindMessage, tr.msgID(ln.Num)
 	rec.ParentID = tr.prevID
@@ -352,7 +309,7 @@ func (tr *trRun) jsonLine(b []byte, ln schema.Line) (*schema.Record, bool, error
 	default:
 		rec.Role, rec.ContentType = schema.RoleSystem, schema.ContentMeta
 	}
-	return rec, prompt, nil
+	return rec, prompt
 }
 
 // resultText is a tool_result's content: a string or text blocks.

@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -136,7 +135,7 @@ type scan struct {
 // eachLine calls fn for every line of rd that parses, from byte start and
 // line num (extract's ReadLines rules). Bad lines are reported, and lines
 // counted, when report is set; a half-written last line ends the pass.
-func (r *run) eachLine(ctx context.Context, path string, rd io.Reader, start, num int64, report bool, fn func(ln schema.Line, raw []byte, rc *record) error) (scan, error) {
+func (r *run) eachLine(ctx context.Context, path string, rd io.Reader, start, num int64, report bool, fn func(ln extract.Line, raw []byte, rc *record) error) (scan, error) {
 	if r.lr == nil {
 		r.lr = schema.NewLineReaderAt(rd, start, num)
 	} else {
@@ -144,16 +143,25 @@ func (r *run) eachLine(ctx context.Context, path string, rd io.Reader, start, nu
 	}
 	var (
 		rc  record
-		raw []byte
+		odd error // a member the line was read without
 	)
-	read, err := r.opt.ReadLines(ctx, r.lr, path, !report, func(b []byte) error {
-		raw = extract.RawLine(bytes.TrimSpace(b))
-		if raw[0] != '{' || parseRecord(raw, &rc) != nil {
-			return extract.LineError(b)
-		}
-		return nil
-	}, func(_ []byte, ln schema.Line) error {
-		return fn(ln, compact(raw), &rc)
+	read, err := r.opt.ReadLines(ctx, r.lr, path, !report, extract.LineFuncs{
+		Parse: func(raw []byte) (err error) {
+			odd, err = parseRecordOdd(raw, &rc)
+			return err
+		},
+		Line: func(raw []byte, ln extract.Line) error {
+			warn := rc.check(odd)
+			if err := fn(ln, compact(raw), &rc); err != nil || warn == nil || !report {
+				return err
+			}
+			return r.opt.Warn(&schema.BadInput{Path: path, Line: ln.Num, Err: warn})
+		},
+		// A line kept in the raw layer only is a record of no kind.
+		RawOnly: func(raw []byte, ln extract.Line) error {
+			rc = record{}
+			return fn(ln, raw, &rc)
+		},
 	})
 	return scan{end: read.End, consumed: read.Consumed, consumedLine: read.Lines}, err
 }
@@ -174,7 +182,8 @@ func (r *run) jsonl(ctx context.Context, sf extract.SourceFile) error {
 	c := newConv()
 	size := fp.Size - plan.Start
 	pass1, err := r.eachLine(ctx, sf.Path, io.NewSectionReader(f, plan.Start, size), plan.Start, plan.Lines, true,
-		func(ln schema.Line, raw []byte, rc *record) error {
+		func(eln extract.Line, raw []byte, rc *record) error {
+			ln := eln.Line
 			switch lineKind(rc) {
 			case "$rewindTo":
 				c.rewind(*rc.RewindTo)
@@ -209,12 +218,13 @@ func (r *run) jsonl(ctx context.Context, sf extract.SourceFile) error {
 
 	var m record
 	_, err = r.eachLine(ctx, sf.Path, io.NewSectionReader(f, plan.Start, pass1.end-plan.Start), plan.Start, plan.Lines, false,
-		func(ln schema.Line, raw []byte, rc *record) error {
+		func(eln extract.Line, raw []byte, rc *record) error {
+			ln := eln.Line
 			if r.opt.Stats != nil {
 				r.opt.Stats.Lines.Add(1)
 				r.opt.Stats.Bytes.Add(ln.End() - ln.Offset)
 			}
-			srcAt := &schema.Source{Path: sf.Path, Line: ln.Num, Offset: ln.Offset, Mtime: fp.Mtime}
+			srcAt := &schema.Source{Path: sf.Path, Line: ln.Num, Offset: ln.Offset, Mtime: fp.Mtime, Altered: eln.Altered()}
 			switch kind := lineKind(rc); kind {
 			case "message":
 				at, alive := c.final[rc.ID]

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"unsafe"
 
 	"github.com/bytedance/sonic"
+	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -118,17 +120,55 @@ func decode(b []byte, v any) error {
 // does not expect is not an error: encoding/json fills the others and the
 // record stays whole in raw.
 func parseRecord(b []byte, r *record) error {
+	_, err := parseRecordOdd(b, r)
+	return err
+}
+
+// parseRecordOdd is parseRecord, also saying which member could not be
+// read for its type (odd; the record is read without it).
+func parseRecordOdd(b []byte, r *record) (odd, err error) {
 	*r = record{}
 	if err := decode(b, r); err == nil {
-		return nil
+		return nil, nil
 	}
 	*r = record{}
-	err := json.Unmarshal(b, r)
+	err = json.Unmarshal(b, r)
 	var te *json.UnmarshalTypeError
-	if err == nil || errors.As(err, &te) {
+	if errors.As(err, &te) {
+		return extract.FieldError(err), nil
+	}
+	return nil, err
+}
+
+// check makes what pos reads of a record usable, and says what it
+// changed: a timestamp that is no time is not read, a token count below
+// zero is read as zero. odd, from parseRecordOdd, is added; the result is
+// one line.
+func (r *record) check(odd error) error {
+	var errs []string
+	if odd != nil {
+		errs = append(errs, odd.Error())
+	}
+	if r.Timestamp != "" {
+		if _, ok := parseTS(r.Timestamp); !ok {
+			errs = append(errs, fmt.Sprintf("timestamp %q is not a time: not read", r.Timestamp))
+		}
+	}
+	if t := r.Tokens; t != nil {
+		neg := false
+		for _, n := range []*int64{&t.Input, &t.Output, &t.Cached, &t.Thoughts, &t.Tool, &t.Total} {
+			if *n < 0 {
+				*n, neg = 0, true
+			}
+		}
+		if neg {
+			errs = append(errs, "tokens: a count below zero: read as 0")
+		}
+	}
+	if len(errs) == 0 {
 		return nil
 	}
-	return err
+	return errors.New(strings.Join(errs, "; "))
 }
 
 // partsOf decodes a PartListUnion: a string, a Part, or a list of both.

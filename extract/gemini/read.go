@@ -271,12 +271,27 @@ func (r *run) json(ctx context.Context, sf extract.SourceFile) error {
 }
 
 // conversation emits the records of a legacy chat file's bytes.
+//
+// The file is made strict as a raw line is (extract.RawText): what that
+// changed is named once for the file and marked on each of its records.
+// A message nested too deeply to keep as JSON is kept as a JSON string,
+// and one that is no object is kept raw only; both are named.
 func (r *run) conversation(ctx context.Context, fs *fileState, b []byte) error {
-	b = extract.RawLine(b)
-	top, elems, err := splitConversation(b)
+	b, rep := extract.RawText(bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF")))
+	top, elems, err := splitConversation(b, false)
+	if err != nil && schema.Deeper(b, 9000) {
+		// Nested beyond encoding/json's limit: read again token by token.
+		top, elems, err = splitConversation(b, true)
+	}
 	if err != nil {
 		return r.opt.Skip(&schema.BadInput{Path: fs.path, Err: err})
 	}
+	if rep != 0 {
+		if err := r.opt.Warn(&schema.BadInput{Path: fs.path, Err: errors.New("kept with repairs: " + rep.Describe())}); err != nil {
+			return err
+		}
+	}
+	altered := rep.String()
 	var m record
 	if err := parseRecord(top, &m); err == nil {
 		fs.learn(&m.metadata)
@@ -287,7 +302,8 @@ func (r *run) conversation(ctx context.Context, fs *fileState, b []byte) error {
 	if r.opt.Stats != nil {
 		r.opt.Stats.Lines.Add(int64(1 + len(elems)))
 	}
-	topRec := r.newRec(fs, top, &schema.Source{Path: fs.path, Key: "$", Mtime: fs.mtime}, fs.meta.LastUpdated)
+	topRaw, topRep, _ := extract.RawJSON(top)
+	topRec := r.newRec(fs, topRaw, &schema.Source{Path: fs.path, Key: "$", Mtime: fs.mtime, Altered: (rep | topRep).String()}, fs.meta.LastUpdated)
 	topRec.NativeType, topRec.NativeID = "conversation", fs.meta.SessionID
 	if err := r.out(fs, topRec); err != nil {
 		return err
@@ -297,15 +313,41 @@ func (r *run) conversation(ctx context.Context, fs *fileState, b []byte) error {
 			return err
 		}
 		key := "messages[" + strconv.Itoa(i) + "]"
-		raw := compact(e.raw)
-		if len(raw) == 0 || raw[0] != '{' || parseRecord(raw, &m) != nil {
-			if err := r.opt.Skip(&schema.BadInput{Path: fs.path, Key: key, Err: errors.New("message is not a JSON object")}); err != nil {
+		raw, erep, err := extract.RawJSON(e.raw)
+		if err != nil {
+			if err := r.opt.Skip(&schema.BadInput{Path: fs.path, Key: key, Err: err}); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := r.message(fs, &m, raw, &schema.Source{Path: fs.path, Key: key, Offset: e.off, Mtime: fs.mtime}); err != nil {
+		src := &schema.Source{Path: fs.path, Key: key, Offset: e.off, Mtime: fs.mtime, Altered: altered}
+		var odd, perr error
+		if raw[0] == '{' {
+			odd, perr = parseRecordOdd(raw, &m)
+		}
+		if raw[0] != '{' || perr != nil {
+			// Kept in the raw layer only, and named.
+			src.Altered = (rep | erep).String()
+			why := extract.RawOnlyReason(raw, erep)
+			if raw[0] == '{' {
+				why = errors.New("not a message of this format: kept in the raw layer only")
+			}
+			if err := r.out(fs, r.newRec(fs, raw, src, "")); err != nil {
+				return err
+			}
+			if err := r.opt.Skip(&schema.BadInput{Path: fs.path, Key: key, Err: why}); err != nil {
+				return err
+			}
+			continue
+		}
+		warn := m.check(odd)
+		if err := r.message(fs, &m, raw, src); err != nil {
 			return err
+		}
+		if warn != nil {
+			if err := r.opt.Warn(&schema.BadInput{Path: fs.path, Key: key, Err: warn}); err != nil {
+				return err
+			}
 		}
 	}
 	return r.sessionRecord(fs)
@@ -319,9 +361,18 @@ type element struct {
 // splitConversation splits a ConversationRecord into its members other
 // than messages (as one compact object, keys sorted) and its messages with
 // their byte offsets.
-func splitConversation(b []byte) ([]byte, []element, error) {
+//
+// With tokens, values are read token by token, without encoding/json's
+// limit of 10,000 levels of nesting (and much slower).
+func splitConversation(b []byte, tokens bool) ([]byte, []element, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
+	decode := func(v *json.RawMessage) error {
+		if !tokens {
+			return dec.Decode(v)
+		}
+		return tokenValue(dec, b, v)
+	}
 	bad := func(err error) ([]byte, []element, error) { return nil, nil, fmt.Errorf("invalid JSON: %v", err) }
 	if t, err := dec.Token(); err != nil {
 		return bad(err)
@@ -338,7 +389,7 @@ func splitConversation(b []byte) ([]byte, []element, error) {
 		key, _ := t.(string)
 		if key != "messages" {
 			var v json.RawMessage
-			if err := dec.Decode(&v); err != nil {
+			if err := decode(&v); err != nil {
 				return bad(err)
 			}
 			rest[key] = v
@@ -357,7 +408,7 @@ func splitConversation(b []byte) ([]byte, []element, error) {
 				off++
 			}
 			var v json.RawMessage
-			if err := dec.Decode(&v); err != nil {
+			if err := decode(&v); err != nil {
 				return bad(err)
 			}
 			elems = append(elems, element{off: off, raw: v})
@@ -377,4 +428,35 @@ func splitConversation(b []byte) ([]byte, []element, error) {
 		return nil, nil, err
 	}
 	return compact(top), elems, nil
+}
+
+// tokenValue reads the next value of dec, whose input is b, token by token
+// (no limit on nesting) and sets v to its text.
+func tokenValue(dec *json.Decoder, b []byte, v *json.RawMessage) error {
+	depth := 0
+	start := int64(-1)
+	for {
+		if start < 0 {
+			// The value starts after the blanks and the separator that
+			// precede it.
+			start = dec.InputOffset()
+			for start < int64(len(b)) && (b[start] == ',' || b[start] == ':' || b[start] == ' ' || b[start] == '\n' || b[start] == '\r' || b[start] == '\t') {
+				start++
+			}
+		}
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			*v = b[start:dec.InputOffset()]
+			return nil
+		}
+	}
 }

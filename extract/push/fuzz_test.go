@@ -45,7 +45,7 @@ func FuzzLine(f *testing.F) {
 		if err != nil && !errors.Is(err, errNotObject) {
 			return // reported bad by the reader
 		}
-		if err := r.line(fs, &ev, err == nil, bad, rawLine(b), schema.Line{Bytes: b, Num: 1, Terminated: true}); err != nil {
+		if err := r.line(fs, &ev, err == nil, bad, rawLine(b), extract.Line{Line: schema.Line{Bytes: b, Num: 1, Terminated: true}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := r.sessionHints(fs); err != nil {

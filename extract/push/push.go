@@ -192,16 +192,22 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		bad string
 		ok  bool
 	)
-	read, err := r.opt.ReadLines(ctx, schema.NewLineReaderAt(f, plan.Start, plan.Lines), sf.Path, false, func(b []byte) error {
-		var perr error
-		ev, bad, perr = parseEvent(b)
-		if perr != nil && !errors.Is(perr, errNotObject) {
-			return perr
-		}
-		ok = perr == nil
-		return nil
-	}, func(b []byte, ln schema.Line) error {
-		return r.line(fs, &ev, ok, bad, rawLine(b), ln)
+	read, err := r.opt.ReadLines(ctx, schema.NewLineReaderAt(f, plan.Start, plan.Lines), sf.Path, false, extract.LineFuncs{
+		Parse: func(raw []byte) error {
+			var perr error
+			ev, bad, perr = parseEvent(raw)
+			if perr != nil && !errors.Is(perr, errNotObject) {
+				return perr
+			}
+			ok = perr == nil
+			return nil
+		},
+		Line: func(raw []byte, ln extract.Line) error {
+			return r.line(fs, &ev, ok, bad, rawLine(raw), ln)
+		},
+		RawOnly: func(raw []byte, ln extract.Line) error {
+			return r.line(fs, &event{}, false, "", rawLine(raw), ln)
+		},
 	})
 	if err != nil {
 		return err
@@ -273,7 +279,8 @@ func (r *run) emitRec(rec *schema.Record) error {
 }
 
 // line turns one event into its raw record and the messages made from it.
-func (r *run) line(fs *fileState, e *event, object bool, bad string, raw []byte, ln schema.Line) error {
+func (r *run) line(fs *fileState, e *event, object bool, bad string, raw []byte, eln extract.Line) error {
+	ln := eln.Line
 	ts, prec := fs.lastTS, schema.PrecisionDerived
 	if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(e.Timestamp)); err == nil {
 		ts, prec = t.UTC(), schema.PrecisionExact
@@ -299,7 +306,7 @@ func (r *run) line(fs *fileState, e *event, object bool, bad string, raw []byte,
 	rawRec.Project = e.Project
 	rawRec.User, rawRec.Machine = r.opt.User, r.opt.Machine
 	rawRec.Completeness = schema.CompleteFull
-	rawRec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime}
+	rawRec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime, Altered: eln.Altered()}
 	rawRec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
 	if r.opt.Now != nil {
 		rawRec.IngestedAt = r.opt.Now()

@@ -206,8 +206,9 @@ type Skips struct {
 	// Max bounds how many diagnostics are printed; the count goes on.
 	Max int64
 
-	mu sync.Mutex
-	n  int64
+	mu    sync.Mutex
+	n     int64
+	warns int64
 }
 
 // Skip prints "tool: path:line: reason" and counts it. Under Strict it
@@ -215,17 +216,46 @@ type Skips struct {
 func (s *Skips) Skip(b *schema.BadInput) error {
 	s.mu.Lock()
 	s.n++
-	n := s.n
+	printed := s.n + s.warns
 	s.mu.Unlock()
+	return s.report(b, printed)
+}
+
+// Warn is Skip for an input record that was kept, repaired or with a field
+// not read: printed alike and counted apart (Warnings). Nothing was
+// skipped, so it never stops the stage, not even under Strict.
+func (s *Skips) Warn(b *schema.BadInput) error {
+	s.mu.Lock()
+	s.warns++
+	printed := s.n + s.warns
+	s.mu.Unlock()
+	s.print(b, printed)
+	return nil
+}
+
+// report prints the printed-th diagnostic, up to Max; under Strict it
+// returns it instead, to stop the stage.
+func (s *Skips) report(b *schema.BadInput, printed int64) error {
 	if s.Strict {
 		return b // printed once, as the run's error
 	}
-	if s.Max == 0 || n <= s.Max {
+	s.print(b, printed)
+	return nil
+}
+
+func (s *Skips) print(b *schema.BadInput, printed int64) {
+	if s.Max == 0 || printed <= s.Max {
 		fmt.Fprintf(s.Out, "%s: %v\n", s.Tool, b)
-	} else if n == s.Max+1 {
+	} else if printed == s.Max+1 {
 		fmt.Fprintf(s.Out, "%s: further bad records are counted, not printed\n", s.Tool)
 	}
-	return nil
+}
+
+// Warnings is the number of records kept with a warning.
+func (s *Skips) Warnings() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.warns
 }
 
 // N is the number of records skipped.
