@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -185,7 +186,9 @@ func (s *State) Save(dir string) error {
 // renames it over path, so readers see the old or the new file, never a
 // part of one.
 func WriteFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	// The writer's pid in the name lets the next run remove a file that a
+	// killed writer left (load.SweepTemps).
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".pid"+strconv.Itoa(os.Getpid())+"-*.tmp")
 	if err != nil {
 		return err
 	}

@@ -89,16 +89,22 @@ func hasParquet(dir string) bool {
 // schemaFile is a zero-row Parquet file with a table's columns, so a view
 // over a table with no data yet still has its columns. It lives in
 // <lake>/_schema, or, for a lake this process cannot write (pos-query on a
-// read-only lake), in the temporary directory.
-func schemaFile(lake, table string) (string, error) {
+// read-only lake) and when private allows it, in this process's private
+// scratch directory: never in a shared one, where another local user could
+// have put a file of that name holding rows of their choosing.
+func schemaFile(lake, table string, private bool) (string, error) {
 	// Named by the schema's fingerprint (a newer build writes its own), in
 	// a hive layout like the data's so both can be read together.
 	rel := filepath.Join(schemaFingerprint(table), table, "platform=_", "date=1970-01-01", "empty.parquet")
 	p, err := writeSchemaFile(filepath.Join(lake, "_schema", rel), table)
-	if err == nil {
-		return p, nil
+	if err == nil || !private {
+		return p, err
 	}
-	return writeSchemaFile(filepath.Join(os.TempDir(), "pos-schema", rel), table)
+	dir, serr := scratchDir()
+	if serr != nil {
+		return "", errors.Join(err, serr)
+	}
+	return writeSchemaFile(filepath.Join(dir, rel), table)
 }
 
 func writeSchemaFile(path, table string) (string, error) {
@@ -108,7 +114,7 @@ func writeSchemaFile(path, table string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+table+".*.tmp")
+	f, err := os.CreateTemp(filepath.Dir(path), TempPattern(table))
 	if err != nil {
 		return "", err
 	}
@@ -126,48 +132,160 @@ func writeSchemaFile(path, table string) (string, error) {
 	return path, err
 }
 
+// lakeSQL renders the paths of a lake's files as SQL expressions for
+// read_parquet, made safe from DuckDB's glob (see GlobLiteral).
+type lakeSQL struct {
+	abs string // the lake's absolute path
+	// root, when set, is an SQL expression for the lake's directory
+	// (escaped for the glob, ending in a separator) that the paths are
+	// relative to: the catalog's views compute it each time they are read,
+	// so pos.duckdb reads the lake it is in, wherever that lake was copied,
+	// moved or mounted.
+	root string
+}
+
+// file is the expression of a file in the lake (in-process views: any
+// file).
+func (l lakeSQL) file(path string) (string, error) {
+	if l.root == "" {
+		return sqlString(GlobLiteral(path)), nil
+	}
+	rel, err := l.rel(path)
+	if err != nil {
+		return "", err
+	}
+	return "(" + l.root + " || " + sqlString(globEscape(rel)) + ")", nil
+}
+
+// glob is the expression of the files matching pattern (pattern
+// characters of its own, "/"-separated) below dir.
+func (l lakeSQL) glob(dir, pattern string) (string, error) {
+	if l.root == "" {
+		return sqlString(globPrefix(dir) + string(filepath.Separator) + filepath.FromSlash(pattern)), nil
+	}
+	rel, err := l.rel(dir)
+	if err != nil {
+		return "", err
+	}
+	return "(" + l.root + " || " + sqlString(globEscape(rel)+"/"+pattern) + ")", nil
+}
+
+func (l lakeSQL) rel(path string) (string, error) {
+	rel, err := filepath.Rel(l.abs, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s is not inside the lake %s", path, l.abs)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// LakeVariable is the DuckDB variable that tells pos.duckdb's views where
+// the lake is when they cannot tell it themselves: SET VARIABLE pos_lake =
+// '/path/to/lake'.
+const LakeVariable = "pos_lake"
+
+// catalogRoot is the SQL expression of the lake's directory that the views
+// in pos.duckdb read their files under, resolved when a query binds them:
+//   - the variable pos_lake, when set (the override);
+//   - else the directory of pos.duckdb itself: for a database opened as
+//     X/pos.duckdb (read-only or not) DuckDB's temp_directory setting is
+//     X/pos.duckdb.tmp, X absolute or as given (relative to the working
+//     directory, which the paths then are too). A table function's
+//     arguments take no subquery, so duckdb_databases() cannot be asked,
+//     but a setting can;
+//   - else (pos.duckdb ATTACHed from another database, or temp_directory
+//     SET to another place) the lake's path when pos.duckdb was written.
+//
+// The directory is escaped for DuckDB's glob as GlobLiteral escapes.
+func catalogRoot(abs string) string {
+	esc := func(x string) string {
+		e := "regexp_replace(" + x + `, '([\[*?])', '[\1]', 'g')`
+		// Where paths start with "/", a backslash is part of a name and
+		// only "?" matches it in a glob (see globEscape).
+		return "CASE WHEN starts_with(" + x + ", '/') THEN replace(" + e + `, '\', '?') ELSE ` + e + " END"
+	}
+	v := "CAST(getvariable('" + LakeVariable + "') AS VARCHAR)"
+	t := "current_setting('temp_directory')"
+	return "(CASE WHEN coalesce(" + v + ", '') <> '' THEN " + esc("rtrim("+v+`, '/\') || '/'`) +
+		" WHEN regexp_matches(" + t + `, '(^|[/\\])pos\.duckdb\.tmp$') THEN ` + esc("regexp_replace("+t+`, 'pos\.duckdb\.tmp$', '')`) +
+		" ELSE " + sqlString(globPrefix(abs+string(filepath.Separator))) + " END)"
+}
+
 // source is the FROM clause that reads a table's files with hive
 // partitioning (platform, date), so filters on them prune files. When every
 // file of the table has this build's schema (the lake's state says so), the
 // files are read as they are; otherwise a zero-row file with this build's
 // schema is read with them, by name, so every column a view names exists
 // even in a lake an older build wrote.
-func source(lake, table string, schemas map[string][]string) (string, error) {
-	f, err := schemaFile(lake, table)
+func source(l lakeSQL, table string, schemas map[string][]string) (string, error) {
+	sf, err := schemaFile(l.abs, table, l.root == "")
 	if err != nil {
 		return "", err
 	}
-	dir := TableDir(lake, table)
+	f, err := l.file(sf)
+	if err != nil {
+		return "", err
+	}
+	dir := TableDir(l.abs, table)
+	if l.root == "" && filepath.Separator == '/' && strings.Contains(l.abs, `\`) {
+		// A backslash in the lake's path: DuckDB's glob matches it only
+		// with "?", which could match a neighbour's name too. The files
+		// are listed here and named one by one, which DuckDB reads as
+		// they are.
+		return l.listed(table, f, schemas)
+	}
 	if !hasParquet(dir) {
 		return schemaOnly(f), nil
 	}
 	// Files lie exactly two levels down (platform=/date=): a fixed-depth
 	// glob is expanded faster than "**", which walks the whole tree, and
 	// DuckDB expands it again on every query.
-	glob := filepath.Join(dir, "*", "*", "*.parquet")
+	glob, err := l.glob(dir, "*/*/*.parquet")
+	if err != nil {
+		return "", err
+	}
 	return readFiles(table, f, []string{glob}, schemas), nil
+}
+
+// listed is source with the table's files listed now, not globbed.
+func (l lakeSQL) listed(table, f string, schemas map[string][]string) (string, error) {
+	parts, err := tablePartitions(l.abs, table)
+	if err != nil {
+		return "", err
+	}
+	var files []string
+	for _, p := range parts {
+		if files, err = appendParquetFiles(files, Dir(l.abs, table, p.platform, p.date)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+	}
+	if len(files) == 0 {
+		return schemaOnly(f), nil
+	}
+	for i, p := range files {
+		if files[i], err = l.file(p); err != nil {
+			return "", err
+		}
+	}
+	return readFiles(table, f, files, schemas), nil
 }
 
 // hiveOpts are the options every read of the lake's tables passes.
 const hiveOpts = "hive_partitioning = true, hive_types = {'platform': VARCHAR, 'date': DATE}"
 
-// schemaOnly reads a table's schema file alone: no rows, every column.
-func schemaOnly(f string) string { return fmt.Sprintf("read_parquet(%s, %s)", sqlString(f), hiveOpts) }
+// schemaOnly reads a table's schema file alone (f, its SQL expression): no
+// rows, every column.
+func schemaOnly(f string) string { return fmt.Sprintf("read_parquet(%s, %s)", f, hiveOpts) }
 
-// readFiles reads a table's files (or globs), with its schema file f when
-// not every file has this build's schema.
+// readFiles reads a table's files (or globs), given as SQL expressions,
+// with its schema file f when not every file has this build's schema.
 func readFiles(table, f string, files []string, schemas map[string][]string) string {
-	quoted := make([]string, len(files))
-	for i, p := range files {
-		quoted[i] = sqlString(p)
-	}
 	if fps := schemas[table]; len(fps) == 1 && fps[0] == schemaFingerprint(table) {
-		if len(quoted) == 1 {
-			return fmt.Sprintf("read_parquet(%s, %s)", quoted[0], hiveOpts)
+		if len(files) == 1 {
+			return fmt.Sprintf("read_parquet(%s, %s)", files[0], hiveOpts)
 		}
-		return fmt.Sprintf("read_parquet([%s], %s)", strings.Join(quoted, ", "), hiveOpts)
+		return fmt.Sprintf("read_parquet([%s], %s)", strings.Join(files, ", "), hiveOpts)
 	}
-	return fmt.Sprintf("read_parquet([%s, %s], union_by_name = true, %s)", sqlString(f), strings.Join(quoted, ", "), hiveOpts)
+	return fmt.Sprintf("read_parquet([%s, %s], union_by_name = true, %s)", f, strings.Join(files, ", "), hiveOpts)
 }
 
 // Partition is one platform=/date= directory of a table.
@@ -220,10 +338,12 @@ func PartitionSource(lake, view string, parts []Partition) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f, err := schemaFile(lake, table)
+	sf, err := schemaFile(lake, table, true)
 	if err != nil {
 		return "", err
 	}
+	l := lakeSQL{abs: lake}
+	f, _ := l.file(sf)
 	var files []string
 	for _, p := range parts {
 		files, err = appendParquetFiles(files, Dir(lake, table, p.Platform, p.Date))
@@ -233,6 +353,9 @@ func PartitionSource(lake, view string, parts []Partition) (string, error) {
 	}
 	src := schemaOnly(f)
 	if len(files) > 0 {
+		for i, p := range files {
+			files[i], _ = l.file(p)
+		}
 		src = readFiles(table, f, files, readSchemas(lake))
 	}
 	q := viewSelect(view) + src
@@ -325,6 +448,12 @@ func ViewSQLFor(lake string, names ...string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return viewSQL(lakeSQL{abs: lake}, names...)
+}
+
+// viewSQL is ViewSQLFor with the lake's paths rendered by l.
+func viewSQL(l lakeSQL, names ...string) ([]string, error) {
+	lake := l.abs
 	views, err := ViewClosure(names...)
 	if err != nil {
 		return nil, err
@@ -341,7 +470,7 @@ func ViewSQLFor(lake string, names ...string) ([]string, error) {
 			if strings.HasPrefix(t, "view:") || src[t] != "" {
 				continue
 			}
-			s, err := source(lake, t, schemas)
+			s, err := source(l, t, schemas)
 			if err != nil {
 				return nil, err
 			}
@@ -581,9 +710,17 @@ const CatalogFile = "pos.duckdb"
 // tables by glob, so new files need no new definition: when the
 // statements are those pos.duckdb was last written with (the lake's state
 // records their hash), it is left as it is.
+//
+// The views name no absolute path: they read the lake pos.duckdb is in
+// (catalogRoot), so a lake copied, moved or mounted elsewhere is read where
+// it is.
 func WriteCatalog(ctx context.Context, lake string) error {
+	lake, err := filepath.Abs(lake)
+	if err != nil {
+		return err
+	}
 	path := filepath.Join(lake, CatalogFile)
-	stmts, err := ViewSQLFor(lake)
+	stmts, err := CatalogSQL(lake)
 	if err != nil {
 		return err
 	}
@@ -592,19 +729,57 @@ func WriteCatalog(ctx context.Context, lake string) error {
 	if b, err := os.ReadFile(stamp); err == nil && string(b) == sum && fileExists(path) {
 		return nil
 	}
-	db, err := sql.Open("duckdb", path+"?"+dsnOptions)
+	// The database is attached to an in-memory one, not opened by a DSN:
+	// a DSN ends the path at its first "?" and must parse as a URL, and a
+	// lake's path may hold anything.
+	db, err := sql.Open("duckdb", "?"+dsnOptions)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	for _, s := range stmts {
+	attach := path
+	if strings.ContainsRune(lake, '?') {
+		// DuckDB reads what follows a "?" in a database's path as options
+		// (it would write the WAL to "a.wal?b/…", links resolved): the
+		// database is written in a private directory, then copied into
+		// place.
+		tmp, err := os.MkdirTemp("", "pos-catalog-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		attach = filepath.Join(tmp, CatalogFile)
+		if err := copyFile(path, attach); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	// Attached as "pos", the name DuckDB gives the file when it is opened
+	// itself, so views over views find each other either way.
+	setup := []string{"ATTACH " + sqlString(attach) + " AS pos", "USE pos"}
+	for _, s := range append(setup, stmts...) {
 		if _, err := db.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("defining views: %w", err)
 		}
 	}
+	for _, s := range []string{"CHECKPOINT pos", "USE memory", "DETACH pos"} {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+	}
 	if err := db.Close(); err != nil {
 		return err
+	}
+	if attach != path {
+		tmp := TempName(path)
+		if err := copyFile(attach, tmp); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+			return err
+		}
 	}
 	for _, p := range []string{path, path + ".wal"} {
 		if _, err := os.Stat(p); err == nil {
@@ -613,6 +788,26 @@ func WriteCatalog(ctx context.Context, lake string) error {
 	}
 	os.MkdirAll(filepath.Dir(stamp), 0o700)
 	return extract.WriteFileAtomic(stamp, []byte(sum))
+}
+
+// copyFile copies the file from to a new file to, the user's alone.
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o600)
+}
+
+// CatalogSQL returns the statements that define the views of
+// <lake>/pos.duckdb: every view, reading the files below the directory
+// pos.duckdb is in when it is read (see catalogRoot).
+func CatalogSQL(lake string) ([]string, error) {
+	lake, err := filepath.Abs(lake)
+	if err != nil {
+		return nil, err
+	}
+	return viewSQL(lakeSQL{abs: lake, root: catalogRoot(lake)})
 }
 
 // catalogStamp is the file in <lake>/_state with the hash of the

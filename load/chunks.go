@@ -16,6 +16,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/fsglob"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed/lexical"
 )
@@ -258,7 +259,7 @@ func writeEmbeddings(lake string, ms []EmbeddingModel) error {
 // embeddingsInData reads the models of the chunks in a lake's files (for a
 // lake whose state file is missing or out of date).
 func (l *Loader) embeddingsInData() ([]EmbeddingModel, error) {
-	files, _ := filepath.Glob(filepath.Join(TableDir(l.opt.Lake, TableChunks), "*", "*", "*.parquet"))
+	files, _ := filepath.Glob(filepath.Join(fsglob.Quote(TableDir(l.opt.Lake, TableChunks)), "*", "*", "*.parquet"))
 	if len(files) == 0 {
 		return nil, nil
 	}
@@ -266,7 +267,7 @@ func (l *Loader) embeddingsInData() ([]EmbeddingModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(l.ctx, `SELECT model, dim, min(ingested_at) AS since FROM read_parquet(?::VARCHAR[], union_by_name = true)
+	rows, err := db.QueryContext(l.ctx, `SELECT model, dim, min(ingested_at) AS since FROM read_parquet(`+LiteralPaths+`, union_by_name = true)
 WHERE model IS NOT NULL AND model <> '' GROUP BY ALL ORDER BY since`, files)
 	if err != nil {
 		return nil, fmt.Errorf("reading the lake's embedding models: %w", err)
@@ -424,11 +425,11 @@ func appendParquetFiles(out []string, dir string) ([]string, error) {
 // which FilesSource prepends to the list it returns.
 func FilesSource(lake, table string, files []string) (string, []string, error) {
 	if fps := readSchemas(lake)[table]; len(fps) == 1 && fps[0] == schemaFingerprint(table) {
-		return "read_parquet(?::VARCHAR[], " + hiveOpts + ")", files, nil
+		return "read_parquet(" + LiteralPaths + ", " + hiveOpts + ")", files, nil
 	}
-	f, err := schemaFile(lake, table)
+	f, err := schemaFile(lake, table, true)
 	if err != nil {
 		return "", nil, err
 	}
-	return "read_parquet(?::VARCHAR[], union_by_name = true, " + hiveOpts + ")", append([]string{f}, files...), nil
+	return "read_parquet(" + LiteralPaths + ", union_by_name = true, " + hiveOpts + ")", append([]string{f}, files...), nil
 }

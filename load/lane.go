@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/pos-lake/pos/internal/fsglob"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -264,7 +265,7 @@ func (l *lane) partition(key partKey) (*partition, error) {
 // readIndex reads the ids and content hashes already in a partition.
 func (l *lane) readIndex(dir string) (map[uint64]uint64, error) {
 	idx := map[uint64]uint64{}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	files, _ := filepath.Glob(filepath.Join(fsglob.Quote(dir), "*.parquet"))
 	for _, f := range files {
 		if err := readIDs(f, idx); err != nil {
 			return nil, fmt.Errorf("reading ids in %s: %w", dir, err)

@@ -47,6 +47,12 @@ type Options struct {
 	// AllowMixedEmbeddings admits chunks of another embedding model or
 	// dimension than the lake's (see MixedEmbeddingsError).
 	AllowMixedEmbeddings bool
+	// RequireScrubbed refuses, and ends the load at, the first record
+	// pos-scrub did not scrub (ErrNotScrubbed).
+	RequireScrubbed bool
+	// DeclareScrubbed records, on the user's word, that the rows a build
+	// loaded before records were marked passed pos-scrub.
+	DeclareScrubbed bool
 }
 
 // Stats counts what a load did.
@@ -101,6 +107,9 @@ type Loader struct {
 
 	models    []EmbeddingModel // the lake's embedding models, nil until a chunk comes
 	lastModel EmbeddingModel   // the model of the last chunk admitted
+
+	scrub    *ScrubState                 // the lake's, with this run's rows
+	scrubRun map[string]map[string]int64 // this run's rows per table and mark
 }
 
 type partKey struct{ table, platform, date string }
@@ -170,6 +179,15 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 		return nil, err
 	}
 	l.schemas = readSchemas(opt.Lake)
+	if err := l.openScrubState(); err != nil {
+		unlock(lk, false)
+		return nil, err
+	}
+	// Temporary files killed writers left in the lake's own directories.
+	if err := SweepTemps(opt.Lake); err != nil {
+		unlock(lk, false)
+		return nil, err
+	}
 	for _, ln := range l.lanes {
 		go ln.run()
 	}
@@ -224,9 +242,13 @@ func (l *Loader) Add(rec *schema.Record) error {
 		}
 		return nil
 	}
+	if err := l.checkScrubbed(rec); err != nil {
+		return err
+	}
 	if rec.IngestedAt.IsZero() {
 		rec.IngestedAt = l.opt.Now()
 	}
+	mark := scrubMark(rec)
 	if rec.Kind == schema.KindChunk {
 		if err := l.checkEmbedding(rec); err != nil {
 			return err
@@ -234,10 +256,16 @@ func (l *Loader) Add(rec *schema.Record) error {
 	}
 	if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
 		// Not normalized: the native record still rides on the record.
+		if err := l.noteScrub(TableRaw, mark); err != nil {
+			return err
+		}
 		if err := l.send(schema.SplitRaw(rec)); err != nil {
 			return err
 		}
 		rec.Raw = nil
+	}
+	if err := l.noteScrub(tableFor(rec.Kind), mark); err != nil {
+		return err
 	}
 	return l.send(rec)
 }
@@ -398,6 +426,11 @@ func (l *Loader) Close() error {
 	if err != nil {
 		return err
 	}
+	if len(l.scrubRun) > 0 {
+		if err := writeScrubState(l.opt.Lake, l.scrub); err != nil {
+			return err
+		}
+	}
 	if err := l.logRun(); err != nil {
 		return err
 	}
@@ -465,6 +498,9 @@ func (l *Loader) logRun() error {
 	}
 	if st.Compacted > 0 {
 		entry["compacted"], entry["merged"] = st.Compacted, st.Merged
+	}
+	if len(l.scrubRun) > 0 {
+		entry["scrub"] = l.scrubRun
 	}
 	b, _ := json.Marshal(entry)
 	f, err := os.OpenFile(filepath.Join(l.opt.Lake, "_state", "runs.ndjson"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)

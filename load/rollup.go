@@ -354,7 +354,7 @@ func UpdateRollup(ctx context.Context, lake string) error {
 		rows = append(rows, pr...)
 	}
 	name := fmt.Sprintf("usage-%d.parquet", time.Now().UnixNano())
-	tmp := filepath.Join(dir, "."+name+".tmp")
+	tmp := TempName(filepath.Join(dir, name))
 	if err := writeRollup(tmp, rows); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("rollup: %w", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+	"github.com/pos-lake/pos/internal/fsglob"
 )
 
 // RollupRow is one row of the usage rollup file, with the columns of
@@ -127,7 +128,7 @@ func readRowGroups[T any](path string, out []T, names []string, need func(name s
 // partitionFiles lists the Parquet files of one partition of a table (none
 // when it has no directory; files being written end in .tmp).
 func partitionFiles(lake, table, platform, date string) ([]string, error) {
-	return filepath.Glob(filepath.Join(Dir(lake, table, platform, date), "*.parquet"))
+	return filepath.Glob(filepath.Join(fsglob.Quote(Dir(lake, table, platform, date)), "*.parquet"))
 }
 
 // count is the field of a count column.

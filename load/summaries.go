@@ -124,7 +124,7 @@ func writeSummaryFile(path string, rows []SummaryRow) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
+	tmp := TempName(path)
 	err := writeParquetFile(tmp, rows)
 	if err == nil {
 		err = os.Rename(tmp, path)
@@ -151,7 +151,7 @@ func SummariesViewSQL(lake string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	src, err := source(lake, TableSummaries, readSchemas(lake))
+	src, err := source(lakeSQL{abs: lake}, TableSummaries, readSchemas(lake))
 	if err != nil {
 		return "", err
 	}

@@ -811,6 +811,9 @@ type CapabilitiesArgs struct{}
 // CapabilitiesResult is capabilities's result.
 type CapabilitiesResult struct {
 	Platforms []query.PlatformCapabilities `json:"platforms"`
+	// Scrub is what the lake records of how its rows were scrubbed of
+	// secrets, with a warning when some may hold them in clear.
+	Scrub *query.ScrubStatus `json:"scrub,omitempty"`
 }
 
 func (s *Server) addCapabilities() {
@@ -818,12 +821,17 @@ func (s *Server) addCapabilities() {
 		Name: ToolCapabilities,
 		Description: "For every platform pos reads: what its data supports (exchanges, timestamps, tokens, cost, models, tool calls, " +
 			"file context, subagents, incremental reads, semantic search, limitations) beside what this lake holds for it " +
-			"(messages, sessions, exchanges, and the share with exact times, tokens and models).",
+			"(messages, sessions, exchanges, and the share with exact times, tokens and models), " +
+			"and whether the lake's rows were scrubbed of secrets (a warning when some were loaded without pos-scrub).",
 		Annotations: readOnly("Platform capabilities"),
 		InputSchema: inputSchema[CapabilitiesArgs](nil),
 	}
 	add(s, tool, handler(s, func(ctx context.Context, db *query.DB, _ CapabilitiesArgs) (*mcp.CallToolResult, CapabilitiesResult, error) {
 		caps, err := db.Capabilities(ctx)
-		return nil, CapabilitiesResult{Platforms: caps}, err
+		if err != nil {
+			return nil, CapabilitiesResult{}, err
+		}
+		st, err := db.ScrubStatus()
+		return nil, CapabilitiesResult{Platforms: caps, Scrub: st}, err
 	}))
 }

@@ -59,7 +59,7 @@ extract() {
 # Exit 3 from a stage means bad input lines were skipped (each reported
 # above as path:line: reason); the rest of the run is in the lake.
 set +e
-extract | pos-normalize | pos-scrub -q | pos-embed | pos-load
+extract | pos-normalize | pos-scrub -q | pos-embed | pos-load --require-scrubbed
 codes=("${PIPESTATUS[@]}")
 set -e
 for c in "${codes[@]}"; do

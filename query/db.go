@@ -30,6 +30,9 @@ var ErrNoLake = errors.New("no lake")
 type DB struct {
 	db   *sql.DB
 	lake string
+	// release lets go of the private scratch directory (load.HoldScratch)
+	// the views of a lake this process cannot write may read.
+	release func()
 
 	// lazy: views are defined when a lookup needs them (LazyViews); defined
 	// lists those that are.
@@ -66,7 +69,7 @@ func Open(ctx context.Context, lake string, opts ...OpenOption) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	build := fmt.Sprintf("build it with: pos-extract | pos-normalize | pos-load --lake %s", lake)
+	build := "build it with: " + BuildHint(lake)
 	switch fi, err := os.Stat(abs); {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%w at %s: the directory does not exist; %s", ErrNoLake, lake, build)
@@ -78,21 +81,38 @@ func Open(ctx context.Context, lake string, opts ...OpenOption) (*DB, error) {
 	if !hasData(abs) {
 		return nil, fmt.Errorf("%w at %s: the directory holds no data yet; %s", ErrNoLake, lake, build)
 	}
+	// Temporary files a killed writer left (best effort: the lake may be
+	// read-only to this process).
+	load.SweepTemps(abs)
 	db, err := load.OpenDB("")
 	if err != nil {
 		return nil, err
 	}
-	d := &DB{db: db, lake: abs, defined: map[string]bool{}}
+	d := &DB{db: db, lake: abs, defined: map[string]bool{}, release: load.HoldScratch()}
 	for _, o := range opts {
 		o(d)
 	}
 	if !d.lazy {
 		if err := load.DefineViews(ctx, db, abs); err != nil {
-			db.Close()
+			d.Close()
 			return nil, err
 		}
 	}
 	return d, nil
+}
+
+// BuildHint is the pipeline that builds or brings up to date the lake at
+// lake, secrets scrubbed: every hint that suggests one names this.
+func BuildHint(lake string) string {
+	return "pos-extract --lake " + shellQuote(lake) + " | pos-normalize | pos-scrub | pos-embed --lake " + shellQuote(lake) + " | pos-load --lake " + shellQuote(lake)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // need defines the views given (none: all) and those they read, unless
@@ -151,7 +171,11 @@ func hasData(lake string) bool {
 func (d *DB) Lake() string { return d.lake }
 
 // Close releases the database.
-func (d *DB) Close() error { return d.db.Close() }
+func (d *DB) Close() error {
+	err := d.db.Close()
+	d.release()
+	return err
+}
 
 // SQLError is a DuckDB error, with its message on one line.
 type SQLError struct {
@@ -208,6 +232,44 @@ func (d *DB) SQL(ctx context.Context, q string, args ...any) (*Table, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// ErrWrites is wrapped by the error ReadStream returns for a statement
+// that is not a query.
+var ErrWrites = errors.New("only queries run here")
+
+// ReadStream is Stream for a query a user wrote, which must not change the
+// lake or write any file: every statement of q must be a query — SELECT,
+// or DESCRIBE, SHOW, SUMMARIZE, FROM …, WITH …, VALUES, TABLE, which DuckDB
+// parses as one. Anything else (COPY, EXPORT DATABASE, ATTACH, CREATE,
+// INSERT, SET, INSTALL, LOAD, PRAGMA, EXPLAIN …) is refused before any
+// statement runs. DuckDB's own parser decides, through json_serialize_sql,
+// which serializes select statements only; it parses without binding, so
+// even a refused statement does nothing (preparing one would: a prepared
+// EXPORT DATABASE creates its directory).
+func (d *DB) ReadStream(ctx context.Context, w RowWriter, q string) error {
+	var res []byte
+	if err := d.db.QueryRowContext(ctx, `SELECT CAST(json_serialize_sql(CAST(? AS VARCHAR)) AS VARCHAR)`, q).Scan(&res); err != nil {
+		return sqlErr(err)
+	}
+	var parsed struct {
+		Error     bool   `json:"error"`
+		ErrorType string `json:"error_type"`
+		Message   string `json:"error_message"`
+	}
+	if err := json.Unmarshal(res, &parsed); err != nil {
+		return fmt.Errorf("parsing the query: %w", err)
+	}
+	if parsed.Error {
+		if parsed.ErrorType == "parser" {
+			// A syntax error: DuckDB says what it is when it runs the
+			// query, which then fails before doing anything.
+			return d.Stream(ctx, w, q)
+		}
+		return &SQLError{Msg: "the lake is read-only here: " + ErrWrites.Error() + " (SELECT, DESCRIBE, SHOW, SUMMARIZE, FROM, WITH, VALUES); " +
+			"COPY, EXPORT, ATTACH, CREATE, SET, INSTALL, PRAGMA, EXPLAIN and the like are refused", Err: ErrWrites}
+	}
+	return d.Stream(ctx, w, q)
 }
 
 // Stream runs an arbitrary query and hands its rows to w as they come, so

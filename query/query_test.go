@@ -73,7 +73,7 @@ func TestOpenNoLake(t *testing.T) {
 	os.MkdirAll(filepath.Join(empty, "_state"), 0o700)
 	_, err = query.Open(ctx, empty)
 	if !errors.Is(err, query.ErrNoLake) || !strings.Contains(err.Error(), "no data") ||
-		!strings.Contains(err.Error(), "pos-extract | pos-normalize | pos-load") {
+		!strings.Contains(err.Error(), "| pos-normalize | pos-scrub | pos-embed --lake "+empty+" | pos-load --lake "+empty) {
 		t.Errorf("empty lake: %v", err)
 	}
 }

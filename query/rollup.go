@@ -108,7 +108,7 @@ func rollupT(opt StatsOptions, p *rollupPlan) (string, []any) {
 	if len(p.drop) > 0 {
 		rw.add("NOT " + load.PartitionFilter(p.drop))
 	}
-	parts = append(parts, "SELECT "+strings.Join(rollCols, ", ")+" FROM read_parquet("+sqlQuote(p.path)+")"+rw.sql())
+	parts = append(parts, "SELECT "+strings.Join(rollCols, ", ")+" FROM read_parquet("+sqlQuote(load.GlobLiteral(p.path))+")"+rw.sql())
 	args = append(args, rw.args...)
 
 	msgs := func(extra ...func(w *where)) {

@@ -42,6 +42,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pos-lake/pos/internal/fsglob"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
@@ -241,7 +242,7 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 		return nil, err
 	}
 	if !hasVectors && !d.hasChunks(ctx) {
-		return nil, argErrorf("the lake has no chunks to search: add pos-embed to the pipeline (pos-normalize | pos-embed | pos-load)")
+		return nil, argErrorf("the lake has no chunks to search: add pos-embed to the pipeline (pos-normalize | pos-scrub | pos-embed | pos-load)")
 	}
 	versioned := load.Versioned(d.lake)[load.TableChunks]
 	files, err := d.windowFiles(load.TableChunks, opt)
@@ -523,7 +524,7 @@ func partitionsOf(files []string) ([]string, error) {
 			continue
 		}
 		seen[dir] = true
-		all, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+		all, err := filepath.Glob(filepath.Join(fsglob.Quote(dir), "*.parquet"))
 		if err != nil {
 			return nil, err
 		}
@@ -840,7 +841,7 @@ func (d *DB) describeHits(ctx context.Context, hits []SearchHit, terms []string)
 		}
 	}
 	q := `SELECT chunk_key, text, chunk_index, coalesce(project, ''), coalesce(user, ''), coalesce(machine, '')
-FROM read_parquet(?::VARCHAR[], hive_partitioning = true, union_by_name = true)
+FROM read_parquet(` + load.LiteralPaths + `, hive_partitioning = true, union_by_name = true)
 WHERE chunk_key IN (` + placeholders(len(keys)) + `)`
 	rows, err := d.db.QueryContext(ctx, q, append([]any{files}, keys...)...)
 	if err != nil {

@@ -138,7 +138,9 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 		ents, _ := os.ReadDir(dir)
 		keep := []string{next.PartsFile, next.MetaFile, old.PartsFile, old.MetaFile}
 		for _, e := range ents {
-			if n := e.Name(); strings.HasPrefix(strings.TrimPrefix(n, "."), "sessions-") && !slices.Contains(keep, n) {
+			// (Temporary files are another writer's, or a dead one's, which
+			// load.SweepTemps removes.)
+			if n := e.Name(); strings.HasPrefix(strings.TrimPrefix(n, "."), "sessions-") && !strings.HasSuffix(n, ".tmp") && !slices.Contains(keep, n) {
 				os.Remove(filepath.Join(dir, n))
 			}
 		}
@@ -190,7 +192,9 @@ func cacheFile(dir, name string) bool {
 	return err == nil
 }
 
-func readParquetSQL(path string) string { return "read_parquet(" + sqlQuote(path) + ")" }
+func readParquetSQL(path string) string {
+	return "read_parquet(" + sqlQuote(load.GlobLiteral(path)) + ")"
+}
 
 // copyTo writes the rows of the SQL source src to a new Parquet file at
 // path, the user's alone, under a temporary name until complete.
@@ -198,7 +202,7 @@ func (d *DB) copyTo(ctx context.Context, src, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	tmp := load.TempName(path)
 	if _, err := d.db.ExecContext(ctx, "COPY (SELECT * FROM "+src+") TO "+sqlQuote(tmp)+" (FORMAT parquet, COMPRESSION zstd)"); err != nil {
 		os.Remove(tmp)
 		return err

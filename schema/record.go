@@ -400,3 +400,68 @@ type Checkpoint struct {
 
 // New returns a record of the given kind stamped with the schema version.
 func New(kind Kind) *Record { return &Record{Schema: Version, Kind: kind} }
+
+// ScrubField is the member pos-scrub adds to every record it writes, so
+// that later stages, and the lake, know a record was scrubbed and how: one
+// of the Scrub* values. A record without it never passed pos-scrub. It is
+// kept among the record's unknown fields (Extra), which every stage passes
+// on as they are.
+const ScrubField = "scrub"
+
+// What pos-scrub did to a record (the ScrubField's value).
+const (
+	ScrubSecrets = "secrets" // secrets redacted
+	ScrubPII     = "pii"     // secrets and personal data redacted (pos-scrub --pii)
+	ScrubOff     = "off"     // passed through pos-scrub with scrubbing turned off (pos-scrub --off)
+)
+
+// Scrubbed reports whether a ScrubField value says the record's secrets
+// were redacted.
+func Scrubbed(mark string) bool { return mark == ScrubSecrets || mark == ScrubPII }
+
+// ScrubRank orders ScrubField values from the least redacted: a record
+// scrubbed twice keeps the stronger mark.
+func ScrubRank(mark string) int {
+	switch mark {
+	case ScrubOff:
+		return 1
+	case ScrubSecrets:
+		return 2
+	case ScrubPII:
+		return 3
+	}
+	return 0
+}
+
+// ScrubMark returns the record's ScrubField value, "" when it has none.
+func (r *Record) ScrubMark() string {
+	for _, f := range r.Extra {
+		if f.Key == ScrubField {
+			var s string
+			if json.Unmarshal(f.Value, &s) != nil {
+				return ""
+			}
+			return s
+		}
+	}
+	return ""
+}
+
+// SetScrubMark sets the record's ScrubField to mark, or removes it when
+// mark is "". The record's Line, if any, no longer matches it: the caller
+// clears it.
+func (r *Record) SetScrubMark(mark string) {
+	for i, f := range r.Extra {
+		if f.Key == ScrubField {
+			if mark == "" {
+				r.Extra = slices.Delete(r.Extra, i, i+1)
+			} else {
+				r.Extra[i].Value = AppendString(nil, mark)
+			}
+			return
+		}
+	}
+	if mark != "" {
+		r.Extra = append(r.Extra, Field{Key: ScrubField, Value: AppendString(nil, mark)})
+	}
+}

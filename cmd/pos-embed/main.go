@@ -28,7 +28,7 @@ func newApp() *cli.App {
 	return &cli.App{
 		Name:      "pos-embed",
 		Usage:     "add chunk records with vectors for the indexable units of pos records",
-		UsageText: "pos-normalize | pos-embed [--provider hash|openai] [--lake DIR] [FILE...] | pos-load",
+		UsageText: "pos-normalize | pos-scrub | pos-embed [--provider hash|openai] [--lake DIR] [FILE...] | pos-load",
 		Description: `Reads pos NDJSON (stdin, or files; .zst is decompressed). After each
 exchange, user prompt, summary label, compaction summary, subagent report and
 plan it writes its chunks: pieces of at most --chunk-tokens tokens that

@@ -28,7 +28,7 @@ func newApp() *cli.App {
 	return &cli.App{
 		Name:      "pos-load",
 		Usage:     "write pos records into the Parquet lake",
-		UsageText: "pos-extract | pos-normalize | pos-load [--lake DIR] [FILE...]",
+		UsageText: "pos-extract | pos-normalize | pos-scrub | pos-load [--lake DIR] [--require-scrubbed] [FILE...]",
 		Description: `Writes records to LAKE/raw/platform=P/date=D/ (native records) and
 LAKE/indexed/{messages,exchanges,sessions,documents,chunks,postings}/platform=P/date=D/,
 as zstd Parquet. Chunks (from pos-embed) keep their vectors in a plain float
@@ -49,6 +49,14 @@ partition takes the old one's place in one atomic directory exchange
 (Linux). --no-compact leaves partitions as written; --compact-all merges
 those of every partition, not only the ones the run wrote to.
 
+Records say whether pos-scrub saw them ("scrub": "secrets" or "pii"; "off"
+with pos-scrub --off); LAKE/_state/scrub.json counts each table's rows by
+that mark, "none" for records that never passed pos-scrub, and pos-query
+warns of a lake holding secrets in clear. --require-scrubbed refuses a
+record without the mark: the load stops there (exit 3), its files not in
+place yet are dropped and no watermark of the run is committed, so the
+next run reads those records again.
+
 Checkpoint records (watermarks from pos-extract) are committed after every
 file of the run is in place, where pos-extract read them: to
 LAKE/_state/watermarks.json, or to the directory of pos-extract --state.
@@ -64,6 +72,8 @@ sessions, documents: duckdb LAKE/pos.duckdb`,
 			&cli.BoolFlag{Name: "compact-all", Usage: "merge the small files of every partition of the lake (e.g. pos-load --compact-all < /dev/null)"},
 			&cli.Int64Flag{Name: "file-rows", Value: 2_000_000, Usage: "start a new part file after this many rows"},
 			&cli.BoolFlag{Name: "allow-mixed-embeddings", Usage: "load chunks of another embedding model or dimension than the lake's (searches then use the latest model's)"},
+			&cli.BoolFlag{Name: "require-scrubbed", Usage: "stop the load at the first record pos-scrub did not scrub (exit 3), committing no watermark"},
+			&cli.BoolFlag{Name: "declare-scrubbed", Usage: "record that the rows an older pos loaded, before records said whether pos-scrub saw them, were scrubbed (e.g. pos-load --declare-scrubbed < /dev/null)"},
 			cmdio.StrictFlag,
 			cmdio.QuietFlag,
 		},
@@ -84,6 +94,8 @@ func run(c *cli.Context) error {
 		FileRows:    c.Int64("file-rows"),
 
 		AllowMixedEmbeddings: c.Bool("allow-mixed-embeddings"),
+		RequireScrubbed:      c.Bool("require-scrubbed"),
+		DeclareScrubbed:      c.Bool("declare-scrubbed"),
 	})
 	if err != nil {
 		return err

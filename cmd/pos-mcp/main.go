@@ -75,6 +75,12 @@ func run(c *cli.Context) error {
 	if c.Bool("verbose") {
 		logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	// The client shows the server's stderr in its logs: a lake that may
+	// hold secrets in clear is said there once (the capabilities tool
+	// says it to the agent).
+	if st, err := query.LakeScrubStatus(c.String("lake")); err == nil && st.Warning != "" {
+		fmt.Fprintf(c.App.ErrWriter, "%s: warning: %s\n%s: hint: %s\n", c.App.Name, st.Warning, c.App.Name, st.Hint)
+	}
 	embedCfg := embedcfg.Config(c)
 	s := mcpserver.New(mcpserver.Options{
 		Lake: c.String("lake"),

@@ -25,7 +25,7 @@ func newApp() *cli.App {
 	return &cli.App{
 		Name:      "pos-normalize",
 		Usage:     "merge, dedupe and derive exchanges and sessions from pos records",
-		UsageText: "pos-extract | pos-normalize [FILE...] | pos-load",
+		UsageText: "pos-extract | pos-normalize [FILE...] | pos-scrub | pos-load",
 		Description: `Reads pos NDJSON (stdin, or files; .zst is decompressed) and writes:
   raw        each message's native record, split off for the raw layer
   message    one per logical message: assistant lines sharing message.id are

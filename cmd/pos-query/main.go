@@ -62,7 +62,7 @@ in memory; it never changes the lake.
   pos-query sql 'SELECT count(*) FROM messages'
 
 ` + formats,
-		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), searchCmd(), recentCmd(), timelineCmd(), statsCmd(), filesCmd(), decisionsCmd(), contextCmd(), summarizeCmd(), capabilitiesCmd()},
+		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), searchCmd(), recentCmd(), timelineCmd(), statsCmd(), filesCmd(), decisionsCmd(), contextCmd(), summarizeCmd(), capabilitiesCmd(), statusCmd()},
 		Action: func(c *cli.Context) error {
 			var names []string
 			for _, cmd := range c.App.Commands {
@@ -563,7 +563,7 @@ type env struct {
 }
 
 // lazyViews are the commands whose lookups define the views they read.
-var lazyViews = map[string]bool{"sql": true, "stats": true, "sessions": true, "recent": true, "timeline": true,
+var lazyViews = map[string]bool{"status": true, "sql": true, "stats": true, "sessions": true, "recent": true, "timeline": true,
 	"files": true, "decisions": true, "capabilities": true, "search": true, "context": true, "summarize": true}
 
 // setup parses the shared flags and opens the lake.
@@ -600,6 +600,7 @@ func setup(c *cli.Context, args bool) (*env, error) {
 	if e.db, err = query.Open(c.Context, c.String("lake"), opts...); err != nil {
 		return nil, err
 	}
+	warnScrub(c, e.db)
 	return e, nil
 }
 
@@ -748,7 +749,7 @@ func runSQL(c *cli.Context) error {
 	}
 	defer e.db.Close()
 	w := e.writer()
-	if err := e.db.Stream(c.Context, w, q); err != nil {
+	if err := e.db.ReadStream(c.Context, w, q); err != nil {
 		return err
 	}
 	return w.Close()

@@ -134,12 +134,12 @@ $`},
 		{name: "bad since", args: []string{"timeline", "--lake", lake, "--since", "yesterday"}, code: 2, stderr: `^pos-query: --since: cannot read "yesterday" as a time`},
 		{name: "empty window", args: []string{"stats", "--lake", lake, "--since", "2026-03-02", "--until", "2026-03-01"}, code: 2, stderr: `^pos-query: --since must be before --until\n`},
 		{name: "stray argument", args: []string{"sessions", "--lake", lake, "extra"}, code: 2, stderr: `^pos-query: unexpected argument "extra"\n`},
-		{name: "unknown command", args: []string{"frobnicate", "x"}, code: 2, stderr: `^pos-query: unknown command "frobnicate" \(sql, sessions, search, .*capabilities\)\npos-query: hint: see 'pos-query --help'\n$`},
+		{name: "unknown command", args: []string{"frobnicate", "x"}, code: 2, stderr: `^pos-query: unknown command "frobnicate" \(sql, sessions, search, .*capabilities, status\)\npos-query: hint: see 'pos-query --help'\n$`},
 		{name: "unknown session: the hint names the command", args: []string{"recent", "--lake", lake, "--session", "zzz"}, code: 2,
 			stderr: `^pos-query: no session has an id starting with "zzz"\npos-query: hint: see 'pos-query recent --help'\n$`},
 		{name: "no command", args: nil, code: 2, stderr: `^pos-query: no command given`},
 		{name: "no lake", args: []string{"sessions", "--lake", filepath.Join(os.TempDir(), "pos-query-no-such-lake")}, code: 1,
-			stderr: `^pos-query: no lake at .*pos-query-no-such-lake: the directory does not exist; build it with: pos-extract \| pos-normalize \| pos-load --lake .*\n$`},
+			stderr: `^pos-query: no lake at .*pos-query-no-such-lake: the directory does not exist; build it with: pos-extract --lake \S+ \| pos-normalize \| pos-scrub \| pos-embed --lake \S+ \| pos-load --lake .*\n$`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := run(tc.stdin, tc.args...)

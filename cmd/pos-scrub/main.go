@@ -53,10 +53,16 @@ Allowlist file (--allowlist), one entry a line:
   stopword WORD    keep findings that contain WORD
   path GLOB        do not scrub records whose source path matches
 
+Every record written carries "scrub": "secrets" ("pii" with --pii), so
+pos-load and the lake know it passed pos-scrub (pos-load --require-scrubbed
+refuses records without it). --off redacts nothing and marks the records
+"off": loaded so, the lake says that scrubbing was turned off on purpose.
+
 The report (counts per rule and platform, never a secret) goes to stderr.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
 			&cli.BoolFlag{Name: "pii", Usage: "also redact e-mail addresses, phone numbers, IP addresses and user names"},
+			&cli.BoolFlag{Name: "off", Usage: "redact nothing: pass records on marked as not scrubbed by choice (secrets reach the lake)"},
 			&cli.StringFlag{Name: "allowlist", Usage: "allowlist `FILE` (rule, regex, stopword and path entries)"},
 			&cli.StringFlag{Name: "report", Value: "text", Usage: "report format on stderr: text or json"},
 			&cli.StringFlag{Name: "key", EnvVars: []string{"POS_SCRUB_KEY"}, Usage: "key of the markers' hashes (default: the key file's)"},
@@ -84,7 +90,10 @@ func run(c *cli.Context) error {
 		return cmdio.Usagef("--report: want text or json, not %q", format)
 	}
 	skips := cmdio.NewSkips(c)
-	opt := scrub.Options{PII: c.Bool("pii"), Workers: c.Int("workers"), OnSkip: skips.Skip}
+	opt := scrub.Options{PII: c.Bool("pii"), Off: c.Bool("off"), Workers: c.Int("workers"), OnSkip: skips.Skip}
+	if opt.Off && opt.PII {
+		return cmdio.Usagef("--off and --pii exclude each other")
+	}
 	if p := c.String("allowlist"); p != "" {
 		f, err := os.Open(p)
 		if err != nil {
@@ -96,7 +105,9 @@ func run(c *cli.Context) error {
 			return cmdio.UsageError{Err: fmt.Errorf("%s: %w", p, err)}
 		}
 	}
-	if k := c.String("key"); k != "" {
+	if opt.Off {
+		// No marker is made: no key is needed.
+	} else if k := c.String("key"); k != "" {
 		opt.Key = []byte(k)
 		if err := scrub.CheckKey(opt.Key); err != nil {
 			return cmdio.UsageError{Err: fmt.Errorf("--key (or $POS_SCRUB_KEY): %w; unset both to use the key file", err)}

@@ -41,7 +41,8 @@ func TestCLI(t *testing.T) {
 		stderr string // regexp
 	}{
 		{name: "redacts", stdin: cleanLine + secretLine, args: []string{"--key", testKeyArg},
-			stdout: `^` + regexp.QuoteMeta(strings.TrimSpace(cleanLine)) + `\n\{.*"text":"export GITHUB_TOKEN=\[REDACTED:github-pat:[0-9a-f]{8}\]"\}\n$`,
+			// Each record marked: the unchanged one as read, the mark spliced in.
+			stdout: `^` + regexp.QuoteMeta(strings.TrimSuffix(strings.TrimSpace(cleanLine), "}")+`,"scrub":"secrets"}`) + `\n\{.*"text":"export GITHUB_TOKEN=\[REDACTED:github-pat:[0-9a-f]{8}\]","scrub":"secrets"\}\n$`,
 			stderr: `(?s)^pos-scrub: 2 records, 1 changed, 1 redactions; 0 skipped; .*github-pat +1\n.*codex +2 +1 +1\n$`},
 		{name: "quiet", stdin: secretLine, args: []string{"--key", testKeyArg, "-q"}, stdout: `REDACTED`, stderr: `^$`},
 		{name: "json report", stdin: secretLine, args: []string{"--key", testKeyArg, "--report", "json"},
@@ -50,6 +51,9 @@ func TestCLI(t *testing.T) {
 			stdout: `(?s)REDACTED.*\n\{"schema":"pos/1","kind":"raw"`, stderr: `pos-scrub: -:2: `},
 		{name: "strict", stdin: secretLine + "not json\n" + cleanLine, args: []string{"--key", testKeyArg, "--strict"}, code: cmdio.DataError,
 			stdout: `^\{[^\n]*REDACTED[^\n]*\}\n$`, stderr: `^pos-scrub: -:2: `},
+		{name: "off", stdin: cleanLine + secretLine, args: []string{"--off"},
+			stdout: `^` + regexp.QuoteMeta(strings.TrimSuffix(strings.TrimSpace(cleanLine), "}")+`,"scrub":"off"}`+"\n"+strings.TrimSuffix(strings.TrimSpace(secretLine), "}")+`,"scrub":"off"}`) + `\n$`},
+		{name: "off and pii", args: []string{"--off", "--pii"}, code: cmdio.Usage, stderr: `--off and --pii exclude each other`},
 		{name: "bad report", args: []string{"--key", testKeyArg, "--report", "xml"}, code: cmdio.Usage, stderr: `--report: want text or json`},
 		{name: "missing allowlist", args: []string{"--key", testKeyArg, "--allowlist", "/no/such/file"}, code: cmdio.Usage, stderr: `no such file`},
 		{name: "rules", args: []string{"--rules"}, stdout: `(?m)^generic-api-key$[\s\S]*^url-password$`},

@@ -6,7 +6,8 @@
 #   POS_BIN        where the pos-* binaries are (default: bin/ of this
 #                  checkout, then $PATH)
 #   POS_SYNC_WAIT  seconds a sync waits for another one to finish (default 900)
-#   POS_NO_SCRUB=1 load without pos-scrub: secrets reach the lake
+#   POS_NO_SCRUB=1 load without scrubbing (pos-scrub --off): secrets reach
+#                  the lake, which records that it was the user's choice
 #   POS_NO_EMBED=1 leave pos-embed out: new sessions are not searchable
 #                  until embedded
 
@@ -31,7 +32,8 @@ pos_setup() {
   done
   pos_stages=(pos-normalize)
   if [ "${POS_NO_SCRUB:-}" = 1 ]; then
-    pos_warning="POS_NO_SCRUB=1: loading without pos-scrub, secrets are not redacted"
+    pos_warning="POS_NO_SCRUB=1: loading without scrubbing, secrets are not redacted"
+    command -v pos-scrub >/dev/null && pos_stages+=(pos-scrub-off)
   elif command -v pos-scrub >/dev/null; then
     pos_stages+=(pos-scrub)
   else
@@ -45,11 +47,17 @@ pos_setup() {
 }
 
 # pos_describe prints the stages after pos-extract: "pos-normalize |
-# pos-scrub | pos-embed | pos-load".
+# pos-scrub | pos-embed | pos-load --require-scrubbed".
 pos_describe() {
-  local s out=""
-  for s in "${pos_stages[@]}"; do out+="$s | "; done
-  printf '%spos-load' "$out"
+  local s out="" load=pos-load
+  for s in "${pos_stages[@]}"; do
+    case $s in
+      pos-scrub-off) out+="pos-scrub --off | " ;;
+      pos-scrub) out+="$s | "; load="pos-load --require-scrubbed" ;;
+      *) out+="$s | " ;;
+    esac
+  done
+  printf '%s%s' "$out" "$load"
 }
 
 # pos_lock waits up to POS_SYNC_WAIT seconds for the sync lock of the lake,
@@ -89,9 +97,13 @@ pos_pipeline() {
   local errexit=0
   [[ $- == *e* ]] && errexit=1
   set +e
+  # pos-scrub marks every record it writes: with it in the pipe, pos-load
+  # refuses any record that did not pass it.
   case "${pos_stages[*]}" in
-    "pos-normalize pos-scrub pos-embed") pos-extract "$@" | pos-normalize | pos-scrub | pos-embed | pos-load ;;
-    "pos-normalize pos-scrub") pos-extract "$@" | pos-normalize | pos-scrub | pos-load ;;
+    "pos-normalize pos-scrub pos-embed") pos-extract "$@" | pos-normalize | pos-scrub | pos-embed | pos-load --require-scrubbed ;;
+    "pos-normalize pos-scrub") pos-extract "$@" | pos-normalize | pos-scrub | pos-load --require-scrubbed ;;
+    "pos-normalize pos-scrub-off pos-embed") pos-extract "$@" | pos-normalize | pos-scrub --off | pos-embed | pos-load ;;
+    "pos-normalize pos-scrub-off") pos-extract "$@" | pos-normalize | pos-scrub --off | pos-load ;;
     "pos-normalize pos-embed") pos-extract "$@" | pos-normalize | pos-embed | pos-load ;;
     *) pos-extract "$@" | pos-normalize | pos-load ;;
   esac

@@ -18,6 +18,7 @@ import (
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/enrich"
 	"github.com/pos-lake/pos/transform/normalize"
+	"github.com/pos-lake/pos/transform/scrub"
 )
 
 // Fixture is the directory of the synthetic Claude Code transcripts in
@@ -44,8 +45,8 @@ func FixtureLake(ctx context.Context, dir string) (string, error) {
 	return lake, Build(ctx, src, lake)
 }
 
-// Build runs extract → normalize → load over the Claude Code transcripts
-// under root into lake.
+// Build runs extract → normalize → scrub → load over the Claude Code
+// transcripts under root into lake.
 func Build(ctx context.Context, root, lake string) error {
 	var extracted, normalized bytes.Buffer
 	enc := schema.NewEncoder(&extracted)
@@ -62,7 +63,11 @@ func Build(ctx context.Context, root, lake string) error {
 	if _, err := normalize.Normalize(ctx, &extracted, &normalized, normalize.Options{Name: root, Enrich: enrich.All}); err != nil {
 		return err
 	}
-	_, err := load.Load(ctx, &normalized, load.Options{Lake: lake, Now: func() time.Time { return Now }})
+	var scrubbed bytes.Buffer
+	if _, err := scrub.Scrub(ctx, &normalized, &scrubbed, scrub.Options{Key: []byte("querytest")}); err != nil {
+		return err
+	}
+	_, err := load.Load(ctx, &scrubbed, load.Options{Lake: lake, Now: func() time.Time { return Now }, RequireScrubbed: true})
 	return err
 }
 

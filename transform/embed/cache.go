@@ -19,6 +19,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/pos-lake/pos/internal/fsglob"
 )
 
 // Key identifies a text in the cache: the first 16 bytes of its SHA-256.
@@ -114,7 +116,7 @@ func OpenCache(root, model string, dims int) (*Cache, error) {
 
 // load reads the keys of every segment.
 func (c *Cache) load() error {
-	names, err := filepath.Glob(filepath.Join(c.dir, "seg-*.keys"))
+	names, err := filepath.Glob(filepath.Join(fsglob.Quote(c.dir), "seg-*.keys"))
 	if err != nil {
 		return err
 	}
@@ -268,7 +270,7 @@ func (c *Cache) Close() error {
 }
 
 func (c *Cache) segCount() int {
-	n, _ := filepath.Glob(filepath.Join(c.dir, "seg-*.keys"))
+	n, _ := filepath.Glob(filepath.Join(fsglob.Quote(c.dir), "seg-*.keys"))
 	return len(n)
 }
 
@@ -289,7 +291,7 @@ func (c *Cache) merge() error {
 	if err := syscall.Flock(int(c.lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return nil // in use: merge another time
 	}
-	old, _ := filepath.Glob(filepath.Join(c.dir, "seg-*"))
+	old, _ := filepath.Glob(filepath.Join(fsglob.Quote(c.dir), "seg-*"))
 	w, err := newSegWriter(c.dir, c.dim, -1)
 	if err != nil {
 		return err

@@ -337,6 +337,8 @@ func chunkRecord(rec *schema.Record, ctype string, i int, text string) *schema.R
 	c.Completeness = rec.Completeness
 	c.Adapter = rec.Adapter
 	c.Chunk = &schema.Chunk{Index: int64(i)}
+	// A chunk's text is its unit's: scrubbed as the unit was.
+	c.SetScrubMark(rec.ScrubMark())
 	return c
 }
 

@@ -20,8 +20,8 @@ func ExampleScrub() {
 	}
 	fmt.Println(rep.Records, "records,", rep.Changed, "changed:", rep.Rules)
 	// Output:
-	// {"schema":"pos/1","kind":"message","platform":"codex","text":"export GITHUB_TOKEN=[REDACTED:github-pat:4e183441]"}
-	// {"schema":"pos/1","kind":"raw","platform":"codex","raw":{"note":"nothing to hide"}}
+	// {"schema":"pos/1","kind":"message","platform":"codex","text":"export GITHUB_TOKEN=[REDACTED:github-pat:4e183441]","scrub":"secrets"}
+	// {"schema":"pos/1","kind":"raw","platform":"codex","raw":{"note":"nothing to hide"},"scrub":"secrets"}
 	// 2 records, 1 changed: map[github-pat:1]
 }
 

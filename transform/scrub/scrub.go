@@ -2,6 +2,7 @@ package scrub
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +23,10 @@ type Options struct {
 	// PII also redacts e-mail addresses, phone numbers, IP addresses, the
 	// user name in home directory paths and the records' user field.
 	PII bool
+	// Off redacts nothing: records are passed on marked as not scrubbed
+	// by the user's choice (schema.ScrubOff), so the lake can tell that
+	// from a pipeline that left pos-scrub out.
+	Off bool
 	// Allowlist lists what is not redacted (false positives).
 	Allowlist *Allowlist
 	// Workers is the number of goroutines that scan records (default: 2, or
@@ -44,19 +49,30 @@ type Scrubber struct {
 	userRule *rule
 	pf       *prefilter
 	pool     sync.Pool
+	mark     string // the schema.ScrubField value of the records it writes
 }
 
 // New returns a Scrubber. The rule set (gitleaks' default configuration and
 // ours) is compiled once per process.
 func New(opt Options) (*Scrubber, error) {
-	if err := CheckKey(opt.Key); err != nil {
-		return nil, err
+	if !opt.Off {
+		if err := CheckKey(opt.Key); err != nil {
+			return nil, err
+		}
 	}
 	rs, err := rules()
 	if err != nil {
 		return nil, err
 	}
 	s := &Scrubber{opt: opt, rs: rs, off: make([]bool, len(rs.rules)), allow: opt.Allowlist, userRule: rs.byID[ruleUser]}
+	switch {
+	case opt.Off:
+		s.mark = schema.ScrubOff
+	case opt.PII:
+		s.mark = schema.ScrubPII
+	default:
+		s.mark = schema.ScrubSecrets
+	}
 	for _, r := range rs.rules {
 		s.off[r.idx] = r.pii && !opt.PII
 	}
@@ -301,12 +317,14 @@ func (sc *scanner) record(rec *schema.Record, rep *Report, out []byte) ([]byte, 
 	pr := rep.platform(platform)
 	pr.Records++
 	rep.Records++
+	if sc.s.opt.Off {
+		return sc.appendMarked(out, line)
+	}
 	counts := pr.Rules
 	before := sumCounts(counts)
 	scrubbed, changed := sc.scrubDoc(counts)
 	if !changed {
-		out = append(out, line...)
-		return append(out, '\n'), nil
+		return sc.appendMarked(out, line)
 	}
 	// The changed line is decoded into a record again, so the output is a
 	// record in canonical form, and the record's Line (the line as read)
@@ -320,6 +338,7 @@ func (sc *scanner) record(rec *schema.Record, rep *Report, out []byte) ([]byte, 
 		return out, fmt.Errorf("scrubbed record is not a record: %w", err)
 	}
 	nr.Line = nil
+	sc.mark(&nr)
 	n := sumCounts(counts) - before
 	pr.Changed++
 	pr.Redactions += n
@@ -329,6 +348,48 @@ func (sc *scanner) record(rec *schema.Record, rep *Report, out []byte) ([]byte, 
 	return append(out, '\n'), nil
 }
 
+// scrubKey starts the ScrubField member of a JSON object; inside a JSON
+// string its quotes would be escaped, so only a member matches.
+var scrubKey = []byte(`"` + schema.ScrubField + `":`)
+
+// appendMarked appends line, a record in which nothing was redacted, with
+// the scrubber's mark (and a newline). A line without a ScrubField member,
+// the usual case, has the member spliced in before its closing brace: it
+// stays as read otherwise, and is not encoded again. One that has it (a
+// record scrubbed twice) is decoded and keeps the stronger mark.
+func (sc *scanner) appendMarked(out, line []byte) ([]byte, error) {
+	if !bytes.Contains(line, scrubKey) {
+		if end := bytes.LastIndexByte(line, '}'); end > 0 {
+			out = append(out, line[:end]...)
+			if len(bytes.TrimSpace(line[1:end])) > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, scrubKey...)
+			out = schema.AppendString(out, sc.s.mark)
+			out = append(out, line[end:]...)
+			return append(out, '\n'), nil
+		}
+	}
+	var rec schema.Record
+	if err := schema.Unmarshal(line, &rec); err != nil {
+		return out, err
+	}
+	if schema.ScrubRank(rec.ScrubMark()) >= schema.ScrubRank(sc.s.mark) {
+		out = append(out, line...) // marked already: as read
+		return append(out, '\n'), nil
+	}
+	sc.mark(&rec)
+	out = schema.AppendRecord(out, &rec)
+	return append(out, '\n'), nil
+}
+
+// mark sets the scrubber's mark on rec, unless it has a stronger one.
+func (sc *scanner) mark(rec *schema.Record) {
+	if schema.ScrubRank(rec.ScrubMark()) < schema.ScrubRank(sc.s.mark) {
+		rec.SetScrubMark(sc.s.mark)
+	}
+}
+
 func sumCounts(m map[string]int64) (n int64) {
 	for _, v := range m {
 		n += v
@@ -336,7 +397,8 @@ func sumCounts(m map[string]int64) (n int64) {
 	return n
 }
 
-// Record scrubs one record in place and reports whether it changed. A
+// Record scrubs one record in place and reports whether a redaction
+// changed it; either way it gets the scrubber's mark (schema.ScrubField). A
 // changed record is decoded again from its scrubbed form, so every field
 // (the raw record, unknown fields and meta included) is the scrubbed one,
 // and its Line is cleared.
@@ -345,8 +407,16 @@ func (s *Scrubber) Record(rec *schema.Record) (bool, error) {
 	defer s.pool.Put(sc)
 	rep := newReport()
 	out, err := sc.record(rec, &rep, nil)
-	if err != nil || rep.Changed == 0 {
+	if err != nil {
 		return false, err
+	}
+	if rep.Changed == 0 {
+		// Unchanged but for the scrubber's mark.
+		if schema.ScrubRank(rec.ScrubMark()) < schema.ScrubRank(s.mark) {
+			rec.SetScrubMark(s.mark)
+			rec.Line = nil
+		}
+		return false, nil
 	}
 	var nr schema.Record
 	if err := schema.Unmarshal(out[:len(out)-1], &nr); err != nil {

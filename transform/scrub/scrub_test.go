@@ -279,8 +279,9 @@ func TestUnchangedLinesVerbatim(t *testing.T) {
 			if strings.Contains(got[i], ghp) || !strings.Contains(got[i], fmt.Sprintf(`"id":"m%d"`, i)) {
 				t.Fatalf("line %d: %s", i+1, got[i])
 			}
-		} else if got[i] != want[i] {
-			t.Fatalf("line %d changed:\n%s\n%s", i+1, want[i], got[i])
+		} else if w := strings.TrimSuffix(want[i], "}") + `,"scrub":"secrets"}`; got[i] != w {
+			// As read, but for pos-scrub's mark as the last member.
+			t.Fatalf("line %d changed:\n%s\n%s", i+1, w, got[i])
 		}
 	}
 }
