@@ -366,6 +366,9 @@ type SearchResult struct {
 	Terms    []string           `json:"terms"`
 	Hits     []query.SearchHit  `json:"hits"`
 	Sessions []query.SessionHit `json:"sessions"`
+	// Warning says why the results are lexical only: the query could not
+	// be embedded (the embedding endpoint failed).
+	Warning string `json:"warning,omitempty"`
 }
 
 func (s *Server) addSearch() {
@@ -422,7 +425,7 @@ func (s *Server) addSearch() {
 		if err != nil {
 			return nil, out, err
 		}
-		out = SearchResult{Mode: res.Mode, Model: res.Model, Terms: res.Terms, Hits: res.Hits, Sessions: res.Sessions}
+		out = SearchResult{Mode: res.Mode, Model: res.Model, Terms: res.Terms, Hits: res.Hits, Sessions: res.Sessions, Warning: res.Warning}
 		if out.Terms == nil {
 			out.Terms = []string{}
 		}
@@ -645,6 +648,7 @@ func (s *Server) addContextPack() {
 			return nil, nil, err
 		}
 		ids := a.Sessions
+		var warnings []string
 		platforms := make([]string, len(ids))
 		for i := range platforms {
 			platforms[i] = p
@@ -664,6 +668,10 @@ func (s *Server) addContextPack() {
 			if len(res.Sessions) == 0 {
 				return nil, nil, argError("query", "no session matches %q", a.Query)
 			}
+			if res.Warning != "" {
+				// Short: the pack's budget pays for it.
+				warnings = append(warnings, "the sessions were picked by lexical search only: the query could not be embedded")
+			}
 			for _, h := range res.Sessions {
 				ids, platforms = append(ids, h.SessionID), append(platforms, h.Platform)
 			}
@@ -678,7 +686,8 @@ func (s *Server) addContextPack() {
 			}
 			refs = append(refs, ref)
 		}
-		pack, err := db.Context(ctx, query.ContextOptions{Sessions: refs, Mode: a.Mode, MaxTokens: a.MaxTokens, Until: until, Now: s.opt.Now()})
+		pack, err := db.Context(ctx, query.ContextOptions{Sessions: refs, Mode: a.Mode, MaxTokens: a.MaxTokens, Until: until, Now: s.opt.Now(),
+			Warnings: warnings})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -42,6 +42,10 @@ type ContextOptions struct {
 	// the pack an agent would have had at that moment.
 	Until time.Time
 	Now   time.Time // for ages and staleness (zero: time.Now)
+	// Warnings are the caller's notes for the pack's reader (that a
+	// search picked its sessions from lexical results only, say): printed
+	// with the pack's own warnings, within its budget.
+	Warnings []string
 }
 
 // ContextItem is one whole piece of text a pack may include.
@@ -134,7 +138,7 @@ func (d *DB) Context(ctx context.Context, opt ContextOptions) (*ContextPack, err
 	if err := d.need(ctx, "documents", "messages", "exchange_rows", "decisions", "file_refs"); err != nil {
 		return nil, err
 	}
-	p := &ContextPack{Mode: opt.Mode, Budget: opt.MaxTokens, now: opt.Now}
+	p := &ContextPack{Mode: opt.Mode, Budget: opt.MaxTokens, now: opt.Now, Warnings: slices.Clone(opt.Warnings)}
 	for _, ref := range opt.Sessions {
 		s := ContextSession{SessionRef: ref}
 		last := ref.LastTS

@@ -405,7 +405,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be included, without the texts"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "markdown (default) or json; with --dry-run, a table format"},
 			widthFlag(), untilFlag(),
-		}, embedcfg.EndpointFlags()...),
+		}, embedcfg.QueryEndpointFlags()...),
 		Action: runContext,
 	})
 }
@@ -493,6 +493,7 @@ func searchSessions(c *cli.Context, e *env, text string) (ids, platforms []strin
 	if err != nil {
 		return nil, nil, libErr(err)
 	}
+	searchWarning(c, res)
 	if len(res.Sessions) == 0 {
 		return nil, nil, fmt.Errorf("no session matches %q", text)
 	}
