@@ -424,7 +424,17 @@ func runContext(c *cli.Context) error {
 		return err
 	}
 	defer e.db.Close()
-	ids := c.Args().Slice()
+	// Each id costs a lookup: repeats are dropped and the count capped
+	// before any is resolved.
+	var ids []string
+	for _, id := range c.Args().Slice() {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) > query.MaxContextSessions {
+		return cmdio.UsageError{Err: fmt.Errorf("a pack takes at most %d sessions (got %d)", query.MaxContextSessions, len(ids)), Cmd: "context"}
+	}
 	text := strings.TrimSpace(c.String("query"))
 	switch {
 	case text != "" && len(ids) > 0:
