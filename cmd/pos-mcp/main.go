@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/cmd/internal/llmcfg"
@@ -86,7 +85,7 @@ func run(c *cli.Context) error {
 		Logger:    logger,
 	})
 	defer s.Close()
-	err := s.Run(c.Context, &mcp.StdioTransport{})
+	err := s.Run(c.Context, &mcpserver.StdioTransport{Reader: c.App.Reader, Writer: c.App.Writer, Logger: logger})
 	if c.Context.Err() != nil {
 		return c.Context.Err()
 	}
