@@ -17,6 +17,7 @@ import (
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/cmd/internal/llmcfg"
+	"github.com/pos-lake/pos/internal/termsafe"
 	"github.com/pos-lake/pos/pricing"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/schema"
@@ -84,11 +85,29 @@ func command(cmd *cli.Command) *cli.Command {
 	}
 	cmd.HideHelpCommand = true
 	cmd.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodes + "\n"
+	cmd.Flags = append(cmd.Flags, rawFlag())
 	if action := cmd.Action; action != nil {
 		cmd.Action = func(c *cli.Context) error {
+			// Text from histories never drives the terminal: control
+			// characters are shown as escapes on stdout (unless --raw)
+			// and on stderr; the bold of search hits is the program's own.
+			out, errw := c.App.Writer, c.App.ErrWriter
+			var safe *termsafe.Writer
+			if !c.Bool("raw") {
+				safe = termsafe.NewWriter(out, boldOn, boldOff)
+				c.App.Writer = safe
+			}
+			safeErr := termsafe.NewWriter(errw)
+			c.App.ErrWriter = safeErr
 			w := &countingWriter{w: c.App.Writer}
 			c.App.Writer = w
-			defer func() { c.App.Writer = w.w }()
+			defer func() {
+				if safe != nil {
+					safe.Flush()
+				}
+				safeErr.Flush()
+				c.App.Writer, c.App.ErrWriter = out, errw
+			}()
 			err := action(c)
 			if w.n == 0 && query.FileVanished(err) {
 				// A load compacted a partition between the query's listing
@@ -127,6 +146,12 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// rawFlag turns off the escaping of terminal control characters.
+func rawFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "raw", Usage: "print text from the histories as stored, terminal control characters included " +
+		`(by default they are shown as escapes such as \u001b, whatever the output)`}
 }
 
 func formatFlag() cli.Flag {
@@ -663,6 +688,7 @@ func (e *env) fitWriter(flexible, optional []string) *query.Writer {
 		Flexible:  flexible,
 		Optional:  optional,
 		FlushEach: e.format != query.FormatTable && cmdio.IsTerminal(e.c.App.Writer),
+		Raw:       e.c.Bool("raw"),
 	})
 }
 
