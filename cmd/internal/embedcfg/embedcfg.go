@@ -47,15 +47,17 @@ func QueryEndpointFlags() []cli.Flag { return endpointFlags(QueryTimeout, QueryR
 
 func endpointFlags(timeout time.Duration, retries int, query bool) []cli.Flag {
 	base := "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama) (default: $OPENAI_BASE_URL, else " + oaiwire.OpenAIBaseURL + ")"
+	wait := "timeout of one embedding request"
 	if query {
 		base = "OpenAI-compatible endpoint that embeds queries (default: the one the lake's chunks were embedded through, else $OPENAI_BASE_URL, else " +
 			oaiwire.OpenAIBaseURL + ")"
+		wait = "how long a query's embedding may take, all attempts together (then the search is lexical)"
 	}
 	return []cli.Flag{
 		&cli.StringFlag{Name: BaseURLFlag, EnvVars: []string{"POS_EMBED_BASE_URL"}, Usage: base},
 		&cli.StringFlag{Name: APIKeyFlag, EnvVars: []string{"POS_EMBED_API_KEY"},
 			Usage: "API key sent as a bearer token (default: $OPENAI_API_KEY, sent to OpenAI's own API only; none when empty)"},
-		&cli.DurationFlag{Name: TimeoutFlag, Value: timeout, Usage: "timeout of one embedding request"},
+		&cli.DurationFlag{Name: TimeoutFlag, Value: timeout, Usage: wait},
 		&cli.IntFlag{Name: RetriesFlag, Value: retries, Usage: "retries of a request on 429, 5xx and network errors, with exponential backoff"},
 	}
 }
