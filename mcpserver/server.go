@@ -368,7 +368,7 @@ type SearchResult struct {
 	Sessions []query.SessionHit `json:"sessions"`
 	// Warning says why the results are lexical only: the query could not
 	// be embedded (the embedding endpoint failed).
-	Warning string `json:"warning,omitempty"`
+	Warning string `json:"warning,omitempty" jsonschema:"set when the results are lexical only because the query could not be embedded (the embedding endpoint failed): why"`
 }
 
 func (s *Server) addSearch() {
