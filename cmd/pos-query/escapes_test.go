@@ -160,6 +160,11 @@ func TestTerminalEscapesNeutralized(t *testing.T) {
 			}
 		})
 	}
+	// An error message that quotes text is escaped too.
+	code, _, stderr := run("", "sql", "--lake", elake, "SELECT CAST(prompt AS INTEGER) FROM exchanges")
+	if code == 0 || terminalUnsafe(stderr) != "" || !strings.Contains(stderr, `\u001b`) {
+		t.Errorf("sql error: exit %d, stderr %q", code, stderr)
+	}
 	// As stored, with --raw: the same text reaches the output (which the
 	// checks above would catch).
 	for _, args := range [][]string{{"recent", "-s", sid, "-f", "table"}, {"recent", "-s", sid, "-f", "json"}, {"context", sid}} {

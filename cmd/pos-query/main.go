@@ -118,13 +118,24 @@ func command(cmd *cli.Command) *cli.Command {
 			if ue, ok := err.(cmdio.UsageError); ok && ue.Cmd == "" {
 				// The hint points at this command's help.
 				ue.Cmd = c.Command.Name
-				return ue
+				err = ue
+			}
+			if err != nil {
+				// A message may quote the lake (a session id, a path).
+				err = safeError{err}
 			}
 			return err
 		}
 	}
 	return cmd
 }
+
+// safeError is an error whose message is printed with its terminal
+// control characters escaped; errors.Is and errors.As see the error within.
+type safeError struct{ err error }
+
+func (e safeError) Error() string { return termsafe.String(e.err.Error()) }
+func (e safeError) Unwrap() error { return e.err }
 
 // countingWriter counts what a command wrote: a failed command is run again
 // only if it wrote nothing.
