@@ -29,7 +29,7 @@ import (
 // buildBinaries builds pos-query, pos-embed and pos-load once for the
 // tests that run the real binaries.
 var buildBinaries = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "pos-query-bin-")
+	dir, err := os.MkdirTemp(testDir, "bin-")
 	if err != nil {
 		return "", err
 	}
