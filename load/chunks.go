@@ -207,9 +207,14 @@ const embeddingsFile = "embeddings.json"
 
 // EmbeddingModel is a model whose vectors a lake holds.
 type EmbeddingModel struct {
-	Model string    `json:"model"`
-	Dim   int       `json:"dim"`
-	Since time.Time `json:"since"` // when its first chunks were loaded
+	Model string `json:"model"`
+	Dim   int    `json:"dim"`
+	// Provider and BaseURL are how the latest chunks of the model were
+	// embedded (the endpoint without credentials; no key is stored):
+	// queries are embedded through the same endpoint.
+	Provider string    `json:"provider,omitempty"`
+	BaseURL  string    `json:"base_url,omitempty"`
+	Since    time.Time `json:"since"` // when its first chunks were loaded
 }
 
 // ErrMixedEmbeddings is wrapped by the error a load returns for chunks of
@@ -290,8 +295,8 @@ func (l *Loader) checkEmbedding(rec *schema.Record) error {
 	if rec.Chunk == nil || rec.Chunk.Model == "" {
 		return nil
 	}
-	got := EmbeddingModel{Model: rec.Chunk.Model, Dim: len(rec.Chunk.Embedding)}
-	if l.lastModel == got {
+	got := EmbeddingModel{Model: rec.Chunk.Model, Dim: len(rec.Chunk.Embedding), Provider: rec.Chunk.Provider, BaseURL: rec.Chunk.BaseURL}
+	if l.lastModel.sameEndpoint(got) {
 		return nil
 	}
 	l.vmu.Lock()
@@ -309,10 +314,16 @@ func (l *Loader) checkEmbedding(rec *schema.Record) error {
 			l.models = []EmbeddingModel{}
 		}
 	}
-	for _, m := range l.models {
+	for i, m := range l.models {
 		if m.Model == got.Model && m.Dim == got.Dim {
 			l.lastModel = got
-			return nil
+			if got.Provider == "" || m.sameEndpoint(got) {
+				return nil
+			}
+			// The model's chunks now come from another endpoint (or an
+			// older lake did not record one): queries follow.
+			l.models[i].Provider, l.models[i].BaseURL = got.Provider, got.BaseURL
+			return writeEmbeddings(l.opt.Lake, l.models)
 		}
 	}
 	if len(l.models) > 0 && !l.opt.AllowMixedEmbeddings {
@@ -334,8 +345,16 @@ func (l *Loader) checkEmbedding(rec *schema.Record) error {
 	return writeEmbeddings(l.opt.Lake, l.models)
 }
 
+// sameEndpoint reports whether two chunks' models were embedded alike:
+// one model and dimension, through one provider and endpoint.
+func (m EmbeddingModel) sameEndpoint(o EmbeddingModel) bool {
+	return m.Model == o.Model && m.Dim == o.Dim && m.Provider == o.Provider && m.BaseURL == o.BaseURL
+}
+
 // LakeEmbedding returns the model and dimension a lake's searches use: the
-// latest model loaded. ok is false for a lake without vectors.
+// latest model loaded, with the provider and endpoint it was embedded
+// through when the lake recorded them. ok is false for a lake without
+// vectors.
 func LakeEmbedding(ctx context.Context, lake string) (EmbeddingModel, bool, error) {
 	ms, err := Embeddings(lake)
 	if err != nil || len(ms) == 0 {

@@ -14,4 +14,10 @@
 // changed it since (its run log or schema state moved), so a long-lived
 // server sees sessions synced while it runs. The package reads no flags or
 // environment; pos-mcp does.
+//
+// StdioTransport, the stdio framing pos-mcp serves over, answers a frame
+// that is not a JSON-RPC 2.0 message (not JSON, not an object, a wrong
+// version or id, over MaxFrameBytes or nested deeper than MaxFrameDepth)
+// with a JSON-RPC error and reads on, where the SDK's transport ends the
+// session.
 package mcpserver

@@ -366,6 +366,9 @@ type SearchResult struct {
 	Terms    []string           `json:"terms"`
 	Hits     []query.SearchHit  `json:"hits"`
 	Sessions []query.SessionHit `json:"sessions"`
+	// Warning says why the results are lexical only: the query could not
+	// be embedded (the embedding endpoint failed).
+	Warning string `json:"warning,omitempty" jsonschema:"set when the results are lexical only because the query could not be embedded (the embedding endpoint failed): why"`
 }
 
 func (s *Server) addSearch() {
@@ -422,7 +425,7 @@ func (s *Server) addSearch() {
 		if err != nil {
 			return nil, out, err
 		}
-		out = SearchResult{Mode: res.Mode, Model: res.Model, Terms: res.Terms, Hits: res.Hits, Sessions: res.Sessions}
+		out = SearchResult{Mode: res.Mode, Model: res.Model, Terms: res.Terms, Hits: res.Hits, Sessions: res.Sessions, Warning: res.Warning}
 		if out.Terms == nil {
 			out.Terms = []string{}
 		}
@@ -610,7 +613,7 @@ func (s *Server) embedder(ctx context.Context, db *query.DB, opt *query.SearchOp
 
 // ContextArgs are context_pack's arguments.
 type ContextArgs struct {
-	Sessions  []string `json:"sessions,omitempty" jsonschema:"session ids or unique prefixes, the most important first (default: the most recently active session, or the sessions query finds)"`
+	Sessions  []string `json:"sessions,omitempty" jsonschema:"session ids or unique prefixes, the most important first, at most 20 (default: the most recently active session, or the sessions query finds)"`
 	Query     string   `json:"query,omitempty" jsonschema:"instead of sessions: pick the sessions that best match this text (hybrid search, lexical when the lake has no vectors)"`
 	Top       int      `json:"top,omitempty" jsonschema:"with query: how many sessions to pack"`
 	Mode      string   `json:"mode,omitempty" jsonschema:"smart (plan, subagent reports and compaction summaries, first prompts, labels, decisions and files changed, later prompts and replies, files read), labels, agents, plan or full (whole exchanges, newest first)"`
@@ -644,7 +647,13 @@ func (s *Server) addContextPack() {
 		if err != nil {
 			return nil, nil, err
 		}
-		ids := a.Sessions
+		// Each id costs a lookup: repeats are dropped and the count
+		// capped before any is resolved.
+		ids := uniqueInOrder(a.Sessions)
+		if len(ids) > query.MaxContextSessions {
+			return nil, nil, argError("sessions", "a pack takes at most %d sessions (got %d)", query.MaxContextSessions, len(ids))
+		}
+		var warnings []string
 		platforms := make([]string, len(ids))
 		for i := range platforms {
 			platforms[i] = p
@@ -664,6 +673,10 @@ func (s *Server) addContextPack() {
 			if len(res.Sessions) == 0 {
 				return nil, nil, argError("query", "no session matches %q", a.Query)
 			}
+			if res.Warning != "" {
+				// Short: the pack's budget pays for it.
+				warnings = append(warnings, "the sessions were picked by lexical search only: the query could not be embedded")
+			}
 			for _, h := range res.Sessions {
 				ids, platforms = append(ids, h.SessionID), append(platforms, h.Platform)
 			}
@@ -678,7 +691,8 @@ func (s *Server) addContextPack() {
 			}
 			refs = append(refs, ref)
 		}
-		pack, err := db.Context(ctx, query.ContextOptions{Sessions: refs, Mode: a.Mode, MaxTokens: a.MaxTokens, Until: until, Now: s.opt.Now()})
+		pack, err := db.Context(ctx, query.ContextOptions{Sessions: refs, Mode: a.Mode, MaxTokens: a.MaxTokens, Until: until, Now: s.opt.Now(),
+			Warnings: warnings})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -696,6 +710,19 @@ func (s *Server) addContextPack() {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: md}}}, &meta, nil
 	}))
+}
+
+// uniqueInOrder returns ids without repeats, in their first order.
+func uniqueInOrder(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	var out []string
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // TimelineArgs are timeline's arguments.

@@ -33,6 +33,25 @@ const maxPriority = 6
 // DefaultContextTokens is the default budget of a pack.
 const DefaultContextTokens = 15000
 
+// MaxContextSessions is the most sessions a pack takes: each costs a few
+// lookups, and a pack of more would give each only a sliver of its budget.
+const MaxContextSessions = 20
+
+// UniqueSessions returns the sessions without repeats (the same platform
+// and id), in their first order.
+func UniqueSessions(refs []SessionRef) []SessionRef {
+	seen := make(map[[2]string]bool, len(refs))
+	out := make([]SessionRef, 0, len(refs))
+	for _, r := range refs {
+		k := [2]string{r.Platform, r.SessionID}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // ContextOptions choose a context pack.
 type ContextOptions struct {
 	Sessions  []SessionRef // in the order of importance; the first are kept when the budget is short
@@ -42,6 +61,10 @@ type ContextOptions struct {
 	// the pack an agent would have had at that moment.
 	Until time.Time
 	Now   time.Time // for ages and staleness (zero: time.Now)
+	// Warnings are the caller's notes for the pack's reader (that a
+	// search picked its sessions from lexical results only, say): printed
+	// with the pack's own warnings, within its budget.
+	Warnings []string
 }
 
 // ContextItem is one whole piece of text a pack may include.
@@ -128,13 +151,17 @@ func (d *DB) Context(ctx context.Context, opt ContextOptions) (*ContextPack, err
 	if len(opt.Sessions) == 0 {
 		return nil, argErrorf("no session given")
 	}
+	opt.Sessions = UniqueSessions(opt.Sessions)
+	if len(opt.Sessions) > MaxContextSessions {
+		return nil, argErrorf("a pack takes at most %d sessions (got %d)", MaxContextSessions, len(opt.Sessions))
+	}
 	if opt.Now.IsZero() {
 		opt.Now = time.Now()
 	}
 	if err := d.need(ctx, "documents", "messages", "exchange_rows", "decisions", "file_refs"); err != nil {
 		return nil, err
 	}
-	p := &ContextPack{Mode: opt.Mode, Budget: opt.MaxTokens, now: opt.Now}
+	p := &ContextPack{Mode: opt.Mode, Budget: opt.MaxTokens, now: opt.Now, Warnings: slices.Clone(opt.Warnings)}
 	for _, ref := range opt.Sessions {
 		s := ContextSession{SessionRef: ref}
 		last := ref.LastTS
@@ -170,13 +197,19 @@ func (d *DB) Context(ctx context.Context, opt ContextOptions) (*ContextPack, err
 // to at least the estimate of the whole, so the pack never exceeds its
 // budget.
 func (p *ContextPack) fit() {
-	overhead := func(sessions []ContextSession) int {
+	all := len(p.Sessions)
+	// overhead bounds what the pack prints besides its items when it keeps
+	// the first n sessions: the warning about the others included.
+	overhead := func(n int) int {
 		q := ContextPack{Mode: p.Mode, Budget: p.Budget, Used: p.Budget, Remaining: p.Budget, now: p.now}
 		t := EstimateTokens(q.header()) + EstimateTokens(endLine)
 		for _, w := range p.Warnings {
 			t += EstimateTokens(warningLine(w))
 		}
-		for _, s := range sessions {
+		if n < all {
+			t += EstimateTokens(warningLine(p.leftOut(n)))
+		}
+		for _, s := range p.Sessions[:n] {
 			s.Used, s.Dropped = p.Budget, len(s.Items)
 			t += EstimateTokens(sessionHeader(s, p.now)) + EstimateTokens(warningLine(droppedWarning(s)))
 		}
@@ -194,27 +227,33 @@ func (p *ContextPack) fit() {
 		return tokens, idx
 	}
 	total := func(n int) int {
-		t := overhead(p.Sessions[:n])
+		t := overhead(n)
 		for i := 0; i < n; i++ {
 			e, _ := essentials(&p.Sessions[i])
 			t += e
 		}
 		return t
 	}
-	n := len(p.Sessions)
+	// The first session stays even when its essentials do not fit (what
+	// fits of it is packed), unless not even its header does.
+	n := all
 	for n > 1 && total(n) > p.Budget {
 		n--
 	}
-	if n < len(p.Sessions) {
-		var gone []string
-		for _, s := range p.Sessions[n:] {
-			gone = append(gone, s.SessionID)
-		}
-		p.Warnings = append(p.Warnings, fmt.Sprintf("left out %s to fit the %s-token budget: %s",
-			plural(len(gone), "session"), humanize.Comma(int64(p.Budget)), strings.Join(gone, ", ")))
-		p.Sessions = p.Sessions[:n]
+	if n == 1 && overhead(1) > p.Budget {
+		n = 0
 	}
-	remaining := p.Budget - overhead(p.Sessions)
+	// The caller's warnings give way last (a pack never exceeds its
+	// budget, even for them).
+	for n == 0 && overhead(0) > p.Budget && len(p.Warnings) > 0 {
+		p.Warnings = p.Warnings[:len(p.Warnings)-1]
+	}
+	if n < all {
+		p.Warnings = append(p.Warnings, p.leftOut(n))
+		p.Sessions = p.Sessions[:n]
+		all = n
+	}
+	remaining := max(p.Budget-overhead(n), 0)
 	take := func(s *ContextSession, i int) {
 		if it := &s.Items[i]; !it.Included && it.Tokens <= remaining {
 			it.Included = true
@@ -260,6 +299,28 @@ func (p *ContextPack) account(remaining int) {
 	}
 	p.Used, p.Remaining = p.Budget-remaining, remaining
 }
+
+// leftOut is the warning about the sessions after the first n, left out
+// of the pack: the first few named, so that it stays short.
+func (p *ContextPack) leftOut(n int) string {
+	gone := p.Sessions[n:]
+	budget := humanize.Comma(int64(p.Budget))
+	if n == 0 {
+		return fmt.Sprintf("left out every session (%d): not even a session's header fits the %s-token budget", len(gone), budget)
+	}
+	var ids []string
+	for _, s := range gone[:min(len(gone), maxNamed)] {
+		ids = append(ids, s.SessionID)
+	}
+	list := strings.Join(ids, ", ")
+	if len(gone) > maxNamed {
+		list += fmt.Sprintf(" and %d more", len(gone)-maxNamed)
+	}
+	return fmt.Sprintf("left out %s to fit the %s-token budget: %s", plural(len(gone), "session"), budget, list)
+}
+
+// maxNamed is how many left-out sessions a warning names.
+const maxNamed = 5
 
 func droppedWarning(s ContextSession) string {
 	return fmt.Sprintf("session %s: left out %s that did not fit (whole items are never cut)", s.SessionID, plural(s.Dropped, "item"))

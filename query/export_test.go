@@ -79,3 +79,18 @@ func DefinedViews(d *DB) []string {
 	defer d.vmu.Unlock()
 	return slices.Sorted(maps.Keys(d.defined))
 }
+
+// Refit packs the same items again for another budget, with the caller's
+// warnings given, without reading the lake again.
+func (p *ContextPack) Refit(budget int, warnings []string) *ContextPack {
+	q := &ContextPack{Mode: p.Mode, Budget: budget, now: p.now, Warnings: slices.Clone(warnings)}
+	for _, s := range p.Sessions {
+		s.Items = slices.Clone(s.Items)
+		for i := range s.Items {
+			s.Items[i].Included, s.Items[i].Essential = false, false
+		}
+		q.Sessions = append(q.Sessions, s)
+	}
+	q.fit()
+	return q
+}

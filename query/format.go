@@ -18,6 +18,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/mattn/go-runewidth"
+	"github.com/pos-lake/pos/internal/termsafe"
 )
 
 // Format is an output format.
@@ -61,6 +62,10 @@ type WriterOptions struct {
 	Optional []string
 	// FlushEach flushes after every row (for a terminal).
 	FlushEach bool
+	// Raw keeps the terminal control characters of text in table and csv
+	// cells; by default they are shown as escapes (see termsafe), so that
+	// text from a history never drives the terminal that shows it.
+	Raw bool
 }
 
 // Writer prints a result in one Format. Times are RFC 3339 UTC in json,
@@ -105,10 +110,15 @@ func Write(w io.Writer, f Format, t *Table, opt WriterOptions) error {
 func (w *Writer) Begin(cols []Column) error {
 	w.cols = cols
 	switch w.f {
+	case FormatTable:
+		w.cols = slices.Clone(cols)
+		for i := range w.cols {
+			w.cols[i].Name = w.safe(w.cols[i].Name)
+		}
 	case FormatCSV:
 		names := make([]string, len(cols))
 		for i, c := range cols {
-			names[i] = c.Name
+			names[i] = w.safe(c.Name)
 		}
 		w.csv.Write(names)
 		return w.flushRow()
@@ -126,14 +136,14 @@ func (w *Writer) Row(vals []any) error {
 	case FormatTable:
 		cells := make([]string, len(vals))
 		for i, v := range vals {
-			cells[i] = w.cell(v)
+			cells[i] = w.safe(w.cell(v))
 		}
 		w.rows = append(w.rows, cells)
 		return nil
 	case FormatCSV:
 		rec := make([]string, len(vals))
 		for i, v := range vals {
-			rec[i] = csvValue(v)
+			rec[i] = w.safe(csvValue(v))
 		}
 		w.csv.Write(rec)
 		return w.flushRow()
@@ -149,6 +159,15 @@ func (w *Writer) Row(vals []any) error {
 		w.bw.WriteString("\n")
 		return w.flushRow()
 	}
+}
+
+// safe is text as a cell shows it: its control characters escaped
+// unless the output is raw.
+func (w *Writer) safe(s string) string {
+	if w.opt.Raw {
+		return s
+	}
+	return termsafe.String(s)
 }
 
 func (w *Writer) flushRow() error {

@@ -177,6 +177,9 @@ type SessionHit struct {
 type SearchResult struct {
 	Mode  string
 	Model string // the embedding model of the vector side
+	// Warning says why a vector or hybrid search answered with lexical
+	// results only (the query's embedding failed); empty otherwise.
+	Warning string
 	// MinSimilarity is the least vector similarity that counted (see
 	// SearchOptions).
 	MinSimilarity float64
@@ -261,6 +264,7 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 	var vs, ls []scored
 	var vecErr error
 	var vecDone sync.WaitGroup
+	var q []float32 // the query's vector
 	if opt.Mode != SearchLexical {
 		if !hasVectors {
 			return nil, argErrorf("the lake's chunks have no vectors: search with --mode lexical, or embed them again")
@@ -270,14 +274,22 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 		}
 		res.Model = model.Model
 		start := time.Now()
-		q, err := opt.Embed(ctx, opt.Query)
-		if err != nil {
-			return nil, err
-		}
+		q, err = opt.Embed(ctx, opt.Query)
 		res.Timing.Embed = time.Since(start)
-		if len(q) != model.Dim {
-			return nil, fmt.Errorf("the query's vector has %d dimensions, the lake's %d (model %s)", len(q), model.Dim, model.Model)
+		if err == nil && len(q) != model.Dim {
+			err = fmt.Errorf("the query's vector has %d dimensions, the lake's %d (model %s)", len(q), model.Dim, model.Model)
 		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// The endpoint is down, slow or refuses: the lexical side
+			// still answers, and the caller says why it alone did.
+			res.Warning = "lexical results only: " + OneLine(err.Error())
+			opt.Mode, res.Mode, res.Model = SearchLexical, SearchLexical, ""
+		}
+	}
+	if opt.Mode != SearchLexical {
 		q = unit(q)
 		minSim := opt.MinSimilarity
 		if minSim == 0 {

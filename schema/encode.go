@@ -155,6 +155,8 @@ func AppendRecord(b []byte, r *Record) []byte {
 			}
 			o.b = append(o.b, ']')
 		}
+		o.str("provider", c.Provider)
+		o.str("base_url", c.BaseURL)
 		w.b = append(o.b, '}')
 	}
 	if c := r.Checkpoint; c != nil {

@@ -373,6 +373,11 @@ type Chunk struct {
 	Model     string    `json:"model,omitempty"`
 	Dim       int64     `json:"dim,omitempty"`
 	Embedding []float32 `json:"embedding,omitempty"`
+	// Provider and BaseURL say how the vector was made (hash, or openai
+	// and its endpoint, without credentials), so that queries are
+	// embedded through the same.
+	Provider string `json:"provider,omitempty"`
+	BaseURL  string `json:"base_url,omitempty"`
 }
 
 // Checkpoint is an extractor's watermark for one source file.

@@ -9,14 +9,11 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/cmd/internal/llmcfg"
-	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/mcpserver"
 	"github.com/pos-lake/pos/query"
-	"github.com/pos-lake/pos/transform/embed"
 	"github.com/urfave/cli/v2"
 )
 
@@ -50,10 +47,12 @@ Each tool has a JSON schema for its arguments; a bad argument is a tool error
 that says what is accepted. The lake (--lake or $POS_LAKE) is opened on the
 first call and again after a pos-load changed it. session_summary's LLM
 strategies use --llm-base-url, --llm-model and --llm-key ($POS_LLM_BASE_URL,
-$POS_LLM_MODEL, $POS_LLM_API_KEY); a lake embedded with an OpenAI-compatible
-model needs its endpoint to embed search queries (--base-url, --api-key or
-$POS_EMBED_BASE_URL, $POS_EMBED_API_KEY). Diagnostics go to stderr; stdout
-carries the protocol only.
+$POS_LLM_MODEL, $POS_LLM_API_KEY). A lake embedded with an OpenAI-compatible
+model embeds search queries at the endpoint recorded with its chunks
+(--base-url or $POS_EMBED_BASE_URL names another; --api-key or
+$POS_EMBED_API_KEY its key); when it fails, search answers lexically with a
+warning in its result. $OPENAI_API_KEY is sent to OpenAI's own API only.
+Diagnostics go to stderr; stdout carries the protocol only.
 
 REGISTER:
    claude mcp add pos -- pos-mcp --lake ~/.local/share/pos/lake
@@ -62,7 +61,7 @@ REGISTER:
 		Flags: append(append([]cli.Flag{
 			cmdio.LakeFlag(),
 			&cli.BoolFlag{Name: "verbose", Usage: "log the server's activity on stderr"},
-		}, llmcfg.Flags()...), embedcfg.EndpointFlags()...),
+		}, llmcfg.Flags()...), embedcfg.QueryEndpointFlags()...),
 		Action: run,
 	}
 }
@@ -81,41 +80,21 @@ func run(c *cli.Context) error {
 	if st, err := query.LakeScrubStatus(c.String("lake")); err == nil && st.Warning != "" {
 		fmt.Fprintf(c.App.ErrWriter, "%s: warning: %s\n%s: hint: %s\n", c.App.Name, st.Warning, c.App.Name, st.Hint)
 	}
-	embedCfg := embedcfg.Config(c)
+	endpoint := embedcfg.ReadEndpoint(c)
 	s := mcpserver.New(mcpserver.Options{
 		Lake: c.String("lake"),
 		LLM:  llmcfg.Options(c),
 		Embedder: func(ctx context.Context, lake string) (query.Embedder, error) {
-			return queryEmbedder(ctx, lake, embedCfg)
+			return embedcfg.QueryEmbedder(ctx, lake, endpoint)
 		},
 		ParseTime: cmdio.ParseTime,
 		Version:   cmdio.Version,
 		Logger:    logger,
 	})
 	defer s.Close()
-	err := s.Run(c.Context, &mcp.StdioTransport{})
+	err := s.Run(c.Context, &mcpserver.StdioTransport{Reader: c.App.Reader, Writer: c.App.Writer, Logger: logger})
 	if c.Context.Err() != nil {
 		return c.Context.Err()
 	}
 	return err
-}
-
-// queryEmbedder embeds search queries with the lake's model: the hash
-// provider locally, an OpenAI-compatible model at the configured endpoint.
-func queryEmbedder(ctx context.Context, lake string, cfg embed.Config) (query.Embedder, error) {
-	m, ok, err := load.LakeEmbedding(ctx, lake)
-	if err != nil || !ok {
-		return nil, err
-	}
-	p, err := embed.ProviderFor(m.Model, m.Dim, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, text string) ([]float32, error) {
-		vs, err := p.Embed(ctx, []string{text})
-		if err != nil {
-			return nil, fmt.Errorf("embedding the query with %s: %w (mode lexical needs no embedding)", m.Model, err)
-		}
-		return vs[0], nil
-	}, nil
 }

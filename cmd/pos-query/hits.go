@@ -11,6 +11,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/mattn/go-runewidth"
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/internal/termsafe"
 	"github.com/pos-lake/pos/query"
 )
 
@@ -139,6 +140,9 @@ func wrapWords(s string, width int, bold bool) []string {
 	return lines
 }
 
+// The ANSI styles pos-query writes itself: bold on and off.
+const boldOn, boldOff = "\x1b[1m", "\x1b[22m"
+
 // emphasis renders a line's **word** markers as ANSI bold, or keeps them.
 // A word's markers come in pairs (the snippet bolds words whole); a line
 // with an odd count keeps them all.
@@ -156,9 +160,9 @@ func emphasis(line string, bold bool) string {
 		}
 		b.WriteString(line[:i])
 		if on {
-			b.WriteString("\x1b[22m")
+			b.WriteString(boldOff)
 		} else {
-			b.WriteString("\x1b[1m")
+			b.WriteString(boldOn)
 		}
 		on = !on
 		line = line[i+2:]
@@ -170,6 +174,19 @@ func emphasis(line string, bold bool) string {
 // may carry styles.
 func (e *env) blocks(blocks []hitBlock) error {
 	w := e.c.App.Writer
+	if !e.c.Bool("raw") {
+		// Escaped before the lines are wrapped, so that they fit.
+		for i := range blocks {
+			b := &blocks[i]
+			for j := range b.head {
+				b.head[j] = termsafe.String(b.head[j])
+			}
+			b.title = termsafe.String(b.title)
+			for j := range b.texts {
+				b.texts[j].s = termsafe.String(b.texts[j].s)
+			}
+		}
+	}
 	return writeHits(w, blocks, width(e.c), colorOK(w))
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/cmd/internal/llmcfg"
+	"github.com/pos-lake/pos/internal/termsafe"
 	"github.com/pos-lake/pos/pricing"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/schema"
@@ -84,11 +85,29 @@ func command(cmd *cli.Command) *cli.Command {
 	}
 	cmd.HideHelpCommand = true
 	cmd.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodes + "\n"
+	cmd.Flags = append(cmd.Flags, rawFlag())
 	if action := cmd.Action; action != nil {
 		cmd.Action = func(c *cli.Context) error {
+			// Text from histories never drives the terminal: control
+			// characters are shown as escapes on stdout (unless --raw)
+			// and on stderr; the bold of search hits is the program's own.
+			out, errw := c.App.Writer, c.App.ErrWriter
+			var safe *termsafe.Writer
+			if !c.Bool("raw") {
+				safe = termsafe.NewWriter(out, boldOn, boldOff)
+				c.App.Writer = safe
+			}
+			safeErr := termsafe.NewWriter(errw)
+			c.App.ErrWriter = safeErr
 			w := &countingWriter{w: c.App.Writer}
 			c.App.Writer = w
-			defer func() { c.App.Writer = w.w }()
+			defer func() {
+				if safe != nil {
+					safe.Flush()
+				}
+				safeErr.Flush()
+				c.App.Writer, c.App.ErrWriter = out, errw
+			}()
 			err := action(c)
 			if w.n == 0 && query.FileVanished(err) {
 				// A load compacted a partition between the query's listing
@@ -99,13 +118,24 @@ func command(cmd *cli.Command) *cli.Command {
 			if ue, ok := err.(cmdio.UsageError); ok && ue.Cmd == "" {
 				// The hint points at this command's help.
 				ue.Cmd = c.Command.Name
-				return ue
+				err = ue
+			}
+			if err != nil {
+				// A message may quote the lake (a session id, a path).
+				err = safeError{err}
 			}
 			return err
 		}
 	}
 	return cmd
 }
+
+// safeError is an error whose message is printed with its terminal
+// control characters escaped; errors.Is and errors.As see the error within.
+type safeError struct{ err error }
+
+func (e safeError) Error() string { return termsafe.String(e.err.Error()) }
+func (e safeError) Unwrap() error { return e.err }
 
 // countingWriter counts what a command wrote: a failed command is run again
 // only if it wrote nothing.
@@ -127,6 +157,12 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// rawFlag turns off the escaping of terminal control characters.
+func rawFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "raw", Usage: "print text from the histories as stored, terminal control characters included " +
+		`(by default they are shown as escapes such as \u001b, whatever the output)`}
 }
 
 func formatFlag() cli.Flag {
@@ -405,7 +441,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be included, without the texts"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "markdown (default) or json; with --dry-run, a table format"},
 			widthFlag(), untilFlag(),
-		}, embedcfg.EndpointFlags()...),
+		}, embedcfg.QueryEndpointFlags()...),
 		Action: runContext,
 	})
 }
@@ -424,7 +460,17 @@ func runContext(c *cli.Context) error {
 		return err
 	}
 	defer e.db.Close()
-	ids := c.Args().Slice()
+	// Each id costs a lookup: repeats are dropped and the count capped
+	// before any is resolved.
+	var ids []string
+	for _, id := range c.Args().Slice() {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) > query.MaxContextSessions {
+		return cmdio.UsageError{Err: fmt.Errorf("a pack takes at most %d sessions (got %d)", query.MaxContextSessions, len(ids)), Cmd: "context"}
+	}
 	text := strings.TrimSpace(c.String("query"))
 	switch {
 	case text != "" && len(ids) > 0:
@@ -493,6 +539,7 @@ func searchSessions(c *cli.Context, e *env, text string) (ids, platforms []strin
 	if err != nil {
 		return nil, nil, libErr(err)
 	}
+	searchWarning(c, res)
 	if len(res.Sessions) == 0 {
 		return nil, nil, fmt.Errorf("no session matches %q", text)
 	}
@@ -653,6 +700,7 @@ func (e *env) fitWriter(flexible, optional []string) *query.Writer {
 		Flexible:  flexible,
 		Optional:  optional,
 		FlushEach: e.format != query.FormatTable && cmdio.IsTerminal(e.c.App.Writer),
+		Raw:       e.c.Bool("raw"),
 	})
 }
 

@@ -20,11 +20,16 @@ import (
 
 var lake string
 
+// testDir holds the fixture lake and whatever else the tests build; it is
+// removed at the end.
+var testDir string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "pos-query-test-")
 	if err != nil {
 		panic(err)
 	}
+	testDir = dir
 	if lake, err = querytest.FixtureLake(context.Background(), dir); err != nil {
 		panic(err)
 	}

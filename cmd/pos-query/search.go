@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
-	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/query"
-	"github.com/pos-lake/pos/transform/embed"
 	"github.com/urfave/cli/v2"
 )
 
@@ -34,9 +31,13 @@ the snippet, wrapped.
 --group-by session ranks sessions by how much of them matches: topic search
 across sessions.
 
-A lake embedded with an OpenAI-compatible model needs its endpoint to embed
-the query (--base-url, --api-key or their environment variables); --mode
-lexical needs none.
+A lake embedded with an OpenAI-compatible model embeds the query at the
+endpoint its chunks were embedded through (recorded in the lake; --base-url
+or $POS_EMBED_BASE_URL names another), with the key named for it (--api-key
+or $POS_EMBED_API_KEY; $OPENAI_API_KEY goes to OpenAI's own API only). When
+the endpoint fails (unreachable, timeout, 5xx after a short retry), the
+search answers with lexical results and a warning on stderr; --mode lexical
+needs no endpoint.
 
 Content types (--type): exchange, user_prompt, summary_label,
 compact_summary, subagent_summary, plan (or prompt, label, summary, report).
@@ -56,7 +57,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "group-by", Usage: "session: rank sessions instead of single results"},
 			&cli.Float64Flag{Name: "min-similarity", Usage: "the least cosine similarity a vector match needs (default: the lake model's own, 0.255 for pos-hash-v2; -1: none)"},
 			&cli.IntFlag{Name: embedcfg.DimensionsFlag, Usage: "the dimensions the lake's OpenAI-compatible model was asked for, if any"},
-		}, embedcfg.EndpointFlags()...),
+		}, embedcfg.QueryEndpointFlags()...),
 		Action: runSearch,
 	})
 }
@@ -112,6 +113,7 @@ func runSearch(c *cli.Context) error {
 	if err != nil {
 		return libErr(err)
 	}
+	searchWarning(c, res)
 	if opt.GroupBy == "session" {
 		if len(res.Sessions) == 0 {
 			e.note("no match for %q", text)
@@ -149,23 +151,17 @@ func plural(n int, what string) string {
 }
 
 // queryEmbedder embeds queries with the lake's model: the hash provider
-// locally, an OpenAI-compatible model at the endpoint the flags name. A
-// lake without vectors gets none (Search says what to do).
+// locally, an OpenAI-compatible model at the endpoint the lake's chunks
+// were embedded through (or the one the flags name). A lake without
+// vectors gets none (Search says what to do).
 func queryEmbedder(c *cli.Context, lake string) (query.Embedder, error) {
-	m, ok, err := load.LakeEmbedding(c.Context, lake)
-	if err != nil || !ok {
-		return nil, err
+	return embedcfg.QueryEmbedder(c.Context, lake, embedcfg.ReadEndpoint(c))
+}
+
+// searchWarning says on stderr, whatever the format, why a search
+// answered with lexical results only.
+func searchWarning(c *cli.Context, res *query.SearchResult) {
+	if res.Warning != "" {
+		fmt.Fprintf(c.App.ErrWriter, "%s: warning: %s\n", c.App.Name, res.Warning)
 	}
-	cfg := embedcfg.Config(c)
-	p, err := embed.ProviderFor(m.Model, m.Dim, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, text string) ([]float32, error) {
-		vs, err := p.Embed(ctx, []string{text})
-		if err != nil {
-			return nil, fmt.Errorf("embedding the query with %s: %w (--mode lexical needs no embedding)", m.Model, err)
-		}
-		return vs[0], nil
-	}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -113,4 +114,47 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// OpenAIBaseURL is OpenAI's own endpoint, the default of both clients.
+const OpenAIBaseURL = "https://api.openai.com/v1"
+
+// IsOpenAI reports whether a base URL is OpenAI's own API (empty means the
+// default, which is): the one endpoint $OPENAI_API_KEY is meant for.
+func IsOpenAI(baseURL string) bool {
+	if strings.TrimSpace(baseURL) == "" {
+		return true
+	}
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil || u.Scheme != "https" || u.User != nil {
+		return false
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	return host == "api.openai.com" && (u.Port() == "" || u.Port() == "443")
+}
+
+// Key is the API key to send to baseURL: the key the user named for
+// this endpoint (a flag or a pos-specific variable) or, for OpenAI's own
+// API only, $OPENAI_API_KEY's value. A key meant for OpenAI never goes to
+// another host, whatever base URL a variable or a lake names.
+func Key(baseURL, named, openAIKey string) string {
+	if named != "" {
+		return named
+	}
+	if IsOpenAI(baseURL) {
+		return openAIKey
+	}
+	return ""
+}
+
+// Redact returns a base URL fit to be stored or shown: scheme, host, port
+// and path, without user information, query or fragment (where a
+// credential might be).
+func Redact(baseURL string) string {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return strings.TrimRight(u.String(), "/")
 }

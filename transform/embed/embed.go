@@ -275,6 +275,10 @@ func (e *embedder) run(ctx context.Context, j *job) (jobResult, error) {
 
 func (e *embedder) setVector(c *schema.Record, v []float32) {
 	c.Chunk.Model = e.opt.Provider.Model()
+	c.Chunk.Provider = e.opt.Provider.Name()
+	if ep, ok := e.opt.Provider.(interface{ Endpoint() string }); ok {
+		c.Chunk.BaseURL = ep.Endpoint()
+	}
 	c.Chunk.Dim = int64(len(v))
 	c.Chunk.Embedding = v
 }

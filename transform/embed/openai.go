@@ -78,6 +78,10 @@ func (p *OpenAI) Name() string { return "openai" }
 // Model implements Provider.
 func (p *OpenAI) Model() string { return p.model }
 
+// Endpoint is the base URL the vectors come from, without credentials:
+// what a lake records so that its queries go to the same server.
+func (p *OpenAI) Endpoint() string { return oaiwire.Redact(p.baseURL) }
+
 // Dim implements Provider: the asked dimension, or the one the model
 // answered with, or 0 before the first answer.
 func (p *OpenAI) Dim() int {
