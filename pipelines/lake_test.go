@@ -81,7 +81,7 @@ func TestMovedLakeAnswersAlike(t *testing.T) {
 	stream := extractFixtures(t, dir)
 	orig := filepath.Join(dir, "orig", "lake")
 	build := func(stream, lake string) {
-		mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --key moved-lake-key | pos-embed -q --lake %q | pos-load -q --require-scrubbed --lake %q", stream, lake, lake))
+		mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --key moved-lake-key-of-32-bytes-or-more | pos-embed -q --lake %q | pos-load -q --require-scrubbed --lake %q", stream, lake, lake))
 	}
 	build(stream, orig)
 	// The decoy: "moved a1Zb" matches the pattern "moved a[1]*b"; it
@@ -152,7 +152,7 @@ func TestMovedLakeAnswersAlike(t *testing.T) {
 		t.Errorf("pos.duckdb opened by a relative path answers otherwise:\n%s", got)
 	}
 	// A load into the moved lake keeps it readable where it is.
-	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --key moved-lake-key | pos-load -q --lake %q", stream, moved))
+	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --key moved-lake-key-of-32-bytes-or-more | pos-load -q --lake %q", stream, moved))
 	if got := catalogAnswers(t, filepath.Join(moved, load.CatalogFile)); got != catBefore {
 		t.Errorf("a reload changed what pos.duckdb answers:\n%s", got)
 	}
@@ -164,7 +164,7 @@ func TestCatalogAttachedWithLakeVariable(t *testing.T) {
 	dir := t.TempDir()
 	stream := extractFixtures(t, dir, "claude_code")
 	orig := filepath.Join(dir, "orig")
-	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --key k | pos-load -q --lake %q", stream, orig))
+	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --key lake-test-key-of-32-bytes-or-more | pos-load -q --lake %q", stream, orig))
 	want := catalogAnswers(t, filepath.Join(orig, load.CatalogFile))
 	moved := filepath.Join(dir, "moved")
 	mustSh(t, fmt.Sprintf("mv %q %q", orig, moved))
@@ -254,7 +254,7 @@ func TestScrubMarks(t *testing.T) {
 
 	// Scrubbed, through pos-embed: every row of every table says so, and
 	// no warning.
-	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --key k | pos-embed -q --lake %q | pos-load -q --require-scrubbed --lake %q", stream, lake("scrubbed"), lake("scrubbed")))
+	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --key lake-test-key-of-32-bytes-or-more | pos-embed -q --lake %q | pos-load -q --require-scrubbed --lake %q", stream, lake("scrubbed"), lake("scrubbed")))
 	m := scrubStatus(t, lake("scrubbed"))
 	for _, want := range []string{"raw:secrets", "messages:secrets", "exchanges:secrets", "sessions:secrets", "chunks:secrets"} {
 		if !m[want] {
@@ -284,7 +284,7 @@ func TestScrubMarks(t *testing.T) {
 	}
 
 	// --pii and --off say so.
-	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --pii --key k | pos-load -q --lake %q", stream, lake("pii")))
+	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --pii --key lake-test-key-of-32-bytes-or-more | pos-load -q --lake %q", stream, lake("pii")))
 	if m := scrubStatus(t, lake("pii")); !m["raw:pii"] || m["secrets"] || m["none"] {
 		t.Errorf("--pii lake: %v", m)
 	}
@@ -336,7 +336,7 @@ func TestStaleTempsRemovedByNextRun(t *testing.T) {
 	dir := t.TempDir()
 	stream := extractFixtures(t, dir, "claude_code")
 	lake := filepath.Join(dir, "lake")
-	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --key k | pos-load -q --lake %q", stream, lake))
+	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --key lake-test-key-of-32-bytes-or-more | pos-load -q --lake %q", stream, lake))
 	sleep := exec.Command("sleep", "60")
 	if err := sleep.Start(); err != nil {
 		t.Fatal(err)

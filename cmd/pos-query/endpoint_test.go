@@ -26,14 +26,14 @@ import (
 	"github.com/pos-lake/pos/transform/normalize"
 )
 
-// buildBinaries builds pos-query, pos-embed and pos-load once for the
+// buildBinaries builds pos-query, pos-scrub, pos-embed and pos-load once for the
 // tests that run the real binaries.
 var buildBinaries = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp(testDir, "bin-")
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".", "../pos-embed", "../pos-load")
+	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".", "../pos-scrub", "../pos-embed", "../pos-load")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the binaries: %v\n%s", err, out)
 	}
@@ -175,7 +175,7 @@ func TestSearchThroughTheLakesEndpoint(t *testing.T) {
 	lake := filepath.Join(t.TempDir(), "lake")
 	in := normalizedFixture(t)
 	build := exec.Command("bash", "-o", "pipefail", "-c",
-		`"$1/pos-embed" -q --lake "$4" --provider openai --model tiny --base-url "$2" < "$3" | "$1/pos-load" -q --lake "$4"`,
+		`"$1/pos-scrub" -q --key endpoint-test-key-of-32-bytes-or-more < "$3" | "$1/pos-embed" -q --lake "$4" --provider openai --model tiny --base-url "$2" | "$1/pos-load" -q --require-scrubbed --lake "$4"`,
 		"sh", bin, local.URL+"/v1", in, lake)
 	build.Env = cleanEnv(t, base...)
 	if out, err := build.CombinedOutput(); err != nil {

@@ -64,7 +64,7 @@ func Build(ctx context.Context, root, lake string) error {
 		return err
 	}
 	var scrubbed bytes.Buffer
-	if _, err := scrub.Scrub(ctx, &normalized, &scrubbed, scrub.Options{Key: []byte("querytest")}); err != nil {
+	if _, err := scrub.Scrub(ctx, &normalized, &scrubbed, scrub.Options{Key: []byte("querytest key of 32 bytes or more")}); err != nil {
 		return err
 	}
 	_, err := load.Load(ctx, &scrubbed, load.Options{Lake: lake, Now: func() time.Time { return Now }, RequireScrubbed: true})
