@@ -160,7 +160,9 @@ func (d *detector) find(text string) []Found {
 }
 
 // sentences splits a text into sentences, keeping list items and lines
-// apart, and drops fenced code blocks (a decision is prose).
+// apart, and drops fenced code blocks (a decision is prose). Sentences are
+// whole: a decision's text is cut for the lake after pos-scrub
+// (excerpt.Finish), where a cut cannot leave part of a secret.
 func sentences(text string) []string {
 	var out []string
 	inFence := false
@@ -185,15 +187,6 @@ func sentences(text string) []string {
 		}
 		if s := strings.TrimSpace(t[start:]); len(s) > 3 {
 			out = append(out, s)
-		}
-	}
-	for i, s := range out {
-		if len(s) > 600 {
-			cut := 600
-			for cut > 0 && s[cut]&0xC0 == 0x80 {
-				cut--
-			}
-			out[i] = s[:cut] + "…"
 		}
 	}
 	return out
