@@ -61,6 +61,44 @@ func ContextSource(text string) string {
 	return Source(text)
 }
 
+// SourceOf returns what a field made from text[start:end] (a sentence)
+// carries until a stage after pos-scrub cuts it: text from start, through
+// end, and on to the last line end within SourceMax bytes past end (or
+// SourceMax bytes past it, if no line ends there).
+func SourceOf(text string, start, end int) string {
+	s, end := text[start:], end-start
+	limit := end + SourceMax
+	if limit >= len(s) {
+		return strings.TrimRight(s, " \t\r\n")
+	}
+	if i := strings.LastIndexByte(s[end:limit], '\n'); i >= 0 {
+		return strings.TrimRight(s[:end+i], " \t\r")
+	}
+	return s[:Back(s, limit)]
+}
+
+// Sentence returns the first sentence of s, cut to at most n bytes as Line
+// cuts: up to the first '.', '!' or '?' before a space or the end of the
+// first line, or that line whole (the rule pos-normalize finds decisions
+// by).
+func Sentence(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	for i := 0; i < len(s); i++ {
+		if k := MarkerLen(s[i:]); k > 0 {
+			i += k - 1
+			continue
+		}
+		if c := s[i]; (c == '.' || c == '!' || c == '?') && (i+1 == len(s) || s[i+1] == ' ') {
+			s = s[:i+1]
+			break
+		}
+	}
+	return Line(s, n)
+}
+
 // titleMax returns the size the lake keeps of rec's title.
 func titleMax(rec *schema.Record) int {
 	switch rec.Kind {
@@ -83,7 +121,7 @@ func Title(rec *schema.Record) string { return Line(rec.Title, titleMax(rec)) }
 
 // Finish makes the fields of rec that the lake keeps cut: the title of a
 // session, document or chunk (its first line, PromptTitleMax or TitleMax
-// bytes), a decision's sentence (DecisionMax) and context (ContextMax). It
+// bytes), a decision's sentence (its first, DecisionMax) and context (ContextMax). It
 // reports whether anything changed, and then clears rec.Line.
 //
 // pos-normalize and the extractors leave these fields whole (Source); the
@@ -101,7 +139,7 @@ func Finish(rec *schema.Record) bool {
 	case schema.KindSession, schema.KindDocument, schema.KindChunk:
 		set(&rec.Title, Title(rec))
 	case schema.KindDecision:
-		set(&rec.Text, Line(rec.Text, DecisionMax))
+		set(&rec.Text, Sentence(rec.Text, DecisionMax))
 		if rec.Decision != nil {
 			if c := Line(rec.Decision.Context, ContextMax); c != rec.Decision.Context {
 				d := *rec.Decision

@@ -219,3 +219,38 @@ func FuzzCuts(f *testing.F) {
 		check("Width", w, len(strings.TrimSuffix(w, "…")))
 	})
 }
+
+func TestSentence(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Let's use DuckDB. Then test it.", "Let's use DuckDB."},
+		{"Let's use it! More", "Let's use it!"},
+		{"We decided on v1.2 today\nnext line", "We decided on v1.2 today"},
+		{"Use the key " + m1 + " for the deploy. Done.", "Use the key " + m1 + " for the deploy."},
+		{"Use [REDACTED:a.b:0123abcd] now. Next", "Use [REDACTED:a.b:0123abcd] now."},
+	} {
+		if got := Sentence(c.in, 600); got != c.want {
+			t.Errorf("Sentence(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	long := "We decided " + strings.Repeat("x", 580) + " " + m1 + " end."
+	if got := Sentence(long, DecisionMax); len(got) > DecisionMax || strings.Contains(got, "[REDACTED") || Sentence(got, DecisionMax) != got {
+		t.Errorf("long sentence: %q", got)
+	}
+}
+
+func TestSourceOf(t *testing.T) {
+	text := "Intro. Let's use this key " + "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY----- now.\nmore"
+	start := strings.Index(text, "Let's")
+	end := strings.Index(text, "-----BEGIN") + len("-----BEGIN RSA PRIVATE KEY-----")
+	if got := SourceOf(text, start, end); got != text[start:] {
+		t.Fatalf("SourceOf: %q", got)
+	}
+	big := "Let's go. " + strings.Repeat("y", 2*SourceMax)
+	if got := SourceOf(big, 0, 9); len(got) != 9+SourceMax {
+		t.Fatalf("SourceOf of a long line: %d bytes", len(got))
+	}
+	lines := "Let's go.\n" + strings.Repeat("line\n", SourceMax)
+	if got := SourceOf(lines, 0, 9); len(got) > 9+SourceMax || strings.HasSuffix(got, "\n") || !strings.HasSuffix(got, "line") {
+		t.Fatalf("SourceOf of many lines: %d bytes", len(got))
+	}
+}

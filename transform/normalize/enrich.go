@@ -55,7 +55,9 @@ func (n *Normalizer) enrich(t *thread, m *schema.Record, write bool) error {
 				context = excerpt.ContextSource(t.ex.rec.Text)
 			}
 			r := derived(m, schema.KindDecision, schema.ID(m.Platform, "decision", m.ID, strconv.Itoa(i)))
-			r.Text = f.Text
+			// The sentence and what follows it, which a stage after
+			// pos-scrub cuts to the sentence (excerpt.Finish).
+			r.Text = f.Source
 			r.ContentType = "decision"
 			r.Decision = &schema.Decision{Confidence: f.Confidence, Status: f.Status, Patterns: f.Patterns,
 				ExchangeID: exchangeID, MessageID: m.ID, Context: context}
