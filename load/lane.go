@@ -248,10 +248,10 @@ func (l *lane) hash(rec *schema.Record) (string, int) {
 	if c.Kind == schema.KindMessage {
 		c.SessionID = ""
 	}
-	if n := int(recordBytes(rec)); cap(l.buf) < n {
+	if n := schema.SizeHint(rec); cap(l.buf) < n {
 		// Sized once: grown by appends, a huge record's encoding would
 		// leave copies of half, a quarter … of it behind.
-		l.buf = make([]byte, 0, n+n/16)
+		l.buf = make([]byte, 0, n)
 	}
 	l.buf = schema.AppendRecord(l.buf[:0], &c)
 	size := len(l.buf)

@@ -326,25 +326,7 @@ func (l *Loader) acquire(n int64) error {
 }
 
 // recordBytes estimates the memory a record holds: its texts.
-func recordBytes(rec *schema.Record) int64 {
-	n := 512 + len(rec.Title) + len(rec.Text) + len(rec.Thinking) + len(rec.Raw) + len(rec.Meta)
-	for _, t := range rec.Tools {
-		n += len(t.Input) + len(t.Output)
-	}
-	if e := rec.Exchange; e != nil {
-		n += len(e.Prompt) + len(e.Response)
-	}
-	if d := rec.Decision; d != nil {
-		n += len(d.Context)
-	}
-	if c := rec.Chunk; c != nil {
-		n += 4 * len(c.Embedding)
-	}
-	for _, f := range rec.Extra {
-		n += len(f.Value)
-	}
-	return int64(n)
-}
+func recordBytes(rec *schema.Record) int64 { return int64(schema.SizeHint(rec)) }
 
 // markVersioned records, before any file with a second version of a
 // record is in place, that the table's view must pick the latest version.
