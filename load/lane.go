@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +18,7 @@ import (
 // partitions, open part files and finished files are its alone.
 type lane struct {
 	loader *Loader
-	in     chan *schema.Record
+	in     chan item
 	done   chan struct{} // closed when run returns; err is then set
 	err    error
 
@@ -40,7 +41,7 @@ type lane struct {
 
 func newLane(l *Loader) *lane {
 	return &lane{
-		loader: l, in: make(chan *schema.Record, 256), done: make(chan struct{}),
+		loader: l, in: make(chan item, 256), done: make(chan struct{}),
 		parts: map[partKey]*partition{}, open: map[partKey]*partFile{}, idle: map[string][]rowWriter{},
 		published: time.Now(),
 		stats:     Stats{Rows: map[string]int64{}},
@@ -55,18 +56,26 @@ func (l *lane) run() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
-		rec, ok, err := l.next(timer)
+		it, ok, err := l.next(timer)
 		if !ok {
 			break
 		}
 		l.err = err
-		if l.err == nil && rec != nil {
-			l.err = l.add(rec)
+		if l.err == nil && it.rec != nil {
+			l.err = l.add(it.rec)
+			l.loader.inflight.Release(it.n)
+			if it.n >= hugeRecord {
+				// A huge record's copies (decoded, hashed, encoded in
+				// pages) are garbage now: collected at once, they are
+				// not still there when the next huge record comes.
+				runtime.GC()
+			}
 			if l.err == nil && l.tick%1024 == 0 {
 				l.err = l.closeIdle()
 			}
 		}
 		if l.err != nil {
+			l.loader.failedOnce.Do(func() { close(l.loader.failed) })
 			l.abortFiles()
 			return
 		}
@@ -80,31 +89,38 @@ func (l *lane) run() {
 	}
 }
 
+// item is a record sent to a lane, with the bytes of the Loader's
+// inflight budget it holds until the lane has written it.
+type item struct {
+	rec *schema.Record
+	n   int64
+}
+
 // next returns the next record (ok false once the input is closed). While
 // the input is idle it publishes the finished files once they have waited
-// publishEvery (returning a nil record), so a stalled stream's files become
+// publishEvery (returning no record), so a stalled stream's files become
 // visible.
-func (l *lane) next(timer *time.Timer) (rec *schema.Record, ok bool, err error) {
+func (l *lane) next(timer *time.Timer) (it item, ok bool, err error) {
 	select {
-	case rec, ok = <-l.in:
-		return rec, ok, nil
+	case it, ok = <-l.in:
+		return it, ok, nil
 	default:
 	}
 	if len(l.finished) == 0 {
-		rec, ok = <-l.in
-		return rec, ok, nil
+		it, ok = <-l.in
+		return it, ok, nil
 	}
 	wait := publishEvery - time.Since(l.published)
 	if wait > 0 {
 		timer.Reset(wait)
 		select {
-		case rec, ok = <-l.in:
+		case it, ok = <-l.in:
 			timer.Stop()
-			return rec, ok, nil
+			return it, ok, nil
 		case <-timer.C:
 		}
 	}
-	return nil, true, l.publish()
+	return item{}, true, l.publish()
 }
 
 // closeAll finishes the open files; the Loader publishes what they and
@@ -207,7 +223,13 @@ func (l *lane) add(rec *schema.Record) error {
 		return err
 	}
 	l.stats.Rows[table]++
-	if pf.full() || pf.rows >= l.loader.opt.FileRows {
+	if size >= hugeRecord {
+		// Its writer's buffers are now the size of the record: the file
+		// is finished at once and the writer dropped, not kept open or
+		// idle with them.
+		pf.huge = true
+	}
+	if pf.full() || pf.rows >= l.loader.opt.FileRows || pf.huge {
 		delete(l.open, key)
 		return l.commit(pf)
 	}
@@ -226,6 +248,11 @@ func (l *lane) hash(rec *schema.Record) (string, int) {
 	c.Source = nil
 	if c.Kind == schema.KindMessage {
 		c.SessionID = ""
+	}
+	if n := schema.SizeHint(rec); cap(l.buf) < n {
+		// Sized once: grown by appends, a huge record's encoding would
+		// leave copies of half, a quarter … of it behind.
+		l.buf = make([]byte, 0, n)
 	}
 	l.buf = schema.AppendRecord(l.buf[:0], &c)
 	size := len(l.buf)
@@ -279,7 +306,7 @@ func (l *lane) commit(pf *partFile) error {
 	if err := pf.finish(); err != nil {
 		return err
 	}
-	if t := pf.part.table; len(l.idle[t]) < maxIdle {
+	if t := pf.part.table; len(l.idle[t]) < maxIdle && !pf.huge {
 		l.idle[t] = append(l.idle[t], pf.w)
 	}
 	pf.w = nil

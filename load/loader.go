@@ -19,7 +19,9 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/schema"
+	"golang.org/x/sync/semaphore"
 )
 
 // Options configure a Loader.
@@ -110,7 +112,23 @@ type Loader struct {
 
 	scrub    *ScrubState                 // the lake's, with this run's rows
 	scrubRun map[string]map[string]int64 // this run's rows per table and mark
+	// inflight bounds the bytes of the records read but not yet written
+	// by a lane (see send); failed is closed when a lane fails, so the
+	// reader never waits on a lane that will not take more.
+	inflight   *semaphore.Weighted
+	failed     chan struct{}
+	failedOnce sync.Once
 }
+
+// maxInflight bounds the bytes of records between the reader and the
+// lanes: a record larger than this is written alone, so the memory a load
+// needs is that of its largest record (a few times over: decoded, hashed,
+// encoded in pages), not of every huge record the reader got ahead to.
+const maxInflight = 64 << 20
+
+// hugeRecord is the size from which a record's garbage is collected as
+// soon as a lane has written it.
+const hugeRecord = 16 << 20
 
 type partKey struct{ table, platform, date string }
 
@@ -153,6 +171,7 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 		opt: opt, ctx: ctx, lock: lk, runID: newRunID(opt.Now()),
 		marks: extract.NewState(), versioned: map[string]bool{},
 		stats: Stats{Rows: map[string]int64{}}, laneFor: map[string]*lane{},
+		inflight: semaphore.NewWeighted(maxInflight), failed: make(chan struct{}),
 	}
 	for _, tables := range [][]string{{TableRaw}, {TableMessages, TableExchanges, TableSessions, TableDocuments, TableDecisions, TableFileRefs, TableOther}, {TableChunks}} {
 		ln := newLane(l)
@@ -249,6 +268,10 @@ func (l *Loader) Add(rec *schema.Record) error {
 		rec.IngestedAt = l.opt.Now()
 	}
 	mark := scrubMark(rec)
+	// Titles, decision sentences and contexts arrive whole, scrubbed as
+	// their sources are: they are cut here, where a cut cannot leave part
+	// of a secret and never splits a redaction marker.
+	excerpt.Finish(rec)
 	if rec.Kind == schema.KindChunk {
 		if err := l.checkEmbedding(rec); err != nil {
 			return err
@@ -270,18 +293,72 @@ func (l *Loader) Add(rec *schema.Record) error {
 	return l.send(rec)
 }
 
-// send hands a record to its table's lane.
+// send hands a record to its table's lane, once the records in flight
+// leave room for it (maxInflight). After a huge record it waits until the
+// lane has written it, so the next line is not read, and decoded, while
+// the huge one is still in memory.
 func (l *Loader) send(rec *schema.Record) error {
 	ln := l.laneFor[tableFor(rec.Kind)]
+	n := min(recordBytes(rec), maxInflight)
+	if err := l.acquire(n); err != nil {
+		return err
+	}
 	select {
-	case ln.in <- rec:
-		return nil
+	case ln.in <- item{rec, n}:
 	case <-ln.done:
+		l.inflight.Release(n)
 		return ln.err
 	case <-l.ctx.Done():
+		l.inflight.Release(n)
 		return l.ctx.Err()
 	}
+	if n < hugeRecord {
+		return nil
+	}
+	if err := l.acquire(maxInflight); err != nil {
+		return err
+	}
+	l.inflight.Release(maxInflight)
+	return nil
 }
+
+// acquire takes n bytes of the inflight budget, waiting for the lanes to
+// write what holds it; it gives up when the load is cancelled or a lane
+// has failed.
+func (l *Loader) acquire(n int64) error {
+	if l.inflight.TryAcquire(n) {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(l.ctx)
+	go func() {
+		select {
+		case <-l.failed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := l.inflight.Acquire(ctx, n)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	if err := l.ctx.Err(); err != nil {
+		return err
+	}
+	for _, ln := range l.lanes {
+		select {
+		case <-ln.done:
+			if ln.err != nil {
+				return ln.err
+			}
+		default:
+		}
+	}
+	return errors.New("a lane stopped")
+}
+
+// recordBytes estimates the memory a record holds: its texts.
+func recordBytes(rec *schema.Record) int64 { return int64(schema.SizeHint(rec)) }
 
 // markVersioned records, before any file with a second version of a
 // record is in place, that the table's view must pick the latest version.

@@ -185,6 +185,7 @@ type partFile struct {
 	groupRows int64
 	groupSize int64
 	lastUse   int64 // record counter at last write
+	huge      bool  // it holds a huge record (see hugeRecord)
 	// index is the lexical index and the vector sidecar of a chunks
 	// file's rows, written beside it (chunks files only).
 	index *chunkIndex

@@ -13,9 +13,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/schema"
@@ -484,16 +486,18 @@ type ToolCall struct {
 	IsError     bool   `json:"is_error"`
 }
 
-// cut shortens s to max characters, saying how many were left out.
+// cut shortens s to max characters, saying how many were left out; it
+// never splits a redaction marker.
 func cut(s string, max int) string {
 	if max <= 0 {
 		return s
 	}
-	r := []rune(s)
-	if len(r) <= max {
+	n := utf8.RuneCountInString(s)
+	if n <= max {
 		return s
 	}
-	return string(r[:max]) + fmt.Sprintf(" … [%d more characters]", len(r)-max)
+	p := excerpt.PrefixRunes(s, max)
+	return p + fmt.Sprintf(" … [%d more characters]", n-utf8.RuneCountInString(p))
 }
 
 func (s *Server) addRecentTurns() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/load"
 )
 
@@ -644,8 +645,7 @@ func firstLineOf(s string, max int) string {
 		s = s[:i]
 	}
 	if utf8.RuneCountInString(s) > max {
-		r := []rune(s)
-		s = string(r[:max]) + "…"
+		s = excerpt.PrefixRunes(s, max) + excerpt.Ellipsis
 	}
 	return s
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/mattn/go-runewidth"
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/internal/termsafe"
 )
 
@@ -554,21 +555,21 @@ func cutCell(s string, width int, kind cutKind) string {
 	}
 	switch kind {
 	case cutPrefix:
-		return runewidth.Truncate(s, width, "")
+		return excerpt.Width(s, width, "")
 	case cutStart:
 		if width > 1 {
 			// The tail from a separator on ("…/spotter", not
 			// "…ects/spotter"), when the cut falls inside a part. A wide
 			// rune at the cut can leave the tail a column short; padding
 			// makes up for it.
-			tail := runewidth.TruncateLeft(s, sw-width+1, "")
+			tail := excerpt.WidthStart(s, sw-width+1)
 			if j := strings.IndexAny(tail, `/\`); j > 0 {
 				tail = tail[j:]
 			}
 			return "…" + tail
 		}
 	}
-	return runewidth.Truncate(s, width, "…")
+	return excerpt.Width(s, width, "…")
 }
 
 // temporal reports whether a column holds times, shown as "3 days ago".

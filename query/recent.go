@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/load"
 )
 
@@ -81,7 +82,7 @@ func (c ToolCall) String() string {
 	}
 	arg = OneLine(arg)
 	if utf8.RuneCountInString(arg) > 60 {
-		arg = string([]rune(arg)[:59]) + "…"
+		arg = excerpt.PrefixRunes(arg, 59) + excerpt.Ellipsis
 	}
 	s := c.Name + "(" + arg + ")"
 	if c.IsError {
@@ -199,7 +200,8 @@ func (d *DB) toolCalls(ctx context.Context, ref SessionRef, turns []Turn) error 
 SELECT c.ts, c.agent, c.name, c.input, left(coalesce(r.output, ''), ?), coalesce(length(r.output), 0), coalesce(r.is_error, false)
 FROM calls c LEFT JOIN results r ON r.agent = c.agent AND r.call_id = c.call_id
 ORDER BY c.ts, c.source_line, c.pos`
-	args := append(w.args, MaxToolOutput)
+	// A little more than is kept, cut below beside a redaction marker.
+	args := append(w.args, MaxToolOutput+excerpt.MaxMarker)
 	rows, err := d.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return sqlErr(err)
@@ -216,6 +218,7 @@ ORDER BY c.ts, c.source_line, c.pos`
 			return sqlErr(err)
 		}
 		c.Input = rawJSON(input)
+		c.Output = excerpt.PrefixRunes(c.Output, MaxToolOutput)
 		if i := owner(turns, agent, utc(ts)); i >= 0 {
 			turns[i].ToolCalls = append(turns[i].ToolCalls, c)
 		}

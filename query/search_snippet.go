@@ -3,6 +3,7 @@ package query
 import (
 	"strings"
 
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/transform/embed/lexical"
 )
 
@@ -12,8 +13,11 @@ const snippetWords = 32
 // Snippet returns the part of text with the most of the query's terms in
 // at most n words, on one line, the matching words in **bold**, and "…"
 // where text was cut. Without a match it is the text's first n words.
+//
+// A redaction marker ([REDACTED:rule:hash]) counts as one word: the snippet
+// holds it whole or not at all, and bolds it whole.
 func Snippet(text string, terms []string, n int) string {
-	ws := lexical.Words(text)
+	ws := markerWords(text, lexical.Words(text))
 	if len(ws) == 0 {
 		return ""
 	}
@@ -97,4 +101,33 @@ func Snippet(text string, terms []string, n int) string {
 		b.WriteString(strings.TrimRight(text[pos:], " \t\n"))
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// markerWords makes the words of each redaction marker in text one word
+// with all their terms, so that a snippet cannot start or end inside a
+// marker, nor bold part of one.
+func markerWords(text string, ws []lexical.Word) []lexical.Word {
+	ms := excerpt.Markers(text)
+	if len(ms) == 0 {
+		return ws
+	}
+	out := ws[:0]
+	k := 0
+	for i := 0; i < len(ws); i++ {
+		w := ws[i]
+		for k < len(ms) && ms[k][1] <= w.Start {
+			k++
+		}
+		if k == len(ms) || w.End <= ms[k][0] {
+			out = append(out, w)
+			continue
+		}
+		m := lexical.Word{Start: ms[k][0], End: ms[k][1]}
+		for ; i < len(ws) && ws[i].Start < ms[k][1]; i++ {
+			m.Terms = append(m.Terms, ws[i].Terms...)
+		}
+		i--
+		out = append(out, m)
+	}
+	return out
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pos-lake/pos/internal/excerpt"
 )
 
 // extractive summarizes a session without a model: a line of facts (size,
@@ -257,12 +259,12 @@ func appendSentence(out []string, s string) []string {
 		return out
 	}
 	if utf8.RuneCountInString(s) > maxSentenceRunes {
-		r := []rune(s)[:maxSentenceRunes]
-		cut := strings.LastIndexByte(string(r), ' ')
-		if cut < maxSentenceRunes/2 {
-			cut = len(string(r))
+		r := excerpt.PrefixRunes(s, maxSentenceRunes)
+		cut := strings.LastIndexByte(r, ' ')
+		if cut < len(r)/2 {
+			cut = len(r)
 		}
-		s = strings.TrimRight(string(r)[:cut], " ,;:") + "…"
+		s = strings.TrimRight(r[:cut], " ,;:") + excerpt.Ellipsis
 	}
 	return append(out, s)
 }

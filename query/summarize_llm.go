@@ -9,8 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/internal/oaiwire"
 	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/sync/errgroup"
@@ -287,11 +289,13 @@ func shorten(text string, budget int) string {
 	if EstimateTokens(text) <= budget {
 		return text
 	}
-	r := []rune(text)
-	keep := min(len(r), budget*3)
+	n := utf8.RuneCountInString(text)
+	keep := min(n, budget*3)
 	for {
-		head, tail := keep*2/3, keep/3
-		cut := string(r[:head]) + fmt.Sprintf("\n[… %s characters left out …]\n", humanize.Comma(int64(len(r)-head-tail))) + string(r[len(r)-tail:])
+		// Cut beside a redaction marker, never inside one.
+		head, tail := excerpt.PrefixRunes(text, keep*2/3), excerpt.SuffixRunes(text, keep/3)
+		left := n - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
+		cut := head + fmt.Sprintf("\n[… %s characters left out …]\n", humanize.Comma(int64(left))) + tail
 		if EstimateTokens(cut) <= budget || keep < 100 {
 			return cut
 		}

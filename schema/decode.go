@@ -153,7 +153,9 @@ func (d *Decoder) All() iter.Seq2[*Record, error] {
 // in rec.Extra. The record must have a "kind"; a missing "schema" is
 // accepted as the current version.
 func Unmarshal(data []byte, rec *Record) error {
-	if fast.Unmarshal != nil {
+	// A huge line goes to the member decoder, which copies its strings one
+	// by one (bigLine): sonic's strings share one copy of the line.
+	if fast.Unmarshal != nil && len(data) <= bigLine {
 		if memberBudget.Load() > 0 {
 			memberBudget.Add(-int64(len(data)))
 		} else if unmarshalWhole(data, rec) {

@@ -125,6 +125,14 @@ func (lr *LineReader) Next() (Line, error) {
 				lr.num++
 				return Line{Bytes: frag[:len(frag)-1], Num: lr.num, Offset: start, Terminated: true}, nil
 			} else {
+				if len(lr.acc)+len(frag) > cap(lr.acc) {
+					// Doubled, not grown by append's quarter for large
+					// slices: a 100 MB line is then read with 200 MB of
+					// buffers, not 500.
+					acc := make([]byte, len(lr.acc), max(2*cap(lr.acc), len(lr.acc)+len(frag), 4096))
+					copy(acc, lr.acc)
+					lr.acc = acc
+				}
 				lr.acc = append(lr.acc, frag...)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // A process decodes its first records member by member, in Go: sonic's
@@ -26,16 +27,27 @@ func init() { memberBudget.Store(memberBudgetBytes) }
 
 // mdec walks one JSON value. s is b as a string: strings without escapes
 // are substrings of it, so a record's strings share one copy of its line,
-// as sonic's do.
+// as sonic's do; with clone, s is b itself, and they are copied.
 type mdec struct {
 	scanner
-	s string
+	s     string
+	clone bool
 	// rawFixed is what making the record's raw value strict changed.
 	rawFixed Repairs
 }
 
+// bigLine is the size of a line above which its strings are copied one by
+// one: sliced from one copy of the line, the small ones (ids, names) would
+// keep a copy of all of a huge record's line alive with its texts.
+const bigLine = 1 << 20
+
 func unmarshalMembers(data []byte, rec *Record) error {
-	d := &mdec{scanner: scanner{b: data}, s: string(data)}
+	d := &mdec{scanner: scanner{b: data}}
+	if len(data) > bigLine {
+		d.s, d.clone = unsafe.String(unsafe.SliceData(data), len(data)), true
+	} else {
+		d.s = string(data)
+	}
 	if err := d.object(rec.member); err != nil {
 		return err
 	}
@@ -542,6 +554,9 @@ func (d *mdec) str() (string, error) {
 		return "", err
 	}
 	if !esc {
+		if d.clone {
+			return strings.Clone(d.s[start:end]), nil
+		}
 		return d.s[start:end], nil
 	}
 	return unescape(d.b[start:end])

@@ -31,9 +31,15 @@ func NewEncoder(w io.Writer) *Encoder {
 }
 
 // Encode writes one record and a newline. The record is encoded straight
-// into the writer's buffer when it fits.
+// into the writer's buffer when it fits, else into one buffer of its size.
 func (e *Encoder) Encode(r *Record) error {
-	buf := AppendRecord(e.w.AvailableBuffer(), r)
+	buf := e.w.AvailableBuffer()
+	if r.Line == nil {
+		if n := SizeHint(r); n > cap(buf) {
+			buf = make([]byte, 0, n)
+		}
+	}
+	buf = AppendRecord(buf, r)
 	buf = append(buf, '\n')
 	if _, err := e.w.Write(buf); err != nil {
 		return err

@@ -37,6 +37,12 @@ a vector (of the chunk under its unit's heading: the first line of the
 exchange's prompt, the document's title). Every record passes through
 unchanged.
 
+A unit has at most --max-chunks chunks, each distinct (a chunk that repeats
+an earlier one of its unit is left out); of a longer text, its head (the
+first quarter of them), its tail (the last quarter) and parts at even steps
+between are indexed, and a huge one is not split whole. No chunk splits a
+redaction marker.
+
 Providers:
   hash    (default) local and deterministic, no model files, no network:
           feature-hashed words and character 4-grams, each spread over
@@ -64,6 +70,7 @@ POS_EMBED_BASE_URL (or OPENAI_BASE_URL), POS_EMBED_API_KEY (or OPENAI_API_KEY).`
 			&cli.IntFlag{Name: "workers", Usage: "groups of records embedded at once (default: 4 for openai, one per CPU for hash)"},
 			&cli.IntFlag{Name: "chunk-tokens", Value: embed.DefaultChunker.MaxTokens, Usage: "the most tokens in a chunk (estimated)"},
 			&cli.IntFlag{Name: "chunk-overlap", Value: embed.DefaultChunker.Overlap, Usage: "tokens a chunk repeats from the one before"},
+			&cli.IntFlag{Name: "max-chunks", Value: embed.DefaultChunker.MaxChunks, Usage: "the most chunks of one text: its head, its tail and distinct parts between"},
 			&cli.StringFlag{Name: "types", Usage: "index only these content types, comma-separated (" + strings.Join(embed.Indexable, ", ") + ")"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
 			cmdio.StrictFlag,
@@ -96,6 +103,9 @@ func run(c *cli.Context) error {
 	if c.Int("chunk-tokens") < 16 || c.Int("chunk-overlap") < 0 || c.Int("chunk-overlap") > c.Int("chunk-tokens")/2 {
 		return cmdio.Usagef("--chunk-tokens must be at least 16 and --chunk-overlap between 0 and half of it")
 	}
+	if c.Int("max-chunks") < 4 {
+		return cmdio.Usagef("--max-chunks must be at least 4")
+	}
 	workers := c.Int("workers")
 	if workers <= 0 {
 		workers = runtime.NumCPU()
@@ -125,7 +135,7 @@ func run(c *cli.Context) error {
 		}
 		st, err := embed.Embed(c.Context, r, out, embed.Options{
 			Name: in, OnSkip: skips.Skip, Provider: p, Cache: cache, Workers: workers, Types: types,
-			Chunker:   embed.Chunker{MaxTokens: c.Int("chunk-tokens"), Overlap: c.Int("chunk-overlap")},
+			Chunker:   embed.Chunker{MaxTokens: c.Int("chunk-tokens"), Overlap: c.Int("chunk-overlap"), MaxChunks: c.Int("max-chunks")},
 			FlushEach: cmdio.IsTerminal(c.App.Writer),
 		})
 		r.Close()

@@ -11,6 +11,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/mattn/go-runewidth"
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/internal/termsafe"
 	"github.com/pos-lake/pos/query"
 )
@@ -79,14 +80,14 @@ func writeHits(w io.Writer, blocks []hitBlock, width int, bold bool) error {
 		case title == "":
 		case runewidth.StringWidth(title) <= room || room >= minTitle:
 			head.WriteString("  ")
-			head.WriteString(runewidth.Truncate(title, room, "…"))
+			head.WriteString(excerpt.Width(title, room, "…"))
 			title = ""
 		}
 		bw.WriteString(strings.TrimRight(head.String(), " "))
 		bw.WriteByte('\n')
 		if title != "" {
 			bw.WriteString(hitIndent)
-			bw.WriteString(runewidth.Truncate(title, max(width-len(hitIndent), minTitle), "…"))
+			bw.WriteString(excerpt.Width(title, max(width-len(hitIndent), minTitle), "…"))
 			bw.WriteByte('\n')
 		}
 		for _, t := range b.texts {

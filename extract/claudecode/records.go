@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -640,23 +641,31 @@ func (r *run) plan(sf extract.SourceFile) error {
 	return r.emitRec(cp)
 }
 
-// markdownTitle is the first heading of a markdown text, or its first line.
+// markdownTitle is the first heading of a markdown text (among its first
+// 50 lines), or its first line: carried whole with the lines after it
+// (excerpt.Source), and cut after pos-scrub (excerpt.Finish).
 func markdownTitle(s string) string {
-	first := ""
-	for _, l := range strings.SplitN(s, "\n", 50) {
-		l = strings.TrimSpace(l)
-		if l == "" {
-			continue
+	first := -1
+	rest := s
+	for n := 0; n < 50 && rest != ""; n++ {
+		line := rest
+		next := ""
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, next = rest[:i], rest[i+1:]
 		}
-		if strings.HasPrefix(l, "#") {
-			return strings.TrimSpace(strings.TrimLeft(l, "#"))
+		if l := strings.TrimSpace(line); l != "" {
+			at := len(s) - len(rest)
+			if strings.HasPrefix(l, "#") {
+				return excerpt.Source(strings.TrimLeft(strings.TrimLeft(s[at:], " \t"), "#"))
+			}
+			if first < 0 {
+				first = at
+			}
 		}
-		if first == "" {
-			first = l
-		}
+		rest = next
 	}
-	if len(first) > 200 {
-		first = first[:200]
+	if first < 0 {
+		return ""
 	}
-	return first
+	return excerpt.Source(s[first:])
 }

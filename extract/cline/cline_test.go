@@ -15,6 +15,7 @@ import (
 	"github.com/pos-lake/pos/extract/extracttest"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/normalize"
 )
@@ -246,7 +247,7 @@ func checkTaskA(t *testing.T, recs []*schema.Record) {
 		t.Fatalf("model switch: %+v", m[8])
 	}
 	s, meta := sessionOf(t, recs, taskA)
-	if s.Title != "Fix the login redirect loop" || s.Session.TitleSource != "prompt" || s.Completeness != schema.CompleteFull ||
+	if excerpt.Title(s) != "Fix the login redirect loop" || s.Session.TitleSource != "prompt" || s.Completeness != schema.CompleteFull ||
 		!slices.Equal(s.Files, []string{"/home/dev/webapp/src/auth.ts", "/home/dev/webapp/src/login.ts"}) ||
 		!s.TS.Equal(ms(t0+300000)) {
 		t.Fatalf("session: %+v", s)

@@ -581,20 +581,3 @@ func cmpOr(a, b string) string {
 	}
 	return b
 }
-
-// firstLine is s's first non-empty line, cut to max bytes on a rune
-// boundary.
-func firstLine(s string, max int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	if len(s) > max {
-		cut := max
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
-}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -920,8 +921,9 @@ func (t *task) session() error {
 		rec.Completeness = schema.CompletePartial
 	}
 	// Cline names a task by the text the user gave it: the title is its
-	// first line, a title from the prompt.
-	rec.Title = firstLine(cmpOr(t.ui.task, t.firstMsg), 120)
+	// first line, a title from the prompt, cut after pos-scrub
+	// (excerpt.Finish).
+	rec.Title = excerpt.Source(cmpOr(t.ui.task, t.firstMsg))
 	rec.Session = &schema.Session{}
 	if rec.Title != "" {
 		rec.Session.TitleSource = schema.TitlePrompt

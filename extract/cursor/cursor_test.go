@@ -12,6 +12,7 @@ import (
 	"github.com/pos-lake/pos/extract/extracttest"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -212,7 +213,7 @@ func TestFixture(t *testing.T) {
 	})); n != 4 {
 		t.Fatalf("2023 messages: %d, want 4 (drafts skipped)", n)
 	}
-	if s := sessionRec(t, res.Recs, tab1); s.Title != "How do I center a div?" {
+	if s := sessionRec(t, res.Recs, tab1); excerpt.Title(s) != "How do I center a div?" {
 		t.Fatalf("2023 title %q", s.Title)
 	}
 	if s := sessionRec(t, res.Recs, tab2); s.Title != "" || !s.TS.Equal(time.UnixMilli(ms(13, 0)).UTC()) {

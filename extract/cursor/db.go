@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -272,7 +273,8 @@ func (dr *dbRun) tab(row *row, i int, t *chatTab) error {
 		return err
 	}
 	s := dr.newRec(schema.KindSession, key)
-	title := firstLine(t.ChatTitle, 200)
+	// Cut after pos-scrub (excerpt.Finish).
+	title := validUTF8(excerpt.Source(t.ChatTitle))
 	if title == "New chat" {
 		title = "" // Cursor's placeholder, not a name
 	}
@@ -686,23 +688,6 @@ func (dr *dbRun) session(s *schema.Record, sid, title string, cv *conversation, 
 	}
 	s.Meta = b
 	return dr.out(s)
-}
-
-// firstLine is the first non-empty line of s, at most n bytes (cut at a
-// rune boundary).
-func firstLine(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	if len(s) > n {
-		cut := n
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return validUTF8(s)
 }
 
 // pointer extends a Source.Key with a JSON pointer into the row's value:

@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/schema"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 )
 
 // Options configure Embed.
@@ -82,9 +84,19 @@ type job struct {
 	size int
 }
 
+// maxInflight bounds the bytes of the jobs read but not yet written: a
+// job larger than this (a huge record) is embedded alone, so memory is that
+// of the largest record, not of every huge record the reader got ahead to.
+const maxInflight = 64 << 20
+
+// hugeJob is the size from which a job's garbage is collected as soon as
+// it is written.
+const hugeJob = 16 << 20
+
 type jobResult struct {
 	out   []*schema.Record
 	stats Stats
+	held  int64 // bytes of the inflight budget, released once written
 }
 
 // Embed reads records from r and writes them to w, each indexable record
@@ -110,6 +122,7 @@ func Embed(ctx context.Context, r io.Reader, w io.Writer, opt Options) (Stats, e
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers + 1) // the workers and the writer
 	futures := make(chan chan jobResult, workers)
+	inflight := semaphore.NewWeighted(maxInflight)
 	var total Stats
 	g.Go(func() error {
 		for f := range futures {
@@ -122,6 +135,13 @@ func Embed(ctx context.Context, r io.Reader, w io.Writer, opt Options) (Stats, e
 					return err
 				}
 			}
+			inflight.Release(res.held)
+			if res.held >= hugeJob {
+				// A huge record's copies are garbage now: collected at
+				// once, they are not still there when the next huge
+				// record is read.
+				runtime.GC()
+			}
 			total.add(res.stats)
 			if opt.FlushEach {
 				if err := enc.Flush(); err != nil {
@@ -132,21 +152,35 @@ func Embed(ctx context.Context, r io.Reader, w io.Writer, opt Options) (Stats, e
 		return enc.Flush()
 	})
 	submit := func(j *job) error {
+		held := min(int64(j.size), maxInflight)
+		if err := inflight.Acquire(gctx, held); err != nil {
+			return err
+		}
 		f := make(chan jobResult, 1)
 		g.Go(func() error {
 			defer close(f)
 			res, err := e.run(gctx, j)
 			if err == nil {
+				res.held = held
 				f <- res
 			}
 			return err
 		})
 		select {
 		case futures <- f:
-			return nil
 		case <-gctx.Done():
 			return gctx.Err()
 		}
+		if held < hugeJob {
+			return nil
+		}
+		// The next line is read, and decoded, once the huge job is
+		// written and its memory free.
+		if err := inflight.Acquire(gctx, maxInflight); err != nil {
+			return err
+		}
+		inflight.Release(maxInflight)
+		return nil
 	}
 	cur := &job{}
 	bad, err := schema.Each(gctx, r, schema.EachOptions{
@@ -312,7 +346,7 @@ func Unit(rec *schema.Record) (ctype, text string, ok bool) {
 			ctype = schema.ContentPlan
 		}
 		text = rec.Text
-		if t := strings.TrimSpace(rec.Title); t != "" && !strings.HasPrefix(strings.TrimSpace(text), t) {
+		if t := excerpt.Title(rec); t != "" && !strings.HasPrefix(strings.TrimSpace(text), t) {
 			text = t + "\n\n" + text
 		}
 		return ctype, text, true
@@ -334,7 +368,7 @@ func chunkRecord(rec *schema.Record, ctype string, i int, text string) *schema.R
 	c.Platform, c.SessionID = rec.Platform, rec.SessionID
 	c.TS, c.TSPrecision = rec.TS, rec.TSPrecision
 	c.Role, c.ContentType = rec.Role, ctype
-	c.Title = rec.Title
+	c.Title = excerpt.Title(rec)
 	c.Text = text
 	c.Agent = rec.Agent
 	c.Cwd, c.GitBranch, c.Project, c.User, c.Machine = rec.Cwd, rec.GitBranch, rec.Project, rec.User, rec.Machine
@@ -359,15 +393,9 @@ func heading(rec *schema.Record) string {
 	}
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+		s = strings.TrimSpace(s[:i])
 	}
-	if len(s) > 200 {
-		s = s[:200]
-		for len(s) > 0 && !utf8.RuneStart(s[len(s)-1]) {
-			s = s[:len(s)-1]
-		}
-	}
-	return s
+	return excerpt.Prefix(s, 200)
 }
 
 func hasWord(s string) bool {

@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/internal/keyword"
 )
 
@@ -51,7 +53,14 @@ const (
 
 // Found is a sentence that states a decision or may.
 type Found struct {
-	Text       string
+	Text string
+	// Source is the text from the sentence on: the sentence, the rest of
+	// its line and the lines after it, up to excerpt.SourceMax bytes past
+	// it. A decision record carries it, and a stage after pos-scrub cuts
+	// the sentence from it (excerpt.Finish), so that a secret that starts
+	// in the sentence and runs on past its end (a private key block) is
+	// redacted as it is in the message.
+	Source     string
 	Confidence float64
 	Patterns   []string
 	Status     string // "decision" or "candidate"
@@ -125,7 +134,8 @@ func (d *detector) find(text string) []Found {
 		return nil
 	}
 	var out []Found
-	for _, s := range sentences(text) {
+	for _, sp := range sentenceSpans(text) {
+		s := text[sp[0]:sp[1]]
 		may := d.candidates(s)
 		if may == nil {
 			continue
@@ -154,6 +164,7 @@ func (d *detector) find(text string) []Found {
 			continue
 		}
 		f.Text = s
+		f.Source = excerpt.SourceOf(text, sp[0], sp[1])
 		out = append(out, f)
 	}
 	return out
@@ -163,9 +174,34 @@ func (d *detector) find(text string) []Found {
 // apart, and drops fenced code blocks (a decision is prose).
 func sentences(text string) []string {
 	var out []string
+	for _, sp := range sentenceSpans(text) {
+		out = append(out, text[sp[0]:sp[1]])
+	}
+	return out
+}
+
+// sentenceSpans returns where the sentences of text are (see sentences):
+// a sentence ends at '.', '!' or '?' before a space or the line's end, or
+// at the line's end (excerpt.Sentence cuts one the same way).
+func sentenceSpans(text string) [][2]int {
+	var out [][2]int
 	inFence := false
-	for _, line := range strings.Split(text, "\n") {
+	add := func(base int, t string) {
+		trimmed := strings.TrimSpace(t)
+		if len(trimmed) > 3 {
+			start := base + len(t) - len(strings.TrimLeftFunc(t, unicode.IsSpace))
+			out = append(out, [2]int{start, start + len(trimmed)})
+		}
+	}
+	for at := 0; at <= len(text); {
+		line := text[at:]
+		next := len(text) + 1
+		if i := strings.IndexByte(line, '\n'); i >= 0 {
+			line, next = line[:i], at+i+1
+		}
 		t := strings.TrimSpace(line)
+		base := at + len(line) - len(strings.TrimLeftFunc(line, unicode.IsSpace))
+		at = next
 		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
 			inFence = !inFence
 			continue
@@ -177,24 +213,11 @@ func sentences(text string) []string {
 		for i := 0; i < len(t); i++ {
 			c := t[i]
 			if (c == '.' || c == '!' || c == '?') && (i+1 == len(t) || t[i+1] == ' ') {
-				if s := strings.TrimSpace(t[start : i+1]); len(s) > 3 {
-					out = append(out, s)
-				}
+				add(base+start, t[start:i+1])
 				start = i + 1
 			}
 		}
-		if s := strings.TrimSpace(t[start:]); len(s) > 3 {
-			out = append(out, s)
-		}
-	}
-	for i, s := range out {
-		if len(s) > 600 {
-			cut := 600
-			for cut > 0 && s[cut]&0xC0 == 0x80 {
-				cut--
-			}
-			out[i] = s[:cut] + "…"
-		}
+		add(base+start, t[start:])
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package normalize
 import (
 	"strconv"
 
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/enrich"
 )
@@ -16,12 +17,9 @@ func (n *Normalizer) enrich(t *thread, m *schema.Record, write bool) error {
 	if !opt.Any() {
 		return nil
 	}
-	exchangeID, context := "", ""
+	exchangeID := ""
 	if t.ex != nil {
 		exchangeID = schema.ExchangeID(t.ex.rec.Platform, t.ex.rec.ID)
-		if t.ex.prompt {
-			context = firstLine(t.ex.rec.Text, 200)
-		}
 	}
 	if opt.Files && (len(m.Tools) > 0 || len(m.Files) > 0) && m.Role != schema.RoleTool {
 		for _, ref := range enrich.FileRefs(m) {
@@ -49,9 +47,17 @@ func (n *Normalizer) enrich(t *thread, m *schema.Record, write bool) error {
 		}
 	}
 	if write && opt.Decisions && m.Text != "" && (m.Role == schema.RoleAssistant || isPrompt(m)) {
+		context := ""
 		for i, f := range enrich.Decisions(enrich.DefaultPatterns, m.Text) {
+			if i == 0 && t.ex != nil && t.ex.prompt {
+				// The prompt, whose first line a stage after pos-scrub
+				// keeps (excerpt.Finish).
+				context = excerpt.ContextSource(t.ex.rec.Text)
+			}
 			r := derived(m, schema.KindDecision, schema.ID(m.Platform, "decision", m.ID, strconv.Itoa(i)))
-			r.Text = f.Text
+			// The sentence and what follows it, which a stage after
+			// pos-scrub cuts to the sentence (excerpt.Finish).
+			r.Text = f.Source
 			r.ContentType = "decision"
 			r.Decision = &schema.Decision{Confidence: f.Confidence, Status: f.Status, Patterns: f.Patterns,
 				ExchangeID: exchangeID, MessageID: m.ID, Context: context}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/enrich"
 )
@@ -415,7 +416,8 @@ func (t *thread) report() *schema.Record {
 	d.Role, d.ContentType = schema.RoleAssistant, schema.ContentSubagentSummary
 	d.Agent = t.agent
 	d.Text = t.lastText
-	title := firstLine(t.prompt, 120)
+	// The prompt whole: pos-load keeps its first line (excerpt.Finish).
+	title := excerpt.Source(t.prompt)
 	if t.agent.Type != "" {
 		title = t.agent.Type + ": " + title
 	}
@@ -490,23 +492,6 @@ func joinNonEmpty(a, b, sep string) string {
 	}
 	return a + sep + b
 }
-
-func firstLine(s string, max int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // replayFilter remembers message ids in two generations of bounded size.
 type replayFilter struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -263,7 +264,9 @@ func (s *rollup) record() *schema.Record {
 		r.Title, titleSource = s.labels[len(s.labels)-1], schema.TitleLabel
 	}
 	if r.Title == "" {
-		r.Title, titleSource = firstLine(s.firstPrompt, 120), schema.TitlePrompt
+		// The prompt's first line, cut by a stage after pos-scrub (see
+		// excerpt.Finish).
+		r.Title, titleSource = excerpt.Source(s.firstPrompt), schema.TitlePrompt
 	}
 	if r.Title == "" {
 		titleSource = ""

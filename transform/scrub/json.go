@@ -85,6 +85,12 @@ func (d *doc) parse(src []byte) error {
 		if cap(d.buf) > 64<<20 && len(src) < 1<<20 {
 			d.buf = nil // do not keep one huge record's buffer
 		}
+		if cap(d.buf) < len(src) {
+			// The scan text is at most as long as the JSON: one buffer
+			// of that size, not one grown by appends (a 100 MB record
+			// would leave 400 MB of smaller copies behind).
+			d.buf = make([]byte, 0, len(src))
+		}
 		d.text = d.buf[:0]
 	}
 	p.ws()
