@@ -28,7 +28,7 @@ var exprRules = []struct {
 	{"discord-webhook-url", `https?://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/([A-Za-z0-9_-]{60,68})`,
 		[]string{"discord.com/api/webhooks/", "discordapp.com/api/webhooks/"}, 0},
 	{"azure-storage-account-key", `(?i)AccountKey=([A-Za-z0-9+/]{86}==)`, []string{"accountkey="}, 0},
-	{"azure-sas-token", `(?i)[?&]sig=([A-Za-z0-9%+/]{43,64}(?:%3D|=){0,2})`, []string{"sig="}, 3},
+	{"azure-sas-token", `(?i)(?:[?&]|\\u0026)sig=([A-Za-z0-9%+/]{43,64}(?:%3D|=){0,2})`, []string{"sig="}, 3},
 	{"docker-hub-pat", `dckr_pat_[A-Za-z0-9_-]{27,}`, []string{"dckr_pat_"}, 0},
 	{"bitbucket-app-password", `ATBB[A-Za-z0-9_=.-]{28,}`, []string{"atbb"}, 3},
 	{"google-oauth-client-secret", `GOCSPX-[A-Za-z0-9_-]{28}`, []string{"gocspx-"}, 0},
@@ -44,7 +44,7 @@ var exprRules = []struct {
 	{"heroku-api-key-hrku", `HRKU-[A-Za-z0-9_-]{20,}`, []string{"hrku-"}, 3},
 	{"shopify-token", `shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`, []string{"shpat_", "shpss_", "shpca_", "shppa_"}, 2},
 	{"slack-token", `xox[abposr]-[0-9A-Za-z-]{10,}`, []string{"xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-"}, 3},
-	{"slack-webhook", `hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`, []string{"hooks.slack.com/"}, 0},
+	{"slack-webhook", `hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}`, []string{"hooks.slack.com/"}, 0},
 	{"stripe-key", `(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{16,}`, []string{"sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"}, 3},
 	{"sendgrid-api-key", `SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}`, []string{"sg."}, 3},
 	{"digitalocean-token", `do[opr]_v1_[a-f0-9]{64}`, []string{"dop_v1_", "doo_v1_", "dor_v1_"}, 3},
@@ -55,6 +55,8 @@ var exprRules = []struct {
 	{"replicate-api-token", `r8_[A-Za-z0-9]{37}`, []string{"r8_"}, 3},
 	{"langsmith-api-key", `lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}`, []string{"lsv2_"}, 3},
 	{"tailscale-key", `tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}`, []string{"tskey-"}, 3},
+	// gitleaks finds sgp_ tokens only before a space or a quote.
+	{"sourcegraph-token", `sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}`, []string{"sgp_"}, 3},
 	{"supabase-token", `(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,})`, []string{"sbp_", "sb_secret_"}, 3},
 	{"resend-api-key", `re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}`, []string{"re_"}, 3},
 	{"figma-token", `fig[dou]_[A-Za-z0-9_-]{40,}`, []string{"figd_", "figo_", "figu_"}, 3},
@@ -408,8 +410,11 @@ func assignment(text []byte, pos, kwLen int, out []span) []span {
 		}
 	} else {
 		var sep byte
-		if ks > 0 && strings.IndexByte("?&;,", text[ks-1]) >= 0 {
+		switch {
+		case ks > 0 && strings.IndexByte("?&;,", text[ks-1]) >= 0:
 			sep = text[ks-1]
+		case bytes.HasSuffix(text[:ks], []byte(`\u0026`)):
+			sep = '&' // a query in JSON held in a string
 		}
 		ve = unquotedEnd(text, vs, sep)
 		// eyJhbGciOi... and sk-... stand for a value in documentation.
@@ -437,7 +442,8 @@ func assignment(text []byte, pos, kwLen int, out []span) []span {
 // pairs (sep: the character before the name) ends where the next pair
 // starts: in a query string (?key=…&user=…) at & or #, in a connection
 // string (;Password=…;Database=…) at the separator before the next
-// name=. What follows a value in prose or code — a full stop, a comma, a
+// name= (in JSON held in a string, a query's & may read \u0026). What
+// follows a value in prose or code — a full stop, a comma, a
 // closing bracket it did not open — is not part of it.
 func unquotedEnd(text []byte, vs int, sep byte) int {
 	query := sep == '?' || sep == '&'
@@ -451,7 +457,7 @@ func unquotedEnd(text []byte, vs int, sep byte) int {
 		if c == '\\' && ve+1 < n && strings.IndexByte("nrt\"\\", text[ve+1]) >= 0 {
 			break
 		}
-		if query && (c == '&' || c == '#') || sep != 0 && (c == ';' || c == ',') && c == sep && nextPair(text[ve+1:]) {
+		if query && (c == '&' || c == '#' || c == '\\' && bytes.HasPrefix(text[ve:], []byte(`\u0026`))) || sep != 0 && (c == ';' || c == ',') && c == sep && nextPair(text[ve+1:]) {
 			break
 		}
 		ve++
@@ -1026,6 +1032,14 @@ func shellWords(text []byte, i, lim int) []word {
 		s := i
 		for i < lim {
 			c := text[i]
+			if c == '"' && i+1 < lim && strings.IndexByte(",:]}", text[i+1]) >= 0 {
+				// The end of the JSON string the command was written
+				// in, in a scan text: "}, ", …
+				if i > s {
+					out = append(out, word{s, i})
+				}
+				return out
+			}
 			if c == '\'' || c == '"' {
 				k := indexByte(text[i+1:lim], c)
 				if k < 0 || indexByte(text[i+1:i+1+k], '\n') >= 0 {
@@ -1050,8 +1064,11 @@ func shellWords(text []byte, i, lim int) []word {
 }
 
 // unquoteWord returns the content of a shell word [s, e): without the
-// quotes around it.
+// quotes around it (\"…\" in JSON held in a string).
 func unquoteWord(text []byte, s, e int) (int, int) {
+	if e-s >= 4 && text[s] == '\\' && text[s+1] == '"' && text[e-2] == '\\' && text[e-1] == '"' {
+		return s + 2, e - 2
+	}
 	if e-s >= 2 && (text[s] == '\'' || text[s] == '"') && text[e-1] == text[s] {
 		return s + 1, e - 1
 	}

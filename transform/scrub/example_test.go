@@ -33,5 +33,5 @@ func ExampleScrubber_Text() {
 	out, n := s.Text("psql postgres://app:" + "Pd8-v!kQ2zWrT9x" + "@db.internal/app # ask jane.roe@acme-corp.io")
 	fmt.Println(n, out)
 	// Output:
-	// 2 psql postgres://app:[REDACTED:url-password:5ffb3c03]@db.internal/app # ask [REDACTED:email:502feed0]
+	// 2 psql postgres://app:[REDACTED:secret:5ffb3c03]@db.internal/app # ask [REDACTED:email:502feed0]
 }

@@ -78,7 +78,18 @@ type rule struct {
 	// its expression requires after the token.
 	noCapture bool
 
-	aliases []alias // our expression rules: the gitleaks rules of the same format
+	// body: classToken rules, their expression without what it says must
+	// surround a token, leftmost-longest (classAnchored rules: anchored).
+	// A token rule's window ends where the format's longest match does,
+	// not at what is glued after it, so a rule that wants a space or a
+	// quote after a token finds "AIza…&x=1", "…/next" or "…-foo" as it
+	// finds the token before a space.
+	body *regexp.Regexp
+	// ext: token rules, the bytes that continue a token they found (what
+	// the last part of their expression takes, letters and digits): a
+	// finding that a letter or digit goes on after is extended over them,
+	// so a token longer than its format's count is never left in part.
+	ext *[256]bool
 
 	pii bool
 	// everywhere: the secret is also redacted wherever else it occurs in the
@@ -95,6 +106,12 @@ type ruleSet struct {
 	rules    []*rule
 	byID     map[string]*rule
 	triggers []trigger
+
+	// The token formats that name a secret by its text, and the keywords
+	// that say which may.
+	formats   []format
+	formatKW  *keyword.Matcher
+	formatsBy [][]int // keyword id -> formats
 }
 
 type trigger struct {
@@ -215,7 +232,7 @@ func buildRules(cfg config.Config) (*ruleSet, error) {
 		rs.add(piiRules[id])
 	}
 	rs.triggers = triggers
-	if err := rs.addAliases(); err != nil {
+	if err := rs.addFormats(); err != nil {
 		return nil, err
 	}
 	return rs, nil
@@ -312,6 +329,14 @@ func (r *rule) classify(src string, keywords []string) error {
 	}
 	body := trimBoundaries(re)
 	r.min, r.max = matchLen(body)
+	defer func() {
+		switch r.class {
+		case classToken, classAnchored, classLine:
+			if !strings.Contains(src, assignOp) && !r.generic {
+				r.ext = lastSet(body)
+			}
+		}
+	}()
 	switch {
 	case r.id == "private-key":
 		r.class = classPrivateKey
@@ -347,12 +372,18 @@ func (r *rule) classify(src string, keywords []string) error {
 				if anchor, err = regexp.Compile(`^(?:` + body.String() + `)`); err != nil {
 					return fmt.Errorf("rule %s: anchored form: %w", r.id, err)
 				}
+				anchor.Longest()
 				r.anchored = map[string]*regexp.Regexp{}
 			}
 			r.anchored[k] = anchor
 		}
 		if len(r.anchored) == len(keywords) {
 			r.class = classAnchored
+		} else {
+			if r.body, err = regexp.Compile(body.String()); err != nil {
+				return fmt.Errorf("rule %s: body: %w", r.id, err)
+			}
+			r.body.Longest()
 		}
 	default:
 		r.class = classLine
@@ -587,26 +618,35 @@ func (r *rule) window(text []byte, pos, kwLen int, kw string) (window, bool) {
 	case classAnchored:
 		a := r.anchored[kw]
 		e := pos + kwLen
-		for e < n && e < pos+reach && isRun(text[e]) {
+		for e < n && e < pos+reach && tokenByte(text, e) {
 			e++
 		}
-		if a == nil || !a.Match(text[pos:e]) {
+		if a == nil {
 			return window{}, false
 		}
-		return window{start: max(0, pos-2), end: min(n, e+2), cutEnd: e < n && isRun(text[e])}, true
+		loc := a.FindIndex(text[pos:e])
+		if loc == nil {
+			return window{}, false
+		}
+		return tokenWindow(text, max(0, pos-2), pos+loc[1], e, false), true
 	case classToken:
 		s, e := pos, pos+kwLen
 		for s > 0 && s > pos-reach && isRun(text[s-1]) {
 			s--
 		}
-		for e < n && e < pos+reach && isRun(text[e]) {
+		for e < n && e < pos+reach && tokenByte(text, e) {
 			e++
 		}
 		if e-s < r.min {
 			return window{}, false
 		}
-		return window{start: max(0, s-2), end: min(n, e+2),
-			cutStart: s > 0 && isRun(text[s-1]), cutEnd: e < n && isRun(text[e])}, true
+		cutStart := s > 0 && isRun(text[s-1])
+		for _, loc := range r.body.FindAllIndex(text[s:e], -1) {
+			if s+loc[0] <= pos && pos+kwLen <= s+loc[1] {
+				return tokenWindow(text, max(0, s-2), s+loc[1], e, cutStart), true
+			}
+		}
+		return window{start: max(0, s-2), end: min(n, e+2), cutStart: cutStart, cutEnd: e < n && isRun(text[e])}, true
 	case classAssign:
 		v, ok := assignmentAfter(text, pos+kwLen, r.minValue)
 		if !ok {
@@ -655,6 +695,28 @@ func (r *rule) window(text []byte, pos, kwLen int, kw string) (window, bool) {
 		ls, le := lineBounds(text, pos, lineReach, lineReach)
 		return window{start: ls, end: le}, true
 	}
+}
+
+// tokenByte reports whether text[i] can be part of a token: a run byte
+// that does not start a JSON escape (\" \n \u0026 … in JSON held in a
+// string end a token as what they stand for does; \/ does not).
+func tokenByte(text []byte, i int) bool {
+	return isRun(text[i]) && !(text[i] == '\\' && i+1 < len(text) && strings.IndexByte(`"\bfnrtu`, text[i+1]) >= 0)
+}
+
+// tokenWindow is the window of a token rule whose format's longest match
+// around the keyword ends at m, in a run of token bytes ending at e. When
+// a letter or a digit goes on after m, the token is longer than the
+// format and the window is the run and two bytes more (a rule that wants
+// the token to end there does not match; one that does not is extended
+// over the rest); otherwise the window ends at m, and what is glued after
+// the token is not seen.
+func tokenWindow(text []byte, start, m, e int, cutStart bool) window {
+	n := len(text)
+	if m < n && isAlnum(text[m]) {
+		return window{start: start, end: min(n, e+2), cutStart: cutStart, cutEnd: e < n && isRun(text[e])}
+	}
+	return window{start: start, end: m, cutStart: cutStart}
 }
 
 // lineBounds returns the line around pos, at most back bytes before it and
@@ -873,92 +935,109 @@ func trimMatch(s string, a, b int) (int, int) {
 // character, or base64 padding and the separators of token alphabets.
 func tokenEnd(c byte) bool { return isAlnum(c) || strings.IndexByte("=-_+/", c) >= 0 }
 
-// span makes a span of a finding, extended over the rest of its token when
-// the window cut the token, or, for our expressions (which do not all say
-// where a token ends), when the token goes on: a longer token is never left
-// half redacted.
+// span makes a span of a finding. A token rule's finding goes on over
+// the bytes that continue its token (a token longer than its format's
+// count is never left in part) and stops at anything else, so that what
+// is glued after a token is not part of its marker; the full stop or
+// comma of prose after a token is not part of it either. Another rule's
+// finding is extended over the rest of its token when the window cut the
+// token.
 func (r *rule) span(text []byte, w window, s, e int) span {
-	if w.cutEnd && e >= w.end-2 {
-		e0 := e
+	if r.re != nil {
+		for e > s+1 && strings.IndexByte(".,:;!?", text[e-1]) >= 0 {
+			e-- // a full stop after the token, not part of it
+		}
+	}
+	e0 := e
+	switch {
+	case r.ext != nil && (e < len(text) && isAlnum(text[e]) || w.cutEnd && e >= w.end-2):
+		for e < len(text) && r.ext[text[e]] {
+			e++
+		}
+	case r.ext == nil && w.cutEnd && e >= w.end-2:
 		for e < len(text) && isRun(text[e]) {
 			e++
 		}
-		// Not the full stop, comma or colon that follows the token in
-		// prose: the marker is the same whatever follows.
-		for e > e0 && strings.IndexByte(".,:;!?", text[e-1]) >= 0 {
-			e--
-		}
+	}
+	// Not the full stop, comma or colon that follows the token in prose.
+	for e > e0 && strings.IndexByte(".,:;!?", text[e-1]) >= 0 {
+		e--
 	}
 	if w.cutStart && s <= w.start+2 {
 		for s > 0 && isRun(text[s-1]) {
 			s--
 		}
 	}
-	if r.re != nil {
-		for e > s+1 && strings.IndexByte(".,:;!?", text[e-1]) >= 0 {
-			e-- // a full stop after the token, not part of it
-		}
-		if e > s && isIdent(text[e-1]) {
-			for e < len(text) && isIdent(text[e]) {
-				e++
-			}
-		}
-	}
-	return span{start: s, end: e, rule: r.named(text[s:e])}
+	return span{start: s, end: e, rule: r}
 }
 
-// named returns the rule a finding of r is named after: a gitleaks rule
-// of the same format when the finding is a whole match of it (our
-// github-token finds what gitleaks' github-pat finds, where gitleaks'
-// expression does not take the text around it), so that a secret gets
-// the same marker wherever it is.
-func (r *rule) named(secret []byte) *rule {
-	for _, a := range r.aliases {
-		if a.re.Match(secret) {
-			return a.r
-		}
+// lastSet returns the bytes that continue a token of re's format: what
+// the last character of a match can be, and ASCII letters and digits.
+func lastSet(re *syntax.Regexp) *[256]bool {
+	set := new([256]bool)
+	addLast(re, set)
+	for c := range 256 {
+		set[c] = set[c] && isRun(byte(c)) || isAlnum(byte(c))
 	}
-	return r
+	return set
 }
 
-type alias struct {
-	re *regexp.Regexp
-	r  *rule
+// addLast adds to set the bytes the last character of a match of re can
+// be, and reports whether re can match the empty string (then what comes
+// before it can end a match too).
+func addLast(re *syntax.Regexp, set *[256]bool) (empty bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if len(re.Rune) == 0 {
+			return true
+		}
+		addRune(set, re.Rune[len(re.Rune)-1], re.Flags&syntax.FoldCase != 0)
+		return false
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for c := re.Rune[i]; c <= min(re.Rune[i+1], utf8.RuneSelf-1); c++ {
+				set[c] = true
+			}
+		}
+		return false
+	case syntax.OpCapture, syntax.OpPlus:
+		return addLast(re.Sub[0], set)
+	case syntax.OpStar, syntax.OpQuest:
+		addLast(re.Sub[0], set)
+		return true
+	case syntax.OpRepeat:
+		return addLast(re.Sub[0], set) || re.Min == 0
+	case syntax.OpConcat:
+		for i := len(re.Sub) - 1; i >= 0; i-- {
+			if !addLast(re.Sub[i], set) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			if addLast(sub, set) {
+				empty = true
+			}
+		}
+		return empty
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return false
+	}
+	return true // empty matches and assertions
 }
 
-// addAliases gives each of our expression rules the gitleaks token rules
-// that share a keyword with it, as whole-match expressions.
-func (rs *ruleSet) addAliases() error {
-	kws := map[*rule][]string{}
-	for _, t := range rs.triggers {
-		kws[t.r] = append(kws[t.r], t.word)
+func addRune(set *[256]bool, c rune, fold bool) {
+	if c >= utf8.RuneSelf {
+		return
 	}
-	for _, c := range rs.rules {
-		if c.re == nil {
-			continue
-		}
-		for _, g := range rs.rules {
-			if g.gl == nil || g.generic || g.class == classAssign ||
-				!slices.ContainsFunc(kws[c], func(k string) bool {
-					return slices.ContainsFunc(kws[g], func(gk string) bool { return strings.HasPrefix(k, gk) || strings.HasPrefix(gk, k) })
-				}) {
-				continue
-			}
-			src := ""
-			for _, gr := range g.gl.Config.Rules {
-				if gr.RuleID == g.id {
-					src = gr.Regex.String()
-				}
-			}
-			// The tails of gitleaks' expressions take the end of the text.
-			whole, err := regexp.Compile(`^(?:` + src + `)$`)
-			if err != nil {
-				return fmt.Errorf("rule %s: whole-match form: %w", g.id, err)
-			}
-			c.aliases = append(c.aliases, alias{whole, g})
-		}
+	set[c] = true
+	if fold && c >= 'a' && c <= 'z' {
+		set[c-'a'+'A'] = true
 	}
-	return nil
+	if fold && c >= 'A' && c <= 'Z' {
+		set[c-'A'+'a'] = true
+	}
 }
 
 // curlOption calls fn with the text after each whitespace-preceded

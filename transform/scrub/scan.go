@@ -18,7 +18,9 @@ import (
 // span is a part of the scan text to redact, and the rule that found it.
 type span struct {
 	start, end int
-	rule       *rule
+	rule       *rule  // the rule that found it (the Report counts by it)
+	label      string // the marker's label, from the secret's text
+	tier       int8
 }
 
 // scanner holds one goroutine's scratch state.
@@ -40,6 +42,9 @@ type scanner struct {
 	body    []byte
 	enc     []byte
 	relaxed []byte
+	labels  map[string]*rule // secret text -> its format (nil: none)
+	cand    []int
+	tier    []span
 }
 
 type pending struct {
@@ -49,7 +54,7 @@ type pending struct {
 
 func newScanner(s *Scrubber) *scanner {
 	n := len(s.rs.rules)
-	return &scanner{s: s, last: make([]int, n), lastGen: make([]uint32, n), cache: map[uint64]cached{}}
+	return &scanner{s: s, last: make([]int, n), lastGen: make([]uint32, n), cache: map[uint64]cached{}, labels: map[string]*rule{}}
 }
 
 // find appends the spans the rules find in text.
@@ -273,9 +278,9 @@ func unescapeLoose(b []byte) []byte {
 }
 
 // settle turns the raw findings into the redactions: drops what the
-// allowlist allows, adds the other occurrences of each secret, and merges
-// overlapping spans under the most specific rule.
-func (sc *scanner) settle(text []byte) {
+// allowlist allows, adds the other occurrences of each secret, settles
+// overlapping findings (tiers) and labels each redaction by its text.
+func (sc *scanner) settle(text []byte, d *doc) {
 	s := sc.s
 	// Markers of an earlier run are not secrets, though the end of one
 	// (a rule name ending in "token", a colon, eight hex digits) reads like
@@ -328,12 +333,137 @@ func (sc *scanner) settle(text []byte) {
 			spans = appendOccurrences(spans, text, esc, sp.rule)
 		}
 	}
+	if d != nil {
+		spans = clipToStrings(d, spans)
+	}
+	sc.spans = sc.tiers(text, spans)
+	for i := range sc.spans {
+		sc.spans[i].label = sc.label(text, sc.spans[i])
+	}
+}
+
+// clipToStrings keeps each span within the JSON string it starts in (or
+// the first one it reaches): a rule that reads on past the end of a string
+// (a command's last word, followed in the scan text by "}) does not make
+// the syntax after it part of the secret, nor its marker.
+func clipToStrings(d *doc, spans []span) []span {
+	out := spans[:0]
+	for _, sp := range spans {
+		ti := d.tokenAt(sp.start)
+		if ti == len(d.toks) {
+			continue
+		}
+		t := d.toks[ti]
+		sp.start = max(sp.start, t.txt0)
+		sp.end = min(sp.end, t.txt1)
+		if sp.start < sp.end {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// Tiers of findings: what a tier takes, the tiers after it leave.
+const (
+	tierToken  = iota // the text is a token format
+	tierSecret        // any other secret
+	tierPII           // personal data
+)
+
+// tiers turns the findings, which may overlap, into the redactions:
+// disjoint, in order. A marker is a function of the text it replaces, so
+// what a redaction covers must not depend on what surrounds a secret or
+// on which rules found it:
+//
+//   - a finding whose text is a token format keeps its extent, and
+//     overlapping token findings are joined (a token is never cut);
+//   - any other secret finding that overlaps a token (a value
+//     "ghp_…&x=1", a run "AKIA…/next" after a name) is cut around it,
+//     and a piece left of it is redacted on its own only if it still
+//     reads as a secret by itself (the assignment rule's check);
+//   - personal data is cut around the secrets.
+func (sc *scanner) tiers(text []byte, spans []span) []span {
+	for i := range spans {
+		sp := &spans[i]
+		switch {
+		case sp.rule.pii:
+			sp.tier = tierPII
+		case sc.format(text[sp.start:sp.end]) != nil:
+			sp.tier = tierToken
+		default:
+			sp.tier = tierSecret
+		}
+	}
 	slices.SortFunc(spans, func(a, b span) int {
+		if a.tier != b.tier {
+			return int(a.tier) - int(b.tier)
+		}
 		if a.start != b.start {
 			return a.start - b.start
 		}
 		return b.end - a.end
 	})
+	acc := sc.tier[:0] // settled: disjoint, by start
+	for i := 0; i < len(spans); {
+		t := spans[i].tier
+		j := i
+		for j < len(spans) && spans[j].tier == t {
+			j++
+		}
+		merged := mergeSpans(spans[i:j])
+		i = j
+		n0 := len(acc)
+		k := 0
+		for _, m := range merged {
+			for k < n0 && acc[k].end <= m.start {
+				k++
+			}
+			if k == n0 || acc[k].start >= m.end {
+				acc = append(acc, m)
+				continue
+			}
+			at := m.start
+			for q := k; q < n0 && acc[q].start < m.end; q++ {
+				if acc[q].start > at {
+					acc = keepPiece(acc, text, m, at, acc[q].start)
+				}
+				at = max(at, acc[q].end)
+			}
+			if at < m.end {
+				acc = keepPiece(acc, text, m, at, m.end)
+			}
+		}
+		if n0 > 0 && len(acc) > n0 {
+			slices.SortFunc(acc, func(a, b span) int { return a.start - b.start })
+		}
+	}
+	sc.tier = spans[:0]
+	return acc
+}
+
+// keepPiece appends the piece [a, b) of m, what overlapping redactions
+// of an earlier tier left of it, if it is still worth redacting: for a
+// secret, when it reads as one by itself; for personal data, when it
+// holds a letter or a digit.
+func keepPiece(acc []span, text []byte, m span, a, b int) []span {
+	v := plain(text[a:b])
+	switch m.tier {
+	case tierSecret:
+		if !plausibleSecret(v, modeAssign, false) {
+			return acc
+		}
+	default:
+		if !slices.ContainsFunc(v, isAlnum) {
+			return acc
+		}
+	}
+	m.start, m.end = a, b
+	return append(acc, m)
+}
+
+// mergeSpans joins overlapping spans (sorted by start, longest first) in
+// place: the Report counts a joined span for the most specific rule.
+func mergeSpans(spans []span) []span {
 	merged := spans[:0]
 	for _, sp := range spans {
 		if k := len(merged) - 1; k >= 0 && sp.start < merged[k].end {
@@ -346,10 +476,10 @@ func (sc *scanner) settle(text []byte) {
 		}
 		merged = append(merged, sp)
 	}
-	sc.spans = merged
+	return merged
 }
 
-// better reports whether a's rule should name a span merged from a and b.
+// better reports whether a's rule should count a span merged from a and b.
 func better(a, b span) bool {
 	if a.rule.pri != b.rule.pri {
 		return a.rule.pri > b.rule.pri
@@ -371,6 +501,24 @@ func appendOccurrences(spans []span, text, secret []byte, r *rule) []span {
 	}
 }
 
+// plain returns a secret as it reads with JSON's escapes decoded, up to
+// three levels: a secret found inside JSON held in a string
+// ("pass\u0026word", a key's "\\n") is labelled and hashed as it reads
+// unescaped, so it gets the marker it gets everywhere else.
+func plain(secret []byte) []byte {
+	for range 3 {
+		if bytes.IndexByte(secret, '\\') < 0 {
+			break
+		}
+		u := unescapeLoose(secret)
+		if len(u) == len(secret) {
+			break
+		}
+		secret = u
+	}
+	return secret
+}
+
 // escapeJSON returns s as it reads inside a JSON string.
 func escapeJSON(s []byte) []byte {
 	if bytes.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' }) < 0 {
@@ -382,20 +530,16 @@ func escapeJSON(s []byte) []byte {
 
 const markerPrefix = "[REDACTED:"
 
-// marker appends the redaction marker of a secret: the rule and the first
-// four bytes of the secret's HMAC-SHA256 under the scrub key, in hex. A
-// secret found JSON-escaped (inside JSON held in a string) is hashed as
-// it reads unescaped, so it gets the marker it gets everywhere else.
-func (s *Scrubber) marker(b []byte, ruleID string, secret []byte) []byte {
-	if nestedEscapes(secret) {
-		secret = unescapeLoose(secret)
-	}
+// marker appends the redaction marker of a secret: its label and the first
+// four bytes of the secret's HMAC-SHA256 under the scrub key, in hex.
+func (s *Scrubber) marker(b []byte, label string, secret []byte) []byte {
+	secret = plain(secret)
 	m := hmac.New(sha256.New, s.opt.Key)
 	m.Write(secret)
 	var sum [sha256.Size]byte
 	h := m.Sum(sum[:0])
 	b = append(b, markerPrefix...)
-	b = append(b, ruleID...)
+	b = append(b, label...)
 	b = append(b, ':')
 	b = hex.AppendEncode(b, h[:4])
 	return append(b, ']')
@@ -422,7 +566,7 @@ func (sc *scanner) scrubDoc(counts map[string]int64) ([]byte, bool) {
 	if len(sc.spans) == 0 {
 		return nil, false
 	}
-	sc.settle(d.text)
+	sc.settle(d.text, d)
 	return sc.apply(counts)
 }
 
@@ -463,7 +607,7 @@ func (sc *scanner) apply(counts map[string]int64) ([]byte, bool) {
 			p := pieces[k]
 			sp := sc.spans[p.sp]
 			body = append(body, d.text[at:p.a]...)
-			body = s.marker(body, sp.rule.id, d.text[sp.start:sp.end])
+			body = s.marker(body, sp.label, d.text[sp.start:sp.end])
 			at = p.b
 			applied[p.sp] = true
 		}
@@ -494,11 +638,11 @@ func (sc *scanner) scrubText(text []byte, counts map[string]int64) ([]byte, bool
 	if len(sc.spans) == 0 {
 		return nil, false
 	}
-	sc.settle(text)
+	sc.settle(text, nil)
 	out, at := sc.out[:0], 0
 	for _, sp := range sc.spans {
 		out = append(out, text[at:sp.start]...)
-		out = s.marker(out, sp.rule.id, text[sp.start:sp.end])
+		out = s.marker(out, sp.label, text[sp.start:sp.end])
 		at = sp.end
 		counts[sp.rule.id]++
 	}

@@ -48,18 +48,18 @@ func TestText(t *testing.T) {
 	s := newScrubber(t, Options{PII: true})
 	for _, tc := range []struct {
 		in     string
-		rules  []string // rules of the markers, in order
+		rules  []string // labels of the markers, in order
 		secret []string // must be gone
 	}{
 		{"export GITHUB_TOKEN=" + ghp, []string{"github-pat"}, []string{ghp}},
-		{"AWS_ACCESS_KEY_ID=" + akia + "\naws_secret_access_key = " + awsSec, []string{"aws-access-token", "aws-secret-access-key"}, []string{akia, awsSec}},
+		{"AWS_ACCESS_KEY_ID=" + akia + "\naws_secret_access_key = " + awsSec, []string{"aws-access-token", "secret"}, []string{akia, awsSec}},
 		{"bot " + slackBot + " posts", []string{"slack-bot-token"}, []string{slackBot}},
-		{"DATABASE_URL=postgres://app:" + pgPass + "@db.internal:5432/app", []string{"url-password"}, []string{pgPass}},
+		{"DATABASE_URL=postgres://app:" + pgPass + "@db.internal:5432/app", []string{"secret"}, []string{pgPass}},
 		{"key:\n" + pem + "\nend", []string{"private-key"}, []string{pemBody}},
 		{"key (cut):\n" + pem[:len(pem)-40] + "\n\nThat was it.", []string{"private-key-block"}, []string{pemBody}},
-		{`{"password": "` + pgPass + `"}`, []string{"generic-assignment"}, []string{pgPass}},
-		{"curl -u deploy:" + pgPass + " https://ci.internal/api", []string{"cli-user-password"}, []string{pgPass}},
-		{"Authorization: Bearer " + bearer, []string{"generic-assignment"}, []string{bearer}},
+		{`{"password": "` + pgPass + `"}`, []string{"secret"}, []string{pgPass}},
+		{"curl -u deploy:" + pgPass + " https://ci.internal/api", []string{"secret"}, []string{pgPass}},
+		{"Authorization: Bearer " + bearer, []string{"secret"}, []string{bearer}},
 		{"mail jane.roe@acme-corp.io or call +1 415-555-0132", []string{"email", "phone"}, []string{"jane.roe@acme-corp.io", "555-0132"}},
 		{"cd /home/jdoe/src && ls C:\\Users\\jdoe\\app", []string{"username", "username"}, []string{"jdoe"}},
 		{"ssh 203.0.113.7 and 2001:db8::8a2e:370:7334", []string{"ipv4", "ipv6"}, []string{"203.0.113.7", "2001:db8"}},
@@ -433,7 +433,7 @@ func TestJSONRewrite(t *testing.T) {
 // applyForTest applies sc.spans to sc.doc as scrubDoc does once the
 // rules have found them.
 func (sc *scanner) applyForTest() ([]byte, bool) {
-	sc.settle(sc.doc.text)
+	sc.settle(sc.doc.text, &sc.doc)
 	return sc.apply(map[string]int64{})
 }
 

@@ -40,6 +40,9 @@ type Cred struct {
 // Multiline reports whether the credential spans lines.
 func (c Cred) Multiline() bool { return strings.Contains(c.Value, "\n") }
 
+// Rand is the generator's random source.
+type Rand = rng
+
 // NewRand returns the generator's random source for seed.
 func NewRand(seed uint64) *rng { return &rng{rand.New(rand.NewPCG(seed, seed^0x5bd1e9955bd1e995))} }
 
