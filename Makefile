@@ -52,7 +52,7 @@ bench: build
 bench-search:
 	$(GO) test -run '^$$' -bench 'BenchmarkSearch1M' -benchtime 60x -timeout 60m ./query
 
-## eval: retrieval quality of pos-query search on the shared corpus (recall@10, MRR per mode), then how much of each compaction summary a 15k smart context pack carries
+## eval: retrieval quality of pos-query search on the shared corpus (recall@10, MRR, exchange-tight per mode and kind of query), then how much of each compaction summary a 15k smart context pack carries
 eval:
 	$(GO) run ./query/eval -v
 	$(GO) run ./query/eval/continuity

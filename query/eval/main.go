@@ -2,13 +2,43 @@
 // real corpus: it builds a lake from the shared corpus of every platform
 // (extract with every adapter, normalize, embed with the hash provider,
 // load), runs every query of the set in the lexical, vector and hybrid
-// modes, and prints recall@10 and MRR per mode.
+// modes, and prints recall@k, MRR, exchange-tight and session figures per
+// mode, then per kind of query.
 //
-//	go run ./query/eval [-corpus DIR] [-queries FILE] [-lake DIR] [-min-similarity X] [-v]
+//	go run ./query/eval [-corpus DIR] [-queries FILE] [-lake DIR] [-build DIR] [-min-similarity X] [-json] [-v]
+//
+// How a query is scored, from the k results of query.Search (ungrouped,
+// in rank order):
+//
+//   - A result stands for the exchange search attributes it to, its
+//     SearchHit.ExchangeID: an exchange's or its prompt's chunk, that
+//     exchange; a subagent report, its subagent's last exchange; a
+//     compaction summary or a label, the exchange under way when it was
+//     written; a plan or a unit search could not place, none. Search lists
+//     each exchange once.
+//   - recall@k is the share of the query's relevant exchanges that some
+//     result stands for; MRR averages 1/rank of the first result that
+//     stands for a relevant exchange (0 when none does).
+//   - exchange-tight@k is the share of queries with a result that is a
+//     relevant exchange itself: its unit is the exchange (an exchange,
+//     prompt or other chunk of the exchange's own content, whose id search
+//     takes from the chunk), not a report, summary, label or plan that
+//     search maps to an exchange after the fact.
+//   - session@k is the share of queries with a result, of any kind, from a
+//     session holding a relevant exchange: finding the right session is
+//     looser than finding the exchange, and the gap between session@k and
+//     exchange-tight@k is how often search only gets close.
+//
+// Figures are averaged over all queries and over each kind (direct,
+// paraphrase, tool_output, cross_session; see the set's about). -v adds
+// each query's ranks and the figures per platform and per query language;
+// -json prints the whole report as one JSON object instead, for tracking
+// figures over time.
 package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,37 +67,55 @@ func main() {
 	corpus := flag.String("corpus", defaultCorpus(), "the corpus directory ($POS_CORPUS)")
 	queries := flag.String("queries", DefaultSet(), "the evaluation set")
 	lake := flag.String("lake", "", "search this lake instead of building one from the corpus")
+	build := flag.String("build", "", "build the corpus lake in this directory and keep it (search it later with -lake)")
 	k := flag.Int("k", 10, "results per query")
-	verbose := flag.Bool("v", false, "print each query's ranks")
+	verbose := flag.Bool("v", false, "print each query's ranks and the figures per platform and language")
+	asJSON := flag.Bool("json", false, "print the report as JSON")
 	minSim := flag.Float64("min-similarity", 0, "the vector side's minimum similarity (0: the model's; negative: none)")
 	flag.Parse()
-	if err := run(context.Background(), os.Stdout, *corpus, *queries, *lake, *k, *minSim, *verbose); err != nil {
+	if err := run(context.Background(), os.Stdout, *corpus, *queries, *lake, *build, *k, *minSim, *verbose, *asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, w io.Writer, corpus, queriesFile, lake string, k int, minSim float64, verbose bool) error {
+func run(ctx context.Context, w io.Writer, corpus, queriesFile, lake, build string, k int, minSim float64, verbose, asJSON bool) error {
 	set, err := ReadSet(queriesFile)
 	if err != nil {
 		return err
 	}
+	// Progress goes to stderr with -json, so that stdout is one object.
+	info := w
+	if asJSON {
+		info = os.Stderr
+	}
 	if lake == "" {
-		dir, err := os.MkdirTemp("", "pos-eval-")
-		if err != nil {
-			return err
+		lake = build
+		if lake == "" {
+			dir, err := os.MkdirTemp("", "pos-eval-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			lake = filepath.Join(dir, "lake")
+		} else if _, err := os.Stat(lake); err == nil {
+			return fmt.Errorf("%s: already exists (search it with -lake)", lake)
 		}
-		defer os.RemoveAll(dir)
-		lake = filepath.Join(dir, "lake")
 		start := time.Now()
 		if err := BuildLake(ctx, corpus, lake); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "lake built from %s in %v\n", corpus, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(info, "lake built from %s in %v\n", corpus, time.Since(start).Round(time.Millisecond))
 	}
 	rep, err := Evaluate(ctx, lake, set, k, minSim)
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(rep.Summary())
 	}
 	rep.Print(w, verbose)
 	return nil
@@ -80,25 +128,81 @@ type Set struct {
 	Queries []Query `json:"queries"`
 }
 
+// The kinds of query.
+const (
+	// KindDirect asks in the words of the session.
+	KindDirect = "direct"
+	// KindParaphrase avoids the answer's words, or asks in another
+	// language than the session's.
+	KindParaphrase = "paraphrase"
+	// KindToolOutput is answered only by a tool result: an error, a
+	// failing test, a command's output.
+	KindToolOutput = "tool_output"
+	// KindCrossSession is answered by exchanges of several sessions.
+	KindCrossSession = "cross_session"
+)
+
+// Kinds are the kinds of query, in report order.
+var Kinds = []string{KindDirect, KindParaphrase, KindToolOutput, KindCrossSession}
+
 // Query is one query and the ids of the exchanges that answer it.
 type Query struct {
-	ID       string   `json:"id"`
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	// Lang is the query's language (ISO 639-1) when not English.
+	Lang     string   `json:"lang,omitempty"`
 	Query    string   `json:"query"`
 	Relevant []string `json:"relevant"`
+	// Evidence, for a tool_output query, is text of the tool result that
+	// answers it, which no prompt, reply, summary or report holds.
+	Evidence string `json:"evidence,omitempty"`
 }
 
-// ReadSet reads an evaluation set.
+// Language is the query's language, "en" when unset.
+func (q Query) Language() string { return cmp.Or(q.Lang, "en") }
+
+// ReadSet reads an evaluation set and checks its form: unique ids, a
+// known kind, a query, relevant exchanges without repeats, and evidence
+// on the tool_output queries.
 func ReadSet(path string) (*Set, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var s Set
-	if err := json.Unmarshal(b, &s); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(s.Queries) == 0 {
 		return nil, fmt.Errorf("%s: no queries", path)
+	}
+	seen := map[string]bool{}
+	for i, q := range s.Queries {
+		var problem string
+		switch {
+		case q.ID == "":
+			problem = "no id"
+		case seen[q.ID]:
+			problem = "id used twice"
+		case !slices.Contains(Kinds, q.Kind):
+			problem = fmt.Sprintf("kind %q is not one of %s", q.Kind, strings.Join(Kinds, ", "))
+		case strings.TrimSpace(q.Query) == "":
+			problem = "no query"
+		case len(q.Relevant) == 0:
+			problem = "no relevant exchange"
+		case len(slices.Compact(slices.Sorted(slices.Values(q.Relevant)))) != len(q.Relevant):
+			problem = "an exchange listed twice"
+		case q.Kind == KindToolOutput && strings.TrimSpace(q.Evidence) == "":
+			problem = "a tool_output query without evidence"
+		case q.Kind != KindToolOutput && q.Evidence != "":
+			problem = "evidence on a query that is not tool_output"
+		}
+		if problem != "" {
+			return nil, fmt.Errorf("%s: query %d (%q): %s", path, i+1, q.ID, problem)
+		}
+		seen[q.ID] = true
 	}
 	return &s, nil
 }
@@ -106,12 +210,17 @@ func ReadSet(path string) (*Set, error) {
 // Modes are the search modes evaluated, in report order.
 var Modes = []string{query.SearchLexical, query.SearchVector, query.SearchHybrid}
 
-// Score is one mode's figures.
+// Score is one mode's figures over a group of queries.
 type Score struct {
-	Mode      string
-	RecallAtK float64
-	MRR       float64
-	Queries   int
+	Mode      string  `json:"mode"`
+	RecallAtK float64 `json:"recall"`
+	MRR       float64 `json:"mrr"`
+	// TightAtK is the share of queries with a result that is a relevant
+	// exchange itself, SessionAtK the share with a result from a session
+	// of a relevant exchange.
+	TightAtK   float64 `json:"exchange_tight"`
+	SessionAtK float64 `json:"session"`
+	Queries    int     `json:"queries"`
 }
 
 // Report holds the figures of an evaluation.
@@ -124,21 +233,36 @@ type Report struct {
 	MinSimilarity float64
 	Queries       []Query
 	Scores        []Score
-	// PerQuery[mode][i] is the recall and the rank of the first relevant
-	// result (0: none) of query i.
+	// PerQuery[mode][i] is query i's outcome in a mode.
 	PerQuery map[string][]QueryResult
-	// Platform maps the lake's exchange ids to their platforms.
-	Platform map[string]string
+	// Exchanges maps the lake's exchange ids to their platform and session.
+	Exchanges map[string]ExchangeRef
+}
+
+// ExchangeRef is where an exchange is.
+type ExchangeRef struct {
+	Platform string
+	Session  string
 }
 
 // QueryResult is one query's outcome in one mode.
 type QueryResult struct {
-	Recall float64
-	First  int
+	Recall float64 `json:"recall"`
+	// First is the rank of the first result that stands for a relevant
+	// exchange, Tight of the first that is one, Session of the first
+	// from a session of one (0: none).
+	First   int `json:"first"`
+	Tight   int `json:"tight"`
+	Session int `json:"session"`
 }
 
+// Searcher runs one query in one mode.
+type Searcher func(ctx context.Context, q Query, mode string) ([]query.SearchHit, error)
+
 // Evaluate runs every query in every mode; minSim is the vector side's
-// minimum similarity (0: the model's, negative: none).
+// minimum similarity (0: the model's, negative: none). Every relevant
+// exchange must be in the lake: an id that is not would count as a miss
+// forever.
 func Evaluate(ctx context.Context, lake string, set *Set, k int, minSim float64) (*Report, error) {
 	db, err := query.Open(ctx, lake)
 	if err != nil {
@@ -163,39 +287,115 @@ func Evaluate(ctx context.Context, lake string, set *Set, k int, minSim float64)
 		}
 		return vs[0], nil
 	}
-	rep := &Report{K: k, Model: m.Model, Dim: m.Dim, Queries: set.Queries, PerQuery: map[string][]QueryResult{}, Platform: map[string]string{}}
-	// Each query's platform: its first relevant exchange's.
-	tbl, err := db.SQL(ctx, "SELECT id, platform FROM exchange_rows")
+	exchanges, err := LakeExchanges(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range tbl.Rows {
-		rep.Platform[r[0].(string)] = r[1].(string)
-	}
-	for _, mode := range Modes {
-		for _, q := range set.Queries {
-			res, err := db.Search(ctx, query.SearchOptions{Query: q.Query, Mode: mode, K: k, Embed: embedder, MinSimilarity: minSim})
-			if err != nil {
-				return nil, fmt.Errorf("%s (%s): %w", q.ID, mode, err)
-			}
-			if mode != query.SearchLexical {
-				rep.MinSimilarity = res.MinSimilarity
-			}
-			rep.PerQuery[mode] = append(rep.PerQuery[mode], Judge(res.Hits, q.Relevant))
+	var minSeen float64
+	search := func(ctx context.Context, q Query, mode string) ([]query.SearchHit, error) {
+		res, err := db.Search(ctx, query.SearchOptions{Query: q.Query, Mode: mode, K: k, Embed: embedder, MinSimilarity: minSim})
+		if err != nil {
+			return nil, err
 		}
+		if mode != query.SearchLexical {
+			minSeen = res.MinSimilarity
+		}
+		return res.Hits, nil
 	}
-	rep.Scores = rep.scores("")
+	rep, err := ScoreSet(ctx, set, k, exchanges, search)
+	if err != nil {
+		return nil, err
+	}
+	rep.Model, rep.Dim, rep.MinSimilarity = m.Model, m.Dim, minSeen
 	return rep, nil
 }
 
-// scores averages each mode's results over the queries of a platform ("":
-// all).
-func (r *Report) scores(platform string) []Score {
+// LakeExchanges reads where each exchange of the lake is.
+func LakeExchanges(ctx context.Context, db *query.DB) (map[string]ExchangeRef, error) {
+	tbl, err := db.SQL(ctx, "SELECT id, platform, session_id FROM exchange_rows")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]ExchangeRef, len(tbl.Rows))
+	for _, r := range tbl.Rows {
+		id, _ := r[0].(string)
+		platform, _ := r[1].(string)
+		session, _ := r[2].(string)
+		out[id] = ExchangeRef{Platform: platform, Session: session}
+	}
+	return out, nil
+}
+
+// ScoreSet runs every query of the set in every mode with search and
+// scores the results by the rules at the top of this file; exchanges says
+// where each exchange is.
+func ScoreSet(ctx context.Context, set *Set, k int, exchanges map[string]ExchangeRef, search Searcher) (*Report, error) {
+	for _, q := range set.Queries {
+		for _, id := range q.Relevant {
+			if _, ok := exchanges[id]; !ok {
+				return nil, fmt.Errorf("%s: relevant exchange %s is not in the lake", q.ID, id)
+			}
+		}
+	}
+	rep := &Report{K: k, Queries: set.Queries, PerQuery: map[string][]QueryResult{}, Exchanges: exchanges}
+	for _, mode := range Modes {
+		for _, q := range set.Queries {
+			hits, err := search(ctx, q, mode)
+			if err != nil {
+				return nil, fmt.Errorf("%s (%s): %w", q.ID, mode, err)
+			}
+			rep.PerQuery[mode] = append(rep.PerQuery[mode], Judge(hits[:min(k, len(hits))], q.Relevant, exchanges))
+		}
+	}
+	rep.Scores = rep.scores(func(Query) bool { return true })
+	return rep, nil
+}
+
+// attributed lists the content types whose results search maps to an
+// exchange after the fact (a report to its subagent's last exchange, a
+// summary or label to the exchange under way): they count for recall and
+// MRR, but are not the exchange itself.
+var attributed = []string{string(schema.ContentSubagentSummary), string(schema.ContentCompactSummary),
+	string(schema.ContentSummaryLabel), string(schema.ContentPlan)}
+
+// Judge scores one result list against the relevant exchanges, by the
+// rules at the top of this file; exchanges says where each exchange is.
+func Judge(hits []query.SearchHit, relevant []string, exchanges map[string]ExchangeRef) QueryResult {
+	sessions := map[ExchangeRef]bool{}
+	for _, id := range relevant {
+		if ref, ok := exchanges[id]; ok {
+			sessions[ref] = true
+		}
+	}
+	found := map[string]bool{}
+	var r QueryResult
+	for i, h := range hits {
+		rank := i + 1
+		if r.Session == 0 && sessions[ExchangeRef{Platform: h.Platform, Session: h.SessionID}] {
+			r.Session = rank
+		}
+		if h.ExchangeID == "" || !slices.Contains(relevant, h.ExchangeID) {
+			continue
+		}
+		found[h.ExchangeID] = true
+		if r.First == 0 {
+			r.First = rank
+		}
+		if r.Tight == 0 && !slices.Contains(attributed, h.ContentType) {
+			r.Tight = rank
+		}
+	}
+	r.Recall = float64(len(found)) / float64(len(relevant))
+	return r
+}
+
+// scores averages each mode's results over the queries that keep selects.
+func (r *Report) scores(keep func(Query) bool) []Score {
 	var out []Score
 	for _, mode := range Modes {
-		var n, recall, rr float64
+		var n, recall, rr, tight, session float64
 		for i, q := range r.Queries {
-			if platform != "" && r.Platform[q.Relevant[0]] != platform {
+			if !keep(q) {
 				continue
 			}
 			qr := r.PerQuery[mode][i]
@@ -204,37 +404,29 @@ func (r *Report) scores(platform string) []Score {
 			if qr.First > 0 {
 				rr += 1 / float64(qr.First)
 			}
+			if qr.Tight > 0 {
+				tight++
+			}
+			if qr.Session > 0 {
+				session++
+			}
 		}
 		if n > 0 {
-			out = append(out, Score{Mode: mode, RecallAtK: recall / n, MRR: rr / n, Queries: int(n)})
+			out = append(out, Score{Mode: mode, RecallAtK: recall / n, MRR: rr / n, TightAtK: tight / n, SessionAtK: session / n, Queries: int(n)})
 		}
 	}
 	return out
 }
 
-// Judge scores one result list: the share of the relevant exchanges among
-// the hits, and the rank of the first hit that is one of them. A hit counts
-// as the exchange it belongs to.
-func Judge(hits []query.SearchHit, relevant []string) QueryResult {
-	found := map[string]bool{}
-	var r QueryResult
-	for i, h := range hits {
-		id := h.ExchangeID
-		if id == "" {
-			id = h.ParentID
-		}
-		if slices.Contains(relevant, id) {
-			found[id] = true
-			if r.First == 0 {
-				r.First = i + 1
-			}
-		}
-	}
-	r.Recall = float64(len(found)) / float64(len(relevant))
-	return r
+// ScoresOfKind averages each mode's results over the queries of a kind.
+func (r *Report) ScoresOfKind(kind string) []Score {
+	return r.scores(func(q Query) bool { return q.Kind == kind })
 }
 
-// Score returns the figures of a mode.
+// Platform is the platform of a query: its first relevant exchange's.
+func (r *Report) Platform(q Query) string { return r.Exchanges[q.Relevant[0]].Platform }
+
+// Score returns the figures of a mode over all queries.
 func (r *Report) Score(mode string) Score {
 	for _, s := range r.Scores {
 		if s.Mode == mode {
@@ -244,50 +436,118 @@ func (r *Report) Score(mode string) Score {
 	return Score{}
 }
 
-// Print writes the report: a line per mode, and with verbose a line per
-// query.
+// Summary is a report as -json prints it.
+type Summary struct {
+	K             int                `json:"k"`
+	Model         string             `json:"model"`
+	Dim           int                `json:"dim"`
+	MinSimilarity float64            `json:"min_similarity"`
+	Overall       []Score            `json:"overall"`
+	ByKind        map[string][]Score `json:"by_kind"`
+	ByPlatform    map[string][]Score `json:"by_platform"`
+	ByLanguage    map[string][]Score `json:"by_language"`
+	Queries       []QuerySummary     `json:"queries"`
+}
+
+// QuerySummary is one query's outcome in each mode.
+type QuerySummary struct {
+	ID    string                 `json:"id"`
+	Kind  string                 `json:"kind"`
+	Query string                 `json:"query"`
+	Modes map[string]QueryResult `json:"modes"`
+}
+
+// Summary gathers the report's figures.
+func (r *Report) Summary() Summary {
+	s := Summary{K: r.K, Model: r.Model, Dim: r.Dim, MinSimilarity: r.MinSimilarity, Overall: r.Scores,
+		ByKind: map[string][]Score{}, ByPlatform: map[string][]Score{}, ByLanguage: map[string][]Score{}}
+	for _, k := range Kinds {
+		if ss := r.ScoresOfKind(k); len(ss) > 0 {
+			s.ByKind[k] = ss
+		}
+	}
+	for _, p := range r.platforms() {
+		s.ByPlatform[p] = r.scores(func(q Query) bool { return r.Platform(q) == p })
+	}
+	for _, l := range r.languages() {
+		s.ByLanguage[l] = r.scores(func(q Query) bool { return q.Language() == l })
+	}
+	for i, q := range r.Queries {
+		qs := QuerySummary{ID: q.ID, Kind: q.Kind, Query: q.Query, Modes: map[string]QueryResult{}}
+		for _, m := range Modes {
+			qs.Modes[m] = r.PerQuery[m][i]
+		}
+		s.Queries = append(s.Queries, qs)
+	}
+	return s
+}
+
+func (r *Report) platforms() []string {
+	var out []string
+	for _, q := range r.Queries {
+		if p := r.Platform(q); !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (r *Report) languages() []string {
+	var out []string
+	for _, q := range r.Queries {
+		if l := q.Language(); !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Print writes the report: a line per mode, then a line per mode and
+// kind; with verbose first a line per query, and last the lines per
+// platform and per query language.
 func (r *Report) Print(w io.Writer, verbose bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	rank := func(n int) string {
+		if n == 0 {
+			return "-"
+		}
+		return fmt.Sprint(n)
+	}
 	if verbose {
-		fmt.Fprintf(tw, "query\t%s\ttext\n", strings.Join(Modes, "\t"))
+		fmt.Fprintf(tw, "query\tkind\t%s\ttext\n", strings.Join(Modes, "\t"))
 		for i, q := range r.Queries {
 			var cells []string
 			for _, m := range Modes {
 				qr := r.PerQuery[m][i]
-				first := "-"
-				if qr.First > 0 {
-					first = fmt.Sprint(qr.First)
-				}
-				cells = append(cells, fmt.Sprintf("%.2f@%s", qr.Recall, first))
+				cells = append(cells, fmt.Sprintf("%.2f@%s/%s/%s", qr.Recall, rank(qr.First), rank(qr.Tight), rank(qr.Session)))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", q.ID, strings.Join(cells, "\t"), q.Query)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", q.ID, q.Kind, strings.Join(cells, "\t"), q.Query)
 		}
-		fmt.Fprintln(tw, "\t\t\t\t(recall@k, rank of the first relevant result)")
+		fmt.Fprintln(tw, "\t\t\t\t\t(recall@k @ rank of the first result for a relevant exchange / that is one / from its session)")
 		tw.Flush()
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "vectors: %s (%d-d), minimum similarity %.3f\n", r.Model, r.Dim, r.MinSimilarity)
-	fmt.Fprintf(tw, "mode\trecall@%d\tMRR\tqueries\n", r.K)
-	row := func(label string, ss []Score) {
+	fmt.Fprintf(tw, "queries\tmode\trecall@%d\tMRR\texchange-tight@%d\tsession@%d\tn\n", r.K, r.K, r.K)
+	rows := func(label string, ss []Score) {
 		for _, s := range ss {
 			name := s.Mode
 			if name == query.SearchVector {
-				name = "vector (hash)"
+				name = "vector (" + cmp.Or(r.Model, "?") + ")"
 			}
-			fmt.Fprintf(tw, "%s%s\t%.3f\t%.3f\t%d\n", label, name, s.RecallAtK, s.MRR, s.Queries)
+			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%d\n", label, name, s.RecallAtK, s.MRR, s.TightAtK, s.SessionAtK, s.Queries)
 		}
 	}
-	row("", r.Scores)
+	rows("all", r.Scores)
+	for _, k := range Kinds {
+		rows(k, r.ScoresOfKind(k))
+	}
 	if verbose {
-		var platforms []string
-		for _, q := range r.Queries {
-			if p := r.Platform[q.Relevant[0]]; !slices.Contains(platforms, p) {
-				platforms = append(platforms, p)
-			}
+		for _, p := range r.platforms() {
+			rows(p, r.scores(func(q Query) bool { return r.Platform(q) == p }))
 		}
-		for _, p := range platforms {
-			fmt.Fprintln(tw, "\t\t\t")
-			row(p+": ", r.scores(p))
+		for _, l := range r.languages() {
+			rows("lang="+l, r.scores(func(q Query) bool { return q.Language() == l }))
 		}
 	}
 	tw.Flush()
