@@ -97,6 +97,12 @@ type Item struct {
 	Text  string
 	Found bool
 	Score float64 // all but files: the best share of content words in one pack item
+	// Reachable: the transcript before the boundary holds the item (a
+	// file's name, DecisionThreshold of a unit's content words), so that a
+	// pack can carry it. A summary also names what it learnt elsewhere
+	// (an earlier transcript the session resumed, the compaction agent's
+	// own reading); no pack of the transcript can carry that.
+	Reachable bool
 }
 
 // SessionResult is the check of one compaction.
@@ -316,7 +322,73 @@ func Check(ctx context.Context, root string, c Compaction, budget int) (*Session
 	res.Decisions = FindUnits(sum.Decisions, texts)
 	res.Pending = FindUnits(sum.Pending, texts)
 	res.Errors = FindUnits(sum.Errors, texts)
+	source, err := sourceText(src)
+	if err != nil {
+		return nil, err
+	}
+	markReachable(res.Files, res.Decisions, res.Pending, res.Errors, source)
 	return res, nil
+}
+
+// sourceText is every string of every line of the transcripts under dir
+// (the session before the boundary and its subagents), decoded, one per
+// line: what any pack of them could hold.
+func sourceText(dir string) (string, error) {
+	var b strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			b.WriteString(x)
+			b.WriteByte('\n')
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return eachLine(f, func(n int, line []byte) error {
+			var v any
+			if err := json.Unmarshal(line, &v); err != nil {
+				return fmt.Errorf("%s:%d: %v", path, n, err)
+			}
+			walk(v)
+			return nil
+		})
+	})
+	return b.String(), err
+}
+
+// markReachable marks the items the source holds: a file by its path or
+// base name, a unit by DecisionThreshold of its content words, as a pack
+// item would have to hold them.
+func markReachable(files, decisions, pending, errs []Item, source string) {
+	for i := range files {
+		f := files[i].Text
+		files[i].Reachable = strings.Contains(source, f) || strings.Contains(source, filepath.Base(f))
+	}
+	for _, list := range [][]Item{decisions, pending, errs} {
+		texts := make([]string, len(list))
+		for i, it := range list {
+			texts[i] = it.Text
+		}
+		for i, r := range FindUnits(texts, []string{source}) {
+			list[i].Reachable = r.Found
+		}
+	}
 }
 
 // truncateSession writes into dst the session's lines before the boundary
@@ -763,12 +835,23 @@ func (r *Report) Totals() (filesFound, files, decisionsFound, decisions int) {
 
 // Tally is how many of one kind of item the summaries name and the packs
 // carry.
-type Tally struct{ Found, Named int }
+type Tally struct{ Found, Named, Reachable, FoundReachable int }
 
 func (t *Tally) add(items []Item) {
 	t.Found += count(items)
 	t.Named += len(items)
+	for _, it := range items {
+		if it.Reachable {
+			t.Reachable++
+			if it.Found {
+				t.FoundReachable++
+			}
+		}
+	}
 }
+
+// OfReachable is the tally of the items the transcript holds.
+func (t Tally) OfReachable() Tally { return Tally{Found: t.FoundReachable, Named: t.Reachable} }
 
 func (t Tally) String() string {
 	return fmt.Sprintf("%d/%d\t%s", t.Found, t.Named, pct(t.Found, t.Named))
@@ -794,6 +877,8 @@ func (r *Report) Sum() Tallies {
 		for _, p := range [][2]*Tally{{&t.Files, &s.Files}, {&t.Decisions, &s.Decisions}, {&t.Pending, &s.Pending}, {&t.Errors, &s.Errors}} {
 			p[0].Found += p[1].Found
 			p[0].Named += p[1].Named
+			p[0].Reachable += p[1].Reachable
+			p[0].FoundReachable += p[1].FoundReachable
 		}
 	}
 	return t
@@ -818,24 +903,34 @@ func (r *Report) Print(w io.Writer, verbose bool) {
 	}
 	t := r.Sum()
 	fmt.Fprintf(tw, "all (%d)\t\t\t%s\t%s\t%s\t%s\t\t\t\n", len(r.Sessions), t.Files, t.Decisions, t.Pending, t.Errors)
+	fmt.Fprintf(tw, "reachable\t\t\t%s\t%s\t%s\t%s\t\t\t\n", t.Files.OfReachable(), t.Decisions.OfReachable(), t.Pending.OfReachable(), t.Errors.OfReachable())
 	tw.Flush()
+	fmt.Fprintln(w, "reachable: of the items the transcript before the boundary holds (the rest the summary learnt elsewhere)")
 	if !verbose {
 		return
 	}
 	for _, s := range r.Sessions {
 		fmt.Fprintf(w, "\nsession %s (%s, boundary at line %d)\n", s.SessionID, filepath.Base(s.File), s.Line)
 		for _, it := range s.Files {
-			fmt.Fprintf(w, "  file     %s %s\n", mark(it.Found), it.Text)
+			fmt.Fprintf(w, "  file     %s%s %s\n", mark(it.Found), unreachable(it), it.Text)
 		}
 		for _, kind := range []struct {
 			name  string
 			items []Item
 		}{{"decision", s.Decisions}, {"pending ", s.Pending}, {"error   ", s.Errors}} {
 			for _, it := range kind.items {
-				fmt.Fprintf(w, "  %s %s %.2f %.160s\n", kind.name, mark(it.Found), it.Score, it.Text)
+				fmt.Fprintf(w, "  %s %s%s %.2f %.160s\n", kind.name, mark(it.Found), unreachable(it), it.Score, it.Text)
 			}
 		}
 	}
+}
+
+// unreachable marks an item the transcript does not hold.
+func unreachable(it Item) string {
+	if it.Reachable {
+		return " "
+	}
+	return "?"
 }
 
 func mark(found bool) string {
