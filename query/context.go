@@ -70,7 +70,7 @@ type ContextOptions struct {
 
 // ContextItem is one whole piece of text a pack may include.
 type ContextItem struct {
-	Kind     string    `json:"kind"` // plan, subagent_report, compaction_summary, first_prompt, labels, decisions, files_changed, prompt, reply, files_read, exchange
+	Kind     string    `json:"kind"` // plan, subagent_report, compaction_summary, first_prompt, stopped, labels, decisions, errors, files_changed, prompt, reply, files_read, exchange
 	Priority int       `json:"priority"`
 	TS       time.Time `json:"ts"`
 	Title    string    `json:"title,omitempty"`
@@ -415,33 +415,38 @@ WHERE platform = ? AND session_id = ? AND content_type = 'compact_summary' AND t
 			return nil, err
 		}
 		var prompts []ContextItem
-		rows, err := d.db.QueryContext(ctx, `SELECT ts, coalesce(prompt, ''), coalesce(response, ''), coalesce(ts_end, ts) FROM `+exchanges+`
+		var starts []exchangeStart
+		rows, err := d.db.QueryContext(ctx, `SELECT ts, coalesce(prompt, '') FROM `+exchanges+`
 WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts`,
 			ref.Platform, ref.SessionID, until)
 		if err != nil {
 			return nil, sqlErr(err)
 		}
-		var replies []ContextItem
 		for rows.Next() {
 			var it ContextItem
-			var ts, end sql.NullTime
-			var reply string
-			if err := rows.Scan(&ts, &it.Text, &reply, &end); err != nil {
+			var ts sql.NullTime
+			if err := rows.Scan(&ts, &it.Text); err != nil {
 				rows.Close()
 				return nil, sqlErr(err)
 			}
 			it.TS = utc(ts)
+			starts = append(starts, exchangeStart{ts: it.TS, prompt: it.Text})
 			if strings.TrimSpace(it.Text) != "" {
 				prompts = append(prompts, it)
 			}
-			// The assistant's reply: what it did and concluded, which the
-			// prompts do not say. Only replies that ended before Until; at
-			// the exchange's time, so it follows its prompt in the pack.
-			if e := utc(end); strings.TrimSpace(reply) != "" && e.Before(until) {
-				replies = append(replies, ContextItem{Kind: "reply", Priority: 5, TS: it.TS, Title: replyTitle(it.Text), Text: reply})
-			}
 		}
 		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, sqlErr(err)
+		}
+		// What the assistant said and did, which the prompts do not say:
+		// per exchange, at the exchange's time so that it follows its
+		// prompt; the errors its tools met; where the work stopped.
+		steps, todos, err := d.work(ctx, messages, ref, until)
+		if err != nil {
+			return nil, err
+		}
+		replies := replyItems(steps, starts)
 		for i, it := range prompts {
 			it.Kind, it.Priority = "first_prompt", 3
 			if i >= 3 {
@@ -449,11 +454,17 @@ WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts`,
 			}
 			items = append(items, it)
 		}
+		if it, ok := stoppedItem(steps, todos, starts); ok {
+			items = append(items, it)
+		}
+		if it, ok := errorsItem(steps, opt.MaxTokens/errorsShare); ok {
+			items = append(items, it)
+		}
 		items = append(items, replies...)
 		if len(labels) > 0 && opt.Until.IsZero() {
 			items = append(items, ContextItem{Kind: "labels", Priority: 4, Title: "Chapter labels", Text: "- " + strings.Join(labels, "\n- ")})
 		}
-		more, err := d.enrichmentItems(ctx, ref, until)
+		more, err := d.enrichmentItems(ctx, ref, until, opt.MaxTokens/decisionsShare)
 		if err != nil {
 			return nil, err
 		}
@@ -472,35 +483,44 @@ WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts`,
 	return items, nil
 }
 
+// Shares of a pack's budget that one session's decisions and errors may
+// take at most: what does not fit is chosen by rank (see decisionsText).
+const (
+	decisionsShare = 5
+	errorsShare    = 6
+)
+
 // enrichmentItems are what enrichment found in a session, as the smart
-// pack carries it: the decisions stated (confidence 0.5 or more, oldest
-// first, priority 4), the files the tools changed (priority 4) and the
-// files they only read (priority 6, after the later prompts). Each is one
-// item of one line per entry, so a session's working set costs a few
-// tokens per file.
-func (d *DB) enrichmentItems(ctx context.Context, ref SessionRef, until time.Time) ([]ContextItem, error) {
+// pack carries it: the decisions stated (confidence 0.5 or more, once
+// each, the most certain and newest while they fit in maxDecisions
+// tokens, in time order, priority 4), the files the tools changed
+// (priority 4) and the files they only read (priority 6, after the later
+// prompts). Each is one item of one line per entry, so a session's
+// working set costs a few tokens per file.
+func (d *DB) enrichmentItems(ctx context.Context, ref SessionRef, until time.Time, maxDecisions int) ([]ContextItem, error) {
 	var items []ContextItem
-	rows, err := d.db.QueryContext(ctx, `SELECT text, confidence FROM decisions
+	rows, err := d.db.QueryContext(ctx, `SELECT ts, text, confidence FROM decisions
 WHERE platform = ? AND session_id = ? AND confidence >= 0.5 AND ts < ? ORDER BY ts, id`, ref.Platform, ref.SessionID, until)
 	if err != nil {
 		return nil, sqlErr(err)
 	}
-	var b strings.Builder
+	var found []foundDecision
 	for rows.Next() {
-		var text string
-		var conf float64
-		if err := rows.Scan(&text, &conf); err != nil {
+		var f foundDecision
+		var ts sql.NullTime
+		if err := rows.Scan(&ts, &f.text, &f.conf); err != nil {
 			rows.Close()
 			return nil, sqlErr(err)
 		}
-		fmt.Fprintf(&b, "- (%.2f) %s\n", conf, strings.Join(strings.Fields(text), " "))
+		f.ts = utc(ts)
+		found = append(found, f)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, sqlErr(err)
 	}
-	if b.Len() > 0 {
-		items = append(items, ContextItem{Kind: "decisions", Priority: 4, Title: "Decisions (confidence)", Text: b.String()})
+	if text := decisionsText(found, maxDecisions); text != "" {
+		items = append(items, ContextItem{Kind: "decisions", Priority: 4, Title: "Decisions (confidence)", Text: text})
 	}
 	rows, err = d.db.QueryContext(ctx, `SELECT path, list_sort(list(DISTINCT action)), bool_or(action IN ('edit', 'write', 'delete')) AS changed
 FROM file_refs WHERE platform = ? AND session_id = ? AND ts < ? AND action IN ('edit', 'write', 'delete', 'read', 'reference')
@@ -540,6 +560,7 @@ var kindTitles = map[string]string{
 	"plan": "Plan", "subagent_report": "Subagent report", "compaction_summary": "Compaction summary",
 	"first_prompt": "Prompt", "prompt": "Prompt", "labels": "Chapter labels", "exchange": "Exchange",
 	"reply": "Reply", "decisions": "Decisions (confidence)", "files_changed": "Files changed", "files_read": "Files read",
+	"stopped": "Where the work stopped", "errors": "Errors met, and what followed",
 }
 
 // renderItem is an item as the markdown pack prints it.

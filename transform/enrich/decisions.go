@@ -22,7 +22,10 @@ type Pattern struct {
 	Keywords []string
 }
 
-// DefaultPatterns are the design notes' patterns and weights.
+// DefaultPatterns are the design notes' patterns and weights, and the
+// kinds of decision they left out: fixes that worked and what was wrong,
+// options ruled out, users' standing instructions, and the same in the
+// other languages people write to agents in.
 var DefaultPatterns = []Pattern{
 	{"lets_use", regexp.MustCompile(`(?i)\blet['’]?s (go with|use|choose|pick|stick with|switch to)\b`), 0.9, []string{"let's", "let’s", "lets "}},
 	{"decided_to", regexp.MustCompile(`(?i)\bdecided (to|on|that)\b`), 0.9, []string{"decided"}},
@@ -42,6 +45,33 @@ var DefaultPatterns = []Pattern{
 	{"instead_of", regexp.MustCompile(`(?i)\b(use|using|used|switch(ed)? to|went with|chose|opted for)\b.{1,80}\binstead of\b`), 0.7, []string{"instead of"}},
 	{"rather_than", regexp.MustCompile(`(?i)\b(use|using|keep|go with)\b.{1,80}\brather than\b`), 0.6, []string{"rather than"}},
 	{"will_use", regexp.MustCompile(`(?i)\b(i|we)('ll| will| are going to) use\b`), 0.6, []string{"i'll use", "we'll use", "i will use", "we will use", "going to use"}},
+	// Fixes that worked, as agents report them, and what they found wrong.
+	{"fixed_by", regexp.MustCompile(`(?i)\b(fixed|solved|resolved|worked around)\b.{0,60}\b(by|with|using)\b`), 0.8, []string{"fixed", "solved", "resolved", "worked around"}},
+	{"the_fix_is", regexp.MustCompile(`(?i)\bthe (fix|solution|workaround|answer|right approach|better approach|simplest approach|cleanest approach|simplest fix) (is|was|will be)\b`), 0.85, []string{"fix", "solution", "workaround", "answer", "approach"}},
+	{"cause_is", regexp.MustCompile(`(?i)\bthe (real |root )?(issue|problem|bug|cause|culprit) (is|was) (that|the|a|an|because)\b`), 0.7, []string{"issue", "problem", "bug", "cause", "culprit"}},
+	{"switched_to", regexp.MustCompile(`(?i)\b(switch(ed|ing)?|migrat(e|ed|ing)|fall(ing)? back|fell back) (over )?to\b`), 0.7, []string{"switch", "migrat", "fall back", "falling back", "fell back"}},
+	{"replace_with", regexp.MustCompile(`(?i)\b(replac(e|ed|ing)|rewr(ite|ote|iting))\b.{1,80}\b(with|using|as)\b`), 0.6, []string{"replac", "rewr"}},
+	{"need_to_change", regexp.MustCompile(`(?i)\b(i|we) (need|have) to (use|rewrite|switch|replace|restructure|convert|move|drop|remove|pin)\b`), 0.6, []string{"need to", "have to"}},
+	// Options ruled out.
+	{"not_supported", regexp.MustCompile(`(?i)\b(doesn'?t|does not|don'?t|do not|won'?t|will not|can'?t|cannot) (support|work|allow|handle)\b`), 0.6, []string{"doesn", "does not", "don", "do not", "won", "will not", "can", "cannot"}},
+	{"use_not", regexp.MustCompile(`(?i)\buse \S.{0,60}, not\b`), 0.8, []string{"use "}},
+	// Instructions and constraints, as users give them: an order that
+	// holds beyond the sentence.
+	{"always_never", regexp.MustCompile(`(?i)^(?:[-*•>]\s+|\d+[.)]\s+)?(please )?(always|never|don'?t ever|do not ever|make sure( to| that)?|be sure to|remember to)\b`), 0.85, []string{"always", "never", "ever", "make sure", "be sure", "remember to"}},
+	{"must_always", regexp.MustCompile(`(?i)\b(you|we|it|they) (must|should|shall)( always| never| not|n'?t)\b`), 0.8, []string{"must", "should", "shall"}},
+	{"from_now_on", regexp.MustCompile(`(?i)\b(from now on|going forward|in future|in the future)\b`), 0.8, []string{"from now on", "going forward", "in future", "in the future"}},
+	// The same in the other languages users write to agents in. Go's \b
+	// knows ASCII letters only, so these are bounded by spaces and
+	// punctuation; the keywords leave out a word's first letter, which
+	// the prefilter compares in ASCII case only.
+	{"ru_decided", regexp.MustCompile(`(?i)(решили|решено|решение\s+(такое|—|-|:)|давай(те)?\s+(использ|возьм|остав|перейд|сдела)|будем\s+использовать|используем\s+\S.{0,80}вместо|лучше\s+использовать)`), 0.85, []string{"ешил", "ешено", "ешение", "авай", "удем", "спользуем", "учше"}},
+	{"ru_always", regexp.MustCompile(`(?i)(^|[\s,.:;!])(всегда|никогда\s+не|не\s+используй(те)?)\s`), 0.8, []string{"сегда", "икогда", "спользуй"}},
+	{"de_decided", regexp.MustCompile(`(?i)\b(wir haben uns (für|entschieden)|entschieden|lass(t)? uns \S+ (verwenden|nehmen|nutzen|benutzen)|wir (verwenden|nehmen|nutzen) \S.{0,80}(statt|anstatt|anstelle))\b`), 0.8, []string{"entschieden", "lass uns", "lasst uns", "statt", "anstelle"}},
+	{"de_always", regexp.MustCompile(`(?i)^(?:[-*•>]\s+|\d+[.)]\s+)?(bitte )?(immer|niemals|nie wieder|verwende nie|benutze nie|achte darauf)\b`), 0.8, []string{"immer", "niemals", "nie ", "achte darauf"}},
+	{"fr_decided", regexp.MustCompile(`(?i)(\bon a décidé|\bnous avons décidé|\bdécidé d|\butilisons\b|\bon (va )?utilise(r)? \S.{0,80}(au lieu d|plutôt que)|\bau lieu d(e |')|\bplutôt que\b)`), 0.8, []string{"décidé", "utilisons", "au lieu d", "plutôt que"}},
+	{"fr_always", regexp.MustCompile(`(?i)^(?:[-*•>]\s+|\d+[.)]\s+)?(merci de |s'il te plaît,? )?(toujours|jamais|ne jamais|n'utilise jamais|assure-toi)\b`), 0.8, []string{"toujours", "jamais", "assure-toi"}},
+	{"es_decided", regexp.MustCompile(`(?i)\b(decidimos|hemos decidido|vamos a (usar|utilizar)|usemos|utilicemos|en lugar de|en vez de)\b`), 0.8, []string{"decidimos", "decidido", "vamos a", "usemos", "utilicemos", "en lugar de", "en vez de"}},
+	{"es_always", regexp.MustCompile(`(?i)^(?:[-*•>]\s+|\d+[.)]\s+)?(por favor,? )?(siempre|nunca|no uses|asegúrate)\b`), 0.8, []string{"siempre", "nunca", "no uses", "asegúrate"}},
 }
 
 // Thresholds: at or above DecisionAt a match is a decision; from

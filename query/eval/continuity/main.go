@@ -10,8 +10,9 @@
 // the real pipeline (the Claude Code extractor, normalize with every
 // enrichment, load), builds the smart pack with a 15,000-token budget
 // exactly as `pos-query context SESSION --mode smart --max-tokens 15000`
-// does, and counts how many of the files and decisions the compaction
-// summary mentions the pack contains (see Items and Found for the rules).
+// does, and counts how many of the files, decisions, pending tasks and
+// errors fixed the compaction summary mentions the pack contains (see
+// Parse, FindFiles and FindUnits for the rules).
 //
 //	go run ./query/eval/continuity [-corpus DIR] [-max-tokens N] [-v]
 //
@@ -44,12 +45,14 @@ import (
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/enrich"
 	"github.com/pos-lake/pos/transform/normalize"
+	"github.com/pos-lake/pos/transform/scrub"
 )
 
 func main() {
 	corpus := flag.String("corpus", defaultCorpus(), "the corpus directory ($POS_CORPUS); its claude/ folder is searched")
 	budget := flag.Int("max-tokens", query.DefaultContextTokens, "the pack's token budget")
 	verbose := flag.Bool("v", false, "list every item of each summary and whether the pack has it")
+	flag.StringVar(&KeepDir, "keep", "", "keep each session's lake and pack under this `DIR` (DIR/SESSION/lake, DIR/SESSION/pack.md)")
 	flag.Float64Var(&DecisionThreshold, "threshold", DecisionThreshold, "the share of a decision's content words one pack item must hold")
 	flag.Parse()
 	if DecisionThreshold <= 0 || DecisionThreshold > 1 {
@@ -88,11 +91,18 @@ type Compaction struct {
 	Summary   string    // the text of the isCompactSummary line
 }
 
-// Item is a file or decision a summary mentions, and whether the pack has it.
+// Item is a file, decision, pending task or error a summary mentions, and
+// whether the pack has it.
 type Item struct {
 	Text  string
 	Found bool
-	Score float64 // decisions: the best share of content words in one pack item
+	Score float64 // all but files: the best share of content words in one pack item
+	// Reachable: the transcript before the boundary holds the item (a
+	// file's name, DecisionThreshold of a unit's content words), so that a
+	// pack can carry it. A summary also names what it learnt elsewhere
+	// (an earlier transcript the session resumed, the compaction agent's
+	// own reading); no pack of the transcript can carry that.
+	Reachable bool
 }
 
 // SessionResult is the check of one compaction.
@@ -104,6 +114,8 @@ type SessionResult struct {
 	PackItems  int
 	Files      []Item
 	Decisions  []Item
+	Pending    []Item
+	Errors     []Item
 }
 
 // Report is the check of every compaction.
@@ -252,6 +264,10 @@ func messageText(raw json.RawMessage) (string, error) {
 	return strings.Join(parts, "\n"), nil
 }
 
+// KeepDir, when set, is where Check keeps each session's lake and pack
+// for a look with pos-query (-keep).
+var KeepDir string
+
 // Check builds the lake of the session before the compaction, its smart
 // pack, and compares the pack with the summary.
 func Check(ctx context.Context, root string, c Compaction, budget int) (*SessionResult, error) {
@@ -260,6 +276,12 @@ func Check(ctx context.Context, root string, c Compaction, budget int) (*Session
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	if KeepDir != "" {
+		dir = filepath.Join(KeepDir, c.SessionID)
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+	}
 	src := filepath.Join(dir, "claude")
 	if err := truncateSession(c, src); err != nil {
 		return nil, err
@@ -289,11 +311,84 @@ func Check(ctx context.Context, root string, c Compaction, budget int) (*Session
 			}
 		}
 	}
+	if KeepDir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "pack.md"), []byte(pack.Markdown()), 0o600); err != nil {
+			return nil, err
+		}
+	}
 	res := &SessionResult{Compaction: c, Platform: ref.Platform, PackTokens: pack.Used, Budget: budget, PackItems: len(texts)}
-	files, decisions := Items(c.Summary)
-	res.Files = FindFiles(files, pack.Markdown())
-	res.Decisions = FindDecisions(decisions, texts)
+	sum := Parse(c.Summary)
+	res.Files = FindFiles(sum.Files, pack.Markdown())
+	res.Decisions = FindUnits(sum.Decisions, texts)
+	res.Pending = FindUnits(sum.Pending, texts)
+	res.Errors = FindUnits(sum.Errors, texts)
+	source, err := sourceText(src)
+	if err != nil {
+		return nil, err
+	}
+	markReachable(res.Files, res.Decisions, res.Pending, res.Errors, source)
 	return res, nil
+}
+
+// sourceText is every string of every line of the transcripts under dir
+// (the session before the boundary and its subagents), decoded, one per
+// line: what any pack of them could hold.
+func sourceText(dir string) (string, error) {
+	var b strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			b.WriteString(x)
+			b.WriteByte('\n')
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return eachLine(f, func(n int, line []byte) error {
+			var v any
+			if err := json.Unmarshal(line, &v); err != nil {
+				return fmt.Errorf("%s:%d: %v", path, n, err)
+			}
+			walk(v)
+			return nil
+		})
+	})
+	return b.String(), err
+}
+
+// markReachable marks the items the source holds: a file by its path or
+// base name, a unit by DecisionThreshold of its content words, as a pack
+// item would have to hold them.
+func markReachable(files, decisions, pending, errs []Item, source string) {
+	for i := range files {
+		f := files[i].Text
+		files[i].Reachable = strings.Contains(source, f) || strings.Contains(source, filepath.Base(f))
+	}
+	for _, list := range [][]Item{decisions, pending, errs} {
+		texts := make([]string, len(list))
+		for i, it := range list {
+			texts[i] = it.Text
+		}
+		for i, r := range FindUnits(texts, []string{source}) {
+			list[i].Reachable = r.Found
+		}
+	}
 }
 
 // truncateSession writes into dst the session's lines before the boundary
@@ -354,9 +449,13 @@ func copyLines(from, to string, keep func(n int, b []byte) (bool, error)) error 
 	return os.WriteFile(to, out.Bytes(), 0o600)
 }
 
+// scrubKey keys the markers of the check's throwaway lakes.
+var scrubKey = []byte("continuity check: a key for lakes that are deleted after the check")
+
 // buildLake runs the pipeline pos-extract --platform claude_code |
-// pos-normalize | pos-load runs, in process: extract, normalize with every
-// enrichment, load.
+// pos-normalize | pos-scrub | pos-load runs, in process: extract,
+// normalize with every enrichment, scrub, load (which requires scrubbed
+// records), so that the pack is made of scrubbed text as a user's is.
 func buildLake(ctx context.Context, root, lake string) error {
 	var extracted, normalized bytes.Buffer
 	enc := schema.NewEncoder(&extracted)
@@ -375,12 +474,31 @@ func buildLake(ctx context.Context, root, lake string) error {
 	if _, err := normalize.Normalize(ctx, &extracted, &normalized, normalize.Options{Name: root, Enrich: enrich.All}); err != nil {
 		return err
 	}
-	_, err := load.Load(ctx, &normalized, load.Options{Lake: lake})
+	var scrubbed bytes.Buffer
+	if _, err := scrub.Scrub(ctx, &normalized, &scrubbed, scrub.Options{Key: scrubKey}); err != nil {
+		return err
+	}
+	_, err := load.Load(ctx, &scrubbed, load.Options{Lake: lake, RequireScrubbed: true})
 	return err
 }
 
-// Items reads what a compaction summary carries: the files it names and
-// the decisions it states.
+// Summary is what a compaction summary carries, as the check counts it.
+type Summary struct {
+	Files     []string
+	Decisions []string
+	Pending   []string // the tasks it names as still to do
+	Errors    []string // the errors it names, with their fixes
+}
+
+// Items returns the files and decisions of a summary (see Parse).
+func Items(summary string) (files, decisions []string) {
+	s := Parse(summary)
+	return s.Files, s.Decisions
+}
+
+// Parse reads what a compaction summary carries: the files it names, the
+// decisions it states, the tasks it names as pending and the errors it
+// names with their fixes.
 //
 // Claude Code's summaries open with a fixed preamble and close with a
 // pointer to the full transcript; both are left out. Code blocks are left
@@ -394,18 +512,25 @@ func buildLake(ctx context.Context, root, lake string) error {
 // absolute or ~/ path with at least two slashes; each once, and a bare name
 // whose longer path is also named counts once, as the path.
 //
-// Decisions: the summary is cut into units: each bullet or numbered line,
-// and each sentence of other prose lines. A unit is a decision when
-//   - it stands under a heading (a markdown heading or a "N. Title:" line)
-//     that names decisions or their kin: decision, problem solving, errors
-//     and fixes, fix, approach, design, solution, chose; or
-//   - it states one: it matches enrich's decision patterns (confidence 0.5
-//     or more), or one of decisionRE's verbs (decided, chose, opted for,
-//     switched to, instead of, rather than, prefer, fixed by, resolved by,
-//     replaced, rewrote, settled on, went with, should always/never).
+// The other three are units: each bullet or numbered line, and each
+// sentence of other prose lines, with at least minWords content words
+// (shorter units are labels). A unit is
+//   - a decision when it stands under a heading (a markdown heading, a
+//     "N. Title:" line or a short line ending in a colon) that names
+//     decisions or their kin (decision, problem solving, errors and fixes,
+//     fix, approach, design, solution, chose), or when it states one: it
+//     matches one of summaryPatterns or of decisionRE's verbs (decided,
+//     chose, opted for, switched to, instead of, rather than, prefer, fixed
+//     by, resolved by, replaced, rewrote, settled on, went with, should
+//     always/never);
+//   - a pending task when it stands under a heading that names what is
+//     left to do (pending, remaining, next step, still need, to do, open
+//     tasks, not yet);
+//   - an error fixed when it stands under a heading that names errors
+//     (Claude Code's "Errors and fixes").
 //
-// and it has at least minWords content words (shorter units are labels).
-func Items(summary string) (files, decisions []string) {
+// A unit can be of more than one kind.
+func Parse(summary string) Summary {
 	body := stripBoilerplate(summary)
 	var prose []string
 	inCode := false
@@ -418,7 +543,13 @@ func Items(summary string) (files, decisions []string) {
 			prose = append(prose, l)
 		}
 	}
-	files = findPaths(strings.Join(prose, "\n"))
+	var out Summary
+	out.Files = findPaths(strings.Join(prose, "\n"))
+	add := func(list *[]string, u string) {
+		if !slices.Contains(*list, u) {
+			*list = append(*list, u)
+		}
+	}
 	heading := ""
 	for _, l := range prose {
 		t := strings.TrimSpace(l)
@@ -440,14 +571,44 @@ func Items(summary string) (files, decisions []string) {
 			if len(contentWords(u)) < minWords {
 				continue
 			}
-			if decisionHeadingRE.MatchString(heading) || decisionRE.MatchString(u) || len(enrich.Decisions(enrich.DefaultPatterns, u)) > 0 {
-				if !slices.Contains(decisions, u) {
-					decisions = append(decisions, u)
-				}
+			if decisionHeadingRE.MatchString(heading) || decisionRE.MatchString(u) || len(enrich.Decisions(summaryPatterns, u)) > 0 {
+				add(&out.Decisions, u)
+			}
+			if pendingHeadingRE.MatchString(heading) {
+				add(&out.Pending, u)
+			}
+			if errorHeadingRE.MatchString(heading) {
+				add(&out.Errors, u)
 			}
 		}
 	}
-	return files, decisions
+	return out
+}
+
+// summaryPatterns are the decision patterns a summary's units are read
+// with: a copy of enrich.DefaultPatterns as they were when the check was
+// written. The check used the detector's own list before, so that each
+// improvement of the detector changed which units of a summary counted as
+// decisions, and with them the figure it was meant to move; the rule that
+// reads the summaries must stay put while the detector changes.
+var summaryPatterns = []enrich.Pattern{
+	{Name: "lets_use", Re: regexp.MustCompile(`(?i)\blet['’]?s (go with|use|choose|pick|stick with|switch to)\b`), Weight: 0.9, Keywords: []string{"let's", "let’s", "lets "}},
+	{Name: "decided_to", Re: regexp.MustCompile(`(?i)\bdecided (to|on|that)\b`), Weight: 0.9, Keywords: []string{"decided"}},
+	{Name: "approach_is", Re: regexp.MustCompile(`(?i)\bthe approach (is|will be)\b`), Weight: 0.8, Keywords: []string{"approach"}},
+	{Name: "choosing_over", Re: regexp.MustCompile(`(?i)\bchoos(e|ing) \S.{0,80}? over\b`), Weight: 0.9, Keywords: []string{"choos"}},
+	{Name: "going_with", Re: regexp.MustCompile(`(?i)\b(we|i)('ll| will| are|'re| am|'m) go(ing)? with\b`), Weight: 0.8, Keywords: []string{"go with", "going with"}},
+	{Name: "architecture", Re: regexp.MustCompile(`(?i)\barchitecture\b.{0,120}\b(should|will)\b`), Weight: 0.7, Keywords: []string{"architecture"}},
+	{Name: "pattern_for", Re: regexp.MustCompile(`(?i)\bpattern for this\b`), Weight: 0.7, Keywords: []string{"pattern"}},
+	{Name: "dont_because", Re: regexp.MustCompile(`(?i)\b(don'?t|do not) (do|use)\b.{0,160}\bbecause\b`), Weight: 0.8, Keywords: []string{"don't", "dont", "do not"}},
+	{Name: "avoid_because", Re: regexp.MustCompile(`(?i)\bavoid\b.{0,160}\bbecause\b`), Weight: 0.8, Keywords: []string{"avoid"}},
+	{Name: "failed_approach", Re: regexp.MustCompile(`(?i)\bthis (broke|failed)\b`), Weight: 0.7, Keywords: []string{"this broke", "this failed"}},
+	{Name: "remember_this", Re: regexp.MustCompile(`(?i)\bremember (this|that)\b`), Weight: 1.0, Keywords: []string{"remember th"}},
+	{Name: "note_future", Re: regexp.MustCompile(`(?i)\bnote for (the )?(future|later)\b`), Weight: 1.0, Keywords: []string{"note for"}},
+	{Name: "decision_is", Re: regexp.MustCompile(`(?i)\b(the |our )?decision (is|was)\b`), Weight: 0.9, Keywords: []string{"decision"}},
+	{Name: "prefer_over", Re: regexp.MustCompile(`(?i)\bprefer(s|red|ring)?\b.{1,80}\bover\b`), Weight: 0.75, Keywords: []string{"prefer"}},
+	{Name: "instead_of", Re: regexp.MustCompile(`(?i)\b(use|using|used|switch(ed)? to|went with|chose|opted for)\b.{1,80}\binstead of\b`), Weight: 0.7, Keywords: []string{"instead of"}},
+	{Name: "rather_than", Re: regexp.MustCompile(`(?i)\b(use|using|keep|go with)\b.{1,80}\brather than\b`), Weight: 0.6, Keywords: []string{"rather than"}},
+	{Name: "will_use", Re: regexp.MustCompile(`(?i)\b(i|we)('ll| will| are going to) use\b`), Weight: 0.6, Keywords: []string{"i'll use", "we'll use", "i will use", "we will use", "going to use"}},
 }
 
 const minWords = 4
@@ -458,6 +619,8 @@ var (
 	numberedHeadRE    = regexp.MustCompile(`^\d+[.)]\s+([A-Z][^:.!?]{2,60}):\s*$`)
 	boldHeadRE        = regexp.MustCompile(`^\*\*([^*]{2,60})\*\*:?\s*$`)
 	decisionHeadingRE = regexp.MustCompile(`(?i)decision|problem solving|errors? and fix|\bfix|approach|design|solution|chose`)
+	pendingHeadingRE  = regexp.MustCompile(`(?i)pending|remaining|next step|still (need|to do)|to-?do|open tasks|not yet|left to do`)
+	errorHeadingRE    = regexp.MustCompile(`(?i)\berrors?\b`)
 	decisionRE        = regexp.MustCompile(`(?i)\b(decided|decide to|chose|chosen|opted for|switch(ed)? to|instead of|rather than|prefer(s|red)?|fixed by|resolved by|replaced|rewrote|rewritten|settled on|went with|should (always|never))\b`)
 	sentenceRE        = regexp.MustCompile(`[.!?](?:\s+|$)`)
 	wordRE            = regexp.MustCompile(`[a-z0-9_][a-z0-9_./-]*[a-z0-9_]|[a-z0-9]`)
@@ -602,16 +765,20 @@ func FindFiles(files []string, pack string) []Item {
 	return out
 }
 
-// DecisionThreshold is the share of a decision's distinct content words
-// that one pack item must contain for the decision to count as carried:
+// DecisionThreshold is the share of a unit's (a decision's, a pending
+// task's, an error's) distinct content words that one pack item must
+// contain for the unit to count as carried:
 // 0.6, enough that the item states the same thing in mostly the same
 // terms, while allowing the summary's rewording (-threshold changes it).
 var DecisionThreshold = 0.6
 
-// FindDecisions marks the decisions a pack item carries: one included item
-// must hold at least DecisionThreshold of the decision's distinct content
-// words.
-func FindDecisions(decisions, items []string) []Item {
+// FindDecisions is FindUnits for decisions.
+func FindDecisions(decisions, items []string) []Item { return FindUnits(decisions, items) }
+
+// FindUnits marks the units (decisions, pending tasks, errors) a pack item
+// carries: one included item must hold at least DecisionThreshold of the
+// unit's distinct content words.
+func FindUnits(decisions, items []string) []Item {
 	sets := make([]map[string]bool, len(items))
 	for i, t := range items {
 		sets[i] = map[string]bool{}
@@ -662,13 +829,59 @@ func count(items []Item) (found int) {
 
 // Totals are the files and decisions found and named over every session.
 func (r *Report) Totals() (filesFound, files, decisionsFound, decisions int) {
-	for _, s := range r.Sessions {
-		filesFound += count(s.Files)
-		files += len(s.Files)
-		decisionsFound += count(s.Decisions)
-		decisions += len(s.Decisions)
+	t := r.Sum()
+	return t.Files.Found, t.Files.Named, t.Decisions.Found, t.Decisions.Named
+}
+
+// Tally is how many of one kind of item the summaries name and the packs
+// carry.
+type Tally struct{ Found, Named, Reachable, FoundReachable int }
+
+func (t *Tally) add(items []Item) {
+	t.Found += count(items)
+	t.Named += len(items)
+	for _, it := range items {
+		if it.Reachable {
+			t.Reachable++
+			if it.Found {
+				t.FoundReachable++
+			}
+		}
 	}
-	return
+}
+
+// OfReachable is the tally of the items the transcript holds.
+func (t Tally) OfReachable() Tally { return Tally{Found: t.FoundReachable, Named: t.Reachable} }
+
+func (t Tally) String() string {
+	return fmt.Sprintf("%d/%d\t%s", t.Found, t.Named, pct(t.Found, t.Named))
+}
+
+// Tallies are the four kinds' tallies.
+type Tallies struct{ Files, Decisions, Pending, Errors Tally }
+
+func (s *SessionResult) tallies() Tallies {
+	var t Tallies
+	t.Files.add(s.Files)
+	t.Decisions.add(s.Decisions)
+	t.Pending.add(s.Pending)
+	t.Errors.add(s.Errors)
+	return t
+}
+
+// Sum is the tallies over every session.
+func (r *Report) Sum() Tallies {
+	var t Tallies
+	for i := range r.Sessions {
+		s := r.Sessions[i].tallies()
+		for _, p := range [][2]*Tally{{&t.Files, &s.Files}, {&t.Decisions, &s.Decisions}, {&t.Pending, &s.Pending}, {&t.Errors, &s.Errors}} {
+			p[0].Found += p[1].Found
+			p[0].Named += p[1].Named
+			p[0].Reachable += p[1].Reachable
+			p[0].FoundReachable += p[1].FoundReachable
+		}
+	}
+	return t
 }
 
 func pct(n, d int) string {
@@ -680,29 +893,44 @@ func pct(n, d int) string {
 
 // Print writes the per-session figures and the totals.
 func (r *Report) Print(w io.Writer, verbose bool) {
-	fmt.Fprintf(w, "continuity: what a %d-token smart pack from before each compaction carries of the compaction summary (decision threshold %.2f)\n", r.Budget, DecisionThreshold)
+	fmt.Fprintf(w, "continuity: what a %d-token smart pack from before each compaction carries of the compaction summary (unit threshold %.2f)\n", r.Budget, DecisionThreshold)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "session\tplatform\tboundary line\tfiles\t\tdecisions\t\tpack tokens\tpack items\t")
+	fmt.Fprintln(tw, "session\tplatform\tboundary line\tfiles\t\tdecisions\t\tpending tasks\t\terrors fixed\t\tpack tokens\tpack items\t")
 	for _, s := range r.Sessions {
-		ff, df := count(s.Files), count(s.Decisions)
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s\t%d/%d\t%s\t%d\t%d\t\n", prefix(s.SessionID), s.Platform, s.Line,
-			ff, len(s.Files), pct(ff, len(s.Files)), df, len(s.Decisions), pct(df, len(s.Decisions)), s.PackTokens, s.PackItems)
+		t := s.tallies()
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t\n", prefix(s.SessionID), s.Platform, s.Line,
+			t.Files, t.Decisions, t.Pending, t.Errors, s.PackTokens, s.PackItems)
 	}
-	ff, f, df, d := r.Totals()
-	fmt.Fprintf(tw, "all (%d)\t\t\t%d/%d\t%s\t%d/%d\t%s\t\t\t\n", len(r.Sessions), ff, f, pct(ff, f), df, d, pct(df, d))
+	t := r.Sum()
+	fmt.Fprintf(tw, "all (%d)\t\t\t%s\t%s\t%s\t%s\t\t\t\n", len(r.Sessions), t.Files, t.Decisions, t.Pending, t.Errors)
+	fmt.Fprintf(tw, "reachable\t\t\t%s\t%s\t%s\t%s\t\t\t\n", t.Files.OfReachable(), t.Decisions.OfReachable(), t.Pending.OfReachable(), t.Errors.OfReachable())
 	tw.Flush()
+	fmt.Fprintln(w, "reachable: of the items the transcript before the boundary holds (the rest the summary learnt elsewhere)")
 	if !verbose {
 		return
 	}
 	for _, s := range r.Sessions {
 		fmt.Fprintf(w, "\nsession %s (%s, boundary at line %d)\n", s.SessionID, filepath.Base(s.File), s.Line)
 		for _, it := range s.Files {
-			fmt.Fprintf(w, "  file     %s %s\n", mark(it.Found), it.Text)
+			fmt.Fprintf(w, "  file     %s%s %s\n", mark(it.Found), unreachable(it), it.Text)
 		}
-		for _, it := range s.Decisions {
-			fmt.Fprintf(w, "  decision %s %.2f %.160s\n", mark(it.Found), it.Score, it.Text)
+		for _, kind := range []struct {
+			name  string
+			items []Item
+		}{{"decision", s.Decisions}, {"pending ", s.Pending}, {"error   ", s.Errors}} {
+			for _, it := range kind.items {
+				fmt.Fprintf(w, "  %s %s%s %.2f %.160s\n", kind.name, mark(it.Found), unreachable(it), it.Score, it.Text)
+			}
 		}
 	}
+}
+
+// unreachable marks an item the transcript does not hold.
+func unreachable(it Item) string {
+	if it.Reachable {
+		return " "
+	}
+	return "?"
 }
 
 func mark(found bool) string {

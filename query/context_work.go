@@ -1,0 +1,604 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pos-lake/pos/internal/excerpt"
+)
+
+// What the smart pack takes from a session's messages beyond its prompts:
+// what the assistant said and did (its words, its thinking, its tool calls
+// in a line each and the errors they met), the errors with what came after
+// them, and where the work stopped (the last todo list, the last request,
+// the last words, an error left standing). A compaction summary is made of
+// these: the decisions, fixes and pending tasks it names were stated in the
+// assistant's words, thinking and tool results far more often than in the
+// prompts.
+
+// A step is one thing that happened in a session's main thread.
+type step struct {
+	ts   time.Time
+	kind string // said, thought, tool, error
+	text string
+	// tool steps: the call's name and its short form; error steps: the
+	// call that failed
+	tool, call string
+	shell      bool // a tool step: the call ran a command
+}
+
+// workSizes bound what the work items hold, in bytes of text or tokens.
+const (
+	thoughtMax     = 1200 // a thinking block in a reply
+	errorLineMax   = 200  // one line of an error
+	errorLines     = 4    // lines of one error
+	afterErrorMax  = 360  // what the assistant said after an error
+	lastWordsMax   = 700  // each of the last things the assistant said
+	replyPartMax   = 1200 // tokens of one part of a reply
+	outputScanMax  = 64 << 10
+	editScanMax    = 16 << 10
+	diffLineMax    = 160 // a line an edit removed or added
+	diffLines      = 2   // lines of each side of an edit
+	commandLineMax = 160
+)
+
+// errorLineRE finds the lines of a tool's output that report a failure, in
+// the words compilers, test runners, shells and tools use.
+var errorLineRE = regexp.MustCompile(`(?i)\b(error|errors|exception|fail|failed|failure|failures|fatal|panic|traceback|undefined|cannot|can't|couldn't|unable to|not found|no such|denied|refused|invalid|unexpected|missing|timed? ?out|violation|rejected)\b|\*\* \(|^E\s|✗|✘`)
+
+// okLineRE finds lines that name failures only to say there are none.
+var okLineRE = regexp.MustCompile(`(?i)\b(0|no) (errors?|failures?|failed|issues)\b|\bpassed\b.*\b0 failed\b`)
+
+// placeRE finds a place in a file: a name with an extension and a line
+// number.
+var placeRE = regexp.MustCompile(`[\w./-]+\.\w{1,8}:\d+`)
+
+// exitLineRE is the first line Claude Code writes for a failed command.
+var exitLineRE = regexp.MustCompile(`^Exit code \d+$`)
+
+// todoTools are the tools agents keep their task lists with, and the
+// member of their input that holds the list.
+var todoTools = map[string]string{"todowrite": "todos", "todo_write": "todos", "write_todos": "todos", "update_plan": "plan"}
+
+// work reads the main thread of a session before until: its prompts,
+// words, thinking and tool calls, in order, as steps; and the latest todo
+// list its tools kept.
+func (d *DB) work(ctx context.Context, messages string, ref SessionRef, until time.Time) (steps []step, todos string, err error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT ts, role, coalesce(text, ''), coalesce(thinking, ''), coalesce(cwd, '') FROM `+messages+`
+WHERE platform = ? AND session_id = ? AND NOT coalesce(sidechain, false) AND ts < ?
+  AND role = 'assistant' AND (coalesce(text, '') <> '' OR coalesce(thinking, '') <> '')
+ORDER BY ts, id`, ref.Platform, ref.SessionID, until)
+	if err != nil {
+		return nil, "", sqlErr(err)
+	}
+	cwd := ""
+	for rows.Next() {
+		var ts sql.NullTime
+		var role, text, thinking string
+		if err := rows.Scan(&ts, &role, &text, &thinking, &cwd); err != nil {
+			rows.Close()
+			return nil, "", sqlErr(err)
+		}
+		if t := strings.TrimSpace(thinking); t != "" {
+			steps = append(steps, step{ts: utc(ts), kind: "thought", text: t})
+		}
+		if t := strings.TrimSpace(text); t != "" {
+			steps = append(steps, step{ts: utc(ts), kind: "said", text: t})
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, "", sqlErr(err)
+	}
+	// Tool calls and results: the inputs' few members that say what a call
+	// did, and the output only when it may report a failure.
+	rows, err = d.db.QueryContext(ctx, `WITH t AS (
+  SELECT ts, id, role, unnest(tools) AS t FROM `+messages+`
+  WHERE platform = ? AND session_id = ? AND NOT coalesce(sidechain, false) AND ts < ? AND len(tools) > 0
+), c AS (
+  SELECT ts, id, role, coalesce(t.name, '') AS name, coalesce(t.call_id, '') AS call_id,
+    CASE WHEN json_valid(t.input) THEN t.input END AS input, coalesce(t.is_error, false) AS is_error, t.output
+  FROM t
+)
+SELECT ts, role, name, call_id,
+  coalesce(json_extract_string(input, '$.description'), ''),
+  coalesce(json_extract_string(input, '$.command'), json_extract_string(input, '$.cmd'), ''),
+  coalesce(json_extract_string(input, '$.file_path'), json_extract_string(input, '$.path'), json_extract_string(input, '$.notebook_path'),
+    json_extract_string(input, '$.target_file'), json_extract_string(input, '$.absolute_path'), json_extract_string(input, '$.pattern'),
+    json_extract_string(input, '$.url'), json_extract_string(input, '$.query'), ''),
+  CASE WHEN lower(name) IN ('todowrite', 'todo_write', 'write_todos', 'update_plan') THEN input END,
+  coalesce(left(json_extract_string(input, '$.old_string'), `+fmt.Sprint(editScanMax)+`), ''),
+  coalesce(left(json_extract_string(input, '$.new_string'), `+fmt.Sprint(editScanMax)+`), ''),
+  is_error,
+  CASE WHEN is_error OR regexp_matches(left(output, `+fmt.Sprint(outputScanMax)+`), '(?i)error|fail|exception|panic|fatal|traceback|undefined|cannot|denied|invalid|not found')
+    THEN left(output, `+fmt.Sprint(outputScanMax)+`) END
+FROM c ORDER BY ts, id`, ref.Platform, ref.SessionID, until)
+	if err != nil {
+		return nil, "", sqlErr(err)
+	}
+	calls := map[string]step{} // call id -> its tool step
+	var tools []step
+	for rows.Next() {
+		var ts sql.NullTime
+		var role, name, callID, desc, command, target string
+		var todo, output sql.NullString
+		var oldText, newText string
+		var isError bool
+		if err := rows.Scan(&ts, &role, &name, &callID, &desc, &command, &target, &todo, &oldText, &newText, &isError, &output); err != nil {
+			rows.Close()
+			return nil, "", sqlErr(err)
+		}
+		at := utc(ts)
+		if name != "" {
+			if todo.Valid {
+				if t := todoList(todo.String, todoTools[strings.ToLower(name)]); t != "" {
+					todos = t
+				}
+				continue
+			}
+			s := step{ts: at, kind: "tool", tool: name, call: callLine(name, desc, command, stepPath(cwd, target)), shell: command != ""}
+			if d := editDiff(oldText, newText); d != "" {
+				s.call += "\n" + d
+			}
+			tools = append(tools, s)
+			if callID != "" {
+				calls[callID] = s
+			}
+		}
+		if !output.Valid && !isError {
+			continue
+		}
+		call, known := calls[callID]
+		if name == "" && !known {
+			call = step{tool: "tool"}
+		} else if name != "" {
+			call = step{tool: name, call: callLine(name, desc, command, stepPath(cwd, target)), shell: command != ""}
+		}
+		// A successful call's output is read for failures only when it is
+		// a command's (a compiler's, a test runner's): a file's or a page's
+		// text names errors as words like any other.
+		if !isError && !call.shell {
+			continue
+		}
+		call.call, _, _ = strings.Cut(call.call, "\n")
+		if lines := errorText(output.String, isError); lines != "" {
+			tools = append(tools, step{ts: at, kind: "error", text: lines, tool: call.tool, call: call.call})
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, "", sqlErr(err)
+	}
+	steps = append(steps, tools...)
+	slices.SortStableFunc(steps, func(a, b step) int { return a.ts.Compare(b.ts) })
+	return steps, todos, nil
+}
+
+// callLine is a tool call in one line: its name, what it is for (the
+// description the agent gave), its command or the file or pattern it works
+// on.
+func callLine(name, desc, command, target string) string {
+	var b strings.Builder
+	b.WriteString(name)
+	if desc = strings.TrimSpace(desc); desc != "" {
+		b.WriteString(": " + excerpt.Line(desc, commandLineMax))
+	}
+	if command = strings.TrimSpace(command); command != "" {
+		b.WriteString(" `" + strings.ReplaceAll(excerpt.Line(command, commandLineMax), "`", "'") + "`")
+	} else if target != "" {
+		b.WriteString(" " + excerpt.Line(target, commandLineMax))
+	}
+	return b.String()
+}
+
+// stepPath is a path relative to the session's directory when it is
+// inside (relPath), else as it is.
+func stepPath(cwd, path string) string {
+	if r := relPath(cwd, path); r != "" {
+		return r
+	}
+	return path
+}
+
+// editDiff is what an edit (old and new text, as Claude Code's Edit and
+// its kin take them) changed, in a few lines: the first lines it removed
+// and added, each cut to diffLineMax bytes. The change is what a summary of
+// the session names ("changed X to Y"), which the file's name alone does
+// not say.
+func editDiff(oldText, newText string) string {
+	if oldText == "" && newText == "" {
+		return ""
+	}
+	oldLines, newLines := strings.Split(oldText, "\n"), strings.Split(newText, "\n")
+	had := map[string]bool{}
+	for _, l := range oldLines {
+		had[strings.TrimSpace(l)] = true
+	}
+	has := map[string]bool{}
+	for _, l := range newLines {
+		has[strings.TrimSpace(l)] = true
+	}
+	pick := func(lines []string, other map[string]bool, mark string) []string {
+		var out []string
+		for _, l := range lines {
+			if t := strings.TrimSpace(l); t != "" && !other[t] && len(out) < diffLines {
+				out = append(out, "    "+mark+" "+excerpt.Line(t, diffLineMax))
+			}
+		}
+		return out
+	}
+	return strings.Join(append(pick(oldLines, has, "-"), pick(newLines, had, "+")...), "\n")
+}
+
+// errorText is what an output says went wrong: its lines that report a
+// failure (at most errorLines, each cut to errorLineMax bytes), or, for a
+// call the platform marked failed whose output names no failure, its first
+// lines. "" when the output reports none.
+func errorText(output string, failed bool) string {
+	if len(output) == outputScanMax {
+		// The output was cut: its last line may be cut short.
+		if i := strings.LastIndexByte(output, '\n'); i > 0 {
+			output = output[:i]
+		}
+	}
+	// A line that reports a failure is taken first; then, in a failed
+	// call's output, a line that points at a place in a file (file.ext:12)
+	// and the line before it: diagnostics are written so, whatever the
+	// tool's words for the failure are.
+	var lines []string
+	for _, l := range strings.Split(output, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !exitLineRE.MatchString(l) {
+			lines = append(lines, excerpt.Line(l, errorLineMax))
+		}
+	}
+	score := make([]int, len(lines))
+	for i, l := range lines {
+		switch {
+		case errorLineRE.MatchString(l) && !okLineRE.MatchString(l):
+			score[i] = 2
+		case failed && placeRE.MatchString(l):
+			score[i] = max(score[i], 1)
+			if i > 0 {
+				score[i-1] = max(score[i-1], 1)
+			}
+		}
+	}
+	var found []string
+	for want := 2; want >= 1 && len(found) < errorLines; want-- {
+		for i, l := range lines {
+			if score[i] == want && !slices.Contains(found, l) && len(found) < errorLines {
+				found = append(found, l)
+			}
+		}
+	}
+	if len(found) == 0 && failed {
+		found = lines[:min(2, len(lines))]
+	}
+	// In the order the output has them.
+	slices.SortStableFunc(found, func(a, b string) int { return slices.Index(lines, a) - slices.Index(lines, b) })
+	return strings.Join(found, "\n")
+}
+
+// todoList renders an agent's todo list (TodoWrite's todos, Codex's plan):
+// the items not done, with their status, and how many are.
+func todoList(input, member string) string {
+	var in map[string]json.RawMessage
+	if json.Unmarshal([]byte(input), &in) != nil {
+		return ""
+	}
+	var items []struct {
+		Content string `json:"content"`
+		Step    string `json:"step"`
+		Status  string `json:"status"`
+	}
+	if json.Unmarshal(in[member], &items) != nil || len(items) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	done := 0
+	for _, it := range items {
+		text := strings.TrimSpace(it.Content + it.Step)
+		if text == "" {
+			continue
+		}
+		if it.Status == "completed" || it.Status == "done" {
+			done++
+			continue
+		}
+		fmt.Fprintf(&b, "- [%s] %s\n", cmpOr(it.Status, "pending"), excerpt.Line(text, 300))
+	}
+	if done > 0 {
+		fmt.Fprintf(&b, "- (%d done)\n", done)
+	}
+	return b.String()
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// exchangeStart is the time an exchange of the main thread opened, and its
+// prompt.
+type exchangeStart struct {
+	ts     time.Time
+	prompt string
+}
+
+// replyItems are what the assistant said and did in each exchange, in
+// order: its words, its thinking (cut to thoughtMax), a line per tool call
+// (consecutive reads of files in one line) and the errors they met. A
+// long exchange is cut into parts of about replyPartMax tokens at steps,
+// each an item of its own, so that the budget keeps the latest part when
+// it cannot keep all.
+func replyItems(steps []step, exchanges []exchangeStart) []ContextItem {
+	var items []ContextItem
+	for i, ex := range exchanges {
+		var end time.Time
+		if i+1 < len(exchanges) {
+			end = exchanges[i+1].ts
+		}
+		var lines []string
+		var starts []time.Time
+		for _, s := range steps {
+			if s.ts.Before(ex.ts) && i > 0 || !end.IsZero() && !s.ts.Before(end) {
+				continue
+			}
+			l := stepLine(s)
+			if l == "" {
+				continue
+			}
+			if n := len(lines); n > 0 && s.kind == "tool" && isRead(s.tool) && strings.HasPrefix(lines[n-1], "→ "+s.tool+" ") {
+				lines[n-1] += ", " + strings.TrimPrefix(s.call, s.tool+" ")
+				continue
+			}
+			lines = append(lines, l)
+			starts = append(starts, s.ts)
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		var parts [][2]int
+		from, size := 0, 0
+		for j, l := range lines {
+			t := EstimateTokens(l)
+			if j > from && size+t > replyPartMax {
+				parts = append(parts, [2]int{from, j})
+				from, size = j, 0
+			}
+			size += t
+		}
+		parts = append(parts, [2]int{from, len(lines)})
+		for k, p := range parts {
+			title := replyTitle(ex.prompt)
+			if len(parts) > 1 {
+				title = strings.TrimSpace(fmt.Sprintf("%s, part %d of %d", title, k+1, len(parts)))
+			}
+			ts := starts[p[0]]
+			if k == 0 {
+				ts = ex.ts
+			}
+			items = append(items, ContextItem{Kind: "reply", Priority: 5, TS: ts, Title: title, Text: strings.Join(lines[p[0]:p[1]], "\n\n")})
+		}
+	}
+	return items
+}
+
+func isRead(tool string) bool {
+	return strings.EqualFold(tool, "Read") || strings.EqualFold(tool, "read_file")
+}
+
+// stepLine is a step as a reply prints it.
+func stepLine(s step) string {
+	switch s.kind {
+	case "said":
+		return s.text
+	case "thought":
+		return "(thinking) " + cut(s.text, thoughtMax)
+	case "tool":
+		return "→ " + s.call
+	case "error":
+		return "✗ " + strings.ReplaceAll(s.text, "\n", "\n  ")
+	}
+	return ""
+}
+
+// cut is text cut to at most n bytes (never inside a redaction marker),
+// with an ellipsis when it was longer.
+func cut(text string, n int) string {
+	text = strings.TrimSpace(text)
+	if len(text) <= n {
+		return text
+	}
+	return strings.TrimRight(excerpt.Prefix(text, n-len(excerpt.Ellipsis)), " \t\n") + excerpt.Ellipsis
+}
+
+// firstSentences is the start of a text: its first sentences within n
+// bytes (at least the first, cut to n), on one line.
+func firstSentences(text string, n int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if len(text) <= n {
+		return text
+	}
+	end := 0
+	for i := 0; i < len(text) && i < n; i++ {
+		if k := excerpt.MarkerLen(text[i:]); k > 0 {
+			i += k - 1
+			continue
+		}
+		if c := text[i]; (c == '.' || c == '!' || c == '?') && i+1 < len(text) && text[i+1] == ' ' {
+			end = i + 1
+		}
+	}
+	if end == 0 {
+		return cut(text, n)
+	}
+	return text[:end]
+}
+
+// errorsItem lists the errors the session's tools met, each with the call
+// that met it and what the assistant said or thought next (how it read the
+// error, what it did about it): the newest first while they fit in max
+// tokens (limit), printed oldest first. An error met again with the same first line
+// is listed once, where it was last met.
+func errorsItem(steps []step, limit int) (ContextItem, bool) {
+	type entry struct {
+		ts   time.Time
+		text string
+	}
+	var entries []entry
+	seen := map[string]bool{}
+	for i := len(steps) - 1; i >= 0; i-- {
+		s := steps[i]
+		if s.kind != "error" {
+			continue
+		}
+		key := strings.ToLower(strings.TrimRightFunc(strings.SplitN(s.text, "\n", 2)[0], func(r rune) bool { return r >= '0' && r <= '9' || r == ' ' }))
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		var b strings.Builder
+		fmt.Fprintf(&b, "- %s\n  ✗ %s\n", cmpOr(s.call, s.tool), strings.ReplaceAll(s.text, "\n", "\n    "))
+		for _, next := range steps[i+1:] {
+			if next.kind == "said" || next.kind == "thought" {
+				fmt.Fprintf(&b, "  then: %s\n", firstSentences(next.text, afterErrorMax))
+				break
+			}
+			if next.kind == "error" {
+				break
+			}
+		}
+		entries = append(entries, entry{s.ts, b.String()})
+	}
+	var kept []entry
+	used := 0
+	for _, e := range entries {
+		t := EstimateTokens(e.text)
+		if used+t > limit {
+			break
+		}
+		used += t
+		kept = append(kept, e)
+	}
+	if len(kept) == 0 {
+		return ContextItem{}, false
+	}
+	slices.Reverse(kept)
+	var b strings.Builder
+	for _, e := range kept {
+		b.WriteString(e.text)
+	}
+	return ContextItem{Kind: "errors", Priority: 4, TS: kept[0].ts, Text: b.String()}, true
+}
+
+// stoppedItem says where the session's work stood at its end: the agent's
+// last todo list, the last request when it is not the first, the
+// assistant's last words, and the last error when nothing was said after
+// it.
+func stoppedItem(steps []step, todos string, exchanges []exchangeStart) (ContextItem, bool) {
+	var b strings.Builder
+	if todos != "" {
+		b.WriteString("Todo list:\n" + todos + "\n")
+	}
+	if n := len(exchanges); n > 1 {
+		b.WriteString("Last request: " + cut(exchanges[n-1].prompt, lastWordsMax) + "\n\n")
+	}
+	var last []string
+	for i := len(steps) - 1; i >= 0 && len(last) < 2; i-- {
+		if steps[i].kind == "said" {
+			last = append(last, cut(steps[i].text, lastWordsMax))
+		}
+	}
+	if len(last) > 0 {
+		slices.Reverse(last)
+		b.WriteString("Last words:\n\n" + strings.Join(last, "\n\n") + "\n\n")
+	}
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i].kind == "said" {
+			break
+		}
+		if steps[i].kind == "error" {
+			fmt.Fprintf(&b, "Last error (nothing said after it): %s\n  ✗ %s\n", steps[i].call, strings.ReplaceAll(steps[i].text, "\n", "\n    "))
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return ContextItem{}, false
+	}
+	ts := time.Time{}
+	if len(steps) > 0 {
+		ts = steps[len(steps)-1].ts
+	}
+	return ContextItem{Kind: "stopped", Priority: 3, TS: ts, Text: b.String()}, true
+}
+
+// foundDecision is a decision enrichment found.
+type foundDecision struct {
+	ts   time.Time
+	text string
+	conf float64
+}
+
+// decisionsText lists decisions a line each, "- (confidence) text": each
+// once (a sentence stated again, in other case or spacing, is the same
+// decision, kept at its highest confidence and latest time); when they
+// do not all fit in limit tokens, the most certain are kept, and of equally
+// certain ones the newest, since a later decision revises an earlier one.
+// The lines are in time order.
+func decisionsText(found []foundDecision, limit int) string {
+	byKey := map[string]int{}
+	var list []foundDecision
+	for _, f := range found {
+		f.text = strings.Join(strings.Fields(f.text), " ")
+		if f.text == "" {
+			continue
+		}
+		key := strings.ToLower(f.text)
+		if i, ok := byKey[key]; ok {
+			list[i].conf = max(list[i].conf, f.conf)
+			list[i].ts = f.ts
+			continue
+		}
+		byKey[key] = len(list)
+		list = append(list, f)
+	}
+	rank := slices.Clone(list)
+	slices.SortStableFunc(rank, func(a, b foundDecision) int {
+		if a.conf != b.conf {
+			if a.conf > b.conf {
+				return -1
+			}
+			return 1
+		}
+		return b.ts.Compare(a.ts)
+	})
+	keep := map[string]bool{}
+	used := 0
+	for _, f := range rank {
+		t := EstimateTokens(decisionLine(f))
+		if used+t > limit {
+			continue
+		}
+		used += t
+		keep[strings.ToLower(f.text)] = true
+	}
+	slices.SortStableFunc(list, func(a, b foundDecision) int { return a.ts.Compare(b.ts) })
+	var b strings.Builder
+	for _, f := range list {
+		if keep[strings.ToLower(f.text)] {
+			b.WriteString(decisionLine(f))
+		}
+	}
+	return b.String()
+}
+
+func decisionLine(f foundDecision) string { return fmt.Sprintf("- (%.2f) %s\n", f.conf, f.text) }

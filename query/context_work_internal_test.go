@@ -1,0 +1,90 @@
+package query
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestErrorText(t *testing.T) {
+	// A failed command: the lines that report the failure, and a
+	// diagnostic's place with the line before it, in output order.
+	credo := "Checking 88 source files ...\n  Refactoring opportunities\n┃ [F] → Function is too complex (cyclomatic complexity is 13, max is 9).\n" +
+		"┃       lib/web/hooks_controller.ex:144:7 #(Web.HooksController.tool_call)\nPlease report incorrect results\nPre-commit validation failed"
+	got := errorText(credo, true)
+	want := "┃ [F] → Function is too complex (cyclomatic complexity is 13, max is 9).\n┃       lib/web/hooks_controller.ex:144:7 #(Web.HooksController.tool_call)\nPre-commit validation failed"
+	if got != want {
+		t.Errorf("credo:\n got %q\nwant %q", got, want)
+	}
+	// A passing run that names failures only to say there are none.
+	if got := errorText("Finished in 1.5 seconds\n14 doctests, 65 tests, 0 failures", false); got != "" {
+		t.Errorf("passing run: %q", got)
+	}
+	// A failed call whose output names no failure: its first lines.
+	if got := errorText("Exit code 128\nThe current branch has no upstream branch.\nsecond\nthird", true); got != "The current branch has no upstream branch.\nsecond" {
+		t.Errorf("failed call: %q", got)
+	}
+	// A long line is cut, never inside a redaction marker.
+	marker := "[REDACTED:aws-access-token:0a1b2c3d]"
+	long := "error: " + strings.Repeat("x", errorLineMax-20) + marker + " more"
+	if got := errorText(long, true); strings.Contains(got, "[REDACTED:") && !strings.Contains(got, marker) {
+		t.Errorf("marker cut: %q", got)
+	}
+}
+
+func TestEditDiff(t *testing.T) {
+	got := editDiff("  defp ok(ids) when length(ids) > 0 do\n    :ok\n  end", "  defp ok([_ | _] = ids) do\n    :ok\n  end")
+	want := "    - defp ok(ids) when length(ids) > 0 do\n    + defp ok([_ | _] = ids) do"
+	if got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if editDiff("", "") != "" {
+		t.Error("no edit")
+	}
+}
+
+func TestDecisionsText(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	found := []foundDecision{
+		{t0, "Let's use an LRU cache.", 0.9},
+		{t0.Add(time.Minute), "The issue is that the loader  races.", 0.7},
+		{t0.Add(2 * time.Minute), "let's use an LRU cache.", 0.95}, // the first again
+		{t0.Add(3 * time.Minute), "We'll use a ring buffer for the log.", 0.6},
+	}
+	all := decisionsText(found, 1000)
+	want := "- (0.70) The issue is that the loader races.\n- (0.95) Let's use an LRU cache.\n- (0.60) We'll use a ring buffer for the log.\n"
+	if all != want {
+		t.Errorf("all:\n got %q\nwant %q", all, want)
+	}
+	// Too little room for all: the most certain are kept, in time order.
+	room := EstimateTokens(decisionLine(foundDecision{text: "Let's use an LRU cache.", conf: 0.95})) +
+		EstimateTokens(decisionLine(foundDecision{text: "The issue is that the loader races.", conf: 0.7}))
+	if got, want := decisionsText(found, room), "- (0.70) The issue is that the loader races.\n- (0.95) Let's use an LRU cache.\n"; got != want {
+		t.Errorf("ranked:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestErrorsItem(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	steps := []step{
+		{ts: t0, kind: "tool", tool: "Bash", call: "Bash `mix test`"},
+		{ts: t0.Add(time.Second), kind: "error", tool: "Bash", call: "Bash `mix test`", text: "** (RuntimeError) no :secret_key_base configuration found"},
+		{ts: t0.Add(2 * time.Second), kind: "said", text: "The test needs the endpoint configured. Let me check the config. More."},
+		{ts: t0.Add(3 * time.Second), kind: "error", tool: "Bash", call: "Bash `mix test`", text: "5 tests, 4 failures"},
+		{ts: t0.Add(4 * time.Second), kind: "error", tool: "Bash", call: "Bash `mix test`", text: "5 tests, 4 failures"},
+		{ts: t0.Add(5 * time.Second), kind: "thought", text: "The sandbox is per process."},
+	}
+	it, ok := errorsItem(steps, 1000)
+	if !ok {
+		t.Fatal("no item")
+	}
+	want := "- Bash `mix test`\n  ✗ ** (RuntimeError) no :secret_key_base configuration found\n  then: The test needs the endpoint configured. Let me check the config. More.\n" +
+		"- Bash `mix test`\n  ✗ 5 tests, 4 failures\n  then: The sandbox is per process.\n"
+	if it.Text != want || it.Kind != "errors" || it.Priority != 4 {
+		t.Errorf("got %+v\nwant text %q", it, want)
+	}
+	// Room for one: the newest.
+	if it, _ := errorsItem(steps, 30); !strings.Contains(it.Text, "4 failures") || strings.Contains(it.Text, "secret_key_base") {
+		t.Errorf("newest first: %q", it.Text)
+	}
+}
