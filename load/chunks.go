@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -164,6 +165,10 @@ func (pf *postingsFile) sorted() []PostingRow {
 }
 
 // write sorts the postings and writes them under the temporary name.
+// lexicalKey is the postings file's metadata key that says which version
+// of the tokenizer made its terms (lexical.Version; without it, 1).
+const lexicalKey = "pos.lexical"
+
 func (pf *postingsFile) write() error {
 	pf.sorted()
 	if err := os.MkdirAll(filepath.Dir(pf.tmp), 0o700); err != nil {
@@ -173,7 +178,8 @@ func (pf *postingsFile) write() error {
 	if err != nil {
 		return err
 	}
-	w := parquet.NewGenericWriter[PostingRow](f, WriterOptions(parquet.SchemaOf(new(PostingRow)))...)
+	w := parquet.NewGenericWriter[PostingRow](f, WriterOptions(parquet.SchemaOf(new(PostingRow)),
+		parquet.KeyValueMetadata(lexicalKey, strconv.Itoa(lexical.Version)))...)
 	for rows := pf.rows; len(rows) > 0; {
 		n := min(len(rows), postingsGroupRows)
 		if _, err = w.Write(rows[:n]); err == nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/transform/embed/lexical"
 )
 
 // Compaction. Each incremental load adds a small part file to every
@@ -356,12 +357,13 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 	lake := l.opt.Lake
 	dirC, dirP := Dir(lake, TableChunks, key.platform, key.date), Dir(lake, TablePostings, key.platform, key.date)
 	postingsSchema := parquet.SchemaOf(PostingRow{})
-	dim := -1
+	dim, lex := -1, lexical.Version
 	small, err := smallFiles(dirC, parquet.SchemaOf(ChunkRow{}), func(name string) bool {
-		// Every file merged has its sidecar and its postings, and the
-		// sidecars one dimension (or none: no vectors).
+		// Every file merged has its sidecar and its postings, the
+		// sidecars one dimension (or none: no vectors), and the postings
+		// the current tokenizer's terms (a merged file has one version).
 		v, err := ReadVectors(filepath.Join(dirC, name), false)
-		if err != nil {
+		if err != nil || v.Lexical != lex {
 			return false
 		}
 		if v.Dim != 0 {

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -65,10 +66,28 @@ func stripPostings(t *testing.T, chunksFile string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = append([]byte(vectorsMagicV2), b[8:end]...)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	if err := os.WriteFile(path, olderSidecar(t, b[:end], vectorsMagicV2), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// olderSidecar rewrites a sidecar in the layout of an older magic
+// (POSVEC03, POSVEC02: no tokenizer version in the header).
+func olderSidecar(t *testing.T, b []byte, magic string) []byte {
+	t.Helper()
+	names, off, ok := modelNames(b, 24)
+	if !ok || string(b[:8]) != vectorsMagic {
+		t.Fatal("not a sidecar of this build")
+	}
+	hdr := append([]byte(magic), b[8:20]...)
+	for _, m := range names {
+		hdr = binary.LittleEndian.AppendUint16(hdr, uint16(len(m)))
+		hdr = append(hdr, m...)
+	}
+	for len(hdr)%8 != 0 {
+		hdr = append(hdr, 0)
+	}
+	return append(hdr, b[off:]...)
 }
 
 // A sidecar's postings are its Parquet postings file's: every term, with

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/pos-lake/pos/transform/embed/lexical"
 )
 
 // Beside each chunks file goes its vector sidecar, <part>.vec: the chunk
@@ -29,10 +31,16 @@ import (
 // Parquet postings table stays the index SQL sees; a POSVEC02 sidecar
 // (an older build's) sends search to it.
 //
+// Since POSVEC04 it also says which version of the tokenizer
+// (lexical.Version) its postings were made with: search looks a file's
+// postings up with the terms of its version. An older sidecar's are
+// version 1.
+//
 // Layout, little endian:
 //
-//	magic "POSVEC03", rows u32, dim u32, models u32, then each model name
-//	as u16 length + bytes, padded to 8 bytes;
+//	magic "POSVEC04", rows u32, dim u32, models u32, lexical u32 (the
+//	tokenizer's version), then each model name as u16 length + bytes,
+//	padded to 8 bytes;
 //	keys rows×i64, ts rows×i64 (Unix ms), dl rows×u32 (the chunk's
 //	length in index terms), model rows×u8 (NoModel: no vector), scale
 //	rows×f32, codes rows×dim×i8;
@@ -43,7 +51,8 @@ import (
 //	terms' bytes (sorted).
 const (
 	VectorsExt     = ".vec"
-	vectorsMagic   = "POSVEC03"
+	vectorsMagic   = "POSVEC04"
+	vectorsMagicV3 = "POSVEC03" // without the tokenizer's version: 1
 	vectorsMagicV2 = "POSVEC02" // without postings
 	// NoModel marks a row without a vector of the sidecar's dimension.
 	NoModel = 0xff
@@ -53,6 +62,7 @@ const (
 type vectorFile struct {
 	tmp, path string
 	dim       int
+	lexical   int // the version of the tokenizer of its postings
 	models    []string
 	keys, ts  []int64
 	dl        []uint32
@@ -64,7 +74,7 @@ type vectorFile struct {
 
 func newVectorFile(chunksPath string) *vectorFile {
 	path := strings.TrimSuffix(chunksPath, ".parquet") + VectorsExt
-	return &vectorFile{tmp: path + ".tmp", path: path}
+	return &vectorFile{tmp: path + ".tmp", path: path, lexical: lexical.Version}
 }
 
 // add quantizes a row's vector. The first vector fixes the dimension; a
@@ -135,6 +145,7 @@ func (v *vectorFile) write() error {
 	hdr = le.AppendUint32(hdr, uint32(len(v.keys)))
 	hdr = le.AppendUint32(hdr, uint32(v.dim))
 	hdr = le.AppendUint32(hdr, uint32(len(v.models)))
+	hdr = le.AppendUint32(hdr, uint32(v.lexical))
 	for _, m := range v.models {
 		hdr = le.AppendUint16(hdr, uint16(min(len(m), math.MaxUint16)))
 		hdr = append(hdr, m[:min(len(m), math.MaxUint16)]...)
@@ -255,12 +266,15 @@ func readWidth(b []byte, i, w int) uint32 {
 // Vectors is a chunks file's vector sidecar, read.
 type Vectors struct {
 	Rows, Dim int
-	Models    []string
-	Keys, TS  []int64  // TS in Unix ms, 0 when unknown
-	DL        []uint32 // length in index terms (BM25)
-	Model     []uint8  // index into Models, or NoModel
-	Scale     []float32
-	Codes     []int8 // Rows × Dim
+	// Lexical is the version of the tokenizer its postings were made
+	// with (lexical.Version; 1 for a sidecar older than POSVEC04).
+	Lexical  int
+	Models   []string
+	Keys, TS []int64  // TS in Unix ms, 0 when unknown
+	DL       []uint32 // length in index terms (BM25)
+	Model    []uint8  // index into Models, or NoModel
+	Scale    []float32
+	Codes    []int8 // Rows × Dim
 }
 
 // ErrNoVectors is returned for a chunks file without a sidecar.
@@ -319,6 +333,32 @@ var ErrNoPostings = errors.New("no postings in the vector sidecar")
 // (distinct), each handed to fn as ReadPostings does. A sidecar without
 // postings returns its rows and ErrNoPostings.
 func ReadLexical(chunksPath string, terms []string, fn func(term int, key int64, tf, dl int32)) (*Vectors, error) {
+	pats := Exact(terms)
+	return ReadLexicalQuery(chunksPath, func(int) []Term { return pats }, fn)
+}
+
+// Term is a term a search looks up: the term itself, or with Prefix every
+// term that starts with it.
+type Term struct {
+	Text   string
+	Prefix bool
+}
+
+// Exact returns terms as exact Terms.
+func Exact(terms []string) []Term {
+	out := make([]Term, len(terms))
+	for i, t := range terms {
+		out[i] = Term{Text: t}
+	}
+	return out
+}
+
+// ReadLexicalQuery is ReadLexical for the terms that terms returns for the
+// version of the tokenizer the file's postings were made with
+// (Vectors.Lexical). fn gets the index of the term in that list; a prefix
+// hands on a posting for each of its terms, so a chunk may come more than
+// once for one prefix.
+func ReadLexicalQuery(chunksPath string, terms func(lexVersion int) []Term, fn func(term int, key int64, tf, dl int32)) (*Vectors, error) {
 	sc, err := openSidecar(chunksPath)
 	if err != nil {
 		return nil, err
@@ -385,29 +425,33 @@ func ReadLexical(chunksPath string, terms []string, fn func(term int, key int64,
 		}
 		return unsafe.String(unsafe.SliceData(blob[lo:hi]), hi-lo)
 	}
-	for ti, t := range terms {
+	for ti, t := range terms(v.Lexical) {
 		lo, hi := 0, int(nt) // the first term not below t
 		for lo < hi {
-			if m := int(uint(lo+hi) >> 1); term(m) < t {
+			if m := int(uint(lo+hi) >> 1); term(m) < t.Text {
 				lo = m + 1
 			} else {
 				hi = m
 			}
 		}
-		i := lo
-		if i >= int(nt) || term(i) != t {
-			continue
-		}
-		from, to := postOff(i), postOff(i+1)
-		if from > to || int64(to) > np {
-			return nil, bad()
-		}
-		for p := from; p < to; p++ {
-			row := int(readWidth(rowsAt, p, rw))
-			if row >= r {
+		for i := lo; i < int(nt); i++ {
+			if tm := term(i); tm != t.Text && !(t.Prefix && strings.HasPrefix(tm, t.Text)) {
+				break
+			}
+			from, to := postOff(i), postOff(i+1)
+			if from > to || int64(to) > np {
 				return nil, bad()
 			}
-			fn(ti, v.Keys[row], int32(readWidth(tfAt, p, tw)), int32(v.DL[row]))
+			for p := from; p < to; p++ {
+				row := int(readWidth(rowsAt, p, rw))
+				if row >= r {
+					return nil, bad()
+				}
+				fn(ti, v.Keys[row], int32(readWidth(tfAt, p, tw)), int32(v.DL[row]))
+			}
+			if !t.Prefix {
+				break
+			}
 		}
 	}
 	return v, nil
@@ -419,7 +463,7 @@ type sidecar struct {
 	size     int64
 	v        *Vectors // Rows, Dim and Models
 	off      int64    // where the keys start
-	postings bool     // a POSVEC03: postings after the codes
+	postings bool     // POSVEC03 and later: postings after the codes
 }
 
 func openSidecar(chunksPath string) (*sidecar, error) {
@@ -438,12 +482,11 @@ func openSidecar(chunksPath string) (*sidecar, error) {
 	return sc, nil
 }
 
-// modelNames parses a sidecar header's model names (head holds at least
-// its first 20 bytes): the names and the offset past them, padded to 8
-// bytes; ok is false when they do not end within head.
-func modelNames(head []byte) (names []string, off int, ok bool) {
+// modelNames parses a sidecar header's model names, which start at off
+// (head holds at least its first off bytes): the names and the offset past
+// them, padded to 8 bytes; ok is false when they do not end within head.
+func modelNames(head []byte, off int) (names []string, end int, ok bool) {
 	le := binary.LittleEndian
-	off = 20
 	for range int(le.Uint32(head[16:])) {
 		if off+2 > len(head) {
 			return nil, 0, false
@@ -471,22 +514,31 @@ func readSidecarHead(f *os.File, chunksPath string) (*sidecar, error) {
 	if _, err := f.ReadAt(head, 0); err != nil {
 		return nil, err
 	}
-	if len(head) < 20 || string(head[:8]) != vectorsMagic && string(head[:8]) != vectorsMagicV2 {
+	magic := ""
+	if len(head) >= 8 {
+		magic = string(head[:8])
+	}
+	namesAt, lex := 20, 1
+	switch {
+	case len(head) >= 24 && magic == vectorsMagic:
+		namesAt, lex = 24, int(le.Uint32(head[20:]))
+	case len(head) >= 20 && (magic == vectorsMagicV3 || magic == vectorsMagicV2):
+	default:
 		return nil, bad("not a vector sidecar of this build")
 	}
-	names, off, ok := modelNames(head)
+	names, off, ok := modelNames(head, namesAt)
 	if !ok && int64(len(head)) < fi.Size() {
 		head = make([]byte, min(fi.Size(), 64<<10))
 		if _, err := f.ReadAt(head, 0); err != nil {
 			return nil, err
 		}
-		names, off, ok = modelNames(head)
+		names, off, ok = modelNames(head, namesAt)
 	}
 	if !ok {
 		return nil, bad("truncated")
 	}
-	sc := &sidecar{f: f, size: fi.Size(), postings: string(head[:8]) == vectorsMagic}
-	v := &Vectors{Rows: int(le.Uint32(head[8:])), Dim: int(le.Uint32(head[12:])), Models: names}
+	sc := &sidecar{f: f, size: fi.Size(), postings: magic != vectorsMagicV2}
+	v := &Vectors{Rows: int(le.Uint32(head[8:])), Dim: int(le.Uint32(head[12:])), Models: names, Lexical: lex}
 	need := int64(off) + int64(v.Rows)*int64(8+8+4+1+4+v.Dim)
 	if sc.postings && fi.Size() < need+8 || !sc.postings && fi.Size() != need {
 		return nil, bad(fmt.Sprintf("%d bytes, want %d", fi.Size(), need))

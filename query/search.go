@@ -46,7 +46,6 @@ import (
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
-	"github.com/pos-lake/pos/transform/embed/lexical"
 )
 
 // Search modes.
@@ -124,6 +123,10 @@ type SearchOptions struct {
 	// Without it the vector side answers any query, nonsense included,
 	// with the chunks that happen to score highest.
 	MinSimilarity float64
+	// BM25K1 and BM25B are the lexical side's BM25 parameters: term
+	// frequency saturation and length normalization (0: bm25K1 and
+	// bm25B; a negative b: none).
+	BM25K1, BM25B float64
 }
 
 // SearchHit is one result: a unit (an exchange with the prompt that opened
@@ -194,7 +197,7 @@ type SearchTiming struct {
 	Embed, Vector, Lexical, Describe time.Duration
 }
 
-// BM25 parameters: the usual ones.
+// BM25 parameters (see BM25Defaults).
 const (
 	bm25K1 = 1.2
 	bm25B  = 0.75
@@ -205,6 +208,9 @@ const (
 	// chosen (the best ranked in either list).
 	rrfK = 60
 )
+
+// BM25Defaults says BM25's default k1 and b.
+var BM25Defaults = fmt.Sprintf("k1 %g, b %g", bm25K1, bm25B)
 
 // Search finds the units of the lake that match a query: by vector
 // similarity (the query embedded with the lake's model), by BM25 over the
@@ -239,7 +245,8 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 	}
 	// The files of the chunks and postings are read directly, and of the
 	// views only what describing the hits needs (see describeHits).
-	res := &SearchResult{Mode: opt.Mode, Terms: lexical.QueryTerms(opt.Query)}
+	lq := newLexQuery(opt.Query)
+	res := &SearchResult{Mode: opt.Mode, Terms: lq.parsed.Highlight()}
 	model, hasVectors, err := load.LakeEmbedding(ctx, d.lake)
 	if err != nil {
 		return nil, err
@@ -308,9 +315,9 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 			}()
 		}
 	}
-	if opt.Mode != SearchVector && len(res.Terms) > 0 && len(files) > 0 {
+	if opt.Mode != SearchVector && !lq.empty() && len(files) > 0 {
 		start := time.Now()
-		ls, err = d.lexicalScores(ctx, opt, files, res.Terms, depth, keep)
+		ls, err = d.lexicalScores(ctx, opt, files, lq, depth, keep)
 		res.Timing.Lexical = time.Since(start)
 		if err != nil {
 			vecDone.Wait()
@@ -323,6 +330,11 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 	}
 	start := time.Now()
 	defer func() { res.Timing.Describe = time.Since(start) }()
+	if len(lq.parsed.Phrases) > 0 {
+		if vs, ls, err = d.withPhrases(ctx, lq.parsed, vs, ls); err != nil {
+			return nil, err
+		}
+	}
 	cands, err := d.candidates(ctx, versioned, vs, ls)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
@@ -13,20 +14,27 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/transform/embed/lexical"
 )
 
 // lexicalScores ranks the window's chunks (those in keep, when the search
-// is narrowed) by BM25 (k1 1.2, b 0.75) over the postings of the query's
-// terms, with the document frequencies, the number of chunks and their
-// mean length of the window; a chunk outside the window's times (in a
-// partition of its first or last day) has no score. Each chunks file's
-// sidecar gives both its
-// rows (for N and the mean length) and its postings of the terms, in one
-// small read (load.ReadLexical); an older build's file without them is
-// counted by DuckDB and its Parquet postings read in Go
-// (load.ReadPostings, only the row groups of the terms).
-func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files, terms []string, depth int, keep map[int64]bool) ([]scored, error) {
-	terms = slices.Compact(slices.Sorted(slices.Values(terms)))
+// is narrowed) by BM25 (k1 and b of opt, or bm25K1 and bm25B) over the
+// postings of the query's terms, with the document frequencies, the number
+// of chunks and their mean length of the window; a chunk outside the
+// window's times (in a partition of its first or last day) has no score.
+// A query with phrases keeps only the chunks that have all the terms of
+// each (Search then reads their text for the words' order).
+//
+// Each chunks file's sidecar gives both its rows (for N and the mean
+// length) and its postings of the terms, in one small read
+// (load.ReadLexicalQuery), looked up with the terms of the version of the
+// tokenizer the file was indexed with; an older build's file without them
+// is counted by DuckDB and its Parquet postings read in Go
+// (load.ReadPostingsTerms, only the row groups of the terms). A term of
+// each version counts as a term of its own: in a lake indexed by one
+// version, as most are, BM25 is exact; in one indexed by two, a term's
+// document frequency is that of its version's files.
+func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []string, q *lexQuery, depth int, keep map[int64]bool) ([]scored, error) {
 	type posting struct {
 		key    int64
 		tf, dl int32
@@ -42,17 +50,41 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files, terms 
 	per := make([]result, len(files))
 	err := eachFile(ctx, files, func(i int, path string) error {
 		r := &per[i]
+		var lv *lexVersion
+		terms := func(version int) []load.Term {
+			lv = q.version(version)
+			return lv.terms
+		}
 		add := func(t int, key int64, tf, dl int32) {
 			if keep == nil || keep[key] {
-				r.postings = append(r.postings, posting{key: key, tf: tf, dl: dl, term: int32(t)})
+				r.postings = append(r.postings, posting{key: key, tf: tf, dl: dl, term: int32(lv.offset + t)})
 			}
 		}
-		v, err := load.ReadLexical(path, terms, add)
+		v, err := load.ReadLexicalQuery(path, terms, add)
 		if err != nil {
 			// No sidecar, or one without postings: the Parquet postings.
 			r.uncount, r.postings = v == nil, r.postings[:0]
-			if err := load.ReadPostings(postingsFileOf(path), terms, add); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := load.ReadPostingsTerms(postingsFileOf(path), terms, add); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
+			}
+		}
+		if lv != nil && (lv.prefixes || len(lv.phrases) > 0) {
+			// A prefix's terms add up to one term; a phrase wants all its
+			// terms.
+			slices.SortFunc(r.postings, func(a, b posting) int {
+				return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.term, b.term))
+			})
+			out := r.postings[:0]
+			for _, p := range r.postings {
+				if n := len(out); n > 0 && out[n-1].key == p.key && out[n-1].term == p.term {
+					out[n-1].tf += p.tf
+					continue
+				}
+				out = append(out, p)
+			}
+			r.postings = out
+			if len(lv.phrases) > 0 {
+				r.postings = withPhrases(lv, r.postings, func(p posting) (int64, int) { return p.key, int(p.term) - lv.offset })
 			}
 		}
 		if v == nil {
@@ -110,15 +142,16 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files, terms 
 	if st.n == 0 {
 		return nil, nil
 	}
-	df := make([]float64, len(terms))
+	df := make([]float64, q.n)
 	for _, r := range per {
 		for _, p := range r.postings {
 			df[p.term]++
 		}
 	}
+	k1, b := bm25Params(opt)
 	n, avgdl := float64(st.n), st.avgdl()
-	idf := make([]float64, len(terms))
-	for t := range terms {
+	idf := make([]float64, q.n)
+	for t := range idf {
 		idf[t] = math.Log(1 + (n-df[t]+0.5)/(df[t]+0.5))
 	}
 	type acc struct {
@@ -129,7 +162,7 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files, terms 
 	for i, r := range per {
 		for _, p := range r.postings {
 			tf := float64(p.tf)
-			s := idf[p.term] * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(p.dl)/avgdl))
+			s := idf[p.term] * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(p.dl)/avgdl))
 			if a := scores[p.key]; a != nil {
 				a.score += s
 			} else {
@@ -142,6 +175,105 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files, terms 
 		top.offer(scored{key: key, file: files[a.file], score: a.score}, depth)
 	}
 	return top.sorted(), nil
+}
+
+// bm25Params are the search's BM25 k1 and b: its options', or the
+// defaults.
+func bm25Params(opt SearchOptions) (k1, b float64) {
+	k1, b = bm25K1, bm25B
+	if opt.BM25K1 > 0 {
+		k1 = opt.BM25K1
+	}
+	if opt.BM25B > 0 {
+		b = min(opt.BM25B, 1)
+	} else if opt.BM25B < 0 {
+		b = 0
+	}
+	return k1, b
+}
+
+// lexQuery is a query's terms for each version of the tokenizer a lake's
+// files may have been indexed with, numbered one after the other: the
+// terms of version v are offset .. offset+len(terms)-1.
+type lexQuery struct {
+	parsed   lexical.Query // by the current tokenizer
+	versions []*lexVersion // by version - 1
+	n        int
+}
+
+// lexVersion is a query's terms for one version of the tokenizer.
+type lexVersion struct {
+	terms    []load.Term
+	offset   int
+	prefixes bool
+	phrases  [][]int // the terms (indices in terms) of each phrase
+}
+
+func newLexQuery(q string) *lexQuery {
+	lq := &lexQuery{parsed: lexical.ParseQuery(q)}
+	for _, v := range lexical.Versions {
+		tok, _ := lexical.For(v)
+		p := lq.parsed
+		if v != lexical.Version {
+			p = tok.ParseQuery(q)
+		}
+		lv := &lexVersion{offset: lq.n, terms: load.Exact(p.Terms), prefixes: len(p.Prefixes) > 0}
+		for _, pre := range p.Prefixes {
+			lv.terms = append(lv.terms, load.Term{Text: pre, Prefix: true})
+		}
+		for _, ph := range p.Phrases {
+			var idx []int
+			for _, t := range ph.Terms {
+				idx = append(idx, slices.Index(p.Terms, t))
+			}
+			lv.phrases = append(lv.phrases, idx)
+		}
+		lq.versions = append(lq.versions, lv)
+		lq.n += len(lv.terms)
+	}
+	return lq
+}
+
+// version returns the terms of a version; those of the current one for
+// a version this build does not know (a newer build's file), which it
+// cannot do better than.
+func (q *lexQuery) version(v int) *lexVersion {
+	if v >= 1 && v <= len(q.versions) {
+		return q.versions[v-1]
+	}
+	return q.versions[len(q.versions)-1]
+}
+
+// empty reports whether the query has no term to look up.
+func (q *lexQuery) empty() bool { return q.parsed.Empty() }
+
+// withPhrases keeps the postings (sorted by key) of the chunks that have
+// every term of each phrase.
+func withPhrases[P any](lv *lexVersion, ps []P, of func(P) (key int64, term int)) []P {
+	out := ps[:0]
+	for i := 0; i < len(ps); {
+		key, _ := of(ps[i])
+		j := i
+		has := map[int]bool{}
+		for ; j < len(ps); j++ {
+			k, t := of(ps[j])
+			if k != key {
+				break
+			}
+			has[t] = true
+		}
+		ok := true
+		for _, ph := range lv.phrases {
+			for _, t := range ph {
+				ok = ok && has[t]
+			}
+		}
+		if ok {
+			out = append(out, ps[i:j]...)
+		}
+		i = j
+	}
+	return out
 }
 
 // windowStats are the number of chunks of the window (and filters) and

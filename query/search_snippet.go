@@ -22,14 +22,27 @@ func Snippet(text string, terms []string, n int) string {
 		return ""
 	}
 	want := map[string]bool{}
+	var prefixes []string // "pars*": any term that starts with "pars"
 	for _, t := range terms {
-		want[t] = true
+		if p, ok := strings.CutSuffix(t, "*"); ok && p != "" {
+			prefixes = append(prefixes, p)
+		} else {
+			want[t] = true
+		}
 	}
 	match := make([]string, len(ws)) // the query term a word matches
 	for i, w := range ws {
 		for _, t := range w.Terms {
 			if want[t] {
 				match[i] = t
+				break
+			}
+			for _, p := range prefixes {
+				if strings.HasPrefix(t, p) {
+					match[i] = p + "*"
+				}
+			}
+			if match[i] != "" {
 				break
 			}
 		}

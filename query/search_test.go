@@ -494,17 +494,23 @@ func TestLexicalSearchEverySource(t *testing.T) {
 func stripSidecarPostings(t *testing.T, path string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
-	if err != nil || string(b[:8]) != "POSVEC03" {
+	if err != nil || string(b[:8]) != "POSVEC04" {
 		t.Fatalf("%s: %v", path, err)
 	}
 	le := binary.LittleEndian
 	rows, dim, models := int(le.Uint32(b[8:])), int(le.Uint32(b[12:])), int(le.Uint32(b[16:]))
-	off := 20
+	hdr := append([]byte("POSVEC02"), b[8:20]...) // no tokenizer version
+	off := 24
 	for range models {
-		off += 2 + int(le.Uint16(b[off:]))
+		n := int(le.Uint16(b[off:]))
+		hdr = append(hdr, b[off:off+2+n]...)
+		off += 2 + n
 	}
 	off = (off + 7) &^ 7
-	b = append([]byte("POSVEC02"), b[8:off+rows*(8+8+4+1+4+dim)]...)
+	for len(hdr)%8 != 0 {
+		hdr = append(hdr, 0)
+	}
+	b = append(hdr, b[off:off+rows*(8+8+4+1+4+dim)]...)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}

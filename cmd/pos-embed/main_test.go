@@ -35,7 +35,7 @@ func TestEmbedCLI(t *testing.T) {
 	if n := strings.Count(stdout, `"kind":"chunk"`); n != 2 || !strings.HasPrefix(stdout, strings.SplitN(input, "\n", 2)[0]+"\n") {
 		t.Errorf("%d chunks:\n%s", n, stdout)
 	}
-	if !regexp.MustCompile(`^pos-embed: 3 records in, 5 out: 2 chunks from 2 units; vectors: 2 computed, 0 reused, 0 skipped \(units with no text\); model pos-hash-v2 \(384-d\); 0 bad lines skipped`).MatchString(stderr) {
+	if !regexp.MustCompile(`^pos-embed: 3 records in, 5 out: 2 chunks from 2 units; vectors: 2 computed, 0 reused, 0 skipped \(units with no text\); model pos-hash-v3 \(384-d\); 0 bad lines skipped`).MatchString(stderr) {
 		t.Errorf("summary %q", stderr)
 	}
 	code, again, stderr := embedRun(input, "--lake", lake)
@@ -63,7 +63,7 @@ func TestEmbedCLIErrors(t *testing.T) {
 		stderr string
 	}{
 		{[]string{"--provider", "nope"}, input, 2, `unknown provider "nope"`},
-		{[]string{"--model", "pos-hash-v9"}, input, 2, `the hash provider's models are pos-hash-v2 and pos-hash-v1 (got "pos-hash-v9")`},
+		{[]string{"--model", "pos-hash-v9"}, input, 2, `the hash provider's models are pos-hash-v3, pos-hash-v2 and pos-hash-v1 (got "pos-hash-v9")`},
 		{[]string{"--types", "tweets"}, input, 2, `--types: unknown content type "tweets"`},
 		{[]string{"--chunk-tokens", "4"}, input, 2, `--chunk-tokens must be at least 16`},
 		{nil, input + "{broken\n", 3, `pos-embed: -:4: `},

@@ -19,7 +19,7 @@ func searchCmd() *cli.Command {
 		Description: `Searches the chunks pos-embed added to the lake. hybrid (the default)
 averages two scores, each scaled to 0-1: vector similarity (the query
 embedded with the lake's model; below the model's minimum similarity, 0.255
-for pos-hash-v2, a chunk is no vector match) and BM25 over the lake's
+for pos-hash-v3, a chunk is no vector match) and BM25 over the lake's
 lexical index (scaled by the query's best). A prompt's chunks
 count as the exchange it opens, and each result is a different exchange,
 report, compaction summary, label or plan, with its score, time, session
@@ -55,7 +55,9 @@ EXAMPLES:
 			&cli.IntFlag{Name: "k", Aliases: []string{"n", "limit"}, Value: 10, Usage: "how many results"},
 			&cli.StringFlag{Name: "mode", Aliases: []string{"m"}, Value: query.SearchHybrid, Usage: "hybrid, vector or lexical"},
 			&cli.StringFlag{Name: "group-by", Usage: "session: rank sessions instead of single results"},
-			&cli.Float64Flag{Name: "min-similarity", Usage: "the least cosine similarity a vector match needs (default: the lake model's own, 0.255 for pos-hash-v2; -1: none)"},
+			&cli.Float64Flag{Name: "min-similarity", Usage: "the least cosine similarity a vector match needs (default: the lake model's own, 0.255 for pos-hash-v3; -1: none)"},
+			&cli.Float64Flag{Name: "bm25-k1", Usage: "BM25's term frequency saturation, > 0 (default: " + query.BM25Defaults + ")"},
+			&cli.Float64Flag{Name: "bm25-b", Usage: "BM25's length normalization, in [0, 1] (default: " + query.BM25Defaults + ")"},
 			&cli.IntFlag{Name: embedcfg.DimensionsFlag, Usage: "the dimensions the lake's OpenAI-compatible model was asked for, if any"},
 		}, embedcfg.QueryEndpointFlags()...),
 		Action: runSearch,
@@ -78,6 +80,13 @@ func runSearch(c *cli.Context) error {
 		return cmdio.UsageError{Err: fmt.Errorf("-k must be at least 1"), Cmd: "search"}
 	}
 	// Unset is 0, the lake model's own minimum; a negative value is none.
+	k1, b := c.Float64("bm25-k1"), c.Float64("bm25-b")
+	if c.IsSet("bm25-k1") && k1 <= 0 || c.IsSet("bm25-b") && (b < 0 || b > 1) {
+		return cmdio.UsageError{Err: fmt.Errorf("--bm25-k1 must be > 0 and --bm25-b in [0, 1] (got %g, %g)", k1, b), Cmd: "search"}
+	}
+	if c.IsSet("bm25-b") && b == 0 {
+		b = -1 // none
+	}
 	minSim := c.Float64("min-similarity")
 	if c.IsSet("min-similarity") && (minSim == 0 || minSim > 1) {
 		return cmdio.UsageError{Err: fmt.Errorf("--min-similarity must be in (0, 1], or negative for none (got %g)", minSim), Cmd: "search"}
@@ -103,6 +112,8 @@ func runSearch(c *cli.Context) error {
 		Platform: e.platform, Project: c.String("project"), Session: session, Types: types,
 		User: c.String("user"), Machine: c.String("machine"), Since: e.since, Until: e.until,
 		MinSimilarity: minSim,
+		BM25K1:        k1,
+		BM25B:         b,
 	}
 	if opt.Mode != query.SearchLexical {
 		if opt.Embed, err = queryEmbedder(c, e.db.Lake()); err != nil {

@@ -17,7 +17,16 @@ import (
 // HashModel is the model name of the hash provider's vectors. The version
 // changes whenever the features do, so vectors of different feature sets
 // never meet in one lake or one cache.
-const HashModel = "pos-hash-v2"
+//
+// pos-hash-v3 has pos-hash-v2's features made of the terms of version 2
+// of the lexical tokenizer (names whole and by parts, Snowball stems in
+// the text's language); v2's are version 1's.
+const HashModel = "pos-hash-v3"
+
+// HashModelV2 is pos-hash-v2: the features of HashModel, made of the
+// terms of version 1 of the lexical tokenizer. Kept so that a lake
+// embedded with it is still searched with query vectors of its own.
+const HashModelV2 = "pos-hash-v2"
 
 // HashModelV1 is the first feature set (words, adjacent word pairs and
 // character 4-grams, one signed dimension a feature), kept so that a lake
@@ -26,7 +35,7 @@ const HashModel = "pos-hash-v2"
 const HashModelV1 = "pos-hash-v1"
 
 // HashModels are the hash provider's models, the current one first.
-var HashModels = []string{HashModel, HashModelV1}
+var HashModels = []string{HashModel, HashModelV2, HashModelV1}
 
 // IsHashModel reports whether model is one of the hash provider's.
 func IsHashModel(model string) bool { return slices.Contains(HashModels, model) }
@@ -60,6 +69,8 @@ type Hash struct {
 	dim    int
 	v1     bool
 	probes int
+	model  string
+	tok    lexical.Tokenizer // the tokenizer whose terms are its word features
 }
 
 // hashProbes is how many dimensions a pos-hash-v2 feature is spread over.
@@ -67,13 +78,13 @@ const hashProbes = 8
 
 // MinSimilarity is the least cosine similarity at which a vector of model
 // (dim dimensions) counts as a match: below it, unrelated texts score as
-// much by chance. For HashModel it is five times 1/√dim, the spread of the
+// much by chance. For HashModel and HashModelV2 it is five times 1/√dim, the spread of the
 // chance similarity of a query and an unrelated text whose vector fills
 // every dimension (a chunk of more than a few words): 0.255 at 384-d. 0
 // (every score counts) for the other models, whose chance level pos does
 // not know.
 func MinSimilarity(model string, dim int) float64 {
-	if model == HashModel && dim > 0 {
+	if (model == HashModel || model == HashModelV2) && dim > 0 {
 		return 5 / math.Sqrt(float64(dim))
 	}
 	return 0
@@ -85,8 +96,11 @@ func NewHash(dim int) *Hash {
 	if dim <= 0 {
 		dim = DefaultDim
 	}
-	return &Hash{dim: dim, probes: hashProbes}
+	return &Hash{dim: dim, probes: hashProbes, model: HashModel, tok: lexical.Current}
 }
+
+// lexicalV1 is the tokenizer of pos-hash-v1 and pos-hash-v2.
+var lexicalV1, _ = lexical.For(1)
 
 // NewHashModel returns the hash provider of one of HashModels ("" is
 // HashModel).
@@ -94,10 +108,12 @@ func NewHashModel(model string, dim int) (*Hash, error) {
 	h := NewHash(dim)
 	switch model {
 	case "", HashModel:
+	case HashModelV2:
+		h.model, h.tok = HashModelV2, lexicalV1
 	case HashModelV1:
-		h.v1, h.probes = true, 1
+		h.v1, h.probes, h.model, h.tok = true, 1, HashModelV1, lexicalV1
 	default:
-		return nil, fmt.Errorf("the hash provider's models are %s (got %q)", strings.Join(HashModels, " and "), model)
+		return nil, fmt.Errorf("the hash provider's models are %s (got %q)", strings.Join(HashModels[:len(HashModels)-1], ", ")+" and "+HashModels[len(HashModels)-1], model)
 	}
 	return h, nil
 }
@@ -117,12 +133,7 @@ const (
 func (h *Hash) Name() string { return "hash" }
 
 // Model implements Provider.
-func (h *Hash) Model() string {
-	if h.v1 {
-		return HashModelV1
-	}
-	return HashModel
-}
+func (h *Hash) Model() string { return h.model }
 
 // Dim implements Provider.
 func (h *Hash) Dim() int { return h.dim }
@@ -185,7 +196,7 @@ func (h *Hash) Vector(text string) []float32 {
 	var prev string
 	var word []byte // "<word>", lowercased
 	var starts []int
-	lexical.Scan(text, func(start, end int, terms []string) {
+	h.tok.Scan(text, func(start, end int, terms []string) {
 		if len(terms) == 0 {
 			return // a stopword breaks no pair: "cache of queries" pairs cache and queries
 		}

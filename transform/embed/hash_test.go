@@ -73,7 +73,9 @@ func vectorSum(v []float32) uint64 {
 // pos-hash-v1 stays selectable and gives the vectors it always gave, bit
 // for bit (the sums are of the vectors v1 made before v2 existed), so a
 // lake embedded with it is still searched with the vectors it was built
-// with; v2 gives others.
+// with; v2 gives others. pos-hash-v2 likewise gives the vectors it gave
+// before version 2 of the lexical tokenizer existed, and v3 (made of that
+// version's terms) others.
 func TestHashModels(t *testing.T) {
 	texts := []string{"The parquet writer flushes row groups to keep memory bounded",
 		"Пустой спрайт обычно означает, что команда svg-sprite не нашла ни одного SVG-файла; CLAUDE.md を最新の状態にアップデート hookSpecificOutput"}
@@ -87,7 +89,21 @@ func TestHashModels(t *testing.T) {
 			t.Errorf("v1 %q: sum %#x, want %#x", text, got, want[i])
 		}
 		if vectorSum(NewHash(0).Vector(text)) == want[i] {
-			t.Errorf("v2 gives v1's vector for %q", text)
+			t.Errorf("v3 gives v1's vector for %q", text)
+		}
+	}
+	wantV2 := []uint64{0x992262cdd62e757, 0x5f9af3683baed101}
+	v2, err := NewHashModel(HashModelV2, 0)
+	if err != nil || v2.Model() != HashModelV2 || MinSimilarity(HashModelV2, DefaultDim) != MinSimilarity(HashModel, DefaultDim) {
+		t.Fatal(v2, err)
+	}
+	for i, text := range texts {
+		if got := vectorSum(v2.Vector(text)); got != wantV2[i] {
+			t.Errorf("v2 %q: sum %#x, want %#x", text, got, wantV2[i])
+		}
+		if i == 1 && vectorSum(NewHash(0).Vector(text)) == wantV2[i] {
+			// (Plain English prose has the same terms in both.)
+			t.Errorf("v3 gives v2's vector for %q", text)
 		}
 	}
 	for _, m := range []string{"", HashModel} {

@@ -4,95 +4,204 @@
 // of the hash embedder. One tokenizer for all of them, so a query term
 // always meets the indexed term it stands for.
 //
-// A word is a run of letters, digits and underscores. Words are lowercased;
-// English stopwords and one-letter words are dropped; plain ASCII words are
-// Porter-stemmed ("caching" and "cache" are both "cach"). An identifier made
-// of parts (camelCase, snake_case, letters and digits) is indexed whole and
-// by its parts: "hookSpecificOutput" gives "hookspecificoutput", "hook",
-// "specif", "output". Chinese, Japanese and Korean text, which has no spaces,
-// is indexed by overlapping character pairs.
+// The tokenizer is versioned (Version): a lake records, in each chunks
+// file's sidecar, the version its postings were written with, and search
+// looks them up with the terms of that version (For). Version 1 is kept
+// as it was (internal/v1).
+//
+// Version 2:
+//   - A word is a run of letters, digits and underscores, lowercased.
+//     Function words of the text's language (and of English, which prose in
+//     any language quotes) and one-letter words are dropped; the others are
+//     stemmed with Snowball in the text's language: Russian for Cyrillic
+//     words, and for Latin-script words the language whose function words
+//     the text uses most among English, German, French, Spanish, Italian,
+//     Portuguese and Dutch (English when none stands out). A word of a
+//     Latin-script text in another language than English is also indexed by
+//     its English stem, as a query of a few words, whose language cannot be
+//     told, is stemmed. Words of other scripts are only lowercased.
+//   - A name is indexed whole and by its parts: an identifier (camelCase,
+//     snake_case, letters and digits: "hookSpecificOutput" gives
+//     "hookspecificoutput", "hook", "specif", "output"), and words joined
+//     by '.', '-', '/', ':' or '\' with no space (kebab-case, pkg.Func,
+//     os.path.join, src/query/search.go, E0308, v1.2.3, 2026-05-01): the
+//     whole, lowercased and unstemmed, each piece of a path that is itself
+//     a name ("search.go"), and each word's terms. A name's parts are code,
+//     stemmed as English whatever the text's language.
+//   - An upper-case word (ENOENT, README) is also kept unstemmed, and an
+//     upper-case word or "HTTP" followed by a code of 3 to 5 digits
+//     ("HTTP 404", "ORA 600") gives the pair as one term ("http404").
+//   - Chinese, Japanese and Korean text, which has no spaces, is indexed by
+//     overlapping character pairs.
 package lexical
 
 import (
+	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
+
+	v1 "github.com/pos-lake/pos/transform/embed/lexical/internal/v1"
 )
+
+// Version is the version of the tokenizer that Terms, Words, Scan and
+// QueryTerms are.
+const Version = 2
+
+// Versions are the tokenizer's versions that can still be used, oldest
+// first.
+var Versions = []int{1, 2}
 
 // MaxWord is the longest word indexed, in bytes: longer runs are encoded
 // blobs, not words.
 const MaxWord = 48
 
-// Word is one word of a text.
+// maxName is the longest name (words joined by '.', '/' …) kept whole as a
+// term, in bytes.
+const maxName = 96
+
+// Word is one word of a text: a name joined by '.', '/' and the like is
+// one word.
 type Word struct {
 	Start, End int      // byte offsets in the text
 	Terms      []string // its index terms: none for a stopword
 }
 
+// Tokenizer is one version of the tokenizer.
+type Tokenizer struct{ version int }
+
+// For returns the tokenizer of a version.
+func For(version int) (Tokenizer, error) {
+	if version < 1 || version > Version {
+		return Tokenizer{}, fmt.Errorf("lexical index version %d is not known to this build (it knows 1 to %d)", version, Version)
+	}
+	return Tokenizer{version}, nil
+}
+
+// Current is the tokenizer of Version.
+var Current = Tokenizer{Version}
+
+// Version is the tokenizer's version.
+func (t Tokenizer) Version() int { return t.version }
+
+// Scan calls fn for each word of text, in order, with its byte offsets and
+// its terms (none for a stopword). The terms slice is reused between calls:
+// fn must copy what it keeps.
+func (t Tokenizer) Scan(text string, fn func(start, end int, terms []string)) {
+	if t.version == 1 {
+		v1.Scan(text, fn)
+		return
+	}
+	scan(text, fn)
+}
+
 // Terms returns the index terms of text in order, repeats included.
-func Terms(text string) []string {
+func (t Tokenizer) Terms(text string) []string {
 	var out []string
-	scan(text, func(_, _ int, terms []string) { out = append(out, terms...) })
+	t.Scan(text, func(_, _ int, terms []string) { out = append(out, terms...) })
 	return out
 }
 
 // Words returns the words of text with their offsets and terms.
-func Words(text string) []Word {
+func (t Tokenizer) Words(text string) []Word {
 	var out []Word
-	scan(text, func(start, end int, terms []string) {
+	t.Scan(text, func(start, end int, terms []string) {
 		out = append(out, Word{Start: start, End: end, Terms: append([]string(nil), terms...)})
 	})
 	return out
 }
 
-// Scan calls fn for each word of text, in order, with its byte offsets and
-// its terms (none for a stopword). The terms slice is reused between calls:
-// fn must copy what it keeps.
-func Scan(text string, fn func(start, end int, terms []string)) { scan(text, fn) }
-
-// QueryTerms returns the distinct index terms of a query, in order.
-func QueryTerms(q string) []string {
+// QueryTerms returns the distinct index terms of a text, in order.
+func (t Tokenizer) QueryTerms(q string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, t := range Terms(q) {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
+	for _, term := range t.Terms(q) {
+		if !seen[term] {
+			seen[term] = true
+			out = append(out, term)
 		}
 	}
 	return out
 }
 
+// Terms returns the index terms of text in order, repeats included.
+func Terms(text string) []string { return Current.Terms(text) }
+
+// Words returns the words of text with their offsets and terms.
+func Words(text string) []Word { return Current.Words(text) }
+
+// Scan calls fn for each word of text (see Tokenizer.Scan).
+func Scan(text string, fn func(start, end int, terms []string)) { scan(text, fn) }
+
+// QueryTerms returns the distinct index terms of a text, in order. For a
+// query with quoted phrases or prefixes, see ParseQuery.
+func QueryTerms(q string) []string { return Current.QueryTerms(q) }
+
+// token kinds.
+const (
+	tokWord = iota // one run of word characters
+	tokName        // words joined by connectors
+	tokCJK         // a run of CJK characters
+)
+
+// token is a word of a text before its terms are made.
+type token struct {
+	start, end int
+	kind       int
+}
+
+// scanState is the reusable memory of one scan.
+type scanState struct {
+	toks  []token
+	terms []string
+	lower []byte
+}
+
+var states = sync.Pool{New: func() any { return &scanState{} }}
+
 // scan calls fn for each word of text with its terms (empty for a
 // stopword). The terms slice is reused between calls.
 func scan(text string, fn func(start, end int, terms []string)) {
-	var terms []string
-	var lower []byte
+	st := states.Get().(*scanState)
+	defer states.Put(st)
+	st.toks = tokens(text, st.toks[:0])
+	lang := detect(st.toks, text)
+	prevCode := false // the previous word may start a code ("HTTP 404")
+	for i, tk := range st.toks {
+		w := text[tk.start:tk.end]
+		terms := st.terms[:0]
+		switch tk.kind {
+		case tokCJK:
+			terms = cjkTerms(w, terms)
+		case tokWord:
+			terms, st.lower = wordTerms(w, lang, terms, st.lower)
+			if prevCode && isCode(w) && tk.start == st.toks[i-1].end+1 && text[tk.start-1] == ' ' {
+				p := st.toks[i-1]
+				terms = append(terms, strings.ToLower(text[p.start:p.end])+w)
+			}
+		case tokName:
+			terms, st.lower = nameTerms(w, terms, st.lower)
+		}
+		prevCode = tk.kind == tokWord && codePrefix(w)
+		st.terms = terms
+		fn(tk.start, tk.end, terms)
+	}
+}
+
+// tokens splits text into its words, names and CJK runs.
+func tokens(text string, toks []token) []token {
 	i := 0
 	for i < len(text) {
 		c := text[i]
-		if c < utf8.RuneSelf {
-			if !isWordByte(c) {
-				i++
-				continue
-			}
-			// An ASCII word, possibly continuing into non-ASCII letters.
-			start := i
-			for i < len(text) && text[i] < utf8.RuneSelf && isWordByte(text[i]) {
-				i++
-			}
-			if i < len(text) && text[i] >= utf8.RuneSelf {
-				if r, _ := utf8.DecodeRuneInString(text[i:]); isWordRune(r) && !isCJK(r) {
-					i = wordEnd(text, i)
-				}
-			}
-			terms, lower = wordTerms(text[start:i], terms[:0], lower)
-			fn(start, i, terms)
+		if c < utf8.RuneSelf && !isWordByte(c) {
+			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(text[i:])
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
 		switch {
 		case isCJK(r):
 			start := i
@@ -103,17 +212,40 @@ func scan(text string, fn func(start, end int, terms []string)) {
 				}
 				i += size
 			}
-			terms = cjkTerms(text[start:i], terms[:0])
-			fn(start, i, terms)
-		case isWordRune(r):
+			toks = append(toks, token{start, i, tokCJK})
+		case c < utf8.RuneSelf || isWordRune(r):
 			start := i
 			i = wordEnd(text, i)
-			terms, lower = wordTerms(text[start:i], terms[:0], lower)
-			fn(start, i, terms)
+			kind := tokWord
+			// Words joined by one to three connectors and no space are a
+			// name: "os.path.join", "src/a.go", "https://x.io", "std::io".
+			for {
+				j := i
+				for j < len(text) && j-i < 3 && isConnector(text[j]) {
+					j++
+				}
+				if j == i || j >= len(text) || !startsWord(text[j:]) {
+					break
+				}
+				i, kind = wordEnd(text, j), tokName
+			}
+			toks = append(toks, token{start, i, kind})
 		default:
 			i += size
 		}
 	}
+	return toks
+}
+
+func isConnector(c byte) bool { return c == '.' || c == '-' || c == '/' || c == ':' || c == '\\' }
+
+// startsWord reports whether s starts with a (non-CJK) word character.
+func startsWord(s string) bool {
+	if s[0] < utf8.RuneSelf {
+		return isWordByte(s[0])
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return isWordRune(r) && !isCJK(r)
 }
 
 // wordEnd returns the end of the (non-CJK) word that continues at i.
@@ -149,12 +281,42 @@ func isCJK(r rune) bool {
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r))
 }
 
+// codePrefix reports whether a word may name a family of numeric codes
+// ("HTTP", "ORA", "SQLSTATE"): "http" in any case, or 2 to 10 upper-case
+// ASCII letters.
+func codePrefix(w string) bool {
+	if strings.EqualFold(w, "http") {
+		return true
+	}
+	if len(w) < 2 || len(w) > 10 {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'A' || w[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// isCode reports whether a word is a numeric code of 3 to 5 digits.
+func isCode(w string) bool {
+	if len(w) < 3 || len(w) > 5 {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // cjkTerms indexes a run of CJK characters by overlapping pairs (a lone
 // character by itself).
 func cjkTerms(run string, terms []string) []string {
-	first, size := utf8.DecodeRuneInString(run)
+	_, size := utf8.DecodeRuneInString(run)
 	if size == len(run) {
-		_ = first
 		return append(terms, run)
 	}
 	prev := 0
@@ -166,74 +328,116 @@ func cjkTerms(run string, terms []string) []string {
 	return terms
 }
 
-// wordTerms returns the terms of one word: the word, and its parts when it
-// is a compound identifier.
-func wordTerms(word string, terms []string, buf []byte) ([]string, []byte) {
+// wordTerms returns the terms of one word of a text in lang: the word,
+// and its parts when it is a compound identifier.
+func wordTerms(word string, lang Lang, terms []string, buf []byte) ([]string, []byte) {
 	if len(word) > MaxWord {
 		return terms, buf
 	}
 	buf = appendLower(buf[:0], word)
 	if simpleWord(word) {
-		if t := term(string(buf), true); t != "" {
-			terms = append(terms, t)
+		return appendTerm(terms, string(buf), wordLang(word, lang)), buf
+	}
+	if upperWord(word) {
+		// An acronym or a code (ENOENT, EACCES): as written, and its stem
+		// for the same word typed in lower case.
+		w := string(buf)
+		if IsStopword(lang, w) {
+			return terms, buf
+		}
+		terms = append(terms, w)
+		if s := cachedStem(English, w); s != w && len(s) >= 2 {
+			terms = append(terms, s)
 		}
 		return terms, buf
 	}
 	parts := splitParts(word)
 	if len(parts) <= 1 {
-		if t := term(string(buf), true); t != "" {
-			terms = append(terms, t)
-		}
-		return terms, buf
+		return appendTerm(terms, string(buf), wordLang(word, lang)), buf
 	}
 	// The whole identifier, as written, is a term of its own (unstemmed:
-	// it is a name, not an English word).
+	// it is a name, not a word).
 	whole := strings.Trim(string(buf), "_")
-	if len(whole) >= 2 && !isStop(whole) {
+	if len(whole) >= 2 && !IsStopword(English, whole) {
 		terms = append(terms, whole)
 	}
 	for _, p := range parts {
-		if t := term(strings.ToLower(p), true); t != "" {
-			terms = append(terms, t)
-		}
+		terms = appendTerm(terms, strings.ToLower(p), partLang(p))
 	}
 	return terms, buf
 }
 
-// term normalizes one lowercased word: "" for a stopword or a one-letter
-// word, else its stem.
-func term(w string, stem bool) string {
-	if len(w) < 2 || isStop(w) {
-		if len(w) == 1 && w[0] >= utf8.RuneSelf {
-			return w // a letter of a script with one-letter words
+// partLang is the language a part of a name is stemmed in: English, the
+// language of code, for a Latin-script part.
+func partLang(p string) Lang { return wordLang(p, English) }
+
+// nameTerms returns the terms of a name: words joined by connectors.
+func nameTerms(name string, terms []string, buf []byte) ([]string, []byte) {
+	buf = appendLower(buf[:0], name)
+	whole := string(buf)
+	if len(whole) <= maxName {
+		terms = append(terms, whole)
+		// The pieces of a path that are names of their own: the file
+		// "search.go" of "src/query/search.go", "pos-query" of
+		// "cmd/pos-query/main.go".
+		if strings.ContainsAny(whole, "/\\") {
+			for _, piece := range strings.FieldsFunc(whole, func(r rune) bool { return r == '/' || r == '\\' }) {
+				if strings.ContainsAny(piece, ".-:") && piece != whole && len(strings.Trim(piece, ".-:")) >= 2 {
+					terms = append(terms, piece)
+				}
+			}
 		}
-		return ""
 	}
-	if stem {
-		return cachedStem(w)
+	var sub []byte
+	for i := 0; i < len(name); {
+		if isConnector(name[i]) {
+			i++
+			continue
+		}
+		end := wordEnd(name, i)
+		// A word of a name is code: stemmed as English (partLang).
+		terms, sub = wordTerms(name[i:end], English, terms, sub)
+		i = end
 	}
-	return w
+	return terms, buf
 }
 
-// Stems of the words seen most are kept: prose repeats its words, and a
-// stem costs two allocations.
-var (
-	stems     sync.Map
-	stemCount atomic.Int64
-)
-
-const maxStems = 1 << 17
-
-func cachedStem(w string) string {
-	if s, ok := stems.Load(w); ok {
-		return s.(string)
+// appendTerm appends the term of one lowercased word of lang: none for a
+// function word or a one-letter word, else its stem.
+func appendTerm(terms []string, w string, lang Lang) []string {
+	if len(w) < 2 {
+		if len(w) == 1 && w[0] >= utf8.RuneSelf {
+			return append(terms, w) // a letter of a script with one-letter words
+		}
+		return terms
 	}
-	s := Stem(w)
-	if stemCount.Load() < maxStems {
-		stemCount.Add(1)
-		stems.Store(strings.Clone(w), s)
+	if lang == noLang {
+		return append(terms, w)
 	}
-	return s
+	if IsStopword(lang, w) {
+		return terms
+	}
+	if w[0] >= '0' && w[0] <= '9' && isDigits(w) {
+		return append(terms, w)
+	}
+	terms = append(terms, cachedStem(lang, w))
+	if lang != English && lang != Russian {
+		// Also as English: a query of a few words, whose language
+		// cannot be told, is stemmed as English ("Fehler behoben").
+		if en := cachedStem(English, w); en != terms[len(terms)-1] {
+			terms = append(terms, en)
+		}
+	}
+	return terms
+}
+
+func isDigits(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func appendLower(b []byte, s string) []byte {
@@ -253,7 +457,8 @@ func appendLower(b []byte, s string) []byte {
 }
 
 // simpleWord reports whether a word is one part: ASCII letters, at most
-// its first upper case, or ASCII digits only (most words of prose).
+// its first upper case, or ASCII digits only, or letters of another
+// script (most words of prose).
 func simpleWord(w string) bool {
 	digits := true
 	for i := 0; i < len(w); i++ {
@@ -270,7 +475,39 @@ func simpleWord(w string) bool {
 			if !digits {
 				return false
 			}
+		case c >= utf8.RuneSelf:
+			return simpleUnicode(w)
 		default:
+			return false
+		}
+	}
+	return true
+}
+
+// simpleUnicode reports whether a word with non-ASCII letters is one
+// part: letters only, at most the first upper case.
+func simpleUnicode(w string) bool {
+	for i, r := range w {
+		switch {
+		case unicode.IsUpper(r):
+			if i > 0 {
+				return false
+			}
+		case unicode.IsLetter(r) || unicode.Is(unicode.Mn, r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// upperWord reports whether a word is 2 or more upper-case ASCII letters.
+func upperWord(w string) bool {
+	if len(w) < 2 {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'A' || w[i] > 'Z' {
 			return false
 		}
 	}

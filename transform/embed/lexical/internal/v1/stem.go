@@ -1,4 +1,4 @@
-package lexical
+package v1
 
 // Stem returns the Porter stem of a lowercase ASCII word (M. F. Porter,
 // "An algorithm for suffix stripping", 1980). Other words, and words of
