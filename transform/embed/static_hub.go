@@ -84,7 +84,19 @@ func Pull(ctx context.Context, modelsDir, name string, opt PullOptions) (*Pulled
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, err
 	}
-	h := hub{base: base, token: opt.Token, client: client}
+	// The hub redirects a large file's download to a signed URL: the
+	// token goes to the hub's own files only.
+	c := *client
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if req.URL.Host != via[0].URL.Host || !strings.Contains(req.URL.Path, "/resolve/") {
+			req.Header.Del("Authorization")
+		}
+		return nil
+	}
+	h := hub{base: base, token: opt.Token, client: &c}
 	for _, f := range StaticFiles {
 		if err := h.fetch(ctx, name, f, filepath.Join(work, f), opt.Progress); err != nil {
 			return nil, err
