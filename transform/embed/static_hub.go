@@ -84,14 +84,15 @@ func Pull(ctx context.Context, modelsDir, name string, opt PullOptions) (*Pulled
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, err
 	}
-	// The hub redirects a large file's download to a signed URL: the
-	// token goes to the hub's own files only.
+	// The hub redirects a large file's download to a signed URL on
+	// another host: the token goes to the hub's own host only (Go's
+	// client alone would send it on to the hub's subdomains).
 	c := *client
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) >= 10 {
 			return errors.New("stopped after 10 redirects")
 		}
-		if req.URL.Host != via[0].URL.Host || !strings.Contains(req.URL.Path, "/resolve/") {
+		if req.URL.Host != via[0].URL.Host {
 			req.Header.Del("Authorization")
 		}
 		return nil

@@ -219,3 +219,20 @@ func TestF16(t *testing.T) {
 		t.Error("f16 of Inf and NaN")
 	}
 }
+
+func BenchmarkStaticEmbed(b *testing.B) {
+	m := statictest.New(statictest.Options{Dim: 256})
+	dir := filepath.Join(b.TempDir(), "m")
+	if err := m.Write(dir); err != nil {
+		b.Fatal(err)
+	}
+	p, err := LoadStatic(dir, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := strings.Repeat("Running the slow test suite in parallel workers made builds faster; the compiler error was fixed in config.go:42. ", 20)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		p.Embed(context.Background(), []string{text})
+	}
+}

@@ -37,7 +37,8 @@ type tokenizer struct {
 	unk         int // the unknown token's id, -1 when none
 	vocabSize   int // one more than the largest id
 	added       []addedToken
-	tokens      []string // by id, for the median token length
+	first       [2][256]bool // bytes an added token starts with, [normalized]
+	tokens      []string     // by id, for the median token length
 }
 
 type tokenModel interface {
@@ -91,6 +92,7 @@ func parseTokenizer(data []byte) (*tokenizer, error) {
 			return nil, fmt.Errorf("added token %q: bad id %d", a.Content, a.ID)
 		}
 		t.added = append(t.added, addedToken{id: a.ID, content: a.Content, normalized: a.Normalized})
+		t.first[b2i(a.Normalized)][a.Content[0]] = true
 		t.setToken(a.ID, a.Content)
 	}
 	// Longest first: the leftmost match is the longest, as in tokenizers.
@@ -149,7 +151,12 @@ type addedPiece struct {
 func (t *tokenizer) splitAdded(s string, normalized bool) []addedPiece {
 	var out []addedPiece
 	start := 0
+	first := &t.first[b2i(normalized)]
 	for i := 0; i < len(s); {
+		if !first[s[i]] {
+			i++
+			continue
+		}
 		matched := false
 		for _, a := range t.added {
 			if a.normalized == normalized && strings.HasPrefix(s[i:], a.content) {
@@ -171,6 +178,13 @@ func (t *tokenizer) splitAdded(s string, normalized bool) []addedPiece {
 		out = append(out, addedPiece{s[start:], -1})
 	}
 	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 type typed struct {

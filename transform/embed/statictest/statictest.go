@@ -202,10 +202,11 @@ func (m *Model) Mean(ids []int) []float64 {
 
 // Hub serves models as the Hugging Face hub does: /ORG/NAME/resolve/main/FILE
 // answers a large (LFS) file with a redirect carrying X-Linked-Size and
-// X-Linked-Etag (its SHA-256) to a download that honours ranges, and a
-// small one directly with its git ETag.
+// X-Linked-Etag (its SHA-256) to a download on another host that honours
+// ranges and refuses a token, and a small one directly with its git ETag.
 type Hub struct {
 	*httptest.Server
+	cdn    *httptest.Server // the downloads' host
 	mu     sync.Mutex
 	models map[string]*Model
 	// Token, when set, is required as a bearer token.
@@ -223,7 +224,14 @@ type Hub struct {
 func NewHub(models map[string]*Model) *Hub {
 	h := &Hub{models: models, Cut: map[string]int{}, Corrupt: map[string]bool{}}
 	h.Server = httptest.NewServer(http.HandlerFunc(h.serve))
+	h.cdn = httptest.NewServer(http.HandlerFunc(h.serve))
 	return h
+}
+
+// Close stops the hub and its download host.
+func (h *Hub) Close() {
+	h.Server.Close()
+	h.cdn.Close()
 }
 
 func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
@@ -261,7 +269,7 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Linked-Size", fmt.Sprint(len(b)))
 		w.Header().Set("X-Linked-Etag", `"`+hex.EncodeToString(sum[:])+`"`)
 		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:])+`"`)
-		http.Redirect(w, r, "/cdn/"+parts[0]+"/"+parts[1]+"/"+parts[4], http.StatusFound)
+		http.Redirect(w, r, h.cdn.URL+"/cdn/"+parts[0]+"/"+parts[1]+"/"+parts[4], http.StatusFound)
 		return
 	}
 	sum := sha1.Sum(b)
