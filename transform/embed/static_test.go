@@ -2,6 +2,7 @@ package embed
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -234,5 +235,43 @@ func BenchmarkStaticEmbed(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
 		p.Embed(context.Background(), []string{text})
+	}
+}
+
+// The ids of testdata/static/reference.json were computed by Hugging
+// Face's own tokenizers.js (@huggingface/tokenizers 0.2.0,
+// encode(text, {add_special_tokens: false})) from the two tokenizer.json
+// files beside it: a BERT-style WordPiece one, as the first potion models
+// ship, and a Unigram one as model2vec writes (its normalizer pads
+// punctuation and squeezes spaces, its Metaspace does not split).
+func TestStaticTokenizerReference(t *testing.T) {
+	b, err := os.ReadFile("testdata/static/reference.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref map[string][]struct {
+		Text string `json:"text"`
+		IDs  []int  `json:"ids"`
+	}
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"wordpiece", "unigram"} {
+		tj, err := os.ReadFile("testdata/static/" + name + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := parseTokenizer(tj)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(ref[name]) < 10 {
+			t.Fatalf("%s: %d reference texts", name, len(ref[name]))
+		}
+		for _, r := range ref[name] {
+			if got := tok.encode(r.Text); !equalInts(got, r.IDs) {
+				t.Errorf("%s: %q: %v, want %v", name, r.Text, got, r.IDs)
+			}
+		}
 	}
 }

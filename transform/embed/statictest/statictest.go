@@ -159,13 +159,27 @@ func WordPieceTokenizer(vocab []string) []byte {
 	}
 	b, _ := json.Marshal(map[string]any{
 		"version": "1.0", "truncation": nil, "padding": nil, "added_tokens": added,
-		"normalizer":     map[string]any{"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": nil, "lowercase": true},
-		"pre_tokenizer":  map[string]any{"type": "BertPreTokenizer"},
-		"post_processor": map[string]any{"type": "TemplateProcessing", "single": []any{}, "pair": []any{}, "special_tokens": map[string]any{}},
-		"decoder":        map[string]any{"type": "WordPiece", "prefix": "##", "cleanup": true},
-		"model":          map[string]any{"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": v},
+		"normalizer":    map[string]any{"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": nil, "lowercase": true},
+		"pre_tokenizer": map[string]any{"type": "BertPreTokenizer"},
+		"post_processor": map[string]any{"type": "TemplateProcessing",
+			"single": []any{special("[CLS]"), seq("A"), special("[SEP]")},
+			"pair":   []any{special("[CLS]"), seq("A"), special("[SEP]"), seq("B"), special("[SEP]")},
+			"special_tokens": map[string]any{
+				"[CLS]": map[string]any{"id": "[CLS]", "ids": []int{v["[CLS]"]}, "tokens": []string{"[CLS]"}},
+				"[SEP]": map[string]any{"id": "[SEP]", "ids": []int{v["[SEP]"]}, "tokens": []string{"[SEP]"}},
+			}},
+		"decoder": map[string]any{"type": "WordPiece", "prefix": "##", "cleanup": true},
+		"model":   map[string]any{"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": v},
 	})
 	return b
+}
+
+func special(id string) map[string]any {
+	return map[string]any{"SpecialToken": map[string]any{"id": id, "type_id": 0}}
+}
+
+func seq(id string) map[string]any {
+	return map[string]any{"Sequence": map[string]any{"id": id, "type_id": 0}}
 }
 
 // Write puts the model's files in dir.
