@@ -171,7 +171,9 @@ func TestStaticLoadErrors(t *testing.T) {
 		{"model.safetensors", st[:4], "model.safetensors: header too small"},
 		{"tokenizer.json", []byte(`{"model":{"type":"BPE","vocab":{}}}`), `tokenizer.json: model: model "BPE" is not supported`},
 		{"tokenizer.json", []byte(`{"normalizer":{"type":"Precompiled"},"model":{"type":"WordPiece","vocab":{"a":0}}}`), `normalizer "Precompiled" is not supported`},
-		{"tokenizer.json", []byte(`{"model":{"type":"WordPiece","unk_token":"[UNK]","vocab":{"a":0,"[UNK]":1000}}}`), "1001 tokens"},
+		{"tokenizer.json", []byte(`{"model":{"type":"WordPiece","unk_token":"[UNK]","vocab":{"a":0,"[UNK]":1000}}}`), `token "[UNK]": bad id 1000`},
+		{"tokenizer.json", []byte(`{"model":{"type":"WordPiece","unk_token":"[UNK]","vocab":{"a":0,"[UNK]":1000}},"x":"` + strings.Repeat(" ", 1000) + `"}`),
+			"rows for a vocabulary of 1001 tokens"},
 		{"config.json", []byte(`{`), "config.json: unexpected end of JSON input"},
 	} {
 		d := filepath.Join(t.TempDir(), "m")

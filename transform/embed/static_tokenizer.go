@@ -36,6 +36,7 @@ type tokenizer struct {
 	model       tokenModel
 	unk         int // the unknown token's id, -1 when none
 	vocabSize   int // one more than the largest id
+	maxID       int // ids must be below
 	added       []addedToken
 	first       [2][256]bool // bytes an added token starts with, [normalized]
 	tokens      []string     // by id, for the median token length
@@ -64,7 +65,8 @@ type tokenizerJSON struct {
 }
 
 // maxVocab bounds a vocabulary's ids, so that a corrupt file cannot ask
-// for a huge table.
+// for a huge table; an id must also be below the file's size in bytes
+// (each token takes some), which a vocabulary of dense ids always is.
 const maxVocab = 1 << 24
 
 // parseTokenizer reads a tokenizer.json.
@@ -73,7 +75,7 @@ func parseTokenizer(data []byte) (*tokenizer, error) {
 	if err := json.Unmarshal(data, &tj); err != nil {
 		return nil, err
 	}
-	t := &tokenizer{unk: -1}
+	t := &tokenizer{unk: -1, maxID: min(maxVocab, len(data))}
 	var err error
 	if t.normalizers, err = parseNormalizer(tj.Normalizer); err != nil {
 		return nil, fmt.Errorf("normalizer: %w", err)
@@ -88,7 +90,7 @@ func parseTokenizer(data []byte) (*tokenizer, error) {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	for _, a := range tj.AddedTokens {
-		if a.Content == "" || a.ID < 0 || a.ID >= maxVocab {
+		if a.Content == "" || a.ID < 0 || a.ID >= t.maxID {
 			return nil, fmt.Errorf("added token %q: bad id %d", a.Content, a.ID)
 		}
 		t.added = append(t.added, addedToken{id: a.ID, content: a.Content, normalized: a.Normalized})
@@ -563,7 +565,7 @@ func (t *tokenizer) parseModel(raw json.RawMessage) error {
 			return errors.New("empty vocabulary")
 		}
 		for tok, id := range m.Vocab {
-			if id < 0 || id >= maxVocab {
+			if id < 0 || id >= t.maxID {
 				return fmt.Errorf("token %q: bad id %d", tok, id)
 			}
 			t.setToken(id, tok)
