@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -84,6 +85,16 @@ func Pull(ctx context.Context, modelsDir, name string, opt PullOptions) (*Pulled
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, err
 	}
+	// One pull of a model at a time: two would write the same files.
+	lock, err := os.OpenFile(work+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return nil, fmt.Errorf("%s: another pull of it is under way", name)
+	}
+	defer os.Remove(work + ".lock")
 	// The hub redirects a large file's download to a signed URL on
 	// another host: the token goes to the hub's own host only (Go's
 	// client alone would send it on to the hub's subdomains).

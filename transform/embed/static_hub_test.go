@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/pos-lake/pos/transform/embed/statictest"
@@ -122,6 +123,21 @@ func TestPullFailures(t *testing.T) {
 	if _, err := LoadStatic(filepath.Join(models, "org", "tiny"), ""); err != nil {
 		t.Errorf("resumed model: %v", err)
 	}
+
+	// While another pull of the model runs, a second one stops at once.
+	busy := t.TempDir()
+	os.MkdirAll(filepath.Join(busy, "org", ".tiny.pull"), 0o755)
+	lk, err := os.Create(filepath.Join(busy, "org", ".tiny.pull.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lk.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Pull(ctx, busy, "org/tiny", PullOptions{Endpoint: hub.URL}); err == nil || err.Error() != "org/tiny: another pull of it is under way" {
+		t.Errorf("concurrent pull: %v", err)
+	}
+	lk.Close()
 
 	hub.Close()
 	_, err = Pull(ctx, t.TempDir(), "org/tiny", PullOptions{Endpoint: hub.URL})

@@ -353,7 +353,10 @@ func isBertControl(r rune) bool {
 	if r == '\t' || r == '\n' || r == '\r' {
 		return false
 	}
-	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs)
+	// Category C: Cc, Cf, Co, Cs, and Cn (a code point Unicode has not
+	// assigned: in no category).
+	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs) ||
+		!unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z)
 }
 
 func isCJK(r rune) bool {
