@@ -350,8 +350,8 @@ func bertNormalize(s string, clean, chinese, strip, lower bool) string {
 }
 
 func isBertControl(r rune) bool {
-	if r == '\t' || r == '\n' || r == '\r' {
-		return false
+	if r < utf8.RuneSelf {
+		return (r < 0x20 || r == 0x7f) && r != '\t' && r != '\n' && r != '\r'
 	}
 	// Category C: Cc, Cf, Co, Cs, and Cn (a code point Unicode has not
 	// assigned: in no category).
@@ -367,6 +367,13 @@ func isCJK(r rune) bool {
 
 // stripAccents decomposes (NFD) and drops the non-spacing marks.
 func stripAccents(s string) string {
+	ascii := true
+	for i := 0; i < len(s) && ascii; i++ {
+		ascii = s[i] < utf8.RuneSelf
+	}
+	if ascii {
+		return s
+	}
 	d := norm.NFD.String(s)
 	return strings.Map(func(r rune) rune {
 		if unicode.Is(unicode.Mn, r) {
