@@ -217,7 +217,9 @@ func (m *Model) Mean(ids []int) []float64 {
 // Hub serves models as the Hugging Face hub does: /ORG/NAME/resolve/main/FILE
 // answers a large (LFS) file with a redirect carrying X-Linked-Size and
 // X-Linked-Etag (its SHA-256) to a download on another host that honours
-// ranges and refuses a token, and a small one directly with its git ETag.
+// ranges and refuses a token; config.json with a redirect on its own host
+// (where the token is still needed), tokenizer.json directly, each with
+// its git ETag.
 type Hub struct {
 	*httptest.Server
 	cdn    *httptest.Server // the downloads' host
@@ -261,6 +263,19 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Access to model is restricted", http.StatusUnauthorized)
 		return
 	}
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/api/resolve-cache/models/"); ok {
+		// Where the hub's own host serves a small file from (a token
+		// is still needed here).
+		parts := strings.SplitN(rest, "/", 4)
+		if m := h.models[parts[0]+"/"+parts[1]]; m != nil && len(parts) == 4 && m.Files[parts[3]] != nil {
+			sum := sha1.Sum(m.Files[parts[3]])
+			w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:])+`"`)
+			h.write(w, r, parts[0]+"/"+parts[1], parts[3], m.Files[parts[3]])
+			return
+		}
+		http.NotFound(w, r)
+		return
+	}
 	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 5)
 	if len(parts) != 5 || parts[2] != "resolve" || parts[3] != "main" {
 		http.NotFound(w, r)
@@ -284,6 +299,11 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Linked-Etag", `"`+hex.EncodeToString(sum[:])+`"`)
 		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:])+`"`)
 		http.Redirect(w, r, h.cdn.URL+"/cdn/"+parts[0]+"/"+parts[1]+"/"+parts[4], http.StatusFound)
+		return
+	}
+	if parts[4] == "config.json" {
+		// A small file: redirected on the hub's own host.
+		http.Redirect(w, r, "/api/resolve-cache/models/"+parts[0]+"/"+parts[1]+"/0123abcd/"+parts[4], http.StatusTemporaryRedirect)
 		return
 	}
 	sum := sha1.Sum(b)
