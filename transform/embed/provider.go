@@ -50,7 +50,14 @@ func NewProvider(c Config) (Provider, error) {
 	case "openai":
 		return NewOpenAI(c)
 	case "static":
-		return OpenStatic(c.Model, c.ModelsDir)
+		m, err := OpenStatic(c.Model, c.ModelsDir)
+		if err == nil && c.Dimensions != 0 && c.Dimensions != m.Dim() {
+			err = fmt.Errorf("static model %s has %d dimensions, not %d: leave --dimensions out", m.Model(), m.Dim(), c.Dimensions)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
 	}
 	return nil, fmt.Errorf("unknown provider %q (use %s)", c.Provider, strings.Join(Providers, ", "))
 }

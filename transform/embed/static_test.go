@@ -207,6 +207,9 @@ func TestStaticModelDir(t *testing.T) {
 	if _, err := ProviderFor("org/tiny", 16, Config{Provider: "static", ModelsDir: models}); err == nil || !strings.Contains(err.Error(), "has 8 dimensions, the lake's vectors 16") {
 		t.Errorf("dimension: %v", err)
 	}
+	if _, err := NewProvider(Config{Provider: "static", Model: "org/tiny", ModelsDir: models, Dimensions: 384}); err == nil || !strings.Contains(err.Error(), "static model org/tiny has 8 dimensions, not 384") {
+		t.Errorf("--dimensions: %v", err)
+	}
 	if _, err := NewProvider(Config{Provider: "static"}); err == nil || !strings.Contains(err.Error(), "needs --model") {
 		t.Errorf("no model: %v", err)
 	}
