@@ -247,8 +247,9 @@ func BenchmarkStaticEmbed(b *testing.B) {
 // Face's own tokenizers.js (@huggingface/tokenizers 0.2.0,
 // encode(text, {add_special_tokens: false})) from the two tokenizer.json
 // files beside it: a BERT-style WordPiece one, as the first potion models
-// ship, and a Unigram one as model2vec writes (its normalizer pads
-// punctuation and squeezes spaces, its Metaspace does not split).
+// ship, and two Unigram ones as model2vec writes them (the normalizer pads
+// punctuation and squeezes spaces; a Metaspace that does not split, or
+// for byte-level teachers a ByteLevel without its pattern).
 func TestStaticTokenizerReference(t *testing.T) {
 	b, err := os.ReadFile("testdata/static/reference.json")
 	if err != nil {
@@ -261,7 +262,7 @@ func TestStaticTokenizerReference(t *testing.T) {
 	if err := json.Unmarshal(b, &ref); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"wordpiece", "unigram"} {
+	for _, name := range []string{"wordpiece", "unigram", "bytelevel"} {
 		tj, err := os.ReadFile("testdata/static/" + name + ".json")
 		if err != nil {
 			t.Fatal(err)

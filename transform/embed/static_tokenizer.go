@@ -24,10 +24,11 @@ import (
 // first potion models (BertNormalizer, BertPreTokenizer, WordPiece) and
 // the Unigram tokenizers that newer model2vec distillations write
 // (a Sequence of normalizers with Replace and Strip, a Metaspace
-// pre-tokenizer, a Unigram model). Normalizers: BertNormalizer,
+// pre-tokenizer, a Unigram model; ByteLevel without its pattern for
+// byte-level teachers). Normalizers: BertNormalizer,
 // Lowercase, Strip, StripAccents, NFC, NFD, NFKC, NFKD, Replace, Prepend,
 // Sequence; pre-tokenizers: BertPreTokenizer, Whitespace, WhitespaceSplit,
-// Metaspace, Punctuation, Digits, Sequence; models: WordPiece, Unigram,
+// Metaspace, ByteLevel (use_regex false), Punctuation, Digits, Sequence; models: WordPiece, Unigram,
 // WordLevel. Anything else is refused by name at load time, never
 // tokenized differently in silence.
 type tokenizer struct {
@@ -296,7 +297,7 @@ func parseNormalizer(raw json.RawMessage) ([]func(string) string, error) {
 			}
 			return []func(string) string{func(s string) string { return strings.ReplaceAll(s, old, r.Content) }}, nil
 		case r.Pattern.Regex != nil:
-			re, err := regexp.Compile(*r.Pattern.Regex)
+			re, err := compileOnig(*r.Pattern.Regex)
 			if err != nil {
 				return nil, fmt.Errorf("Replace: %w", err)
 			}
@@ -447,6 +448,30 @@ func parsePreTokenizer(raw json.RawMessage) ([]func([]string) []string, error) {
 			}
 			return splitRuns(w, unicode.IsDigit, out)
 		})}, nil
+	case "ByteLevel":
+		// As model2vec leaves it in the tokenizers it writes: no
+		// splitting pattern, each byte mapped to a printable character.
+		var b struct {
+			AddPrefixSpace *bool `json:"add_prefix_space"`
+			UseRegex       *bool `json:"use_regex"`
+		}
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, err
+		}
+		if b.UseRegex == nil || *b.UseRegex {
+			return nil, errors.New(`pre-tokenizer "ByteLevel" with use_regex is not supported`)
+		}
+		prefix := b.AddPrefixSpace == nil || *b.AddPrefixSpace
+		return []func([]string) []string{eachWord(func(w string, out []string) []string {
+			if prefix && !strings.HasPrefix(w, " ") {
+				w = " " + w
+			}
+			var sb strings.Builder
+			for i := 0; i < len(w); i++ {
+				sb.WriteRune(byteRunes[w[i]])
+			}
+			return append(out, sb.String())
+		})}, nil
 	case "Metaspace":
 		var m struct {
 			Replacement    string `json:"replacement"`
@@ -496,7 +521,88 @@ func parsePreTokenizer(raw json.RawMessage) ([]func([]string) []string, error) {
 	return nil, unsupported("pre-tokenizer", ty.Type)
 }
 
-var whitespaceRe = regexp.MustCompile(`\w+|[^\w\s]+`)
+var whitespaceRe = regexp.MustCompile(onigToGo(`\w+|[^\w\s]+`))
+
+// Oniguruma's shorthand classes (the regex engine tokenizers compiles
+// patterns with) are Unicode-aware where Go's are ASCII only.
+var onigClasses = map[byte]string{
+	's': `\s\x0b\x{85}\p{Z}`,
+	'd': `\p{Nd}`,
+	'w': `\p{L}\p{M}\p{Nd}\p{Pc}`,
+}
+
+// onigToGo rewrites \s, \d and \w (and \S, \D, \W outside brackets) as
+// the Unicode classes Oniguruma means by them; "" for a negated one
+// inside brackets, which Go cannot express.
+func onigToGo(p string) string {
+	var b strings.Builder
+	inClass := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\\' && i+1 < len(p):
+			e := p[i+1]
+			i++
+			if cls, ok := onigClasses[e]; ok {
+				if inClass {
+					b.WriteString(cls)
+				} else {
+					b.WriteString("[" + cls + "]")
+				}
+				continue
+			}
+			if cls, ok := onigClasses[e+'a'-'A']; ok && e >= 'A' && e <= 'Z' {
+				if inClass {
+					return ""
+				}
+				b.WriteString("[^" + cls + "]")
+				continue
+			}
+			b.WriteByte(c)
+			b.WriteByte(e)
+		case c == '[' && !inClass:
+			inClass = true
+			b.WriteByte(c)
+			if i+1 < len(p) && p[i+1] == '^' {
+				b.WriteByte('^')
+				i++
+			}
+			if i+1 < len(p) && p[i+1] == ']' {
+				b.WriteByte(']') // a leading ] is a member
+				i++
+			}
+		case c == ']' && inClass:
+			inClass = false
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func compileOnig(p string) (*regexp.Regexp, error) {
+	g := onigToGo(p)
+	if g == "" {
+		return nil, fmt.Errorf("pattern %q: a negated class in brackets is not supported", p)
+	}
+	return regexp.Compile(g)
+}
+
+// byteRunes is GPT-2's map of bytes to printable characters, which
+// byte-level tokenizers' vocabularies are written in.
+var byteRunes = func() (t [256]rune) {
+	n := 0
+	for b := range 256 {
+		if b >= '!' && b <= '~' || b >= 0xa1 && b <= 0xac || b >= 0xae {
+			t[b] = rune(b)
+		} else {
+			t[b] = rune(256 + n)
+			n++
+		}
+	}
+	return t
+}()
 
 func eachWord(f func(string, []string) []string) func([]string) []string {
 	return func(words []string) []string {
