@@ -28,7 +28,7 @@ func newApp() *cli.App {
 	return &cli.App{
 		Name:      "pos-embed",
 		Usage:     "add chunk records with vectors for the indexable units of pos records",
-		UsageText: "pos-normalize | pos-scrub | pos-embed [--provider hash|openai] [--lake DIR] [FILE...] | pos-load",
+		UsageText: "pos-normalize | pos-scrub | pos-embed [--provider hash|openai|static] [--lake DIR] [FILE...] | pos-load\n   pos-embed model pull ORG/NAME | pos-embed model list",
 		Description: `Reads pos NDJSON (stdin, or files; .zst is decompressed). After each
 exchange, user prompt, summary label, compaction summary, subagent report and
 plan it writes its chunks: pieces of at most --chunk-tokens tokens that
@@ -53,6 +53,10 @@ Providers:
           (http://localhost:11434/v1), vLLM, llama.cpp server, LM Studio;
           batched requests, --workers in flight, retries with backoff on
           429 and 5xx, a clear error on a bad key or model
+  static  a model2vec model on this machine (--model DIR, or a name
+          fetched with pos-embed model pull, e.g.
+          minishlab/potion-retrieval-32M): the mean of the text's token
+          vectors, in pure Go, no network; pos-query embeds queries with it
 
 Vectors are cached in LAKE/_cache/embeddings by model, dimension and text
 hash: embedding the same input again computes nothing. The summary says how
@@ -76,7 +80,8 @@ POS_EMBED_BASE_URL (or OPENAI_BASE_URL), POS_EMBED_API_KEY (or OPENAI_API_KEY).`
 			cmdio.StrictFlag,
 			cmdio.QuietFlag,
 		),
-		Action: run,
+		Action:   run,
+		Commands: []*cli.Command{modelCommand()},
 	}
 }
 

@@ -23,11 +23,11 @@ type Provider interface {
 }
 
 // Providers names the providers NewProvider knows.
-var Providers = []string{"hash", "openai"}
+var Providers = []string{"hash", "openai", "static"}
 
 // Config chooses and configures a provider.
 type Config struct {
-	Provider   string // hash (default) or openai
+	Provider   string // hash (default), openai or static
 	Model      string // openai: the model (default text-embedding-3-small); hash: empty (HashModel) or one of HashModels
 	Dimensions int    // hash: the dimension (default 384); openai: asked of the model (0: its default)
 	BaseURL    string // openai: the endpoint, e.g. http://localhost:11434/v1 (default https://api.openai.com/v1)
@@ -36,6 +36,7 @@ type Config struct {
 	Timeout    time.Duration
 	Retries    int           // openai: attempts after the first on 429, 5xx and network errors (default 5)
 	Backoff    time.Duration // openai: the first retry's wait, doubled each time (default 1s)
+	ModelsDir  string        // static: where pulled models are (Model names one by org/name)
 }
 
 // DefaultOpenAIModel is the model the openai provider asks for unless told.
@@ -48,17 +49,37 @@ func NewProvider(c Config) (Provider, error) {
 		return NewHashModel(c.Model, c.Dimensions)
 	case "openai":
 		return NewOpenAI(c)
+	case "static":
+		m, err := OpenStatic(c.Model, c.ModelsDir)
+		if err == nil && c.Dimensions != 0 && c.Dimensions != m.Dim() {
+			err = fmt.Errorf("static model %s has %d dimensions, not %d: leave --dimensions out", m.Model(), m.Dim(), c.Dimensions)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
 	}
-	return nil, fmt.Errorf("unknown provider %q (use %s)", c.Provider, strings.Join(Providers, " or "))
+	return nil, fmt.Errorf("unknown provider %q (use %s)", c.Provider, strings.Join(Providers, ", "))
 }
 
 // ProviderFor returns the provider that embeds queries for a lake whose
 // vectors were made by model with dim dimensions: the hash provider for
 // the hash model, else an OpenAI-compatible one configured by c (its model
-// and dimension are the lake's).
+// and dimension are the lake's); c.Provider static asks for the static
+// model the lake names, from c.ModelsDir.
 func ProviderFor(model string, dim int, c Config) (Provider, error) {
 	if IsHashModel(model) {
 		return NewHashModel(model, dim)
+	}
+	if c.Provider == "static" {
+		m, err := OpenStatic(model, c.ModelsDir)
+		if err == nil && m.Dim() != dim {
+			err = fmt.Errorf("static model %s has %d dimensions, the lake's vectors %d: it changed since the lake was embedded", model, m.Dim(), dim)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
 	}
 	c.Provider, c.Model = "openai", model
 	p, err := NewOpenAI(c)

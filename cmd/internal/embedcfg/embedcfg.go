@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/pos-lake/pos/internal/oaiwire"
@@ -66,9 +67,9 @@ func endpointFlags(timeout time.Duration, retries int, query bool) []cli.Flag {
 func ProviderFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: ProviderFlag, Value: "hash", EnvVars: []string{"POS_EMBED_PROVIDER"},
-			Usage: "hash (local, deterministic, no model) or openai (any OpenAI-compatible endpoint)"},
+			Usage: "hash (local, deterministic, no model), openai (any OpenAI-compatible endpoint) or static (a model2vec model on this machine)"},
 		&cli.StringFlag{Name: ModelFlag, EnvVars: []string{"POS_EMBED_MODEL"},
-			Usage: "openai: the embedding model (default " + embed.DefaultOpenAIModel + "; e.g. nomic-embed-text on Ollama)"},
+			Usage: "openai: the embedding model (default " + embed.DefaultOpenAIModel + "; e.g. nomic-embed-text on Ollama); static: a model directory, or a name pulled with pos-embed model pull"},
 		&cli.IntFlag{Name: DimensionsFlag, EnvVars: []string{"POS_EMBED_DIMENSIONS"},
 			Usage: "vector dimension: hash (default 384), or asked of an openai model that supports it (default: the model's)"},
 	}, EndpointFlags()...)
@@ -123,7 +124,22 @@ func (e Endpoint) Config(recorded string) embed.Config {
 func Config(c *cli.Context) embed.Config {
 	cfg := ReadEndpoint(c).Config("")
 	cfg.Provider, cfg.Model = c.String(ProviderFlag), c.String(ModelFlag)
+	cfg.ModelsDir = ModelsDir()
 	return cfg
+}
+
+// ModelsDir is where pos-embed model pull keeps models: $POS_MODELS_DIR,
+// else pos/models in the user's cache directory ($XDG_CACHE_HOME or
+// ~/.cache on Linux).
+func ModelsDir() string {
+	if d := os.Getenv("POS_MODELS_DIR"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "pos", "models")
 }
 
 // QueryEmbedder embeds queries with a lake's model: the hash provider
@@ -142,7 +158,17 @@ func QueryEmbedder(ctx context.Context, lake string, e Endpoint) (query.Embedder
 		e.Timeout = QueryTimeout
 	}
 	cfg := e.Config(m.BaseURL)
+	if m.Provider == "static" {
+		cfg.Provider, cfg.ModelsDir = m.Provider, ModelsDir()
+	}
 	p, err := embed.ProviderFor(m.Model, m.Dim, cfg)
+	if err != nil && m.Provider == "static" {
+		// The model is not on this machine: searches answer lexically
+		// and say why.
+		return func(context.Context, string) ([]float32, error) {
+			return nil, fmt.Errorf("the query could not be embedded: %w", err)
+		}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
