@@ -7,7 +7,6 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
-	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/transform/embed"
 	"github.com/urfave/cli/v2"
 )
@@ -50,7 +49,7 @@ func pullModel(c *cli.Context) error {
 	if err := embed.ValidModelName(name); err != nil {
 		return cmdio.UsageError{Err: err}
 	}
-	dir := embedcfg.ModelsDir()
+	dir := embed.ModelsDir()
 	if dir == "" {
 		return fmt.Errorf("no models directory: set $POS_MODELS_DIR")
 	}
@@ -77,7 +76,7 @@ func pullModel(c *cli.Context) error {
 }
 
 func listModels(c *cli.Context) error {
-	dir := embedcfg.ModelsDir()
+	dir := embed.ModelsDir()
 	ms, err := embed.ListModels(dir)
 	if err != nil {
 		return err

@@ -276,7 +276,7 @@ func Evaluate(ctx context.Context, lake string, set *Set, k int, minSim float64)
 	if !ok {
 		return nil, errors.New("the lake has no vectors: build it with pos-embed in the pipeline")
 	}
-	p, err := embed.ProviderFor(m.Model, m.Dim, embed.Config{})
+	p, err := embed.ProviderFor(m.Model, m.Dim, embed.Config{Provider: m.Provider, ModelsDir: embed.ModelsDir()})
 	if err != nil {
 		return nil, err
 	}

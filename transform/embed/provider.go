@@ -3,6 +3,8 @@ package embed
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -88,4 +90,18 @@ func ProviderFor(model string, dim int, c Config) (Provider, error) {
 	}
 	p.expect = dim
 	return p, nil
+}
+
+// ModelsDir is where pos-embed model pull keeps models: $POS_MODELS_DIR,
+// else pos/models in the user's cache directory ($XDG_CACHE_HOME or
+// ~/.cache on Linux).
+func ModelsDir() string {
+	if d := os.Getenv("POS_MODELS_DIR"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "pos", "models")
 }

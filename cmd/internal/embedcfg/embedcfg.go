@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/pos-lake/pos/internal/oaiwire"
@@ -124,22 +123,8 @@ func (e Endpoint) Config(recorded string) embed.Config {
 func Config(c *cli.Context) embed.Config {
 	cfg := ReadEndpoint(c).Config("")
 	cfg.Provider, cfg.Model = c.String(ProviderFlag), c.String(ModelFlag)
-	cfg.ModelsDir = ModelsDir()
+	cfg.ModelsDir = embed.ModelsDir()
 	return cfg
-}
-
-// ModelsDir is where pos-embed model pull keeps models: $POS_MODELS_DIR,
-// else pos/models in the user's cache directory ($XDG_CACHE_HOME or
-// ~/.cache on Linux).
-func ModelsDir() string {
-	if d := os.Getenv("POS_MODELS_DIR"); d != "" {
-		return d
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(d, "pos", "models")
 }
 
 // QueryEmbedder embeds queries with a lake's model: the hash provider
@@ -159,7 +144,7 @@ func QueryEmbedder(ctx context.Context, lake string, e Endpoint) (query.Embedder
 	}
 	cfg := e.Config(m.BaseURL)
 	if m.Provider == "static" {
-		cfg.Provider, cfg.ModelsDir = m.Provider, ModelsDir()
+		cfg.Provider, cfg.ModelsDir = m.Provider, embed.ModelsDir()
 	}
 	p, err := embed.ProviderFor(m.Model, m.Dim, cfg)
 	if err != nil && m.Provider == "static" {
