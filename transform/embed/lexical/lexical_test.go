@@ -135,7 +135,7 @@ func TestTermsMixed(t *testing.T) {
 	}
 }
 
-func detectText(s string) Lang { return detect(tokens(s, nil), s) }
+func detectText(s string) Lang { return detect(tokens(s, nil)) }
 
 func TestWords(t *testing.T) {
 	text := "Fix the parser in query/search.go, then run tests."
