@@ -72,6 +72,8 @@ func main() {
 	verbose := flag.Bool("v", false, "print each query's ranks and the figures per platform and language")
 	asJSON := flag.Bool("json", false, "print the report as JSON")
 	minSim := flag.Float64("min-similarity", 0, "the vector side's minimum similarity (0: the model's; negative: none)")
+	flag.Float64Var(&bm25.K1, "bm25-k1", 0, "BM25's k1 (0: pos-query's default)")
+	flag.Float64Var(&bm25.B, "bm25-b", 0, "BM25's b (0: pos-query's default; negative: 0)")
 	flag.Parse()
 	if err := run(context.Background(), os.Stdout, *corpus, *queries, *lake, *build, *k, *minSim, *verbose, *asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
@@ -256,6 +258,10 @@ type QueryResult struct {
 	Session int `json:"session"`
 }
 
+// bm25 are the BM25 parameters the searches use (zero: pos-query's
+// defaults), set by -bm25-k1 and -bm25-b to tune them.
+var bm25 struct{ K1, B float64 }
+
 // Searcher runs one query in one mode.
 type Searcher func(ctx context.Context, q Query, mode string) ([]query.SearchHit, error)
 
@@ -293,7 +299,8 @@ func Evaluate(ctx context.Context, lake string, set *Set, k int, minSim float64)
 	}
 	var minSeen float64
 	search := func(ctx context.Context, q Query, mode string) ([]query.SearchHit, error) {
-		res, err := db.Search(ctx, query.SearchOptions{Query: q.Query, Mode: mode, K: k, Embed: embedder, MinSimilarity: minSim})
+		res, err := db.Search(ctx, query.SearchOptions{Query: q.Query, Mode: mode, K: k, Embed: embedder, MinSimilarity: minSim,
+			BM25K1: bm25.K1, BM25B: bm25.B})
 		if err != nil {
 			return nil, err
 		}

@@ -24,3 +24,28 @@ func BenchmarkTerms(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTermsCorpus is the tokenizer on the texts of the corpus's
+// sessions (the first MiB of those of 32 bytes or more): messages, tool
+// inputs and outputs, as pos-embed and pos-load meet them.
+func BenchmarkTermsCorpus(b *testing.B) {
+	var texts []string
+	size := 0
+	corpusTexts(b, func(s string) {
+		if len(s) >= 32 && size < 1<<20 {
+			texts = append(texts, s)
+			size += len(s)
+		}
+	})
+	for _, v := range Versions {
+		tok, _ := For(v)
+		b.Run("v"+string(rune('0'+v)), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				for _, s := range texts {
+					tok.Scan(s, func(int, int, []string) {})
+				}
+			}
+		})
+	}
+}

@@ -69,22 +69,36 @@ func Stem(lang Lang, w string) string {
 }
 
 // The stems of the words seen most are kept: prose repeats its words, and
-// a stem costs allocations.
+// a stem costs allocations. A map per language, looked up by the word's
+// bytes (which does not copy them).
 var (
-	stems     [numLangs]sync.Map
+	stemMu    [numLangs]sync.RWMutex
+	stems     [numLangs]map[string]string
 	stemCount atomic.Int64
 )
 
 const maxStems = 1 << 17
 
-func cachedStem(lang Lang, w string) string {
-	if s, ok := stems[lang].Load(w); ok {
-		return s.(string)
+// stemOf is Stem of a lowercase word, from the cache when it is there.
+func stemOf(lang Lang, w []byte) string {
+	stemMu[lang].RLock()
+	s, ok := stems[lang][string(w)]
+	stemMu[lang].RUnlock()
+	if ok {
+		return s
 	}
-	s := Stem(lang, w)
+	word := string(w)
+	s = Stem(lang, word)
 	if stemCount.Load() < maxStems {
-		stemCount.Add(1)
-		stems[lang].Store(strings.Clone(w), s)
+		stemMu[lang].Lock()
+		if stems[lang] == nil {
+			stems[lang] = map[string]string{}
+		}
+		if _, ok := stems[lang][word]; !ok {
+			stems[lang][word] = s
+			stemCount.Add(1)
+		}
+		stemMu[lang].Unlock()
 	}
 	return s
 }
@@ -172,47 +186,47 @@ func IsStopword(lang Lang, w string) bool {
 // shows in its first few sentences.
 const detectSample = 4 << 10
 
+// stopMask is, for a word detect reads, the languages it is a function
+// word of; ok is false for a word longer than any of them, not looked up.
+func stopMask(w string) (mask uint16, ok bool) {
+	var buf [24]byte
+	if len(w) > len(buf) {
+		return 0, false
+	}
+	b := buf[:0]
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= utf8.RuneSelf {
+			b = appendLower(buf[:0], w)
+			break
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return stopLangs[string(b)], true
+}
+
 // detect tells the language of a text's Latin-script words by their
-// function words: the language with the most of them, if it has at least
-// two (one in a text of a few words, as a query is) and more than English;
-// English otherwise, which is also what code and short notes are.
+// function words (looked up by tokens for the words of the first
+// detectSample bytes): the language with the most of them, if it has at
+// least two (one in a text of a few words, as a query is) and more than
+// English; English otherwise, which is also what code and short notes are.
 // Cyrillic words are Russian whatever this says (see langOf).
-func detect(words []token, text string) Lang {
+func detect(words []token) Lang {
 	var counts [numLangs]int
 	n := 0
-	var buf [24]byte
 	for _, w := range words {
 		if w.start >= detectSample {
 			break
 		}
-		if w.kind != tokWord || w.end-w.start > len(buf) {
-			n++
-			continue
-		}
 		n++
-		s := text[w.start:w.end]
-		b := buf[:0]
-		ascii := true
-		for i := 0; i < len(s); i++ {
-			c := s[i]
-			if c >= utf8.RuneSelf {
-				ascii = false
-				break
-			}
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			b = append(b, c)
-		}
-		var mask uint16
-		if ascii {
-			mask = stopLangs[string(b)]
-		} else {
-			mask = stopLangs[strings.ToLower(s)]
-		}
-		for l := range numLangs {
-			if mask&(1<<l) != 0 {
-				counts[l]++
+		if mask := w.stop; mask != 0 {
+			for l := range numLangs {
+				if mask&(1<<l) != 0 {
+					counts[l]++
+				}
 			}
 		}
 	}

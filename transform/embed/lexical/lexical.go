@@ -149,6 +149,11 @@ const (
 type token struct {
 	start, end int
 	kind       int
+	// stop is, for a word that detect reads, the languages it is a
+	// function word of (stopLangs), and known says it was looked up: the
+	// lookup that tells the text's language also drops its function words.
+	stop  uint16
+	known bool
 }
 
 // scanState is the reusable memory of one scan.
@@ -156,6 +161,8 @@ type scanState struct {
 	toks  []token
 	terms []string
 	lower []byte
+	sub   []byte   // a name's word, lowercased
+	parts [][2]int // an identifier's parts
 }
 
 var states = sync.Pool{New: func() any { return &scanState{} }}
@@ -166,7 +173,7 @@ func scan(text string, fn func(start, end int, terms []string)) {
 	st := states.Get().(*scanState)
 	defer states.Put(st)
 	st.toks = tokens(text, st.toks[:0])
-	lang := detect(st.toks, text)
+	lang := detect(st.toks)
 	prevCode := false // the previous word may start a code ("HTTP 404")
 	for i, tk := range st.toks {
 		w := text[tk.start:tk.end]
@@ -175,13 +182,13 @@ func scan(text string, fn func(start, end int, terms []string)) {
 		case tokCJK:
 			terms = cjkTerms(w, terms)
 		case tokWord:
-			terms, st.lower = wordTerms(w, lang, terms, st.lower)
+			terms, st.lower = st.wordTerms(w, lang, terms, st.lower, tk.stop, tk.known)
 			if prevCode && isCode(w) && tk.start == st.toks[i-1].end+1 && text[tk.start-1] == ' ' {
 				p := st.toks[i-1]
 				terms = append(terms, strings.ToLower(text[p.start:p.end])+w)
 			}
 		case tokName:
-			terms, st.lower = nameTerms(w, terms, st.lower)
+			terms = st.nameTerms(w, terms)
 		}
 		prevCode = tk.kind == tokWord && codePrefix(w)
 		st.terms = terms
@@ -212,7 +219,7 @@ func tokens(text string, toks []token) []token {
 				}
 				i += size
 			}
-			toks = append(toks, token{start, i, tokCJK})
+			toks = append(toks, token{start: start, end: i, kind: tokCJK})
 		case c < utf8.RuneSelf || isWordRune(r):
 			start := i
 			i = wordEnd(text, i)
@@ -229,7 +236,11 @@ func tokens(text string, toks []token) []token {
 				}
 				i, kind = wordEnd(text, j), tokName
 			}
-			toks = append(toks, token{start, i, kind})
+			tk := token{start: start, end: i, kind: kind}
+			if kind == tokWord && start < detectSample {
+				tk.stop, tk.known = stopMask(text[start:i])
+			}
+			toks = append(toks, tk)
 		default:
 			i += size
 		}
@@ -329,42 +340,74 @@ func cjkTerms(run string, terms []string) []string {
 }
 
 // wordTerms returns the terms of one word of a text in lang: the word,
-// and its parts when it is a compound identifier.
-func wordTerms(word string, lang Lang, terms []string, buf []byte) ([]string, []byte) {
+// and its parts when it is a compound identifier. stop is the languages
+// the word is a function word of when known (see token).
+func (st *scanState) wordTerms(word string, lang Lang, terms []string, buf []byte, stop uint16, known bool) ([]string, []byte) {
 	if len(word) > MaxWord {
 		return terms, buf
 	}
 	buf = appendLower(buf[:0], word)
 	if simpleWord(word) {
-		return appendTerm(terms, string(buf), wordLang(word, lang)), buf
+		if !known {
+			stop = stopLangs[string(buf)]
+		}
+		return appendTerm(terms, buf, wordLang(word, lang), stop), buf
 	}
 	if upperWord(word) {
 		// An acronym or a code (ENOENT, EACCES): as written, and its stem
 		// for the same word typed in lower case.
-		w := string(buf)
-		if IsStopword(lang, w) {
+		if IsStopword(lang, string(buf)) {
 			return terms, buf
 		}
+		w := string(buf)
 		terms = append(terms, w)
-		if s := cachedStem(English, w); s != w && len(s) >= 2 {
+		if s := stemOf(English, buf); s != w && len(s) >= 2 {
 			terms = append(terms, s)
+		}
+		return terms, buf
+	}
+	if isASCII(word) {
+		// An ASCII identifier's parts, lowercased, are slices of buf.
+		st.parts = splitASCII(word, st.parts[:0])
+		if len(st.parts) <= 1 {
+			return appendTerm(terms, buf, lang, stopLangs[string(buf)]), buf
+		}
+		terms = appendWhole(terms, buf)
+		for _, p := range st.parts {
+			part := buf[p[0]:p[1]]
+			terms = appendTerm(terms, part, English, stopLangs[string(part)])
 		}
 		return terms, buf
 	}
 	parts := splitParts(word)
 	if len(parts) <= 1 {
-		return appendTerm(terms, string(buf), wordLang(word, lang)), buf
+		return appendTerm(terms, buf, wordLang(word, lang), stopLangs[string(buf)]), buf
 	}
-	// The whole identifier, as written, is a term of its own (unstemmed:
-	// it is a name, not a word).
-	whole := strings.Trim(string(buf), "_")
+	terms = appendWhole(terms, buf)
+	for _, p := range parts {
+		pl := strings.ToLower(p)
+		terms = appendTerm(terms, []byte(pl), partLang(p), stopLangs[pl])
+	}
+	return terms, buf
+}
+
+// appendWhole appends a compound identifier, lowercased, as a term of its
+// own (unstemmed: it is a name, not a word).
+func appendWhole(terms []string, lower []byte) []string {
+	whole := strings.Trim(string(lower), "_")
 	if len(whole) >= 2 && !IsStopword(English, whole) {
 		terms = append(terms, whole)
 	}
-	for _, p := range parts {
-		terms = appendTerm(terms, strings.ToLower(p), partLang(p))
+	return terms
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
 	}
-	return terms, buf
+	return true
 }
 
 // partLang is the language a part of a name is stemmed in: English, the
@@ -372,9 +415,9 @@ func wordTerms(word string, lang Lang, terms []string, buf []byte) ([]string, []
 func partLang(p string) Lang { return wordLang(p, English) }
 
 // nameTerms returns the terms of a name: words joined by connectors.
-func nameTerms(name string, terms []string, buf []byte) ([]string, []byte) {
-	buf = appendLower(buf[:0], name)
-	whole := string(buf)
+func (st *scanState) nameTerms(name string, terms []string) []string {
+	st.lower = appendLower(st.lower[:0], name)
+	whole := string(st.lower)
 	if len(whole) <= maxName {
 		terms = append(terms, whole)
 		// The pieces of a path that are names of their own: the file
@@ -388,7 +431,6 @@ func nameTerms(name string, terms []string, buf []byte) ([]string, []byte) {
 			}
 		}
 	}
-	var sub []byte
 	for i := 0; i < len(name); {
 		if isConnector(name[i]) {
 			i++
@@ -396,42 +438,44 @@ func nameTerms(name string, terms []string, buf []byte) ([]string, []byte) {
 		}
 		end := wordEnd(name, i)
 		// A word of a name is code: stemmed as English (partLang).
-		terms, sub = wordTerms(name[i:end], English, terms, sub)
+		terms, st.sub = st.wordTerms(name[i:end], English, terms, st.sub, 0, false)
 		i = end
 	}
-	return terms, buf
+	return terms
 }
 
 // appendTerm appends the term of one lowercased word of lang: none for a
-// function word or a one-letter word, else its stem.
-func appendTerm(terms []string, w string, lang Lang) []string {
+// function word (stop: the languages it is one of) or a one-letter word,
+// else its stem.
+func appendTerm(terms []string, w []byte, lang Lang, stop uint16) []string {
 	if len(w) < 2 {
 		if len(w) == 1 && w[0] >= utf8.RuneSelf {
-			return append(terms, w) // a letter of a script with one-letter words
+			return append(terms, string(w)) // a letter of a script with one-letter words
 		}
 		return terms
 	}
 	if lang == noLang {
-		return append(terms, w)
+		return append(terms, string(w))
 	}
-	if IsStopword(lang, w) {
+	if stop&(1<<lang|1<<English) != 0 {
 		return terms
 	}
 	if w[0] >= '0' && w[0] <= '9' && isDigits(w) {
-		return append(terms, w)
+		return append(terms, string(w))
 	}
-	terms = append(terms, cachedStem(lang, w))
+	stem := stemOf(lang, w)
+	terms = append(terms, stem)
 	if lang != English && lang != Russian {
 		// Also as English: a query of a few words, whose language
 		// cannot be told, is stemmed as English ("Fehler behoben").
-		if en := cachedStem(English, w); en != terms[len(terms)-1] {
+		if en := stemOf(English, w); en != stem {
 			terms = append(terms, en)
 		}
 	}
 	return terms
 }
 
-func isDigits(w string) bool {
+func isDigits(w []byte) bool {
 	for i := 0; i < len(w); i++ {
 		if w[i] < '0' || w[i] > '9' {
 			return false
@@ -440,10 +484,18 @@ func isDigits(w string) bool {
 	return true
 }
 
+// appendLower appends s lowercased, as strings.ToLower does it (a word
+// is valid UTF-8: an invalid byte ends it).
 func appendLower(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
-			return append(b, strings.ToLower(s)...)
+			if !utf8.ValidString(s) {
+				return append(b, strings.ToLower(s)...)
+			}
+			for _, r := range s {
+				b = utf8.AppendRune(b, unicode.ToLower(r))
+			}
+			return b
 		}
 	}
 	for i := 0; i < len(s); i++ {
@@ -548,6 +600,57 @@ func splitParts(w string) []string {
 	}
 	cut(len(runes), len(runes))
 	return parts
+}
+
+// splitASCII is splitParts for an ASCII word: the parts' byte offsets.
+func splitASCII(w string, parts [][2]int) [][2]int {
+	start := 0
+	cut := func(end, next int) {
+		if end > start {
+			parts = appendDigitOffsets(parts, w, start, end)
+		}
+		start = next
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c == '_' {
+			cut(i, i+1)
+			continue
+		}
+		if i == start {
+			continue
+		}
+		p := w[i-1]
+		switch {
+		case isUpper(c) && isLower(p):
+			cut(i, i)
+		case isUpper(c) && isUpper(p) && i+1 < len(w) && isLower(w[i+1]):
+			cut(i, i)
+		}
+	}
+	cut(len(w), len(w))
+	return parts
+}
+
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// appendDigitOffsets is appendDigitParts for the ASCII part w[start:end].
+func appendDigitOffsets(parts [][2]int, w string, start, end int) [][2]int {
+	at := -1
+	for i := start + 1; i < end; i++ {
+		if isDigit(w[i]) != isDigit(w[i-1]) {
+			if at >= 0 {
+				return append(parts, [2]int{start, end}) // more than one change: keep whole
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		return append(parts, [2]int{start, end})
+	}
+	return append(parts, [2]int{start, at}, [2]int{at, end})
 }
 
 func appendDigitParts(parts []string, p []rune) []string {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // has reports whether every term of want is among got.
@@ -135,7 +136,7 @@ func TestTermsMixed(t *testing.T) {
 	}
 }
 
-func detectText(s string) Lang { return detect(tokens(s, nil), s) }
+func detectText(s string) Lang { return detect(tokens(s, nil)) }
 
 func TestWords(t *testing.T) {
 	text := "Fix the parser in query/search.go, then run tests."
@@ -246,6 +247,20 @@ func FuzzTerms(f *testing.F) {
 		}
 		if got := Terms(s); !reflect.DeepEqual(got, all) && len(got)+len(all) > 0 {
 			t.Fatalf("Terms %q, Words' terms %q", got, all)
+		}
+		// The byte-level helpers agree with the rune-level ones they
+		// stand in for.
+		if got := string(appendLower(nil, s)); got != strings.ToLower(s) {
+			t.Fatalf("appendLower(%q) = %q, want %q", s, got, strings.ToLower(s))
+		}
+		for _, w := range strings.FieldsFunc(s, func(r rune) bool { return r >= utf8.RuneSelf || !isWordByte(byte(r)) }) {
+			var got []string
+			for _, p := range splitASCII(w, nil) {
+				got = append(got, w[p[0]:p[1]])
+			}
+			if want := splitParts(w); !slices.Equal(got, want) {
+				t.Fatalf("splitASCII(%q) = %q, splitParts %q", w, got, want)
+			}
 		}
 		q := ParseQuery(s)
 		_ = q.Match(s)
