@@ -227,13 +227,26 @@ func (tt *toolTracker) release(thread, exchange string) []*toolUnit {
 	}
 	delete(tt.threads, thread)
 	tt.bytes -= h.bytes
-	for _, u := range h.units {
-		u.exchange = exchange
-	}
 	if len(tt.order) > 2*len(tt.threads)+64 {
 		tt.order = slices.DeleteFunc(tt.order, func(k string) bool { return tt.threads[k] == nil })
 	}
-	return h.units
+	// The commands a tool ran in the exchange are one unit, a line or
+	// more each, in order: a command is short, and a chunk of its own
+	// each cost the index more than it told.
+	byTool := map[string]*toolUnit{}
+	out := h.units[:0]
+	for _, u := range h.units {
+		u.exchange = exchange
+		if u.command {
+			if first := byTool[u.name]; first != nil {
+				first.text += "\n" + u.text
+				continue
+			}
+			byTool[u.name] = u
+		}
+		out = append(out, u)
+	}
+	return out
 }
 
 // releaseAll lets every held unit go unlinked, oldest thread first.
@@ -298,6 +311,8 @@ func (e *embedder) toolChunks(units []*toolUnit, emit func(c *schema.Record, hea
 			budget := outputBudget
 			if failed {
 				ctype, budget = schema.ContentToolError, errorBudget
+			} else if fileTool(u.name) {
+				continue
 			}
 			if !wants(e.types, ctype) {
 				continue
@@ -368,12 +383,16 @@ func outputText(s string) string {
 	return strings.Join(parts, "\n")
 }
 
-// Budgets of a unit's text, in bytes: a command (a heredoc can be long), a
-// successful output, a failed one (its error lines and their
-// surroundings, besides the head and the tail).
+// Budgets of a unit's text, in bytes: the commands a tool ran in an
+// exchange (a heredoc can be long), a successful output (one chunk: its
+// head and tail say what it was), a failed output (its error lines and
+// their surroundings, besides the head and the tail). The successful
+// output of a tool that reads or writes a file is not indexed: its text is
+// the file's, which the repository holds, not something that happened (the
+// exchange names the file); its failure is.
 const (
 	commandBudget = 2 << 10
-	outputBudget  = 3 << 10
+	outputBudget  = 1536
 	errorBudget   = 6 << 10
 	// maxLine cuts a long line (minified JSON, a base64 blob) to its start.
 	maxLine = 400
@@ -500,6 +519,16 @@ func splitLines(s string) []string {
 // fetched, a subagent's report) often holds "error" or "failed" without
 // the tool failing, so it counts as failed only by the tool's own words.
 var shellWords = []string{"bash", "shell", "exec", "command", "terminal", "cmd", "run_", "script"}
+
+// fileWords name the tools that read or write a file.
+var fileWords = []string{"read", "write", "edit", "patch", "view", "file", "notebook"}
+
+// fileTool reports whether a tool reads or writes files (and runs nothing).
+func fileTool(name string) bool {
+	n := strings.ToLower(name)
+	has := func(w string) bool { return strings.Contains(n, w) }
+	return slices.ContainsFunc(fileWords, has) && !slices.ContainsFunc(shellWords, has)
+}
 
 // Failed reports whether a tool's output reads as a failure: the tool's
 // own words ("<tool_use_error>", "Error:" first) for any tool, and for a

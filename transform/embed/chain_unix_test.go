@@ -1,3 +1,5 @@
+//go:build unix
+
 package embed_test
 
 import (
@@ -7,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,24 +124,56 @@ func coldChain(tb testing.TB, extracted []byte, lake string, types []string) emb
 
 // BenchmarkColdChain measures the cold chain (pos-extract --full |
 // pos-normalize | pos-scrub | pos-embed | pos-load, stage after stage in
-// one process) over the real corpus of every platform: said indexes what
-// was said only, as pos-embed did before it indexed tool calls and
-// results; all indexes every indexable type. Compare the two's medians
-// (go test -run '^$' -bench ColdChain -count 10).
+// one process) over the real corpus of every platform, twice an
+// iteration: indexing what was said only, as pos-embed did before it
+// indexed tool calls and results ("said"), and every indexable type
+// ("all"), in alternating order so that a machine's changing load weighs
+// on both alike. It reports each one's median wall and CPU time (user +
+// system) over the iterations and how much slower all is than said
+// (go test -run '^$' -bench ColdChain -benchtime 10x).
 func BenchmarkColdChain(b *testing.B) {
 	dir := corpusDir(b)
-	extracted := extractCorpus(b, dir)
-	for _, bc := range []struct {
-		name  string
-		types []string
-	}{{"said", saidTypes}, {"all", nil}} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(extracted)))
-			var st embed.Stats
-			for b.Loop() {
-				st = coldChain(b, extractCorpus(b, dir), filepath.Join(b.TempDir(), "lake"), bc.types)
-			}
-			b.ReportMetric(float64(st.Chunks), "chunks")
-		})
+	var wall, cpu [2][]float64
+	var chunks [2]int64
+	types := [2][]string{saidTypes, nil}
+	i := 0
+	for b.Loop() {
+		for k := range 2 {
+			which := (i + k) % 2
+			w0, c0 := time.Now(), cpuTime()
+			st := coldChain(b, extractCorpus(b, dir), filepath.Join(b.TempDir(), "lake"), types[which])
+			wall[which] = append(wall[which], time.Since(w0).Seconds()*1000)
+			cpu[which] = append(cpu[which], (cpuTime()-c0).Seconds()*1000)
+			chunks[which] = st.Chunks
+		}
+		i++
 	}
+	for k, name := range []string{"said", "all"} {
+		b.ReportMetric(median(wall[k]), name+"-wall-ms")
+		b.ReportMetric(median(cpu[k]), name+"-cpu-ms")
+		b.ReportMetric(float64(chunks[k]), name+"-chunks")
+	}
+	b.ReportMetric(100*(median(wall[1])/median(wall[0])-1), "wall-slower-%")
+	b.ReportMetric(100*(median(cpu[1])/median(cpu[0])-1), "cpu-slower-%")
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
