@@ -291,3 +291,34 @@ func TestOutputText(t *testing.T) {
 		t.Errorf("plain text changed")
 	}
 }
+
+// FuzzSelectOutput: whatever the output, the selection is bounded, every
+// line of it is a line of the output (or the start of one, or "…"), no
+// redaction marker is split, and it says whether it failed alike twice.
+func FuzzSelectOutput(f *testing.F) {
+	f.Add("Exit code 1\nerror: boom", true)
+	f.Add(strings.Repeat("x", 390)+"[REDACTED:aws-key:0123abcd] tail\n"+strings.Repeat("ok\n", 400), false)
+	f.Add("a\r\nb\rc\n\n\nerror TS1: x\n"+strings.Repeat("line\n", 2000), true)
+	f.Add(`{"output":"$ make\nmake: *** [all] Error 2","exit_code":2}`, false)
+	f.Fuzz(func(t *testing.T, out string, failed bool) {
+		for _, budget := range []int{commandBudget, outputBudget, errorBudget} {
+			got := selectOutput(out, failed, budget)
+			if len(got) > 2*budget+32 && len(got) > len(strings.TrimSpace(out)) {
+				t.Fatalf("selected %d bytes of %d, budget %d", len(got), len(out), budget)
+			}
+			for _, l := range strings.Split(got, "\n") {
+				l = strings.TrimSuffix(l, gap)
+				if l != "" && !strings.Contains(out, l) {
+					t.Fatalf("line %q is not the output's", l)
+				}
+			}
+			if n, m := len(excerpt.Markers(got)), strings.Count(got, excerpt.MarkerPrefix); n != m && len(excerpt.Markers(out)) == strings.Count(out, excerpt.MarkerPrefix) {
+				t.Fatalf("a marker was split: %q", got)
+			}
+		}
+		if Failed("Bash", out) != Failed("Bash", out) {
+			t.Fatal("Failed is not deterministic")
+		}
+		_ = outputText(out)
+	})
+}
