@@ -66,6 +66,10 @@ type ChunkRow struct {
 	IngestedAt   time.Time `parquet:"ingested_at,timestamp(millisecond)"`
 	Extra        string    `parquet:"extra,optional"` // JSON text
 	ContentHash  string    `parquet:"content_hash"`
+	// Tool names the tool of a chunk of a tool call or result (content
+	// types command, tool_output, tool_error). Last, and optional: files
+	// written before it was added read it as null.
+	Tool string `parquet:"tool,optional,dict"`
 }
 
 // PostingRow is a row of indexed/postings.
@@ -106,7 +110,17 @@ func chunkRow(r *schema.Record, hash string, index *chunkIndex) ChunkRow {
 		Embedding: c.Embedding, AgentID: ag.ID, AgentType: ag.Type, Sidechain: ag.Sidechain,
 		Cwd: r.Cwd, GitBranch: r.GitBranch, Project: r.Project, User: r.User, Machine: r.Machine,
 		Completeness: r.Completeness, IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
+		Tool: chunkTool(r),
 	}
+}
+
+// chunkTool is the name of the tool a chunk is of (pos-embed records it as
+// the chunk's one tool).
+func chunkTool(r *schema.Record) string {
+	if len(r.Tools) == 0 {
+		return ""
+	}
+	return r.Tools[0].Name
 }
 
 // Limits of a postings file: rows per row group (small, so a term's rows

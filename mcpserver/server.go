@@ -377,8 +377,11 @@ func (s *Server) addSearch() {
 	tool := &mcp.Tool{
 		Name: ToolSearch,
 		Description: "Find the exchanges, subagent reports, compaction summaries, labels and plans that match a query, " +
-			"across every session in the lake (hybrid: vector similarity and BM25 fused by rank). Each hit has its session, " +
-			"time, score and a snippet with the query's words in **bold**; group_by_session ranks whole sessions instead.",
+			"and what agents did: the shell commands they ran (type command) and tools' results (tool_output, tool_error: " +
+			"a failed call, a compiler error, a failing test), across every session in the lake (hybrid: vector similarity " +
+			"and BM25 fused by rank). Each hit has its session, exchange, time, score and a snippet with the query's words " +
+			"in **bold**; a tool's hit also names the tool and gives its lines that hold the query's words. " +
+			"group_by_session ranks whole sessions instead.",
 		Annotations: readOnly("Search past agent sessions"),
 		InputSchema: inputSchema[SearchArgs](func(p map[string]*jsonschema.Schema) {
 			p["query"].MinLength = new(int)

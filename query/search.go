@@ -58,9 +58,11 @@ const (
 // SearchModes lists the modes.
 var SearchModes = []string{SearchHybrid, SearchVector, SearchLexical}
 
-// SearchTypes lists the content types of chunks.
+// SearchTypes lists the content types of chunks: what was said, then what
+// was done (the shell commands agents ran, tools' outputs and failures).
 var SearchTypes = []string{schema.ContentExchange, schema.ContentUserPrompt, schema.ContentSummaryLabel,
-	schema.ContentCompactSummary, schema.ContentSubagentSummary, schema.ContentPlan}
+	schema.ContentCompactSummary, schema.ContentSubagentSummary, schema.ContentPlan,
+	schema.ContentCommand, schema.ContentToolOutput, schema.ContentToolError}
 
 // searchTypeAliases are shorter names people type for content types.
 var searchTypeAliases = map[string]string{
@@ -69,6 +71,8 @@ var searchTypeAliases = map[string]string{
 	"compaction": schema.ContentCompactSummary, "summary": schema.ContentCompactSummary,
 	"report": schema.ContentSubagentSummary, "subagent": schema.ContentSubagentSummary, "agent": schema.ContentSubagentSummary,
 	"plans": schema.ContentPlan, "exchanges": schema.ContentExchange, "turn": schema.ContentExchange,
+	"commands": schema.ContentCommand, "shell": schema.ContentCommand, "output": schema.ContentToolOutput,
+	"outputs": schema.ContentToolOutput, "error": schema.ContentToolError, "errors": schema.ContentToolError,
 }
 
 // ParseSearchTypes checks a comma-separated list of content types.
@@ -153,6 +157,10 @@ type SearchHit struct {
 	VectorScore  float64   `json:"vector_score"` // cosine similarity of its best chunk (from quantized vectors: within about 1%)
 	LexicalRank  int       `json:"lexical_rank"`
 	LexicalScore float64   `json:"lexical_score"` // BM25 of its best chunk
+	// Tool and Lines are set for a chunk of a tool call or result: the
+	// tool's name and the chunk's lines that hold the query's words.
+	Tool  string   `json:"tool,omitempty"`
+	Lines []string `json:"lines,omitempty"`
 
 	chunkKey int64
 	file     string
@@ -839,6 +847,8 @@ func (h *SearchHit) setChunk(c candidate) {
 	h.chunkKey, h.file = c.chunkKey, c.file
 	h.ChunkID, h.ParentID, h.ContentType = c.id, c.parent, c.ctype
 	h.Platform, h.SessionID, h.AgentID, h.TS = c.platform, c.session, c.agentID, c.ts
+	// A tool chunk's parent is its exchange, or its message when it ran
+	// outside one: resolveExchanges tells which.
 	if c.ctype == schema.ContentExchange || c.ctype == schema.ContentUserPrompt {
 		h.ExchangeID = h.unit
 	}
@@ -864,17 +874,23 @@ func (d *DB) describeHits(ctx context.Context, hits []SearchHit, terms []string)
 			files = append(files, h.file)
 		}
 	}
-	q := `SELECT chunk_key, text, chunk_index, coalesce(project, ''), coalesce(user, ''), coalesce(machine, '')
-FROM read_parquet(` + load.LiteralPaths + `, hive_partitioning = true, union_by_name = true)
+	// With the lake's schema file when some files are older than the tool
+	// column.
+	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
+	if err != nil {
+		return err
+	}
+	q := `SELECT chunk_key, text, chunk_index, coalesce(project, ''), coalesce(user, ''), coalesce(machine, ''), coalesce(tool, '')
+FROM ` + src + `
 WHERE chunk_key IN (` + placeholders(len(keys)) + `)`
-	rows, err := d.db.QueryContext(ctx, q, append([]any{files}, keys...)...)
+	rows, err := d.db.QueryContext(ctx, q, append([]any{list}, keys...)...)
 	if err != nil {
 		return sqlErr(err)
 	}
 	for rows.Next() {
 		var key, idx int64
-		var text, project, user, machine string
-		if err := rows.Scan(&key, &text, &idx, &project, &user, &machine); err != nil {
+		var text, project, user, machine, tool string
+		if err := rows.Scan(&key, &text, &idx, &project, &user, &machine, &tool); err != nil {
 			rows.Close()
 			return sqlErr(err)
 		}
@@ -882,6 +898,9 @@ WHERE chunk_key IN (` + placeholders(len(keys)) + `)`
 			h := &hits[i]
 			h.text, h.ChunkIndex, h.Project, h.User, h.Machine = text, idx, project, user, machine
 			h.Snippet = Snippet(text, terms, snippetWords)
+			if embed.IsToolType(h.ContentType) {
+				h.Tool, h.Lines = tool, MatchingLines(text, terms, matchingLines)
+			}
 		}
 	}
 	rows.Close()
@@ -959,7 +978,7 @@ func (d *DB) resolveExchanges(ctx context.Context, hits []SearchHit) error {
 		switch {
 		case h.ExchangeID != "" || h.SessionID == "":
 		case h.ContentType == schema.ContentSubagentSummary && h.AgentID != "",
-			(h.ContentType == schema.ContentCompactSummary || h.ContentType == schema.ContentSummaryLabel) && !h.TS.IsZero():
+			(h.ContentType == schema.ContentCompactSummary || h.ContentType == schema.ContentSummaryLabel || embed.IsToolType(h.ContentType)) && !h.TS.IsZero():
 			todo = append(todo, i)
 			args = append(args, h.SessionID)
 			refs = append(refs, SessionRef{Platform: h.Platform, SessionID: h.SessionID})
@@ -1007,6 +1026,10 @@ WHERE session_id IN (`+placeholders(len(args))+`) ORDER BY ts, id`, args...)
 	}
 	for _, i := range todo {
 		h := &hits[i]
+		if embed.IsToolType(h.ContentType) && slices.ContainsFunc(bySession[h.Platform+"\x00"+h.SessionID], func(e ex) bool { return e.id == h.ParentID }) {
+			h.ExchangeID = h.ParentID // linked by pos-embed
+			continue
+		}
 		for _, e := range bySession[h.Platform+"\x00"+h.SessionID] { // in time order: the last match wins
 			if e.thread != h.AgentID {
 				continue

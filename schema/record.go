@@ -86,7 +86,7 @@ const (
 	ContentToolUse         ContentType = "tool_use"         // an assistant message that only calls tools
 	ContentToolResult      ContentType = "tool_result"      // tool output returned to the model
 	ContentThinking        ContentType = "thinking"         // reasoning only
-	ContentCommand         ContentType = "command"          // a slash command the user typed
+	ContentCommand         ContentType = "command"          // a slash command the user typed; of a chunk, a shell command an agent ran
 	ContentCommandOutput   ContentType = "command_output"   // output of a local command, not a prompt
 	ContentInterrupt       ContentType = "interrupt"        // "[Request interrupted by user]"
 	ContentMeta            ContentType = "meta"             // tool-injected context (isMeta lines, caveats)
@@ -99,6 +99,8 @@ const (
 	ContentUserPrompt      ContentType = "user_prompt"      // chunk of a user prompt
 	ContentError           ContentType = "error"            // API error placeholders
 	ContentUsage           ContentType = "usage"            // tokens another model used within a message (its advisor's); no text
+	ContentToolOutput      ContentType = "tool_output"      // chunk of what a tool call returned
+	ContentToolError       ContentType = "tool_error"       // chunk of a tool result that failed: flagged, or reads as a failure
 )
 
 // AssistantContentType classifies an assistant message by what it holds:

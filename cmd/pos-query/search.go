@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -40,11 +41,16 @@ search answers with lexical results and a warning on stderr; --mode lexical
 needs no endpoint.
 
 Content types (--type): exchange, user_prompt, summary_label,
-compact_summary, subagent_summary, plan (or prompt, label, summary, report).
+compact_summary, subagent_summary, plan (or prompt, label, summary, report),
+and what agents did: command (shell commands they ran), tool_output,
+tool_error (a tool's result that failed: flagged so, a non-zero exit, a
+stack trace, a compiler error, a failing test). A hit of a tool's result
+names the tool and shows its lines that hold the query's words.
 
 EXAMPLES:
    pos-query search "parquet row group size" --since 30d
    pos-query search "why did the hook fail" --type exchange,subagent_summary -k 5
+   pos-query search "has no upstream branch" --type tool_error
    pos-query search "opentelemetry" --group-by session --format json`,
 		Flags: append([]cli.Flag{cmdio.LakeFlag(), formatFlag(), widthFlag(), sinceFlag(), untilFlag(),
 			platformFlag(), projectFlag(),
@@ -147,6 +153,17 @@ func runSearch(c *cli.Context) error {
 		for i, h := range res.Hits {
 			blocks[i] = hitBlock{head: []string{score(h.Score), relTime(h.TS, e.now), h.ContentType, h.SessionID},
 				title: h.Title, texts: []para{{s: h.Snippet}}}
+			if h.Tool != "" || len(h.Lines) > 0 {
+				// A tool's chunk: which tool, and its lines that match,
+				// each on a line of its own after "> ".
+				blocks[i].head[2] += " (" + cmp.Or(h.Tool, "tool") + ")"
+				if len(h.Lines) > 0 {
+					blocks[i].texts = nil
+					for _, l := range h.Lines {
+						blocks[i].texts = append(blocks[i].texts, para{prefix: hitIndent + "> ", s: l, max: 2})
+					}
+				}
+			}
 		}
 		return e.blocks(blocks)
 	}

@@ -40,17 +40,19 @@ type Options struct {
 	FlushEach bool
 }
 
-// Indexable lists the content types pos-embed makes chunks of.
+// Indexable lists the content types pos-embed makes chunks of: the units
+// of what was said, then those of what was done (ToolTypes).
 var Indexable = []string{
 	schema.ContentExchange, schema.ContentUserPrompt, schema.ContentSummaryLabel,
 	schema.ContentCompactSummary, schema.ContentSubagentSummary, schema.ContentPlan,
+	schema.ContentCommand, schema.ContentToolOutput, schema.ContentToolError,
 }
 
 // Stats counts what a run did.
 type Stats struct {
 	In       int64 // records read
 	Out      int64 // records written
-	Units    int64 // records indexed (exchanges, prompts, labels, summaries, reports, plans)
+	Units    int64 // units indexed (exchanges, prompts, labels, summaries, reports, plans, tool commands and results)
 	Chunks   int64 // chunk records written
 	Computed int64 // vectors the provider computed
 	Reused   int64 // vectors taken from the cache, or from a chunk with the same text earlier in the run
@@ -80,8 +82,9 @@ const (
 )
 
 type job struct {
-	recs []*schema.Record
-	size int
+	recs  []*schema.Record
+	size  int
+	tools map[int][]*toolUnit // the tool units written after recs[i] (-1: after the last)
 }
 
 // maxInflight bounds the bytes of the jobs read but not yet written: a
@@ -92,6 +95,19 @@ const maxInflight = 64 << 20
 // hugeJob is the size from which a job's garbage is collected as soon as
 // it is written.
 const hugeJob = 16 << 20
+
+func (j *job) addTools(i int, us []*toolUnit) {
+	if len(us) == 0 {
+		return
+	}
+	if j.tools == nil {
+		j.tools = map[int][]*toolUnit{}
+	}
+	j.tools[i] = append(j.tools[i], us...)
+	for _, u := range us {
+		j.size += len(u.text)
+	}
+}
 
 type jobResult struct {
 	out   []*schema.Record
@@ -117,6 +133,10 @@ func Embed(ctx context.Context, r io.Reader, w io.Writer, opt Options) (Stats, e
 	e := &embedder{opt: opt, types: types, chunker: opt.Chunker}
 	if e.chunker.MaxTokens == 0 {
 		e.chunker = DefaultChunker
+	}
+	var tracker *toolTracker
+	if slices.ContainsFunc(types, IsToolType) {
+		tracker = newToolTracker()
 	}
 	enc := schema.NewEncoder(w)
 	g, gctx := errgroup.WithContext(ctx)
@@ -188,6 +208,9 @@ func Embed(ctx context.Context, r io.Reader, w io.Writer, opt Options) (Stats, e
 	}, func(rec *schema.Record) error {
 		cur.recs = append(cur.recs, rec)
 		cur.size += len(rec.Line) + len(rec.Text)
+		if tracker != nil {
+			cur.addTools(len(cur.recs)-1, tracker.add(rec))
+		}
 		if len(cur.recs) >= jobRecords || cur.size >= jobBytes {
 			j := cur
 			cur = &job{}
@@ -195,7 +218,11 @@ func Embed(ctx context.Context, r io.Reader, w io.Writer, opt Options) (Stats, e
 		}
 		return nil
 	})
-	if err == nil && len(cur.recs) > 0 {
+	if err == nil && tracker != nil {
+		// What is still held goes at the end.
+		cur.addTools(-1, tracker.releaseAll())
+	}
+	if err == nil && (len(cur.recs) > 0 || len(cur.tools) > 0) {
 		err = submit(cur)
 	}
 	close(futures)
@@ -226,9 +253,22 @@ func (e *embedder) run(ctx context.Context, j *job) (jobResult, error) {
 	var res jobResult
 	res.out = make([]*schema.Record, 0, len(j.recs))
 	var todo []pending
-	for _, rec := range j.recs {
+	tools := func(us []*toolUnit) {
+		n, skipped := e.toolChunks(us, func(c *schema.Record, head string) {
+			res.out = append(res.out, c)
+			in := c.Text
+			if head != "" {
+				in = head + "\n\n" + in
+			}
+			todo = append(todo, pending{rec: c, key: KeyOf(in), input: in})
+		})
+		res.stats.Units += n
+		res.stats.Skipped += skipped
+	}
+	for idx, rec := range j.recs {
 		res.stats.In++
 		res.out = append(res.out, rec)
+		tools(j.tools[idx])
 		ctype, text, ok := Unit(rec)
 		if !ok || !slices.Contains(e.types, ctype) {
 			continue
@@ -251,6 +291,7 @@ func (e *embedder) run(ctx context.Context, j *job) (jobResult, error) {
 			todo = append(todo, pending{rec: c, key: KeyOf(in), input: in})
 		}
 	}
+	tools(j.tools[-1])
 	res.stats.Out = int64(len(res.out))
 	res.stats.Chunks = int64(len(todo))
 	// The cache first; texts repeated within the job are asked once.
