@@ -43,7 +43,7 @@ var declared = map[string]Capabilities{
 			"Claude Code does not record cost; only tokens.",
 			"Summary lines, file-history snapshots, last-prompt lines and the session's names (custom-title, agent-name, ai-title lines) have no time of their own: they take their neighbours' (ts_precision derived).",
 			"A session's title is the name the user gave it (/rename: custom-title and agent-name lines), else Claude Code's own label (ai-title), else the latest summary label, else the first prompt; a rename outlasts a later label, also across incremental runs.",
-			"A prompt typed while Claude Code was working is written only as an attachment (queued_command): it is a prompt and opens an exchange; other attachments (hook output, listings, files) stay in the raw layer, native_type attachment/<kind>.",
+			"A prompt typed while Claude Code was working is written only as an attachment (queued_command), or by earlier versions only in its queue-operation enqueue line: it is a prompt (native_type queue-operation/enqueue for the latter, placed where a remove line says the turn took it in, before the turn's next assistant line); one still queued when the file ends, pulled back into the input box (popAll) or removed for another reason is not, and stays in the raw layer. Other attachments (hook output, listings, files) stay in the raw layer, native_type attachment/<kind>.",
 			"The pull requests a session linked (pr-link lines, written when one shows up in a tool's output and again on resume) are the session's pull_requests, by URL, once each.",
 		},
 	},

@@ -146,13 +146,13 @@ func TestCorpusLake(t *testing.T) {
 		"gabriel/sub-agents/agent-4a328c96.jsonl":                                            {238, 145, 1},
 		"gabriel/sub-agents/agent-c42525e1.jsonl":                                            {1, 1, 1},
 		"gabriel/sub-agents/agent-f1bdb977.jsonl":                                            {176, 127, 1},
-		"spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl":                                 {1863, 345, 2},
+		"spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl":                                 {1863, 347, 4},
 		"spotter/258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-acompact-fffbd0.jsonl": {4, 4, 1},
 		"spotter/4d5611e5-241a-462a-8d15-5122611a9569.jsonl":                                 {1512, 294, 2},
 		"spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl":         {144, 46, 1},
 		"spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl":                                 {2385, 467, 3},
 		"spotter/short.jsonl":      {15, 7, 1},
-		"spotter/tool_heavy.jsonl": {39, 19, 3},
+		"spotter/tool_heavy.jsonl": {39, 20, 4},
 	}
 	files := 0
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -163,12 +163,16 @@ func TestCorpusLake(t *testing.T) {
 		rel, _ := filepath.Rel(dir, path)
 		// Lines and messages straight from the file: every line; user,
 		// summary and compaction/command system lines, plus one message per
-		// assistant (message.id, requestId).
+		// assistant (message.id, requestId), plus one per prompt the
+		// running turn took in from the input queue (a remove line: in
+		// these 2.1.39 files each took a typed prompt no other line holds,
+		// checked by hand).
 		var lines, msgs int64
 		err = db.QueryRow(`SELECT count(*),
 			count(*) FILTER (WHERE type IN ('user', 'summary') OR (type = 'system' AND subtype IN ('compact_boundary', 'local_command')))
 			+ count(DISTINCT (message->>'$.id', requestId)) FILTER (WHERE type = 'assistant')
-			FROM read_json(?, format = 'newline_delimited', columns = {type: 'VARCHAR', subtype: 'VARCHAR', message: 'JSON', requestId: 'VARCHAR'})`, path).Scan(&lines, &msgs)
+			+ count(*) FILTER (WHERE type = 'queue-operation' AND operation = 'remove')
+			FROM read_json(?, format = 'newline_delimited', columns = {type: 'VARCHAR', subtype: 'VARCHAR', message: 'JSON', requestId: 'VARCHAR', operation: 'VARCHAR'})`, path).Scan(&lines, &msgs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +190,7 @@ func TestCorpusLake(t *testing.T) {
 	if files != 27 {
 		t.Fatalf("%d corpus files", files)
 	}
-	if got := tableCounts(t, db); got != "raw=6926 messages=1808 exchanges=35 sessions=8 documents=19" {
+	if got := tableCounts(t, db); got != "raw=6926 messages=1811 exchanges=38 sessions=8 documents=19" {
 		t.Fatalf("table counts: %s", got)
 	}
 	// Partition pruning: a date filter reads only that date's files.
@@ -244,7 +248,7 @@ func TestCorpusLake(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cat.Close()
-	if got := tableCounts(t, cat); got != "raw=6926 messages=1808 exchanges=35 sessions=8 documents=19" {
+	if got := tableCounts(t, cat); got != "raw=6926 messages=1811 exchanges=38 sessions=8 documents=19" {
 		t.Fatalf("pos.duckdb views: %s", got)
 	}
 	// Lake files are private.

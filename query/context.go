@@ -14,6 +14,7 @@ import (
 
 	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/transform/enrich"
 )
 
 // Context pack modes.
@@ -464,7 +465,7 @@ WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts`,
 		if len(labels) > 0 && opt.Until.IsZero() {
 			items = append(items, ContextItem{Kind: "labels", Priority: 4, Title: "Chapter labels", Text: "- " + strings.Join(labels, "\n- ")})
 		}
-		more, err := d.enrichmentItems(ctx, ref, until, opt.MaxTokens/decisionsShare)
+		more, err := d.enrichmentItems(ctx, ref, messages, until, opt.MaxTokens/decisionsShare)
 		if err != nil {
 			return nil, err
 		}
@@ -488,19 +489,30 @@ WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts`,
 const (
 	decisionsShare = 5
 	errorsShare    = 6
+	// decisionAfterMax bounds the sentence printed after a decision.
+	decisionAfterMax = 300
 )
 
 // enrichmentItems are what enrichment found in a session, as the smart
 // pack carries it: the decisions stated (confidence 0.5 or more, once
-// each, the most certain and newest while they fit in maxDecisions
-// tokens, in time order, priority 4), the files the tools changed
+// each, with the sentence that follows each in its message — what was
+// done about it, or why —, the most certain and newest while they fit in
+// maxDecisions tokens, in time order, priority 4), the files the tools changed
 // (priority 4) and the files they only read (priority 6, after the later
 // prompts). Each is one item of one line per entry, so a session's
 // working set costs a few tokens per file.
-func (d *DB) enrichmentItems(ctx context.Context, ref SessionRef, until time.Time, maxDecisions int) ([]ContextItem, error) {
+func (d *DB) enrichmentItems(ctx context.Context, ref SessionRef, messages string, until time.Time, maxDecisions int) ([]ContextItem, error) {
 	var items []ContextItem
-	rows, err := d.db.QueryContext(ctx, `SELECT ts, text, confidence FROM decisions
-WHERE platform = ? AND session_id = ? AND confidence >= 0.5 AND ts < ? ORDER BY ts, id`, ref.Platform, ref.SessionID, until)
+	rows, err := d.db.QueryContext(ctx, `WITH d AS (
+  SELECT ts, id, text, confidence, message_id FROM decisions
+  WHERE platform = $1 AND session_id = $2 AND confidence >= 0.5 AND ts < $3
+), m AS (
+  SELECT id, any_value(text) AS text FROM `+messages+`
+  WHERE platform = $1 AND session_id = $2 AND ts < $3 AND id IN (SELECT message_id FROM d)
+  GROUP BY id
+)
+SELECT d.ts, d.text, d.confidence, coalesce(m.text, '') FROM d LEFT JOIN m ON m.id = d.message_id ORDER BY d.ts, d.id`,
+		ref.Platform, ref.SessionID, until)
 	if err != nil {
 		return nil, sqlErr(err)
 	}
@@ -508,11 +520,13 @@ WHERE platform = ? AND session_id = ? AND confidence >= 0.5 AND ts < ? ORDER BY 
 	for rows.Next() {
 		var f foundDecision
 		var ts sql.NullTime
-		if err := rows.Scan(&ts, &f.text, &f.conf); err != nil {
+		var message string
+		if err := rows.Scan(&ts, &f.text, &f.conf, &message); err != nil {
 			rows.Close()
 			return nil, sqlErr(err)
 		}
 		f.ts = utc(ts)
+		f.after = enrich.After(message, f.text, decisionAfterMax)
 		found = append(found, f)
 	}
 	rows.Close()

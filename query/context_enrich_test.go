@@ -51,7 +51,9 @@ func TestContextSmartEnrichment(t *testing.T) {
 	}
 	all := pack(time.Time{})
 	want := map[string]string{
-		"decisions":     "- (0.95) Let's use an LRU cache instead of a plain map because memory must stay bounded.\n- (0.90) We decided to evict on insert, not on a timer, so the loader stays single-threaded.\n",
+		// Each with the sentence after it in its message: what was done.
+		"decisions": "- (0.95) Let's use an LRU cache instead of a plain map because memory must stay bounded.\n  then: The loader now keeps at most 1024 entries.\n" +
+			"- (0.90) We decided to evict on insert, not on a timer, so the loader stays single-threaded.\n  then: All tests pass.\n",
 		"files_changed": "- /home/dev/proj/load/cache.go (edit)\n- /home/dev/proj/load/cache_test.go (write)\n",
 		"files_read":    "- /home/dev/proj/load/loader.go\n",
 	}

@@ -45,6 +45,7 @@ const (
 	editScanMax    = 16 << 10
 	diffLineMax    = 160 // a line an edit removed or added
 	diffLines      = 2   // lines of each side of an edit
+	editNames      = 8   // names an edit took out, and brought in
 	commandLineMax = 160
 )
 
@@ -208,9 +209,11 @@ func stepPath(cwd, path string) string {
 
 // editDiff is what an edit (old and new text, as Claude Code's Edit and
 // its kin take them) changed, in a few lines: the first lines it removed
-// and added, each cut to diffLineMax bytes. The change is what a summary of
-// the session names ("changed X to Y"), which the file's name alone does
-// not say.
+// and added, each cut to diffLineMax bytes, and the names it took out and
+// brought in anywhere in the edit (a function renamed, a helper extracted,
+// a guard replaced), which lines past the first few would not show. The
+// change is what a summary of the session names ("changed X to Y",
+// "extracted Z"), which the file's name alone does not say.
 func editDiff(oldText, newText string) string {
 	if oldText == "" && newText == "" {
 		return ""
@@ -233,7 +236,62 @@ func editDiff(oldText, newText string) string {
 		}
 		return out
 	}
-	return strings.Join(append(pick(oldLines, has, "-"), pick(newLines, had, "+")...), "\n")
+	out := append(pick(oldLines, has, "-"), pick(newLines, had, "+")...)
+	gone, came := changedNames(oldText, newText)
+	if len(gone) > 0 {
+		out = append(out, "    names out: "+strings.Join(gone, ", "))
+	}
+	if len(came) > 0 {
+		out = append(out, "    names in: "+strings.Join(came, ", "))
+	}
+	return strings.Join(out, "\n")
+}
+
+// nameRE finds the names in code: identifiers, with the dots of a
+// qualified name and an Elixir or Ruby name's closing ? or !.
+var nameRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*[?!]?`)
+
+// changedNames are the names an edit's old text has and its new text
+// lacks, and the reverse, in the order they first appear, at most
+// editNames of each: names of at least four bytes that look like code (a
+// capital after the first letter, an underscore or a dot), since a word of
+// prose is no name.
+func changedNames(oldText, newText string) (gone, came []string) {
+	names := func(s string) []string {
+		// A redaction marker's words are no names of the code.
+		if ms := excerpt.Markers(s); len(ms) > 0 {
+			b := []byte(s)
+			for _, m := range ms {
+				for i := m[0]; i < m[1]; i++ {
+					b[i] = ' '
+				}
+			}
+			s = string(b)
+		}
+		var out []string
+		seen := map[string]bool{}
+		for _, m := range nameRE.FindAllString(s, -1) {
+			if len(m) < 4 || len(m) > diffLineMax || seen[m] {
+				continue
+			}
+			if strings.ContainsAny(m, "_.") || strings.ContainsFunc(m[1:], func(r rune) bool { return r >= 'A' && r <= 'Z' }) {
+				seen[m] = true
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	o, n := names(oldText), names(newText)
+	diff := func(a, b []string) []string {
+		var out []string
+		for _, x := range a {
+			if !slices.Contains(b, x) && len(out) < editNames {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	return diff(o, n), diff(n, o)
 }
 
 // errorText is what an output says went wrong: its lines that report a
@@ -543,9 +601,9 @@ func stoppedItem(steps []step, todos string, exchanges []exchangeStart) (Context
 
 // foundDecision is a decision enrichment found.
 type foundDecision struct {
-	ts   time.Time
-	text string
-	conf float64
+	ts          time.Time
+	text, after string // the sentence, and the one after it in its message
+	conf        float64
 }
 
 // decisionsText lists decisions a line each, "- (confidence) text": each
@@ -566,6 +624,7 @@ func decisionsText(found []foundDecision, limit int) string {
 		if i, ok := byKey[key]; ok {
 			list[i].conf = max(list[i].conf, f.conf)
 			list[i].ts = f.ts
+			list[i].after = cmpOr(f.after, list[i].after)
 			continue
 		}
 		byKey[key] = len(list)
@@ -601,4 +660,9 @@ func decisionsText(found []foundDecision, limit int) string {
 	return b.String()
 }
 
-func decisionLine(f foundDecision) string { return fmt.Sprintf("- (%.2f) %s\n", f.conf, f.text) }
+func decisionLine(f foundDecision) string {
+	if f.after = strings.Join(strings.Fields(f.after), " "); f.after != "" {
+		return fmt.Sprintf("- (%.2f) %s\n  then: %s\n", f.conf, f.text, f.after)
+	}
+	return fmt.Sprintf("- (%.2f) %s\n", f.conf, f.text)
+}

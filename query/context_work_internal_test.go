@@ -41,20 +41,39 @@ func TestEditDiff(t *testing.T) {
 	if editDiff("", "") != "" {
 		t.Error("no edit")
 	}
+	// The names an edit took out and brought in, wherever they are in it:
+	// a function renamed, a helper extracted (prose words and a redaction
+	// marker's are no names).
+	old := "  def load_transcript(id) do\n    a\n    b\n    c\n    TranscriptRenderer.render(x)\n  end"
+	new := "  def load_session_data(id) do\n    a\n    b\n    c\n    build_rows(x) # Rows for the [REDACTED:github-pat:0a1b2c3d] view\n  end\n  defp build_rows(x), do: x"
+	got = editDiff(old, new)
+	for _, w := range []string{"    names out: load_transcript, TranscriptRenderer.render\n", "    names in: load_session_data, build_rows"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("edit names: %q lacks %q", got, w)
+		}
+	}
+	if _, names, _ := strings.Cut(got, "names out:"); strings.Contains(names, "REDACTED") || strings.Contains(names, "github") || strings.Contains(names, "Rows") {
+		t.Errorf("edit names took a word of prose or a marker: %q", got)
+	}
 }
 
 func TestDecisionsText(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	found := []foundDecision{
-		{t0, "Let's use an LRU cache.", 0.9},
-		{t0.Add(time.Minute), "The issue is that the loader  races.", 0.7},
-		{t0.Add(2 * time.Minute), "let's use an LRU cache.", 0.95}, // the first again
-		{t0.Add(3 * time.Minute), "We'll use a ring buffer for the log.", 0.6},
+		{ts: t0, text: "Let's use an LRU cache.", conf: 0.9},
+		{ts: t0.Add(time.Minute), text: "The issue is that the loader  races.", conf: 0.7},
+		{ts: t0.Add(2 * time.Minute), text: "let's use an LRU cache.", conf: 0.95}, // the first again
+		{ts: t0.Add(3 * time.Minute), text: "We'll use a ring buffer for the log.", conf: 0.6},
 	}
 	all := decisionsText(found, 1000)
 	want := "- (0.70) The issue is that the loader races.\n- (0.95) Let's use an LRU cache.\n- (0.60) We'll use a ring buffer for the log.\n"
 	if all != want {
 		t.Errorf("all:\n got %q\nwant %q", all, want)
+	}
+	// The sentence after a decision says what was done about it.
+	withAfter := []foundDecision{{ts: t0, text: "The issue is that the loader races.", after: "Fixed by  taking the lock first.", conf: 0.7}}
+	if got, want := decisionsText(withAfter, 1000), "- (0.70) The issue is that the loader races.\n  then: Fixed by taking the lock first.\n"; got != want {
+		t.Errorf("with what followed:\n got %q\nwant %q", got, want)
 	}
 	// Too little room for all: the most certain are kept, in time order.
 	room := EstimateTokens(decisionLine(foundDecision{text: "Let's use an LRU cache.", conf: 0.95})) +

@@ -6,8 +6,9 @@
 // Every line becomes one record carrying its raw JSON and provenance:
 // conversation lines become messages, every other line type (progress,
 // file-history-snapshot, queue-operation, unknown future types) a raw
-// record, so the raw layer is complete. Merging the lines of one assistant
-// message is left to pos-normalize.
+// record, so the raw layer is complete (a prompt that only the input
+// queue's lines hold becomes a message as well: queue.go). Merging the
+// lines of one assistant message is left to pos-normalize.
 package claudecode
 
 import (
@@ -319,6 +320,12 @@ type fileState struct {
 	// Whether each subagent named by the file's agent_progress lines has
 	// a transcript of its own (progressCopy).
 	transcripts map[string]bool
+	// The prompts waiting in Claude Code's input queue (queue-operation
+	// lines), the one taken into the running turn and not yet delivered
+	// as a message (absorbed), and the last line of the main thread,
+	// which a prompt taken in follows.
+	queued, absorbed []queuedEntry
+	lastMain         string
 }
 
 type sessionInfo struct {
@@ -409,6 +416,9 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		return err
 	}
 	consumed, consumedLines := read.Consumed, read.Lines
+	if err := r.absorbedMessages(fs); err != nil {
+		return err
+	}
 	if err := r.flush(fs, true); err != nil {
 		return err
 	}

@@ -37,6 +37,8 @@ func FuzzLine(f *testing.F) {
 	f.Add([]byte(`{"type":"attachment","uuid":"u","sessionId":"s","attachment":{"type":"queued_command","prompt":[{"type":"text","text":"typed"},{"type":"image"}],"origin":{"kind":"human"}}}`))
 	f.Add([]byte(`{"type":"attachment","sessionId":"s","attachment":{"type":"queued_command","prompt":7,"commandMode":"prompt"}}`))
 	f.Add([]byte(`{"type":"attachment","sessionId":"s","attachment":"queued_command"}`))
+	f.Add([]byte(`{"type":"queue-operation","operation":"enqueue","timestamp":"2026-02-11T20:51:12.726Z","sessionId":"s","content":[{"type":"text","text":"check again"}]}`))
+	f.Add([]byte(`{"type":"queue-operation","operation":"remove","reason":7,"content":"x","sessionId":"s"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out []*schema.Record
 		skipped := 0

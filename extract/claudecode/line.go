@@ -39,6 +39,7 @@ type line struct {
 	Data              *progressData `json:"data"`            // progress
 	ParentToolUseID   string        `json:"parentToolUseID"` // progress: the Task call it reports on
 	Operation         string        `json:"operation"`       // queue-operation
+	Reason            string        `json:"reason"`          // queue-operation remove, in later versions
 	// The session's names (session-state lines, without a uuid or a time):
 	// custom-title and agent-name are what the user named it (/rename
 	// writes both), ai-title the label Claude Code made for its picker.

@@ -96,6 +96,16 @@ func (r *run) line(fs *fileState, l *line, b []byte, eln extract.Line) error {
 		rec.Agent = a
 	}
 
+	if main := !l.IsSidechain && l.AgentID == "" && fs.agentID == ""; main && (len(fs.queued) > 0 || len(fs.absorbed) > 0) {
+		if text := queueCarrier(l); text != "" {
+			fs.carried(text)
+		}
+		if l.Type == "assistant" && len(fs.absorbed) > 0 {
+			if err := r.absorbedMessages(fs); err != nil {
+				return err
+			}
+		}
+	}
 	switch l.Type {
 	case "user":
 		if l.Message != nil {
@@ -151,6 +161,9 @@ func (r *run) line(fs *fileState, l *line, b []byte, eln extract.Line) error {
 		if l.Operation != "" {
 			rec.NativeType = "queue-operation/" + l.Operation
 		}
+		if fs.agentID == "" {
+			r.queueLine(fs, l, rec)
+		}
 	case "custom-title", "agent-name":
 		if t := strings.TrimSpace(cmpOr(l.CustomTitle, l.AgentName)); t != "" {
 			fs.userTitle = strings.Clone(t)
@@ -177,6 +190,8 @@ func (r *run) line(fs *fileState, l *line, b []byte, eln extract.Line) error {
 	}
 	if rec.Kind == schema.KindRaw {
 		rec.Agent = nil // the id is set once the session is known (flush)
+	} else if rec.Agent == nil && l.UUID != "" {
+		fs.lastMain = rec.ID
 	}
 	return r.queue(fs, rec)
 }

@@ -133,6 +133,8 @@ func (l *line) member(w *schema.Walker, key string) error {
 		return str(w, &l.ParentToolUseID)
 	case "operation":
 		return str(w, &l.Operation)
+	case "reason":
+		return str(w, &l.Reason)
 	case "customTitle":
 		return str(w, &l.CustomTitle)
 	case "agentName":

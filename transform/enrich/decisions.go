@@ -251,3 +251,23 @@ func sentenceSpans(text string) [][2]int {
 	}
 	return out
 }
+
+// After is the sentence that follows a decision's sentence in the text it
+// was found in (what was done about it, or why), cut to at most n bytes
+// as excerpt.Sentence cuts: "" when text does not hold the sentence or
+// nothing follows it. sentence is a decision's text as the lake keeps it
+// (excerpt.Sentence of the sentence, so maybe cut short), and text the
+// message's, both as pos-scrub left them.
+func After(text, sentence string, n int) string {
+	want := strings.TrimSuffix(strings.TrimSpace(sentence), excerpt.Ellipsis)
+	if want == "" || !strings.Contains(text, want) {
+		return ""
+	}
+	spans := sentenceSpans(text)
+	for i, sp := range spans {
+		if strings.HasPrefix(text[sp[0]:sp[1]], want) && i+1 < len(spans) {
+			return excerpt.Sentence(text[spans[i+1][0]:spans[i+1][1]], n)
+		}
+	}
+	return ""
+}

@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +71,26 @@ func TestDecisionKindsNot(t *testing.T) {
 		if got := Decisions(DefaultPatterns, text); len(got) != 0 {
 			t.Errorf("%q: found %+v", text, got)
 		}
+	}
+}
+
+func TestAfter(t *testing.T) {
+	text := "The build broke.\nThe issue is that the cache key ignores the version. Fixed by adding it to the key.\n- then the tests pass"
+	for _, tc := range []struct{ sentence, want string }{
+		{"The issue is that the cache key ignores the version.", "Fixed by adding it to the key."},
+		{"Fixed by adding it to the key.", "- then the tests pass"},            // the next line's sentence
+		{"The issue is that the cache key…", "Fixed by adding it to the key."}, // as the lake cut it
+		{"- then the tests pass", ""}, // nothing after it
+		{"The loader races.", ""},     // not in the text
+		{"", ""},
+	} {
+		if got := After(text, tc.sentence, 300); got != tc.want {
+			t.Errorf("After(%q) = %q, want %q", tc.sentence, got, tc.want)
+		}
+	}
+	// Cut as the lake cuts a sentence.
+	long := "We decided to pin it. " + strings.Repeat("word ", 100) + "end."
+	if got := After(long, "We decided to pin it.", 40); len(got) > 40 || !strings.HasSuffix(got, "…") {
+		t.Errorf("long sentence after: %q", got)
 	}
 }

@@ -184,6 +184,14 @@ func FuzzDecisions(f *testing.F) {
 			if s := excerpt.Sentence(got[i].Source, 1<<30); s != got[i].Text {
 				t.Fatalf("%q: sentence %q, cut from its source %q: %q", text, got[i].Text, got[i].Source, s)
 			}
+			// What follows it, as a pack prints it: one line, cut, and
+			// from the text after the sentence.
+			for _, n := range []int{8, 300} {
+				if a := After(text, excerpt.Sentence(got[i].Text, n), n); len(a) > n || strings.Contains(a, "\n") ||
+					a != "" && !strings.Contains(text, strings.TrimSuffix(a, excerpt.Ellipsis)) {
+					t.Fatalf("%q: after %q (%d bytes): %q", text, got[i].Text, n, a)
+				}
+			}
 			got[i].Source = ""
 		}
 		if want := plainDecisions(text); fmt.Sprint(got) != fmt.Sprint(want) {
