@@ -286,7 +286,7 @@ func TestSecretsAcrossCuts(t *testing.T) {
 			return t0.Add(time.Duration(i)*time.Hour + time.Duration(k)*time.Second).Format(time.RFC3339)
 		}
 		base := func(uuid, parent string, k int) map[string]any {
-			m := map[string]any{"isSidechain": false, "userType": "external", "cwd": "/work/app", "sessionId": s.id,
+			m := map[string]any{"isSidechain": false, "userType": "external", "cwd": "/home/dev/app", "sessionId": s.id,
 				"version": "2.1.40", "gitBranch": "main", "uuid": uuid, "timestamp": ts(k)}
 			if parent != "" {
 				m["parentUuid"] = parent

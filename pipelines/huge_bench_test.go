@@ -26,7 +26,7 @@ func BenchmarkHugeLine(b *testing.B) {
 		fmt.Fprintf(&text, "line %d: compiled package p%d in %d ms, cache %x\n", i, i%97, i%1013, uint32(i)*2654435761)
 	}
 	u, _ := json.Marshal(map[string]any{"type": "user", "uuid": "u1", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00Z",
-		"cwd": "/work/app", "message": map[string]any{"role": "user", "content": text.String()}})
+		"cwd": "/home/dev/app", "message": map[string]any{"role": "user", "content": text.String()}})
 	a, _ := json.Marshal(map[string]any{"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s1",
 		"timestamp": "2026-01-01T00:00:01Z", "requestId": "r1", "message": map[string]any{"id": "m1", "role": "assistant",
 			"model": "claude-opus-4-6", "content": []any{map[string]any{"type": "text", "text": "The build log is clean."}}}})

@@ -239,11 +239,9 @@ type Hub struct {
 // NewHub starts a hub serving models by name.
 func NewHub(models map[string]*Model) *Hub {
 	h := &Hub{models: models, Cut: map[string]int{}, Corrupt: map[string]bool{}}
-	// Both servers exist before either serves: serve reads h.cdn.
-	h.Server = httptest.NewUnstartedServer(http.HandlerFunc(h.serve))
-	h.cdn = httptest.NewUnstartedServer(http.HandlerFunc(h.serve))
-	h.Server.Start()
-	h.cdn.Start()
+	// The download host starts first: the hub's redirects read its URL.
+	h.cdn = httptest.NewServer(http.HandlerFunc(h.serve))
+	h.Server = httptest.NewServer(http.HandlerFunc(h.serve))
 	return h
 }
 
