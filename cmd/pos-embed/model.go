@@ -16,7 +16,7 @@ import (
 func modelCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "model",
-		Usage: "pull and list model2vec models for --provider static",
+		Usage: "pull, list and train model2vec models for --provider static",
 		Description: `Models are kept in $POS_MODELS_DIR, else pos/models in the user's cache
 directory (~/.cache/pos/models on Linux), one directory a model: ORG/NAME
 with config.json, tokenizer.json and model.safetensors.`,
@@ -37,6 +37,7 @@ pull leaves no model, and pulling again resumes the download.`,
 				Usage:  "list the models on this machine",
 				Action: listModels,
 			},
+			trainCommand(),
 		},
 	}
 }

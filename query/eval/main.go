@@ -74,6 +74,7 @@ func main() {
 	minSim := flag.Float64("min-similarity", 0, "the vector side's minimum similarity (0: the model's; negative: none)")
 	flag.Float64Var(&bm25.K1, "bm25-k1", 0, "BM25's k1 (0: pos-query's default)")
 	flag.Float64Var(&bm25.B, "bm25-b", 0, "BM25's b (0: pos-query's default; negative: 0)")
+	flag.StringVar(&staticModel, "static-model", "", "build the lake with this static model (a name in the models directory, e.g. one pos-embed model train wrote) instead of the hash provider")
 	flag.Parse()
 	if err := run(context.Background(), os.Stdout, *corpus, *queries, *lake, *build, *k, *minSim, *verbose, *asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
@@ -560,8 +561,13 @@ func (r *Report) Print(w io.Writer, verbose bool) {
 	tw.Flush()
 }
 
-// BuildLake runs extract (every adapter) → normalize → embed (hash) →
-// load over the histories under root into lake.
+// staticModel, when set (-static-model), is the static model BuildLake
+// embeds with instead of the hash provider.
+var staticModel string
+
+// BuildLake runs extract (every adapter) → normalize → embed (hash, or
+// the static model -static-model names) → load over the histories under
+// root into lake.
 func BuildLake(ctx context.Context, root, lake string) error {
 	if _, err := os.Stat(root); err != nil {
 		return fmt.Errorf("the corpus is not at %s (set -corpus or $POS_CORPUS): %w", root, err)
@@ -582,7 +588,14 @@ func BuildLake(ctx context.Context, root, lake string) error {
 	if _, err := normalize.Normalize(ctx, &extracted, &normalized, normalize.Options{Name: root, Enrich: enrich.All}); err != nil {
 		return err
 	}
-	if _, err := embed.Embed(ctx, &normalized, &embedded, embed.Options{Name: root, Provider: embed.NewHash(0)}); err != nil {
+	var p embed.Provider = embed.NewHash(0)
+	if staticModel != "" {
+		var err error
+		if p, err = embed.NewProvider(embed.Config{Provider: "static", Model: staticModel, ModelsDir: embed.ModelsDir()}); err != nil {
+			return err
+		}
+	}
+	if _, err := embed.Embed(ctx, &normalized, &embedded, embed.Options{Name: root, Provider: p}); err != nil {
 		return err
 	}
 	_, err := load.Load(ctx, &embedded, load.Options{Lake: lake, Now: func() time.Time { return now }, NoCatalog: true})

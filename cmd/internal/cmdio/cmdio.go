@@ -378,7 +378,9 @@ func intersperse(app *cli.App, args []string) []string {
 			cmd = c
 		}
 	}
-	if cmd == nil {
+	if cmd == nil || len(cmd.Subcommands) > 0 {
+		// A command of commands (pos-embed model train --lake DIR): its
+		// flags belong to the subcommand, after its name.
 		return args
 	}
 	boolean := map[string]bool{"help": true, "h": true}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/query"
+	"github.com/pos-lake/pos/transform/embed"
+	"github.com/urfave/cli/v2"
+)
+
+// trainCommand learns a static model from a lake's chunk texts
+// (embed.Trainer).
+func trainCommand() *cli.Command {
+	d := embed.DefaultTrainOptions
+	return &cli.Command{
+		Name:      "train",
+		Usage:     "learn word vectors from a lake's texts and write them as a model2vec model",
+		ArgsUsage: " ",
+		Description: `Reads the text of every chunk of --lake and learns word vectors from it:
+terms (the lexical index's) counted together within --window words, weighed
+by positive pointwise mutual information, reduced by a truncated SVD to
+--dim dimensions; each word's row also holds its pos-hash-v3 features
+(--hash-dim dimensions), so exact words and names still match. Words the
+lake did not have are split into known words and characters. The model is
+written to the models directory as NAME-HASH (HASH: of the texts and the
+parameters; the same lake and parameters give the same files) and is used
+like a pulled one: pos-embed --provider static --model NAME-HASH.
+
+Vectors of different models cannot be compared, and pos-load refuses to mix
+them in one lake: after training, embed the sessions again into a new lake
+with the new model (the old lake's vectors stay those of the model it was
+embedded with).`,
+		Flags: []cli.Flag{
+			cmdio.LakeFlag(),
+			&cli.StringFlag{Name: "name", Value: "learned/lake", Usage: "the model's name (ORG/NAME); the hash of its input is appended"},
+			&cli.IntFlag{Name: "dim", Value: d.Dim, Usage: "learned dimensions"},
+			&cli.IntFlag{Name: "hash-dim", Value: d.HashDim, Usage: "dimensions of the hashed word features (0: none)"},
+			&cli.Float64Flag{Name: "semantic-share", Value: d.SemanticShare, Usage: "the learned part's share of a word's vector, in (0, 1]"},
+			&cli.IntFlag{Name: "window", Value: d.Window, Usage: "words on each side that count as a word's context"},
+			&cli.IntFlag{Name: "min-count", Value: d.MinCount, Usage: "occurrences a term or word needs to be learned"},
+			&cli.IntFlag{Name: "max-terms", Value: d.MaxTerms, Usage: "the most terms learned"},
+			&cli.IntFlag{Name: "max-words", Value: d.MaxWords, Usage: "the most words in the vocabulary"},
+			&cli.Float64Flag{Name: "power", Value: d.Power, Usage: "singular values are raised to it (0 to 1)"},
+		},
+		Action: trainModel,
+	}
+}
+
+func trainModel(c *cli.Context) error {
+	if c.NArg() != 0 {
+		return cmdio.Usagef("model train takes no arguments (--lake DIR)")
+	}
+	lake := c.String("lake")
+	if lake == "" {
+		return cmdio.Usagef("model train needs --lake DIR")
+	}
+	name := c.String("name")
+	if err := embed.ValidModelName(name); err != nil {
+		return cmdio.UsageError{Err: err}
+	}
+	dir := embed.ModelsDir()
+	if dir == "" {
+		return fmt.Errorf("no models directory: set $POS_MODELS_DIR")
+	}
+	hashDim := c.Int("hash-dim")
+	if hashDim == 0 {
+		hashDim = -1 // none
+	}
+	tr, err := embed.NewTrainer(embed.TrainOptions{
+		Dim: c.Int("dim"), HashDim: hashDim, SemanticShare: c.Float64("semantic-share"), Window: c.Int("window"),
+		MinCount: c.Int("min-count"), MaxTerms: c.Int("max-terms"), MaxWords: c.Int("max-words"), Power: c.Float64("power"),
+	})
+	if err != nil {
+		return cmdio.UsageError{Err: err}
+	}
+	start := time.Now()
+	if err := readLakeTexts(c, lake, tr); err != nil {
+		return err
+	}
+	m, err := tr.Write(dir, name)
+	if errors.Is(err, embed.ErrNoTrainingText) {
+		return fmt.Errorf("%s: %w", lake, err)
+	}
+	if err != nil {
+		return err
+	}
+	size := int64(0)
+	for _, f := range embed.StaticFiles {
+		if st, err := os.Stat(m.Dir + "/" + f); err == nil {
+			size += st.Size()
+		}
+	}
+	cmdio.Summary(c, "trained %s from %d chunks: %d terms learned, %d words and characters × %d dimensions, %s in %s (%.1fs); use it with --provider static --model %s",
+		m.Name, m.Texts, m.Terms, m.Words, m.Dim, humanize.IBytes(uint64(size)), m.Dir, time.Since(start).Seconds(), m.Name)
+	return nil
+}
+
+// readLakeTexts adds the text of each chunk of the lake (its latest
+// version), in chunk id order so that the same lake trains the same model.
+func readLakeTexts(c *cli.Context, lake string, tr *embed.Trainer) error {
+	db, err := query.Open(c.Context, lake, query.LazyViews())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	w := &textAdder{tr: tr}
+	if err := db.Stream(c.Context, w, "SELECT text FROM chunks WHERE text IS NOT NULL AND text <> '' ORDER BY id, chunk_index"); err != nil {
+		return fmt.Errorf("%s: reading the chunks: %w", lake, err)
+	}
+	if tr.Texts() == 0 {
+		return fmt.Errorf("%s: %w: the lake has no chunks (build it with pos-embed in the pipeline)", lake, embed.ErrNoTrainingText)
+	}
+	return nil
+}
+
+type textAdder struct{ tr *embed.Trainer }
+
+func (a *textAdder) Begin([]query.Column) error { return nil }
+
+func (a *textAdder) Row(vals []any) error {
+	if s, ok := vals[0].(string); ok {
+		a.tr.Add(s)
+	}
+	return nil
+}
