@@ -703,4 +703,3 @@ func toF16(f float32) uint16 {
 	}
 	return sign | uint16(exp)<<10 | uint16(m)
 }
-
