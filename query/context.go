@@ -30,7 +30,7 @@ const (
 var ContextModes = []string{ModeSmart, ModeLabels, ModeAgents, ModePlan, ModeFull}
 
 // maxPriority is the lowest priority an item has.
-const maxPriority = 6
+const maxPriority = 7
 
 // DefaultContextTokens is the default budget of a pack.
 const DefaultContextTokens = 15000
@@ -71,7 +71,7 @@ type ContextOptions struct {
 
 // ContextItem is one whole piece of text a pack may include.
 type ContextItem struct {
-	Kind     string    `json:"kind"` // plan, subagent_report, compaction_summary, first_prompt, stopped, labels, decisions, errors, files_changed, prompt, reply, files_read, exchange
+	Kind     string    `json:"kind"` // plan, subagent_report, compaction_summary, first_prompt, stopped, labels, decisions, errors, records, files_changed, prompt, reply, files_read, exchange
 	Priority int       `json:"priority"`
 	TS       time.Time `json:"ts"`
 	Title    string    `json:"title,omitempty"`
@@ -458,7 +458,8 @@ WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts`,
 		if it, ok := stoppedItem(steps, todos, starts); ok {
 			items = append(items, it)
 		}
-		if it, ok := errorsItem(steps, opt.MaxTokens/errorsShare); ok {
+		items = append(items, errorsItems(steps, opt.MaxTokens/errorsShare)...)
+		if it, ok := recordsItem(steps, opt.MaxTokens/recordsShare); ok {
 			items = append(items, it)
 		}
 		items = append(items, replies...)
@@ -489,6 +490,7 @@ WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts`,
 const (
 	decisionsShare = 5
 	errorsShare    = 6
+	recordsShare   = 10
 	// decisionAfterMax bounds the sentence printed after a decision.
 	decisionAfterMax = 300
 )
@@ -533,8 +535,12 @@ SELECT d.ts, d.text, d.confidence, coalesce(m.text, '') FROM d LEFT JOIN m ON m.
 	if err := rows.Err(); err != nil {
 		return nil, sqlErr(err)
 	}
-	if text := decisionsText(found, maxDecisions); text != "" {
+	text, more := decisionsTexts(found, maxDecisions)
+	if text != "" {
 		items = append(items, ContextItem{Kind: "decisions", Priority: 4, Title: "Decisions (confidence)", Text: text})
+	}
+	for _, t := range more {
+		items = append(items, ContextItem{Kind: "decisions", Priority: overflowPriority, Title: "more", Text: t})
 	}
 	rows, err = d.db.QueryContext(ctx, `SELECT path, list_sort(list(DISTINCT action)), bool_or(action IN ('edit', 'write', 'delete')) AS changed
 FROM file_refs WHERE platform = ? AND session_id = ? AND ts < ? AND action IN ('edit', 'write', 'delete', 'read', 'reference')
@@ -575,6 +581,7 @@ var kindTitles = map[string]string{
 	"first_prompt": "Prompt", "prompt": "Prompt", "labels": "Chapter labels", "exchange": "Exchange",
 	"reply": "Reply", "decisions": "Decisions (confidence)", "files_changed": "Files changed", "files_read": "Files read",
 	"stopped": "Where the work stopped", "errors": "Errors met, and what followed",
+	"records": "Work recorded: commits, closed tasks",
 }
 
 // renderItem is an item as the markdown pack prints it.

@@ -25,33 +25,52 @@ import (
 // A step is one thing that happened in a session's main thread.
 type step struct {
 	ts   time.Time
-	kind string // said, thought, tool, error
-	text string
+	kind string // said, thought, tool, error, record
+	text string // record steps: the message the command carried
 	// tool steps: the call's name and its short form; error steps: the
 	// call that failed
 	tool, call string
 	shell      bool // a tool step: the call ran a command
+	edit       bool // a tool step: the call changed a file
 }
 
 // workSizes bound what the work items hold, in bytes of text or tokens.
 const (
-	thoughtMax     = 1200 // a thinking block in a reply
-	errorLineMax   = 200  // one line of an error
-	errorLines     = 4    // lines of one error
-	afterErrorMax  = 360  // what the assistant said after an error
-	lastWordsMax   = 700  // each of the last things the assistant said
-	replyPartMax   = 1200 // tokens of one part of a reply
-	outputScanMax  = 64 << 10
-	editScanMax    = 16 << 10
-	diffLineMax    = 160 // a line an edit removed or added
-	diffLines      = 2   // lines of each side of an edit
-	editNames      = 8   // names an edit took out, and brought in
-	commandLineMax = 160
+	thoughtMax      = 1200 // a thinking block in a reply
+	errorLineMax    = 200  // one line of an error
+	errorLines      = 4    // lines of one error
+	afterErrorMax   = 360  // what the assistant said after an error
+	lastWordsMax    = 700  // each of the last things the assistant said
+	replyPartMax    = 1200 // tokens of one part of a reply
+	outputScanMax   = 64 << 10
+	editScanMax     = 16 << 10
+	diffLineMax     = 160 // a line an edit removed or added
+	diffLines       = 2   // lines of each side of an edit
+	editNames       = 8   // names an edit took out, and brought in
+	commandLineMax  = 160
+	recordMax       = 900 // the message of one commit or closed task
+	fixLines        = 6   // lines of the edit that followed an error
+	afterErrorSteps = 2   // things said or thought after an error, before its fix
 )
 
 // errorLineRE finds the lines of a tool's output that report a failure, in
 // the words compilers, test runners, shells and tools use.
 var errorLineRE = regexp.MustCompile(`(?i)\b(error|errors|exception|fail|failed|failure|failures|fatal|panic|traceback|undefined|cannot|can't|couldn't|unable to|not found|no such|denied|refused|invalid|unexpected|missing|timed? ?out|violation|rejected)\b|\*\* \(|^E\s|✗|✘`)
+
+// diagLineRE finds the lines of a successful command's output that report
+// a failure: a command that exits 0 may still print a compiler's error,
+// a failing test or a stack trace (piped through tail, run by a script
+// that does not pass the status on), but its output also holds the
+// project's own text — an issue tracker's task, a log, a file —, where a
+// word such as "fail" or "invalid" is prose. So the line must have the
+// shape diagnostics have: a failure word that opens it, a named error or
+// exception, a count of failures, a place followed by "error", or one of
+// a few messages no prose says.
+var diagLineRE = regexp.MustCompile(`^\s*(?:\*\* \(|(?i:error|errors|fatal|panic|fail|failed|failure|traceback)\b|E\s{2,}|[✗✘×]\s|\[(?i:error|fail|failed)\])` +
+	`|\b[A-Z]\w*(?:Error|Exception)\b` +
+	`|(?i:\b[1-9]\d* (?:failures?|failed|errors?|failing)\b)` +
+	`|:\d+(?::\d+)?:?\s+(?i:error|fatal)\b` +
+	`|(?i:\bis undefined\b|\bundefined (?:function|variable|method|reference|symbol|name)\b|\bno such file\b|\bcommand not found\b|\bpermission denied\b|\bsegmentation fault\b)`)
 
 // okLineRE finds lines that name failures only to say there are none.
 var okLineRE = regexp.MustCompile(`(?i)\b(0|no) (errors?|failures?|failed|issues)\b|\bpassed\b.*\b0 failed\b`)
@@ -143,11 +162,15 @@ FROM c ORDER BY ts, id`, ref.Platform, ref.SessionID, until)
 				}
 				continue
 			}
-			s := step{ts: at, kind: "tool", tool: name, call: callLine(name, desc, command, stepPath(cwd, target)), shell: command != ""}
+			s := step{ts: at, kind: "tool", tool: name, call: callLine(name, desc, command, stepPath(cwd, target)), shell: command != "", edit: isEdit(name)}
 			if d := editDiff(oldText, newText); d != "" {
 				s.call += "\n" + d
+				s.edit = true
 			}
 			tools = append(tools, s)
+			if msg := commandMessage(command); msg != "" {
+				tools = append(tools, step{ts: at, kind: "record", text: msg, tool: name, call: commandHead(command)})
+			}
 			if callID != "" {
 				calls[callID] = s
 			}
@@ -179,6 +202,71 @@ FROM c ORDER BY ts, id`, ref.Platform, ref.SessionID, until)
 	steps = append(steps, tools...)
 	slices.SortStableFunc(steps, func(a, b step) int { return a.ts.Compare(b.ts) })
 	return steps, todos, nil
+}
+
+// editTools are the tools that change a file, lower-cased, on the
+// platforms pos reads (Claude Code, Codex, Gemini, Cline, Cursor).
+var editTools = map[string]bool{"edit": true, "multiedit": true, "write": true, "notebookedit": true, "apply_patch": true,
+	"replace": true, "write_file": true, "write_to_file": true, "replace_in_file": true, "edit_file": true, "create_file": true,
+	"str_replace_editor": true, "str_replace_based_edit_tool": true, "search_replace": true}
+
+func isEdit(tool string) bool { return editTools[strings.ToLower(tool)] }
+
+// messageFlagRE finds the message a command carries in a flag: a commit's
+// (git, hg, jj, svn: -m, --message), a closed or updated task's (--reason,
+// --notes, --comment), a pull request's or an issue's (--body, --title,
+// --description). Agents write there, in a few lines, what they did and
+// why — the account a summary of the session gives.
+var messageFlagRE = regexp.MustCompile(`(?:^|\s)(?:-m|--message|--reason|--notes|--comment|--body|--description|--title)(?:=|\s+)("(?:[^"\\]|\\.)*"|'[^']*')`)
+
+// heredocRE is the here-document a message is often given as:
+// -m "$(cat <<'EOF' ... EOF)".
+var heredocRE = regexp.MustCompile(`(?s)^\$\(cat <<-?\s*['"]?(\w+)['"]?\s*\n(.*?)\n\s*(\w+)\s*\)$`)
+
+// trailerRE finds a commit message's trailer lines (co-authors,
+// sign-offs, the line a tool adds to say it wrote the commit): who, not
+// what.
+var trailerRE = regexp.MustCompile(`(?im)^\s*(?:co-authored-by|signed-off-by|reviewed-by|acked-by):.*$|^.*generated with .*$`)
+
+// commandMessage is the text of the messages a command carries (see
+// messageFlagRE), each unquoted, joined by a line and cut to recordMax
+// bytes; "" when it carries none of at least a few words.
+func commandMessage(command string) string {
+	var parts []string
+	for _, m := range messageFlagRE.FindAllStringSubmatch(command, -1) {
+		q := m[1]
+		text := q[1 : len(q)-1]
+		if q[0] == '"' {
+			text = strings.NewReplacer(`\"`, `"`, `\\`, `\`, `\$`, `$`, "\\`", "`").Replace(text)
+		}
+		if h := heredocRE.FindStringSubmatch(text); h != nil && h[1] == h[3] {
+			text = h[2]
+		}
+		text = strings.TrimSpace(trailerRE.ReplaceAllString(text, ""))
+		if len(strings.Fields(text)) >= 3 && !slices.Contains(parts, text) {
+			parts = append(parts, text)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return cut(strings.Join(parts, "\n"), recordMax)
+}
+
+// commandHead is the start of a command that says what it is: its first
+// two words after the last "&&" or ";" before the message (git commit,
+// bd close).
+func commandHead(command string) string {
+	if loc := messageFlagRE.FindStringIndex(command); loc != nil {
+		command = command[:loc[0]]
+	}
+	for _, sep := range []string{"&&", ";", "|"} {
+		if i := strings.LastIndex(command, sep); i >= 0 {
+			command = command[i+len(sep):]
+		}
+	}
+	f := strings.Fields(command)
+	return strings.Join(f[:min(len(f), 3)], " ")
 }
 
 // callLine is a tool call in one line: its name, what it is for (the
@@ -227,14 +315,27 @@ func editDiff(oldText, newText string) string {
 	for _, l := range newLines {
 		has[strings.TrimSpace(l)] = true
 	}
+	// The lines of code an edit changed say more of it than the lines of
+	// its comments and docs: those are shown only when no code line
+	// changed.
 	pick := func(lines []string, other map[string]bool, mark string) []string {
-		var out []string
+		var code, prose []string
 		for _, l := range lines {
-			if t := strings.TrimSpace(l); t != "" && !other[t] && len(out) < diffLines {
-				out = append(out, "    "+mark+" "+excerpt.Line(t, diffLineMax))
+			t := strings.TrimSpace(l)
+			if t == "" || other[t] {
+				continue
+			}
+			line := "    " + mark + " " + excerpt.Line(t, diffLineMax)
+			if isProse(t) {
+				prose = append(prose, line)
+			} else {
+				code = append(code, line)
 			}
 		}
-		return out
+		if len(code) == 0 {
+			code = prose
+		}
+		return code[:min(len(code), diffLines)]
 	}
 	out := append(pick(oldLines, has, "-"), pick(newLines, had, "+")...)
 	gone, came := changedNames(oldText, newText)
@@ -245,6 +346,18 @@ func editDiff(oldText, newText string) string {
 		out = append(out, "    names in: "+strings.Join(came, ", "))
 	}
 	return strings.Join(out, "\n")
+}
+
+// commentRE finds the start of a comment line in the usual languages.
+var commentRE = regexp.MustCompile(`^(?://|#|/\*|\*|--|;|<!--|"""|\'\'\')`)
+
+// isProse tells a line of comment or documentation from a line of code: a
+// comment's opening, or words with no code punctuation among them.
+func isProse(line string) bool {
+	if commentRE.MatchString(line) {
+		return true
+	}
+	return len(strings.Fields(line)) >= 5 && !strings.ContainsAny(line, "(){}[]=<>;:|&$@\\")
 }
 
 // nameRE finds the names in code: identifiers, with the dots of a
@@ -315,20 +428,39 @@ func errorText(output string, failed bool) string {
 			lines = append(lines, excerpt.Line(l, errorLineMax))
 		}
 	}
+	if !failed && slices.ContainsFunc(lines, okLineRE.MatchString) {
+		// A run that reports no failures in its own summary ("0
+		// failures") failed nowhere, whatever its log lines name.
+		return ""
+	}
+	// A diagnostic's place ranks first, with the message beside it (the
+	// line before or else after, when it says something: a few words); then
+	// the lines that report a failure; a bare word ("error") last.
 	score := make([]int, len(lines))
+	said := func(l string) bool { return len(strings.Fields(l)) >= 4 }
 	for i, l := range lines {
-		switch {
-		case errorLineRE.MatchString(l) && !okLineRE.MatchString(l):
+		if (failed && errorLineRE.MatchString(l) || diagLineRE.MatchString(l)) && !okLineRE.MatchString(l) {
 			score[i] = 2
-		case failed && placeRE.MatchString(l):
-			score[i] = max(score[i], 1)
-			if i > 0 {
-				score[i-1] = max(score[i-1], 1)
+			if len(strings.Fields(l)) < 2 {
+				score[i] = 1
+			}
+		}
+	}
+	for i, l := range lines {
+		if failed && placeRE.MatchString(l) {
+			score[i] = 3
+			// The message is the line before (a compiler's, a linter's
+			// heading), else the one after (a type checker's).
+			for _, j := range []int{i - 1, i + 1} {
+				if j >= 0 && j < len(lines) && said(lines[j]) && !placeRE.MatchString(lines[j]) {
+					score[j] = max(score[j], 2)
+					break
+				}
 			}
 		}
 	}
 	var found []string
-	for want := 2; want >= 1 && len(found) < errorLines; want-- {
+	for want := 3; want >= 1 && len(found) < errorLines; want-- {
 		for i, l := range lines {
 			if score[i] == want && !slices.Contains(found, l) && len(found) < errorLines {
 				found = append(found, l)
@@ -502,12 +634,12 @@ func firstSentences(text string, n int) string {
 	return text[:end]
 }
 
-// errorsItem lists the errors the session's tools met, each with the call
+// errorsItems list the errors the session's tools met, each with the call
 // that met it and what the assistant said or thought next (how it read the
 // error, what it did about it): the newest first while they fit in max
-// tokens (limit), printed oldest first. An error met again with the same first line
+// tokens (limit), printed oldest first, then the older ones at the lowest priority. An error met again with the same first line
 // is listed once, where it was last met.
-func errorsItem(steps []step, limit int) (ContextItem, bool) {
+func errorsItems(steps []step, limit int) []ContextItem {
 	type entry struct {
 		ts   time.Time
 		text string
@@ -526,36 +658,122 @@ func errorsItem(steps []step, limit int) (ContextItem, bool) {
 		seen[key] = true
 		var b strings.Builder
 		fmt.Fprintf(&b, "- %s\n  ✗ %s\n", cmpOr(s.call, s.tool), strings.ReplaceAll(s.text, "\n", "\n    "))
+		// What followed: what the assistant said or thought of the error
+		// (its first words, then up to afterErrorSteps more until it
+		// acted), and the first edit it made before it ran a command again
+		// or met another error — the fix, as a summary pairs them.
+		// Past its first words, what it said counts only on the way to a
+		// fix.
+		var then []string
+		fix := ""
 		for _, next := range steps[i+1:] {
-			if next.kind == "said" || next.kind == "thought" {
-				fmt.Fprintf(&b, "  then: %s\n", firstSentences(next.text, afterErrorMax))
+			if next.kind == "error" || next.kind == "tool" && next.shell {
 				break
 			}
-			if next.kind == "error" {
+			if len(then) < afterErrorSteps && (next.kind == "said" || next.kind == "thought") {
+				then = append(then, firstSentences(next.text, afterErrorMax))
+			}
+			if next.kind == "tool" && next.edit {
+				lines := strings.Split(next.call, "\n")
+				fix = strings.Join(lines[:min(len(lines), fixLines)], "\n  ")
 				break
 			}
+		}
+		if fix == "" {
+			then = then[:min(len(then), 1)]
+		}
+		for _, t := range then {
+			fmt.Fprintf(&b, "  then: %s\n", t)
+		}
+		if fix != "" {
+			fmt.Fprintf(&b, "  fix: %s\n", fix)
 		}
 		entries = append(entries, entry{s.ts, b.String()})
 	}
-	var kept []entry
-	used := 0
+	// The newest that fit in limit make the item; the older ones follow
+	// in items of overflowMax tokens at overflowPriority, which a pack
+	// takes only with the room everything else left.
+	var items []ContextItem
+	flush := func(g []entry, prio int) {
+		if len(g) == 0 {
+			return
+		}
+		slices.Reverse(g)
+		var b strings.Builder
+		for _, e := range g {
+			b.WriteString(e.text)
+		}
+		it := ContextItem{Kind: "errors", Priority: prio, TS: g[0].ts, Text: b.String()}
+		if prio == overflowPriority {
+			it.Title = "earlier"
+		}
+		items = append(items, it)
+	}
+	var cur []entry
+	used, room, prio := 0, limit, 4
 	for _, e := range entries {
 		t := EstimateTokens(e.text)
+		if used+t > room {
+			flush(cur, prio)
+			cur, used, room, prio = nil, 0, overflowMax, overflowPriority
+		}
+		if t <= room {
+			used += t
+			cur = append(cur, e)
+		}
+	}
+	flush(cur, prio)
+	return items
+}
+
+// overflowMax bounds each item that carries the errors or decisions their
+// share of the budget did not hold; overflowPriority is theirs, the
+// lowest, after the files read.
+const (
+	overflowMax      = 800
+	overflowPriority = maxPriority
+)
+
+// recordsItem lists the messages the session's commands carried — its
+// commits, the tasks it closed, the pull requests it opened (see
+// commandMessage) —, each with the command it went with: the newest first
+// while they fit in limit tokens, printed oldest first. A message given
+// again (a commit retried after a hook refused it) is listed once, where
+// it was last given.
+func recordsItem(steps []step, limit int) (ContextItem, bool) {
+	var kept []step
+	seen := map[string]bool{}
+	used := 0
+	for i := len(steps) - 1; i >= 0; i-- {
+		s := steps[i]
+		if s.kind != "record" {
+			continue
+		}
+		key := strings.ToLower(strings.TrimSpace(strings.SplitN(s.text, "\n", 2)[0]))
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		t := EstimateTokens(recordLine(s))
 		if used+t > limit {
-			break
+			continue
 		}
 		used += t
-		kept = append(kept, e)
+		kept = append(kept, s)
 	}
 	if len(kept) == 0 {
 		return ContextItem{}, false
 	}
 	slices.Reverse(kept)
 	var b strings.Builder
-	for _, e := range kept {
-		b.WriteString(e.text)
+	for _, s := range kept {
+		b.WriteString(recordLine(s))
 	}
-	return ContextItem{Kind: "errors", Priority: 4, TS: kept[0].ts, Text: b.String()}, true
+	return ContextItem{Kind: "records", Priority: 4, TS: kept[len(kept)-1].ts, Text: b.String()}, true
+}
+
+func recordLine(s step) string {
+	return fmt.Sprintf("- %s: %s\n", s.call, strings.ReplaceAll(s.text, "\n", "\n  "))
 }
 
 // stoppedItem says where the session's work stood at its end: the agent's
@@ -613,6 +831,14 @@ type foundDecision struct {
 // certain ones the newest, since a later decision revises an earlier one.
 // The lines are in time order.
 func decisionsText(found []foundDecision, limit int) string {
+	text, _ := decisionsTexts(found, limit)
+	return text
+}
+
+// decisionsTexts is decisionsText and, in texts of at most overflowMax
+// tokens, the decisions it had no room for: the most certain first, each
+// text in time order.
+func decisionsTexts(found []foundDecision, limit int) (string, []string) {
 	byKey := map[string]int{}
 	var list []foundDecision
 	for _, f := range found {
@@ -640,22 +866,46 @@ func decisionsText(found []foundDecision, limit int) string {
 		}
 		return b.ts.Compare(a.ts)
 	})
-	keep := map[string]bool{}
+	var main, rest []foundDecision
 	used := 0
 	for _, f := range rank {
 		t := EstimateTokens(decisionLine(f))
 		if used+t > limit {
+			rest = append(rest, f)
 			continue
 		}
 		used += t
-		keep[strings.ToLower(f.text)] = true
+		main = append(main, f)
 	}
-	slices.SortStableFunc(list, func(a, b foundDecision) int { return a.ts.Compare(b.ts) })
-	var b strings.Builder
-	for _, f := range list {
-		if keep[strings.ToLower(f.text)] {
-			b.WriteString(decisionLine(f))
+	// The rest, the most certain first, in groups of overflowMax tokens.
+	var more []string
+	var cur []foundDecision
+	used = 0
+	for _, f := range rest {
+		t := EstimateTokens(decisionLine(f))
+		if t > overflowMax {
+			continue
 		}
+		if used+t > overflowMax {
+			more = append(more, decisionLines(cur))
+			cur, used = nil, 0
+		}
+		cur = append(cur, f)
+		used += t
+	}
+	if len(cur) > 0 {
+		more = append(more, decisionLines(cur))
+	}
+	return decisionLines(main), more
+}
+
+// decisionLines are the decisions' lines in time order.
+func decisionLines(fs []foundDecision) string {
+	fs = slices.Clone(fs)
+	slices.SortStableFunc(fs, func(a, b foundDecision) int { return a.ts.Compare(b.ts) })
+	var b strings.Builder
+	for _, f := range fs {
+		b.WriteString(decisionLine(f))
 	}
 	return b.String()
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/internal/excerpt"
 )
 
 func TestErrorText(t *testing.T) {
@@ -93,17 +95,147 @@ func TestErrorsItem(t *testing.T) {
 		{ts: t0.Add(4 * time.Second), kind: "error", tool: "Bash", call: "Bash `mix test`", text: "5 tests, 4 failures"},
 		{ts: t0.Add(5 * time.Second), kind: "thought", text: "The sandbox is per process."},
 	}
-	it, ok := errorsItem(steps, 1000)
-	if !ok {
-		t.Fatal("no item")
+	items := errorsItems(steps, 1000)
+	if len(items) != 1 {
+		t.Fatalf("items %+v", items)
 	}
+	it := items[0]
 	want := "- Bash `mix test`\n  ✗ ** (RuntimeError) no :secret_key_base configuration found\n  then: The test needs the endpoint configured. Let me check the config. More.\n" +
 		"- Bash `mix test`\n  ✗ 5 tests, 4 failures\n  then: The sandbox is per process.\n"
 	if it.Text != want || it.Kind != "errors" || it.Priority != 4 {
 		t.Errorf("got %+v\nwant text %q", it, want)
 	}
-	// Room for one: the newest.
-	if it, _ := errorsItem(steps, 30); !strings.Contains(it.Text, "4 failures") || strings.Contains(it.Text, "secret_key_base") {
-		t.Errorf("newest first: %q", it.Text)
+	// Room for one: the newest; the older follows at the lowest priority.
+	items = errorsItems(steps, 30)
+	if len(items) != 2 || !strings.Contains(items[0].Text, "4 failures") || strings.Contains(items[0].Text, "secret_key_base") || items[0].Priority != 4 {
+		t.Fatalf("newest first: %+v", items)
+	}
+	if !strings.Contains(items[1].Text, "secret_key_base") || items[1].Priority != overflowPriority {
+		t.Errorf("the older after: %+v", items[1])
+	}
+}
+
+func TestErrorTextSuccessfulCommand(t *testing.T) {
+	// A command that exited 0 but printed a project's own prose (an issue
+	// tracker's task) names no failure.
+	task := "○ proj-4te.2 · Propagate trace headers\n- If ids cannot be generated, return empty string (do not fail script).\n- Tracing setup failure must degrade gracefully."
+	if got := errorText(task, false); got != "" {
+		t.Errorf("task text read as an error: %q", got)
+	}
+	// A passing run whose log names an error struct failed nowhere.
+	log := "15:18:53.812 [warning] Malformed JSON: %Jason.DecodeError{position: 0}\n...\n14 doctests, 297 tests, 0 failures"
+	if got := errorText(log, false); got != "" {
+		t.Errorf("passing run read as an error: %q", got)
+	}
+	// A failing run piped through tail exits 0: its failures count.
+	if got := errorText("....F..\nFinished in 1.9 seconds\n14 doctests, 297 tests, 11 failures", false); got != "14 doctests, 297 tests, 11 failures" {
+		t.Errorf("failing run: %q", got)
+	}
+	// A type checker's place comes with the message after it, before the
+	// tool's own counts and bare words.
+	dialyzer := "Pre-commit validation failed\nTotal errors: 2, Skipped: 0\ndone in 0m11.96s\nlib/web/trace.ex:58:13:pattern_match\nThe pattern can never match the type.\n\nPattern:\n{:ok, _trace_id}\n:error"
+	got := errorText(dialyzer, true)
+	if !strings.Contains(got, "lib/web/trace.ex:58:13:pattern_match\nThe pattern can never match the type.") {
+		t.Errorf("dialyzer: %q", got)
+	}
+}
+
+func TestCommandMessage(t *testing.T) {
+	commit := "git add -A && git commit -m \"$(cat <<'EOF'\nfeat: retry the fetcher\n\n- Use exponential backoff, not a fixed sleep\n\nCo-Authored-By: Agent <[REDACTED:email:0a1b2c3d]>\nEOF\n)\""
+	if got, want := commandMessage(commit), "feat: retry the fetcher\n\n- Use exponential backoff, not a fixed sleep"; got != want {
+		t.Errorf("heredoc commit:\n got %q\nwant %q", got, want)
+	}
+	if got := commandHead(commit); got != "git commit" {
+		t.Errorf("head %q", got)
+	}
+	closeTask := `bd close proj-4te.3 --reason="Implemented controller tracing; the \"false positive\" is acknowledged"`
+	if got, want := commandMessage(closeTask), `Implemented controller tracing; the "false positive" is acknowledged`; got != want {
+		t.Errorf("closed task: %q", got)
+	}
+	if got := commandHead(closeTask); got != "bd close proj-4te.3" {
+		t.Errorf("head %q", got)
+	}
+	for _, c := range []string{"git commit -m 'wip'", "mix test --seed 0", "gh pr create --title x"} {
+		if got := commandMessage(c); got != "" {
+			t.Errorf("%s: %q", c, got)
+		}
+	}
+	// A long message is cut, never inside a redaction marker.
+	long := "git commit -m \"" + strings.Repeat("word ", recordMax/5) + "[REDACTED:github-pat:0a1b2c3d] end\""
+	if got := commandMessage(long); strings.Contains(got, "[REDACTED") && !strings.Contains(got, "[REDACTED:github-pat:0a1b2c3d]") || len(got) > recordMax+len(excerpt.Ellipsis) {
+		t.Errorf("cut: %q", got)
+	}
+}
+
+func TestRecordsItem(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	steps := []step{
+		{ts: t0, kind: "record", call: "git commit", text: "feat: retry the fetcher\n\n- backoff"},
+		{ts: t0.Add(time.Minute), kind: "record", call: "git commit --no-verify", text: "feat: retry the fetcher\n\n- backoff, capped"},
+		{ts: t0.Add(2 * time.Minute), kind: "record", call: "bd close p-1", text: "Done, tests pass."},
+	}
+	it, ok := recordsItem(steps, 1000)
+	want := "- git commit --no-verify: feat: retry the fetcher\n  \n  - backoff, capped\n- bd close p-1: Done, tests pass.\n"
+	if !ok || it.Text != want || it.Kind != "records" || it.Priority != 4 {
+		t.Errorf("got %+v\nwant %q", it, want)
+	}
+}
+
+func TestErrorsItemFix(t *testing.T) {
+	// Each error with what was said of it on the way to the edit that
+	// followed, and that edit: the fix.
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	steps := []step{
+		{ts: at(0), kind: "tool", tool: "Bash", call: "Bash `mix test`", shell: true},
+		{ts: at(1), kind: "error", tool: "Bash", call: "Bash `mix test`", text: "** (FunctionClauseError) no function clause matching in Web.Trace.with_span/3"},
+		{ts: at(2), kind: "said", text: "The do block is passed as a keyword list, not a function."},
+		{ts: at(3), kind: "tool", tool: "Read", call: "Read lib/web/trace.ex"},
+		{ts: at(4), kind: "said", text: "Let me rewrite with_span as a macro."},
+		{ts: at(5), kind: "tool", tool: "Edit", edit: true, call: "Edit lib/web/trace.ex\n    - def with_span(name, fun) do\n    + defmacro with_span(name, do: block) do"},
+		{ts: at(6), kind: "tool", tool: "Bash", call: "Bash `mix test`", shell: true},
+		{ts: at(7), kind: "error", tool: "Bash", call: "Bash `mix credo`", text: "┃ [R] Prefer using an implicit try"},
+		{ts: at(8), kind: "said", text: "Credo wants an implicit try."},
+		{ts: at(9), kind: "tool", tool: "Bash", call: "Bash `mix credo`", shell: true},
+		{ts: at(10), kind: "said", text: "Unrelated words."},
+		{ts: at(11), kind: "tool", tool: "Edit", edit: true, call: "Edit lib/other.ex"},
+	}
+	items := errorsItems(steps, 1000)
+	if len(items) != 1 {
+		t.Fatalf("items %+v", items)
+	}
+	want := "- Bash `mix test`\n  ✗ ** (FunctionClauseError) no function clause matching in Web.Trace.with_span/3\n" +
+		"  then: The do block is passed as a keyword list, not a function.\n  then: Let me rewrite with_span as a macro.\n" +
+		"  fix: Edit lib/web/trace.ex\n      - def with_span(name, fun) do\n      + defmacro with_span(name, do: block) do\n" +
+		"- Bash `mix credo`\n  ✗ ┃ [R] Prefer using an implicit try\n  then: Credo wants an implicit try.\n"
+	if items[0].Text != want {
+		t.Errorf("got\n%s\nwant\n%s", items[0].Text, want)
+	}
+}
+
+func TestEditDiffCodeFirst(t *testing.T) {
+	// The lines of code an edit changed come before its doc lines.
+	old := "  @doc \"\"\"\n  Run fun within a span and return its result to the caller.\n  \"\"\"\n  def with_span(name, fun) do"
+	new := "  @doc \"\"\"\n  Run the block within a span and return its result to the caller.\n  \"\"\"\n  defmacro with_span(name, do: block) do"
+	got := editDiff(old, new)
+	if !strings.HasPrefix(got, "    - def with_span(name, fun) do\n    + defmacro with_span(name, do: block) do") {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestDecisionsTextsOverflow(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	found := []foundDecision{
+		{ts: t0, text: "Let's use an LRU cache.", conf: 0.9},
+		{ts: t0.Add(time.Minute), text: "The issue is that the loader races.", conf: 0.7},
+		{ts: t0.Add(2 * time.Minute), text: "We'll use a ring buffer for the log.", conf: 0.6},
+	}
+	room := EstimateTokens(decisionLine(found[0]))
+	text, more := decisionsTexts(found, room)
+	if text != "- (0.90) Let's use an LRU cache.\n" {
+		t.Errorf("share: %q", text)
+	}
+	if len(more) != 1 || more[0] != "- (0.70) The issue is that the loader races.\n- (0.60) We'll use a ring buffer for the log.\n" {
+		t.Errorf("overflow: %q", more)
 	}
 }

@@ -158,3 +158,46 @@ func TestParse(t *testing.T) {
 		t.Errorf("decisions %q: the summary's rule moved with the detector", s.Decisions)
 	}
 }
+
+func TestHeldOut(t *testing.T) {
+	// The split is fixed: the corpus's summaries fall the same way on
+	// every run, and both halves are used.
+	for id, want := range map[string]bool{
+		"258c7280-ae70-4798-800f-63464d01a85d": true,
+		"4d5611e5-241a-462a-8d15-5122611a9569": false,
+		"ae4a77f8-aedd-4bc1-888f-c94edc91af04": false,
+	} {
+		if HeldOut(id) != want {
+			t.Errorf("HeldOut(%s) = %v", id, !want)
+		}
+	}
+}
+
+func TestMarkReachable(t *testing.T) {
+	// A unit is reachable when its words stand together in one stretch of
+	// the transcript, not when they are scattered over all of it; what the
+	// pack carries is reachable by definition.
+	unit := "Fixed the parser crash by guarding the empty header."
+	scattered := []string{"parser", "crash", "guarding", "empty header"}
+	var windows []string
+	for _, w := range scattered {
+		windows = append(windows, w+" "+strings.Repeat("filler ", 5))
+	}
+	whole := strings.Join(windows, "\n")
+	items := []Item{{Text: unit}}
+	markReachable(nil, items, nil, nil, whole, windows)
+	if items[0].Reachable {
+		t.Error("scattered words made the unit reachable")
+	}
+	items = []Item{{Text: unit, Found: true}}
+	markReachable(nil, items, nil, nil, whole, windows)
+	if !items[0].Reachable {
+		t.Error("a unit the pack carries is unreachable")
+	}
+	windows = append(windows, "The parser crash is fixed: guarding the empty header now.")
+	items = []Item{{Text: unit}}
+	markReachable(nil, items, nil, nil, whole, windows)
+	if !items[0].Reachable {
+		t.Error("a unit one window holds is unreachable")
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -322,36 +323,39 @@ func Check(ctx context.Context, root string, c Compaction, budget int) (*Session
 	res.Decisions = FindUnits(sum.Decisions, texts)
 	res.Pending = FindUnits(sum.Pending, texts)
 	res.Errors = FindUnits(sum.Errors, texts)
-	source, err := sourceText(src)
+	whole, windows, err := sourceText(src)
 	if err != nil {
 		return nil, err
 	}
-	markReachable(res.Files, res.Decisions, res.Pending, res.Errors, source)
+	markReachable(res.Files, res.Decisions, res.Pending, res.Errors, whole, windows)
 	return res, nil
 }
 
-// sourceText is every string of every line of the transcripts under dir
-// (the session before the boundary and its subagents), decoded, one per
-// line: what any pack of them could hold.
-func sourceText(dir string) (string, error) {
+// sourceText is what the transcripts under dir (the session before the
+// boundary and its subagents) hold, as any pack of them could: the whole
+// text, every string of every line decoded, for files; and stretches of
+// reachWindow consecutive messages of one transcript for units, since a
+// pack item states a decision, a pending task or an error from one place
+// of the session, not from words scattered over all of it.
+func sourceText(dir string) (whole string, windows []string, err error) {
 	var b strings.Builder
-	var walk func(v any)
-	walk = func(v any) {
+	var walk func(w *strings.Builder, v any)
+	walk = func(w *strings.Builder, v any) {
 		switch x := v.(type) {
 		case string:
-			b.WriteString(x)
-			b.WriteByte('\n')
+			w.WriteString(x)
+			w.WriteByte('\n')
 		case []any:
 			for _, e := range x {
-				walk(e)
+				walk(w, e)
 			}
 		case map[string]any:
 			for _, e := range x {
-				walk(e)
+				walk(w, e)
 			}
 		}
 	}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
 			return err
 		}
@@ -360,33 +364,56 @@ func sourceText(dir string) (string, error) {
 			return err
 		}
 		defer f.Close()
-		return eachLine(f, func(n int, line []byte) error {
+		var messages []string
+		err = eachLine(f, func(n int, line []byte) error {
 			var v any
 			if err := json.Unmarshal(line, &v); err != nil {
 				return fmt.Errorf("%s:%d: %v", path, n, err)
 			}
-			walk(v)
+			walk(&b, v)
+			if m, ok := v.(map[string]any); ok && (m["type"] == "user" || m["type"] == "assistant") {
+				var w strings.Builder
+				walk(&w, m["message"])
+				messages = append(messages, w.String())
+			}
 			return nil
 		})
+		for i := range messages {
+			windows = append(windows, strings.Join(messages[i:min(i+reachWindow, len(messages))], "\n"))
+			if i+reachWindow >= len(messages) {
+				break
+			}
+		}
+		return err
 	})
-	return b.String(), err
+	return b.String(), windows, err
 }
 
+// reachWindow is how many consecutive messages of a transcript (a line
+// each: an assistant's text or tool call, a tool's result, a prompt) a
+// unit's words must stand within to count as reachable: a few tool calls
+// with their results and what was said around them, about what one pack
+// item (an error with what followed it, a part of a reply) draws on.
+const reachWindow = 12
+
 // markReachable marks the items the source holds: a file by its path or
-// base name, a unit by DecisionThreshold of its content words, as a pack
-// item would have to hold them.
-func markReachable(files, decisions, pending, errs []Item, source string) {
+// base name anywhere, a unit by DecisionThreshold of its content words
+// within one window of the transcript, as a pack item would have to hold
+// them.
+func markReachable(files, decisions, pending, errs []Item, whole string, windows []string) {
 	for i := range files {
 		f := files[i].Text
-		files[i].Reachable = strings.Contains(source, f) || strings.Contains(source, filepath.Base(f))
+		files[i].Reachable = strings.Contains(whole, f) || strings.Contains(whole, filepath.Base(f))
 	}
 	for _, list := range [][]Item{decisions, pending, errs} {
 		texts := make([]string, len(list))
 		for i, it := range list {
 			texts[i] = it.Text
 		}
-		for i, r := range FindUnits(texts, []string{source}) {
-			list[i].Reachable = r.Found
+		// What the pack carries the transcript holds, wherever the
+		// pack's item drew it from.
+		for i, r := range FindUnits(texts, windows) {
+			list[i].Reachable = r.Found || list[i].Found
 		}
 	}
 }
@@ -870,9 +897,15 @@ func (s *SessionResult) tallies() Tallies {
 }
 
 // Sum is the tallies over every session.
-func (r *Report) Sum() Tallies {
+func (r *Report) Sum() Tallies { return r.sumOf(func(string) bool { return true }) }
+
+// sumOf is the tallies over the sessions whose id keep accepts.
+func (r *Report) sumOf(keep func(id string) bool) Tallies {
 	var t Tallies
 	for i := range r.Sessions {
+		if !keep(r.Sessions[i].SessionID) {
+			continue
+		}
 		s := r.Sessions[i].tallies()
 		for _, p := range [][2]*Tally{{&t.Files, &s.Files}, {&t.Decisions, &s.Decisions}, {&t.Pending, &s.Pending}, {&t.Errors, &s.Errors}} {
 			p[0].Found += p[1].Found
@@ -882,6 +915,16 @@ func (r *Report) Sum() Tallies {
 		}
 	}
 	return t
+}
+
+// HeldOut tells the sessions whose summaries are held out: the pack's
+// rules are tuned by reading the other summaries and their transcripts,
+// and the held-out half shows whether what was learnt holds on summaries
+// not read. The split is by session, fixed before any tuning: the first
+// byte of the SHA-256 of the session id is odd.
+func HeldOut(sessionID string) bool {
+	h := sha256.Sum256([]byte(sessionID))
+	return h[0]%2 == 1
 }
 
 func pct(n, d int) string {
@@ -904,8 +947,18 @@ func (r *Report) Print(w io.Writer, verbose bool) {
 	t := r.Sum()
 	fmt.Fprintf(tw, "all (%d)\t\t\t%s\t%s\t%s\t%s\t\t\t\n", len(r.Sessions), t.Files, t.Decisions, t.Pending, t.Errors)
 	fmt.Fprintf(tw, "reachable\t\t\t%s\t%s\t%s\t%s\t\t\t\n", t.Files.OfReachable(), t.Decisions.OfReachable(), t.Pending.OfReachable(), t.Errors.OfReachable())
+	held := 0
+	for _, s := range r.Sessions {
+		if HeldOut(s.SessionID) {
+			held++
+		}
+	}
+	h := r.sumOf(HeldOut)
+	fmt.Fprintf(tw, "held out (%d)\t\t\t%s\t%s\t%s\t%s\t\t\t\n", held, h.Files, h.Decisions, h.Pending, h.Errors)
+	fmt.Fprintf(tw, "held out, reachable\t\t\t%s\t%s\t%s\t%s\t\t\t\n", h.Files.OfReachable(), h.Decisions.OfReachable(), h.Pending.OfReachable(), h.Errors.OfReachable())
 	tw.Flush()
-	fmt.Fprintln(w, "reachable: of the items the transcript before the boundary holds (the rest the summary learnt elsewhere)")
+	fmt.Fprintln(w, "reachable: of the items the transcript before the boundary holds (a file anywhere, a unit within a stretch of consecutive messages; the rest the summary learnt elsewhere)")
+	fmt.Fprintln(w, "held out: the sessions whose summaries the pack's rules were not tuned on (see HeldOut)")
 	if !verbose {
 		return
 	}
