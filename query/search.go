@@ -158,7 +158,7 @@ type Fusion struct {
 }
 
 // DefaultFusion is the fusion hybrid search uses unless told otherwise.
-var DefaultFusion = Fusion{LexicalWeight: 0.5, RankK: 60, RankLexicalWeight: 0.5}
+var DefaultFusion = Fusion{LexicalWeight: 0.8, RankK: 10, RankLexicalWeight: 0.8}
 
 // orDefault fills in f's zero fields from DefaultFusion.
 func (f Fusion) orDefault() Fusion {
