@@ -359,6 +359,7 @@ type SearchArgs struct {
 	Since          string   `json:"since,omitempty" jsonschema:"from this time: a duration back from now (90m, 36h, 7d, 2w), a date (2026-01-31) or RFC 3339"`
 	Until          string   `json:"until,omitempty" jsonschema:"before this time (same forms as since)"`
 	GroupBySession bool     `json:"group_by_session,omitempty" jsonschema:"rank sessions by how much of them matches (topic search across sessions) instead of listing single results"`
+	PerSession     int      `json:"per_session,omitempty" jsonschema:"with group_by_session: how many of its best hits each session lists"`
 }
 
 // SearchResult is search's result: hits, or sessions when grouped.
@@ -381,13 +382,16 @@ func (s *Server) addSearch() {
 			"a failed call, a compiler error, a failing test), across every session in the lake (hybrid: vector similarity " +
 			"and BM25 fused by rank). Each hit has its session, exchange, time, score and a snippet with the query's words " +
 			"in **bold**; a tool's hit also names the tool and gives its lines that hold the query's words. " +
-			"group_by_session ranks whole sessions instead.",
+			"A hit gives its exchange's prompt and, when a tool of the exchange failed, the error and what fixed it (the edits, " +
+			"the command that then passed); near-identical hits are one, with how many others it stands for (duplicates, similar). " +
+			"group_by_session ranks whole sessions instead, each with its best hits.",
 		Annotations: readOnly("Search past agent sessions"),
 		InputSchema: inputSchema[SearchArgs](func(p map[string]*jsonschema.Schema) {
 			p["query"].MinLength = new(int)
 			*p["query"].MinLength = 1
 			p["mode"].Enum = enum(query.SearchModes...)
 			p["k"].Minimum, p["k"].Maximum, p["k"].Default = num(1), num(100), jsonDefault("10")
+			p["per_session"].Minimum, p["per_session"].Maximum, p["per_session"].Default = num(1), num(20), jsonDefault("3")
 			p["types"].Items.Enum = enum(query.SearchTypes...)
 		}),
 	}
@@ -419,7 +423,7 @@ func (s *Server) addSearch() {
 			}
 		}
 		opt := query.SearchOptions{Query: a.Query, Mode: a.Mode, K: a.K, Platform: p, Project: a.Project, Session: session,
-			Types: types, Since: since, Until: until}
+			Types: types, Since: since, Until: until, PerSession: a.PerSession}
 		if a.GroupBySession {
 			opt.GroupBy = "session"
 		}

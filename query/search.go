@@ -115,6 +115,9 @@ type SearchOptions struct {
 	// GroupBy "session" ranks sessions by their matching units (topic
 	// search across sessions) instead of listing units.
 	GroupBy string
+	// PerSession is how many of its best hits each session of a search
+	// grouped by session keeps (default 3).
+	PerSession int
 	// Embed makes the query's vector; the vector modes need it.
 	Embed Embedder
 	// Depth is how many chunks each retriever hands to the fusion
@@ -131,6 +134,44 @@ type SearchOptions struct {
 	// frequency saturation and length normalization (0: bm25K1 and
 	// bm25B; a negative b: none).
 	BM25K1, BM25B float64
+	// NoStory leaves out the hits' prompts, failures and fixes (see
+	// tellStories), for callers that only rank.
+	NoStory bool
+	// Fusion weighs hybrid search's two lists (zero fields: the defaults,
+	// DefaultFusion).
+	Fusion Fusion
+}
+
+// Fusion is how hybrid search combines its vector and lexical lists (see
+// fuse). Its defaults were chosen on half of the evaluation set and
+// checked on the other half (query/eval -tune; the README gives the
+// figures).
+type Fusion struct {
+	// LexicalWeight is the lexical side's share of a unit's score, in
+	// (0, 1]; the vector side has the rest.
+	LexicalWeight float64
+	// RankK dampens reciprocal ranks, 1/(RankK + rank), in the rank
+	// fusion of models whose chance level is unknown.
+	RankK float64
+	// RankLexicalWeight is the lexical side's share in that rank fusion.
+	RankLexicalWeight float64
+}
+
+// DefaultFusion is the fusion hybrid search uses unless told otherwise.
+var DefaultFusion = Fusion{LexicalWeight: 0.8, RankK: 10, RankLexicalWeight: 0.8}
+
+// orDefault fills in f's zero fields from DefaultFusion.
+func (f Fusion) orDefault() Fusion {
+	if f.LexicalWeight <= 0 || f.LexicalWeight > 1 {
+		f.LexicalWeight = DefaultFusion.LexicalWeight
+	}
+	if f.RankK <= 0 {
+		f.RankK = DefaultFusion.RankK
+	}
+	if f.RankLexicalWeight <= 0 || f.RankLexicalWeight > 1 {
+		f.RankLexicalWeight = DefaultFusion.RankLexicalWeight
+	}
+	return f
 }
 
 // SearchHit is one result: a unit (an exchange with the prompt that opened
@@ -161,6 +202,19 @@ type SearchHit struct {
 	// tool's name and the chunk's lines that hold the query's words.
 	Tool  string   `json:"tool,omitempty"`
 	Lines []string `json:"lines,omitempty"`
+	// Duplicates is how many other units of the results had the same
+	// text, or nearly (the same output in other exchanges, a prompt
+	// repeated across sessions): they are folded into this hit, the
+	// first of them listed in Similar.
+	Duplicates int      `json:"duplicates,omitempty"`
+	Similar    []HitRef `json:"similar,omitempty"`
+	// Prompt is the first line of the prompt of the hit's exchange.
+	Prompt string `json:"prompt,omitempty"`
+	// Error and Fix tell an exchange's story when one of its tools failed:
+	// the failure, then what came after it until a command succeeded (the
+	// edits, the command). Fix is empty when nothing followed.
+	Error *ToolStep  `json:"error,omitempty"`
+	Fix   []ToolStep `json:"fix,omitempty"`
 
 	chunkKey int64
 	file     string
@@ -182,6 +236,19 @@ type SessionHit struct {
 	ContentType string    `json:"content_type"` // of its best unit
 	Snippet     string    `json:"snippet"`      // of its best unit
 	ExchangeID  string    `json:"exchange_id"`  // of its best unit
+	// Best are its best hits, in rank order, at most
+	// SearchOptions.PerSession.
+	Best []SearchHit `json:"best"`
+}
+
+// HitRef names a unit folded into a hit as its near duplicate.
+type HitRef struct {
+	Platform    string    `json:"platform"`
+	SessionID   string    `json:"session_id"`
+	ExchangeID  string    `json:"exchange_id,omitempty"`
+	ChunkID     string    `json:"chunk_id"`
+	ContentType string    `json:"content_type"`
+	TS          time.Time `json:"ts"`
 }
 
 // SearchResult holds the hits of a search, or its sessions when grouped.
@@ -209,9 +276,6 @@ type SearchTiming struct {
 const (
 	bm25K1 = 1.2
 	bm25B  = 0.75
-	// lexicalWeight is the lexical side's share of a hybrid score, the
-	// vector side's the rest: an even mix.
-	lexicalWeight = 0.5
 	// rrfK dampens the reciprocal ranks by which a unit's chunk to show is
 	// chosen (the best ranked in either list).
 	rrfK = 60
@@ -348,39 +412,59 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 		return nil, err
 	}
 	vec, lex := cands[0], cands[1]
-	units := fuse(opt.Mode, vec, lex, res.MinSimilarity)
+	units := fuse(opt.Mode, vec, lex, res.MinSimilarity, opt.Fusion)
 	if opt.GroupBy == "session" {
-		sessions, best := groupSessions(units, opt.K)
-		if err := d.describeHits(ctx, best, res.Terms); err != nil {
+		per := opt.PerSession
+		if per <= 0 {
+			per = 3
+		}
+		// Twice as many as kept, described, so that the near duplicates
+		// and repeats of an exchange folded leave enough.
+		sessions, pools := groupSessions(units, opt.K, 2*per)
+		var all []SearchHit
+		for _, p := range pools {
+			all = append(all, p...)
+		}
+		if err := d.describeHits(ctx, all, res.Terms); err != nil {
 			return nil, err
 		}
+		var best []SearchHit
 		for i := range sessions {
-			h := best[i]
+			n := len(pools[i])
 			s := &sessions[i]
-			s.Title, s.Project, s.Snippet, s.ExchangeID = h.Title, h.Project, h.Snippet, h.ExchangeID
+			s.Best = collapse(all[:n], per)
+			all = all[n:]
+			best = append(best, s.Best...)
+		}
+		if !opt.NoStory {
+			if err := d.tellStories(ctx, best, res.Terms); err != nil {
+				return nil, err
+			}
+		}
+		for i := range sessions {
+			s := &sessions[i]
+			s.Best = best[:len(s.Best)]
+			best = best[len(s.Best):]
+			if len(s.Best) > 0 {
+				h := s.Best[0]
+				s.Title, s.Project, s.Snippet, s.ExchangeID, s.ContentType = h.Title, h.Project, h.Snippet, h.ExchangeID, h.ContentType
+			}
 		}
 		res.Sessions = sessions
 		return res, nil
 	}
 	// A subagent's report and its last exchange, or a compaction summary
 	// and the exchange it was written in, often say the same: described,
-	// they count once, and the places they leave go to the next units.
-	hits := units[:min(2*opt.K, len(units))]
+	// they count once, and the places they leave go to the next units; so
+	// do chunks of the same text (see collapse).
+	hits := units[:min(3*opt.K, len(units))]
 	if err := d.describeHits(ctx, hits, res.Terms); err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	for _, h := range hits {
-		if h.ExchangeID != "" {
-			if seen[h.ExchangeID] {
-				continue
-			}
-			seen[h.ExchangeID] = true
-		}
-		h.Rank = len(res.Hits) + 1
-		res.Hits = append(res.Hits, h)
-		if len(res.Hits) == opt.K {
-			break
+	res.Hits = collapse(hits, opt.K)
+	if !opt.NoStory {
+		if err := d.tellStories(ctx, res.Hits, res.Terms); err != nil {
+			return nil, err
 		}
 	}
 	return res, nil
@@ -738,21 +822,22 @@ func unitKey(c candidate) string {
 // chunk) and, in hybrid mode, fuses the two by a convex combination of
 // their scores, each brought to [0, 1]:
 //
-//	score = ½ · bm25 / best bm25 of the query + ½ · (cos − min) / (1 − min)
+//	score = w · bm25 / best bm25 of the query + (1 − w) · (cos − min) / (1 − min)
 //
-// where min is the model's minimum similarity. The lexical side is scaled
-// by its best score, as BM25 has no upper bound; the vector side on its own
-// fixed scale, from the chance level up, so a vector list that is all weak
-// matches adds little and a close match much. Reciprocal rank fusion
-// weighs the two lists alike whatever their scores: with pos-hash-v2 it let
-// a unit found fairly high in both lists pass the one BM25 put well ahead,
-// and hybrid fell behind lexical on MRR (query/eval: 0.920 against 0.929;
-// 0.946 with this fusion). A model without a minimum similarity (pos-hash-v1,
+// where w is f.LexicalWeight and min the model's minimum similarity. The
+// lexical side is scaled by its best score, as BM25 has no upper bound;
+// the vector side on its own fixed scale, from the chance level up, so a
+// vector list that is all weak matches adds little and a close match much.
+// Reciprocal rank fusion weighs the two lists alike whatever their scores,
+// which lets a unit found fairly high in both lists pass the one BM25 put
+// well ahead. A model without a minimum similarity (pos-hash-v1,
 // OpenAI-compatible ones), or a search without one, gives no chance level
-// to scale from: its units are fused by reciprocal rank, 1/(60 + rank)
-// summed and scaled so that first in both is 1 (with pos-hash-v1 this does
-// better than the score fusion: MRR 0.919 against 0.906).
-func fuse(mode string, vec, lex []candidate, minSim float64) []SearchHit {
+// to scale from: its units are fused by weighted reciprocal rank,
+// w'/(k + lexical rank) + (1 − w')/(k + vector rank), scaled so that first
+// in both is 1 (w' is f.RankLexicalWeight, k f.RankK). The weights are
+// chosen on the evaluation set (query/eval -tune).
+func fuse(mode string, vec, lex []candidate, minSim float64, f Fusion) []SearchHit {
+	f = f.orDefault()
 	byUnit := map[string]*SearchHit{}
 	var order []*SearchHit
 	best := map[string]float64{} // the rank-fused score of the chunk shown
@@ -802,19 +887,19 @@ func fuse(mode string, vec, lex []candidate, minSim float64) []SearchHit {
 				// No known chance level to scale the similarity from:
 				// reciprocal ranks, scaled so that first in both is 1.
 				if h.VectorRank > 0 {
-					s += 1 / float64(rrfK+h.VectorRank)
+					s += (1 - f.RankLexicalWeight) / (f.RankK + float64(h.VectorRank))
 				}
 				if h.LexicalRank > 0 {
-					s += 1 / float64(rrfK+h.LexicalRank)
+					s += f.RankLexicalWeight / (f.RankK + float64(h.LexicalRank))
 				}
-				h.Score = s / (2 / float64(rrfK+1))
+				h.Score = s * (f.RankK + 1)
 				break
 			}
 			if h.LexicalRank > 0 && lexTop > 0 {
-				s += lexicalWeight * h.LexicalScore / lexTop
+				s += f.LexicalWeight * h.LexicalScore / lexTop
 			}
 			if h.VectorRank > 0 {
-				s += (1 - lexicalWeight) * max(0, min(1, (h.VectorScore-minSim)/(1-minSim)))
+				s += (1 - f.LexicalWeight) * max(0, min(1, (h.VectorScore-minSim)/(1-minSim)))
 			}
 			h.Score = s
 		}
@@ -1046,11 +1131,12 @@ WHERE session_id IN (`+placeholders(len(args))+`) ORDER BY ts, id`, args...)
 // best unit's score, plus half its second's, a quarter its third's …, so a
 // session that keeps coming back to a topic ranks above one that mentions
 // it once, and a long tail of weak matches adds nearly nothing. It returns
-// the first k sessions with the best unit of each.
-func groupSessions(units []SearchHit, k int) ([]SessionHit, []SearchHit) {
+// the first k sessions with the best units of each, at most keep, in rank
+// order.
+func groupSessions(units []SearchHit, k, keep int) ([]SessionHit, [][]SearchHit) {
 	type group struct {
 		s      SessionHit
-		best   SearchHit
+		units  []SearchHit
 		weight float64
 	}
 	by := map[string]*group{}
@@ -1060,9 +1146,12 @@ func groupSessions(units []SearchHit, k int) ([]SessionHit, []SearchHit) {
 		key := h.Platform + "\x00" + h.SessionID
 		g := by[key]
 		if g == nil {
-			g = &group{s: SessionHit{Platform: h.Platform, SessionID: h.SessionID, ContentType: h.ContentType}, best: h, weight: 1}
+			g = &group{s: SessionHit{Platform: h.Platform, SessionID: h.SessionID, ContentType: h.ContentType}, weight: 1}
 			by[key] = g
 			order = append(order, g)
+		}
+		if len(g.units) < keep {
+			g.units = append(g.units, h)
 		}
 		g.s.Score += g.weight * h.Score
 		g.weight /= 2
@@ -1076,9 +1165,9 @@ func groupSessions(units []SearchHit, k int) ([]SessionHit, []SearchHit) {
 	}
 	slices.SortStableFunc(order, func(a, b *group) int { return cmp.Compare(b.s.Score, a.s.Score) })
 	order = order[:min(k, len(order))]
-	sessions, best := make([]SessionHit, len(order)), make([]SearchHit, len(order))
+	sessions, best := make([]SessionHit, len(order)), make([][]SearchHit, len(order))
 	for i, g := range order {
-		sessions[i], best[i] = g.s, g.best
+		sessions[i], best[i] = g.s, g.units
 		sessions[i].Rank = i + 1
 	}
 	return sessions, best

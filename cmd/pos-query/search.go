@@ -9,6 +9,7 @@ import (
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/query"
+	"github.com/pos-lake/pos/schema"
 	"github.com/urfave/cli/v2"
 )
 
@@ -29,8 +30,15 @@ output is not a terminal or NO_COLOR is set). On a terminal each result is
 a block: a line with its score, time, type, session id and title, then
 the snippet, wrapped.
 
+Chunks of the same or nearly the same text (a prompt repeated across
+sessions, the same failing build in several exchanges) are one result,
+which says how many others it stands for ("+2 similar"; duplicates and
+similar in JSON). A hit shows the prompt of its exchange, and where a tool
+of the exchange failed, the failure's lines and what came after it until a
+command passed: the edits, the command ("fixed by"; error and fix in JSON).
+
 --group-by session ranks sessions by how much of them matches: topic search
-across sessions.
+across sessions, each session with its best hits (--per-session, 3).
 
 A lake embedded with an OpenAI-compatible model embeds the query at the
 endpoint its chunks were embedded through (recorded in the lake; --base-url
@@ -61,6 +69,7 @@ EXAMPLES:
 			&cli.IntFlag{Name: "k", Aliases: []string{"n", "limit"}, Value: 10, Usage: "how many results"},
 			&cli.StringFlag{Name: "mode", Aliases: []string{"m"}, Value: query.SearchHybrid, Usage: "hybrid, vector or lexical"},
 			&cli.StringFlag{Name: "group-by", Usage: "session: rank sessions instead of single results"},
+			&cli.IntFlag{Name: "per-session", Value: 3, Usage: "with --group-by session: the best hits shown of each session"},
 			&cli.Float64Flag{Name: "min-similarity", Usage: "the least cosine similarity a vector match needs (default: the lake model's own, 0.255 for pos-hash-v3; -1: none)"},
 			&cli.Float64Flag{Name: "bm25-k1", Usage: "BM25's term frequency saturation, > 0 (default: " + query.BM25Defaults + ")"},
 			&cli.Float64Flag{Name: "bm25-b", Usage: "BM25's length normalization, in [0, 1] (default: " + query.BM25Defaults + ")"},
@@ -97,6 +106,9 @@ func runSearch(c *cli.Context) error {
 	if c.IsSet("min-similarity") && (minSim == 0 || minSim > 1) {
 		return cmdio.UsageError{Err: fmt.Errorf("--min-similarity must be in (0, 1], or negative for none (got %g)", minSim), Cmd: "search"}
 	}
+	if c.Int("per-session") <= 0 {
+		return cmdio.UsageError{Err: fmt.Errorf("--per-session must be at least 1"), Cmd: "search"}
+	}
 	if g := c.String("group-by"); g != "" && g != "session" {
 		return cmdio.UsageError{Err: fmt.Errorf("--group-by: only session is known (got %q)", g), Cmd: "search"}
 	}
@@ -114,7 +126,7 @@ func runSearch(c *cli.Context) error {
 		session = ref.SessionID
 	}
 	opt := query.SearchOptions{
-		Query: text, Mode: c.String("mode"), K: c.Int("k"), GroupBy: c.String("group-by"),
+		Query: text, Mode: c.String("mode"), K: c.Int("k"), GroupBy: c.String("group-by"), PerSession: c.Int("per-session"),
 		Platform: e.platform, Project: c.String("project"), Session: session, Types: types,
 		User: c.String("user"), Machine: c.String("machine"), Since: e.since, Until: e.until,
 		MinSimilarity: minSim,
@@ -139,7 +151,12 @@ func runSearch(c *cli.Context) error {
 			blocks := make([]hitBlock, len(res.Sessions))
 			for i, h := range res.Sessions {
 				blocks[i] = hitBlock{head: []string{score(h.Score), plural(h.Hits, "hit"), relTime(h.LastTS, e.now), h.SessionID},
-					title: h.Title, texts: []para{{s: h.Snippet}}}
+					title: h.Title}
+				// Its best hits, each a line of its own after "- ".
+				for _, b := range h.Best {
+					blocks[i].texts = append(blocks[i].texts, para{prefix: hitIndent + "- ", s: b.ContentType + ": " + b.Snippet, max: 2})
+					blocks[i].texts = append(blocks[i].texts, storyParas(b, hitIndent+"  ")...)
+				}
 			}
 			return e.blocks(blocks)
 		}
@@ -164,10 +181,47 @@ func runSearch(c *cli.Context) error {
 					}
 				}
 			}
+			if h.Duplicates > 0 {
+				blocks[i].head = append(blocks[i].head, "+"+strconv.Itoa(h.Duplicates)+" similar")
+			}
+			blocks[i].texts = append(blocks[i].texts, storyParas(h, hitIndent)...)
 		}
 		return e.blocks(blocks)
 	}
 	return e.print(query.TableOf(res.Hits), nil)
+}
+
+// storyParas are the lines of a hit's story: its exchange's prompt (unless
+// the hit is the prompt), and when a tool failed, the failure and what
+// fixed it.
+func storyParas(h query.SearchHit, indent string) []para {
+	var out []para
+	if h.Prompt != "" && h.ContentType != schema.ContentUserPrompt {
+		out = append(out, para{prefix: indent + "prompt: ", s: h.Prompt, max: 1})
+	}
+	if f := h.Error; f != nil {
+		what := cmp.Or(f.Tool, "tool")
+		if f.Command != "" {
+			what += ": " + f.Command
+		}
+		out = append(out, para{prefix: indent + "failed: ", s: what, max: 1})
+		for _, l := range f.Lines {
+			out = append(out, para{prefix: indent + "  ! ", s: l, max: 1})
+		}
+		var steps []string
+		for _, s := range h.Fix {
+			switch {
+			case s.Command != "":
+				steps = append(steps, cmp.Or(s.Tool, "shell")+": "+s.Command)
+			case len(s.Files) > 0:
+				steps = append(steps, cmp.Or(s.Tool, "edit")+" "+strings.Join(s.Files, ", "))
+			}
+		}
+		if len(steps) > 0 {
+			out = append(out, para{prefix: indent + "fixed by: ", s: strings.Join(steps, "; "), max: 2})
+		}
+	}
+	return out
 }
 
 // plural is "1 hit", "3 hits".

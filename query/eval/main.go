@@ -16,6 +16,9 @@
 //     compaction summary or a label, the exchange under way when it was
 //     written; a plan or a unit search could not place, none. Search lists
 //     each exchange once.
+//   - A result that folds near duplicates into itself (SearchHit.Similar:
+//     the same output or text in other exchanges) stands for their
+//     exchanges too, at its rank, by the same rules: search names them.
 //   - recall@k is the share of the query's relevant exchanges that some
 //     result stands for; MRR averages 1/rank of the first result that
 //     stands for a relevant exchange (0 when none does).
@@ -75,7 +78,11 @@ func main() {
 	flag.Float64Var(&bm25.K1, "bm25-k1", 0, "BM25's k1 (0: pos-query's default)")
 	flag.Float64Var(&bm25.B, "bm25-b", 0, "BM25's b (0: pos-query's default; negative: 0)")
 	flag.StringVar(&staticModel, "static-model", "", "build the lake with this static model (a name in the models directory, e.g. one pos-embed model train wrote) instead of the hash provider")
+	tune := flag.Bool("tune", false, "choose hybrid's fusion weights on the queries of even id and report them on the odd ones")
 	flag.Parse()
+	if *tune {
+		tuneFusion = true
+	}
 	if err := run(context.Background(), os.Stdout, *corpus, *queries, *lake, *build, *k, *minSim, *verbose, *asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
 		os.Exit(1)
@@ -109,6 +116,9 @@ func run(ctx context.Context, w io.Writer, corpus, queriesFile, lake, build stri
 			return err
 		}
 		fmt.Fprintf(info, "lake built from %s in %v\n", corpus, time.Since(start).Round(time.Millisecond))
+	}
+	if tuneFusion {
+		return Tune(ctx, w, lake, set, k)
 	}
 	rep, err := Evaluate(ctx, lake, set, k, minSim)
 	if err != nil {
@@ -271,6 +281,12 @@ type Searcher func(ctx context.Context, q Query, mode string) ([]query.SearchHit
 // exchange must be in the lake: an id that is not would count as a miss
 // forever.
 func Evaluate(ctx context.Context, lake string, set *Set, k int, minSim float64) (*Report, error) {
+	return evaluate(ctx, lake, set, k, minSim, query.Fusion{}, Modes)
+}
+
+// evaluate runs the queries in the given modes (the others have no
+// results), hybrid fusing by fusion.
+func evaluate(ctx context.Context, lake string, set *Set, k int, minSim float64, fusion query.Fusion, modes []string) (*Report, error) {
 	db, err := query.Open(ctx, lake)
 	if err != nil {
 		return nil, err
@@ -300,8 +316,11 @@ func Evaluate(ctx context.Context, lake string, set *Set, k int, minSim float64)
 	}
 	var minSeen float64
 	search := func(ctx context.Context, q Query, mode string) ([]query.SearchHit, error) {
+		if !slices.Contains(modes, mode) {
+			return nil, nil
+		}
 		res, err := db.Search(ctx, query.SearchOptions{Query: q.Query, Mode: mode, K: k, Embed: embedder, MinSimilarity: minSim,
-			BM25K1: bm25.K1, BM25B: bm25.B})
+			BM25K1: bm25.K1, BM25B: bm25.B, Fusion: fusion, NoStory: true})
 		if err != nil {
 			return nil, err
 		}
@@ -379,18 +398,22 @@ func Judge(hits []query.SearchHit, relevant []string, exchanges map[string]Excha
 	var r QueryResult
 	for i, h := range hits {
 		rank := i + 1
-		if r.Session == 0 && sessions[ExchangeRef{Platform: h.Platform, Session: h.SessionID}] {
-			r.Session = rank
-		}
-		if h.ExchangeID == "" || !slices.Contains(relevant, h.ExchangeID) {
-			continue
-		}
-		found[h.ExchangeID] = true
-		if r.First == 0 {
-			r.First = rank
-		}
-		if r.Tight == 0 && !slices.Contains(attributed, h.ContentType) {
-			r.Tight = rank
+		units := []query.HitRef{{Platform: h.Platform, SessionID: h.SessionID, ExchangeID: h.ExchangeID, ContentType: h.ContentType}}
+		units = append(units, h.Similar...)
+		for _, u := range units {
+			if r.Session == 0 && sessions[ExchangeRef{Platform: u.Platform, Session: u.SessionID}] {
+				r.Session = rank
+			}
+			if u.ExchangeID == "" || !slices.Contains(relevant, u.ExchangeID) {
+				continue
+			}
+			found[u.ExchangeID] = true
+			if r.First == 0 {
+				r.First = rank
+			}
+			if r.Tight == 0 && !slices.Contains(attributed, u.ContentType) {
+				r.Tight = rank
+			}
 		}
 	}
 	r.Recall = float64(len(found)) / float64(len(relevant))
