@@ -398,7 +398,7 @@ func story(h *SearchHit, msgs []storyMessage, terms []string) (*ToolStep, []Tool
 	fail := events[at].result
 	errStep := &ToolStep{Tool: fail.call.name, TS: fail.ts, Command: excerpt.Line(fail.call.command, matchingLineBytes),
 		Lines: failureLines(fail.output, terms)}
-	program := commandHead(fail.call.command)
+	program := rerunHead(fail.call.command)
 	var fix []ToolStep
 	edits := map[*storyCall]int{} // an edit's place in fix
 	for _, ev := range events[at+1:] {
@@ -424,7 +424,7 @@ func story(h *SearchHit, msgs []storyMessage, terms []string) (*ToolStep, []Tool
 			}
 			continue
 		}
-		if r.failed || r.call.command == "" || program == "" || commandHead(r.call.command) != program {
+		if r.failed || r.call.command == "" || program == "" || rerunHead(r.call.command) != program {
 			continue
 		}
 		return errStep, append(fix, ToolStep{Tool: r.call.name, TS: r.ts, Command: excerpt.Line(r.call.command, matchingLineBytes)})
@@ -442,9 +442,9 @@ func holdsLines(output string, lines []string) bool {
 	return l != "" && strings.Contains(output, l)
 }
 
-// commandHead is what tells a command run again: its program and first
+// rerunHead is what tells a command run again: its program and first
 // argument ("go test", "npm run"), after any cd … && .
-func commandHead(cmd string) string {
+func rerunHead(cmd string) string {
 	cmd = strings.TrimSpace(cmd)
 	if i := strings.LastIndex(cmd, "&&"); i >= 0 && strings.HasPrefix(cmd, "cd ") {
 		cmd = strings.TrimSpace(cmd[i+2:])
