@@ -118,9 +118,11 @@ func TestSearchModes(t *testing.T) {
 		}
 		switch mode {
 		case query.SearchHybrid:
-			// Half of the lexical side's best (1 for the best BM25), half
-			// the vector side's similarity scaled from the minimum to 1.
-			want := 0.5 + 0.5*(h.VectorScore-res.MinSimilarity)/(1-res.MinSimilarity)
+			// The lexical side's share of its best (1 for the best BM25),
+			// the rest the vector side's similarity scaled from the minimum
+			// to 1.
+			w := query.DefaultFusion.LexicalWeight
+			want := w + (1-w)*(h.VectorScore-res.MinSimilarity)/(1-res.MinSimilarity)
 			if h.VectorRank != 1 || h.LexicalRank != 1 || math.Abs(h.Score-want) > 1e-9 || res.MinSimilarity <= 0 {
 				t.Errorf("hybrid: first in both lists should score %.4f (minimum %.3f): %+v", want, res.MinSimilarity, h)
 			}
