@@ -103,7 +103,7 @@ func chunkRow(r *schema.Record, hash string, index *chunkIndex) ChunkRow {
 	} else {
 		n = len(lexical.Terms(r.Text))
 	}
-	return ChunkRow{
+	row := ChunkRow{
 		ID: r.ID, ChunkKey: key, Platform: r.Platform, SessionID: r.SessionID, ParentID: r.ParentID,
 		TS: r.TS, TSPrecision: r.TSPrecision, Role: r.Role, ContentType: r.ContentType, ChunkIndex: c.Index,
 		Title: r.Title, Text: r.Text, TokenCount: int32(n), Model: c.Model, Dim: int32(len(c.Embedding)),
@@ -112,6 +112,12 @@ func chunkRow(r *schema.Record, hash string, index *chunkIndex) ChunkRow {
 		Completeness: r.Completeness, IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
 		Tool: chunkTool(r),
 	}
+	if index != nil {
+		index.vecs.meta = append(index.vecs.meta, RowMeta{ID: row.ID, ParentID: row.ParentID, ContentType: row.ContentType,
+			Platform: row.Platform, SessionID: row.SessionID, AgentID: row.AgentID, Project: row.Project, User: row.User,
+			Machine: row.Machine, Tool: row.Tool, ChunkIndex: row.ChunkIndex, Text: row.Text})
+	}
+	return row
 }
 
 // chunkTool is the name of the tool a chunk is of (pos-embed records it as

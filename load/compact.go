@@ -441,10 +441,22 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 func mergeVectors(chunksPath, dir string, names []string, dim int, post []PostingRow) error {
 	out := newVectorFile(chunksPath)
 	out.tmp, out.dim, out.post = out.path, dim, post
+	withMeta := true // every file's sidecar has its rows' metadata
 	for _, n := range names {
 		v, err := ReadVectors(filepath.Join(dir, n), true)
 		if err != nil {
 			return err
+		}
+		if withMeta {
+			meta, err := readAllMeta(filepath.Join(dir, n))
+			switch {
+			case errors.Is(err, ErrNoMeta):
+				withMeta, out.meta = false, nil
+			case err != nil:
+				return err
+			default:
+				out.meta = append(out.meta, meta...)
+			}
 		}
 		for i := range v.Rows {
 			m := uint8(NoModel)

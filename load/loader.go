@@ -71,6 +71,9 @@ type Stats struct {
 	Compacted   int64            // partitions whose small files were merged
 	Merged      int64            // files merged by those compactions
 	CompactErr  error            // why a partition could not be compacted, if so
+	// SearchIndexErr is why the search index could not be brought up to
+	// date, if so (search reads the files it lacks one by one).
+	SearchIndexErr error
 }
 
 // Loader writes records into the lake. Add records, then Close to commit,
@@ -497,6 +500,13 @@ func (l *Loader) Close() error {
 	}
 	if !l.opt.NoCompact || l.opt.CompactAll {
 		l.stats.CompactErr = l.compact(touched)
+	}
+	// The search index, after the compaction that replaces chunks files:
+	// derived from the files in place, it is brought up to date by a later
+	// load if this one fails to.
+	if slices.ContainsFunc(touched, func(k partKey) bool { return k.table == TableChunks }) ||
+		!fileExists(filepath.Join(l.opt.Lake, SearchIndexDir)) && fileExists(TableDir(l.opt.Lake, TableChunks)) {
+		l.stats.SearchIndexErr = UpdateSearchIndex(l.opt.Lake, l.runID)
 	}
 	n, err := l.commitMarks()
 	l.stats.Checkpoints = int64(n)

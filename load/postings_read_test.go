@@ -55,7 +55,7 @@ func fileTerms(t *testing.T, postingsFile string) []string {
 // stripPostings makes a sidecar one of a build that kept no postings in it.
 func stripPostings(t *testing.T, chunksFile string) {
 	t.Helper()
-	sc, err := openSidecar(chunksFile)
+	sc, err := (*SearchIndex)(nil).openSidecar(chunksFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,14 +72,21 @@ func stripPostings(t *testing.T, chunksFile string) {
 }
 
 // olderSidecar rewrites a sidecar in the layout of an older magic
-// (POSVEC03, POSVEC02: no tokenizer version in the header).
+// (POSVEC04: no metadata; POSVEC03, POSVEC02: no tokenizer version in the
+// header either).
 func olderSidecar(t *testing.T, b []byte, magic string) []byte {
 	t.Helper()
-	names, off, ok := modelNames(b, 24)
+	names, off, ok := modelNames(b, 32)
 	if !ok || string(b[:8]) != vectorsMagic {
 		t.Fatal("not a sidecar of this build")
 	}
+	if at := binary.LittleEndian.Uint64(b[24:]); at != 0 && at <= uint64(len(b)) {
+		b = b[:at]
+	}
 	hdr := append([]byte(magic), b[8:20]...)
+	if magic == vectorsMagicV4 {
+		hdr = append(hdr, b[20:24]...)
+	}
 	for _, m := range names {
 		hdr = binary.LittleEndian.AppendUint16(hdr, uint16(len(m)))
 		hdr = append(hdr, m...)
@@ -142,7 +149,11 @@ func TestSidecarPostings(t *testing.T) {
 		corrupt(fmt.Sprint("cut by ", cut), good[:len(good)-cut])
 	}
 	bad := slices.Clone(good)
-	sc, _ := openSidecar(files[0])
+	os.WriteFile(sidecarPath(files[0]), good, 0o600)
+	sc, err := (*SearchIndex)(nil).openSidecar(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
 	sc.f.Close()
 	postAt := sc.off + int64(sc.v.Rows*(8+8+4+1+4+sc.v.Dim))
 	nt := int64(bad[postAt]) | int64(bad[postAt+1])<<8

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -36,11 +37,18 @@ import (
 // postings up with the terms of its version. An older sidecar's are
 // version 1.
 //
+// Since POSVEC05 it also holds each row's metadata and text (see
+// sidecarMeta), so that search reads its candidates and describes its hits
+// without opening the Parquet file: the sidecar has what search needs of a
+// chunks file, and a search index segment (searchindex.go) holds the
+// sidecars of many.
+//
 // Layout, little endian:
 //
-//	magic "POSVEC04", rows u32, dim u32, models u32, lexical u32 (the
-//	tokenizer's version), then each model name as u16 length + bytes,
-//	padded to 8 bytes;
+//	magic "POSVEC05", rows u32, dim u32, models u32, lexical u32 (the
+//	tokenizer's version), meta u64 (where the metadata section starts; 0:
+//	none), then each model name as u16 length + bytes, padded to 8 bytes
+//	(POSVEC04 and older: no meta field);
 //	keys rows×i64, ts rows×i64 (Unix ms), dl rows×u32 (the chunk's
 //	length in index terms), model rows×u8 (NoModel: no vector), scale
 //	rows×f32, codes rows×dim×i8;
@@ -48,10 +56,13 @@ import (
 //	bytes of a row number, 2 or 4, and of a tf, 1, 2 or 4: the least that
 //	hold the file's), term offsets (T+1)×u32 into the term bytes, posting
 //	offsets (T+1)×u32, each posting's row P×width and tf P×width, the
-//	terms' bytes (sorted).
+//	terms' bytes (sorted);
+//	then, from meta on, the metadata section: its length u64, then
+//	encodeMeta's bytes.
 const (
 	VectorsExt     = ".vec"
-	vectorsMagic   = "POSVEC04"
+	vectorsMagic   = "POSVEC05"
+	vectorsMagicV4 = "POSVEC04" // without metadata
 	vectorsMagicV3 = "POSVEC03" // without the tokenizer's version: 1
 	vectorsMagicV2 = "POSVEC02" // without postings
 	// NoModel marks a row without a vector of the sidecar's dimension.
@@ -70,6 +81,9 @@ type vectorFile struct {
 	scale     []float32
 	codes     []int8
 	post      []PostingRow // the file's postings, sorted by term and key
+	// meta is each row's metadata and text, in row order; a sidecar
+	// written without it for every row (merged from older ones) has none.
+	meta []RowMeta
 }
 
 func newVectorFile(chunksPath string) *vectorFile {
@@ -146,12 +160,22 @@ func (v *vectorFile) write() error {
 	hdr = le.AppendUint32(hdr, uint32(v.dim))
 	hdr = le.AppendUint32(hdr, uint32(len(v.models)))
 	hdr = le.AppendUint32(hdr, uint32(v.lexical))
+	metaAt := len(hdr) // filled in below
+	hdr = le.AppendUint64(hdr, 0)
 	for _, m := range v.models {
 		hdr = le.AppendUint16(hdr, uint16(min(len(m), math.MaxUint16)))
 		hdr = append(hdr, m[:min(len(m), math.MaxUint16)]...)
 	}
 	for len(hdr)%8 != 0 {
 		hdr = append(hdr, 0)
+	}
+	post := v.postings()
+	var meta []byte
+	if len(v.meta) == len(v.keys) && len(v.keys) > 0 {
+		enc := encodeMeta(v.meta)
+		meta = append(le.AppendUint64(nil, uint64(len(enc))), enc...)
+		off := len(hdr) + len(v.keys)*(8+8+4+1+4+v.dim) + len(post)
+		le.PutUint64(hdr[metaAt:], uint64(off))
 	}
 	w.Write(hdr)
 	buf := make([]byte, 0, 8*len(v.keys))
@@ -180,12 +204,13 @@ func (v *vectorFile) write() error {
 		codes[i] = byte(c)
 	}
 	w.Write(codes)
-	w.Write(v.postings())
+	w.Write(post)
+	w.Write(meta)
 	err = w.Flush()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	v.keys, v.ts, v.dl, v.model, v.scale, v.codes, v.post = nil, nil, nil, nil, nil, nil, nil
+	v.keys, v.ts, v.dl, v.model, v.scale, v.codes, v.post, v.meta = nil, nil, nil, nil, nil, nil, nil, nil
 	if err != nil {
 		os.Remove(v.tmp)
 		return fmt.Errorf("writing %s: %w", v.path, err)
@@ -283,18 +308,24 @@ var ErrNoVectors = errors.New("no vector sidecar")
 // ReadVectors reads the sidecar of a chunks file (its .parquet path);
 // without codes, only its rows' keys, times and lengths (a sixth of it).
 func ReadVectors(chunksPath string, codes bool) (*Vectors, error) {
-	sc, err := openSidecar(chunksPath)
+	return (*SearchIndex)(nil).ReadVectors(chunksPath, codes)
+}
+
+// ReadVectors is ReadVectors from the index's copy of the sidecar when it
+// has one, else from the file. A nil index reads the file.
+func (ix *SearchIndex) ReadVectors(chunksPath string, codes bool) (*Vectors, error) {
+	sc, err := ix.openSidecar(chunksPath)
 	if err != nil {
 		return nil, err
 	}
-	defer sc.f.Close()
+	defer sc.close()
 	v, r := sc.v, sc.v.Rows
 	size := r * (8 + 8 + 4)
 	if codes {
 		size = r * (8 + 8 + 4 + 1 + 4 + v.Dim)
 	}
-	b := make([]byte, size)
-	if _, err := sc.f.ReadAt(b, sc.off); err != nil {
+	b, err := sc.at(sc.off, int64(size))
+	if err != nil {
 		return nil, err
 	}
 	v.rows(b)
@@ -313,9 +344,17 @@ func ReadVectors(chunksPath string, codes bool) (*Vectors, error) {
 	return v, nil
 }
 
-// rows decodes the rows' keys, times and lengths at the start of b.
+// rows decodes the rows' keys, times and lengths at the start of b: in
+// place where b is aligned for them (an index's mapped segment), else
+// copied.
 func (v *Vectors) rows(b []byte) {
 	r, le := v.Rows, binary.LittleEndian
+	if r > 0 && littleEndian && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 {
+		v.Keys = unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(b))), r)
+		v.TS = unsafe.Slice((*int64)(unsafe.Pointer(&b[8*r])), r)
+		v.DL = unsafe.Slice((*uint32)(unsafe.Pointer(&b[16*r])), r)
+		return
+	}
 	v.Keys, v.TS, v.DL = make([]int64, r), make([]int64, r), make([]uint32, r)
 	for i := range r {
 		v.Keys[i] = int64(le.Uint64(b[8*i:]))
@@ -323,6 +362,9 @@ func (v *Vectors) rows(b []byte) {
 		v.DL[i] = le.Uint32(b[16*r+4*i:])
 	}
 }
+
+// littleEndian is whether this machine stores numbers as the sidecars do.
+var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()
 
 // ErrNoPostings is returned for a sidecar of a build that kept no
 // postings in it.
@@ -359,11 +401,17 @@ func Exact(terms []string) []Term {
 // hands on a posting for each of its terms, so a chunk may come more than
 // once for one prefix.
 func ReadLexicalQuery(chunksPath string, terms func(lexVersion int) []Term, fn func(term int, key int64, tf, dl int32)) (*Vectors, error) {
-	sc, err := openSidecar(chunksPath)
+	return (*SearchIndex)(nil).ReadLexicalQuery(chunksPath, terms, fn)
+}
+
+// ReadLexicalQuery is ReadLexicalQuery from the index's copy of the
+// sidecar when it has one, else from the file.
+func (ix *SearchIndex) ReadLexicalQuery(chunksPath string, terms func(lexVersion int) []Term, fn func(term int, key int64, tf, dl int32)) (*Vectors, error) {
+	sc, err := ix.openSidecar(chunksPath)
 	if err != nil {
 		return nil, err
 	}
-	defer sc.f.Close()
+	defer sc.close()
 	v, r := sc.v, sc.v.Rows
 	le := binary.LittleEndian
 	// The rows' keys, times and lengths, and (after the codes) the
@@ -371,25 +419,21 @@ func ReadLexicalQuery(chunksPath string, terms func(lexVersion int) []Term, fn f
 	postAt := sc.off + int64(r*(8+8+4+1+4+v.Dim))
 	head := int64(r * (8 + 8 + 4))
 	var b, post []byte
-	switch rest := sc.size - sc.off; {
+	switch rest := sc.postEnd - sc.off; {
 	case !sc.postings:
-		b = make([]byte, head)
-		if _, err := sc.f.ReadAt(b, sc.off); err != nil {
+		if b, err = sc.at(sc.off, head); err != nil {
 			return nil, err
 		}
-	case postAt-sc.off-head <= 4<<10:
-		b = make([]byte, rest)
-		if _, err := sc.f.ReadAt(b, sc.off); err != nil {
+	case sc.mem != nil || postAt-sc.off-head <= 4<<10:
+		if b, err = sc.at(sc.off, rest); err != nil {
 			return nil, err
 		}
 		post = b[postAt-sc.off:]
 	default:
-		b = make([]byte, head)
-		post = make([]byte, sc.size-postAt)
-		if _, err := sc.f.ReadAt(b, sc.off); err != nil {
+		if b, err = sc.at(sc.off, head); err != nil {
 			return nil, err
 		}
-		if _, err := sc.f.ReadAt(post, postAt); err != nil {
+		if post, err = sc.at(postAt, sc.postEnd-postAt); err != nil {
 			return nil, err
 		}
 	}
@@ -457,16 +501,45 @@ func ReadLexicalQuery(chunksPath string, terms func(lexVersion int) []Term, fn f
 	return v, nil
 }
 
-// sidecar is an open sidecar whose header has been read.
+// sidecar is an open sidecar whose header has been read: a file, or an
+// index segment's copy of one in memory.
 type sidecar struct {
 	f        *os.File
+	mem      []byte // the sidecar's bytes, when it is an index's copy
 	size     int64
 	v        *Vectors // Rows, Dim and Models
 	off      int64    // where the keys start
 	postings bool     // POSVEC03 and later: postings after the codes
+	postEnd  int64    // where the postings end
+	metaAt   int64    // where the metadata section starts (0: none)
 }
 
-func openSidecar(chunksPath string) (*sidecar, error) {
+// at returns n bytes at off: a slice of the index's copy (not to be
+// written, nor kept past the search), or read from the file.
+func (sc *sidecar) at(off, n int64) ([]byte, error) {
+	if off < 0 || n < 0 || off+n > sc.size {
+		return nil, fmt.Errorf("reading %d bytes at %d of a sidecar of %d", n, off, sc.size)
+	}
+	if sc.mem != nil {
+		return sc.mem[off : off+n : off+n], nil
+	}
+	b := make([]byte, n)
+	if _, err := sc.f.ReadAt(b, off); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (sc *sidecar) close() {
+	if sc.f != nil {
+		sc.f.Close()
+	}
+}
+
+func (ix *SearchIndex) openSidecar(chunksPath string) (*sidecar, error) {
+	if b := ix.sidecar(chunksPath); b != nil {
+		return readSidecarHead(memFile(b), b, int64(len(b)), chunksPath)
+	}
 	f, err := os.Open(strings.TrimSuffix(chunksPath, ".parquet") + VectorsExt)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, ErrNoVectors
@@ -474,12 +547,32 @@ func openSidecar(chunksPath string) (*sidecar, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := readSidecarHead(f, chunksPath)
+	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
+	sc, err := readSidecarHead(f, nil, fi.Size(), chunksPath)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	sc.f = f
 	return sc, nil
+}
+
+// memFile reads a sidecar's bytes as a file.
+type memFile []byte
+
+func (m memFile) ReadAt(b []byte, off int64) (int, error) {
+	if off < 0 || off > int64(len(m)) {
+		return 0, io.EOF
+	}
+	n := copy(b, m[off:])
+	if n < len(b) {
+		return n, io.EOF
+	}
+	return n, nil
 }
 
 // modelNames parses a sidecar header's model names, which start at off
@@ -501,47 +594,71 @@ func modelNames(head []byte, off int) (names []string, end int, ok bool) {
 	return names, (off + 7) &^ 7, true
 }
 
-func readSidecarHead(f *os.File, chunksPath string) (*sidecar, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
+// readSidecarHead reads the header of a sidecar of size bytes from r (mem:
+// its bytes, when in memory).
+func readSidecarHead(r io.ReaderAt, mem []byte, size int64, chunksPath string) (*sidecar, error) {
 	bad := func(what string) error { return fmt.Errorf("%s%s: %s", filepath.Base(chunksPath), VectorsExt, what) }
 	le := binary.LittleEndian
 	// The header: its model names fit in 4 KB but for a sidecar of
 	// hundreds of models, which is read again at its largest.
-	head := make([]byte, min(fi.Size(), 4<<10))
-	if _, err := f.ReadAt(head, 0); err != nil {
-		return nil, err
+	var head []byte
+	if mem != nil {
+		head = mem[:min(size, 4<<10)]
+	} else {
+		head = make([]byte, min(size, 4<<10))
+		if _, err := r.ReadAt(head, 0); err != nil {
+			return nil, err
+		}
 	}
 	magic := ""
 	if len(head) >= 8 {
 		magic = string(head[:8])
 	}
 	namesAt, lex := 20, 1
+	var metaAt int64
 	switch {
-	case len(head) >= 24 && magic == vectorsMagic:
+	case len(head) >= 32 && magic == vectorsMagic:
+		namesAt, lex, metaAt = 32, int(le.Uint32(head[20:])), int64(le.Uint64(head[24:]))
+	case len(head) >= 24 && magic == vectorsMagicV4:
 		namesAt, lex = 24, int(le.Uint32(head[20:]))
 	case len(head) >= 20 && (magic == vectorsMagicV3 || magic == vectorsMagicV2):
 	default:
 		return nil, bad("not a vector sidecar of this build")
 	}
 	names, off, ok := modelNames(head, namesAt)
-	if !ok && int64(len(head)) < fi.Size() {
-		head = make([]byte, min(fi.Size(), 64<<10))
-		if _, err := f.ReadAt(head, 0); err != nil {
-			return nil, err
+	if !ok && int64(len(head)) < size {
+		if mem != nil {
+			head = mem[:min(size, 64<<10)]
+		} else {
+			head = make([]byte, min(size, 64<<10))
+			if _, err := r.ReadAt(head, 0); err != nil {
+				return nil, err
+			}
 		}
 		names, off, ok = modelNames(head, namesAt)
 	}
 	if !ok {
 		return nil, bad("truncated")
 	}
-	sc := &sidecar{f: f, size: fi.Size(), postings: magic != vectorsMagicV2}
+	sc := &sidecar{mem: mem, size: size, postings: magic != vectorsMagicV2, postEnd: size}
 	v := &Vectors{Rows: int(le.Uint32(head[8:])), Dim: int(le.Uint32(head[12:])), Models: names, Lexical: lex}
 	need := int64(off) + int64(v.Rows)*int64(8+8+4+1+4+v.Dim)
-	if sc.postings && fi.Size() < need+8 || !sc.postings && fi.Size() != need {
-		return nil, bad(fmt.Sprintf("%d bytes, want %d", fi.Size(), need))
+	if sc.postings && size < need+8 || !sc.postings && size != need {
+		return nil, bad(fmt.Sprintf("%d bytes, want %d", size, need))
+	}
+	if metaAt != 0 {
+		// The section starts with its length: a sidecar cut short says so.
+		n := make([]byte, 8)
+		if metaAt < need+12 || metaAt > size-8 {
+			return nil, bad("bad metadata offset")
+		}
+		if _, err := r.ReadAt(n, metaAt); err != nil {
+			return nil, err
+		}
+		if metaAt+8+int64(le.Uint64(n)) != size {
+			return nil, bad(fmt.Sprintf("%d bytes, want %d", size, metaAt+8+int64(le.Uint64(n))))
+		}
+		sc.metaAt, sc.postEnd = metaAt+8, metaAt
 	}
 	sc.v, sc.off = v, int64(off)
 	return sc, nil

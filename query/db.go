@@ -48,6 +48,9 @@ type DB struct {
 	// times, and each check lists every partition.
 	smu     sync.Mutex
 	sources struct{ stamp, parts, meta string }
+	// The lake's search index, kept mapped between searches (see
+	// search_index.go).
+	ix searchIndexState
 }
 
 // An OpenOption changes how Open sets up the lake.
@@ -174,6 +177,7 @@ func (d *DB) Lake() string { return d.lake }
 func (d *DB) Close() error {
 	err := d.db.Close()
 	d.release()
+	d.ix.close()
 	return err
 }
 

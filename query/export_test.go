@@ -94,3 +94,21 @@ func (p *ContextPack) Refit(budget int, warnings []string) *ContextPack {
 	q.fit()
 	return q
 }
+
+// SearchFromFiles makes searches read every chunks file's sidecar from its
+// file, not from the lake's search index.
+func SearchFromFiles(d *DB) { d.ix.off = true }
+
+// SearchIndexCovers reports whether the lake's search index holds the
+// sidecar of every chunks file, as a search maps it.
+func SearchIndexCovers(d *DB, files []string) bool {
+	d.beginSearch()
+	defer d.endSearch()
+	ix := d.searchIndex()
+	for _, f := range files {
+		if !ix.Covers(f) {
+			return false
+		}
+	}
+	return len(files) > 0
+}

@@ -317,6 +317,8 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 	}
 	// The files of the chunks and postings are read directly, and of the
 	// views only what describing the hits needs (see describeHits).
+	d.beginSearch()
+	defer d.endSearch()
 	lq := newLexQuery(opt.Query)
 	res := &SearchResult{Mode: opt.Mode, Terms: lq.parsed.Highlight()}
 	model, hasVectors, err := load.LakeEmbedding(ctx, d.lake)
@@ -686,7 +688,7 @@ func (d *DB) candidates(ctx context.Context, versioned bool, lists ...[]scored) 
 	if versioned || !candidatesInGo {
 		meta, err = d.latestCandidates(ctx, lists)
 	} else {
-		meta, err = candidateMeta(ctx, lists)
+		meta, err = candidateMeta(ctx, d.searchIndex(), lists)
 	}
 	if err != nil {
 		return nil, err
@@ -706,9 +708,10 @@ func (d *DB) candidates(ctx context.Context, versioned bool, lists ...[]scored) 
 // latestCandidates.
 var candidatesInGo = true
 
-// candidateMeta reads the candidates' metadata from their chunks files in
-// Go (load.ReadChunkMeta), each key in the file its retriever found it in.
-func candidateMeta(ctx context.Context, lists [][]scored) (map[int64]candidate, error) {
+// candidateMeta reads the candidates' metadata from their chunks files'
+// sidecars, or in Go from the files (load.ReadChunkMeta), each key in the
+// file its retriever found it in.
+func candidateMeta(ctx context.Context, ix *load.SearchIndex, lists [][]scored) (map[int64]candidate, error) {
 	var files []string
 	var wanted []map[int64]bool
 	index := map[string]int{}
@@ -726,7 +729,7 @@ func candidateMeta(ctx context.Context, lists [][]scored) (map[int64]candidate, 
 	}
 	per := make([][]candidate, len(files))
 	err := eachFile(ctx, files, func(i int, path string) error {
-		return load.ReadChunkMeta(path, wanted[i], func(m load.ChunkMeta) {
+		return readChunkMeta(ix, path, wanted[i], func(m load.ChunkMeta) {
 			per[i] = append(per[i], candidate{chunkKey: m.Key, id: m.ID, parent: m.ParentID, ctype: m.ContentType,
 				platform: m.Platform, session: m.SessionID, agentID: m.AgentID, ts: m.TS, file: path})
 		})
@@ -946,18 +949,43 @@ func (d *DB) describeHits(ctx context.Context, hits []SearchHit, terms []string)
 	if len(hits) == 0 {
 		return nil
 	}
-	// The chunks, read from their files only.
+	// The chunks, read from their sidecars, else from their files only.
 	byKey := map[int64][]int{}
+	for i, h := range hits {
+		byKey[h.chunkKey] = append(byKey[h.chunkKey], i)
+	}
+	fill := func(key int64, text string, idx int64, project, user, machine, tool string) {
+		for _, i := range byKey[key] {
+			h := &hits[i]
+			h.text, h.ChunkIndex, h.Project, h.User, h.Machine = text, idx, project, user, machine
+			h.Snippet = Snippet(text, terms, snippetWords)
+			if embed.IsToolType(h.ContentType) {
+				h.Tool, h.Lines = tool, MatchingLines(text, terms, matchingLines)
+			}
+		}
+	}
+	found, err := d.sidecarTexts(ctx, hits, fill)
+	if err != nil {
+		return err
+	}
 	var files []string
 	var keys []any
-	for i, h := range hits {
-		if _, ok := byKey[h.chunkKey]; !ok {
+	for _, h := range hits {
+		if found[h.chunkKey] {
+			continue
+		}
+		if !slices.Contains(keys, any(h.chunkKey)) {
 			keys = append(keys, h.chunkKey)
 		}
-		byKey[h.chunkKey] = append(byKey[h.chunkKey], i)
 		if !slices.Contains(files, h.file) {
 			files = append(files, h.file)
 		}
+	}
+	if len(keys) == 0 {
+		if err := d.sessionTitles(ctx, hits); err != nil {
+			return err
+		}
+		return d.resolveExchanges(ctx, hits)
 	}
 	// With the lake's schema file when some files are older than the tool
 	// column.
@@ -979,14 +1007,7 @@ WHERE chunk_key IN (` + placeholders(len(keys)) + `)`
 			rows.Close()
 			return sqlErr(err)
 		}
-		for _, i := range byKey[key] {
-			h := &hits[i]
-			h.text, h.ChunkIndex, h.Project, h.User, h.Machine = text, idx, project, user, machine
-			h.Snippet = Snippet(text, terms, snippetWords)
-			if embed.IsToolType(h.ContentType) {
-				h.Tool, h.Lines = tool, MatchingLines(text, terms, matchingLines)
-			}
-		}
+		fill(key, text, idx, project, user, machine, tool)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

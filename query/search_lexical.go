@@ -48,6 +48,7 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 	since, until := msWindow(opt)
 	windowed := !opt.Since.IsZero() || !opt.Until.IsZero()
 	per := make([]result, len(files))
+	ix := d.searchIndex()
 	err := eachFile(ctx, files, func(i int, path string) error {
 		r := &per[i]
 		var lv *lexVersion
@@ -60,7 +61,7 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 				r.postings = append(r.postings, posting{key: key, tf: tf, dl: dl, term: int32(lv.offset + t)})
 			}
 		}
-		v, err := load.ReadLexicalQuery(path, terms, add)
+		v, err := ix.ReadLexicalQuery(path, terms, add)
 		if err != nil {
 			// No sidecar, or one without postings: the Parquet postings.
 			r.uncount, r.postings = v == nil, r.postings[:0]

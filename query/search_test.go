@@ -477,6 +477,10 @@ func TestLexicalSearchEverySource(t *testing.T) {
 	if len(vecs) == 0 {
 		t.Fatal("no sidecars")
 	}
+	// The sidecar files are read, not the search index's copies.
+	if err := os.RemoveAll(filepath.Join(lake, load.SearchIndexDir)); err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range vecs {
 		stripSidecarPostings(t, f)
 	}
@@ -496,13 +500,13 @@ func TestLexicalSearchEverySource(t *testing.T) {
 func stripSidecarPostings(t *testing.T, path string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
-	if err != nil || string(b[:8]) != "POSVEC04" {
+	if err != nil || string(b[:8]) != "POSVEC05" {
 		t.Fatalf("%s: %v", path, err)
 	}
 	le := binary.LittleEndian
 	rows, dim, models := int(le.Uint32(b[8:])), int(le.Uint32(b[12:])), int(le.Uint32(b[16:]))
-	hdr := append([]byte("POSVEC02"), b[8:20]...) // no tokenizer version
-	off := 24
+	hdr := append([]byte("POSVEC02"), b[8:20]...) // no tokenizer version, no metadata
+	off := 32
 	for range models {
 		n := int(le.Uint16(b[off:]))
 		hdr = append(hdr, b[off:off+2+n]...)

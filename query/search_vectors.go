@@ -5,8 +5,6 @@ import (
 	"context"
 	"runtime"
 	"sync"
-
-	"github.com/pos-lake/pos/load"
 )
 
 // scanVectors scores the rows of the chunks files' vector sidecars against
@@ -19,6 +17,7 @@ import (
 func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []float32, opt SearchOptions,
 	keep map[int64]bool, depth int, minSim float64) ([]scored, []string, error) {
 	since, until := msWindow(opt)
+	ix := d.searchIndex()
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(files)/4))
 	jobs := make(chan string)
 	type result struct {
@@ -37,7 +36,7 @@ func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []
 				if r.err != nil || ctx.Err() != nil {
 					continue
 				}
-				v, err := load.ReadVectors(f, true)
+				v, err := ix.ReadVectors(f, true)
 				if err != nil {
 					// None, or an older build's: DuckDB scores the file.
 					r.missing = append(r.missing, f)

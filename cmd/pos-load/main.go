@@ -138,6 +138,9 @@ func run(c *cli.Context) error {
 	if st.CompactErr != nil {
 		fmt.Fprintf(c.App.ErrWriter, "pos-load: warning: partition not compacted (its files are complete; a later load tries again): %v\n", st.CompactErr)
 	}
+	if st.SearchIndexErr != nil {
+		fmt.Fprintf(c.App.ErrWriter, "pos-load: warning: search index not updated (search reads the chunks files' sidecars one by one until a later load updates it): %v\n", st.SearchIndexErr)
+	}
 	if st.RollupErr != nil {
 		fmt.Fprintf(c.App.ErrWriter, "pos-load: warning: usage rollup not updated (pos-query stats reads the messages instead until the next load updates it): %v\n", st.RollupErr)
 	}

@@ -17,6 +17,9 @@
 #   BENCH_PLATFORMS  platforms the generator replicates (default claude_code,codex,gemini,aider)
 #   BENCH_QREPS  runs of each query latency (default 5; median and p95)
 #   BENCH_COPIES copies of the lake in the query lake (default 8: about 1 M messages at 1GB)
+#   BENCH_SREPS  runs of each search latency (default 10; median and p95)
+#   BENCH_SEARCH_CHUNKS  chunks of the search lake (default 1000000): copies
+#                of the embedded lake, as the query lake is
 #   BENCH_CCUSAGE=0  skip the ccusage comparison (default: install ccusage 20.0.24 from npm)
 #   BENCH_PAIRS  ccusage-then-pos pairs behind each ratio to ccusage (default 5
 #                for the cold chain and warm stats, 9 for the incremental sync)
@@ -86,6 +89,7 @@ if ! make -s build BIN="$BIN" >"$TMP/build.log" 2>&1; then
 fi
 go build -o "$BIN/pos-bench-gen" ./pipelines/bench/gen
 go build -o "$BIN/pos-bench-scale" ./pipelines/bench/scale
+go build -o "$BIN/pos-bench-mcpsearch" ./pipelines/bench/mcpsearch
 for b in pos-extract pos-normalize; do
 	if [[ ! -x $BIN/$b ]]; then
 		cat "$TMP/build.log" >&2
@@ -446,6 +450,55 @@ if [[ -n $HAVE_LOAD && -d $TMP/lake ]]; then
 fi
 
 # ---------------------------------------------------------------------------
+# Search latencies (every run counted: no early stop): a search from a new
+# pos-query process on the embedded lake of this home; the same on a lake
+# of about BENCH_SEARCH_CHUNKS chunks (copies of it), no date filter; and
+# searches sent to one pos-mcp over stdio, once it answered a first.
+
+SEARCH_LINE="search     skipped: no embedded lake (pos-embed or pos-load not built)"
+if [[ $QSRC != "$TMP/lake" && -x $BIN/pos-mcp ]]; then
+	SREPS=${BENCH_SREPS:-10}
+	SQ='fix the failing test'
+	TOL_SAVED=$TOL
+	TOL=0
+	s_cold() { rss query "$BIN/pos-query" search --lake "$QSRC" --format json "$SQ" >/dev/null; }
+	WARM=("$QSRC")
+	log "measuring search: cold CLI"
+	measure "$SREPS" "search: cold CLI (1 GB home)" 0 nothing s_cold
+	CHUNKS0=$("$BIN/pos-query" sql --lake "$QSRC" --format csv 'SELECT count(*) AS n FROM chunks' 2>/dev/null | tail -n 1)
+	SCOPIES=1
+	if [[ $CHUNKS0 =~ ^[0-9]+$ ]] && ((CHUNKS0 > 0)); then
+		SCOPIES=$(((${BENCH_SEARCH_CHUNKS:-1000000} + CHUNKS0 - 1) / CHUNKS0))
+	fi
+	SLAKE=$TMP/search1m
+	if [[ -d ${QLAKE:-} && $SCOPIES == "$COPIES" ]]; then
+		SLAKE=$QLAKE
+	else
+		log "building the search lake ($SCOPIES copies of $CHUNKS0 chunks)"
+		"$BIN/pos-bench-scale" --from "$QSRC" --to "$SLAKE" --copies "$SCOPIES" >&2
+	fi
+	s_1m() { rss query "$BIN/pos-query" search --lake "$SLAKE" --format json "$SQ" >/dev/null; }
+	WARM=("$SLAKE/indexed/chunks" "$SLAKE/searchindex")
+	log "measuring search: $((CHUNKS0 * SCOPIES)) chunks"
+	measure "$SREPS" "search: 1M chunks (no date filter)" 0 nothing s_1m
+	TOL=$TOL_SAVED
+	WARM=("$QSRC")
+	warm
+	log "measuring search: pos-mcp warm"
+	if MCP_TIMES=$("$BIN/pos-bench-mcpsearch" -n "$SREPS" -query "$SQ" -- "$BIN/pos-mcp" --lake "$QSRC" 2>"$TMP/mcp.err"); then
+		ROWS+=("$(printf '%s\n' $MCP_TIMES | sort -n | awk -v label="search: pos-mcp warm" '
+			{t[NR] = $1}
+			END {
+				med = (NR % 2) ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2
+				printf "%-30s %4d %8.3f %7.3f %7.3f %7.3f %8s  %s", label, NR, med, t[int(0.95 * NR + 0.999999)], t[1], t[NR], "-", "(one pos-mcp, after a first search)"
+			}')")
+	else
+		ROWS+=("$(printf '%-30s %s' "search: pos-mcp warm" "failed: $(head -c 200 "$TMP/mcp.err")")")
+	fi
+	SEARCH_LINE="search     '$SQ', top 10 hybrid; cold CLI on the embedded lake ($CHUNKS0 chunks), 1M on $((CHUNKS0 * SCOPIES)) chunks; targets: cold <= 0.090 s, 1M <= 0.300 s, pos-mcp warm <= 0.040 s (medians)"
+fi
+
+# ---------------------------------------------------------------------------
 # ccusage: the same question (tokens and cost per day and model) on the
 # same Claude folder. ccusage sums usage lines; pos also writes the lake.
 
@@ -587,5 +640,6 @@ if [[ -n $bound ]]; then
 fi
 printf '\n%s\n' "$HOOK_LINE"
 printf 'query lake %s\n' "$SCALE_LINE"
+printf '%s\n' "$SEARCH_LINE"
 printf 'load       %s (1, 5, 15 min) at the end; other work on the machine slows every row\n' "$(uptime | sed 's/.*load average: //')"
 printf 'bench      %.0f s in all\n' "$(awk -v a="$BENCH_START" -v b="$EPOCHREALTIME" 'BEGIN {print b - a}')"

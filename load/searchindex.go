@@ -1,0 +1,499 @@
+package load
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// The search index: the vector sidecars of the lake's chunks files, copied
+// into a few segment files under <lake>/searchindex, so that a search maps
+// a few files instead of opening one sidecar per chunks file (a lake of a
+// million chunks has thousands, one or more per day partition).
+//
+// A segment holds the sidecars of the chunks files it names, byte for
+// byte. Chunks files are immutable and their names unique, so a segment's
+// copy of a file's sidecar stays right for as long as the file exists; a
+// search uses it for the files of its window that a segment names, and
+// reads the sidecar files of the others (a chunks file loaded by an older
+// build, or since the last index update). An entry whose chunks file is
+// gone (compaction merged it into another) is dead weight, dropped when
+// its segment is next merged.
+//
+// pos-load adds a segment with the sidecars of the chunks files no
+// segment names (each run that writes chunks, and the first run on a lake
+// without an index), then merges segments of about the same size once
+// there are segmentMerge of them: an incremental load writes only its own
+// files' sidecars again, and a sidecar is copied about log(lake / load)
+// times in all. Segments are written under a temporary name and renamed
+// into place; the segments a merge replaces are removed after, and a
+// reader that finds two segments naming one file uses either.
+//
+// Layout, little endian: magic "POSIDX01", entries u32 (N), TOC bytes u32,
+// then N entries (path length u16, the chunks file's path relative to the
+// lake with slashes, offset u64 and length u64 of its sidecar's bytes in
+// the segment), then the sidecars, each at an offset that is a multiple
+// of 8.
+const (
+	SearchIndexDir = "searchindex"
+	segmentMagic   = "POSIDX01"
+	segmentExt     = ".idx"
+	// segmentMerge segments of about the same size are merged into one.
+	segmentMerge = 4
+)
+
+// segmentFloor is the size under which segments count as one tier (a
+// variable for tests).
+var segmentFloor int64 = 4 << 20
+
+// SearchIndex is a lake's search index, mapped into memory. Its sidecars
+// are read by ReadVectors, ReadLexicalQuery and ReadRowMeta; a nil
+// SearchIndex has none (they read the sidecar files).
+type SearchIndex struct {
+	lake   string
+	segs   []*mappedSegment
+	byPath map[string][]byte // path relative to the lake, with slashes -> sidecar
+}
+
+type mappedSegment struct {
+	name  string
+	unmap func() error
+}
+
+type segEntry struct {
+	path   string // relative to the lake, with slashes
+	src    string // the file the bytes are in
+	off, n int64
+}
+
+// SearchIndexKey names the lake's current segments: a reader that keeps an
+// open SearchIndex opens it again when the key changes.
+func SearchIndexKey(lake string) string {
+	names, _ := segmentNames(filepath.Join(lake, SearchIndexDir))
+	return strings.Join(names, "\n")
+}
+
+func segmentNames(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), segmentExt) && e.Type().IsRegular() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// OpenSearchIndex maps the lake's segments. A segment that cannot be read
+// (removed meanwhile by a load's merge, or damaged) is passed over: the
+// files it named are read from their sidecars. Close lets go of the
+// mappings; nothing read from the index may be used after.
+func OpenSearchIndex(lake string) (*SearchIndex, error) {
+	abs, err := filepath.Abs(lake)
+	if err != nil {
+		return nil, err
+	}
+	ix := &SearchIndex{lake: abs, byPath: map[string][]byte{}}
+	dir := filepath.Join(abs, SearchIndexDir)
+	names, err := segmentNames(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		b, unmap, entries, err := mapSegment(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		ix.segs = append(ix.segs, &mappedSegment{name: name, unmap: unmap})
+		for _, e := range entries {
+			if _, ok := ix.byPath[e.path]; !ok {
+				ix.byPath[e.path] = b[e.off : e.off+e.n : e.off+e.n]
+			}
+		}
+	}
+	return ix, nil
+}
+
+func mapSegment(path string) ([]byte, func() error, []segEntry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	entries, err := readSegmentTOC(f, path, fi.Size())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	b, unmap, err := mapFile(f, fi.Size())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return b, unmap, entries, nil
+}
+
+// readSegmentTOC reads a segment's entries and checks they lie within it.
+func readSegmentTOC(r io.ReaderAt, path string, size int64) ([]segEntry, error) {
+	bad := func(what string) error { return fmt.Errorf("%s: %s", path, what) }
+	head := make([]byte, 16)
+	if size < 16 {
+		return nil, bad("not a search index segment")
+	}
+	if _, err := r.ReadAt(head, 0); err != nil {
+		return nil, err
+	}
+	if string(head[:8]) != segmentMagic {
+		return nil, bad("not a search index segment of this build")
+	}
+	le := binary.LittleEndian
+	n, tocLen := int64(le.Uint32(head[8:])), int64(le.Uint32(head[12:]))
+	if 16+tocLen > size || n*18 > tocLen {
+		return nil, bad("truncated")
+	}
+	toc := make([]byte, tocLen)
+	if _, err := r.ReadAt(toc, 16); err != nil {
+		return nil, err
+	}
+	out := make([]segEntry, 0, n)
+	p := 0
+	for range n {
+		if p+2 > len(toc) {
+			return nil, bad("bad table of contents")
+		}
+		l := int(le.Uint16(toc[p:]))
+		if p+2+l+16 > len(toc) {
+			return nil, bad("bad table of contents")
+		}
+		e := segEntry{path: string(toc[p+2 : p+2+l]), src: path}
+		e.off, e.n = int64(le.Uint64(toc[p+2+l:])), int64(le.Uint64(toc[p+10+l:]))
+		p += 2 + l + 16
+		if e.off < 16+tocLen || e.n < 0 || e.off+e.n > size || e.off+e.n < e.off || e.off%8 != 0 {
+			return nil, bad("an entry outside the segment")
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Close unmaps the segments.
+func (ix *SearchIndex) Close() error {
+	if ix == nil {
+		return nil
+	}
+	var errs []error
+	for _, s := range ix.segs {
+		errs = append(errs, s.unmap())
+	}
+	ix.segs, ix.byPath = nil, nil
+	return errors.Join(errs...)
+}
+
+// Covers reports whether the index holds the sidecar of a chunks file.
+func (ix *SearchIndex) Covers(chunksPath string) bool { return ix.sidecar(chunksPath) != nil }
+
+// Segments is how many segments the index maps.
+func (ix *SearchIndex) Segments() int {
+	if ix == nil {
+		return 0
+	}
+	return len(ix.segs)
+}
+
+// sidecar returns the index's copy of a chunks file's sidecar, or nil.
+func (ix *SearchIndex) sidecar(chunksPath string) []byte {
+	if ix == nil || len(ix.byPath) == 0 {
+		return nil
+	}
+	rel, ok := strings.CutPrefix(chunksPath, ix.lake+string(filepath.Separator))
+	if !ok {
+		return nil
+	}
+	return ix.byPath[filepath.ToSlash(rel)]
+}
+
+// UpdateSearchIndex adds a segment with the sidecars of the lake's chunks
+// files that no segment names, then merges segments (see SearchIndexDir).
+// The caller holds the lake's lock; run names the new segments.
+func UpdateSearchIndex(lake, run string) error {
+	dir := filepath.Join(lake, SearchIndexDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	// Temporary files of a dead run (we hold the lock).
+	if ents, err := os.ReadDir(dir); err == nil {
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".tmp") {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	parts, err := tablePartitions(lake, TableChunks)
+	if err != nil {
+		return err
+	}
+	live := map[string]string{} // relative path -> its sidecar's path
+	for _, p := range parts {
+		files, err := appendParquetFiles(nil, Dir(lake, TableChunks, p.platform, p.date))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		for _, f := range files {
+			rel, err := filepath.Rel(lake, f)
+			if err != nil {
+				return err
+			}
+			live[filepath.ToSlash(rel)] = strings.TrimSuffix(f, ".parquet") + VectorsExt
+		}
+	}
+	names, err := segmentNames(dir)
+	if err != nil {
+		return err
+	}
+	type seg struct {
+		name      string
+		live      []segEntry
+		liveBytes int64
+		deadBytes int64
+	}
+	var segs []*seg
+	covered := map[string]bool{}
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		fi, err := f.Stat()
+		var entries []segEntry
+		if err == nil {
+			entries, err = readSegmentTOC(f, path, fi.Size())
+		}
+		f.Close()
+		if err != nil {
+			// A damaged segment is replaced by the sidecars it named.
+			if err := os.Remove(path); err != nil {
+				return err
+			}
+			continue
+		}
+		s := &seg{name: name}
+		for _, e := range entries {
+			if _, ok := live[e.path]; ok && !covered[e.path] {
+				covered[e.path] = true
+				s.live, s.liveBytes = append(s.live, e), s.liveBytes+e.n
+			} else {
+				s.deadBytes += e.n
+			}
+		}
+		segs = append(segs, s)
+	}
+	var fresh []segEntry
+	for rel, vec := range live {
+		if covered[rel] {
+			continue
+		}
+		fi, err := os.Stat(vec)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // no sidecar: search scores the file with DuckDB
+		}
+		if err != nil {
+			return err
+		}
+		fresh = append(fresh, segEntry{path: rel, src: vec, n: fi.Size()})
+	}
+	seq := 0
+	newName := func() string {
+		seq++
+		return fmt.Sprintf("seg-%s-%03d%s", run, seq, segmentExt)
+	}
+	if len(fresh) > 0 {
+		slices.SortFunc(fresh, func(a, b segEntry) int { return strings.Compare(a.path, b.path) })
+		name := newName()
+		if err := writeSegment(lake, filepath.Join(dir, name), fresh); err != nil {
+			return err
+		}
+		var n int64
+		for _, e := range fresh {
+			n += e.n
+		}
+		segs = append(segs, &seg{name: name, live: fresh, liveBytes: n})
+	}
+	// Segments with more dead bytes than live ones are merged whatever
+	// their size; then runs of segmentMerge of about the same size.
+	for {
+		slices.SortFunc(segs, func(a, b *seg) int { return cmpInt64(a.liveBytes, b.liveBytes) })
+		var group []*seg
+		for _, s := range segs {
+			if s.deadBytes > s.liveBytes {
+				group = append(group, s)
+			}
+		}
+		if len(group) == 0 {
+			for i := 0; i+segmentMerge <= len(segs) && group == nil; i++ {
+				lo := max(segs[i].liveBytes, segmentFloor)
+				j := i
+				for j < len(segs) && segs[j].liveBytes <= 4*lo {
+					j++
+				}
+				if j-i >= segmentMerge {
+					group = slices.Clone(segs[i:j])
+				}
+			}
+		}
+		if len(group) == 0 {
+			return nil
+		}
+		var entries []segEntry
+		var n int64
+		for _, s := range group {
+			entries, n = append(entries, s.live...), n+s.liveBytes
+		}
+		merged := &seg{live: entries, liveBytes: n}
+		if len(entries) > 0 {
+			slices.SortFunc(entries, func(a, b segEntry) int { return strings.Compare(a.path, b.path) })
+			merged.name = newName()
+			if err := writeSegment(lake, filepath.Join(dir, merged.name), entries); err != nil {
+				return err
+			}
+			// The entries now point into the merged segment.
+			if merged.live, err = segmentEntries(filepath.Join(dir, merged.name)); err != nil {
+				return err
+			}
+		}
+		for _, s := range group {
+			if err := os.Remove(filepath.Join(dir, s.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		segs = slices.DeleteFunc(segs, func(s *seg) bool { return slices.Contains(group, s) })
+		if merged.name != "" {
+			segs = append(segs, merged)
+		}
+	}
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func segmentEntries(path string) ([]segEntry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return readSegmentTOC(f, path, fi.Size())
+}
+
+// writeSegment writes a segment of entries (each copied from its src at
+// off) under a temporary name, syncs it and renames it into place.
+func writeSegment(lake, path string, entries []segEntry) error {
+	le := binary.LittleEndian
+	var toc []byte
+	for _, e := range entries {
+		toc = le.AppendUint16(toc, uint16(len(e.path)))
+		toc = append(toc, e.path...)
+		toc = le.AppendUint64(toc, 0)
+		toc = le.AppendUint64(toc, 0)
+	}
+	at := (16 + int64(len(toc)) + 7) &^ 7
+	p := 0
+	for _, e := range entries {
+		p += 2 + len(e.path)
+		le.PutUint64(toc[p:], uint64(at))
+		le.PutUint64(toc[p+8:], uint64(e.n))
+		p += 16
+		at = (at + e.n + 7) &^ 7
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	err = func() error {
+		head := []byte(segmentMagic)
+		head = le.AppendUint32(head, uint32(len(entries)))
+		head = le.AppendUint32(head, uint32(len(toc)))
+		head = append(head, toc...)
+		w := &countWriter{w: f}
+		if _, err := w.Write(head); err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if err := w.pad(); err != nil {
+				return err
+			}
+			src, err := os.Open(e.src)
+			if err != nil {
+				return err
+			}
+			n, err := io.Copy(w, io.NewSectionReader(src, e.off, e.n))
+			src.Close()
+			if err == nil && n != e.n {
+				err = fmt.Errorf("%s: %d bytes, want %d", e.src, n, e.n)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncFiles(lake, []string{tmp})
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing the search index %s: %w", path, err)
+	}
+	return syncDirs(lake, map[string]bool{filepath.Dir(path): true})
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countWriter) pad() error {
+	if k := (8 - c.n%8) % 8; k > 0 {
+		_, err := c.Write(make([]byte, k))
+		return err
+	}
+	return nil
+}

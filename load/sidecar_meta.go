@@ -1,0 +1,371 @@
+package load
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// RowMeta is what a sidecar keeps of a chunk besides its vector and
+// postings: what search reads of its candidates and shows of its hits, so
+// that neither opens the chunks Parquet file.
+type RowMeta struct {
+	ID, ParentID, ContentType, Platform, SessionID, AgentID string
+	Project, User, Machine, Tool                            string
+	ChunkIndex                                              int64
+	Text                                                    string
+}
+
+// metaColumns is how many string columns the metadata section has, in
+// RowMeta's order (ID .. Tool).
+const metaColumns = 10
+
+func (m *RowMeta) column(i int) string {
+	switch i {
+	case 0:
+		return m.ID
+	case 1:
+		return m.ParentID
+	case 2:
+		return m.ContentType
+	case 3:
+		return m.Platform
+	case 4:
+		return m.SessionID
+	case 5:
+		return m.AgentID
+	case 6:
+		return m.Project
+	case 7:
+		return m.User
+	case 8:
+		return m.Machine
+	}
+	return m.Tool
+}
+
+func (m *RowMeta) setColumn(i int, s string) {
+	switch i {
+	case 0:
+		m.ID = s
+	case 1:
+		m.ParentID = s
+	case 2:
+		m.ContentType = s
+	case 3:
+		m.Platform = s
+	case 4:
+		m.SessionID = s
+	case 5:
+		m.AgentID = s
+	case 6:
+		m.Project = s
+	case 7:
+		m.User = s
+	case 8:
+		m.Machine = s
+	default:
+		m.Tool = s
+	}
+}
+
+// metaTextBlock is the raw bytes of text compressed together: a hit's text
+// costs the decompression of one block.
+const metaTextBlock = 64 << 10
+
+// encodeMeta encodes the metadata section of rows, little endian:
+//
+//	for each of the metaColumns string columns: distinct values K u32,
+//	their bytes' length u32, offsets (K+1)×u32, the bytes, each row's
+//	value rows×u32;
+//	chunk indexes rows×i64;
+//	text: blocks u32 (B), block offsets (B+1)×u32 into the compressed
+//	bytes, each row's block rows×u32, start rows×u32 and end rows×u32 in
+//	its block once decompressed, then the blocks (zstd).
+func encodeMeta(rows []RowMeta) []byte {
+	le := binary.LittleEndian
+	var b []byte
+	for c := range metaColumns {
+		index := map[string]uint32{}
+		var vals []string
+		ids := make([]uint32, len(rows))
+		n := 0
+		for i := range rows {
+			s := rows[i].column(c)
+			k, ok := index[s]
+			if !ok {
+				k = uint32(len(vals))
+				index[s] = k
+				vals = append(vals, s)
+				n += len(s)
+			}
+			ids[i] = k
+		}
+		b = le.AppendUint32(b, uint32(len(vals)))
+		b = le.AppendUint32(b, uint32(n))
+		off := uint32(0)
+		b = le.AppendUint32(b, 0)
+		for _, s := range vals {
+			off += uint32(len(s))
+			b = le.AppendUint32(b, off)
+		}
+		for _, s := range vals {
+			b = append(b, s...)
+		}
+		for _, k := range ids {
+			b = le.AppendUint32(b, k)
+		}
+	}
+	for i := range rows {
+		b = le.AppendUint64(b, uint64(rows[i].ChunkIndex))
+	}
+	pageCodec.init()
+	var blocks [][]byte
+	var raw []byte
+	block, start, end := make([]uint32, len(rows)), make([]uint32, len(rows)), make([]uint32, len(rows))
+	flush := func() {
+		blocks = append(blocks, pageCodec.enc.EncodeAll(raw, nil))
+		raw = raw[:0]
+	}
+	for i := range rows {
+		if len(raw) > 0 && len(raw)+len(rows[i].Text) > metaTextBlock {
+			flush()
+		}
+		block[i], start[i] = uint32(len(blocks)), uint32(len(raw))
+		raw = append(raw, rows[i].Text...)
+		end[i] = uint32(len(raw))
+	}
+	flush()
+	b = le.AppendUint32(b, uint32(len(blocks)))
+	off := uint32(0)
+	b = le.AppendUint32(b, 0)
+	for _, z := range blocks {
+		off += uint32(len(z))
+		b = le.AppendUint32(b, off)
+	}
+	for _, col := range [][]uint32{block, start, end} {
+		for _, x := range col {
+			b = le.AppendUint32(b, x)
+		}
+	}
+	for _, z := range blocks {
+		b = append(b, z...)
+	}
+	return b
+}
+
+// ErrNoMeta is returned for a sidecar written without the rows' metadata
+// (an older build's, or merged from one): the Parquet file has it.
+var ErrNoMeta = errors.New("no metadata in the vector sidecar")
+
+// sidecarMeta is a sidecar's metadata section, parsed.
+type sidecarMeta struct {
+	rows   int
+	cols   [metaColumns]struct{ offs, bytes, ids []byte }
+	index  []byte
+	blocks int
+	boffs  []byte
+	block  []byte
+	start  []byte
+	end    []byte
+	data   []byte
+}
+
+func parseMeta(b []byte, rows int) (*sidecarMeta, error) {
+	le := binary.LittleEndian
+	m := &sidecarMeta{rows: rows}
+	p := 0
+	take := func(n int) ([]byte, bool) {
+		if n < 0 || p+n > len(b) || p+n < p {
+			return nil, false
+		}
+		s := b[p : p+n : p+n]
+		p += n
+		return s, true
+	}
+	u32 := func() (int, bool) {
+		s, ok := take(4)
+		if !ok {
+			return 0, false
+		}
+		return int(le.Uint32(s)), true
+	}
+	var ok bool
+	for c := range metaColumns {
+		k, ok1 := u32()
+		n, ok2 := u32()
+		if !ok1 || !ok2 || k > len(b) {
+			return nil, errors.New("bad metadata")
+		}
+		col := &m.cols[c]
+		if col.offs, ok = take(4 * (k + 1)); !ok {
+			return nil, errors.New("bad metadata")
+		}
+		if col.bytes, ok = take(n); !ok {
+			return nil, errors.New("bad metadata")
+		}
+		if col.ids, ok = take(4 * rows); !ok {
+			return nil, errors.New("bad metadata")
+		}
+		if int(le.Uint32(col.offs[4*k:])) != n {
+			return nil, errors.New("bad metadata")
+		}
+	}
+	if m.index, ok = take(8 * rows); !ok {
+		return nil, errors.New("bad metadata")
+	}
+	nb, ok := u32()
+	if !ok || nb > len(b) {
+		return nil, errors.New("bad metadata")
+	}
+	m.blocks = nb
+	for _, dst := range []*[]byte{&m.boffs, &m.block, &m.start, &m.end} {
+		n := 4 * rows
+		if dst == &m.boffs {
+			n = 4 * (nb + 1)
+		}
+		if *dst, ok = take(n); !ok {
+			return nil, errors.New("bad metadata")
+		}
+	}
+	m.data = b[p:]
+	if int(le.Uint32(m.boffs[4*nb:])) != len(m.data) {
+		return nil, errors.New("bad metadata")
+	}
+	return m, nil
+}
+
+// value is row's value of column c (a copy: it outlives the sidecar).
+func (m *sidecarMeta) value(c, row int) (string, error) {
+	le := binary.LittleEndian
+	col := &m.cols[c]
+	k := int(le.Uint32(col.ids[4*row:]))
+	if 4*(k+1)+4 > len(col.offs) {
+		return "", errors.New("bad metadata")
+	}
+	lo, hi := int(le.Uint32(col.offs[4*k:])), int(le.Uint32(col.offs[4*k+4:]))
+	if lo > hi || hi > len(col.bytes) {
+		return "", errors.New("bad metadata")
+	}
+	return string(col.bytes[lo:hi]), nil
+}
+
+// row fills in the metadata of a row, its text if text.
+func (m *sidecarMeta) row(row int, text bool, blocks map[int][]byte) (RowMeta, error) {
+	var r RowMeta
+	for c := range metaColumns {
+		s, err := m.value(c, row)
+		if err != nil {
+			return r, err
+		}
+		r.setColumn(c, s)
+	}
+	le := binary.LittleEndian
+	r.ChunkIndex = int64(le.Uint64(m.index[8*row:]))
+	if !text {
+		return r, nil
+	}
+	bi := int(le.Uint32(m.block[4*row:]))
+	if bi >= m.blocks {
+		return r, errors.New("bad metadata")
+	}
+	raw, ok := blocks[bi]
+	if !ok {
+		lo, hi := int(le.Uint32(m.boffs[4*bi:])), int(le.Uint32(m.boffs[4*bi+4:]))
+		if lo > hi || hi > len(m.data) {
+			return r, errors.New("bad metadata")
+		}
+		pageCodec.init()
+		var err error
+		if raw, err = pageCodec.dec.DecodeAll(m.data[lo:hi], nil); err != nil {
+			return r, err
+		}
+		blocks[bi] = raw
+	}
+	lo, hi := int(le.Uint32(m.start[4*row:])), int(le.Uint32(m.end[4*row:]))
+	if lo > hi || hi > len(raw) {
+		return r, errors.New("bad metadata")
+	}
+	r.Text = string(raw[lo:hi])
+	return r, nil
+}
+
+// ReadRowMeta calls fn with the metadata (and with text, the text) of the
+// rows of a chunks file whose chunk_key is in keys, from its sidecar (the
+// index's copy when it has one): ErrNoMeta when the sidecar has none,
+// ErrNoVectors when there is no sidecar. ts is the row's time (zero when
+// unknown).
+func (ix *SearchIndex) ReadRowMeta(chunksPath string, keys map[int64]bool, text bool, fn func(key int64, ts time.Time, m RowMeta)) error {
+	sc, err := ix.openSidecar(chunksPath)
+	if err != nil {
+		return err
+	}
+	defer sc.close()
+	if sc.metaAt == 0 {
+		return ErrNoMeta
+	}
+	v, r := sc.v, sc.v.Rows
+	b, err := sc.at(sc.off, int64(r*(8+8)))
+	if err != nil {
+		return err
+	}
+	le := binary.LittleEndian
+	mb, err := sc.at(sc.metaAt, sc.size-sc.metaAt)
+	if err != nil {
+		return err
+	}
+	bad := func(err error) error { return fmt.Errorf("%s%s: %w", filepath.Base(chunksPath), VectorsExt, err) }
+	m, err := parseMeta(mb, v.Rows)
+	if err != nil {
+		return bad(err)
+	}
+	blocks := map[int][]byte{}
+	for row := range r {
+		key := int64(le.Uint64(b[8*row:]))
+		if !keys[key] {
+			continue
+		}
+		rm, err := m.row(row, text, blocks)
+		if err != nil {
+			return bad(err)
+		}
+		var ts time.Time
+		if ms := int64(le.Uint64(b[8*r+8*row:])); ms != 0 {
+			ts = time.UnixMilli(ms).UTC()
+		}
+		fn(key, ts, rm)
+	}
+	return nil
+}
+
+// readAllMeta returns the metadata and text of every row of a chunks
+// file's sidecar, in row order (compaction carries them to the merged
+// file's sidecar).
+func readAllMeta(chunksPath string) ([]RowMeta, error) {
+	sc, err := (*SearchIndex)(nil).openSidecar(chunksPath)
+	if err != nil {
+		return nil, err
+	}
+	defer sc.close()
+	if sc.metaAt == 0 {
+		return nil, ErrNoMeta
+	}
+	mb, err := sc.at(sc.metaAt, sc.size-sc.metaAt)
+	if err != nil {
+		return nil, err
+	}
+	m, err := parseMeta(mb, sc.v.Rows)
+	if err != nil {
+		return nil, fmt.Errorf("%s%s: %w", filepath.Base(chunksPath), VectorsExt, err)
+	}
+	out := make([]RowMeta, sc.v.Rows)
+	blocks := map[int][]byte{}
+	for row := range out {
+		if out[row], err = m.row(row, true, blocks); err != nil {
+			return nil, fmt.Errorf("%s%s: %w", filepath.Base(chunksPath), VectorsExt, err)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,135 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/pos-lake/pos/load"
+)
+
+// searchIndexState keeps the lake's search index (load.SearchIndex) mapped
+// while the DB is open: a search reads its sidecars from the index's
+// segments, and those of files no segment holds from their files. A
+// search that starts after a load changed the segments maps them again;
+// the segments it replaces stay mapped until no search that may read them
+// runs.
+type searchIndexState struct {
+	mu      sync.Mutex
+	cur     *load.SearchIndex
+	key     string
+	active  int
+	retired []*load.SearchIndex
+	off     bool // searches read every sidecar from its file (tests compare)
+}
+
+// beginSearch brings the index up to date with the lake's segments, for a
+// search that then reads it through searchIndex until endSearch.
+func (d *DB) beginSearch() {
+	s := &d.ix
+	key := load.SearchIndexKey(d.lake)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active++
+	if s.off || s.cur != nil && key == s.key {
+		return
+	}
+	ix, err := load.OpenSearchIndex(d.lake)
+	if err != nil {
+		return // the sidecar files answer
+	}
+	if s.cur != nil {
+		s.retired = append(s.retired, s.cur)
+	}
+	s.cur, s.key = ix, key
+}
+
+func (d *DB) endSearch() {
+	s := &d.ix
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+	if s.active == 0 {
+		for _, ix := range s.retired {
+			ix.Close()
+		}
+		s.retired = nil
+	}
+}
+
+// searchIndex is the index a search reads (nil: none, every sidecar from
+// its file).
+func (d *DB) searchIndex() *load.SearchIndex {
+	d.ix.mu.Lock()
+	defer d.ix.mu.Unlock()
+	if d.ix.off {
+		return nil
+	}
+	return d.ix.cur
+}
+
+func (s *searchIndexState) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ix := range append(s.retired, s.cur) {
+		ix.Close()
+	}
+	s.cur, s.retired, s.key = nil, nil, ""
+}
+
+// readChunkMeta reads the metadata of the rows of a chunks file whose keys
+// are in keys: from its sidecar (the index's copy, or its file), or from
+// the Parquet file when the sidecar has none (an older build's).
+func readChunkMeta(ix *load.SearchIndex, path string, keys map[int64]bool, fn func(load.ChunkMeta)) error {
+	err := ix.ReadRowMeta(path, keys, false, func(key int64, ts time.Time, m load.RowMeta) {
+		fn(load.ChunkMeta{Key: key, ID: m.ID, ParentID: m.ParentID, ContentType: m.ContentType, Platform: m.Platform,
+			SessionID: m.SessionID, AgentID: m.AgentID, TS: ts})
+	})
+	if errors.Is(err, load.ErrNoMeta) || errors.Is(err, load.ErrNoVectors) {
+		return load.ReadChunkMeta(path, keys, fn)
+	}
+	return err
+}
+
+// sidecarTexts hands fill the text and details of the hits whose chunks
+// files' sidecars hold them, and returns their keys; the others are read
+// from the Parquet files.
+func (d *DB) sidecarTexts(ctx context.Context, hits []SearchHit,
+	fill func(key int64, text string, idx int64, project, user, machine, tool string)) (map[int64]bool, error) {
+	ix := d.searchIndex()
+	var files []string
+	wanted := map[string]map[int64]bool{}
+	for _, h := range hits {
+		if wanted[h.file] == nil {
+			wanted[h.file] = map[int64]bool{}
+			files = append(files, h.file)
+		}
+		wanted[h.file][h.chunkKey] = true
+	}
+	type row struct {
+		key int64
+		m   load.RowMeta
+	}
+	per := make([][]row, len(files))
+	err := eachFile(ctx, files, func(i int, path string) error {
+		err := ix.ReadRowMeta(path, wanted[path], true, func(key int64, _ time.Time, m load.RowMeta) {
+			per[i] = append(per[i], row{key, m})
+		})
+		if errors.Is(err, load.ErrNoMeta) || errors.Is(err, load.ErrNoVectors) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	found := map[int64]bool{}
+	for _, rows := range per {
+		for _, r := range rows {
+			found[r.key] = true
+			fill(r.key, r.m.Text, r.m.ChunkIndex, r.m.Project, r.m.User, r.m.Machine, r.m.Tool)
+		}
+	}
+	return found, nil
+}

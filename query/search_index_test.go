@@ -1,0 +1,105 @@
+package query_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/query"
+)
+
+// Search reads the lake's search index (the chunks files' sidecars merged
+// into a few segments) and finds what it finds reading every sidecar file,
+// or, for files whose sidecars lack the rows' metadata and text (an older
+// build's), the Parquet files: the same hits, scores and snippets, in
+// every mode, with and without filters.
+func TestSearchIndexSameHits(t *testing.T) {
+	lake := searchLake(t)
+	ctx := context.Background()
+	opts := []query.SearchOptions{
+		{Query: "fetcher retry tests"},
+		{Query: "fetcher retry tests", Mode: query.SearchLexical, K: 20},
+		{Query: "build make binary", Mode: query.SearchVector, K: 20},
+		{Query: "callers of Get main.go", GroupBy: "session"},
+		{Query: "fetcher build", Since: day("2026-02-28")},
+		{Query: "test", Types: []string{"exchange"}, K: 15},
+		{Query: `"retry tests"`, K: 5},
+		{Query: "fetch*", Mode: query.SearchLexical, K: 10},
+	}
+	results := func(fromFiles bool) string {
+		t.Helper()
+		db, err := query.Open(ctx, lake)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		files, err := load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fromFiles {
+			query.SearchFromFiles(db)
+		} else if !query.SearchIndexCovers(db, files) {
+			t.Fatal("the search index does not hold every chunks file's sidecar")
+		}
+		var b strings.Builder
+		for _, o := range opts {
+			o.Embed = hashEmbedder
+			res, err := db.Search(ctx, o)
+			if err != nil {
+				t.Fatalf("%+v: %v", o, err)
+			}
+			for _, h := range res.Hits {
+				fmt.Fprintf(&b, "%d %s %.6f %s %s %q %q\n", h.Rank, h.ChunkID, h.Score, h.ExchangeID, h.Title, h.Snippet, h.Tool)
+			}
+			for _, s := range res.Sessions {
+				fmt.Fprintf(&b, "%d %s %.6f %q\n", s.Rank, s.SessionID, s.Score, s.Snippet)
+			}
+			b.WriteString("--\n")
+		}
+		return b.String()
+	}
+	want := results(true)
+	if strings.Count(want, "\n") < 2*len(opts) {
+		t.Fatalf("few hits:\n%s", want)
+	}
+	if got := results(false); got != want {
+		t.Fatalf("from the search index:\n%s\nfrom the files:\n%s", got, want)
+	}
+	// Sidecars without the rows' metadata: the Parquet files answer.
+	vecs, _ := filepath.Glob(filepath.Join(lake, "indexed", "chunks", "*", "*", "*"+load.VectorsExt))
+	for _, f := range vecs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(f, withoutMeta(b), 0o600)
+	}
+	if got := results(true); !reflect.DeepEqual(got, want) {
+		t.Fatalf("sidecars without metadata:\n%s\nwith:\n%s", got, want)
+	}
+}
+
+// withoutMeta rewrites a POSVEC05 sidecar as POSVEC04 (no metadata).
+func withoutMeta(b []byte) []byte {
+	at := int(b[24]) | int(b[25])<<8 | int(b[26])<<16 | int(b[27])<<24
+	models := int(b[16])
+	off := 32
+	hdr := append([]byte("POSVEC04"), b[8:24]...)
+	for range models {
+		n := int(b[off]) | int(b[off+1])<<8
+		hdr = append(hdr, b[off:off+2+n]...)
+		off += 2 + n
+	}
+	off = (off + 7) &^ 7
+	for len(hdr)%8 != 0 {
+		hdr = append(hdr, 0)
+	}
+	return append(hdr, b[off:at]...)
+}
