@@ -359,6 +359,7 @@ type SearchArgs struct {
 	Since          string   `json:"since,omitempty" jsonschema:"from this time: a duration back from now (90m, 36h, 7d, 2w), a date (2026-01-31) or RFC 3339"`
 	Until          string   `json:"until,omitempty" jsonschema:"before this time (same forms as since)"`
 	GroupBySession bool     `json:"group_by_session,omitempty" jsonschema:"rank sessions by how much of them matches (topic search across sessions) instead of listing single results"`
+	NoExpand       bool     `json:"no_expand,omitempty" jsonschema:"search the query's own words only: no expansion by the best results' words and WordNet synonyms"`
 }
 
 // SearchResult is search's result: hits, or sessions when grouped.
@@ -419,7 +420,7 @@ func (s *Server) addSearch() {
 			}
 		}
 		opt := query.SearchOptions{Query: a.Query, Mode: a.Mode, K: a.K, Platform: p, Project: a.Project, Session: session,
-			Types: types, Since: since, Until: until}
+			Types: types, Since: since, Until: until, NoExpand: a.NoExpand}
 		if a.GroupBySession {
 			opt.GroupBy = "session"
 		}

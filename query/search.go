@@ -131,6 +131,11 @@ type SearchOptions struct {
 	// frequency saturation and length normalization (0: bm25K1 and
 	// bm25B; a negative b: none).
 	BM25K1, BM25B float64
+	// NoExpand turns off query expansion (see expand.go): the hybrid and
+	// lexical modes search the query's own words only.
+	NoExpand bool
+	// Feedback sets the expansion's parameters (zero: the defaults).
+	Feedback Feedback
 }
 
 // SearchHit is one result: a unit (an exchange with the prompt that opened
@@ -255,6 +260,10 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 	// views only what describing the hits needs (see describeHits).
 	lq := newLexQuery(opt.Query)
 	res := &SearchResult{Mode: opt.Mode, Terms: lq.parsed.Highlight()}
+	expand := expands(opt, lq)
+	if expand {
+		lq = withSynonyms(lq, opt.Query, opt.Feedback.withDefaults().Synonyms)
+	}
 	model, hasVectors, err := load.LakeEmbedding(ctx, d.lake)
 	if err != nil {
 		return nil, err
@@ -349,6 +358,11 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 	}
 	vec, lex := cands[0], cands[1]
 	units := fuse(opt.Mode, vec, lex, res.MinSimilarity)
+	if expand {
+		if units, err = d.feedback(ctx, opt, lq, files, depth, keep, versioned, vec, units, res.MinSimilarity); err != nil {
+			return nil, err
+		}
+	}
 	if opt.GroupBy == "session" {
 		sessions, best := groupSessions(units, opt.K)
 		if err := d.describeHits(ctx, best, res.Terms); err != nil {

@@ -74,6 +74,11 @@ func main() {
 	minSim := flag.Float64("min-similarity", 0, "the vector side's minimum similarity (0: the model's; negative: none)")
 	flag.Float64Var(&bm25.K1, "bm25-k1", 0, "BM25's k1 (0: pos-query's default)")
 	flag.Float64Var(&bm25.B, "bm25-b", 0, "BM25's b (0: pos-query's default; negative: 0)")
+	flag.BoolVar(&noExpand, "no-expand", false, "search without query expansion")
+	flag.IntVar(&feedback.Units, "fb-units", 0, "expansion: units of the first pass read (0: the default)")
+	flag.IntVar(&feedback.Terms, "fb-terms", 0, "expansion: terms added (0: the default)")
+	flag.Float64Var(&feedback.Weight, "fb-weight", 0, "expansion: weight of the best added term (0: the default)")
+	flag.Float64Var(&feedback.Synonyms, "synonyms", 0, "expansion: weight of a WordNet synonym (0: the default, negative: none)")
 	flag.Parse()
 	if err := run(context.Background(), os.Stdout, *corpus, *queries, *lake, *build, *k, *minSim, *verbose, *asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
@@ -122,6 +127,12 @@ func run(ctx context.Context, w io.Writer, corpus, queriesFile, lake, build stri
 	rep.Print(w, verbose)
 	return nil
 }
+
+// noExpand and feedback are the searches' expansion settings.
+var (
+	noExpand bool
+	feedback query.Feedback
+)
 
 // Set is an evaluation set: queries and the exchanges that answer them.
 type Set struct {
@@ -300,7 +311,7 @@ func Evaluate(ctx context.Context, lake string, set *Set, k int, minSim float64)
 	var minSeen float64
 	search := func(ctx context.Context, q Query, mode string) ([]query.SearchHit, error) {
 		res, err := db.Search(ctx, query.SearchOptions{Query: q.Query, Mode: mode, K: k, Embed: embedder, MinSimilarity: minSim,
-			BM25K1: bm25.K1, BM25B: bm25.B})
+			BM25K1: bm25.K1, BM25B: bm25.B, NoExpand: noExpand, Feedback: feedback})
 		if err != nil {
 			return nil, err
 		}
