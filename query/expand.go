@@ -41,6 +41,12 @@ type Feedback struct {
 	// Synonyms is the weight of a WordNet synonym of a query word
 	// (default synonymWeight; negative: no synonyms).
 	Synonyms float64
+	// Translations is the weight of an English translation of a query
+	// word in another language (default translationWeight; negative:
+	// none), and PerWord the terms each word's translation adds (default
+	// translationsPerWord).
+	Translations float64
+	PerWord      int
 }
 
 // Feedback defaults, chosen on the even half of the evaluation's
@@ -50,6 +56,9 @@ const (
 	feedbackTerms  = 20
 	feedbackWeight = 0.5
 	synonymWeight  = 0.15
+	// translationWeight is below a query word's own weight: a dictionary
+	// gives a word's senses, of which the session meant one.
+	translationWeight = 0.6
 )
 
 func (f Feedback) withDefaults() Feedback {
@@ -65,6 +74,12 @@ func (f Feedback) withDefaults() Feedback {
 	if f.Synonyms == 0 {
 		f.Synonyms = synonymWeight
 	}
+	if f.Translations == 0 {
+		f.Translations = translationWeight
+	}
+	if f.PerWord == 0 {
+		f.PerWord = translationsPerWord
+	}
 	return f
 }
 
@@ -76,19 +91,25 @@ func expands(opt SearchOptions, lq *lexQuery) bool {
 	return !opt.NoExpand && opt.Mode == SearchHybrid && len(lq.parsed.Phrases) == 0 && len(lq.parsed.Prefixes) == 0 && !lq.empty()
 }
 
-// withSynonyms returns lq with the WordNet synonyms of the query's words
-// added at weight w (lq itself when there are none).
-func withSynonyms(lq *lexQuery, q string, w float64) *lexQuery {
-	if w <= 0 {
-		return lq
-	}
-	syn := synonymTerms(q, lq.parsed.Terms)
-	if len(syn) == 0 {
-		return lq
-	}
+// withSynonyms returns lq with the WordNet synonyms of the query's
+// English words and the English translations of its other words added at
+// their weights (lq itself when there are none).
+func withSynonyms(lq *lexQuery, q string, f Feedback) *lexQuery {
 	extra := map[string]float64{}
-	for _, t := range syn {
-		extra[t] = w
+	if f.Translations > 0 {
+		for _, t := range translationTerms(q, lq.parsed.Terms, f.PerWord) {
+			extra[t] = f.Translations
+		}
+	}
+	if f.Synonyms > 0 {
+		for _, t := range synonymTerms(q, lq.parsed.Terms) {
+			if _, ok := extra[t]; !ok {
+				extra[t] = f.Synonyms
+			}
+		}
+	}
+	if len(extra) == 0 {
+		return lq
 	}
 	return lq.with(extra)
 }

@@ -79,6 +79,8 @@ func main() {
 	flag.IntVar(&feedback.Terms, "fb-terms", 0, "expansion: terms added (0: the default)")
 	flag.Float64Var(&feedback.Weight, "fb-weight", 0, "expansion: weight of the best added term (0: the default)")
 	flag.Float64Var(&feedback.Synonyms, "synonyms", 0, "expansion: weight of a WordNet synonym (0: the default, negative: none)")
+	flag.Float64Var(&feedback.Translations, "translations", 0, "expansion: weight of a dictionary translation (0: the default, negative: none)")
+	flag.IntVar(&feedback.PerWord, "per-word", 0, "expansion: terms a word's translation adds (0: the default)")
 	flag.Parse()
 	if err := run(context.Background(), os.Stdout, *corpus, *queries, *lake, *build, *k, *minSim, *verbose, *asJSON); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
