@@ -56,9 +56,10 @@ const (
 	feedbackTerms  = 20
 	feedbackWeight = 0.5
 	synonymWeight  = 0.15
-	// translationWeight is below a query word's own weight: a dictionary
-	// gives a word's senses, of which the session meant one.
-	translationWeight = 0.6
+	// translationWeight is a query word's own: the words of another
+	// language than the lake's match little, and their translations stand
+	// for them.
+	translationWeight = 1.0
 )
 
 func (f Feedback) withDefaults() Feedback {

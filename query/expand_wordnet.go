@@ -82,8 +82,8 @@ func openWordNet() *wordnet {
 // query's English words, without the query's own terms.
 func synonymTerms(q string, own []string) []string {
 	wn := openWordNet()
-	if wn == nil {
-		return nil
+	if wn == nil || lexical.Detect(q) != lexical.English {
+		return nil // WordNet is English's: another language's words would find false friends
 	}
 	have := map[string]bool{}
 	for _, t := range own {

@@ -22,7 +22,7 @@ var DictDir = lexdb.Dir
 
 // translationsPerWord bounds the index terms a word's translation adds:
 // its first glosses, the dictionaries' most common senses.
-const translationsPerWord = 4
+const translationsPerWord = 3
 
 var (
 	xlMu  sync.Mutex
@@ -89,6 +89,7 @@ func translationTerms(q string, own []string, perWord int) []string {
 		case unicode.Is(unicode.Cyrillic, r):
 			if utf8.RuneCountInString(lw) >= 3 && !lexical.IsStopword(lexical.Russian, lw) {
 				add(t.Word("ru", lw))
+				add(transliterations(lw))
 			}
 		case latin != lexical.English && unicode.Is(unicode.Latin, r):
 			if utf8.RuneCountInString(lw) >= 3 && !lexical.IsStopword(latin, lw) {
@@ -101,4 +102,34 @@ func translationTerms(q string, own []string, perWord int) []string {
 
 func isJapaneseRune(r rune) bool {
 	return unicode.In(r, unicode.Hiragana, unicode.Katakana, unicode.Han) || r == 'ー'
+}
+
+// cyrLatin transliterates Russian letters the way loanwords are spelt back
+// in English (сервер: server, логин: login).
+var cyrLatin = map[rune]string{
+	'а': "a", 'б': "b", 'в': "v", 'г': "g", 'д': "d", 'е': "e", 'ё': "e", 'ж': "zh", 'з': "z", 'и': "i", 'й': "i",
+	'к': "k", 'л': "l", 'м': "m", 'н': "n", 'о': "o", 'п': "p", 'р': "r", 'с': "s", 'т': "t", 'у': "u", 'ф': "f",
+	'х': "h", 'ц': "c", 'ч': "ch", 'ш': "sh", 'щ': "sch", 'ъ': "", 'ы': "y", 'ь': "", 'э': "e", 'ю': "yu", 'я': "ya",
+}
+
+// transliterations are the Latin spellings of a Russian word's stem, for
+// the technical words Russian borrows from English and dictionaries of
+// common words lack (сервер, скрипт, репозиторий): the letter for letter
+// one, and the one with English's c for k and s for z (контекст: context,
+// репозитори: repositori, English's stem of repository).
+func transliterations(w string) []string {
+	var b strings.Builder
+	for _, r := range lexical.Stem(lexical.Russian, w) {
+		l, ok := cyrLatin[r]
+		if !ok {
+			return nil
+		}
+		b.WriteString(l)
+	}
+	plain := b.String()
+	english := strings.NewReplacer("ks", "x", "k", "c", "z", "s").Replace(plain)
+	if english == plain {
+		return []string{plain}
+	}
+	return []string{plain, english}
 }
