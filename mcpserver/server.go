@@ -360,6 +360,7 @@ type SearchArgs struct {
 	Until          string   `json:"until,omitempty" jsonschema:"before this time (same forms as since)"`
 	GroupBySession bool     `json:"group_by_session,omitempty" jsonschema:"rank sessions by how much of them matches (topic search across sessions) instead of listing single results"`
 	PerSession     int      `json:"per_session,omitempty" jsonschema:"with group_by_session: how many of its best hits each session lists"`
+	NoExpand       bool     `json:"no_expand,omitempty" jsonschema:"search the query's own words only: no expansion by the best results' words and WordNet synonyms"`
 }
 
 // SearchResult is search's result: hits, or sessions when grouped.
@@ -423,7 +424,8 @@ func (s *Server) addSearch() {
 			}
 		}
 		opt := query.SearchOptions{Query: a.Query, Mode: a.Mode, K: a.K, Platform: p, Project: a.Project, Session: session,
-			Types: types, Since: since, Until: until, PerSession: a.PerSession}
+			Types: types, Since: since, Until: until, PerSession: a.PerSession,
+			NoExpand: a.NoExpand}
 		if a.GroupBySession {
 			opt.GroupBy = "session"
 		}

@@ -140,6 +140,11 @@ type SearchOptions struct {
 	// Fusion weighs hybrid search's two lists (zero fields: the defaults,
 	// DefaultFusion).
 	Fusion Fusion
+	// NoExpand turns off query expansion (see expand.go): the hybrid and
+	// lexical modes search the query's own words only.
+	NoExpand bool
+	// Feedback sets the expansion's parameters (zero: the defaults).
+	Feedback Feedback
 }
 
 // Fusion is how hybrid search combines its vector and lexical lists (see
@@ -321,6 +326,10 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 	defer d.endSearch()
 	lq := newLexQuery(opt.Query)
 	res := &SearchResult{Mode: opt.Mode, Terms: lq.parsed.Highlight()}
+	expand := expands(opt, lq)
+	if expand {
+		lq = withSynonyms(lq, opt.Query, opt.Feedback.withDefaults())
+	}
 	model, hasVectors, err := load.LakeEmbedding(ctx, d.lake)
 	if err != nil {
 		return nil, err
@@ -415,6 +424,11 @@ func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 	}
 	vec, lex := cands[0], cands[1]
 	units := fuse(opt.Mode, vec, lex, res.MinSimilarity, opt.Fusion)
+	if expand {
+		if units, err = d.feedback(ctx, opt, lq, files, depth, keep, versioned, vec, units, res.MinSimilarity); err != nil {
+			return nil, err
+		}
+	}
 	if opt.GroupBy == "session" {
 		per := opt.PerSession
 		if per <= 0 {

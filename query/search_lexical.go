@@ -153,7 +153,7 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 	n, avgdl := float64(st.n), st.avgdl()
 	idf := make([]float64, q.n)
 	for t := range idf {
-		idf[t] = math.Log(1 + (n-df[t]+0.5)/(df[t]+0.5))
+		idf[t] = math.Log(1+(n-df[t]+0.5)/(df[t]+0.5)) * q.weight(t)
 	}
 	type acc struct {
 		score float64
@@ -200,6 +200,7 @@ type lexQuery struct {
 	parsed   lexical.Query // by the current tokenizer
 	versions []*lexVersion // by version - 1
 	n        int
+	weights  []float64 // by term; nil: every term weighs 1 (see expand.go)
 }
 
 // lexVersion is a query's terms for one version of the tokenizer.

@@ -40,6 +40,12 @@ command passed: the edits, the command ("fixed by"; error and fix in JSON).
 --group-by session ranks sessions by how much of them matches: topic search
 across sessions, each session with its best hits (--per-session, 3).
 
+hybrid and lexical searches expand the query (--no-expand: not): the words
+that weigh most in the first pass's best results join it with a lower
+weight (pseudo-relevance feedback), and so do the WordNet synonyms of its
+English words where WordNet is installed (/usr/share/wordnet, Debian's
+wordnet-base). A query with a "phrase" or a prefix* is not expanded.
+
 A lake embedded with an OpenAI-compatible model embeds the query at the
 endpoint its chunks were embedded through (recorded in the lake; --base-url
 or $POS_EMBED_BASE_URL names another), with the key named for it (--api-key
@@ -71,6 +77,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "group-by", Usage: "session: rank sessions instead of single results"},
 			&cli.IntFlag{Name: "per-session", Value: 3, Usage: "with --group-by session: the best hits shown of each session"},
 			&cli.Float64Flag{Name: "min-similarity", Usage: "the least cosine similarity a vector match needs (default: the lake model's own, 0.255 for pos-hash-v3; -1: none)"},
+			&cli.BoolFlag{Name: "no-expand", Usage: "search the query's own words only: no expansion by the best results' words and WordNet synonyms"},
 			&cli.Float64Flag{Name: "bm25-k1", Usage: "BM25's term frequency saturation, > 0 (default: " + query.BM25Defaults + ")"},
 			&cli.Float64Flag{Name: "bm25-b", Usage: "BM25's length normalization, in [0, 1] (default: " + query.BM25Defaults + ")"},
 			&cli.IntFlag{Name: embedcfg.DimensionsFlag, Usage: "the dimensions the lake's OpenAI-compatible model was asked for, if any"},
@@ -132,6 +139,7 @@ func runSearch(c *cli.Context) error {
 		MinSimilarity: minSim,
 		BM25K1:        k1,
 		BM25B:         b,
+		NoExpand:      c.Bool("no-expand"),
 	}
 	if opt.Mode != query.SearchLexical {
 		if opt.Embed, err = queryEmbedder(c, e.db.Lake()); err != nil {

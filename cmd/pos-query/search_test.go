@@ -66,6 +66,8 @@ func TestSearchCLI(t *testing.T) {
 			stdout: `^rank,.*\n(1,[^\n]*11112222-3333-4444-8555-666666666666[^\n]*\n)+$`},
 		{name: "type filter", args: []string{"search", "callers of Get", "--lake", elake, "--type", "report", "-f", "csv"},
 			stdout: `^rank,.*\n1,[^,]+,[^,]+,subagent_summary,`},
+		{name: "no expansion", args: []string{"search", "fetcher retry", "--lake", elake, "--no-expand", "-f", "csv", "-k", "1"},
+			stdout: `^rank,.*\n1,[^\n]*\n$`},
 		{name: "no match", args: []string{"search", "kubernetes", "--lake", elake, "--mode", "lexical", "-f", "table"},
 			stdout: `^$`, stderr: `pos-query: no match for "kubernetes"`},
 		{name: "no query", args: []string{"search", "--lake", elake}, code: 2,

@@ -79,6 +79,13 @@ func main() {
 	flag.Float64Var(&bm25.B, "bm25-b", 0, "BM25's b (0: pos-query's default; negative: 0)")
 	flag.StringVar(&staticModel, "static-model", "", "build the lake with this static model (a name in the models directory, e.g. one pos-embed model train wrote) instead of the hash provider")
 	tune := flag.Bool("tune", false, "choose hybrid's fusion weights on the queries of even id and report them on the odd ones")
+	flag.BoolVar(&noExpand, "no-expand", false, "search without query expansion")
+	flag.IntVar(&feedback.Units, "fb-units", 0, "expansion: units of the first pass read (0: the default)")
+	flag.IntVar(&feedback.Terms, "fb-terms", 0, "expansion: terms added (0: the default)")
+	flag.Float64Var(&feedback.Weight, "fb-weight", 0, "expansion: weight of the best added term (0: the default)")
+	flag.Float64Var(&feedback.Synonyms, "synonyms", 0, "expansion: weight of a WordNet synonym (0: the default, negative: none)")
+	flag.Float64Var(&feedback.Translations, "translations", 0, "expansion: weight of a dictionary translation (0: the default, negative: none)")
+	flag.IntVar(&feedback.PerWord, "per-word", 0, "expansion: terms a word's translation adds (0: the default)")
 	flag.Parse()
 	if *tune {
 		tuneFusion = true
@@ -133,6 +140,12 @@ func run(ctx context.Context, w io.Writer, corpus, queriesFile, lake, build stri
 	rep.Print(w, verbose)
 	return nil
 }
+
+// noExpand and feedback are the searches' expansion settings.
+var (
+	noExpand bool
+	feedback query.Feedback
+)
 
 // Set is an evaluation set: queries and the exchanges that answer them.
 type Set struct {
@@ -320,7 +333,8 @@ func evaluate(ctx context.Context, lake string, set *Set, k int, minSim float64,
 			return nil, nil
 		}
 		res, err := db.Search(ctx, query.SearchOptions{Query: q.Query, Mode: mode, K: k, Embed: embedder, MinSimilarity: minSim,
-			BM25K1: bm25.K1, BM25B: bm25.B, Fusion: fusion, NoStory: true})
+			BM25K1: bm25.K1, BM25B: bm25.B, Fusion: fusion, NoStory: true,
+			NoExpand: noExpand, Feedback: feedback})
 		if err != nil {
 			return nil, err
 		}
