@@ -25,8 +25,14 @@ func trainCommand() *cli.Command {
 terms (the lexical index's) counted together within --window words, weighed
 by positive pointwise mutual information, reduced by a truncated SVD to
 --dim dimensions; each word's row also holds its pos-hash-v3 features
-(--hash-dim dimensions), so exact words and names still match. Words the
-lake did not have are split into known words and characters. The model is
+(--hash-dim dimensions), so exact words and names still match. The learned
+vectors' mean is removed (--no-center keeps it) and each word's vector is
+scaled by its smooth inverse frequency, --sif/(--sif + its share of the
+lake's words), so that common words weigh little. Words the lake did not
+have are split into known words and characters. The similarity unrelated
+chunks reach is measured and recorded with the model (pos_training.json):
+pos-query and pos-mcp count a vector match from it, as they do for the
+hash vectors. The model is
 written to the models directory as NAME-HASH (HASH: of the texts and the
 parameters; the same lake and parameters give the same files) and is used
 like a pulled one: pos-embed --provider static --model NAME-HASH.
@@ -46,6 +52,9 @@ embedded with).`,
 			&cli.IntFlag{Name: "max-terms", Value: d.MaxTerms, Usage: "the most terms learned"},
 			&cli.IntFlag{Name: "max-words", Value: d.MaxWords, Usage: "the most words in the vocabulary"},
 			&cli.Float64Flag{Name: "power", Value: d.Power, Usage: "singular values are raised to it (0 to 1)"},
+			&cli.Float64Flag{Name: "sif", Value: d.SIF, Usage: "a word's vector is scaled by sif/(sif+p), p the word's share of the lake's words (negative: no weighting)"},
+			&cli.BoolFlag{Name: "no-center", Usage: "keep the learned vectors' common direction (their mean)"},
+			&cli.IntFlag{Name: "remove-pcs", Value: d.RemovePCs, Usage: "leading principal components removed from the learned vectors after centring (negative: none)"},
 		},
 		Action: trainModel,
 	}
@@ -74,6 +83,7 @@ func trainModel(c *cli.Context) error {
 	tr, err := embed.NewTrainer(embed.TrainOptions{
 		Dim: c.Int("dim"), HashDim: hashDim, SemanticShare: c.Float64("semantic-share"), Window: c.Int("window"),
 		MinCount: c.Int("min-count"), MaxTerms: c.Int("max-terms"), MaxWords: c.Int("max-words"), Power: c.Float64("power"),
+		SIF: c.Float64("sif"), NoCenter: c.Bool("no-center"), RemovePCs: c.Int("remove-pcs"),
 	})
 	if err != nil {
 		return cmdio.UsageError{Err: err}

@@ -80,14 +80,16 @@ const hashProbes = 8
 // (dim dimensions) counts as a match: below it, unrelated texts score as
 // much by chance. For HashModel and HashModelV2 it is five times 1/√dim, the spread of the
 // chance similarity of a query and an unrelated text whose vector fills
-// every dimension (a chunk of more than a few words): 0.255 at 384-d. 0
+// every dimension (a chunk of more than a few words): 0.255 at 384-d. For
+// a model pos-embed model train learned, the chance level it measured on
+// the lake's texts and recorded in the model's pos_training.json. 0
 // (every score counts) for the other models, whose chance level pos does
 // not know.
 func MinSimilarity(model string, dim int) float64 {
 	if (model == HashModel || model == HashModelV2) && dim > 0 {
 		return 5 / math.Sqrt(float64(dim))
 	}
-	return 0
+	return learnedMinSimilarity(model, dim)
 }
 
 // NewHash returns the hash provider of the current model (HashModel) with

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -231,4 +232,158 @@ func ExampleTrainer() {
 	m, err := tr.Write(dir, "learned/example")
 	fmt.Println(err, m.Texts, m.Dim)
 	// Output: <nil> 100 40
+}
+
+// meanCrossSimilarity is the mean similarity under p of texts of one
+// topic to texts of the other: what unrelated texts score.
+func meanCrossSimilarity(t *testing.T, p Provider, texts []string) float64 {
+	t.Helper()
+	vs, err := p.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	var n int
+	for i := 0; i < len(vs); i += 2 {
+		for j := 1; j < len(vs); j += 2 {
+			sum += dot(vs[i], vs[j])
+			n++
+		}
+	}
+	return sum / float64(n)
+}
+
+// A word in every text says nothing of a text: under SIF weighting its
+// row is short, so a text's vector leans to its rarer words.
+func TestLearnSIFWeighting(t *testing.T) {
+	var texts []string
+	for _, s := range syntheticTexts(400, 3) {
+		texts = append(texts, s+" okay okay")
+	}
+	near := func(opt TrainOptions) float64 {
+		models := t.TempDir()
+		m := train(t, opt, texts, models, "learned/sif")
+		p, err := OpenStatic(m.Name, models)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dot(embedOne(t, p, "postgres okay"), embedOne(t, p, "okay"))
+	}
+	weighted := near(smallOptions)
+	opt := smallOptions
+	opt.SIF = -1
+	plain := near(opt)
+	if weighted > plain-0.2 || weighted > 0.5 {
+		t.Errorf(`"postgres okay" to "okay": %.3f weighted (the default), %.3f without weighting: the common word is not weighed down`, weighted, plain)
+	}
+}
+
+// Removing the learned vectors' common direction makes unrelated texts
+// less alike.
+func TestLearnCentered(t *testing.T) {
+	texts := syntheticTexts(400, 4)
+	cross := func(opt TrainOptions) float64 {
+		models := t.TempDir()
+		m := train(t, opt, texts, models, "learned/c")
+		p, err := OpenStatic(m.Name, models)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return meanCrossSimilarity(t, p, texts[:60])
+	}
+	opt := smallOptions
+	opt.HashDim, opt.SemanticShare = -1, 1 // the learned part alone
+	centered := cross(opt)
+	opt.NoCenter = true
+	plain := cross(opt)
+	if centered > plain-0.05 {
+		t.Errorf("texts of different topics: %.3f centred (the default), %.3f not: no common direction removed", centered, plain)
+	}
+}
+
+// A learned model records the chance level of its lake's texts, and
+// MinSimilarity finds it by the name a lake records (in the models
+// directory, or as a directory): unrelated texts score below it, a text
+// and its near copy above.
+func TestLearnChanceLevel(t *testing.T) {
+	models := t.TempDir()
+	t.Setenv("POS_MODELS_DIR", models)
+	texts := syntheticTexts(400, 5)
+	m := train(t, smallOptions, texts, models, "learned/chance")
+	level := MinSimilarity(m.Name, m.Dim)
+	if !(level > 0 && level < 1) {
+		t.Fatalf("MinSimilarity(%s, %d) = %v, want a chance level in (0, 1)", m.Name, m.Dim, level)
+	}
+	if got := MinSimilarity(m.Dir, m.Dim); got != level {
+		t.Errorf("by directory %v, by name %v", got, level)
+	}
+	if got := MinSimilarity(m.Name, m.Dim+1); got != 0 {
+		t.Errorf("another dimension: %v, want 0", got)
+	}
+	if got := MinSimilarity("learned/absent-01234567", m.Dim); got != 0 {
+		t.Errorf("a model not on this machine: %v, want 0", got)
+	}
+	p, err := OpenStatic(m.Name, models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cross := meanCrossSimilarity(t, p, texts[:60]); cross >= level {
+		t.Errorf("texts of different topics score %.3f on average, above the chance level %.3f", cross, level)
+	}
+	q := embedOne(t, p, texts[7])
+	if s := dot(q, embedOne(t, p, texts[7]+" again")); s <= level {
+		t.Errorf("a text and its near copy score %.3f, not above the chance level %.3f", s, level)
+	}
+}
+
+// center removes the rows' weighted mean and, asked, their leading
+// principal component: rows spread mostly along one axis keep nothing of
+// it.
+func TestLearnCenterComponents(t *testing.T) {
+	const n, dim = 200, 6
+	rng := rand.New(rand.NewPCG(9, 9))
+	vecs := make([]float64, n*dim)
+	weights := make([]float64, n)
+	for i := range n {
+		row := vecs[i*dim : (i+1)*dim]
+		row[0] = 3 + 5*rng.NormFloat64() // a common offset and a wide spread along axis 0
+		for j := 1; j < dim; j++ {
+			row[j] = 0.3 * rng.NormFloat64()
+		}
+		weights[i] = float64(1 + i%3)
+	}
+	meanAlong0 := func(v []float64) (mean, abs float64) {
+		for i := range n {
+			mean += weights[i] * v[i*dim]
+			abs += math.Abs(v[i*dim])
+		}
+		return mean, abs / n
+	}
+	only := append([]float64(nil), vecs...)
+	center(only, dim, weights, 0)
+	var total float64
+	for _, w := range weights {
+		total += w
+	}
+	// Unit rows along axis 0 lean to its positive side by about 0.45
+	// before centring, by chance alone after it.
+	if m, _ := meanAlong0(only); math.Abs(m/total) > 0.15 {
+		t.Errorf("centred rows' weighted mean along axis 0: %.3f", m/total)
+	}
+	if _, a := meanAlong0(only); a < 0.5 {
+		t.Errorf("centring alone removed the spread along axis 0 (mean |x| %.3f)", a)
+	}
+	center(vecs, dim, weights, 1)
+	if _, a := meanAlong0(vecs); a > 0.05 {
+		t.Errorf("after removing the leading component, mean |x| along axis 0 is %.3f", a)
+	}
+	for i := range n {
+		var norm float64
+		for _, x := range vecs[i*dim : (i+1)*dim] {
+			norm += x * x
+		}
+		if math.Abs(norm-1) > 1e-9 {
+			t.Fatalf("row %d has squared length %v", i, norm)
+		}
+	}
 }
