@@ -71,7 +71,7 @@ type ContextOptions struct {
 
 // ContextItem is one whole piece of text a pack may include.
 type ContextItem struct {
-	Kind     string    `json:"kind"` // plan, subagent_report, compaction_summary, first_prompt, stopped, labels, decisions, errors, records, files_changed, prompt, reply, files_read, exchange
+	Kind     string    `json:"kind"` // plan, subagent_report, compaction_summary, first_prompt, stopped, tasks, labels, decisions, errors, records, files_changed, prompt, reply, files_read, exchange
 	Priority int       `json:"priority"`
 	TS       time.Time `json:"ts"`
 	Title    string    `json:"title,omitempty"`
@@ -458,6 +458,9 @@ WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts`,
 		if it, ok := stoppedItem(steps, todos, starts); ok {
 			items = append(items, it)
 		}
+		if it, ok := tasksItem(steps, min(trackerTokens, opt.MaxTokens/tasksShare)); ok {
+			items = append(items, it)
+		}
 		items = append(items, errorsItems(steps, opt.MaxTokens/errorsShare)...)
 		if it, ok := recordsItem(steps, opt.MaxTokens/recordsShare); ok {
 			items = append(items, it)
@@ -491,6 +494,7 @@ const (
 	decisionsShare = 5
 	errorsShare    = 6
 	recordsShare   = 10
+	tasksShare     = 12
 	// decisionAfterMax bounds the sentence printed after a decision.
 	decisionAfterMax = 300
 )
@@ -581,7 +585,7 @@ var kindTitles = map[string]string{
 	"first_prompt": "Prompt", "prompt": "Prompt", "labels": "Chapter labels", "exchange": "Exchange",
 	"reply": "Reply", "decisions": "Decisions (confidence)", "files_changed": "Files changed", "files_read": "Files read",
 	"stopped": "Where the work stopped", "errors": "Errors met, and what followed",
-	"records": "Work recorded: commits, closed tasks",
+	"records": "Work recorded: commits, closed tasks", "tasks": "Task tracker: what it last listed",
 }
 
 // renderItem is an item as the markdown pack prints it.

@@ -25,7 +25,7 @@ import (
 // A step is one thing that happened in a session's main thread.
 type step struct {
 	ts   time.Time
-	kind string // said, thought, tool, error, record
+	kind string // said, thought, tool, error, record, tasks
 	text string // record steps: the message the command carried
 	// tool steps: the call's name and its short form; error steps: the
 	// call that failed
@@ -36,21 +36,26 @@ type step struct {
 
 // workSizes bound what the work items hold, in bytes of text or tokens.
 const (
-	thoughtMax      = 1200 // a thinking block in a reply
-	errorLineMax    = 200  // one line of an error
-	errorLines      = 4    // lines of one error
-	afterErrorMax   = 360  // what the assistant said after an error
-	lastWordsMax    = 700  // each of the last things the assistant said
-	replyPartMax    = 1200 // tokens of one part of a reply
-	outputScanMax   = 64 << 10
-	editScanMax     = 16 << 10
-	diffLineMax     = 160 // a line an edit removed or added
-	diffLines       = 2   // lines of each side of an edit
-	editNames       = 8   // names an edit took out, and brought in
-	commandLineMax  = 160
-	recordMax       = 900 // the message of one commit or closed task
-	fixLines        = 6   // lines of the edit that followed an error
-	afterErrorSteps = 2   // things said or thought after an error, before its fix
+	thoughtMax        = 1200 // a thinking block in a reply
+	errorLineMax      = 200  // one line of an error
+	errorLines        = 4    // lines of one error
+	afterErrorMax     = 360  // what the assistant said after an error
+	lastWordsMax      = 700  // each of the last things the assistant said
+	replyPartMax      = 1200 // tokens of one part of a reply
+	outputScanMax     = 64 << 10
+	editScanMax       = 16 << 10
+	diffLineMax       = 160 // a line an edit removed or added
+	diffLines         = 2   // lines of each side of an edit
+	writtenProseLines = 3   // comment and doc lines of a file written whole
+	editNames         = 8   // names an edit took out, and brought in
+	commandLineMax    = 160
+	recordMax         = 900  // the message of one commit or closed task
+	fixLines          = 6    // lines of the edit that followed an error
+	afterErrorSteps   = 2    // things said or thought after an error, before its fix
+	trackerMax        = 1500 // bytes of one task tracker output
+	trackerLineMax    = 200  // one line of it
+	trackerShowMax    = 800  // bytes of the output of a command that shows one task
+	trackerTokens     = 1000 // tokens of the task tracker outputs a pack carries
 )
 
 // errorLineRE finds the lines of a tool's output that report a failure, in
@@ -119,12 +124,17 @@ ORDER BY ts, id`, ref.Platform, ref.SessionID, until)
 	// Tool calls and results: the inputs' few members that say what a call
 	// did, and the output only when it may report a failure.
 	rows, err = d.db.QueryContext(ctx, `WITH t AS (
-  SELECT ts, id, role, unnest(tools) AS t FROM `+messages+`
+  SELECT ts, id, role, unnest(tools) AS t, generate_subscripts(tools, 1) AS k FROM `+messages+`
   WHERE platform = ? AND session_id = ? AND NOT coalesce(sidechain, false) AND ts < ? AND len(tools) > 0
 ), c AS (
-  SELECT ts, id, role, coalesce(t.name, '') AS name, coalesce(t.call_id, '') AS call_id,
+  SELECT ts, id, k, role, coalesce(t.name, '') AS name, coalesce(t.call_id, '') AS call_id,
     CASE WHEN json_valid(t.input) THEN t.input END AS input, coalesce(t.is_error, false) AS is_error, t.output
   FROM t
+), c2 AS (
+  -- A result recorded apart from its call knows the call's command by
+  -- the call's id.
+  SELECT *, CASE WHEN call_id <> '' THEN max(coalesce(json_extract_string(input, '$.command'), json_extract_string(input, '$.cmd'))) OVER (PARTITION BY call_id) END AS call_command
+  FROM c
 )
 SELECT ts, role, name, call_id,
   coalesce(json_extract_string(input, '$.description'), ''),
@@ -134,15 +144,18 @@ SELECT ts, role, name, call_id,
     json_extract_string(input, '$.url'), json_extract_string(input, '$.query'), ''),
   CASE WHEN lower(name) IN ('todowrite', 'todo_write', 'write_todos', 'update_plan') THEN input END,
   coalesce(left(json_extract_string(input, '$.old_string'), `+fmt.Sprint(editScanMax)+`), ''),
-  coalesce(left(json_extract_string(input, '$.new_string'), `+fmt.Sprint(editScanMax)+`), ''),
+  coalesce(left(json_extract_string(input, '$.new_string'), `+fmt.Sprint(editScanMax)+`),
+    left(json_extract_string(input, '$.content'), `+fmt.Sprint(editScanMax)+`), ''),
   is_error,
   CASE WHEN is_error OR regexp_matches(left(output, `+fmt.Sprint(outputScanMax)+`), '(?i)error|fail|exception|panic|fatal|traceback|undefined|cannot|denied|invalid|not found')
+      OR regexp_matches(coalesce(json_extract_string(input, '$.command'), json_extract_string(input, '$.cmd'), call_command, ''), '`+trackerCommandPattern+`')
     THEN left(output, `+fmt.Sprint(outputScanMax)+`) END
-FROM c ORDER BY ts, id`, ref.Platform, ref.SessionID, until)
+FROM c2 ORDER BY ts, id, k`, ref.Platform, ref.SessionID, until)
 	if err != nil {
 		return nil, "", sqlErr(err)
 	}
-	calls := map[string]step{} // call id -> its tool step
+	calls := map[string]step{}   // call id -> its tool step
+	heads := map[string]string{} // call id -> the task tracker command it ran (trackerHead)
 	var tools []step
 	for rows.Next() {
 		var ts sql.NullTime
@@ -191,6 +204,17 @@ FROM c ORDER BY ts, id`, ref.Platform, ref.SessionID, until)
 			continue
 		}
 		call.call, _, _ = strings.Cut(call.call, "\n")
+		head := trackerHead(command)
+		if name != "" && callID != "" {
+			heads[callID] = head
+		} else if head == "" {
+			head = heads[callID]
+		}
+		if head != "" && !isError && output.Valid {
+			if text := trackerText(output.String); text != "" {
+				tools = append(tools, step{ts: at, kind: "tasks", text: text, tool: name, call: head})
+			}
+		}
 		if lines := errorText(output.String, isError); lines != "" {
 			tools = append(tools, step{ts: at, kind: "error", text: lines, tool: call.tool, call: call.call})
 		}
@@ -202,6 +226,47 @@ FROM c ORDER BY ts, id`, ref.Platform, ref.SessionID, until)
 	steps = append(steps, tools...)
 	slices.SortStableFunc(steps, func(a, b step) int { return a.ts.Compare(b.ts) })
 	return steps, todos, nil
+}
+
+// trackerCommandPattern finds a command that prints an issue tracker's
+// tasks: a list (ready, list, blocked) or one task (show, view) of beads
+// (bd), GitHub's and GitLab's CLIs (gh, glab: issue or pr), Jira's,
+// Linear's, Gitea's (tea) and Taskwarrior (task). Agents that keep their
+// tasks there read what is left to do from its output, which no todo
+// list of the agent's own repeats.
+const trackerCommandPattern = `(?:^|[;&|(]\s*|\s)(?:bd|beads|gh|glab|jira|linear|tea|task)\s+(?:(?:issue|issues|pr|mr|task|tasks)\s+)?(?:ready|list|ls|blocked|show|view|next)\b`
+
+var trackerCommandRE = regexp.MustCompile(trackerCommandPattern)
+
+// trackerHead is the first task tracker command a command runs (see
+// trackerCommandPattern), up to its subcommand's argument: "bd ready",
+// "gh issue view 12"; "" when it runs none.
+func trackerHead(command string) string {
+	loc := trackerCommandRE.FindStringIndex(command)
+	if loc == nil {
+		return ""
+	}
+	rest := strings.TrimLeft(command[loc[0]:], ";&|( \t\n")
+	var words []string
+	for _, w := range strings.Fields(rest) {
+		if strings.ContainsAny(w, ";&|>") || len(words) >= 4 {
+			break
+		}
+		words = append(words, w)
+	}
+	return strings.Join(words, " ")
+}
+
+// trackerText is a tracker's output as the pack carries it: its lines
+// with text, each cut to trackerLineMax bytes, the whole to trackerMax.
+func trackerText(output string) string {
+	var lines []string
+	for _, l := range strings.Split(output, "\n") {
+		if l = strings.TrimRight(l, " \t\r"); strings.TrimSpace(l) != "" {
+			lines = append(lines, excerpt.Line(l, trackerLineMax))
+		}
+	}
+	return cut(strings.Join(lines, "\n"), trackerMax)
 }
 
 // editTools are the tools that change a file, lower-cased, on the
@@ -338,6 +403,20 @@ func editDiff(oldText, newText string) string {
 		return code[:min(len(code), diffLines)]
 	}
 	out := append(pick(oldLines, has, "-"), pick(newLines, had, "+")...)
+	if strings.TrimSpace(oldText) == "" {
+		// A file written whole: its comments and docs say what it is for
+		// and why (a migration's reason, a module's doc), which its first
+		// lines of code do not.
+		n := 0
+		for _, l := range newLines {
+			t := strings.TrimSpace(l)
+			line := "    + " + excerpt.Line(t, diffLineMax)
+			if t != "" && isProse(t) && len(strings.Fields(t)) >= 3 && n < writtenProseLines && !slices.Contains(out, line) {
+				out = append(out, line)
+				n++
+			}
+		}
+	}
 	gone, came := changedNames(oldText, newText)
 	if len(gone) > 0 {
 		out = append(out, "    names out: "+strings.Join(gone, ", "))
@@ -775,6 +854,59 @@ func recordsItem(steps []step, limit int) (ContextItem, bool) {
 func recordLine(s step) string {
 	return fmt.Sprintf("- %s: %s\n", s.call, strings.ReplaceAll(s.text, "\n", "\n  "))
 }
+
+// tasksItem carries what the session's task tracker last printed (see
+// trackerCommandPattern): the latest output of each command, the newest
+// first while they fit in limit tokens, printed oldest first. The last
+// lists are where the work stood by the tracker's account: the tasks
+// open, in progress and blocked, which a summary names as pending.
+func tasksItem(steps []step, limit int) (ContextItem, bool) {
+	type entry struct {
+		i    int
+		text string
+	}
+	var kept []entry
+	seen := map[string]bool{}
+	used := 0
+	ts := time.Time{}
+	// Lists first (what is ready, open, blocked), then single tasks.
+	for _, lists := range []bool{true, false} {
+		for i := len(steps) - 1; i >= 0; i-- {
+			s := steps[i]
+			if s.kind != "tasks" || seen[s.call] || trackerListRE.MatchString(s.call) != lists {
+				continue
+			}
+			seen[s.call] = true
+			text := s.text
+			if !lists {
+				text = cut(text, trackerShowMax)
+			}
+			text = fmt.Sprintf("- `%s`:\n    %s\n", strings.ReplaceAll(s.call, "`", "'"), strings.ReplaceAll(text, "\n", "\n    "))
+			t := EstimateTokens(text)
+			if used+t > limit {
+				continue
+			}
+			used += t
+			kept = append(kept, entry{i, text})
+			if s.ts.After(ts) {
+				ts = s.ts
+			}
+		}
+	}
+	if len(kept) == 0 {
+		return ContextItem{}, false
+	}
+	slices.SortFunc(kept, func(a, b entry) int { return a.i - b.i })
+	var b strings.Builder
+	for _, e := range kept {
+		b.WriteString(e.text)
+	}
+	return ContextItem{Kind: "tasks", Priority: 4, TS: ts, Text: b.String()}, true
+}
+
+// trackerListRE tells a tracker command that lists tasks from one that
+// shows a task.
+var trackerListRE = regexp.MustCompile(`\b(?:ready|list|ls|blocked|next)\b`)
 
 // stoppedItem says where the session's work stood at its end: the agent's
 // last todo list, the last request when it is not the first, the

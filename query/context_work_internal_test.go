@@ -239,3 +239,68 @@ func TestDecisionsTextsOverflow(t *testing.T) {
 		t.Errorf("overflow: %q", more)
 	}
 }
+
+// TestTrackerHead checks which commands print an issue tracker's tasks,
+// on the trackers agents use, and that other commands do not count.
+func TestTrackerHead(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"bd ready": "bd ready",
+		"bd sync --from-main 2>&1 && bd ready 2>&1": "bd ready",
+		"bd show spotter-gqc.5 2>&1; echo ===":      "bd show spotter-gqc.5",
+		"gh issue list --state open":                "gh issue list --state",
+		"cd web && glab mr view 12":                 "glab mr view 12",
+		"task next":                                 "task next",
+		"git commit -m 'show the list'":             "",
+		"go test ./...":                             "",
+		"echo bd":                                   "",
+	} {
+		if got := trackerHead(cmd); got != want {
+			t.Errorf("trackerHead(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}
+
+// TestTasksItem checks that the pack carries the tracker's last lists
+// before single tasks, each command's latest output once, within the
+// limit, in time order.
+func TestTasksItem(t *testing.T) {
+	at := func(m int) time.Time { return time.Date(2026, 1, 1, 10, m, 0, 0, time.UTC) }
+	long := strings.Repeat("detail line of a task\n", 200)
+	steps := []step{
+		{ts: at(1), kind: "tasks", call: "bd ready", text: "1. [P1] proj-1.2: Trace channel lifecycle (old)"},
+		{ts: at(2), kind: "tasks", call: "bd show proj-1.1", text: "proj-1.1 · Add dependencies [OPEN]\n" + long},
+		{ts: at(3), kind: "said", text: "Starting on proj-1.1."},
+		{ts: at(4), kind: "tasks", call: "bd ready", text: "1. [P1] proj-1.2: Trace channel lifecycle\n2. [P2] proj-1.3: Add regression tests"},
+	}
+	it, ok := tasksItem(steps, 300)
+	if !ok {
+		t.Fatal("no item")
+	}
+	if it.Priority != 4 || it.Kind != "tasks" || !it.TS.Equal(at(4)) {
+		t.Errorf("item %+v", it)
+	}
+	if strings.Contains(it.Text, "(old)") || !strings.Contains(it.Text, "proj-1.3: Add regression tests") {
+		t.Errorf("the latest list only:\n%s", it.Text)
+	}
+	if i, j := strings.Index(it.Text, "bd show proj-1.1"), strings.Index(it.Text, "bd ready"); i < 0 || j < i {
+		t.Errorf("single task first in time order, cut:\n%s", it.Text)
+	}
+	if EstimateTokens(it.Text) > 300 {
+		t.Errorf("%d tokens over the limit", EstimateTokens(it.Text))
+	}
+	if _, ok := tasksItem(steps[2:3], 300); ok {
+		t.Error("an item without tracker output")
+	}
+}
+
+// TestEditDiffWrittenFile checks that a file written whole shows its
+// comment and doc lines, where its reasons are, beside its first code.
+func TestEditDiffWrittenFile(t *testing.T) {
+	content := "defmodule Repo.Migrations.AddSource do\n  @moduledoc \"\"\"\n  SQLite cannot alter column nullability, so we recreate the table.\n  \"\"\"\n  use Ecto.Migration\n\n  def up do\n    # copy the rows back from the old table\n    execute(\"ALTER TABLE a RENAME TO a_old\")\n  end\nend\n"
+	d := editDiff("", content)
+	for _, want := range []string{"+ SQLite cannot alter column nullability, so we recreate the table.", "+ # copy the rows back from the old table", "+ defmodule Repo.Migrations.AddSource do"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("missing %q in\n%s", want, d)
+		}
+	}
+}
