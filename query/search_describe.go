@@ -200,7 +200,7 @@ func (d *DB) failedInGo(ctx context.Context, files []string, ids map[string]bool
 	}
 	ix := d.searchIndex()
 	per := make([][]string, len(files))
-	noMeta := false
+	noMeta := make([]bool, len(files))
 	err := eachFile(ctx, files, func(i int, path string) error {
 		err := ix.ReadRowMeta(path, nil, false, func(_ int64, _ time.Time, m load.RowMeta) {
 			if m.ContentType == schema.ContentToolError && ids[m.ParentID] {
@@ -208,12 +208,12 @@ func (d *DB) failedInGo(ctx context.Context, files []string, ids map[string]bool
 			}
 		})
 		if errors.Is(err, load.ErrNoMeta) || errors.Is(err, load.ErrNoVectors) {
-			noMeta = true
+			noMeta[i] = true
 			return nil
 		}
 		return err
 	})
-	if err != nil || noMeta {
+	if err != nil || slices.Contains(noMeta, true) {
 		return nil, false, err
 	}
 	out := map[string]bool{}
