@@ -293,7 +293,7 @@ func (m *sidecarMeta) row(row int, text bool, blocks map[int][]byte) (RowMeta, e
 }
 
 // ReadRowMeta calls fn with the metadata (and with text, the text) of the
-// rows of a chunks file whose chunk_key is in keys, from its sidecar (the
+// rows of a chunks file whose chunk_key is in keys (nil: every row), from its sidecar (the
 // index's copy when it has one): ErrNoMeta when the sidecar has none,
 // ErrNoVectors when there is no sidecar. ts is the row's time (zero when
 // unknown).
@@ -324,7 +324,7 @@ func (ix *SearchIndex) ReadRowMeta(chunksPath string, keys map[int64]bool, text 
 	blocks := map[int][]byte{}
 	for row := range r {
 		key := int64(le.Uint64(b[8*row:]))
-		if !keys[key] {
+		if keys != nil && !keys[key] {
 			continue
 		}
 		rm, err := m.row(row, text, blocks)

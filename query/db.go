@@ -43,6 +43,8 @@ type DB struct {
 	sqlRollup bool // Stats reads the rollup with SQL, never in Go (tests compare)
 	// Sessions reads the sessions view, not the session cache (tests compare)
 	noSessionCache bool
+	// Search describes its hits with DuckDB only (tests compare)
+	describeSQL bool
 	// The session cache's sources, kept while the lake's state stamp
 	// (load.StateStamp) stays the same: a lookup asks for them several
 	// times, and each check lists every partition.

@@ -112,3 +112,10 @@ func SearchIndexCovers(d *DB, files []string) bool {
 	}
 	return len(files) > 0
 }
+
+// DescribeWithSQL makes Search read what it shows of its hits besides
+// their chunks (titles, exchanges, stories) with DuckDB only.
+func DescribeWithSQL(d *DB) { d.describeSQL = true }
+
+// DuckDBOpened reports whether the DB has opened its DuckDB connection.
+func DuckDBOpened(d *DB) bool { return d.db.Stats().OpenConnections > 0 }

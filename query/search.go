@@ -1047,6 +1047,13 @@ func (d *DB) sessionTitles(ctx context.Context, hits []SearchHit) error {
 	if len(args) == 0 {
 		return nil
 	}
+	want := map[string]bool{}
+	for k := range seen {
+		want[k] = true
+	}
+	if ok, err := d.sessionTitlesInGo(ctx, hits, want); ok || err != nil {
+		return err
+	}
 	// The sessions view's choice of title (the user's, else the
 	// platform's, else the latest summary label, else the first prompt) over these sessions' rollups
 	// only: the view itself recounts every message of the lake. The rollups
@@ -1107,46 +1114,32 @@ func (d *DB) resolveExchanges(ctx context.Context, hits []SearchHit) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	// The sessions' exchange partitions only, when the session cache
-	// knows them; else the view.
-	src := "exchange_rows"
-	if _, parts, ok := d.partitionsOf(ctx, refs); ok {
-		s, err := load.PartitionSource(d.lake, "exchange_rows", parts)
+	bySession := map[string][]exchangeRef{}
+	read := false
+	if parts, ok := d.exchangePartitionsInGo(ctx, refs); ok {
+		want := map[string]bool{}
+		for _, r := range refs {
+			want[r.Platform+"\x00"+r.SessionID] = true
+		}
+		rows, ok, err := d.exchangesInGo(parts, want, nil)
 		if err != nil {
 			return err
 		}
-		src = s
-	} else if err := d.need(ctx, "exchange_rows"); err != nil {
-		return err
-	}
-	rows, err := d.db.QueryContext(ctx, `SELECT id, platform, session_id, coalesce(agent_id, ''), ts FROM `+src+`
-WHERE session_id IN (`+placeholders(len(args))+`) ORDER BY ts, id`, args...)
-	if err != nil {
-		return sqlErr(err)
-	}
-	defer rows.Close()
-	type ex struct {
-		id, thread string
-		ts         time.Time
-	}
-	bySession := map[string][]ex{}
-	for rows.Next() {
-		var e ex
-		var platform, session, agentID string
-		var ts sql.NullTime
-		if err := rows.Scan(&e.id, &platform, &session, &agentID, &ts); err != nil {
-			return sqlErr(err)
+		for _, e := range rows {
+			k := e.Platform + "\x00" + e.SessionID
+			bySession[k] = append(bySession[k], exchangeRef{id: e.ID, thread: e.AgentID, ts: e.TS})
 		}
-		e.thread, e.ts = agentID, utc(ts)
-		k := platform + "\x00" + session
-		bySession[k] = append(bySession[k], e)
+		read = ok
 	}
-	if err := rows.Err(); err != nil {
-		return sqlErr(err)
+	if !read {
+		var err error
+		if bySession, err = d.exchangesSQL(ctx, refs, args); err != nil {
+			return err
+		}
 	}
 	for _, i := range todo {
 		h := &hits[i]
-		if embed.IsToolType(h.ContentType) && slices.ContainsFunc(bySession[h.Platform+"\x00"+h.SessionID], func(e ex) bool { return e.id == h.ParentID }) {
+		if embed.IsToolType(h.ContentType) && slices.ContainsFunc(bySession[h.Platform+"\x00"+h.SessionID], func(e exchangeRef) bool { return e.id == h.ParentID }) {
 			h.ExchangeID = h.ParentID // linked by pos-embed
 			continue
 		}
@@ -1160,6 +1153,51 @@ WHERE session_id IN (`+placeholders(len(args))+`) ORDER BY ts, id`, args...)
 		}
 	}
 	return nil
+}
+
+// exchangeRef is an exchange as resolveExchanges reads it.
+type exchangeRef struct {
+	id, thread string
+	ts         time.Time
+}
+
+// exchangesSQL reads the sessions' exchanges with DuckDB: from their
+// partitions when the session cache knows them, else from the view.
+func (d *DB) exchangesSQL(ctx context.Context, refs []SessionRef, args []any) (map[string][]exchangeRef, error) {
+	// The sessions' exchange partitions only, when the session cache
+	// knows them; else the view.
+	src := "exchange_rows"
+	if _, parts, ok := d.partitionsOf(ctx, refs); ok {
+		s, err := load.PartitionSource(d.lake, "exchange_rows", parts)
+		if err != nil {
+			return nil, err
+		}
+		src = s
+	} else if err := d.need(ctx, "exchange_rows"); err != nil {
+		return nil, err
+	}
+	rows, err := d.db.QueryContext(ctx, `SELECT id, platform, session_id, coalesce(agent_id, ''), ts FROM `+src+`
+WHERE session_id IN (`+placeholders(len(args))+`) ORDER BY ts, id`, args...)
+	if err != nil {
+		return nil, sqlErr(err)
+	}
+	defer rows.Close()
+	bySession := map[string][]exchangeRef{}
+	for rows.Next() {
+		var e exchangeRef
+		var platform, session, agentID string
+		var ts sql.NullTime
+		if err := rows.Scan(&e.id, &platform, &session, &agentID, &ts); err != nil {
+			return nil, sqlErr(err)
+		}
+		e.thread, e.ts = agentID, utc(ts)
+		k := platform + "\x00" + session
+		bySession[k] = append(bySession[k], e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, sqlErr(err)
+	}
+	return bySession, nil
 }
 
 // groupSessions ranks the sessions of the best units: a session scores its

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"time"
 
@@ -132,4 +133,30 @@ func (d *DB) sidecarTexts(ctx context.Context, hits []SearchHit,
 		}
 	}
 	return found, nil
+}
+
+// hitTexts reads the texts of the hits' chunks: from their sidecars, and
+// from the Parquet files (chunkTexts) only for chunks files whose sidecars
+// have none.
+func (d *DB) hitTexts(ctx context.Context, hits []SearchHit) (map[int64]string, error) {
+	out := map[int64]string{}
+	found, err := d.sidecarTexts(ctx, hits, func(key int64, text string, _ int64, _, _, _, _ string) { out[key] = text })
+	if err != nil {
+		return nil, err
+	}
+	var rest []SearchHit
+	for _, h := range hits {
+		if !found[h.chunkKey] {
+			rest = append(rest, h)
+		}
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	more, err := d.chunkTexts(ctx, rest)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(out, more)
+	return out, nil
 }

@@ -5,9 +5,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/load"
@@ -51,7 +53,10 @@ const (
 const (
 	storyInputMax  = "16384"
 	storyOutputEnd = "4096"
-	outputCut      = "\n\x01\n"
+	// The same, as numbers.
+	storyInputMaxChars  = 16384
+	storyOutputEndChars = 4096
+	outputCut           = "\n\x01\n"
 )
 
 // wholeLines drops the lines of an output that the cut of a long one
@@ -136,41 +141,22 @@ func (d *DB) tellStories(ctx context.Context, hits []SearchHit, terms []string) 
 			}
 		}
 	}
-	exSrc, err := load.PartitionSource(d.lake, "exchange_rows", parts)
+	sessions := map[string]bool{}
+	for _, r := range refs {
+		sessions[r.Platform+"\x00"+r.SessionID] = true
+	}
+	rows, ok, err := d.exchangesInGo(parts, sessions, func(id string) bool { return want[id] })
 	if err != nil {
 		return err
-	}
-	msgSrc, err := load.PartitionSource(d.lake, "messages", parts)
-	if err != nil {
-		return err
-	}
-	ids := slices.Sorted(func(yield func(string) bool) {
-		for id := range want {
-			if !yield(id) {
-				return
-			}
-		}
-	})
-	rows, err := d.db.QueryContext(ctx, `SELECT id, platform, session_id, coalesce(agent_id, ''), ts,
-  CASE WHEN id IN (`+placeholders(len(ids))+`) THEN coalesce(prompt, '') ELSE '' END
-FROM `+exSrc+` WHERE session_id IN (`+placeholders(len(args))+`) ORDER BY ts, id`, append(anys(ids), args...)...)
-	if err != nil {
-		return sqlErr(err)
 	}
 	var all []storyExchange
-	for rows.Next() {
-		var e storyExchange
-		var ts sql.NullTime
-		if err := rows.Scan(&e.id, &e.platform, &e.session, &e.thread, &ts, &e.prompt); err != nil {
-			rows.Close()
-			return sqlErr(err)
-		}
-		e.start = utc(ts)
-		all = append(all, e)
+	for _, r := range rows {
+		all = append(all, storyExchange{id: r.ID, platform: r.Platform, session: r.SessionID, thread: r.AgentID, start: r.TS, prompt: r.Prompt})
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return sqlErr(err)
+	if !ok {
+		if all, err = d.storyExchangesSQL(ctx, parts, want, args); err != nil {
+			return err
+		}
 	}
 	// An exchange lasts until its thread's next one.
 	byID := map[string]*storyExchange{}
@@ -201,7 +187,7 @@ FROM `+exSrc+` WHERE session_id IN (`+placeholders(len(args))+`) ORDER BY ts, id
 	}
 	var msgs map[string][]storyMessage
 	if len(withFailure) > 0 {
-		if msgs, err = d.storyMessages(ctx, msgSrc, withFailure); err != nil {
+		if msgs, err = d.storyMessages(ctx, parts, withFailure); err != nil {
 			return err
 		}
 	}
@@ -220,6 +206,44 @@ FROM `+exSrc+` WHERE session_id IN (`+placeholders(len(args))+`) ORDER BY ts, id
 		}
 	}
 	return nil
+}
+
+// storyExchangesSQL reads the sessions' exchanges in the partitions with
+// DuckDB, with the prompts of those in want.
+func (d *DB) storyExchangesSQL(ctx context.Context, parts []load.Partition, want map[string]bool, args []any) ([]storyExchange, error) {
+	exSrc, err := load.PartitionSource(d.lake, "exchange_rows", parts)
+	if err != nil {
+		return nil, err
+	}
+	ids := slices.Sorted(func(yield func(string) bool) {
+		for id := range want {
+			if !yield(id) {
+				return
+			}
+		}
+	})
+	rows, err := d.db.QueryContext(ctx, `SELECT id, platform, session_id, coalesce(agent_id, ''), ts,
+  CASE WHEN id IN (`+placeholders(len(ids))+`) THEN coalesce(prompt, '') ELSE '' END
+FROM `+exSrc+` WHERE session_id IN (`+placeholders(len(args))+`) ORDER BY ts, id`, append(anys(ids), args...)...)
+	if err != nil {
+		return nil, sqlErr(err)
+	}
+	var all []storyExchange
+	for rows.Next() {
+		var e storyExchange
+		var ts sql.NullTime
+		if err := rows.Scan(&e.id, &e.platform, &e.session, &e.thread, &ts, &e.prompt); err != nil {
+			rows.Close()
+			return nil, sqlErr(err)
+		}
+		e.start = utc(ts)
+		all = append(all, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, sqlErr(err)
+	}
+	return all, nil
 }
 
 func refsHave(refs []SessionRef, platform, session string) bool {
@@ -249,16 +273,19 @@ func (d *DB) failedExchanges(ctx context.Context, hits []SearchHit, byID map[str
 	if len(files) == 0 {
 		return out, nil
 	}
+	ids := map[string]bool{}
+	for id := range byID {
+		ids[id] = true
+	}
+	if failed, ok, err := d.failedInGo(ctx, files, ids); ok || err != nil {
+		return failed, err
+	}
 	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
 	if err != nil {
 		return nil, err
 	}
-	var ids []any
-	for id := range byID {
-		ids = append(ids, id)
-	}
 	rows, err := d.db.QueryContext(ctx, `SELECT DISTINCT parent_id FROM `+src+`
-WHERE content_type = ? AND parent_id IN (`+placeholders(len(ids))+`)`, append([]any{list, schema.ContentToolError}, ids...)...)
+WHERE content_type = ? AND parent_id IN (`+placeholders(len(ids))+`)`, append([]any{list, schema.ContentToolError}, anys(slices.Sorted(maps.Keys(ids)))...)...)
 	if err != nil {
 		return nil, sqlErr(err)
 	}
@@ -273,8 +300,70 @@ WHERE content_type = ? AND parent_id IN (`+placeholders(len(ids))+`)`, append([]
 	return out, sqlErr(rows.Err())
 }
 
-// storyMessages reads the messages with tools of each exchange, in order.
-func (d *DB) storyMessages(ctx context.Context, src string, byID map[string]*storyExchange) (map[string][]storyMessage, error) {
+// storyMessages reads the messages with tools of each exchange, in order:
+// in Go from the messages files of the partitions, or with DuckDB when
+// the table has versions of its rows.
+func (d *DB) storyMessages(ctx context.Context, parts []load.Partition, byID map[string]*storyExchange) (map[string][]storyMessage, error) {
+	if d.describeSQL || load.Versioned(d.lake)[load.TableMessages] {
+		src, err := load.PartitionSource(d.lake, "messages", parts)
+		if err != nil {
+			return nil, err
+		}
+		return d.storyMessagesSQL(ctx, src, byID)
+	}
+	in := func(e *storyExchange, platform, session, thread string, ts time.Time) bool {
+		ms := ts.UnixMilli()
+		return e.platform == platform && e.session == session && e.thread == thread && ms >= e.start.UnixMilli() && (e.end.IsZero() || ms < e.end.UnixMilli())
+	}
+	rows, err := load.ReadStoryMessages(d.lake, parts, func(platform, session, agent string, ts time.Time) bool {
+		for _, e := range byID {
+			if in(e, platform, session, agent, ts) {
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(rows, func(a, b load.StoryMessage) int {
+		return cmp.Or(a.TS.Compare(b.TS), cmp.Compare(a.SourceLine, b.SourceLine), cmp.Compare(a.ID, b.ID))
+	})
+	out := map[string][]storyMessage{}
+	for _, r := range rows {
+		m := storyMessage{thread: r.AgentID, cwd: r.Cwd, ts: r.TS}
+		for _, t := range r.Tools {
+			m.tools = append(m.tools, storyTool{Name: t.Name, CallID: t.CallID, Input: storyInput(t.Input), Output: storyOutput(t.Output), IsError: t.IsError})
+		}
+		for _, e := range byID {
+			if in(e, r.Platform, r.SessionID, r.AgentID, r.TS) {
+				out[e.id] = append(out[e.id], m)
+			}
+		}
+	}
+	return out, nil
+}
+
+// storyInput and storyOutput cut a tool's input and output as
+// storyMessagesSQL does (lengths in characters).
+func storyInput(s string) string {
+	if utf8.RuneCountInString(s) > storyInputMaxChars {
+		return ""
+	}
+	return s
+}
+
+func storyOutput(s string) string {
+	n := utf8.RuneCountInString(s)
+	if n <= 2*storyOutputEndChars {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:storyOutputEndChars]) + outputCut + string(r[n-storyOutputEndChars:])
+}
+
+// storyMessagesSQL is storyMessages with DuckDB over src.
+func (d *DB) storyMessagesSQL(ctx context.Context, src string, byID map[string]*storyExchange) (map[string][]storyMessage, error) {
 	var conds []string
 	var args []any
 	for _, e := range byID {

@@ -36,6 +36,10 @@ type sessionCache struct {
 	MetaFile  string            `json:"meta_file"`
 	Parts     map[string]string `json:"parts"` // "platform/date" -> fingerprint of messages and exchanges files
 	Meta      map[string]string `json:"meta"`  // "platform/date" -> fingerprint of session rollup files
+	// State is the lake's load.StateStamp when the files were last found
+	// current: while it stays the same, a reader takes them as they are
+	// without listing the partitions (see sessionCacheFiles).
+	State string `json:"state,omitempty"`
 }
 
 // sessionSources returns the SQL sources of the session parts and of the
@@ -58,6 +62,7 @@ func (d *DB) sessionSources(ctx context.Context) (parts, meta string, err error)
 // partitions and returns its sources.
 func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err error) {
 	dir := filepath.Join(d.lake, load.RollupDir)
+	state := load.StateStamp(d.lake) // before the partitions are listed
 	nowParts, err := load.PartitionFingerprints(d.lake, load.TableMessages, load.TableExchanges)
 	if err != nil {
 		return "", "", err
@@ -102,6 +107,12 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 	partsSQL, partsFresh, partsViews := cachedSource(dir, old.PartsFile, old.Parts, nowParts, load.SessionPartsSQL, inGo("parts", load.WriteSessionParts))
 	metaSQL, metaFresh, metaViews := cachedSource(dir, old.MetaFile, old.Meta, nowMeta, load.SessionMetaRowsSQL, inGo("meta", load.WriteSessionMeta))
 	if partsFresh && metaFresh {
+		if old.State != state && state != "" {
+			old.State = state
+			if b, err := json.MarshalIndent(old, "", " "); err == nil {
+				extract.WriteFileAtomic(filepath.Join(dir, sessionCacheManifest), b) // a read-only lake keeps the old one
+			}
+		}
 		return partsSQL, metaSQL, nil
 	}
 	if partsViews || metaViews {
@@ -111,7 +122,7 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 	}
 	// Write the new files; should that fail (a read-only lake), the
 	// queries are the sources.
-	next := sessionCache{Version: sessionCacheVersion, PartsFile: old.PartsFile, MetaFile: old.MetaFile, Parts: nowParts, Meta: nowMeta}
+	next := sessionCache{Version: sessionCacheVersion, PartsFile: old.PartsFile, MetaFile: old.MetaFile, Parts: nowParts, Meta: nowMeta, State: state}
 	write := func(fresh bool, src string, name *string, kind string) (string, error) {
 		if fresh {
 			return src, nil
@@ -286,4 +297,33 @@ GROUP BY ALL ORDER BY ALL`, args...)
 		}
 	}
 	return messages, exchanges, rows.Err() == nil
+}
+
+// sessionCacheFiles returns the paths of the session cache's parts and
+// rollup files when they are current with the lake (brought up to date
+// first when they are not); ok is false when the lake has none that are.
+func (d *DB) sessionCacheFiles(ctx context.Context) (parts, meta string, ok bool) {
+	if d.noSessionCache {
+		return "", "", false
+	}
+	dir := filepath.Join(d.lake, load.RollupDir)
+	read := func() (sessionCache, bool) {
+		var c sessionCache
+		b, err := os.ReadFile(filepath.Join(dir, sessionCacheManifest))
+		if err != nil || json.Unmarshal(b, &c) != nil || c.Version != sessionCacheVersion || !cacheFile(dir, c.PartsFile) || !cacheFile(dir, c.MetaFile) {
+			return c, false
+		}
+		stamp := load.StateStamp(d.lake)
+		return c, stamp != "" && c.State == stamp
+	}
+	c, fresh := read()
+	if !fresh {
+		if _, _, err := d.sessionSources(ctx); err != nil {
+			return "", "", false
+		}
+		if c, fresh = read(); !fresh {
+			return "", "", false
+		}
+	}
+	return filepath.Join(dir, c.PartsFile), filepath.Join(dir, c.MetaFile), true
 }
