@@ -215,6 +215,10 @@ func FuzzDictzip(f *testing.F) {
 			t.Fatalf("%q: %q", def, got)
 		}
 		d.Lookup(word) // any word: no panic
+		if !d.HasPrefix("dat") || !d.HasPrefix("Zeb") || d.HasPrefix("Zz") {
+			t.Fatal("HasPrefix: Datei and Zebra are headwords, nothing starts with zz")
+		}
+		d.HasPrefix(word)
 		// A corrupt data file: no panic, no definition.
 		os.WriteFile(base+".dict.dz", append([]byte{0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0, 10, 0, 'R', 'A', 6, 0}, def...), 0o644)
 		if d2, err := Open(base); err == nil {
