@@ -120,7 +120,7 @@ func withSynonyms(lq *lexQuery, q string, f Feedback) *lexQuery {
 // terms are the current tokenizer's: a file indexed by an older version
 // is searched with the query's own terms only.
 func (q *lexQuery) with(extra map[string]float64) *lexQuery {
-	out := &lexQuery{parsed: q.parsed}
+	out := &lexQuery{parsed: q.parsed, base: q.read}
 	var weights []float64
 	cur := len(q.versions) - 1
 	for i, v := range q.versions {

@@ -8,6 +8,8 @@ package query
 // no translations, and no error.
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"unicode"
@@ -25,19 +27,31 @@ var DictDir = lexdb.Dir
 const translationsPerWord = 3
 
 var (
-	xlMu  sync.Mutex
-	xlDir string
-	xl    *lexdb.Translator
+	xlMu    sync.Mutex
+	xlDir   string
+	xlCache string
+	xl      *lexdb.Translator
 )
+
+// dictCache is where the dictionaries looked up backwards are kept once
+// reversed: pos/lexdb in the user's cache directory ($XDG_CACHE_HOME or
+// ~/.cache on Linux); "" (each process reverses them) without one.
+func dictCache() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "pos", "lexdb")
+}
 
 func translator() *lexdb.Translator {
 	xlMu.Lock()
 	defer xlMu.Unlock()
-	if xl == nil || xlDir != DictDir {
+	if cache := dictCache(); xl == nil || xlDir != DictDir || xlCache != cache {
 		if xl != nil {
 			xl.Close()
 		}
-		xl, xlDir = lexdb.New(DictDir), DictDir
+		xl, xlDir, xlCache = lexdb.NewCached(DictDir, cache), DictDir, cache
 	}
 	return xl
 }

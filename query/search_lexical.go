@@ -34,31 +34,35 @@ import (
 // each version counts as a term of its own: in a lake indexed by one
 // version, as most are, BM25 is exact; in one indexed by two, a term's
 // document frequency is that of its version's files.
+//
+// A query extended from one already scored (lexQuery.with: the second
+// pass of an expanded search) reads the postings of its added terms only,
+// and scores them with the first pass's postings and statistics.
 func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []string, q *lexQuery, depth int, keep map[int64]bool) ([]scored, error) {
-	type posting struct {
-		key    int64
-		tf, dl int32
-		term   int32
-	}
-	type result struct {
-		st       windowStats
-		uncount  bool // no sidecar: DuckDB counts the file's chunks
-		postings []posting
-	}
+	type posting = lexPosting
+	type result = lexFile
 	since, until := msWindow(opt)
 	windowed := !opt.Since.IsZero() || !opt.Until.IsZero()
+	base := q.base
+	if base != nil && (!slices.Equal(base.files, files) || len(q.parsed.Phrases) > 0 || len(q.parsed.Prefixes) > 0) {
+		base = nil
+	}
 	per := make([]result, len(files))
 	ix := d.searchIndex()
 	err := eachFile(ctx, files, func(i int, path string) error {
 		r := &per[i]
 		var lv *lexVersion
+		from := 0 // the first of the version's terms read
 		terms := func(version int) []load.Term {
 			lv = q.version(version)
-			return lv.terms
+			if base != nil {
+				from = min(max(base.n-lv.offset, 0), len(lv.terms))
+			}
+			return lv.terms[from:]
 		}
 		add := func(t int, key int64, tf, dl int32) {
 			if keep == nil || keep[key] {
-				r.postings = append(r.postings, posting{key: key, tf: tf, dl: dl, term: int32(lv.offset + t)})
+				r.postings = append(r.postings, posting{key: key, tf: tf, dl: dl, term: int32(lv.offset + from + t)})
 			}
 		}
 		v, err := ix.ReadLexicalQuery(path, terms, add)
@@ -121,7 +125,17 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 			uncounted = append(uncounted, files[i])
 		}
 	}
-	if len(uncounted) > 0 {
+	var in map[int64]bool // the uncounted files' chunks in the window
+	if base != nil {
+		st, in = base.st, base.in
+		for i := range per {
+			r := &per[i]
+			if r.uncount && in != nil {
+				r.postings = slices.DeleteFunc(r.postings, func(p posting) bool { return !in[p.key] })
+			}
+			r.postings = append(slices.Clip(base.per[i].postings), r.postings...)
+		}
+	} else if len(uncounted) > 0 {
 		more, err := d.countChunks(ctx, opt, uncounted)
 		if err != nil {
 			return nil, err
@@ -129,7 +143,7 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 		st.n, st.terms = st.n+more.n, st.terms+more.terms
 		if windowed {
 			// Those files' chunks in the window, from DuckDB.
-			in, err := d.chunkKeys(ctx, opt, uncounted)
+			in, err = d.chunkKeys(ctx, opt, uncounted)
 			if err != nil {
 				return nil, err
 			}
@@ -140,6 +154,7 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 			}
 		}
 	}
+	q.read = &lexRead{files: files, per: per, st: st, in: in, n: q.n}
 	if st.n == 0 {
 		return nil, nil
 	}
@@ -178,6 +193,33 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 	return top.sorted(), nil
 }
 
+// lexPosting is a chunk's posting of a query's term: its term frequency
+// and the chunk's length.
+type lexPosting struct {
+	key    int64
+	tf, dl int32
+	term   int32
+}
+
+// lexFile is what a lexical pass read of a file: the postings of the
+// query's terms in the window, and the window's statistics.
+type lexFile struct {
+	st       windowStats
+	uncount  bool // no sidecar: DuckDB counts the file's chunks
+	postings []lexPosting
+}
+
+// lexRead is what a lexical pass read for a query: each file's postings,
+// the window's statistics and the uncounted files' chunks in the window
+// (nil: all), for its first n terms.
+type lexRead struct {
+	files []string
+	per   []lexFile
+	st    windowStats
+	in    map[int64]bool
+	n     int
+}
+
 // bm25Params are the search's BM25 k1 and b: its options', or the
 // defaults.
 func bm25Params(opt SearchOptions) (k1, b float64) {
@@ -201,6 +243,8 @@ type lexQuery struct {
 	versions []*lexVersion // by version - 1
 	n        int
 	weights  []float64 // by term; nil: every term weighs 1 (see expand.go)
+	read     *lexRead  // what lexicalScores read for the query
+	base     *lexRead  // what it read for the query this one extends
 }
 
 // lexVersion is a query's terms for one version of the tokenizer.

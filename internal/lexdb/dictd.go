@@ -78,6 +78,18 @@ func (d *Dict) Prefixed(prefix string, fn func(Entry) bool) {
 	})
 }
 
+// HasPrefix reports whether a headword starts with prefix (ignoring
+// case): one binary search.
+func (d *Dict) HasPrefix(prefix string) bool {
+	k := key(prefix)
+	line, start := d.lineAfter(d.lowerBound(k))
+	if start < 0 {
+		return false
+	}
+	hw, _, _ := strings.Cut(string(line), "\t")
+	return strings.HasPrefix(key(hw), k)
+}
+
 // Definition reads an entry's definition ("" when it cannot be read).
 func (d *Dict) Definition(e Entry) string {
 	if e.length <= 0 || e.length > 1<<20 {
@@ -174,7 +186,7 @@ func (d *Dict) lineAfter(off int64) ([]byte, int64) {
 
 // linesFrom calls fn with the entries of the lines from off on.
 func (d *Dict) linesFrom(off int64, fn func(Entry) bool) {
-	const bufSize = 64 << 10
+	const bufSize = 4 << 10 // a lookup reads a line or a few
 	buf := make([]byte, bufSize)
 	var rest []byte
 	for pos := off; pos < d.size; {

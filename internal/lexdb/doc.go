@@ -8,9 +8,11 @@
 // dictzip-compressed (.dict.dz: gzip whose chunks are compressed apart, so
 // a definition is read without inflating what comes before it). Lookups
 // are binary searches over the index file and reads of one or two chunks:
-// nothing is loaded whole, except Mueller's dictionary where Russian is
-// looked up (it goes English to Russian and is inverted once per process).
+// nothing is loaded whole. The dictionaries from English (Mueller's, and
+// FreeDict's eng-rus, eng-spa, eng-fra and eng-ita), in which a word of
+// their second language is looked up backwards, are reversed once into a
+// table of the same format kept in a cache directory (reverse.go).
 //
-// The package only reads: a missing dictionary is a language without
-// translations, never an error for its callers.
+// The package reads the dictionaries only: a missing dictionary is a
+// language without translations, never an error for its callers.
 package lexdb

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/flate"
 )
@@ -214,6 +215,10 @@ func FuzzDictzip(f *testing.F) {
 			t.Fatalf("%q: %q", def, got)
 		}
 		d.Lookup(word) // any word: no panic
+		if !d.HasPrefix("dat") || !d.HasPrefix("Zeb") || d.HasPrefix("Zz") {
+			t.Fatal("HasPrefix: Datei and Zebra are headwords, nothing starts with zz")
+		}
+		d.HasPrefix(word)
 		// A corrupt data file: no panic, no definition.
 		os.WriteFile(base+".dict.dz", append([]byte{0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0, 10, 0, 'R', 'A', 6, 0}, def...), 0o644)
 		if d2, err := Open(base); err == nil {
@@ -221,4 +226,94 @@ func FuzzDictzip(f *testing.F) {
 			d2.Close()
 		}
 	})
+}
+
+// TestReversedCache: a dictionary from English is reversed once into the
+// cache directory, and later translators look words up in the cached
+// table without reading the dictionary; a dictionary whose files change
+// (size or time) is reversed again, and the old table removed.
+func TestReversedCache(t *testing.T) {
+	dir, cache := t.TempDir(), filepath.Join(t.TempDir(), "pos", "lexdb")
+	base := filepath.Join(dir, "mueller7")
+	writeDict(t, base, [][2]string{
+		{"password", "password\n   _n. пароль; пропуск\n"},
+		{"watchword", "watchword\n   _n. 1) пароль, лозунг\n"},
+	}, 0)
+	tr := NewCached(dir, cache)
+	if got := tr.Word("ru", "пароли"); !slices.Equal(got, []string{"password", "watchword"}) {
+		t.Fatalf("пароли: %q", got)
+	}
+	tr.Close()
+	tables, _ := filepath.Glob(filepath.Join(cache, "ru-eng-*.index"))
+	if len(tables) != 1 {
+		t.Fatalf("cached tables: %q", tables)
+	}
+	// The dictionary's text replaced by one of the same size and time: a
+	// new translator answers from the cached table.
+	st, err := os.Stat(base + ".dict")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(base+".dict", bytes.Repeat([]byte("x"), int(st.Size())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(base+".dict", st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	tr = NewCached(dir, cache)
+	if got := tr.Word("ru", "пароль"); !slices.Equal(got, []string{"password", "watchword"}) {
+		t.Errorf("from the cache: %q", got)
+	}
+	tr.Close()
+	if got := New(dir).Word("ru", "пароль"); got != nil {
+		t.Errorf("without a cache the dictionary is read: %q", got)
+	}
+	// A newer dictionary: reversed again.
+	later := st.ModTime().Add(time.Minute)
+	os.Chtimes(base+".dict", later, later)
+	tr = NewCached(dir, cache)
+	defer tr.Close()
+	if got := tr.Word("ru", "пароль"); got != nil {
+		t.Errorf("a changed dictionary is not reversed again: %q", got)
+	}
+	if now, _ := filepath.Glob(filepath.Join(cache, "ru-eng-*.index")); len(now) != 1 || now[0] == tables[0] {
+		t.Errorf("tables after the change: %q (before %q)", now, tables)
+	}
+}
+
+// TestBackwardsSpanish: a Spanish word missing from the dictionary into
+// English is found in the translations of the one from English, after
+// the first's own glosses when it has some.
+func TestBackwardsSpanish(t *testing.T) {
+	dir := t.TempDir()
+	writeDict(t, filepath.Join(dir, "freedict-spa-eng"), [][2]string{
+		{"modelo", "modelo /m/\nmodel, pattern\n"},
+	}, 0)
+	writeDict(t, filepath.Join(dir, "freedict-eng-spa"), [][2]string{
+		{"server", "server /sɜːvə/\n1. servidor\n2. camarero\n"},
+		{"waiter", "waiter /weitə/\ncamarero, mozo\n"},
+		{"model", "model /mɒdl/\n1. maqueta\n2. modelo\n"},
+		{"mock-up", "mock-up /x/\nmodelo a escala\n"},
+		{"train", "train /trein/\n1. entrenar, adiestrar\n2. tren\n"},
+	}, 16)
+	tr := NewCached(dir, t.TempDir())
+	defer tr.Close()
+	for _, c := range []struct {
+		word string
+		want []string
+	}{
+		{"servidores", []string{"server"}},
+		{"camareros", []string{"waiter", "server"}}, // the first translation first
+		{"entrenar", []string{"train"}},
+		{"modelos", []string{"model", "pattern"}}, // its own gloss first; not the phrase's headword
+		{"tren", []string{"train"}},
+		{"casa", nil},
+	} {
+		if got := tr.Word("es", c.word); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.word, got, c.want)
+		}
+	}
+	if !tr.Has("es") || tr.Has("it") {
+		t.Error("Has: only Spanish is installed")
+	}
 }

@@ -1,8 +1,6 @@
 package lexdb
 
 import (
-	"bytes"
-	"cmp"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,9 +21,14 @@ var intoEnglish = map[string]string{
 	"pt": "freedict-por-eng", "nl": "freedict-nld-eng", "ja": "freedict-jpn-eng",
 }
 
-// fromEnglishRussian are the dictionaries from English into Russian that
-// Russian words are looked up in, inverted.
-var fromEnglishRussian = []string{"mueller7", "freedict-eng-rus"}
+// fromEnglish are the dictionaries from English into a language that its
+// words are looked up in backwards (see reverse.go): Russian has no
+// dictionary into English, and Spanish's, French's and Italian's lack
+// words that theirs from English have (servidor, modelo).
+var fromEnglish = map[string][]string{
+	"ru": {"mueller7", "freedict-eng-rus"},
+	"es": {"freedict-eng-spa"}, "fr": {"freedict-eng-fra"}, "it": {"freedict-eng-ita"},
+}
 
 // stemLangs are the Snowball stemmers of the languages, which match an
 // inflected word to its headword.
@@ -38,14 +41,23 @@ var stemLangs = map[string]lexical.Lang{
 // directory, opening each on first use; safe for concurrent use.
 type Translator struct {
 	dir   string
+	cache string // where reversed dictionaries are kept ("": in memory)
 	mu    sync.Mutex
 	dicts map[string]*Dict // nil: absent
-	ruMu  sync.Mutex
-	inv   map[string]*inverse // dictionaries into Russian, read whole
+	revMu sync.Mutex
+	rev   map[string]*reversed // by language; nil: no dictionary
 }
 
-// New returns a translator over the dictionaries of dir.
-func New(dir string) *Translator { return &Translator{dir: dir, dicts: map[string]*Dict{}} }
+// New returns a translator over the dictionaries of dir that reverses the
+// dictionaries from English in memory, for each process anew.
+func New(dir string) *Translator { return NewCached(dir, "") }
+
+// NewCached returns a translator over the dictionaries of dir that keeps
+// the dictionaries from English it reverses in the directory cache (made
+// when missing), made once for the dictionary files' sizes and times.
+func NewCached(dir, cache string) *Translator {
+	return &Translator{dir: dir, cache: cache, dicts: map[string]*Dict{}}
+}
 
 // dict opens a dictionary once; nil when it is not installed.
 func (t *Translator) dict(name string) *Dict {
@@ -61,13 +73,10 @@ func (t *Translator) dict(name string) *Dict {
 
 // Has reports whether a language's dictionary is installed.
 func (t *Translator) Has(lang string) bool {
-	if lang == "ru" {
-		for _, n := range fromEnglishRussian {
-			if t.dict(n) != nil {
-				return true
-			}
+	for _, n := range fromEnglish[lang] {
+		if t.dict(n) != nil {
+			return true
 		}
-		return false
 	}
 	name, ok := intoEnglish[lang]
 	return ok && t.dict(name) != nil
@@ -83,33 +92,39 @@ func (t *Translator) Close() error {
 		}
 		delete(t.dicts, n)
 	}
+	t.revMu.Lock()
+	defer t.revMu.Unlock()
+	for l, r := range t.rev {
+		if r != nil && r.d != nil {
+			r.d.Close()
+		}
+		delete(t.rev, l)
+	}
 	return nil
 }
 
 // Word returns the English glosses of a word of a language (an ISO 639-1
 // code), most common sense first; none when the language has no
 // dictionary or the word is not in it. An inflected word is found by its
-// Snowball stem, a German or Dutch compound by its parts.
+// Snowball stem, a German or Dutch compound by its parts. A language with
+// a dictionary from English too has the English words whose translations
+// are the word after those of its own dictionary.
 func (t *Translator) Word(lang, word string) []string {
 	word = strings.ToLower(word)
-	if lang == "ru" {
-		return t.russian(word)
+	var out []string
+	if name, ok := intoEnglish[lang]; ok && t.dict(name) != nil {
+		d := t.dict(name)
+		out = t.lookup(d, lang, word)
+		if len(out) == 0 && (lang == "de" || lang == "nl") {
+			out = t.compound(d, lang, word, true)
+		}
 	}
-	name, ok := intoEnglish[lang]
-	if !ok {
-		return nil
+	for _, g := range t.backwards(lang, word) {
+		if !slices.Contains(out, g) {
+			out = append(out, g)
+		}
 	}
-	d := t.dict(name)
-	if d == nil {
-		return nil
-	}
-	if g := t.lookup(d, lang, word); len(g) > 0 {
-		return g
-	}
-	if lang == "de" || lang == "nl" {
-		return t.compound(d, lang, word, true)
-	}
-	return nil
+	return out
 }
 
 // lookup finds a word as a headword, or a headword of its stem.
@@ -223,8 +238,14 @@ func (t *Translator) Japanese(text string) [][]string {
 	for _, run := range strings.FieldsFunc(text, func(r rune) bool { return !isJapanese(r) }) {
 		r := []rune(run)
 		for i := 0; i < len(r); {
+			// Only the texts that begin a headword can be one: the
+			// longest of those bounds the words tried.
+			longest := 0
+			for l := 1; l <= min(maxJapaneseWord, len(r)-i) && d.HasPrefix(string(r[i:i+l])); l++ {
+				longest = l
+			}
 			n := 0
-			for l := min(maxJapaneseWord, len(r)-i); l >= 1; l-- {
+			for l := longest; l >= 1; l-- {
 				w := string(r[i : i+l])
 				if isHiragana(w) && l < 3 {
 					continue
@@ -239,123 +260,6 @@ func (t *Translator) Japanese(text string) [][]string {
 		}
 	}
 	return out
-}
-
-// russian returns the English headwords of the English-Russian
-// dictionaries whose main translations have a word of the Russian word's
-// stem, those it is the first translation of first.
-func (t *Translator) russian(word string) []string {
-	stem := lexical.Stem(lexical.Russian, word)
-	if utf8.RuneCountInString(stem) < 3 {
-		return nil
-	}
-	type sense struct {
-		en   string
-		rank int
-	}
-	var senses []sense
-	for _, name := range fromEnglishRussian {
-		inv := t.inverse(name)
-		if inv == nil {
-			continue
-		}
-		for _, e := range inv.containing(stem) {
-			hw := strings.ToLower(e.Headword)
-			if !englishWord(hw) || slices.ContainsFunc(senses, func(x sense) bool { return x.en == hw }) {
-				continue
-			}
-			for rank, g := range russianGlosses(inv.text(e)) {
-				if !strings.ContainsRune(g, ' ') && lexical.Stem(lexical.Russian, g) == stem {
-					senses = append(senses, sense{hw, rank})
-					break
-				}
-			}
-		}
-	}
-	slices.SortStableFunc(senses, func(a, b sense) int { return cmp.Compare(a.rank, b.rank) })
-	var out []string
-	for _, x := range senses[:min(len(senses), maxRussianSenses)] {
-		out = append(out, x.en)
-	}
-	return out
-}
-
-// maxRussianSenses bounds the English words a Russian word gives.
-const maxRussianSenses = 8
-
-// inverse is a dictionary read whole, to find the entries whose
-// definitions hold a word: a dictionary into Russian looked up from
-// Russian.
-type inverse struct {
-	data    []byte
-	entries []Entry // by offset
-}
-
-// inverse reads a dictionary whole, once; nil when it is absent.
-func (t *Translator) inverse(name string) *inverse {
-	t.ruMu.Lock()
-	defer t.ruMu.Unlock()
-	if inv, ok := t.inv[name]; ok {
-		return inv
-	}
-	var inv *inverse
-	if d := t.dict(name); d != nil {
-		inv = &inverse{}
-		d.Each(func(e Entry) bool {
-			inv.entries = append(inv.entries, e)
-			return true
-		})
-		slices.SortFunc(inv.entries, func(a, b Entry) int { return cmp.Compare(a.off, b.off) })
-		if n := len(inv.entries); n > 0 {
-			last := inv.entries[n-1]
-			inv.data = make([]byte, last.off+last.length)
-			m, _ := d.data.ReadAt(inv.data, 0)
-			inv.data = inv.data[:m]
-		}
-	}
-	if t.inv == nil {
-		t.inv = map[string]*inverse{}
-	}
-	t.inv[name] = inv
-	return inv
-}
-
-// containing returns the entries whose definitions have a word that starts
-// with stem.
-func (inv *inverse) containing(stem string) []Entry {
-	var out []Entry
-	s := []byte(stem)
-	for from := 0; ; {
-		i := bytes.Index(inv.data[from:], s)
-		if i < 0 {
-			return out
-		}
-		p := from + i
-		from = p + len(s)
-		if r, _ := utf8.DecodeLastRune(inv.data[:p]); p > 0 && unicode.IsLetter(r) {
-			continue // inside a word
-		}
-		j, _ := slices.BinarySearchFunc(inv.entries, int64(p), func(e Entry, off int64) int { return cmp.Compare(e.off, off) })
-		if j < len(inv.entries) && inv.entries[j].off == int64(p) {
-			j++
-		}
-		if j == 0 {
-			continue
-		}
-		e := inv.entries[j-1]
-		if int64(p) < e.off+e.length && (len(out) == 0 || out[len(out)-1] != e) {
-			out = append(out, e)
-		}
-	}
-}
-
-// text is an entry's definition.
-func (inv *inverse) text(e Entry) string {
-	end := min(e.off+e.length, int64(len(inv.data)))
-	if e.off >= end {
-		return ""
-	}
-	return string(inv.data[e.off:end])
 }
 
 // englishWord reports whether a headword is one English word of letters
