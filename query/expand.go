@@ -237,7 +237,7 @@ func (d *DB) feedback(ctx context.Context, opt SearchOptions, lq *lexQuery, file
 	if len(top) == 0 || f.Terms < 0 {
 		return units, nil
 	}
-	texts, err := d.chunkTexts(ctx, top)
+	texts, err := d.hitTexts(ctx, top)
 	if err != nil {
 		return nil, err
 	}
