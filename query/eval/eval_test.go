@@ -313,11 +313,12 @@ WHERE coalesce(m.t.output, '') <> ''`)
 // TestEval runs the evaluation on the corpus lake and holds search to what
 // it measured on the queries in the sessions' own words (direct): hybrid
 // finds at least 80% of their relevant exchanges in its first 10 results,
-// as many as either mode alone, with an MRR at most 0.02 below the better
-// mode alone (fusion by fixed weights ranks a few answers second that BM25
-// ranks first; the weights are chosen with -tune, see the README). The
-// other kinds are reported, not held: paraphrases need more than the hash
-// vectors' lexical features.
+// as many as either mode alone, with an MRR at most 0.05 below the better
+// mode alone: fusion by fixed weights (chosen with -tune, see the README)
+// and the expansion's second pass rank a few answers second that BM25 ranks
+// first, the price of the paraphrases the expansion finds. Over all kinds
+// hybrid finds more than either mode alone. The other kinds are reported,
+// not held.
 func TestEval(t *testing.T) {
 	lake := lakeOfCorpus(t)
 	set, err := ReadSet(DefaultSet())
@@ -339,8 +340,11 @@ func TestEval(t *testing.T) {
 	if h.Queries < 60 || h.RecallAtK < 0.8 {
 		t.Errorf("direct queries: hybrid recall@10 %.3f over %d queries", h.RecallAtK, h.Queries)
 	}
-	if h.RecallAtK < l.RecallAtK || h.RecallAtK < v.RecallAtK || h.MRR < max(l.MRR, v.MRR)-0.02 {
+	if h.RecallAtK < l.RecallAtK || h.RecallAtK < v.RecallAtK || h.MRR < max(l.MRR, v.MRR)-0.05 {
 		t.Errorf("on the direct queries hybrid is not the best of the three:\n%s", out.String())
+	}
+	if ah := rep.Score(query.SearchHybrid); ah.RecallAtK <= rep.Score(query.SearchLexical).RecallAtK || ah.RecallAtK <= rep.Score(query.SearchVector).RecallAtK {
+		t.Errorf("over all queries hybrid finds no more than a mode alone:\n%s", out.String())
 	}
 	for _, s := range rep.Scores {
 		// Tight results are results for a relevant exchange, in a
