@@ -22,53 +22,10 @@ type RowMeta struct {
 // RowMeta's order (ID .. Tool).
 const metaColumns = 10
 
-func (m *RowMeta) column(i int) string {
-	switch i {
-	case 0:
-		return m.ID
-	case 1:
-		return m.ParentID
-	case 2:
-		return m.ContentType
-	case 3:
-		return m.Platform
-	case 4:
-		return m.SessionID
-	case 5:
-		return m.AgentID
-	case 6:
-		return m.Project
-	case 7:
-		return m.User
-	case 8:
-		return m.Machine
-	}
-	return m.Tool
-}
-
-func (m *RowMeta) setColumn(i int, s string) {
-	switch i {
-	case 0:
-		m.ID = s
-	case 1:
-		m.ParentID = s
-	case 2:
-		m.ContentType = s
-	case 3:
-		m.Platform = s
-	case 4:
-		m.SessionID = s
-	case 5:
-		m.AgentID = s
-	case 6:
-		m.Project = s
-	case 7:
-		m.User = s
-	case 8:
-		m.Machine = s
-	default:
-		m.Tool = s
-	}
+// field is RowMeta's string column i, in the metadata section's order.
+func (m *RowMeta) field(i int) *string {
+	return [metaColumns]*string{&m.ID, &m.ParentID, &m.ContentType, &m.Platform, &m.SessionID,
+		&m.AgentID, &m.Project, &m.User, &m.Machine, &m.Tool}[min(i, metaColumns-1)]
 }
 
 // metaTextBlock is the raw bytes of text compressed together: a hit's text
@@ -93,7 +50,7 @@ func encodeMeta(rows []RowMeta) []byte {
 		ids := make([]uint32, len(rows))
 		n := 0
 		for i := range rows {
-			s := rows[i].column(c)
+			s := *rows[i].field(c)
 			k, ok := index[s]
 			if !ok {
 				k = uint32(len(vals))
@@ -260,7 +217,7 @@ func (m *sidecarMeta) row(row int, text bool, blocks map[int][]byte) (RowMeta, e
 		if err != nil {
 			return r, err
 		}
-		r.setColumn(c, s)
+		*r.field(c) = s
 	}
 	le := binary.LittleEndian
 	r.ChunkIndex = int64(le.Uint64(m.index[8*row:]))
