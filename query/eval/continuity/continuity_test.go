@@ -201,3 +201,35 @@ func TestMarkReachable(t *testing.T) {
 		t.Error("a unit one window holds is unreachable")
 	}
 }
+
+// TestFindUnitsWordForms: a summary states in its own grammar what the
+// session said. The same words inflected otherwise (renamed, renaming;
+// functions, function), a function named with its arity (name/1) and a
+// compound written apart (table-rewrite, "table rewrite") are the same
+// words; a pack item that does not state the unit is still not credited,
+// even when it shares the unit's names.
+func TestFindUnitsWordForms(t *testing.T) {
+	units := []string{
+		"Undefined function load_session_data/1: The old load_transcript/1 needed to be renamed to load_session_data/1.",
+		"Rewrote the migrations with the table-rewrite pattern because SQLite lacks ALTER COLUMN.",
+	}
+	carried := []string{
+		"undefined functions: load_session_data is called but load_transcript still exists; renaming load_transcript to load_session_data as needed",
+		"I need to rewrite these migration files with a table rewrite, since SQLite cannot ALTER a column; the same patterns as before.",
+	}
+	for i, got := range FindUnits(units, carried) {
+		if !got.Found {
+			t.Errorf("unit %q reworded only by its grammar not found (score %.2f)", units[i], got.Score)
+		}
+	}
+	// The same names, other statements: not credited.
+	other := []string{
+		"Read load_session_data/1 and load_transcript/1 in session_live.ex; the tests pass.",
+		"Listed the migrations of the project: priv/repo/migrations holds six files.",
+	}
+	for i, got := range FindUnits(units, other) {
+		if got.Found {
+			t.Errorf("unit %q credited to an item that does not state it (score %.2f)", units[i], got.Score)
+		}
+	}
+}

@@ -39,6 +39,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/english"
+
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/claudecode"
 	"github.com/pos-lake/pos/load"
@@ -793,8 +796,8 @@ func FindFiles(files []string, pack string) []Item {
 }
 
 // DecisionThreshold is the share of a unit's (a decision's, a pending
-// task's, an error's) distinct content words that one pack item must
-// contain for the unit to count as carried:
+// task's, an error's) distinct content words (compared as FindUnits
+// says) that one pack item must contain for the unit to count as carried:
 // 0.6, enough that the item states the same thing in mostly the same
 // terms, while allowing the summary's rewording (-threshold changes it).
 var DecisionThreshold = 0.6
@@ -804,27 +807,27 @@ func FindDecisions(decisions, items []string) []Item { return FindUnits(decision
 
 // FindUnits marks the units (decisions, pending tasks, errors) a pack item
 // carries: one included item must hold at least DecisionThreshold of the
-// unit's distinct content words.
+// unit's distinct content words. Words are compared as the same word when
+// they differ only by inflection (renamed, renaming and rename; functions
+// and function: their Snowball English stems), a function's arity (an
+// Elixir or Erlang name/1 is the name) or the parts of a compound the
+// other text writes apart (table-rewrite and "table rewrite",
+// compile/test/credo and "compile, test, credo"): a summary states in its
+// own grammar what the session said, and the check counts what is said,
+// not the grammar. Names (dots, underscores, digits) are compared whole.
 func FindUnits(decisions, items []string) []Item {
 	sets := make([]map[string]bool, len(items))
 	for i, t := range items {
-		sets[i] = map[string]bool{}
-		for _, w := range contentWords(t) {
-			sets[i][w] = true
-			// Names count by their parts too: lib/a/b.ex holds b.ex.
-			if strings.ContainsAny(w, "/") {
-				sets[i][filepath.Base(w)] = true
-			}
-		}
+		sets[i] = termSet(t)
 	}
 	var out []Item
 	for _, d := range decisions {
-		words := distinct(contentWords(d))
+		words := unitTerms(d)
 		best := 0.0
 		for _, set := range sets {
 			n := 0
 			for _, w := range words {
-				if set[w] {
+				if holds(set, w) {
 					n++
 				}
 			}
@@ -833,6 +836,80 @@ func FindUnits(decisions, items []string) []Item {
 		out = append(out, Item{Text: d, Found: best >= DecisionThreshold, Score: best})
 	}
 	return out
+}
+
+// arityRE is a function's arity after its name (load_session_data/1).
+var arityRE = regexp.MustCompile(`/\d+$`)
+
+// termKey is the form a content word is compared in: its arity dropped,
+// and a plain word (letters only) stemmed.
+func termKey(w string) string {
+	w = arityRE.ReplaceAllString(w, "")
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyz") == "" {
+		env := snowballstem.NewEnv(w)
+		english.Stem(env)
+		return env.Current()
+	}
+	return w
+}
+
+// compoundParts are the parts of a compound of plain words joined by
+// dashes or slashes (table-rewrite, compile/test/credo), or nil.
+func compoundParts(w string) []string {
+	w = arityRE.ReplaceAllString(w, "")
+	parts := strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '/' })
+	if len(parts) < 2 {
+		return nil
+	}
+	for _, p := range parts {
+		if len(p) < 2 || strings.Trim(p, "abcdefghijklmnopqrstuvwxyz") != "" {
+			return nil
+		}
+	}
+	return parts
+}
+
+// termSet is the keys of a text's content words, with the base name of
+// each path (lib/a/b.ex holds b.ex) and the parts of each compound.
+func termSet(text string) map[string]bool {
+	set := map[string]bool{}
+	for _, w := range contentWords(text) {
+		set[termKey(w)] = true
+		if strings.Contains(w, "/") {
+			set[termKey(filepath.Base(w))] = true
+		}
+		for _, p := range compoundParts(w) {
+			set[termKey(p)] = true
+		}
+	}
+	return set
+}
+
+// unitTerms are a unit's distinct content words, one per key.
+func unitTerms(unit string) []string {
+	var out, keys []string
+	for _, w := range contentWords(unit) {
+		if k := termKey(w); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// holds tells whether a text's term set holds a unit's word: by its key,
+// or every part of a compound.
+func holds(set map[string]bool, w string) bool {
+	if set[termKey(w)] {
+		return true
+	}
+	parts := compoundParts(w)
+	for _, p := range parts {
+		if !set[termKey(p)] {
+			return false
+		}
+	}
+	return len(parts) > 0
 }
 
 func distinct(ws []string) []string {
