@@ -458,9 +458,7 @@ WHERE platform = ? AND session_id = ? AND NOT sidechain AND ts < ? ORDER BY ts`,
 		if it, ok := stoppedItem(steps, todos, starts); ok {
 			items = append(items, it)
 		}
-		if it, ok := tasksItem(steps, min(trackerTokens, opt.MaxTokens/tasksShare)); ok {
-			items = append(items, it)
-		}
+		items = append(items, tasksItems(steps, min(trackerTokens, opt.MaxTokens/tasksShare))...)
 		items = append(items, errorsItems(steps, opt.MaxTokens/errorsShare)...)
 		if it, ok := recordsItem(steps, opt.MaxTokens/recordsShare); ok {
 			items = append(items, it)

@@ -56,6 +56,7 @@ const (
 	trackerLineMax    = 200  // one line of it
 	trackerShowMax    = 800  // bytes of the output of a command that shows one task
 	trackerTokens     = 1000 // tokens of the task tracker outputs a pack carries
+	trackerRelLines   = 16   // lines of a shown task's relations (see cutTask)
 )
 
 // errorLineRE finds the lines of a tool's output that report a failure, in
@@ -258,15 +259,60 @@ func trackerHead(command string) string {
 }
 
 // trackerText is a tracker's output as the pack carries it: its lines
-// with text, each cut to trackerLineMax bytes, the whole to trackerMax.
+// with text, each cut to trackerLineMax bytes (its indentation, which
+// says what a line belongs to, kept up to a few spaces), the whole to
+// trackerMax (see cutTask).
 func trackerText(output string) string {
 	var lines []string
 	for _, l := range strings.Split(output, "\n") {
 		if l = strings.TrimRight(l, " \t\r"); strings.TrimSpace(l) != "" {
-			lines = append(lines, excerpt.Line(l, trackerLineMax))
+			indent := min(len(l)-len(strings.TrimLeft(l, " \t")), 4)
+			lines = append(lines, strings.Repeat(" ", indent)+excerpt.Line(l, trackerLineMax))
 		}
 	}
-	return cut(strings.Join(lines, "\n"), trackerMax)
+	return cutTask(strings.Join(lines, "\n"), trackerMax)
+}
+
+// trackerRelRE finds the heading of a task's relations in the output of a
+// tracker command that shows it: bd's CHILDREN, DEPENDS ON, BLOCKS, the
+// sub-issues, parents and blockers other trackers list.
+var trackerRelRE = regexp.MustCompile(`(?i)^(?:children|child (?:issues|tasks)|sub-?issues|sub-?tasks|depends on|dependencies|dependents|blocks|blocked by|blocking|parent|linked (?:issues|tasks))\s*:?\s*(?:\(\d+\))?$`)
+
+// cutTask is a tracker's output cut to n bytes, and the task's relations
+// kept besides. A task's relations (its children, its parent, what it
+// depends on and blocks, each under a heading of trackerRelRE and in the
+// indented or arrowed lines after it) come last in what a tracker shows,
+// after a description that may run long; they are the work still open
+// around the task — what a summary names as pending —, so a cut leaves
+// them out of the n bytes and keeps trackerRelLines of them (lines of
+// trackerLineMax bytes at most) besides.
+func cutTask(text string, n int) string {
+	text = strings.TrimSpace(text)
+	if len(text) <= n {
+		return text
+	}
+	var body, rel []string
+	in := false
+	for _, l := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case trackerRelRE.MatchString(t):
+			in = true
+			rel = append(rel, t)
+		case in && t != "" && (t != l || strings.IndexAny(t, "-*•↳→←↑↓") == 0):
+			rel = append(rel, l)
+		default:
+			in = false
+			body = append(body, l)
+		}
+	}
+	if len(rel) == 0 {
+		return cut(text, n)
+	}
+	if len(rel) > trackerRelLines {
+		rel = append(rel[:trackerRelLines], "…")
+	}
+	return cut(strings.Join(body, "\n"), n) + "\n" + strings.Join(rel, "\n")
 }
 
 // editTools are the tools that change a file, lower-cased, on the
@@ -855,53 +901,110 @@ func recordLine(s step) string {
 	return fmt.Sprintf("- %s: %s\n", s.call, strings.ReplaceAll(s.text, "\n", "\n  "))
 }
 
-// tasksItem carries what the session's task tracker last printed (see
+// tasksItems carry what the session's task tracker last printed (see
 // trackerCommandPattern): the latest output of each command, the newest
 // first while they fit in limit tokens, printed oldest first. The last
 // lists are where the work stood by the tracker's account: the tasks
-// open, in progress and blocked, which a summary names as pending.
-func tasksItem(steps []step, limit int) (ContextItem, bool) {
+// open, in progress and blocked, which a summary names as pending. What
+// does not fit follows at overflowPriority, which a pack takes only with the room everything
+// else left: a task's description also holds the decisions its work
+// followed. Each of those is an item of its own, so that what room is
+// left takes what fits.
+func tasksItems(steps []step, limit int) []ContextItem {
 	type entry struct {
 		i    int
+		ts   time.Time
 		text string
 	}
-	var kept []entry
+	var kept, rest []entry
 	seen := map[string]bool{}
 	used := 0
-	ts := time.Time{}
-	// Lists first (what is ready, open, blocked), then single tasks.
-	for _, lists := range []bool{true, false} {
+	closed := map[string]time.Time{} // a task the session closed -> when
+	for _, s := range steps {
+		if s.kind == "tool" && s.shell {
+			for _, id := range closedTasks(s.call) {
+				closed[id] = s.ts
+			}
+		}
+	}
+	// Lists first (what is ready, open, blocked), then single tasks, and
+	// last the tasks the session closed after it showed them: what they
+	// said is done, while the others are the work still open.
+	class := func(s step) int {
+		if trackerListRE.MatchString(s.call) {
+			return 0
+		}
+		f := strings.Fields(s.call)
+		if at, ok := closed[f[len(f)-1]]; ok && !at.Before(s.ts) {
+			return 2
+		}
+		return 1
+	}
+	for pass := range 3 {
 		for i := len(steps) - 1; i >= 0; i-- {
 			s := steps[i]
-			if s.kind != "tasks" || seen[s.call] || trackerListRE.MatchString(s.call) != lists {
+			if s.kind != "tasks" || seen[s.call] || class(s) != pass {
 				continue
 			}
 			seen[s.call] = true
 			text := s.text
-			if !lists {
-				text = cut(text, trackerShowMax)
+			if pass > 0 {
+				text = cutTask(text, trackerShowMax)
 			}
-			text = fmt.Sprintf("- `%s`:\n    %s\n", strings.ReplaceAll(s.call, "`", "'"), strings.ReplaceAll(text, "\n", "\n    "))
-			t := EstimateTokens(text)
+			e := entry{i, s.ts, fmt.Sprintf("- `%s`:\n    %s\n", strings.ReplaceAll(s.call, "`", "'"), strings.ReplaceAll(text, "\n", "\n    "))}
+			t := EstimateTokens(e.text)
 			if used+t > limit {
+				rest = append(rest, e)
 				continue
 			}
 			used += t
-			kept = append(kept, entry{i, text})
-			if s.ts.After(ts) {
-				ts = s.ts
-			}
+			kept = append(kept, e)
 		}
 	}
-	if len(kept) == 0 {
-		return ContextItem{}, false
+	var items []ContextItem
+	flush := func(g []entry, prio int) {
+		if len(g) == 0 {
+			return
+		}
+		slices.SortFunc(g, func(a, b entry) int { return a.i - b.i })
+		var b strings.Builder
+		ts := time.Time{}
+		for _, e := range g {
+			b.WriteString(e.text)
+			if e.ts.After(ts) {
+				ts = e.ts
+			}
+		}
+		it := ContextItem{Kind: "tasks", Priority: prio, TS: ts, Text: b.String()}
+		if prio == overflowPriority {
+			it.Title = "more"
+		}
+		items = append(items, it)
 	}
-	slices.SortFunc(kept, func(a, b entry) int { return a.i - b.i })
-	var b strings.Builder
-	for _, e := range kept {
-		b.WriteString(e.text)
+	flush(kept, 4)
+	for _, e := range rest {
+		flush([]entry{e}, overflowPriority)
 	}
-	return ContextItem{Kind: "tasks", Priority: 4, TS: ts, Text: b.String()}, true
+	return items
+}
+
+// trackerCloseRE finds a tracker command that closes tasks (bd close A B,
+// gh issue close 12, bd update A --status closed) in a call's line; its
+// group is what follows the subcommand.
+var trackerCloseRE = regexp.MustCompile(`(?:^|[;&|(` + "`" + `]\s*|\s)(?:(?:bd|beads|gh issue|glab issue|tea issues?|jira issue)\s+close\s+([^;&|` + "`" + `]*)|(?:bd|beads)\s+update\s+([^;&|` + "`" + `]*?--status[= ]+["']?(?:closed|done)\b))`)
+
+// closedTasks are the ids of the tasks a call's line closes.
+func closedTasks(call string) []string {
+	var ids []string
+	for _, m := range trackerCloseRE.FindAllStringSubmatch(call, -1) {
+		for _, f := range strings.Fields(m[1] + " " + m[2]) {
+			if strings.HasPrefix(f, "-") {
+				break
+			}
+			ids = append(ids, strings.Trim(f, `"'`))
+		}
+	}
+	return ids
 }
 
 // trackerListRE tells a tracker command that lists tasks from one that

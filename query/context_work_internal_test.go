@@ -1,6 +1,8 @@
 package query
 
 import (
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -272,10 +274,11 @@ func TestTasksItem(t *testing.T) {
 		{ts: at(3), kind: "said", text: "Starting on proj-1.1."},
 		{ts: at(4), kind: "tasks", call: "bd ready", text: "1. [P1] proj-1.2: Trace channel lifecycle\n2. [P2] proj-1.3: Add regression tests"},
 	}
-	it, ok := tasksItem(steps, 300)
-	if !ok {
+	items := tasksItems(steps, 300)
+	if len(items) == 0 {
 		t.Fatal("no item")
 	}
+	it := items[0]
 	if it.Priority != 4 || it.Kind != "tasks" || !it.TS.Equal(at(4)) {
 		t.Errorf("item %+v", it)
 	}
@@ -288,7 +291,7 @@ func TestTasksItem(t *testing.T) {
 	if EstimateTokens(it.Text) > 300 {
 		t.Errorf("%d tokens over the limit", EstimateTokens(it.Text))
 	}
-	if _, ok := tasksItem(steps[2:3], 300); ok {
+	if items := tasksItems(steps[2:3], 300); len(items) > 0 {
 		t.Error("an item without tracker output")
 	}
 }
@@ -302,5 +305,61 @@ func TestEditDiffWrittenFile(t *testing.T) {
 		if !strings.Contains(d, want) {
 			t.Errorf("missing %q in\n%s", want, d)
 		}
+	}
+}
+
+// TestCutTaskKeepsRelations checks that a task shown at length keeps, when
+// cut, the relations a tracker lists after its description (the children
+// of an epic, what a task blocks): the work still open around it.
+func TestCutTaskKeepsRelations(t *testing.T) {
+	show := "○ proj-4 [EPIC] · Tracing end to end   [● P1 · OPEN]\nDESCRIPTION\n" + strings.Repeat("A long paragraph of the goal.\n", 60) +
+		"\nCHILDREN\n  ↳ ○ proj-4.5: Trace LiveView interactions ● P1\n  ↳ ○ proj-4.6: Add regression tests and runbook ● P1\n" +
+		"DEPENDS ON\n  → ✓ proj-3: Bootstrap ● P1\nOwner: someone"
+	got := cutTask(trackerText(show), trackerShowMax)
+	if body, _, _ := strings.Cut(got, "\nCHILDREN"); len(body) > trackerShowMax {
+		t.Errorf("description of %d bytes, over %d", len(body), trackerShowMax)
+	}
+	for _, want := range []string{"proj-4 [EPIC] · Tracing end to end", "CHILDREN", "proj-4.5: Trace LiveView interactions", "proj-4.6: Add regression tests and runbook", "DEPENDS ON", "proj-3: Bootstrap"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("cut show lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "Owner: someone") {
+		t.Errorf("a line after the relations counted as one:\n%s", got)
+	}
+	// Without relations, a cut is the head, as before.
+	plain := strings.Repeat("word ", 400)
+	if got := cutTask(plain, 100); got != cut(plain, 100) {
+		t.Errorf("plain cut %q", got)
+	}
+}
+
+// TestTasksItemClosedLast checks that the shows of tasks the session
+// closed afterwards give way to those of tasks still open.
+func TestTasksItemClosedLast(t *testing.T) {
+	at := func(m int) time.Time { return time.Date(2026, 1, 1, 10, m, 0, 0, time.UTC) }
+	body := strings.Repeat("detail line of a task\n", 30)
+	steps := []step{
+		{ts: at(1), kind: "tasks", call: "bd show proj-4", text: "proj-4 [EPIC] · Tracing\n" + body},
+		{ts: at(2), kind: "tasks", call: "bd show proj-4.1", text: "proj-4.1 · Add dependencies\n" + body},
+		{ts: at(3), kind: "tool", shell: true, call: "Bash: Close task `bd close proj-4.1 --reason=\"done\"`"},
+		{ts: at(4), kind: "tasks", call: "bd show proj-4.2", text: "proj-4.2 · Propagate headers\n" + body},
+		{ts: at(5), kind: "tool", shell: true, call: "Bash `bd update proj-4.2 --status closed && git push`"},
+	}
+	one := EstimateTokens(fmt.Sprintf("- `bd show proj-4`:\n    %s\n", strings.ReplaceAll(cutTask(steps[0].text, trackerShowMax), "\n", "\n    ")))
+	items := tasksItems(steps, one+10)
+	if len(items) != 3 {
+		t.Fatalf("%d items, want the epic's and one per closed task left over", len(items))
+	}
+	if it := items[0]; it.Priority != 4 || !strings.Contains(it.Text, "bd show proj-4`") || strings.Contains(it.Text, "proj-4.1 ·") || strings.Contains(it.Text, "proj-4.2 ·") {
+		t.Errorf("the open epic should come before the closed tasks:\n%s", it.Text)
+	}
+	for i, want := range []string{"proj-4.2 ·", "proj-4.1 ·"} {
+		if it := items[i+1]; it.Priority != overflowPriority || !strings.Contains(it.Text, want) {
+			t.Errorf("the closed tasks follow at the lowest priority, the newest first: %+v", it)
+		}
+	}
+	if got := closedTasks("Bash `bd close a-1 a-2 --reason x; gh issue close 12`"); !reflect.DeepEqual(got, []string{"a-1", "a-2", "12"}) {
+		t.Errorf("closedTasks = %q", got)
 	}
 }
