@@ -233,3 +233,25 @@ func TestFindUnitsWordForms(t *testing.T) {
 		}
 	}
 }
+
+// TestControl counts each session's units against the other sessions'
+// packs: a unit another pack states is credited there, one it does not
+// state is not, and a session's own pack never counts.
+func TestControl(t *testing.T) {
+	a := SessionResult{
+		Decisions: []Item{{Text: "Chose an LRU cache instead of a plain map because memory must stay bounded.", Found: true}},
+		Pending:   []Item{{Text: "Add the eviction tests for the loader cache", Found: true}},
+		packTexts: []string{"Chose an LRU cache instead of a plain map because memory must stay bounded.", "Add the eviction tests for the loader cache"},
+	}
+	b := SessionResult{
+		Decisions: []Item{{Text: "Switched the migrations to the table rewrite pattern for SQLite."}},
+		packTexts: []string{"Going with an LRU cache instead of a map: memory must stay bounded.", "Ran the loader tests."},
+	}
+	c := control([]SessionResult{a, b})
+	if c.Decisions.Found != 1 || c.Decisions.Named != 2 {
+		t.Errorf("decisions %+v, want a's credited to b's pack and b's not to a's", c.Decisions)
+	}
+	if c.Pending.Found != 0 || c.Pending.Named != 1 {
+		t.Errorf("pending %+v, want none credited", c.Pending)
+	}
+}

@@ -116,16 +116,49 @@ type SessionResult struct {
 	PackTokens int
 	Budget     int
 	PackItems  int
-	Files      []Item
-	Decisions  []Item
-	Pending    []Item
-	Errors     []Item
+	// packTexts are the pack's included items, as the units are matched
+	// against them.
+	packTexts []string
+	Files     []Item
+	Decisions []Item
+	Pending   []Item
+	Errors    []Item
 }
 
 // Report is the check of every compaction.
 type Report struct {
 	Budget   int
 	Sessions []SessionResult
+	// Control is how many of each summary's units the packs of the other
+	// sessions would be credited with: what the matching credits a pack
+	// that does not carry a unit, from the words a project's sessions
+	// share (its names, its commands). A pack's own figure means as much
+	// as it stands above this one.
+	Control Tallies
+}
+
+// control counts each session's units against the other sessions' packs
+// (see Report.Control).
+func control(sessions []SessionResult) Tallies {
+	var t Tallies
+	for i, s := range sessions {
+		for j, o := range sessions {
+			if i == j {
+				continue
+			}
+			for _, p := range []struct {
+				tally *Tally
+				items []Item
+			}{{&t.Decisions, s.Decisions}, {&t.Pending, s.Pending}, {&t.Errors, s.Errors}} {
+				units := make([]string, len(p.items))
+				for k, it := range p.items {
+					units[k] = it.Text
+				}
+				p.tally.add(FindUnits(units, o.packTexts))
+			}
+		}
+	}
+	return t
 }
 
 // Run checks every compaction under root (a directory of Claude Code
@@ -143,6 +176,7 @@ func Run(ctx context.Context, root string, budget int) (*Report, error) {
 		}
 		rep.Sessions = append(rep.Sessions, *r)
 	}
+	rep.Control = control(rep.Sessions)
 	return rep, nil
 }
 
@@ -320,7 +354,7 @@ func Check(ctx context.Context, root string, c Compaction, budget int) (*Session
 			return nil, err
 		}
 	}
-	res := &SessionResult{Compaction: c, Platform: ref.Platform, PackTokens: pack.Used, Budget: budget, PackItems: len(texts)}
+	res := &SessionResult{Compaction: c, Platform: ref.Platform, PackTokens: pack.Used, Budget: budget, PackItems: len(texts), packTexts: texts}
 	sum := Parse(c.Summary)
 	res.Files = FindFiles(sum.Files, pack.Markdown())
 	res.Decisions = FindUnits(sum.Decisions, texts)
@@ -1036,6 +1070,11 @@ func (r *Report) Print(w io.Writer, verbose bool) {
 	tw.Flush()
 	fmt.Fprintln(w, "reachable: of the items the transcript before the boundary holds (a file anywhere, a unit within a stretch of consecutive messages; the rest the summary learnt elsewhere)")
 	fmt.Fprintln(w, "held out: the sessions whose summaries the pack's rules were not tuned on (see HeldOut)")
+	if len(r.Sessions) > 1 {
+		c := r.Control
+		fmt.Fprintf(w, "control: each summary's units against the other sessions' packs (what the matching credits a pack that does not carry them): decisions %s, pending tasks %s, errors fixed %s\n",
+			strings.ReplaceAll(c.Decisions.String(), "\t", " "), strings.ReplaceAll(c.Pending.String(), "\t", " "), strings.ReplaceAll(c.Errors.String(), "\t", " "))
+	}
 	if !verbose {
 		return
 	}
