@@ -315,6 +315,10 @@ func TestCutTaskKeepsRelations(t *testing.T) {
 	show := "○ proj-4 [EPIC] · Tracing end to end   [● P1 · OPEN]\nDESCRIPTION\n" + strings.Repeat("A long paragraph of the goal.\n", 60) +
 		"\nCHILDREN\n  ↳ ○ proj-4.5: Trace LiveView interactions ● P1\n  ↳ ○ proj-4.6: Add regression tests and runbook ● P1\n" +
 		"DEPENDS ON\n  → ✓ proj-3: Bootstrap ● P1\nOwner: someone"
+	// The output as the session's steps keep it: the relations kept.
+	if kept := trackerText(show); !strings.Contains(kept, "proj-4.6: Add regression tests and runbook") || !strings.Contains(kept, "proj-3: Bootstrap") {
+		t.Errorf("tracker text lost the relations:\n%s", kept)
+	}
 	got := cutTask(trackerText(show), trackerShowMax)
 	if body, _, _ := strings.Cut(got, "\nCHILDREN"); len(body) > trackerShowMax {
 		t.Errorf("description of %d bytes, over %d", len(body), trackerShowMax)
