@@ -328,6 +328,9 @@ func (ix *SearchIndex) ReadVectors(chunksPath string, codes bool) (*Vectors, err
 	if err != nil {
 		return nil, err
 	}
+	if codes && sc.mem != nil {
+		populate(b) // all of it is read
+	}
 	v.rows(b)
 	le := binary.LittleEndian
 	if !codes {
