@@ -101,7 +101,7 @@ var errBadLexicon = errors.New("bad merged term index")
 func readLexicon(b []byte, off int64, n int) (*Lexicon, error) {
 	le := binary.LittleEndian
 	size := int64(len(b))
-	if !littleEndian || off%8 != 0 || off < 0 || off+lexHead > size {
+	if !littleEndian || off%8 != 0 || off < 0 || off+lexHead > size || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 != 0 {
 		return nil, errBadLexicon
 	}
 	h := b[off:]

@@ -130,20 +130,26 @@ func OpenSearchIndex(lake string) (*SearchIndex, error) {
 		if err != nil {
 			continue
 		}
-		seg := &mappedSegment{name: name, unmap: unmap}
-		if lexAt != 0 {
-			// A lexicon that cannot be read leaves its files to be
-			// searched one by one.
-			seg.lex, _ = readLexicon(b, lexAt, len(entries))
-		}
-		ix.segs = append(ix.segs, seg)
-		for i, e := range entries {
-			if _, ok := ix.byPath[e.path]; !ok {
-				ix.byPath[e.path] = indexed{b: b[e.off : e.off+e.n : e.off+e.n], seg: seg, entry: i}
-			}
-		}
+		ix.add(name, b, unmap, entries, lexAt)
 	}
 	return ix, nil
+}
+
+// add adds a mapped segment (b) whose entries and merged term index's
+// offset readSegmentTOC read.
+func (ix *SearchIndex) add(name string, b []byte, unmap func() error, entries []segEntry, lexAt int64) {
+	seg := &mappedSegment{name: name, unmap: unmap}
+	if lexAt != 0 {
+		// A lexicon that cannot be read leaves its files to be searched
+		// one by one.
+		seg.lex, _ = readLexicon(b, lexAt, len(entries))
+	}
+	ix.segs = append(ix.segs, seg)
+	for i, e := range entries {
+		if _, ok := ix.byPath[e.path]; !ok {
+			ix.byPath[e.path] = indexed{b: b[e.off : e.off+e.n : e.off+e.n], seg: seg, entry: i}
+		}
+	}
 }
 
 func mapSegment(path string) ([]byte, func() error, []segEntry, int64, error) {
@@ -157,7 +163,7 @@ func mapSegment(path string) ([]byte, func() error, []segEntry, int64, error) {
 		return nil, nil, nil, 0, err
 	}
 	entries, lexAt, err := readSegmentTOC(f, path, fi.Size())
-	if err != nil {
+	if err != nil && !errors.Is(err, errOldSegment) {
 		return nil, nil, nil, 0, err
 	}
 	b, unmap, err := mapFile(f, fi.Size())
