@@ -115,11 +115,24 @@ func (m *mergedSet) read(q *lexQuery, from int, since, until int64, keep map[int
 	return nil
 }
 
-// score adds the pass's terms' BM25 scores to the rows'.
+// score adds the pass's terms' BM25 scores to the rows'. A chunk's
+// length normalization is the same for every term, and computed once per
+// length (as lexicalScores does for each posting, so the scores are the
+// same to the bit).
 func (m *mergedSet) score(idf []float64, k1, b, avgdl float64) {
 	l := m.lex
 	if m.acc == nil && len(m.hits) > 0 {
 		m.acc = make([]float64, l.Rows)
+	}
+	var norms [4096]float64
+	for d := range norms {
+		norms[d] = k1 * (1 - b + b*float64(d)/avgdl)
+	}
+	norm := func(d uint32) float64 {
+		if d < uint32(len(norms)) {
+			return norms[d]
+		}
+		return k1 * (1 - b + b*float64(d)/avgdl)
 	}
 	acc, dl := m.acc, l.DL
 	for _, h := range m.hits {
@@ -127,13 +140,13 @@ func (m *mergedSet) score(idf []float64, k1, b, avgdl float64) {
 		if h.copy {
 			for i, o := range h.ords {
 				tf := float64(h.tfs[i])
-				acc[o] += w * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(dl[o])/avgdl))
+				acc[o] += w * tf * (k1 + 1) / (tf + norm(dl[o]))
 			}
 			continue
 		}
 		for i, o := range h.p.Ords {
 			tf := float64(h.p.TF(i))
-			acc[o] += w * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(dl[o])/avgdl))
+			acc[o] += w * tf * (k1 + 1) / (tf + norm(dl[o]))
 		}
 	}
 	m.hits = m.hits[:0]
