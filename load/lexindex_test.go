@@ -159,7 +159,7 @@ func writeSegmentV1(t *testing.T, lake string, files []string) {
 
 // A segment of an older build (without a merged term index) is read as
 // it was, its files searched one by one, and replaced by one with a
-// merged term index at the next load that writes chunks.
+// merged term index at the next load, even one that writes no chunks.
 func TestSearchIndexOlderSegment(t *testing.T) {
 	lake, files := lexLake(t)
 	writeSegmentV1(t, lake, files)
@@ -178,7 +178,8 @@ func TestSearchIndexOlderSegment(t *testing.T) {
 		}
 	}
 	ix.Close()
-	loadWith(t, Options{Lake: lake, NoCatalog: true}, chunk("late", "retry the upload", "m", 8, time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)))
+	// A load that writes no chunks rewrites it too.
+	loadWith(t, Options{Lake: lake, NoCatalog: true})
 	indexState(t, lake)
 	files, _ = PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{})
 	ix, err = OpenSearchIndex(lake)

@@ -474,6 +474,27 @@ func UpdateSearchIndex(lake, run string) error {
 	}
 }
 
+// olderSegments reports whether a segment of the lake's search index is
+// of an older layout: any load then rewrites it, not only one that
+// writes chunks.
+func olderSegments(lake string) bool {
+	dir := filepath.Join(lake, SearchIndexDir)
+	names, _ := segmentNames(dir)
+	for _, name := range names {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		head := make([]byte, 8)
+		_, err = io.ReadFull(f, head)
+		f.Close()
+		if err == nil && string(head) == segmentMagicV1 {
+			return true
+		}
+	}
+	return false
+}
+
 func cmpInt64(a, b int64) int {
 	switch {
 	case a < b:
