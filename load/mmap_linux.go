@@ -12,12 +12,12 @@ import (
 // call for it instead of a fault per few pages, and only for the regions
 // it reads (the metadata and texts of a segment mostly are not).
 func populate(b []byte) {
-	if len(b) == 0 {
+	// madvise takes whole pages: those that start within b (the first
+	// page, partly before b, faults in as read).
+	ps := os.Getpagesize()
+	skip := (ps - int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))%uintptr(ps))) % ps
+	if skip >= len(b) {
 		return
 	}
-	p := unsafe.Pointer(unsafe.SliceData(b))
-	back := int(uintptr(p) % uintptr(os.Getpagesize()))
-	// The range starts at its page, which is within the mapping.
-	whole := unsafe.Slice((*byte)(unsafe.Add(p, -back)), back+len(b))
-	_ = unix.Madvise(whole, unix.MADV_POPULATE_READ) // an older kernel: faults as read
+	_ = unix.Madvise(b[skip:], unix.MADV_POPULATE_READ) // an older kernel: faults as read
 }
