@@ -15,3 +15,6 @@ func mapFile(f *os.File, size int64) (b []byte, unmap func() error, err error) {
 	}
 	return b, func() error { return nil }, nil
 }
+
+// populate: the file is in memory.
+func populate([]byte) {}

@@ -2,5 +2,5 @@
 
 package load
 
-// mapPopulate: no such flag; pages are mapped as they are read.
-const mapPopulate = 0
+// populate: pages are mapped as they are read.
+func populate([]byte) {}

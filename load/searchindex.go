@@ -35,14 +35,19 @@ import (
 // into place; the segments a merge replaces are removed after, and a
 // reader that finds two segments naming one file uses either.
 //
-// Layout, little endian: magic "POSIDX01", entries u32 (N), TOC bytes u32,
-// then N entries (path length u16, the chunks file's path relative to the
+// Layout, little endian: magic "POSIDX02", entries u32 (N), TOC bytes u32,
+// where the merged term index starts u64 (0: none; see lexindex.go), the
+// segment's size u64 (one cut short is not read), then
+// N entries (path length u16, the chunks file's path relative to the
 // lake with slashes, offset u64 and length u64 of its sidecar's bytes in
 // the segment), then the sidecars, each at an offset that is a multiple
-// of 8.
+// of 8, then the merged term index. A POSIDX01 segment (an older build's,
+// without a merged term index) is read as before, its files searched one
+// by one, and replaced at the next load.
 const (
 	SearchIndexDir = "searchindex"
-	segmentMagic   = "POSIDX01"
+	segmentMagic   = "POSIDX02"
+	segmentMagicV1 = "POSIDX01" // without a merged term index
 	segmentExt     = ".idx"
 	// segmentMerge segments of about the same size are merged into one.
 	segmentMerge = 4
@@ -58,12 +63,21 @@ var segmentFloor int64 = 4 << 20
 type SearchIndex struct {
 	lake   string
 	segs   []*mappedSegment
-	byPath map[string][]byte // path relative to the lake, with slashes -> sidecar
+	byPath map[string]indexed // path relative to the lake, with slashes -> sidecar
 }
 
 type mappedSegment struct {
 	name  string
 	unmap func() error
+	lex   *Lexicon // nil: none (an older segment, or one it could not read)
+}
+
+// indexed is an index's copy of a chunks file's sidecar: its bytes, and
+// its segment and entry.
+type indexed struct {
+	b     []byte
+	seg   *mappedSegment
+	entry int
 }
 
 type segEntry struct {
@@ -105,89 +119,128 @@ func OpenSearchIndex(lake string) (*SearchIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &SearchIndex{lake: abs, byPath: map[string][]byte{}}
+	ix := &SearchIndex{lake: abs, byPath: map[string]indexed{}}
 	dir := filepath.Join(abs, SearchIndexDir)
 	names, err := segmentNames(dir)
 	if err != nil {
 		return nil, err
 	}
 	for _, name := range names {
-		b, unmap, entries, err := mapSegment(filepath.Join(dir, name))
+		b, unmap, entries, lexAt, err := mapSegment(filepath.Join(dir, name))
 		if err != nil {
 			continue
 		}
-		ix.segs = append(ix.segs, &mappedSegment{name: name, unmap: unmap})
-		for _, e := range entries {
-			if _, ok := ix.byPath[e.path]; !ok {
-				ix.byPath[e.path] = b[e.off : e.off+e.n : e.off+e.n]
-			}
-		}
+		ix.add(name, b, unmap, entries, lexAt)
 	}
 	return ix, nil
 }
 
-func mapSegment(path string) ([]byte, func() error, []segEntry, error) {
+// add adds a mapped segment (b) whose entries and merged term index's
+// offset readSegmentTOC read.
+func (ix *SearchIndex) add(name string, b []byte, unmap func() error, entries []segEntry, lexAt int64) {
+	seg := &mappedSegment{name: name, unmap: unmap}
+	if lexAt != 0 {
+		// A lexicon that cannot be read leaves its files to be searched
+		// one by one.
+		seg.lex, _ = readLexicon(b, lexAt, len(entries))
+	}
+	ix.segs = append(ix.segs, seg)
+	for i, e := range entries {
+		if _, ok := ix.byPath[e.path]; !ok {
+			ix.byPath[e.path] = indexed{b: b[e.off : e.off+e.n : e.off+e.n], seg: seg, entry: i}
+		}
+	}
+}
+
+func mapSegment(path string) ([]byte, func() error, []segEntry, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, 0, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, 0, err
 	}
-	entries, err := readSegmentTOC(f, path, fi.Size())
-	if err != nil {
-		return nil, nil, nil, err
+	entries, lexAt, err := readSegmentTOC(f, path, fi.Size())
+	if err != nil && !errors.Is(err, errOldSegment) {
+		return nil, nil, nil, 0, err
 	}
 	b, unmap, err := mapFile(f, fi.Size())
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, 0, err
 	}
-	return b, unmap, entries, nil
+	return b, unmap, entries, lexAt, nil
 }
 
-// readSegmentTOC reads a segment's entries and checks they lie within it.
-func readSegmentTOC(r io.ReaderAt, path string, size int64) ([]segEntry, error) {
+// errOldSegment is returned for a segment of an older layout, which a
+// load replaces.
+var errOldSegment = errors.New("a search index segment of an older build")
+
+// readSegmentTOC reads a segment's entries and checks they lie within it;
+// lexAt is where its merged term index starts (0: none, or a POSIDX01
+// segment's, which comes with errOldSegment wrapped).
+func readSegmentTOC(r io.ReaderAt, path string, size int64) (entries []segEntry, lexAt int64, err error) {
 	bad := func(what string) error { return fmt.Errorf("%s: %s", path, what) }
-	head := make([]byte, 16)
+	head := make([]byte, 32)
 	if size < 16 {
-		return nil, bad("not a search index segment")
+		return nil, 0, bad("not a search index segment")
 	}
-	if _, err := r.ReadAt(head, 0); err != nil {
-		return nil, err
-	}
-	if string(head[:8]) != segmentMagic {
-		return nil, bad("not a search index segment of this build")
+	if _, err := r.ReadAt(head[:16], 0); err != nil {
+		return nil, 0, err
 	}
 	le := binary.LittleEndian
+	at := int64(16)
+	switch string(head[:8]) {
+	case segmentMagic:
+		if size < 32 {
+			return nil, 0, bad("truncated")
+		}
+		if _, err := r.ReadAt(head[16:], 16); err != nil {
+			return nil, 0, err
+		}
+		at, lexAt = 32, int64(le.Uint64(head[16:]))
+		if n := int64(le.Uint64(head[24:])); n != size {
+			return nil, 0, bad(fmt.Sprintf("%d bytes, want %d", size, n))
+		}
+		if lexAt < 0 || lexAt > size {
+			return nil, 0, bad("bad merged term index offset")
+		}
+	case segmentMagicV1:
+	default:
+		return nil, 0, bad("not a search index segment of this build")
+	}
 	n, tocLen := int64(le.Uint32(head[8:])), int64(le.Uint32(head[12:]))
-	if 16+tocLen > size || n*18 > tocLen {
-		return nil, bad("truncated")
+	if at+tocLen > size || n*18 > tocLen {
+		return nil, 0, bad("truncated")
 	}
 	toc := make([]byte, tocLen)
-	if _, err := r.ReadAt(toc, 16); err != nil {
-		return nil, err
+	if _, err := r.ReadAt(toc, at); err != nil {
+		return nil, 0, err
 	}
 	out := make([]segEntry, 0, n)
 	p := 0
 	for range n {
 		if p+2 > len(toc) {
-			return nil, bad("bad table of contents")
+			return nil, 0, bad("bad table of contents")
 		}
 		l := int(le.Uint16(toc[p:]))
 		if p+2+l+16 > len(toc) {
-			return nil, bad("bad table of contents")
+			return nil, 0, bad("bad table of contents")
 		}
 		e := segEntry{path: string(toc[p+2 : p+2+l]), src: path}
 		e.off, e.n = int64(le.Uint64(toc[p+2+l:])), int64(le.Uint64(toc[p+10+l:]))
 		p += 2 + l + 16
-		if e.off < 16+tocLen || e.n < 0 || e.off+e.n > size || e.off+e.n < e.off || e.off%8 != 0 {
-			return nil, bad("an entry outside the segment")
+		if e.off < at+tocLen || e.n < 0 || e.off+e.n > size || e.off+e.n < e.off || e.off%8 != 0 ||
+			lexAt != 0 && e.off+e.n > lexAt {
+			return nil, 0, bad("an entry outside the segment")
 		}
 		out = append(out, e)
 	}
-	return out, nil
+	if at == 16 {
+		return out, 0, fmt.Errorf("%s: %w", path, errOldSegment)
+	}
+	return out, lexAt, nil
 }
 
 // Close unmaps the segments.
@@ -216,14 +269,47 @@ func (ix *SearchIndex) Segments() int {
 
 // sidecar returns the index's copy of a chunks file's sidecar, or nil.
 func (ix *SearchIndex) sidecar(chunksPath string) []byte {
+	return ix.lookup(chunksPath).b
+}
+
+func (ix *SearchIndex) lookup(chunksPath string) indexed {
 	if ix == nil || len(ix.byPath) == 0 {
-		return nil
+		return indexed{}
 	}
 	rel, ok := strings.CutPrefix(chunksPath, ix.lake+string(filepath.Separator))
 	if !ok {
-		return nil
+		return indexed{}
 	}
 	return ix.byPath[filepath.ToSlash(rel)]
+}
+
+// MergedFiles are chunks files that a segment's lexicon holds: their
+// indices in the list asked about, and their entries in the lexicon.
+type MergedFiles struct {
+	Lex     *Lexicon
+	Files   []int
+	Entries []int
+}
+
+// Merged sorts files into those that segments' lexicons hold, by segment,
+// and the rest (indices into files), which are searched one by one.
+func (ix *SearchIndex) Merged(files []string) (sets []MergedFiles, rest []int) {
+	at := map[*Lexicon]int{}
+	for i, f := range files {
+		x := ix.lookup(f)
+		if x.seg == nil || x.seg.lex == nil || x.entry >= len(x.seg.lex.Entries) || x.seg.lex.Entries[x.entry].Version == 0 {
+			rest = append(rest, i)
+			continue
+		}
+		j, ok := at[x.seg.lex]
+		if !ok {
+			j = len(sets)
+			at[x.seg.lex] = j
+			sets = append(sets, MergedFiles{Lex: x.seg.lex})
+		}
+		sets[j].Files, sets[j].Entries = append(sets[j].Files, i), append(sets[j].Entries, x.entry)
+	}
+	return sets, rest
 }
 
 // UpdateSearchIndex adds a segment with the sidecars of the lake's chunks
@@ -281,11 +367,12 @@ func UpdateSearchIndex(lake, run string) error {
 		fi, err := f.Stat()
 		var entries []segEntry
 		if err == nil {
-			entries, err = readSegmentTOC(f, path, fi.Size())
+			entries, _, err = readSegmentTOC(f, path, fi.Size())
 		}
 		f.Close()
 		if err != nil {
-			// A damaged segment is replaced by the sidecars it named.
+			// A damaged segment, or an older build's, is replaced by the
+			// sidecars it named.
 			if err := os.Remove(path); err != nil {
 				return err
 			}
@@ -387,6 +474,27 @@ func UpdateSearchIndex(lake, run string) error {
 	}
 }
 
+// olderSegments reports whether a segment of the lake's search index is
+// of an older layout: any load then rewrites it, not only one that
+// writes chunks.
+func olderSegments(lake string) bool {
+	dir := filepath.Join(lake, SearchIndexDir)
+	names, _ := segmentNames(dir)
+	for _, name := range names {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		head := make([]byte, 8)
+		_, err = io.ReadFull(f, head)
+		f.Close()
+		if err == nil && string(head) == segmentMagicV1 {
+			return true
+		}
+	}
+	return false
+}
+
 func cmpInt64(a, b int64) int {
 	switch {
 	case a < b:
@@ -407,7 +515,8 @@ func segmentEntries(path string) ([]segEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readSegmentTOC(f, path, fi.Size())
+	entries, _, err := readSegmentTOC(f, path, fi.Size())
+	return entries, err
 }
 
 // writeSegment writes a segment of entries (each copied from its src at
@@ -421,17 +530,19 @@ func writeSegment(lake, path string, entries []segEntry) error {
 		toc = le.AppendUint64(toc, 0)
 		toc = le.AppendUint64(toc, 0)
 	}
-	at := (16 + int64(len(toc)) + 7) &^ 7
+	at := (32 + int64(len(toc)) + 7) &^ 7
 	p := 0
-	for _, e := range entries {
+	offs := make([]int64, len(entries))
+	for i, e := range entries {
 		p += 2 + len(e.path)
+		offs[i] = at
 		le.PutUint64(toc[p:], uint64(at))
 		le.PutUint64(toc[p+8:], uint64(e.n))
 		p += 16
 		at = (at + e.n + 7) &^ 7
 	}
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
@@ -439,6 +550,8 @@ func writeSegment(lake, path string, entries []segEntry) error {
 		head := []byte(segmentMagic)
 		head = le.AppendUint32(head, uint32(len(entries)))
 		head = le.AppendUint32(head, uint32(len(toc)))
+		head = le.AppendUint64(head, 0) // the merged term index's offset and
+		head = le.AppendUint64(head, 0) // the segment's size, below
 		head = append(head, toc...)
 		w := &countWriter{w: f}
 		if _, err := w.Write(head); err != nil {
@@ -461,7 +574,20 @@ func writeSegment(lake, path string, entries []segEntry) error {
 				return err
 			}
 		}
-		return nil
+		// The merged term index, read from the sidecars as written.
+		seg, unmap, err := mapFile(f, w.n)
+		if err != nil {
+			return err
+		}
+		lexAt, err := writeLexicon(f, w, seg, entries, offs)
+		if uerr := unmap(); err == nil {
+			err = uerr
+		}
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteAt(le.AppendUint64(le.AppendUint64(nil, uint64(lexAt)), uint64(w.n)), 16)
+		return err
 	}()
 	if cerr := f.Close(); err == nil {
 		err = cerr

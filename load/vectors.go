@@ -328,6 +328,9 @@ func (ix *SearchIndex) ReadVectors(chunksPath string, codes bool) (*Vectors, err
 	if err != nil {
 		return nil, err
 	}
+	if codes && sc.mem != nil {
+		populate(b) // all of it is read
+	}
 	v.rows(b)
 	le := binary.LittleEndian
 	if !codes {
@@ -642,6 +645,11 @@ func readSidecarHead(r io.ReaderAt, mem []byte, size int64, chunksPath string) (
 	}
 	sc := &sidecar{mem: mem, size: size, postings: magic != vectorsMagicV2, postEnd: size}
 	v := &Vectors{Rows: int(le.Uint32(head[8:])), Dim: int(le.Uint32(head[12:])), Models: names, Lexical: lex}
+	if int64(v.Rows) > size/int64(8+8+4+1+4+v.Dim) {
+		// Rows of that many bytes do not fit (nor does their size in an
+		// int64, for some).
+		return nil, bad(fmt.Sprintf("%d rows of %d dimensions in %d bytes", v.Rows, v.Dim, size))
+	}
 	need := int64(off) + int64(v.Rows)*int64(8+8+4+1+4+v.Dim)
 	if sc.postings && size < need+8 || !sc.postings && size != need {
 		return nil, bad(fmt.Sprintf("%d bytes, want %d", size, need))

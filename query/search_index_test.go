@@ -31,6 +31,12 @@ func TestSearchIndexSameHits(t *testing.T) {
 		{Query: "test", Types: []string{"exchange"}, K: 15},
 		{Query: `"retry tests"`, K: 5},
 		{Query: "fetch*", Mode: query.SearchLexical, K: 10},
+		{Query: "fetcher retry tests", NoExpand: true, K: 20},
+		{Query: "retry the fetcher build tests", Mode: query.SearchLexical, Since: day("2026-02-28").Add(13 * time.Hour), K: 20},
+		{Query: "retry the fetcher build tests", Mode: query.SearchLexical, Until: day("2026-03-01").Add(9 * time.Hour), K: 20},
+		{Query: "fetcher tests main", Platform: "claude_code", BM25K1: 2, BM25B: 0.5, K: 20},
+		{Query: "build make binary tests", Mode: query.SearchLexical, Project: "beta", K: 20},
+		{Query: "build make binary tests", Project: "alpha", K: 20},
 	}
 	results := func(fromFiles bool) string {
 		t.Helper()
@@ -56,7 +62,7 @@ func TestSearchIndexSameHits(t *testing.T) {
 				t.Fatalf("%+v: %v", o, err)
 			}
 			for _, h := range res.Hits {
-				fmt.Fprintf(&b, "%d %s %.6f %s %s %q %q\n", h.Rank, h.ChunkID, h.Score, h.ExchangeID, h.Title, h.Snippet, h.Tool)
+				fmt.Fprintf(&b, "%d %s %.12f %s %s %q %q\n", h.Rank, h.ChunkID, h.Score, h.ExchangeID, h.Title, h.Snippet, h.Tool)
 			}
 			for _, s := range res.Sessions {
 				fmt.Fprintf(&b, "%d %s %.6f %q\n", s.Rank, s.SessionID, s.Score, s.Snippet)

@@ -43,14 +43,36 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 	type result = lexFile
 	since, until := msWindow(opt)
 	windowed := !opt.Since.IsZero() || !opt.Until.IsZero()
+	ix := d.searchIndex()
 	base := q.base
-	if base != nil && (!slices.Equal(base.files, files) || len(q.parsed.Phrases) > 0 || len(q.parsed.Prefixes) > 0) {
+	if base != nil && (!slices.Equal(base.files, files) || len(q.parsed.Phrases) > 0 || len(q.parsed.Prefixes) > 0 ||
+		base.ix != ix || q.exactOnly() != base.merged) {
 		base = nil
 	}
+	// The files a segment's merged term index holds are read from it, a
+	// term once per segment; a query with prefixes or phrases reads each
+	// file's postings.
+	var sets []*mergedSet
+	rest := make([]int, 0, len(files))
+	if base != nil {
+		sets, rest = base.sets, base.rest
+	} else if ms, r := ix.Merged(files); q.exactOnly() && ix != nil {
+		for _, m := range ms {
+			sets = append(sets, newMergedSet(m, len(files)))
+		}
+		rest = r
+	} else {
+		for i := range files {
+			rest = append(rest, i)
+		}
+	}
 	per := make([]result, len(files))
-	ix := d.searchIndex()
-	err := eachFile(ctx, files, func(i int, path string) error {
-		r := &per[i]
+	var restFiles []string
+	for _, i := range rest {
+		restFiles = append(restFiles, files[i])
+	}
+	err := eachFile(ctx, restFiles, func(j int, path string) error {
+		r := &per[rest[j]]
 		var lv *lexVersion
 		from := 0 // the first of the version's terms read
 		terms := func(version int) []load.Term {
@@ -117,6 +139,22 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 	if err != nil {
 		return nil, err
 	}
+	df := make([]float64, q.n)
+	for _, m := range sets {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if base == nil {
+			m.window(since, until, keep)
+		}
+		from := 0
+		if base != nil {
+			from = base.n
+		}
+		if err := m.read(q, from, since, until, keep, df); err != nil {
+			return nil, err
+		}
+	}
 	var st windowStats
 	var uncounted []string
 	for i, r := range per {
@@ -124,6 +162,9 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 		if r.uncount {
 			uncounted = append(uncounted, files[i])
 		}
+	}
+	for _, m := range sets {
+		st.n, st.terms = st.n+m.st.n, st.terms+m.st.terms
 	}
 	var in map[int64]bool // the uncounted files' chunks in the window
 	if base != nil {
@@ -135,6 +176,7 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 			}
 			r.postings = append(slices.Clip(base.per[i].postings), r.postings...)
 		}
+		copy(df, base.df)
 	} else if len(uncounted) > 0 {
 		more, err := d.countChunks(ctx, opt, uncounted)
 		if err != nil {
@@ -154,15 +196,21 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 			}
 		}
 	}
-	q.read = &lexRead{files: files, per: per, st: st, in: in, n: q.n}
-	if st.n == 0 {
-		return nil, nil
-	}
-	df := make([]float64, q.n)
-	for _, r := range per {
+	for i, r := range per {
+		if base != nil && i < len(base.per) {
+			// The first pass's terms were counted then.
+			for _, p := range r.postings[len(base.per[i].postings):] {
+				df[p.term]++
+			}
+			continue
+		}
 		for _, p := range r.postings {
 			df[p.term]++
 		}
+	}
+	q.read = &lexRead{files: files, per: per, st: st, in: in, n: q.n, ix: ix, sets: sets, rest: rest, df: df, merged: q.exactOnly()}
+	if st.n == 0 {
+		return nil, nil
 	}
 	k1, b := bm25Params(opt)
 	n, avgdl := float64(st.n), st.avgdl()
@@ -189,6 +237,10 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 	var top topScores
 	for key, a := range scores {
 		top.offer(scored{key: key, file: files[a.file], score: a.score}, depth)
+	}
+	for _, m := range sets {
+		m.score(idf, k1, b, avgdl)
+		m.top(&top, files, depth)
 	}
 	return top.sorted(), nil
 }
@@ -218,6 +270,13 @@ type lexRead struct {
 	st    windowStats
 	in    map[int64]bool
 	n     int
+	df    []float64 // by term, over the window
+	// The segments' merged term indexes it read (their scores add up the
+	// pass's terms), and the files read one by one (indices in files).
+	ix     *load.SearchIndex
+	sets   []*mergedSet
+	rest   []int
+	merged bool // the query's terms were exact
 }
 
 // bm25Params are the search's BM25 k1 and b: its options', or the
@@ -288,6 +347,17 @@ func (q *lexQuery) version(v int) *lexVersion {
 		return q.versions[v-1]
 	}
 	return q.versions[len(q.versions)-1]
+}
+
+// exactOnly reports whether the query's terms are all exact (no prefix,
+// no phrase), which the segments' merged term indexes look up.
+func (q *lexQuery) exactOnly() bool {
+	for _, v := range q.versions {
+		if v.prefixes || len(v.phrases) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // empty reports whether the query has no term to look up.

@@ -1,0 +1,274 @@
+package load
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/pos-lake/pos/schema"
+)
+
+// lexLake is a lake of chunks over 30 days (one chunks file each) with
+// its search index.
+func lexLake(t testing.TB) (lake string, files []string) {
+	t.Helper()
+	lake = t.TempDir()
+	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	var recs []*schema.Record
+	for i := range 300 {
+		text := fmt.Sprintf("parquet writer flush number %d of the backfill", i)
+		if i%3 == 0 {
+			text += " rotate logs rotate logs rotate"
+		}
+		recs = append(recs, chunk(fmt.Sprint("c", i), text, "m", 8, day.AddDate(0, 0, -i%30).Add(time.Duration(i)*time.Minute)))
+	}
+	loadWith(t, Options{Lake: lake, NoCatalog: true}, recs...)
+	files, err := PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{})
+	if err != nil || len(files) < 30 {
+		t.Fatalf("chunks files: %d %v", len(files), err)
+	}
+	return lake, files
+}
+
+type lexHit struct {
+	key    int64
+	tf, dl int32
+}
+
+// The search index's segment holds one term dictionary over all its
+// files: a term is looked up once and hands on the postings every file's
+// sidecar has of it (the same chunks, term frequencies and lengths), and
+// each file's rows' count, total length and times are the sidecar's.
+func TestSearchIndexLexicon(t *testing.T) {
+	lake, files := lexLake(t)
+	ix, err := OpenSearchIndex(lake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	sets, rest := ix.Merged(files)
+	if len(sets) != 1 || len(rest) != 0 || len(sets[0].Files) != len(files) {
+		t.Fatalf("merged: %d sets, %d files apart", len(sets), len(rest))
+	}
+	lex := sets[0].Lex
+	for j, fi := range sets[0].Files {
+		v, err := ReadVectors(files[fi], false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := lex.Entries[sets[0].Entries[j]]
+		var sum int64
+		for _, d := range v.DL {
+			sum += int64(d)
+		}
+		if e.Rows != v.Rows || e.SumDL != sum || e.MinTS != slices.Min(v.TS) || e.MaxTS != slices.Max(v.TS) ||
+			!slices.Equal(lex.Keys[e.Base:e.Base+e.Rows], v.Keys) || !slices.Equal(lex.DL[e.Base:e.Base+e.Rows], v.DL) {
+			t.Fatalf("%s: entry %+v, sidecar rows %d, length %d", files[fi], e, v.Rows, sum)
+		}
+	}
+	for _, term := range []Term{{Text: "rotat"}, {Text: "flush"}, {Text: "17"}, {Text: "backfil"}, {Text: "nowhere"}, {Text: "rot", Prefix: true}} {
+		var want []lexHit
+		for _, f := range files {
+			if _, err := ReadLexicalQuery(f, func(int) []Term { return []Term{term} }, func(_ int, key int64, tf, dl int32) {
+				want = append(want, lexHit{key, tf, dl})
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []lexHit
+		lookups := 0
+		for _, version := range lex.Versions() {
+			err := lex.Postings(version, term, func(p Postings) error {
+				lookups++
+				for i, o := range p.Ords {
+					got = append(got, lexHit{lex.Keys[o], p.TF(i), int32(lex.DL[o])})
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		less := func(h []lexHit) func(i, j int) bool {
+			return func(i, j int) bool { return h[i].key < h[j].key || h[i].key == h[j].key && h[i].tf < h[j].tf }
+		}
+		sort.Slice(want, less(want))
+		sort.Slice(got, less(got))
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%+v: %d postings from the segment's dictionary, %d from the sidecars", term, len(got), len(want))
+		}
+		if len(want) > 0 && lookups == 0 || len(want) == 0 && lookups != 0 {
+			t.Fatalf("%+v: %d lists", term, lookups)
+		}
+		if term.Text == "rotat" && len(want) != 100 {
+			t.Fatalf("rotat: %d postings", len(want))
+		}
+	}
+}
+
+// writeSegmentV1 writes the lake's sidecars as a segment of the older
+// layout (POSIDX01: no merged term index).
+func writeSegmentV1(t *testing.T, lake string, files []string) {
+	t.Helper()
+	le := binary.LittleEndian
+	var toc []byte
+	var bodies [][]byte
+	for _, f := range files {
+		b, err := os.ReadFile(sidecarPath(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(lake, f)
+		toc = le.AppendUint16(toc, uint16(len(rel)))
+		toc = append(toc, filepath.ToSlash(rel)...)
+		toc = append(toc, make([]byte, 16)...)
+		bodies = append(bodies, b)
+	}
+	at := (16 + len(toc) + 7) &^ 7
+	p := 0
+	for i, f := range files {
+		rel, _ := filepath.Rel(lake, f)
+		p += 2 + len(rel)
+		le.PutUint64(toc[p:], uint64(at))
+		le.PutUint64(toc[p+8:], uint64(len(bodies[i])))
+		p += 16
+		at = (at + len(bodies[i]) + 7) &^ 7
+	}
+	out := le.AppendUint32(le.AppendUint32([]byte(segmentMagicV1), uint32(len(files))), uint32(len(toc)))
+	out = append(out, toc...)
+	for _, b := range bodies {
+		for len(out)%8 != 0 {
+			out = append(out, 0)
+		}
+		out = append(out, b...)
+	}
+	dir := filepath.Join(lake, SearchIndexDir)
+	os.RemoveAll(dir)
+	os.MkdirAll(dir, 0o700)
+	if err := os.WriteFile(filepath.Join(dir, "seg-old-001.idx"), out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A segment of an older build (without a merged term index) is read as
+// it was, its files searched one by one, and replaced by one with a
+// merged term index at the next load, even one that writes no chunks.
+func TestSearchIndexOlderSegment(t *testing.T) {
+	lake, files := lexLake(t)
+	writeSegmentV1(t, lake, files)
+	ix, err := OpenSearchIndex(lake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets, rest := ix.Merged(files)
+	if ix.Segments() != 1 || len(sets) != 0 || len(rest) != len(files) || !ix.Covers(files[0]) {
+		t.Fatalf("an older segment: %d segments, %d merged sets, %d files apart", ix.Segments(), len(sets), len(rest))
+	}
+	for _, f := range files {
+		want, _ := os.ReadFile(sidecarPath(f))
+		if !bytes.Equal(ix.sidecar(f), want) {
+			t.Fatalf("%s: the older segment's copy differs", f)
+		}
+	}
+	ix.Close()
+	// A load that writes no chunks rewrites it too.
+	loadWith(t, Options{Lake: lake, NoCatalog: true})
+	indexState(t, lake)
+	files, _ = PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{})
+	ix, err = OpenSearchIndex(lake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	sets, rest = ix.Merged(files)
+	n := 0
+	for _, s := range sets {
+		n += len(s.Files)
+	}
+	if n != len(files) || len(rest) != 0 {
+		t.Fatalf("after a load: %d of %d files merged, %d apart", n, len(files), len(rest))
+	}
+}
+
+// aligned copies b to memory aligned as a mapping is.
+func aligned(b []byte) []byte {
+	w := make([]uint64, (len(b)+7)/8)
+	out := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), len(w)*8)[:len(b)]
+	copy(out, b)
+	return out
+}
+
+// readSegmentBytes reads b as the search index's only segment and looks
+// up terms in it and reads its files' vectors and postings as a search
+// does: an error or nothing, never a panic.
+func readSegmentBytes(b []byte) {
+	b = aligned(b)
+	entries, lexAt, err := readSegmentTOC(bytes.NewReader(b), "seg.idx", int64(len(b)))
+	if err != nil {
+		return
+	}
+	ix := &SearchIndex{lake: "/lake", byPath: map[string]indexed{}}
+	ix.add("seg.idx", b, func() error { return nil }, entries, lexAt)
+	var files []string
+	for _, e := range entries {
+		files = append(files, "/lake/"+e.path)
+	}
+	sets, _ := ix.Merged(files)
+	for _, s := range sets {
+		l := s.Lex
+		for _, e := range s.Entries {
+			ent := l.Entries[e]
+			for o := ent.Base; o < ent.Base+ent.Rows; o++ {
+				_, _, _ = l.Keys[o], l.TS[o], l.DL[o]
+			}
+		}
+		for _, v := range l.Versions() {
+			for _, term := range []Term{{Text: "rotat"}, {Text: "flush"}, {Text: "r", Prefix: true}, {Text: ""}} {
+				_ = l.Postings(v, term, func(p Postings) error {
+					for i, o := range p.Ords {
+						_, _, _ = p.TF(i), l.Keys[o], l.Entries[l.Ent[o]]
+					}
+					return nil
+				})
+			}
+		}
+	}
+	for _, f := range files {
+		ix.ReadVectors(f, true)
+		ix.ReadLexicalQuery(f, func(int) []Term { return []Term{{Text: "flush"}, {Text: "ro", Prefix: true}} }, func(int, int64, int32, int32) {})
+	}
+}
+
+// FuzzSearchIndexSegment reads arbitrary bytes as a search index segment:
+// an error or nothing read, never a panic. The seeds are a real segment,
+// cut short and with bytes changed.
+func FuzzSearchIndexSegment(f *testing.F) {
+	lake := f.TempDir()
+	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	loadWith(f, Options{Lake: lake, NoCatalog: true},
+		chunk("a", "parquet writer flush", "m", 4, day), chunk("b", "rotate logs rotate", "m", 4, day.AddDate(0, 0, 1)))
+	names, err := segmentNames(filepath.Join(lake, SearchIndexDir))
+	if err != nil || len(names) != 1 {
+		f.Fatalf("segments %v %v", names, err)
+	}
+	seg, err := os.ReadFile(filepath.Join(lake, SearchIndexDir, names[0]))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seg)
+	f.Add(seg[:len(seg)/2])
+	lexAt := binary.LittleEndian.Uint64(seg[16:])
+	for _, at := range []int{int(lexAt), int(lexAt) + 8, int(lexAt) + 12, len(seg) - 40, len(seg) - 10} {
+		b := bytes.Clone(seg)
+		b[at] ^= 0x7f
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { readSegmentBytes(b) })
+}
