@@ -128,6 +128,25 @@ type sidecarMeta struct {
 	start  []byte
 	end    []byte
 	data   []byte
+	// caps are the blocks' decompressed sizes as the rows' ends give
+	// them, found at the first block read.
+	caps []int
+}
+
+// blockCap is the size block bi decompresses to: the largest end of its
+// rows. A damaged block that would decompress to more is refused before
+// it is, so a bad sidecar cannot make a search allocate without bound.
+func (m *sidecarMeta) blockCap(bi int) int {
+	if m.caps == nil {
+		le := binary.LittleEndian
+		m.caps = make([]int, m.blocks)
+		for r := range m.rows {
+			if b := int(le.Uint32(m.block[4*r:])); b < m.blocks {
+				m.caps[b] = max(m.caps[b], int(le.Uint32(m.end[4*r:])))
+			}
+		}
+	}
+	return m.caps[bi]
 }
 
 func parseMeta(b []byte, rows int) (*sidecarMeta, error) {
@@ -234,10 +253,10 @@ func (m *sidecarMeta) row(row int, text bool, blocks map[int][]byte) (RowMeta, e
 		if lo > hi || hi > len(m.data) {
 			return r, errors.New("bad metadata")
 		}
-		pageCodec.init()
+		metaCodec.init()
 		var err error
-		if raw, err = pageCodec.dec.DecodeAll(m.data[lo:hi], nil); err != nil {
-			return r, err
+		if raw, err = metaCodec.dec.DecodeAll(m.data[lo:hi], make([]byte, 0, m.blockCap(bi))); err != nil {
+			return r, fmt.Errorf("bad metadata: %w", err)
 		}
 		blocks[bi] = raw
 	}
