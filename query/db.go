@@ -55,6 +55,8 @@ type DB struct {
 	ix searchIndexState
 	// The partition directories' entries, kept while they do not change.
 	listing *load.Listing
+	// What describing search hits read of the session cache.
+	memo describeMemo
 }
 
 // An OpenOption changes how Open sets up the lake.
