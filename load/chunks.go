@@ -425,27 +425,7 @@ func chunkViews(lake string, src map[string]string, versioned map[string]bool) [
 // instead of a glob over the whole table, which DuckDB would list and prune
 // file by file on every query.
 func PartitionFiles(lake, table, platform string, since, until time.Time) ([]string, error) {
-	parts, err := tablePartitions(lake, table)
-	if err != nil {
-		return nil, err
-	}
-	from, to := "", ""
-	if !since.IsZero() {
-		from = since.UTC().Format(time.DateOnly)
-	}
-	if !until.IsZero() {
-		to = until.UTC().Format(time.DateOnly)
-	}
-	var out []string
-	for _, p := range parts {
-		if platform != "" && p.platform != partValue(platform) || from != "" && p.date < from || to != "" && p.date > to {
-			continue
-		}
-		if out, err = appendParquetFiles(out, Dir(lake, table, p.platform, p.date)); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return (*Listing)(nil).PartitionFiles(lake, table, platform, since, until)
 }
 
 // appendParquetFiles appends the paths of the Parquet files in dir, in

@@ -53,6 +53,10 @@ type DB struct {
 	// The lake's search index, kept mapped between searches (see
 	// search_index.go).
 	ix searchIndexState
+	// The partition directories' entries, kept while they do not change.
+	listing *load.Listing
+	// What describing search hits read of the session cache.
+	memo describeMemo
 }
 
 // An OpenOption changes how Open sets up the lake.
@@ -93,7 +97,7 @@ func Open(ctx context.Context, lake string, opts ...OpenOption) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &DB{db: db, lake: abs, defined: map[string]bool{}, release: load.HoldScratch()}
+	d := &DB{db: db, lake: abs, defined: map[string]bool{}, release: load.HoldScratch(), listing: load.NewListing()}
 	for _, o := range opts {
 		o(d)
 	}

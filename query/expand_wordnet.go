@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,10 @@ const (
 // wordnet is the opened database; nil files when it is absent.
 type wordnet struct {
 	index, data, exc map[string]*os.File
+	// The synonyms of the words looked up: a process that searches again
+	// and again (pos-mcp) reads a word's lines once.
+	mu   sync.Mutex
+	memo map[string][]string
 }
 
 var (
@@ -53,7 +58,7 @@ func openWordNet() *wordnet {
 	defer wnMu.Unlock()
 	if wnDir != WordNetDir {
 		wnDir, wnDB = WordNetDir, nil
-		wn := &wordnet{index: map[string]*os.File{}, data: map[string]*os.File{}, exc: map[string]*os.File{}}
+		wn := &wordnet{index: map[string]*os.File{}, data: map[string]*os.File{}, exc: map[string]*os.File{}, memo: map[string][]string{}}
 		for _, p := range wordnetPOS {
 			ix, err1 := os.Open(filepath.Join(WordNetDir, "index."+p))
 			da, err2 := os.Open(filepath.Join(WordNetDir, "data."+p))
@@ -122,6 +127,26 @@ func isASCII(s string) bool {
 // synonyms returns the lemmas of the first senses of a word's base forms,
 // in every part of speech.
 func (wn *wordnet) synonyms(w string) []string {
+	wn.mu.Lock()
+	out, ok := wn.memo[w]
+	wn.mu.Unlock()
+	if ok {
+		return slices.Clone(out)
+	}
+	out = wn.lookup(w)
+	wn.mu.Lock()
+	if len(wn.memo) >= synonymMemo {
+		clear(wn.memo)
+	}
+	wn.memo[w] = out
+	wn.mu.Unlock()
+	return slices.Clone(out)
+}
+
+// synonymMemo bounds the words whose synonyms are kept.
+const synonymMemo = 4096
+
+func (wn *wordnet) lookup(w string) []string {
 	var out []string
 	for _, p := range wordnetPOS {
 		if wn.index[p] == nil {

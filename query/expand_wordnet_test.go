@@ -121,3 +121,26 @@ func FuzzSearchSorted(f *testing.F) {
 		}
 	})
 }
+
+// A word's synonyms are read from the files once per database: asked
+// again, the same, even once the files are gone; a caller's changes to
+// them are its own.
+func TestSynonymsKept(t *testing.T) {
+	dir := t.TempDir()
+	writeWordNet(t, dir, [][]string{{"car", "auto", "automobile"}})
+	withWordNet(t, dir)
+	wn := openWordNet()
+	first := wn.synonyms("cars")
+	if !slices.Contains(first, "auto") {
+		t.Fatalf("synonyms of cars: %q", first)
+	}
+	first[0] = "changed"
+	for _, f := range wn.data {
+		f.Close() // a second read from the files would find nothing
+	}
+	if again := wn.synonyms("cars"); !slices.Contains(again, "auto") || slices.Contains(again, "changed") {
+		t.Fatalf("asked again: %q", again)
+	}
+	withWordNet(t, filepath.Join(dir, "absent")) // the next test opens its own
+	openWordNet()
+}

@@ -295,6 +295,15 @@ var BM25Defaults = fmt.Sprintf("k1 %g, b %g", bm25K1, bm25B)
 // their unit (a prompt's chunks to the exchange it opens), so each result
 // is a different unit.
 func (d *DB) Search(ctx context.Context, opt SearchOptions) (*SearchResult, error) {
+	res, err := d.search(ctx, opt)
+	if FileVanished(err) {
+		// A load is merging files: the next search lists them again.
+		d.listing.Forget()
+	}
+	return res, err
+}
+
+func (d *DB) search(ctx context.Context, opt SearchOptions) (*SearchResult, error) {
 	if strings.TrimSpace(opt.Query) == "" {
 		return nil, argErrorf("the query is empty")
 	}
@@ -570,7 +579,7 @@ const latestVersion = ` QUALIFY row_number() OVER (PARTITION BY id ORDER BY inge
 // windowFiles lists the files of a table in the partitions the search's
 // platform and window can match.
 func (d *DB) windowFiles(table string, opt SearchOptions) ([]string, error) {
-	return load.PartitionFiles(d.lake, table, opt.Platform, opt.Since, opt.Until)
+	return d.listing.PartitionFiles(d.lake, table, opt.Platform, opt.Since, opt.Until)
 }
 
 // vectorScores ranks the window's chunks by the inner product of their

@@ -4,7 +4,10 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/pos-lake/pos/load"
@@ -125,11 +128,16 @@ func (d *DB) sessionTitlesInGo(ctx context.Context, hits []SearchHit, want map[s
 	if !ok {
 		return false, nil
 	}
-	rows, err := load.ReadSessionTitleRows(meta, want)
+	titles, err := d.memo.titles(meta, want, func(missing map[string]bool) (map[string]sessionTitle, error) {
+		rows, err := load.ReadSessionTitleRows(meta, missing)
+		if err != nil {
+			return nil, err
+		}
+		return titlesInGo(rows, missing), nil
+	})
 	if err != nil {
 		return false, nil // replaced meanwhile: the SQL answers
 	}
-	titles := titlesInGo(rows, want)
 	for i := range hits {
 		if r, ok := titles[hits[i].Platform+"\x00"+hits[i].SessionID]; ok {
 			hits[i].Title = r.title
@@ -152,7 +160,7 @@ func (d *DB) exchangePartitionsInGo(ctx context.Context, refs []SessionRef) ([]l
 	if !ok {
 		return nil, false
 	}
-	rows, err := load.ReadSessionPartRefs(parts)
+	rows, err := d.memo.partRefs(parts)
 	if err != nil {
 		return nil, false
 	}
@@ -223,4 +231,89 @@ func (d *DB) failedInGo(ctx context.Context, files []string, ids map[string]bool
 		}
 	}
 	return out, true, nil
+}
+
+// describeMemo keeps what describing hits read from the session cache's
+// files, for a process that searches again and again (pos-mcp): the titles
+// of the sessions asked for, and the sessions' partitions, while the file
+// they came from stays the same (its name, size and time: the cache writes
+// new files when the lake changes).
+type describeMemo struct {
+	mu                sync.Mutex
+	titlesOf, partsOf string
+	byKey             map[string]keptTitle
+	parts             []load.SessionPartRef
+}
+
+// keptTitle is a session's title, or that the file has none (ok false).
+type keptTitle struct {
+	t  sessionTitle
+	ok bool
+}
+
+// fileKey names a file's version; "" when it cannot be read.
+func fileKey(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s\x00%d\x00%d", path, fi.Size(), fi.ModTime().UnixNano())
+}
+
+// titles returns the titles of the sessions in want from meta: those kept,
+// and those read reads (the sessions it is given).
+func (m *describeMemo) titles(meta string, want map[string]bool, read func(map[string]bool) (map[string]sessionTitle, error)) (map[string]sessionTitle, error) {
+	key := fileKey(meta)
+	out := map[string]sessionTitle{}
+	missing := map[string]bool{}
+	m.mu.Lock()
+	if m.titlesOf != key || key == "" {
+		m.titlesOf, m.byKey = key, map[string]keptTitle{}
+	}
+	for k := range want {
+		if t, ok := m.byKey[k]; !ok {
+			missing[k] = true
+		} else if t.ok {
+			out[k] = t.t
+		}
+	}
+	m.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	got, err := read(missing)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range missing {
+		t, ok := got[k]
+		if ok {
+			out[k] = t
+		}
+		if m.titlesOf == key && key != "" {
+			m.byKey[k] = keptTitle{t, ok} // none is kept too: the file has no rows of it
+		}
+	}
+	return out, nil
+}
+
+// partRefs returns the rows of the session cache's parts file.
+func (m *describeMemo) partRefs(path string) ([]load.SessionPartRef, error) {
+	key := fileKey(path)
+	m.mu.Lock()
+	if key != "" && m.partsOf == key {
+		defer m.mu.Unlock()
+		return m.parts, nil
+	}
+	m.mu.Unlock()
+	rows, err := load.ReadSessionPartRefs(path)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.partsOf, m.parts = key, rows
+	m.mu.Unlock()
+	return rows, nil
 }

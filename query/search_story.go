@@ -259,7 +259,7 @@ func (d *DB) failedExchanges(ctx context.Context, hits []SearchHit, byID map[str
 			continue
 		}
 		day := h.TS.UTC().Truncate(24 * time.Hour)
-		fs, err := load.PartitionFiles(d.lake, load.TableChunks, h.Platform, day.AddDate(0, 0, -1), day.AddDate(0, 0, 2))
+		fs, err := d.listing.PartitionFiles(d.lake, load.TableChunks, h.Platform, day.AddDate(0, 0, -1), day.AddDate(0, 0, 2))
 		if err != nil {
 			return nil, err
 		}

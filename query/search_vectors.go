@@ -97,6 +97,9 @@ func dotCodes(q []float32, c []int8) float32 {
 	c = c[:len(q)]
 	var s0, s1, s2, s3 float32
 	i := 0
+	if n := len(q) &^ 15; dotCodesSIMD && n > 0 {
+		s0, i = dotCodesAVX2(&q[0], &c[0], n), n
+	}
 	for ; i+3 < len(q); i += 4 {
 		s0 += q[i] * float32(c[i])
 		s1 += q[i+1] * float32(c[i+1])
