@@ -134,13 +134,17 @@ func plainDecisions(text string) []Found {
 		return false
 	}
 	var out []Found
+	res := make([]*regexp.Regexp, len(DefaultPatterns))
+	for i, p := range DefaultPatterns {
+		res[i] = regexp.MustCompile(p.Expr)
+	}
 	for _, s := range sentences(text) {
 		ls := strings.ToLower(s)
 		var f Found
 		best := 0.0
 		for i := range DefaultPatterns {
 			p := &DefaultPatterns[i]
-			if !maybe(p, ls) || !p.Re.MatchString(s) {
+			if !maybe(p, ls) || !res[i].MatchString(s) {
 				continue
 			}
 			best = max(best, p.Weight)
@@ -220,7 +224,7 @@ func TestDecisionsPrefilter(t *testing.T) {
 			t.Fatalf("%q:\n got %+v\nwant %+v", text, got, want)
 		}
 	}
-	other := []Pattern{{"ship_it", regexp.MustCompile(`(?i)\bship it\b`), 0.9, []string{"Ship It"}}}
+	other := []Pattern{{"ship_it", `(?i)\bship it\b`, 0.9, []string{"Ship It"}}}
 	if got := Decisions(other, "OK. We SHIP IT today."); len(got) != 1 || got[0].Patterns[0] != "ship_it" {
 		t.Fatalf("a list of one's own: %+v", got)
 	}
