@@ -253,9 +253,11 @@ func (m *sidecarMeta) row(row int, text bool, blocks map[int][]byte) (RowMeta, e
 		if lo > hi || hi > len(m.data) {
 			return r, errors.New("bad metadata")
 		}
-		metaCodec.init()
-		var err error
-		if raw, err = metaCodec.dec.DecodeAll(m.data[lo:hi], make([]byte, 0, m.blockCap(bi))); err != nil {
+		dec, err := metaDecoder()
+		if err != nil {
+			return r, err
+		}
+		if raw, err = dec.DecodeAll(m.data[lo:hi], make([]byte, 0, m.blockCap(bi))); err != nil {
 			return r, fmt.Errorf("bad metadata: %w", err)
 		}
 		blocks[bi] = raw

@@ -17,17 +17,17 @@ type zstdCodec struct {
 	once sync.Once
 	enc  *zstd.Encoder
 	dec  *zstd.Decoder
-	// decOpts are added to the decoder's options.
-	decOpts []zstd.DOption
 }
 
 var pageCodec zstdCodec
 
-// metaCodec decodes a sidecar's text blocks into a buffer of the size the
-// sidecar gives them, and no further (WithDecodeAllCapLimit): the sizes
-// come from the same file as the blocks, so a damaged one is refused
+// metaDecoder decodes a sidecar's text blocks into a buffer of the size
+// the sidecar gives them, and no further (WithDecodeAllCapLimit): the
+// sizes come from the same file as the blocks, so a damaged one is refused
 // rather than trusted.
-var metaCodec = zstdCodec{decOpts: []zstd.DOption{zstd.WithDecodeAllCapLimit(true)}}
+var metaDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithDecodeAllCapLimit(true))
+})
 
 func (c *zstdCodec) init() {
 	c.once.Do(func() {
@@ -42,7 +42,7 @@ func (c *zstdCodec) init() {
 		if err != nil {
 			panic(err)
 		}
-		c.dec, err = zstd.NewReader(nil, append([]zstd.DOption{zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0))}, c.decOpts...)...)
+		c.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)))
 		if err != nil {
 			panic(err)
 		}
