@@ -337,7 +337,7 @@ func (d *DB) search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 	res := &SearchResult{Mode: opt.Mode, Terms: lq.parsed.Highlight()}
 	expand := expands(opt, lq)
 	if expand {
-		lq = withSynonyms(lq, opt.Query, opt.Feedback.withDefaults())
+		lq = withExpansion(lq, opt.Query, opt.Feedback.withDefaults())
 	}
 	model, hasVectors, err := load.LakeEmbedding(ctx, d.lake)
 	if err != nil {
