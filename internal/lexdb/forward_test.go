@@ -51,3 +51,20 @@ func TestFromEnglish(t *testing.T) {
 		t.Errorf("no dictionaries, yet %q", got)
 	}
 }
+
+// FuzzFromEnglish: any definition and word give at most n translations,
+// never a panic.
+func FuzzFromEnglish(f *testing.F) {
+	f.Add("glyph\n   _n. 1) символ; 2) иконка\n", "glyphs", 3)
+	f.Add("measure\n   _v. измерять; to measure the room измерить комнату\n", "measur", 1)
+	f.Fuzz(func(t *testing.T, def, word string, n int) {
+		dir := t.TempDir()
+		writeDict(t, filepath.Join(dir, "mueller7"), [][2]string{{"glyph", def}, {"measure", "measure\n_v. измерять\n"}}, 16)
+		tr := New(dir)
+		defer tr.Close()
+		n = n % 8
+		if got := tr.FromEnglish("ru", word, n); len(got) > max(n, 0) {
+			t.Fatalf("%d translations, at most %d asked: %q", len(got), n, got)
+		}
+	})
+}
