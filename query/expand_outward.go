@@ -85,8 +85,8 @@ func outwardTerms(q string, extra map[string]float64, f Feedback) (out map[strin
 			}
 		}
 	} else if f.Translations > 0 {
-		for t, w := range extra {
-			if w >= f.Translations && isASCII(t) {
+		for _, t := range slices.Sorted(maps.Keys(extra)) { // in order: each word's terms are those no word before took
+			if extra[t] >= f.Translations && isASCII(t) {
 				words = append(words, t)
 			}
 		}

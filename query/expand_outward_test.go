@@ -125,9 +125,10 @@ func TestOutwardBoundedByWord(t *testing.T) {
 	t.Cleanup(func() { query.DictDir = old })
 	query.DictDir = dir
 	// The Russian exchange's rank and the best English one's (the
-	// English exchanges, alike, may fold into one hit).
+	// English exchanges, alike, may fold into one hit), by the lexical
+	// side's scores alone: the bound is on them.
 	ranks := func(f query.Feedback) (ru, en int) {
-		ps := parents(search(t, db, query.SearchOptions{Query: "colour", Feedback: f}).Hits)
+		ps := parents(search(t, db, query.SearchOptions{Query: "colour", Feedback: f, Fusion: query.Fusion{LexicalWeight: 1}}).Hits)
 		en = slices.IndexFunc(ps, func(p string) bool { return strings.HasPrefix(p, "ex-en") })
 		return slices.Index(ps, "ex-ru"), en
 	}

@@ -163,7 +163,7 @@ type Fusion struct {
 }
 
 // DefaultFusion is the fusion hybrid search uses unless told otherwise.
-var DefaultFusion = Fusion{LexicalWeight: 0.8, RankK: 10, RankLexicalWeight: 0.8}
+var DefaultFusion = Fusion{LexicalWeight: 0.6, RankK: 10, RankLexicalWeight: 0.8}
 
 // orDefault fills in f's zero fields from DefaultFusion.
 func (f Fusion) orDefault() Fusion {
