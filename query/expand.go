@@ -47,6 +47,15 @@ type Feedback struct {
 	// translationsPerWord).
 	Translations float64
 	PerWord      int
+	// Outward is the weight of a translation of the query's English words
+	// into the lake's languages of another script (default outwardWeight;
+	// negative: none), OutwardPerWord the terms each word adds (see
+	// expand_outward.go).
+	Outward        float64
+	OutwardPerWord int
+	// NoCap lets a translation out of English weigh its own IDF, not
+	// at most its source word's (for the evaluation's comparison).
+	NoCap bool
 }
 
 // Feedback defaults, chosen on the even half of the evaluation's
@@ -81,7 +90,7 @@ func (f Feedback) withDefaults() Feedback {
 	if f.PerWord == 0 {
 		f.PerWord = translationsPerWord
 	}
-	return f
+	return f.outwardDefaults()
 }
 
 // expands reports whether a search expands its query: a hybrid search
@@ -96,6 +105,16 @@ func expands(opt SearchOptions, lq *lexQuery) bool {
 // English words and the English translations of its other words added at
 // their weights (lq itself when there are none).
 func withSynonyms(lq *lexQuery, q string, f Feedback) *lexQuery {
+	extra := synonymExtra(lq, q, f)
+	if len(extra) == 0 {
+		return lq
+	}
+	return lq.with(extra)
+}
+
+// synonymExtra returns the translations and synonyms withSynonyms adds,
+// each with its weight.
+func synonymExtra(lq *lexQuery, q string, f Feedback) map[string]float64 {
 	extra := map[string]float64{}
 	if f.Translations > 0 {
 		for _, t := range translationTerms(q, lq.parsed.Terms, f.PerWord) {
@@ -109,10 +128,7 @@ func withSynonyms(lq *lexQuery, q string, f Feedback) *lexQuery {
 			}
 		}
 	}
-	if len(extra) == 0 {
-		return lq
-	}
-	return lq.with(extra)
+	return extra
 }
 
 // with returns a copy of lq whose current version also has the terms of
@@ -146,6 +162,7 @@ func (q *lexQuery) with(extra map[string]float64) *lexQuery {
 		out.n += len(nv.terms)
 	}
 	out.weights = weights
+	out.caps = q.caps // the terms added come after, so the indices stay
 	return out
 }
 

@@ -163,7 +163,7 @@ type Fusion struct {
 }
 
 // DefaultFusion is the fusion hybrid search uses unless told otherwise.
-var DefaultFusion = Fusion{LexicalWeight: 0.8, RankK: 10, RankLexicalWeight: 0.8}
+var DefaultFusion = Fusion{LexicalWeight: 0.6, RankK: 10, RankLexicalWeight: 0.8}
 
 // orDefault fills in f's zero fields from DefaultFusion.
 func (f Fusion) orDefault() Fusion {
@@ -337,7 +337,7 @@ func (d *DB) search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 	res := &SearchResult{Mode: opt.Mode, Terms: lq.parsed.Highlight()}
 	expand := expands(opt, lq)
 	if expand {
-		lq = withSynonyms(lq, opt.Query, opt.Feedback.withDefaults())
+		lq = withExpansion(lq, opt.Query, opt.Feedback.withDefaults())
 	}
 	model, hasVectors, err := load.LakeEmbedding(ctx, d.lake)
 	if err != nil {

@@ -216,7 +216,11 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 	n, avgdl := float64(st.n), st.avgdl()
 	idf := make([]float64, q.n)
 	for t := range idf {
-		idf[t] = math.Log(1+(n-df[t]+0.5)/(df[t]+0.5)) * q.weight(t)
+		idf[t] = math.Log(1 + (n-df[t]+0.5)/(df[t]+0.5))
+	}
+	capIDF(idf, q.caps)
+	for t := range idf {
+		idf[t] *= q.weight(t)
 	}
 	type acc struct {
 		score float64
@@ -301,9 +305,10 @@ type lexQuery struct {
 	parsed   lexical.Query // by the current tokenizer
 	versions []*lexVersion // by version - 1
 	n        int
-	weights  []float64 // by term; nil: every term weighs 1 (see expand.go)
-	read     *lexRead  // what lexicalScores read for the query
-	base     *lexRead  // what it read for the query this one extends
+	weights  []float64   // by term; nil: every term weighs 1 (see expand.go)
+	caps     map[int]int // by term: the term whose IDF bounds its own (see expand_outward.go)
+	read     *lexRead    // what lexicalScores read for the query
+	base     *lexRead    // what it read for the query this one extends
 }
 
 // lexVersion is a query's terms for one version of the tokenizer.

@@ -86,6 +86,10 @@ func main() {
 	flag.Float64Var(&feedback.Synonyms, "synonyms", 0, "expansion: weight of a WordNet synonym (0: the default, negative: none)")
 	flag.Float64Var(&feedback.Translations, "translations", 0, "expansion: weight of a dictionary translation (0: the default, negative: none)")
 	flag.IntVar(&feedback.PerWord, "per-word", 0, "expansion: terms a word's translation adds (0: the default)")
+	flag.Float64Var(&feedback.Outward, "outward", 0, "expansion: weight of a translation out of English (0: the default, negative: none)")
+	flag.IntVar(&feedback.OutwardPerWord, "outward-per-word", 0, "expansion: terms an English word's translation adds (0: the default)")
+	flag.BoolVar(&feedback.NoCap, "no-cap", false, "expansion: a translation out of English weighs its own IDF, not at most its word's")
+	flag.BoolVar(&tuneExpansion, "tune-expansion", false, "choose the expansion's weights on the queries of even id and report them on the odd ones")
 	flag.Parse()
 	if *tune {
 		tuneFusion = true
@@ -123,6 +127,9 @@ func run(ctx context.Context, w io.Writer, corpus, queriesFile, lake, build stri
 			return err
 		}
 		fmt.Fprintf(info, "lake built from %s in %v\n", corpus, time.Since(start).Round(time.Millisecond))
+	}
+	if tuneExpansion {
+		return TuneExpansion(ctx, w, lake, set, k)
 	}
 	if tuneFusion {
 		return Tune(ctx, w, lake, set, k)
