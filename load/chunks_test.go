@@ -174,8 +174,8 @@ func TestVectorSidecar(t *testing.T) {
 	}
 	for i, id := range ids {
 		if id == "c0" {
-			if v.Model[i] != NoModel || v.Scale[i] != 0 {
-				t.Errorf("a chunk without a vector has one: %d %v", v.Model[i], v.Scale[i])
+			if v.Model[i] != NoModel || v.ScaleAt(i) != 0 {
+				t.Errorf("a chunk without a vector has one: %d %v", v.Model[i], v.ScaleAt(i))
 			}
 			continue
 		}
@@ -185,7 +185,7 @@ func TestVectorSidecar(t *testing.T) {
 		if id == "c2" {
 			want := []float32{-0.5, 0.25, 0, 1}
 			for j, w := range want {
-				if got := v.Scale[i] * float32(v.Codes[i*4+j]); got-w > 0.005 || w-got > 0.005 {
+				if got := v.ScaleAt(i) * float32(v.Codes[i*4+j]); got-w > 0.005 || w-got > 0.005 {
 					t.Errorf("c2[%d] = %v, want %v", j, got, w)
 				}
 			}

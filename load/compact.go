@@ -472,7 +472,7 @@ func mergeVectors(chunksPath, dir string, names []string, dim int, post []Postin
 				m = uint8(k)
 			}
 			out.keys, out.ts, out.dl = append(out.keys, v.Keys[i]), append(out.ts, v.TS[i]), append(out.dl, v.DL[i])
-			out.model, out.scale = append(out.model, m), append(out.scale, v.Scale[i])
+			out.model, out.scale = append(out.model, m), append(out.scale, v.ScaleAt(i))
 			if v.Dim == dim {
 				out.codes = append(out.codes, v.Codes[i*dim:(i+1)*dim]...)
 			} else {

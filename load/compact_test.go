@@ -218,7 +218,7 @@ func TestCompactionOfChunks(t *testing.T) {
 				if v.Model[i] != NoModel {
 					model = v.Models[v.Model[i]]
 				}
-				out[v.Keys[i]] = fmt.Sprint(v.TS[i], v.DL[i], model, v.Scale[i], v.Codes[i*v.Dim:(i+1)*v.Dim])
+				out[v.Keys[i]] = fmt.Sprint(v.TS[i], v.DL[i], model, v.ScaleAt(i), v.Codes[i*v.Dim:(i+1)*v.Dim])
 			}
 		}
 		return out

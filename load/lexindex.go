@@ -304,16 +304,16 @@ func (s *lexSource) advance() bool {
 // merging: nil when it has no postings or cannot be read, and then its
 // file is searched on its own.
 func lexSourceOf(b []byte, e int, path string) *lexSource {
-	sc, err := readSidecarHead(memFile(b), b, int64(len(b)), path)
+	sc, err := readSidecarHead(memFile(b), b, int64(len(b)), path, false)
 	if err != nil || !sc.postings {
 		return nil
 	}
 	v, r := sc.v, sc.v.Rows
-	if sc.off+int64(r)*int64(8+8+4+1+4+v.Dim) > sc.postEnd {
+	if sc.postAt > sc.postEnd {
 		return nil
 	}
 	v.rows(b[sc.off : sc.off+int64(r)*20])
-	post, ok := parsePostings(b[sc.off+int64(r)*int64(8+8+4+1+4+v.Dim) : sc.postEnd])
+	post, ok := parsePostings(b[sc.postAt:sc.postEnd])
 	if !ok || v.Lexical <= 0 {
 		return nil
 	}

@@ -61,7 +61,7 @@ func stripPostings(t *testing.T, chunksFile string) {
 	}
 	sc.f.Close()
 	path := sc.f.Name()
-	end := sc.off + int64(sc.v.Rows*(8+8+4+1+4+sc.v.Dim))
+	end := sc.off + int64(sc.v.Rows*(8+8+4+1+4+sc.v.Dim)) // the codes' end: no sign codes, no postings
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func stripPostings(t *testing.T, chunksFile string) {
 // header either).
 func olderSidecar(t *testing.T, b []byte, magic string) []byte {
 	t.Helper()
-	names, off, ok := modelNames(b, 32)
+	names, off, ok := modelNames(b, 48)
 	if !ok || string(b[:8]) != vectorsMagic {
 		t.Fatal("not a sidecar of this build")
 	}
@@ -155,7 +155,7 @@ func TestSidecarPostings(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.f.Close()
-	postAt := sc.off + int64(sc.v.Rows*(8+8+4+1+4+sc.v.Dim))
+	postAt := sc.postAt
 	nt := int64(bad[postAt]) | int64(bad[postAt+1])<<8
 	rows := postAt + 12 + 8*(nt+1) // the first posting's row
 	for i := range int64(bad[postAt+8]) {
@@ -174,7 +174,7 @@ func TestSidecarPostings(t *testing.T) {
 		t.Fatalf("stripped: %v %+v", err, v)
 	}
 	got, err := ReadVectors(files[0], true)
-	if err != nil || fmt.Sprint(got.Codes, got.Scale) != fmt.Sprint(want.Codes, want.Scale) {
+	if err != nil || fmt.Sprint(got.Codes, got.scale) != fmt.Sprint(want.Codes, want.scale) {
 		t.Fatalf("stripped sidecar's vectors: %v", err)
 	}
 }
@@ -203,6 +203,20 @@ func FuzzSidecar(f *testing.F) {
 		}
 		ReadVectors(chunks, true)
 		ReadVectors(chunks, false)
+		for _, with := range []bool{false, true} {
+			sc, err := (*SearchIndex)(nil).ReadSignCodes(chunks, with, with, nil)
+			if err != nil {
+				continue
+			}
+			if len(sc.Bits) != sc.Rows*sc.Stride || with && (len(sc.TS) != sc.Rows || len(sc.Keys) != sc.Rows) {
+				t.Fatalf("sign codes of %d rows: %d bytes of %d a row, %d times, %d keys", sc.Rows, len(sc.Bits), sc.Stride, len(sc.TS), len(sc.Keys))
+			}
+			var rows SignRows
+			if sc.Rows > 0 && sc.ReadRows(&rows, 0, sc.Rows) == nil {
+				rows.Row(sc.Rows - 1)
+			}
+			sc.Close()
+		}
 	})
 }
 

@@ -70,6 +70,9 @@ type mappedSegment struct {
 	name  string
 	unmap func() error
 	lex   *Lexicon // nil: none (an older segment, or one it could not read)
+	// f is the segment, open: the vector scan reads its sign codes with
+	// pread (see ReadSignCodes).
+	f *os.File
 }
 
 // indexed is an index's copy of a chunks file's sidecar: its bytes, and
@@ -78,6 +81,7 @@ type indexed struct {
 	b     []byte
 	seg   *mappedSegment
 	entry int
+	off   int64 // where b starts in the segment
 }
 
 type segEntry struct {
@@ -131,6 +135,9 @@ func OpenSearchIndex(lake string) (*SearchIndex, error) {
 			continue
 		}
 		ix.add(name, b, unmap, entries, lexAt)
+		if f, err := os.Open(filepath.Join(dir, name)); err == nil {
+			ix.segs[len(ix.segs)-1].f = f
+		}
 	}
 	return ix, nil
 }
@@ -147,7 +154,7 @@ func (ix *SearchIndex) add(name string, b []byte, unmap func() error, entries []
 	ix.segs = append(ix.segs, seg)
 	for i, e := range entries {
 		if _, ok := ix.byPath[e.path]; !ok {
-			ix.byPath[e.path] = indexed{b: b[e.off : e.off+e.n : e.off+e.n], seg: seg, entry: i}
+			ix.byPath[e.path] = indexed{b: b[e.off : e.off+e.n : e.off+e.n], seg: seg, entry: i, off: e.off}
 		}
 	}
 }
@@ -251,6 +258,9 @@ func (ix *SearchIndex) Close() error {
 	var errs []error
 	for _, s := range ix.segs {
 		errs = append(errs, s.unmap())
+		if s.f != nil {
+			errs = append(errs, s.f.Close())
+		}
 	}
 	ix.segs, ix.byPath = nil, nil
 	return errors.Join(errs...)

@@ -290,7 +290,7 @@ func (ix *SearchIndex) ReadRowMeta(chunksPath string, keys map[int64]bool, text 
 		return err
 	}
 	le := binary.LittleEndian
-	mb, err := sc.at(sc.metaAt, sc.size-sc.metaAt)
+	mb, err := sc.metaBytes(chunksPath)
 	if err != nil {
 		return err
 	}
@@ -330,7 +330,7 @@ func readAllMeta(chunksPath string) ([]RowMeta, error) {
 	if sc.metaAt == 0 {
 		return nil, ErrNoMeta
 	}
-	mb, err := sc.at(sc.metaAt, sc.size-sc.metaAt)
+	mb, err := sc.metaBytes(chunksPath)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/pos-lake/pos/internal/rabitq"
 	"github.com/pos-lake/pos/transform/embed/lexical"
 )
 
@@ -43,15 +44,26 @@ import (
 // chunks file, and a search index segment (searchindex.go) holds the
 // sidecars of many.
 //
+// Since POSVEC06 it also holds each row's sign code (internal/rabitq):
+// one bit per dimension of the rotated vector and two numbers, from which
+// the vector scan estimates every row's score within a bound, reading an
+// eighth of the bytes of the codes, and then computes the exact score of
+// the rows the estimate cannot rule out.
+//
 // Layout, little endian:
 //
-//	magic "POSVEC05", rows u32, dim u32, models u32, lexical u32 (the
+//	magic "POSVEC06", rows u32, dim u32, models u32, lexical u32 (the
 //	tokenizer's version), meta u64 (where the metadata section starts; 0:
-//	none), then each model name as u16 length + bytes, padded to 8 bytes
-//	(POSVEC04 and older: no meta field);
+//	none), bits u64 (where the sign codes start; 0: none), the codes'
+//	version u32 (rabitq.Version) and the bytes of a row's entry u32,
+//	then each model name as u16 length + bytes, padded to 8 bytes
+//	(POSVEC05: no bits fields; POSVEC04 and older: no meta field either);
 //	keys rows×i64, ts rows×i64 (Unix ms), dl rows×u32 (the chunk's
 //	length in index terms), model rows×u8 (NoModel: no vector), scale
 //	rows×f32, codes rows×dim×i8;
+//	then, padded to 8 bytes, the sign codes: per row, the code's bytes,
+//	then its mult f32 and bound f32 (rabitq.Encoder.Encode; both 0 for a
+//	row without a vector);
 //	then the postings: terms u32 (T), postings u32 (P), widths u32 (the
 //	bytes of a row number, 2 or 4, and of a tf, 1, 2 or 4: the least that
 //	hold the file's), term offsets (T+1)×u32 into the term bytes, posting
@@ -61,7 +73,8 @@ import (
 //	encodeMeta's bytes.
 const (
 	VectorsExt     = ".vec"
-	vectorsMagic   = "POSVEC05"
+	vectorsMagic   = "POSVEC06"
+	vectorsMagicV5 = "POSVEC05" // without sign codes
 	vectorsMagicV4 = "POSVEC04" // without metadata
 	vectorsMagicV3 = "POSVEC03" // without the tokenizer's version: 1
 	vectorsMagicV2 = "POSVEC02" // without postings
@@ -162,6 +175,11 @@ func (v *vectorFile) write() error {
 	hdr = le.AppendUint32(hdr, uint32(v.lexical))
 	metaAt := len(hdr) // filled in below
 	hdr = le.AppendUint64(hdr, 0)
+	bitsAt := len(hdr) // filled in below
+	hdr = le.AppendUint64(hdr, 0)
+	bits, stride := v.signCodes()
+	hdr = le.AppendUint32(hdr, rabitq.Version)
+	hdr = le.AppendUint32(hdr, uint32(stride))
 	for _, m := range v.models {
 		hdr = le.AppendUint16(hdr, uint16(min(len(m), math.MaxUint16)))
 		hdr = append(hdr, m[:min(len(m), math.MaxUint16)]...)
@@ -170,12 +188,18 @@ func (v *vectorFile) write() error {
 		hdr = append(hdr, 0)
 	}
 	post := v.postings()
+	codesEnd := len(hdr) + len(v.keys)*(8+8+4+1+4+v.dim)
+	postAt := codesEnd
+	if bits != nil {
+		at := (codesEnd + 7) &^ 7
+		le.PutUint64(hdr[bitsAt:], uint64(at))
+		postAt = at + len(bits)
+	}
 	var meta []byte
 	if len(v.meta) == len(v.keys) && len(v.keys) > 0 {
 		enc := encodeMeta(v.meta)
 		meta = append(le.AppendUint64(nil, uint64(len(enc))), enc...)
-		off := len(hdr) + len(v.keys)*(8+8+4+1+4+v.dim) + len(post)
-		le.PutUint64(hdr[metaAt:], uint64(off))
+		le.PutUint64(hdr[metaAt:], uint64(postAt+len(post)))
 	}
 	w.Write(hdr)
 	buf := make([]byte, 0, 8*len(v.keys))
@@ -204,6 +228,10 @@ func (v *vectorFile) write() error {
 		codes[i] = byte(c)
 	}
 	w.Write(codes)
+	if bits != nil {
+		w.Write(make([]byte, (codesEnd+7)&^7-codesEnd))
+		w.Write(bits)
+	}
 	w.Write(post)
 	w.Write(meta)
 	err = w.Flush()
@@ -216,6 +244,37 @@ func (v *vectorFile) write() error {
 		return fmt.Errorf("writing %s: %w", v.path, err)
 	}
 	return nil
+}
+
+// signCodes encodes each row's sign code from its quantized vector, the
+// one the exact score is computed from: the rows' entries and the bytes of
+// one; nil for a file without vectors.
+func (v *vectorFile) signCodes() ([]byte, int) {
+	if v.dim == 0 || len(v.keys) == 0 {
+		return nil, 0
+	}
+	enc := rabitq.NewEncoder(v.dim)
+	n := rabitq.CodeBytes(v.dim)
+	stride := n + 8
+	out := make([]byte, len(v.keys)*stride)
+	vec := make([]float32, v.dim)
+	le := binary.LittleEndian
+	for i := range v.keys {
+		if v.model[i] == NoModel || v.scale[i] == 0 {
+			continue // mult 0: no vector
+		}
+		for j, c := range v.codes[i*v.dim : (i+1)*v.dim] {
+			vec[j] = float32(c)
+		}
+		e := out[i*stride : (i+1)*stride]
+		mult, bound := enc.Encode(e[:n], vec)
+		// The vector is scale × the codes encoded, and mult and bound
+		// grow with its length.
+		s := v.scale[i]
+		le.PutUint32(e[n:], math.Float32bits(mult*s))
+		le.PutUint32(e[n+4:], math.Float32bits(bound*s))
+	}
+	return out, stride
 }
 
 // postings encodes the postings section.
@@ -298,8 +357,8 @@ type Vectors struct {
 	Keys, TS []int64  // TS in Unix ms, 0 when unknown
 	DL       []uint32 // length in index terms (BM25)
 	Model    []uint8  // index into Models, or NoModel
-	Scale    []float32
-	Codes    []int8 // Rows × Dim
+	Codes    []int8   // Rows × Dim
+	scale    []byte   // Rows × f32: ScaleAt
 }
 
 // ErrNoVectors is returned for a chunks file without a sidecar.
@@ -332,19 +391,21 @@ func (ix *SearchIndex) ReadVectors(chunksPath string, codes bool) (*Vectors, err
 		populate(b) // all of it is read
 	}
 	v.rows(b)
-	le := binary.LittleEndian
 	if !codes {
 		return v, nil
 	}
 	b = b[20*r:]
 	v.Model = b[:r]
-	v.Scale = make([]float32, r)
-	for i := range r {
-		v.Scale[i] = math.Float32frombits(le.Uint32(b[r+4*i:]))
-	}
+	v.scale = b[r : 5*r]
 	raw := b[5*r:]
 	v.Codes = unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw))
 	return v, nil
+}
+
+// ScaleAt is the scale of the i-th row's codes (its vector is scale ×
+// codes; 0 for a row without a vector).
+func (v *Vectors) ScaleAt(i int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(v.scale[4*i:]))
 }
 
 // rows decodes the rows' keys, times and lengths at the start of b: in
@@ -419,7 +480,7 @@ func (ix *SearchIndex) ReadLexicalQuery(chunksPath string, terms func(lexVersion
 	le := binary.LittleEndian
 	// The rows' keys, times and lengths, and (after the codes) the
 	// postings, in one read when the codes between them are few.
-	postAt := sc.off + int64(r*(8+8+4+1+4+v.Dim))
+	postAt := sc.postAt
 	head := int64(r * (8 + 8 + 4))
 	var b, post []byte
 	switch rest := sc.postEnd - sc.off; {
@@ -507,14 +568,20 @@ func (ix *SearchIndex) ReadLexicalQuery(chunksPath string, terms func(lexVersion
 // sidecar is an open sidecar whose header has been read: a file, or an
 // index segment's copy of one in memory.
 type sidecar struct {
-	f        *os.File
-	mem      []byte // the sidecar's bytes, when it is an index's copy
+	f        *os.File    // the sidecar's file, when it is read from one (closed with it)
+	r        io.ReaderAt // where its bytes are read from when mem is nil
+	mem      []byte      // the sidecar's bytes, when it is an index's copy
 	size     int64
 	v        *Vectors // Rows, Dim and Models
 	off      int64    // where the keys start
 	postings bool     // POSVEC03 and later: postings after the codes
+	postAt   int64    // where the postings start (where the codes end, or the sign codes)
 	postEnd  int64    // where the postings end
-	metaAt   int64    // where the metadata section starts (0: none)
+	// The sign codes (POSVEC06): where they start (0: none), their
+	// version and the bytes of a row's.
+	bitsAt              int64
+	bitsVersion, stride int
+	metaAt              int64 // where the metadata section starts (0: none)
 }
 
 // at returns n bytes at off: a slice of the index's copy (not to be
@@ -527,10 +594,23 @@ func (sc *sidecar) at(off, n int64) ([]byte, error) {
 		return sc.mem[off : off+n : off+n], nil
 	}
 	b := make([]byte, n)
-	if _, err := sc.f.ReadAt(b, off); err != nil {
+	if _, err := sc.r.ReadAt(b, off); err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// metaBytes returns the metadata section's bytes, after its length,
+// which it checks against the sidecar's size.
+func (sc *sidecar) metaBytes(chunksPath string) ([]byte, error) {
+	b, err := sc.at(sc.metaAt-8, sc.size-sc.metaAt+8)
+	if err != nil {
+		return nil, err
+	}
+	if n := binary.LittleEndian.Uint64(b); n != uint64(len(b)-8) {
+		return nil, fmt.Errorf("%s%s: %d bytes, want %d", filepath.Base(chunksPath), VectorsExt, sc.size, uint64(sc.metaAt)+n)
+	}
+	return b[8:], nil
 }
 
 func (sc *sidecar) close() {
@@ -541,7 +621,7 @@ func (sc *sidecar) close() {
 
 func (ix *SearchIndex) openSidecar(chunksPath string) (*sidecar, error) {
 	if b := ix.sidecar(chunksPath); b != nil {
-		return readSidecarHead(memFile(b), b, int64(len(b)), chunksPath)
+		return readSidecarHead(memFile(b), b, int64(len(b)), chunksPath, false)
 	}
 	f, err := os.Open(strings.TrimSuffix(chunksPath, ".parquet") + VectorsExt)
 	if errors.Is(err, os.ErrNotExist) {
@@ -555,7 +635,7 @@ func (ix *SearchIndex) openSidecar(chunksPath string) (*sidecar, error) {
 		f.Close()
 		return nil, err
 	}
-	sc, err := readSidecarHead(f, nil, fi.Size(), chunksPath)
+	sc, err := readSidecarHead(f, nil, fi.Size(), chunksPath, true)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -599,7 +679,12 @@ func modelNames(head []byte, off int) (names []string, end int, ok bool) {
 
 // readSidecarHead reads the header of a sidecar of size bytes from r (mem:
 // its bytes, when in memory).
-func readSidecarHead(r io.ReaderAt, mem []byte, size int64, chunksPath string) (*sidecar, error) {
+//
+// A sidecar file's metadata section is checked to end where the file
+// does (checkMeta); an index's copy is checked when its metadata is read
+// (metaBytes): the segment's own length guards it, and a search that
+// reads no metadata leaves that part of each copy unread.
+func readSidecarHead(r io.ReaderAt, mem []byte, size int64, chunksPath string, checkMeta bool) (*sidecar, error) {
 	bad := func(what string) error { return fmt.Errorf("%s%s: %s", filepath.Base(chunksPath), VectorsExt, what) }
 	le := binary.LittleEndian
 	// The header: its model names fit in 4 KB but for a sidecar of
@@ -618,9 +703,13 @@ func readSidecarHead(r io.ReaderAt, mem []byte, size int64, chunksPath string) (
 		magic = string(head[:8])
 	}
 	namesAt, lex := 20, 1
-	var metaAt int64
+	var metaAt, bitsAt int64
+	var bitsVersion, stride int
 	switch {
-	case len(head) >= 32 && magic == vectorsMagic:
+	case len(head) >= 48 && magic == vectorsMagic:
+		namesAt, lex, metaAt = 48, int(le.Uint32(head[20:])), int64(le.Uint64(head[24:]))
+		bitsAt, bitsVersion, stride = int64(le.Uint64(head[32:])), int(le.Uint32(head[40:])), int(le.Uint32(head[44:]))
+	case len(head) >= 32 && magic == vectorsMagicV5:
 		namesAt, lex, metaAt = 32, int(le.Uint32(head[20:])), int64(le.Uint64(head[24:]))
 	case len(head) >= 24 && magic == vectorsMagicV4:
 		namesAt, lex = 24, int(le.Uint32(head[20:]))
@@ -643,7 +732,7 @@ func readSidecarHead(r io.ReaderAt, mem []byte, size int64, chunksPath string) (
 	if !ok {
 		return nil, bad("truncated")
 	}
-	sc := &sidecar{mem: mem, size: size, postings: magic != vectorsMagicV2, postEnd: size}
+	sc := &sidecar{mem: mem, r: r, size: size, postings: magic != vectorsMagicV2, postEnd: size}
 	v := &Vectors{Rows: int(le.Uint32(head[8:])), Dim: int(le.Uint32(head[12:])), Models: names, Lexical: lex}
 	if int64(v.Rows) > size/int64(8+8+4+1+4+v.Dim) {
 		// Rows of that many bytes do not fit (nor does their size in an
@@ -651,22 +740,38 @@ func readSidecarHead(r io.ReaderAt, mem []byte, size int64, chunksPath string) (
 		return nil, bad(fmt.Sprintf("%d rows of %d dimensions in %d bytes", v.Rows, v.Dim, size))
 	}
 	need := int64(off) + int64(v.Rows)*int64(8+8+4+1+4+v.Dim)
+	sc.postAt = need
+	if bitsAt != 0 {
+		// The sign codes, after the codes, padded to 8 bytes.
+		if bitsAt != (need+7)&^7 || stride < 8 || stride > 1<<16 || stride%8 != 0 {
+			return nil, bad("bad sign codes")
+		}
+		n := int64(v.Rows) * int64(stride)
+		if n > size-bitsAt {
+			return nil, bad(fmt.Sprintf("%d rows of sign codes of %d bytes in %d bytes", v.Rows, stride, size))
+		}
+		sc.bitsAt, sc.bitsVersion, sc.stride = bitsAt, bitsVersion, stride
+		need = bitsAt + n
+		sc.postAt = need
+	}
 	if sc.postings && size < need+8 || !sc.postings && size != need {
 		return nil, bad(fmt.Sprintf("%d bytes, want %d", size, need))
 	}
 	if metaAt != 0 {
-		// The section starts with its length: a sidecar cut short says so.
-		n := make([]byte, 8)
 		if metaAt < need+12 || metaAt > size-8 {
 			return nil, bad("bad metadata offset")
 		}
-		if _, err := r.ReadAt(n, metaAt); err != nil {
-			return nil, err
-		}
-		if metaAt+8+int64(le.Uint64(n)) != size {
-			return nil, bad(fmt.Sprintf("%d bytes, want %d", size, metaAt+8+int64(le.Uint64(n))))
-		}
 		sc.metaAt, sc.postEnd = metaAt+8, metaAt
+		// The section starts with its length: a sidecar cut short says so.
+		if checkMeta {
+			n := make([]byte, 8)
+			if _, err := r.ReadAt(n, metaAt); err != nil {
+				return nil, err
+			}
+			if metaAt+8+int64(le.Uint64(n)) != size {
+				return nil, bad(fmt.Sprintf("%d bytes, want %d", size, metaAt+8+int64(le.Uint64(n))))
+			}
+		}
 	}
 	sc.v, sc.off = v, int64(off)
 	return sc, nil

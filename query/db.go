@@ -45,6 +45,9 @@ type DB struct {
 	noSessionCache bool
 	// Search describes its hits with DuckDB only (tests compare)
 	describeSQL bool
+	// Search scores every vector exactly, ruling no row out on its sign
+	// code (tests compare)
+	exactScan bool
 	// The session cache's sources, kept while the lake's state stamp
 	// (load.StateStamp) stays the same: a lookup asks for them several
 	// times, and each check lists every partition.

@@ -117,5 +117,8 @@ func SearchIndexCovers(d *DB, files []string) bool {
 // their chunks (titles, exchanges, stories) with DuckDB only.
 func DescribeWithSQL(d *DB) { d.describeSQL = true }
 
+// ScanExactly makes d's searches score every vector exactly.
+func ScanExactly(d *DB, exact bool) { d.exactScan = exact }
+
 // DuckDBOpened reports whether the DB has opened its DuckDB connection.
 func DuckDBOpened(d *DB) bool { return d.db.Stats().OpenConnections > 0 }

@@ -272,9 +272,12 @@ type SearchResult struct {
 	Timing        SearchTiming
 }
 
-// SearchTiming says where a search spent its time.
+// SearchTiming says where a search spent its time, and how many rows the
+// vector scan compared with the query and scored exactly (the others were
+// ruled out on their sign codes).
 type SearchTiming struct {
 	Embed, Vector, Lexical, Describe time.Duration
+	VectorRows, VectorExact          int
 }
 
 // BM25 parameters (see BM25Defaults).
@@ -402,8 +405,10 @@ func (d *DB) search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 			go func() {
 				defer vecDone.Done()
 				start := time.Now()
-				vs, vecErr = d.vectorScores(ctx, opt, files, model, q, depth, keep, res.MinSimilarity)
+				var n scanCounts
+				vs, n, vecErr = d.vectorScores(ctx, opt, files, model, q, depth, keep, res.MinSimilarity)
 				res.Timing.Vector = time.Since(start)
+				res.Timing.VectorRows, res.Timing.VectorExact = n.Rows, n.Exact
 			}()
 		}
 	}
@@ -587,18 +592,18 @@ func (d *DB) windowFiles(table string, opt SearchOptions) ([]string, error) {
 // cosine similarity. The vector sidecars are scanned in Go (see
 // scanVectors); a chunks file without one is scored by DuckDB.
 func (d *DB) vectorScores(ctx context.Context, opt SearchOptions, files []string, m load.EmbeddingModel, q []float32, depth int,
-	keep map[int64]bool, minSim float64) ([]scored, error) {
-	out, missing, err := d.scanVectors(ctx, files, m.Model, q, opt, keep, depth, minSim)
+	keep map[int64]bool, minSim float64) ([]scored, scanCounts, error) {
+	out, missing, n, err := d.scanVectors(ctx, files, m.Model, q, opt, keep, depth, minSim)
 	if err != nil || len(missing) == 0 {
-		return out, err
+		return out, n, err
 	}
 	more, err := d.duckVectorScores(ctx, opt, missing, m, q, depth, minSim)
 	if err != nil {
-		return nil, err
+		return nil, n, err
 	}
 	out = append(out, more...)
 	slices.SortFunc(out, func(a, b scored) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.key, b.key)) })
-	return out[:min(len(out), depth)], nil
+	return out[:min(len(out), depth)], n, nil
 }
 
 // chunkKeys returns the keys of the window's chunks that pass the search's

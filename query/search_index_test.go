@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -92,14 +93,16 @@ func TestSearchIndexSameHits(t *testing.T) {
 	}
 }
 
-// withoutMeta rewrites a POSVEC05 sidecar as POSVEC04 (no metadata).
+// withoutMeta rewrites a POSVEC06 sidecar as POSVEC04 (no metadata, no
+// sign codes).
 func withoutMeta(b []byte) []byte {
-	at := int(b[24]) | int(b[25])<<8 | int(b[26])<<16 | int(b[27])<<24
-	models := int(b[16])
-	off := 32
+	le := binary.LittleEndian
+	rows, dim, models := int(le.Uint32(b[8:])), int(le.Uint32(b[12:])), int(le.Uint32(b[16:]))
+	at, bitsAt, stride := int(le.Uint64(b[24:])), int(le.Uint64(b[32:])), int(le.Uint32(b[44:]))
+	off := 48
 	hdr := append([]byte("POSVEC04"), b[8:24]...)
 	for range models {
-		n := int(b[off]) | int(b[off+1])<<8
+		n := int(le.Uint16(b[off:]))
 		hdr = append(hdr, b[off:off+2+n]...)
 		off += 2 + n
 	}
@@ -107,5 +110,9 @@ func withoutMeta(b []byte) []byte {
 	for len(hdr)%8 != 0 {
 		hdr = append(hdr, 0)
 	}
-	return append(hdr, b[off:at]...)
+	codesEnd, postAt := off+rows*(8+8+4+1+4+dim), off+rows*(8+8+4+1+4+dim)
+	if bitsAt != 0 {
+		postAt = bitsAt + rows*stride
+	}
+	return append(append(hdr, b[off:codesEnd]...), b[postAt:at]...)
 }

@@ -500,13 +500,13 @@ func TestLexicalSearchEverySource(t *testing.T) {
 func stripSidecarPostings(t *testing.T, path string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
-	if err != nil || string(b[:8]) != "POSVEC05" {
+	if err != nil || string(b[:8]) != "POSVEC06" {
 		t.Fatalf("%s: %v", path, err)
 	}
 	le := binary.LittleEndian
 	rows, dim, models := int(le.Uint32(b[8:])), int(le.Uint32(b[12:])), int(le.Uint32(b[16:]))
-	hdr := append([]byte("POSVEC02"), b[8:20]...) // no tokenizer version, no metadata
-	off := 32
+	hdr := append([]byte("POSVEC02"), b[8:20]...) // no tokenizer version, no metadata, no sign codes
+	off := 48
 	for range models {
 		n := int(le.Uint16(b[off:]))
 		hdr = append(hdr, b[off:off+2+n]...)

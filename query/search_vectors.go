@@ -3,8 +3,16 @@ package query
 import (
 	"container/heap"
 	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
 	"runtime"
+	"slices"
 	"sync"
+
+	"github.com/pos-lake/pos/internal/rabitq"
+	"github.com/pos-lake/pos/load"
 )
 
 // scanVectors scores the rows of the chunks files' vector sidecars against
@@ -12,17 +20,27 @@ import (
 // (scale × codes), within about 1% of the exact inner product. Rows outside
 // the window, of another model, or not in keep (when the search has
 // filters DuckDB answers) are passed over, and so are scores below minSim.
-// It returns the best depth, and
-// the files that have no sidecar, for DuckDB to score.
+// It returns the best depth, and the files that have no sidecar, for
+// DuckDB to score.
+//
+// A sidecar with sign codes (load.Vectors.Bits) is scanned in two steps
+// per row: its code gives an estimate of the score and a bound on the
+// estimate's error (internal/rabitq), and the exact score is computed only
+// when the estimate plus its bound reaches the score the row must beat
+// (minSim, or the worst of the best depth so far). Most rows are passed
+// over on their code, an eighth of the bytes of their quantized vector.
 func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []float32, opt SearchOptions,
-	keep map[int64]bool, depth int, minSim float64) ([]scored, []string, error) {
+	keep map[int64]bool, depth int, minSim float64) ([]scored, []string, scanCounts, error) {
 	since, until := msWindow(opt)
+	windowed := !opt.Since.IsZero() || !opt.Until.IsZero()
 	ix := d.searchIndex()
+	bq := rabitq.NewRotation(len(q)).NewQuery(q)
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(files)/4))
 	jobs := make(chan string)
 	type result struct {
 		top     topScores
 		missing []string
+		n       scanCounts
 		err     error
 	}
 	results := make([]result, workers)
@@ -32,30 +50,40 @@ func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []
 		go func() {
 			defer wg.Done()
 			r := &results[w]
+			var buf []byte
+			var rows load.SignRows
 			for f := range jobs {
 				if r.err != nil || ctx.Err() != nil {
 					continue
 				}
+				if !d.exactScan {
+					sc, err := ix.ReadSignCodes(f, windowed, keep != nil, buf)
+					if err == nil {
+						buf = sc.Bits
+						r.err = scanSignCodes(sc, f, model, q, bq, since, until, windowed, keep, depth, minSim, &rows, &r.top, &r.n)
+						sc.Close()
+						continue
+					}
+					if !errors.Is(err, load.ErrNoSignCodes) {
+						// None, or an older build's: DuckDB scores the file.
+						r.missing = append(r.missing, f)
+						continue
+					}
+				}
 				v, err := ix.ReadVectors(f, true)
 				if err != nil {
-					// None, or an older build's: DuckDB scores the file.
 					r.missing = append(r.missing, f)
 					continue
 				}
 				if v.Dim != len(q) {
 					continue
 				}
-				m := -1
-				for i, name := range v.Models {
-					if name == model {
-						m = i
-					}
-				}
+				m := slices.Index(v.Models, model)
 				if m < 0 {
 					continue
 				}
 				for i := range v.Rows {
-					if int(v.Model[i]) != m || v.Scale[i] == 0 {
+					if int(v.Model[i]) != m || v.ScaleAt(i) == 0 {
 						continue
 					}
 					if ts := v.TS[i]; ts < since || ts >= until {
@@ -64,7 +92,9 @@ func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []
 					if keep != nil && !keep[v.Keys[i]] {
 						continue
 					}
-					s := float64(v.Scale[i] * dotCodes(q, v.Codes[i*v.Dim:(i+1)*v.Dim]))
+					r.n.Rows++
+					r.n.Exact++
+					s := float64(v.ScaleAt(i) * dotCodes(q, v.Codes[i*v.Dim:(i+1)*v.Dim]))
 					if s < minSim {
 						continue
 					}
@@ -80,17 +110,76 @@ func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []
 	wg.Wait()
 	var all topScores
 	var missing []string
+	var n scanCounts
 	for _, r := range results {
 		if r.err != nil {
-			return nil, nil, r.err
+			return nil, nil, n, r.err
 		}
+		n.Rows, n.Exact = n.Rows+r.n.Rows, n.Exact+r.n.Exact
 		for _, s := range r.top {
 			all.offer(s, depth)
 		}
 		missing = append(missing, r.missing...)
 	}
-	return all.sorted(), missing, ctx.Err()
+	return all.sorted(), missing, n, ctx.Err()
 }
+
+// scanSignCodes scans a sidecar's rows by their sign codes (see
+// scanVectors), offering the rows it scores exactly to top. The rows whose
+// estimate cannot rule them out are read together, in one span of the
+// sidecar, after their estimates.
+func scanSignCodes(sc *load.SignCodes, f, model string, q []float32, bq *rabitq.Query, since, until int64, windowed bool,
+	keep map[int64]bool, depth int, minSim float64, rows *load.SignRows, top *topScores, n *scanCounts) error {
+	codeBytes := rabitq.CodeBytes(len(q))
+	m := slices.Index(sc.Models, model)
+	if sc.Dim != len(q) || m < 0 || sc.Version != rabitq.Version || sc.Stride != codeBytes+8 {
+		return nil // another model's vectors, or codes of another version: none of this search's
+	}
+	le := binary.LittleEndian
+	must := minSim
+	if len(*top) >= depth {
+		must = max(must, (*top)[0].score)
+	}
+	var cands []int
+	for i := range sc.Rows {
+		e := sc.Bits[i*sc.Stride : (i+1)*sc.Stride]
+		mult := math.Float32frombits(le.Uint32(e[codeBytes:]))
+		if mult == 0 || sc.Model != nil && int(sc.Model[i]) != m {
+			continue // no vector, or another model's
+		}
+		if windowed {
+			if ts := sc.TS[i]; ts < since || ts >= until {
+				continue
+			}
+		}
+		if keep != nil && !keep[sc.Keys[i]] {
+			continue
+		}
+		n.Rows++
+		bound := math.Float32frombits(le.Uint32(e[codeBytes+4:]))
+		if float64(bq.Dot(e[:codeBytes], mult)+rabitq.Eps*bound)+1e-6 >= must {
+			cands = append(cands, i)
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	n.Exact += len(cands)
+	if err := sc.ReadRows(rows, cands[0], cands[len(cands)-1]+1); err != nil {
+		return fmt.Errorf("%s: %w", f, err)
+	}
+	for _, i := range cands {
+		key, scale, codes := rows.Row(i)
+		if s := float64(scale * dotCodes(q, codes)); s >= minSim {
+			top.offer(scored{key: key, file: f, score: s}, depth)
+		}
+	}
+	return nil
+}
+
+// scanCounts are the rows a vector scan compared with the query, and of
+// them the rows it scored exactly.
+type scanCounts struct{ Rows, Exact int }
 
 // dotCodes is the inner product of a float vector and a quantized one.
 func dotCodes(q []float32, c []int8) float32 {

@@ -28,7 +28,12 @@ import (
 // found as a chunk of that result (tool_error), in its session, in the
 // exchange the tool ran in, named after its tool, with the lines that
 // match.
-func TestCorpusToolErrors(t *testing.T) {
+// embeddedCorpusLake builds a lake of every platform's sessions in the
+// corpus, scrubbed and embedded with the default provider, as the
+// pipeline does, and returns it with the normalized stream (before
+// scrubbing); the test skips when the corpus is absent.
+func embeddedCorpusLake(t *testing.T) (string, []byte) {
+	t.Helper()
 	dir := filepath.Join("..", "..", "shared", "corpus")
 	if d := os.Getenv("POS_CORPUS"); d != "" {
 		dir = d
@@ -77,6 +82,12 @@ func TestCorpusToolErrors(t *testing.T) {
 	if _, err := load.Load(ctx, &embedded, load.Options{Lake: lake, Now: func() time.Time { return now }, RequireScrubbed: true}); err != nil {
 		t.Fatal(err)
 	}
+	return lake, stream
+}
+
+func TestCorpusToolErrors(t *testing.T) {
+	lake, stream := embeddedCorpusLake(t)
+	ctx := context.Background()
 	db, err := query.Open(ctx, lake)
 	if err != nil {
 		t.Fatal(err)
