@@ -117,13 +117,19 @@ func windowOf(lake, table string, rel []string, platform string, since, until ti
 	if platform != "" {
 		platform = partValue(platform)
 	}
+	// The parts of a relative file are neither empty, "." nor ".."
+	// (validRel): the table's directory and it joined are clean, as
+	// filepath.Join(Dir(…), name) would make them.
+	root := TableDir(lake, table) + string(filepath.Separator)
 	var out []string
+	if platform == "" && from == "" && to == "" {
+		out = make([]string, 0, len(rel))
+	}
 	for _, r := range rel {
-		plat, date, name := splitRel(r)
-		if platform != "" && plat != platform || from != "" && date < from || to != "" && date > to {
+		if plat, date, _ := splitRel(r); platform != "" && plat != platform || from != "" && date < from || to != "" && date > to {
 			continue
 		}
-		out = append(out, filepath.Join(Dir(lake, table, plat, date), name))
+		out = append(out, root+filepath.FromSlash(r))
 	}
 	return out
 }
