@@ -25,6 +25,11 @@ type Listing struct {
 	dirs  map[string]listedDir
 	stamp string
 	files map[string][]string // PartitionFiles' answers under stamp
+	// The whole tables' files under stamp, relative to their table's
+	// directory (see tableFiles), by lake and table.
+	tables map[string][]string
+	// The kept listings (keptListing) read or written, for Forget.
+	kept map[string]string // path -> the stamp it was trusted under
 }
 
 type listedDir struct {
@@ -40,7 +45,7 @@ const settled = 2 * time.Second
 
 // NewListing returns an empty Listing.
 func NewListing() *Listing {
-	return &Listing{dirs: map[string]listedDir{}, files: map[string][]string{}}
+	return &Listing{dirs: map[string]listedDir{}, files: map[string][]string{}, tables: map[string][]string{}, kept: map[string]string{}}
 }
 
 // Forget drops what l keeps.
@@ -50,7 +55,14 @@ func (l *Listing) Forget() {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for path, stamp := range l.kept {
+		// The next process lists the table again, and so does this one
+		// (a lake it cannot write keeps the file).
+		distrusted.Store(path, stamp)
+		os.Remove(path)
+	}
 	l.dirs, l.files, l.stamp = map[string]listedDir{}, map[string][]string{}, ""
+	l.tables, l.kept = map[string][]string{}, map[string]string{}
 }
 
 // readDir is os.ReadDir, from the kept entries when dir has not changed.
@@ -92,13 +104,19 @@ func (l *Listing) PartitionFiles(lake, table, platform string, since, until time
 	key := strings.Join([]string{lake, table, platform, since.UTC().Format(time.DateOnly), until.UTC().Format(time.DateOnly)}, "\x00")
 	l.mu.Lock()
 	if stamp != l.stamp {
-		l.stamp, l.files = stamp, map[string][]string{}
+		l.stamp, l.files, l.tables = stamp, map[string][]string{}, map[string][]string{}
 	} else if out, ok := l.files[key]; ok {
 		l.mu.Unlock()
 		return slices.Clone(out), nil
 	}
 	l.mu.Unlock()
-	out, err := l.partitionFiles(lake, table, platform, since, until)
+	var out []string
+	rel, ok, err := l.tableFiles(lake, table, stamp, since.IsZero() && until.IsZero())
+	if ok {
+		out = windowOf(lake, table, rel, platform, since, until)
+	} else if err == nil {
+		out, err = l.partitionFiles(lake, table, platform, since, until)
+	}
 	if err != nil {
 		return nil, err
 	}

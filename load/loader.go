@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/lazyre"
 	"github.com/pos-lake/pos/schema"
 	"golang.org/x/sync/semaphore"
 )
@@ -398,7 +398,7 @@ func (l *Loader) duck() (*sql.DB, error) {
 	return l.db, l.dbErr
 }
 
-var partRE = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+var partRE = lazyre.New(`[^A-Za-z0-9_.-]`)
 
 // partValue makes a value safe as a hive partition directory name.
 func partValue(s string) string {
@@ -407,7 +407,7 @@ func partValue(s string) string {
 	}
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return partRE.ReplaceAllString(s, "_")
+			return partRE().ReplaceAllString(s, "_")
 		}
 	}
 	return s // the usual case: once per record, without the regexp

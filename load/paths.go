@@ -5,12 +5,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/pos-lake/pos/internal/lazyre"
 )
 
 // DuckDB expands glob patterns in every path its file readers are given,
@@ -185,7 +186,7 @@ func TempName(path string) string {
 	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".pid"+strconv.Itoa(os.Getpid())+"-0.tmp")
 }
 
-var tempRE = regexp.MustCompile(`^\..*\.pid([0-9]+)-[^/]*\.tmp$`)
+var tempRE = lazyre.New(`^\..*\.pid([0-9]+)-[^/]*\.tmp$`)
 
 // legacyTempAge is how old a temporary file whose name carries no process
 // id (an older build's) must be before it is taken for a dead writer's.
@@ -197,7 +198,7 @@ func staleTemp(name string, mod time.Time) bool {
 	if !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".tmp") {
 		return false
 	}
-	if m := tempRE.FindStringSubmatch(name); m != nil {
+	if m := tempRE().FindStringSubmatch(name); m != nil {
 		pid, err := strconv.Atoi(m[1])
 		return err == nil && pid != os.Getpid() && !pidAlive(pid)
 	}

@@ -161,16 +161,16 @@ func TestTempsOfKilledWritersAreRemoved(t *testing.T) {
 	// Every temporary file pos writes in the lake is named so.
 	n := 0
 	filepath.WalkDir(lake, func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".tmp") && !tempRE.MatchString(d.Name()) && d.Name() != ".schemas.json.1.tmp" {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".tmp") && !tempRE().MatchString(d.Name()) && d.Name() != ".schemas.json.1.tmp" {
 			t.Errorf("a temporary file without its writer's pid: %s", path)
 		}
 		n++
 		return nil
 	})
-	if pat := TempPattern("x"); !tempRE.MatchString(strings.Replace(pat, "*", "123", 1)) {
+	if pat := TempPattern("x"); !tempRE().MatchString(strings.Replace(pat, "*", "123", 1)) {
 		t.Errorf("TempPattern %q does not match the sweep's pattern", pat)
 	}
-	if !tempRE.MatchString(filepath.Base(TempName("/l/usage-1.parquet"))) {
+	if !tempRE().MatchString(filepath.Base(TempName("/l/usage-1.parquet"))) {
 		t.Errorf("TempName %q does not match the sweep's pattern", TempName("/l/usage-1.parquet"))
 	}
 }

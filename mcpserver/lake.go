@@ -31,7 +31,7 @@ func (l *lakeDB) acquire(ctx context.Context) (*query.DB, func(), error) {
 	defer l.mu.Unlock()
 	st := load.StateStamp(l.path)
 	if l.cur == nil || l.cur.stamp != st {
-		db, err := query.Open(ctx, l.path)
+		db, err := query.Open(ctx, l.path, query.LazyViews())
 		if err != nil {
 			return nil, nil, err
 		}

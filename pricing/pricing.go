@@ -22,10 +22,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pos-lake/pos/internal/lazyre"
 )
 
 //go:embed prices.json
@@ -144,9 +145,9 @@ const (
 )
 
 var (
-	prefixRE    = regexp.MustCompile(prefixPattern)
-	suffixRE    = regexp.MustCompile(suffixPattern)
-	claudeDotRE = regexp.MustCompile(claudeDotPattern)
+	prefixRE    = lazyre.New(prefixPattern)
+	suffixRE    = lazyre.New(suffixPattern)
+	claudeDotRE = lazyre.New(claudeDotPattern)
 )
 
 // FastSuffix ends the name of a model used in fast mode (Claude Code's
@@ -162,12 +163,12 @@ const FastSuffix = "-fast"
 func Normalize(name string) string {
 	s := strings.ToLower(strings.Trim(name, " "))
 	base, fast := strings.CutSuffix(s, FastSuffix)
-	s = prefixRE.ReplaceAllString(base, "")
+	s = prefixRE().ReplaceAllString(base, "")
 	for range suffixPasses {
-		s = suffixRE.ReplaceAllString(s, "")
+		s = suffixRE().ReplaceAllString(s, "")
 	}
 	if strings.HasPrefix(s, "claude") {
-		s = claudeDotRE.ReplaceAllString(s, "$1-$2")
+		s = claudeDotRE().ReplaceAllString(s, "$1-$2")
 	}
 	if fast {
 		s += FastSuffix

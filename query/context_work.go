@@ -5,12 +5,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/lazyre"
 )
 
 // What the smart pack takes from a session's messages beyond its prompts:
@@ -61,7 +61,7 @@ const (
 
 // errorLineRE finds the lines of a tool's output that report a failure, in
 // the words compilers, test runners, shells and tools use.
-var errorLineRE = regexp.MustCompile(`(?i)\b(error|errors|exception|fail|failed|failure|failures|fatal|panic|traceback|undefined|cannot|can't|couldn't|unable to|not found|no such|denied|refused|invalid|unexpected|missing|timed? ?out|violation|rejected)\b|\*\* \(|^E\s|✗|✘`)
+var errorLineRE = lazyre.New(`(?i)\b(error|errors|exception|fail|failed|failure|failures|fatal|panic|traceback|undefined|cannot|can't|couldn't|unable to|not found|no such|denied|refused|invalid|unexpected|missing|timed? ?out|violation|rejected)\b|\*\* \(|^E\s|✗|✘`)
 
 // diagLineRE finds the lines of a successful command's output that report
 // a failure: a command that exits 0 may still print a compiler's error,
@@ -72,21 +72,21 @@ var errorLineRE = regexp.MustCompile(`(?i)\b(error|errors|exception|fail|failed|
 // shape diagnostics have: a failure word that opens it, a named error or
 // exception, a count of failures, a place followed by "error", or one of
 // a few messages no prose says.
-var diagLineRE = regexp.MustCompile(`^\s*(?:\*\* \(|(?i:error|errors|fatal|panic|fail|failed|failure|traceback)\b|E\s{2,}|[✗✘×]\s|\[(?i:error|fail|failed)\])` +
+var diagLineRE = lazyre.New(`^\s*(?:\*\* \(|(?i:error|errors|fatal|panic|fail|failed|failure|traceback)\b|E\s{2,}|[✗✘×]\s|\[(?i:error|fail|failed)\])` +
 	`|\b[A-Z]\w*(?:Error|Exception)\b` +
 	`|(?i:\b[1-9]\d* (?:failures?|failed|errors?|failing)\b)` +
 	`|:\d+(?::\d+)?:?\s+(?i:error|fatal)\b` +
 	`|(?i:\bis undefined\b|\bundefined (?:function|variable|method|reference|symbol|name)\b|\bno such file\b|\bcommand not found\b|\bpermission denied\b|\bsegmentation fault\b)`)
 
 // okLineRE finds lines that name failures only to say there are none.
-var okLineRE = regexp.MustCompile(`(?i)\b(0|no) (errors?|failures?|failed|issues)\b|\bpassed\b.*\b0 failed\b`)
+var okLineRE = lazyre.New(`(?i)\b(0|no) (errors?|failures?|failed|issues)\b|\bpassed\b.*\b0 failed\b`)
 
 // placeRE finds a place in a file: a name with an extension and a line
 // number.
-var placeRE = regexp.MustCompile(`[\w./-]+\.\w{1,8}:\d+`)
+var placeRE = lazyre.New(`[\w./-]+\.\w{1,8}:\d+`)
 
 // exitLineRE is the first line Claude Code writes for a failed command.
-var exitLineRE = regexp.MustCompile(`^Exit code \d+$`)
+var exitLineRE = lazyre.New(`^Exit code \d+$`)
 
 // todoTools are the tools agents keep their task lists with, and the
 // member of their input that holds the list.
@@ -237,13 +237,13 @@ FROM c2 ORDER BY ts, id, k`, ref.Platform, ref.SessionID, until)
 // list of the agent's own repeats.
 const trackerCommandPattern = `(?:^|[;&|(]\s*|\s)(?:bd|beads|gh|glab|jira|linear|tea|task)\s+(?:(?:issue|issues|pr|mr|task|tasks)\s+)?(?:ready|list|ls|blocked|show|view|next)\b`
 
-var trackerCommandRE = regexp.MustCompile(trackerCommandPattern)
+var trackerCommandRE = lazyre.New(trackerCommandPattern)
 
 // trackerHead is the first task tracker command a command runs (see
 // trackerCommandPattern), up to its subcommand's argument: "bd ready",
 // "gh issue view 12"; "" when it runs none.
 func trackerHead(command string) string {
-	loc := trackerCommandRE.FindStringIndex(command)
+	loc := trackerCommandRE().FindStringIndex(command)
 	if loc == nil {
 		return ""
 	}
@@ -276,7 +276,7 @@ func trackerText(output string) string {
 // trackerRelRE finds the heading of a task's relations in the output of a
 // tracker command that shows it: bd's CHILDREN, DEPENDS ON, BLOCKS, the
 // sub-issues, parents and blockers other trackers list.
-var trackerRelRE = regexp.MustCompile(`(?i)^(?:children|child (?:issues|tasks)|sub-?issues|sub-?tasks|depends on|dependencies|dependents|blocks|blocked by|blocking|parent|linked (?:issues|tasks))\s*:?\s*(?:\(\d+\))?$`)
+var trackerRelRE = lazyre.New(`(?i)^(?:children|child (?:issues|tasks)|sub-?issues|sub-?tasks|depends on|dependencies|dependents|blocks|blocked by|blocking|parent|linked (?:issues|tasks))\s*:?\s*(?:\(\d+\))?$`)
 
 // cutTask is a tracker's output cut to n bytes, and the task's relations
 // kept besides. A task's relations (its children, its parent, what it
@@ -296,7 +296,7 @@ func cutTask(text string, n int) string {
 	for _, l := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(l)
 		switch {
-		case trackerRelRE.MatchString(t):
+		case trackerRelRE().MatchString(t):
 			in = true
 			rel = append(rel, t)
 		case in && t != "" && (t != l || strings.IndexAny(t, "-*•↳→←↑↓") == 0):
@@ -328,32 +328,32 @@ func isEdit(tool string) bool { return editTools[strings.ToLower(tool)] }
 // --notes, --comment), a pull request's or an issue's (--body, --title,
 // --description). Agents write there, in a few lines, what they did and
 // why — the account a summary of the session gives.
-var messageFlagRE = regexp.MustCompile(`(?:^|\s)(?:-m|--message|--reason|--notes|--comment|--body|--description|--title)(?:=|\s+)("(?:[^"\\]|\\.)*"|'[^']*')`)
+var messageFlagRE = lazyre.New(`(?:^|\s)(?:-m|--message|--reason|--notes|--comment|--body|--description|--title)(?:=|\s+)("(?:[^"\\]|\\.)*"|'[^']*')`)
 
 // heredocRE is the here-document a message is often given as:
 // -m "$(cat <<'EOF' ... EOF)".
-var heredocRE = regexp.MustCompile(`(?s)^\$\(cat <<-?\s*['"]?(\w+)['"]?\s*\n(.*?)\n\s*(\w+)\s*\)$`)
+var heredocRE = lazyre.New(`(?s)^\$\(cat <<-?\s*['"]?(\w+)['"]?\s*\n(.*?)\n\s*(\w+)\s*\)$`)
 
 // trailerRE finds a commit message's trailer lines (co-authors,
 // sign-offs, the line a tool adds to say it wrote the commit): who, not
 // what.
-var trailerRE = regexp.MustCompile(`(?im)^\s*(?:co-authored-by|signed-off-by|reviewed-by|acked-by):.*$|^.*generated with .*$`)
+var trailerRE = lazyre.New(`(?im)^\s*(?:co-authored-by|signed-off-by|reviewed-by|acked-by):.*$|^.*generated with .*$`)
 
 // commandMessage is the text of the messages a command carries (see
 // messageFlagRE), each unquoted, joined by a line and cut to recordMax
 // bytes; "" when it carries none of at least a few words.
 func commandMessage(command string) string {
 	var parts []string
-	for _, m := range messageFlagRE.FindAllStringSubmatch(command, -1) {
+	for _, m := range messageFlagRE().FindAllStringSubmatch(command, -1) {
 		q := m[1]
 		text := q[1 : len(q)-1]
 		if q[0] == '"' {
 			text = strings.NewReplacer(`\"`, `"`, `\\`, `\`, `\$`, `$`, "\\`", "`").Replace(text)
 		}
-		if h := heredocRE.FindStringSubmatch(text); h != nil && h[1] == h[3] {
+		if h := heredocRE().FindStringSubmatch(text); h != nil && h[1] == h[3] {
 			text = h[2]
 		}
-		text = strings.TrimSpace(trailerRE.ReplaceAllString(text, ""))
+		text = strings.TrimSpace(trailerRE().ReplaceAllString(text, ""))
 		if len(strings.Fields(text)) >= 3 && !slices.Contains(parts, text) {
 			parts = append(parts, text)
 		}
@@ -368,7 +368,7 @@ func commandMessage(command string) string {
 // two words after the last "&&" or ";" before the message (git commit,
 // bd close).
 func commandHead(command string) string {
-	if loc := messageFlagRE.FindStringIndex(command); loc != nil {
+	if loc := messageFlagRE().FindStringIndex(command); loc != nil {
 		command = command[:loc[0]]
 	}
 	for _, sep := range []string{"&&", ";", "|"} {
@@ -474,12 +474,12 @@ func editDiff(oldText, newText string) string {
 }
 
 // commentRE finds the start of a comment line in the usual languages.
-var commentRE = regexp.MustCompile(`^(?://|#|/\*|\*|--|;|<!--|"""|\'\'\')`)
+var commentRE = lazyre.New(`^(?://|#|/\*|\*|--|;|<!--|"""|\'\'\')`)
 
 // isProse tells a line of comment or documentation from a line of code: a
 // comment's opening, or words with no code punctuation among them.
 func isProse(line string) bool {
-	if commentRE.MatchString(line) {
+	if commentRE().MatchString(line) {
 		return true
 	}
 	return len(strings.Fields(line)) >= 5 && !strings.ContainsAny(line, "(){}[]=<>;:|&$@\\")
@@ -487,7 +487,7 @@ func isProse(line string) bool {
 
 // nameRE finds the names in code: identifiers, with the dots of a
 // qualified name and an Elixir or Ruby name's closing ? or !.
-var nameRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*[?!]?`)
+var nameRE = lazyre.New(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*[?!]?`)
 
 // changedNames are the names an edit's old text has and its new text
 // lacks, and the reverse, in the order they first appear, at most
@@ -508,7 +508,7 @@ func changedNames(oldText, newText string) (gone, came []string) {
 		}
 		var out []string
 		seen := map[string]bool{}
-		for _, m := range nameRE.FindAllString(s, -1) {
+		for _, m := range nameRE().FindAllString(s, -1) {
 			if len(m) < 4 || len(m) > diffLineMax || seen[m] {
 				continue
 			}
@@ -549,11 +549,11 @@ func errorText(output string, failed bool) string {
 	// tool's words for the failure are.
 	var lines []string
 	for _, l := range strings.Split(output, "\n") {
-		if l = strings.TrimSpace(l); l != "" && !exitLineRE.MatchString(l) {
+		if l = strings.TrimSpace(l); l != "" && !exitLineRE().MatchString(l) {
 			lines = append(lines, excerpt.Line(l, errorLineMax))
 		}
 	}
-	if !failed && slices.ContainsFunc(lines, okLineRE.MatchString) {
+	if !failed && slices.ContainsFunc(lines, okLineRE().MatchString) {
 		// A run that reports no failures in its own summary ("0
 		// failures") failed nowhere, whatever its log lines name.
 		return ""
@@ -564,7 +564,7 @@ func errorText(output string, failed bool) string {
 	score := make([]int, len(lines))
 	said := func(l string) bool { return len(strings.Fields(l)) >= 4 }
 	for i, l := range lines {
-		if (failed && errorLineRE.MatchString(l) || diagLineRE.MatchString(l)) && !okLineRE.MatchString(l) {
+		if (failed && errorLineRE().MatchString(l) || diagLineRE().MatchString(l)) && !okLineRE().MatchString(l) {
 			score[i] = 2
 			if len(strings.Fields(l)) < 2 {
 				score[i] = 1
@@ -572,12 +572,12 @@ func errorText(output string, failed bool) string {
 		}
 	}
 	for i, l := range lines {
-		if failed && placeRE.MatchString(l) {
+		if failed && placeRE().MatchString(l) {
 			score[i] = 3
 			// The message is the line before (a compiler's, a linter's
 			// heading), else the one after (a type checker's).
 			for _, j := range []int{i - 1, i + 1} {
-				if j >= 0 && j < len(lines) && said(lines[j]) && !placeRE.MatchString(lines[j]) {
+				if j >= 0 && j < len(lines) && said(lines[j]) && !placeRE().MatchString(lines[j]) {
 					score[j] = max(score[j], 2)
 					break
 				}
@@ -931,7 +931,7 @@ func tasksItems(steps []step, limit int) []ContextItem {
 	// last the tasks the session closed after it showed them: what they
 	// said is done, while the others are the work still open.
 	class := func(s step) int {
-		if trackerListRE.MatchString(s.call) {
+		if trackerListRE().MatchString(s.call) {
 			return 0
 		}
 		f := strings.Fields(s.call)
@@ -991,12 +991,12 @@ func tasksItems(steps []step, limit int) []ContextItem {
 // trackerCloseRE finds a tracker command that closes tasks (bd close A B,
 // gh issue close 12, bd update A --status closed) in a call's line; its
 // group is what follows the subcommand.
-var trackerCloseRE = regexp.MustCompile(`(?:^|[;&|(` + "`" + `]\s*|\s)(?:(?:bd|beads|gh issue|glab issue|tea issues?|jira issue)\s+close\s+([^;&|` + "`" + `]*)|(?:bd|beads)\s+update\s+([^;&|` + "`" + `]*?--status[= ]+["']?(?:closed|done)\b))`)
+var trackerCloseRE = lazyre.New(`(?:^|[;&|(` + "`" + `]\s*|\s)(?:(?:bd|beads|gh issue|glab issue|tea issues?|jira issue)\s+close\s+([^;&|` + "`" + `]*)|(?:bd|beads)\s+update\s+([^;&|` + "`" + `]*?--status[= ]+["']?(?:closed|done)\b))`)
 
 // closedTasks are the ids of the tasks a call's line closes.
 func closedTasks(call string) []string {
 	var ids []string
-	for _, m := range trackerCloseRE.FindAllStringSubmatch(call, -1) {
+	for _, m := range trackerCloseRE().FindAllStringSubmatch(call, -1) {
 		for _, f := range strings.Fields(m[1] + " " + m[2]) {
 			if strings.HasPrefix(f, "-") {
 				break
@@ -1009,7 +1009,7 @@ func closedTasks(call string) []string {
 
 // trackerListRE tells a tracker command that lists tasks from one that
 // shows a task.
-var trackerListRE = regexp.MustCompile(`\b(?:ready|list|ls|blocked|next)\b`)
+var trackerListRE = lazyre.New(`\b(?:ready|list|ls|blocked|next)\b`)
 
 // stoppedItem says where the session's work stood at its end: the agent's
 // last todo list, the last request when it is not the first, the

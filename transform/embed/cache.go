@@ -12,7 +12,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/internal/fsglob"
+	"github.com/pos-lake/pos/internal/lazyre"
 )
 
 // Key identifies a text in the cache: the first 16 bytes of its SHA-256.
@@ -73,11 +73,11 @@ const (
 	maxSegments = 8
 )
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeName = lazyre.New(`[^A-Za-z0-9._-]+`)
 
 // cacheName is the directory of a model's vectors of a dimension.
 func cacheName(model string, dims int) string {
-	name := unsafeName.ReplaceAllString(model, "_")
+	name := unsafeName().ReplaceAllString(model, "_")
 	if len(name) > 80 || name != model {
 		sum := sha256.Sum256([]byte(model))
 		name = name[:min(len(name), 60)] + "-" + hex.EncodeToString(sum[:4])

@@ -13,23 +13,24 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/pos-lake/pos/internal/lazyre"
 )
 
 // DefaultHubEndpoint is the Hugging Face hub's address.
 const DefaultHubEndpoint = "https://huggingface.co"
 
-var modelNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var modelNameRe = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // ValidModelName checks a hub model name: org/name, letters, digits,
 // '.', '_' and '-'.
 func ValidModelName(name string) error {
-	if !modelNameRe.MatchString(name) || strings.Contains(name, "..") {
+	if !modelNameRe().MatchString(name) || strings.Contains(name, "..") {
 		return fmt.Errorf("%q is not a hub model name (org/name, e.g. minishlab/potion-retrieval-32M)", name)
 	}
 	return nil

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/pos-lake/pos/internal/lazyre"
 )
 
 // tokenizer is the part of a Hugging Face tokenizers pipeline
@@ -429,7 +431,7 @@ func parsePreTokenizer(raw json.RawMessage) ([]func([]string) []string, error) {
 	case "Whitespace":
 		// The pattern \w+|[^\w\s]+.
 		return []func([]string) []string{eachWord(func(w string, out []string) []string {
-			return append(out, whitespaceRe.FindAllString(w, -1)...)
+			return append(out, whitespaceRe().FindAllString(w, -1)...)
 		})}, nil
 	case "Punctuation":
 		return []func([]string) []string{eachWord(func(w string, out []string) []string {
@@ -521,7 +523,7 @@ func parsePreTokenizer(raw json.RawMessage) ([]func([]string) []string, error) {
 	return nil, unsupported("pre-tokenizer", ty.Type)
 }
 
-var whitespaceRe = regexp.MustCompile(onigToGo(`\w+|[^\w\s]+`))
+var whitespaceRe = lazyre.New(onigToGo(`\w+|[^\w\s]+`))
 
 // Oniguruma's shorthand classes (the regex engine tokenizers compiles
 // patterns with) are Unicode-aware where Go's are ASCII only.

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pos-lake/pos/internal/lazyre"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -158,13 +159,13 @@ func toolAction(name string) string {
 
 type patchFile struct{ path, action string }
 
-var patchRE = regexp.MustCompile(`\*\*\* (Update|Add|Delete) File: ([^\n"\\]+)`)
+var patchRE = lazyre.New(`\*\*\* (Update|Add|Delete) File: ([^\n"\\]+)`)
 
 // patchFiles reads the files of an apply_patch envelope (Codex):
 // "*** Update File: path", "*** Add File: path", "*** Delete File: path".
 func patchFiles(s string) []patchFile {
 	var out []patchFile
-	for _, m := range patchRE.FindAllStringSubmatch(s, -1) {
+	for _, m := range patchRE().FindAllStringSubmatch(s, -1) {
 		action := ActionEdit
 		switch m[1] {
 		case "Add":
@@ -181,9 +182,9 @@ func patchFiles(s string) []patchFile {
 // "commit <40 hex>" (log, show), "abc1234..def5678  main -> main" (push).
 // Each expression runs on one line that a cheap test picked.
 var (
-	commitRE = regexp.MustCompile(`^\[[^\]\s]+(?: \([^)]*\))? ([0-9a-f]{7,40})\] `)
-	logRE    = regexp.MustCompile(`^commit ([0-9a-f]{40})\b`)
-	pushRE   = regexp.MustCompile(`\b[0-9a-f]{7,40}\.\.\.?([0-9a-f]{7,40})\s+\S+ -> \S+`)
+	commitRE = lazyre.New(`^\[[^\]\s]+(?: \([^)]*\))? ([0-9a-f]{7,40})\] `)
+	logRE    = lazyre.New(`^commit ([0-9a-f]{40})\b`)
+	pushRE   = lazyre.New(`\b[0-9a-f]{7,40}\.\.\.?([0-9a-f]{7,40})\s+\S+ -> \S+`)
 )
 
 // Commits returns the commit SHAs git reported in a tool's output, in
@@ -210,11 +211,11 @@ func Commits(text string) []string {
 		line = strings.TrimLeft(line, " ")
 		switch {
 		case len(line) > 10 && line[0] == '[':
-			add(commitRE, line)
+			add(commitRE(), line)
 		case strings.HasPrefix(line, "commit "):
-			add(logRE, line)
+			add(logRE(), line)
 		case strings.Contains(line, " -> ") && strings.Contains(line, ".."):
-			add(pushRE, line)
+			add(pushRE(), line)
 		}
 	}
 	return out
