@@ -317,3 +317,31 @@ func TestBackwardsSpanish(t *testing.T) {
 		t.Error("Has: only Spanish is installed")
 	}
 }
+
+// TestBackwardsNear: a Russian form whose Snowball stem is no
+// translation's (a participle, "запрещено": запрещ) is found by the
+// translations whose stems begin with it and are a few letters longer
+// (запрещать: запреща), from the table in memory and from the cache; a
+// stem that only begins a much longer one finds nothing.
+func TestBackwardsNear(t *testing.T) {
+	dir := t.TempDir()
+	writeDict(t, filepath.Join(dir, "mueller7"), [][2]string{
+		{"forbid", "forbid\n   _v. запрещать; не позволять\n"},
+		{"prohibition", "prohibition\n   _n. запрещение\n"},
+		{"password", "password\n   _n. пароль\n"},
+		{"planner", "planner\n   _n. планировщик\n"},
+	}, 0)
+	for _, cache := range []string{"", t.TempDir()} {
+		tr := NewCached(dir, cache)
+		if got := tr.Word("ru", "запрещено"); !slices.Equal(got, []string{"forbid", "prohibition"}) {
+			t.Errorf("cache %q: запрещено: %q", cache, got)
+		}
+		if got := tr.Word("ru", "запрещает"); !slices.Equal(got, []string{"forbid"}) {
+			t.Errorf("cache %q: запрещает (its own stem's): %q", cache, got)
+		}
+		if got := tr.Word("ru", "план"); got != nil {
+			t.Errorf("cache %q: план is not планировщик: %q", cache, got)
+		}
+		tr.Close()
+	}
+}

@@ -63,9 +63,55 @@ func (r *reversed) senses(stem string) []sense {
 	return out
 }
 
+// Bounds of near: the stems longer than a word's that are taken for it,
+// and by how many letters at most (a participle's stem, "запрещ", for its
+// verb's, "запреща", or its noun's, "запрещен").
+const (
+	nearStems = 3
+	nearExtra = 3
+)
+
+// near returns the senses of the stems that begin with stem and are at
+// most nearExtra letters longer, the shortest first (at most nearStems):
+// a Snowball stem of an inflected form the dictionaries lack is often a
+// prefix of the stem of its headword.
+func (r *reversed) near(stem string) []sense {
+	n := utf8.RuneCountInString(stem)
+	if n < 4 {
+		return nil
+	}
+	var keys []string
+	if r.d == nil {
+		for k := range r.mem {
+			if strings.HasPrefix(k, stem) && k != stem && utf8.RuneCountInString(k) <= n+nearExtra {
+				keys = append(keys, k)
+			}
+		}
+	} else {
+		seen := 0
+		r.d.Prefixed(stem, func(e Entry) bool {
+			seen++
+			if k := strings.ToLower(e.Headword); k != stem && utf8.RuneCountInString(k) <= n+nearExtra && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+			return seen < 200
+		})
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(utf8.RuneCountInString(a), utf8.RuneCountInString(b)), cmp.Compare(a, b))
+	})
+	var out []sense
+	for _, k := range keys[:min(len(keys), nearStems)] {
+		out = append(out, r.senses(k)...)
+	}
+	return out
+}
+
 // backwards returns the English headwords of the language's dictionaries
 // from English that have a translation of the word's stem, those it is
 // the first translation of first.
+// A stem no translation has stands for the translations' stems it
+// begins (near).
 func (t *Translator) backwards(lang, word string) []string {
 	sl, ok := stemLangs[lang]
 	if !ok || len(fromEnglish[lang]) == 0 {
@@ -79,8 +125,12 @@ func (t *Translator) backwards(lang, word string) []string {
 	if r == nil {
 		return nil
 	}
+	found := r.senses(stem)
+	if len(found) == 0 {
+		found = r.near(stem)
+	}
 	var senses []sense
-	for _, s := range r.senses(stem) {
+	for _, s := range found {
 		if !slices.ContainsFunc(senses, func(x sense) bool { return x.en == s.en }) {
 			senses = append(senses, s)
 		}
