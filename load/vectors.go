@@ -687,13 +687,14 @@ func modelNames(head []byte, off int) (names []string, end int, ok bool) {
 func readSidecarHead(r io.ReaderAt, mem []byte, size int64, chunksPath string, checkMeta bool) (*sidecar, error) {
 	bad := func(what string) error { return fmt.Errorf("%s%s: %s", filepath.Base(chunksPath), VectorsExt, what) }
 	le := binary.LittleEndian
-	// The header: its model names fit in 4 KB but for a sidecar of
-	// hundreds of models, which is read again at its largest.
+	// The header: its model names fit in the first 512 bytes read (4 KB
+	// of a copy in memory) but for a sidecar of many models, which is
+	// read again at its largest.
 	var head []byte
 	if mem != nil {
 		head = mem[:min(size, 4<<10)]
 	} else {
-		head = make([]byte, min(size, 4<<10))
+		head = make([]byte, min(size, 512))
 		if _, err := r.ReadAt(head, 0); err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pos-lake/pos/internal/rabitq"
 	"github.com/pos-lake/pos/load"
@@ -35,6 +36,7 @@ func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []
 	windowed := !opt.Since.IsZero() || !opt.Until.IsZero()
 	ix := d.searchIndex()
 	bq := rabitq.NewRotation(len(q)).NewQuery(q)
+	floor := newScoreFloor()
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(files)/4))
 	jobs := make(chan string)
 	type result struct {
@@ -60,7 +62,7 @@ func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []
 					sc, err := ix.ReadSignCodes(f, windowed, keep != nil, buf)
 					if err == nil {
 						buf = sc.Bits
-						r.err = scanSignCodes(sc, f, model, q, bq, since, until, windowed, keep, depth, minSim, &rows, &r.top, &r.n)
+						r.err = scanSignCodes(sc, f, model, q, bq, since, until, windowed, keep, depth, minSim, floor, &rows, &r.top, &r.n)
 						sc.Close()
 						continue
 					}
@@ -129,14 +131,14 @@ func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []
 // estimate cannot rule them out are read together, in one span of the
 // sidecar, after their estimates.
 func scanSignCodes(sc *load.SignCodes, f, model string, q []float32, bq *rabitq.Query, since, until int64, windowed bool,
-	keep map[int64]bool, depth int, minSim float64, rows *load.SignRows, top *topScores, n *scanCounts) error {
+	keep map[int64]bool, depth int, minSim float64, floor *scoreFloor, rows *load.SignRows, top *topScores, n *scanCounts) error {
 	codeBytes := rabitq.CodeBytes(len(q))
 	m := slices.Index(sc.Models, model)
 	if sc.Dim != len(q) || m < 0 || sc.Version != rabitq.Version || sc.Stride != codeBytes+8 {
 		return nil // another model's vectors, or codes of another version: none of this search's
 	}
 	le := binary.LittleEndian
-	must := minSim
+	must := max(minSim, floor.get())
 	if len(*top) >= depth {
 		must = max(must, (*top)[0].score)
 	}
@@ -174,7 +176,32 @@ func scanSignCodes(sc *load.SignCodes, f, model string, q []float32, bq *rabitq.
 			top.offer(scored{key: key, file: f, score: s}, depth)
 		}
 	}
+	if len(*top) >= depth {
+		floor.raise((*top)[0].score)
+	}
 	return nil
+}
+
+// scoreFloor is the least score a row must reach to be among a scan's
+// best, shared by its workers: each one's worst of its best depth, when
+// it has that many, for the scan's best depth are at least as good.
+type scoreFloor struct{ bits atomic.Uint64 }
+
+func newScoreFloor() *scoreFloor {
+	f := &scoreFloor{}
+	f.bits.Store(math.Float64bits(math.Inf(-1)))
+	return f
+}
+
+func (f *scoreFloor) get() float64 { return math.Float64frombits(f.bits.Load()) }
+
+func (f *scoreFloor) raise(s float64) {
+	for {
+		old := f.bits.Load()
+		if math.Float64frombits(old) >= s || f.bits.CompareAndSwap(old, math.Float64bits(s)) {
+			return
+		}
+	}
 }
 
 // scanCounts are the rows a vector scan compared with the query, and of
