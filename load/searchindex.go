@@ -130,14 +130,12 @@ func OpenSearchIndex(lake string) (*SearchIndex, error) {
 		return nil, err
 	}
 	for _, name := range names {
-		b, unmap, entries, lexAt, err := mapSegment(filepath.Join(dir, name))
+		f, b, unmap, entries, lexAt, err := mapSegment(filepath.Join(dir, name))
 		if err != nil {
 			continue
 		}
 		ix.add(name, b, unmap, entries, lexAt)
-		if f, err := os.Open(filepath.Join(dir, name)); err == nil {
-			ix.segs[len(ix.segs)-1].f = f
-		}
+		ix.segs[len(ix.segs)-1].f = f
 	}
 	return ix, nil
 }
@@ -159,25 +157,31 @@ func (ix *SearchIndex) add(name string, b []byte, unmap func() error, entries []
 	}
 }
 
-func mapSegment(path string) ([]byte, func() error, []segEntry, int64, error) {
+// mapSegment opens and maps a segment and reads its table of contents; the
+// file stays open for the reads that copy rather than map (see
+// mappedSegment.f).
+func mapSegment(path string) (*os.File, []byte, func() error, []segEntry, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, nil, 0, err
+		return nil, nil, nil, nil, 0, err
 	}
-	defer f.Close()
+	fail := func(err error) (*os.File, []byte, func() error, []segEntry, int64, error) {
+		f.Close()
+		return nil, nil, nil, nil, 0, err
+	}
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, nil, 0, err
+		return fail(err)
 	}
 	entries, lexAt, err := readSegmentTOC(f, path, fi.Size())
 	if err != nil && !errors.Is(err, errOldSegment) {
-		return nil, nil, nil, 0, err
+		return fail(err)
 	}
 	b, unmap, err := mapFile(f, fi.Size())
 	if err != nil {
-		return nil, nil, nil, 0, err
+		return fail(err)
 	}
-	return b, unmap, entries, lexAt, nil
+	return f, b, unmap, entries, lexAt, nil
 }
 
 // errOldSegment is returned for a segment of an older layout, which a

@@ -87,8 +87,11 @@ func (ix *SearchIndex) ReadSignCodes(chunksPath string, ts, keys bool, buf []byt
 // SignRows are rows of a sidecar read whole by SignCodes.ReadRows: their
 // keys, scales and codes. Its buffers are reused by the next ReadRows.
 type SignRows struct {
-	from, dim         int
-	keys, scale, code []byte
+	from, dim   int
+	keys        []int64 // the SignCodes' Keys, or own
+	own         []int64 // the keys read, decoded
+	raw         []byte  // the keys' bytes, when read
+	scale, code []byte
 }
 
 // ReadRows reads the keys, scales and codes of rows from to to (not
@@ -99,17 +102,20 @@ func (s *SignCodes) ReadRows(rows *SignRows, from, to int) error {
 	}
 	sc, r, n := s.sc, int64(s.Rows), to-from
 	rows.from, rows.dim = from, s.Dim
-	rows.keys = slices.Grow(rows.keys[:0], 8*n)[:8*n]
 	rows.scale = slices.Grow(rows.scale[:0], 4*n)[:4*n]
 	rows.code = slices.Grow(rows.code[:0], s.Dim*n)[:s.Dim*n]
-	if s.Keys == nil {
-		if err := sc.read(rows.keys, sc.off+8*int64(from)); err != nil {
+	if s.Keys != nil {
+		rows.keys = s.Keys[from:to]
+	} else {
+		rows.raw = slices.Grow(rows.raw[:0], 8*n)[:8*n]
+		if err := sc.read(rows.raw, sc.off+8*int64(from)); err != nil {
 			return err
 		}
-	} else {
-		for i := range n {
-			binary.LittleEndian.PutUint64(rows.keys[8*i:], uint64(s.Keys[from+i]))
+		rows.own = slices.Grow(rows.own[:0], n)[:n]
+		for i := range rows.own {
+			rows.own[i] = int64(binary.LittleEndian.Uint64(rows.raw[8*i:]))
 		}
+		rows.keys = rows.own
 	}
 	if err := sc.read(rows.scale, sc.off+21*r+4*int64(from)); err != nil {
 		return err
@@ -122,7 +128,7 @@ func (s *SignCodes) ReadRows(rows *SignRows, from, to int) error {
 func (rows *SignRows) Row(i int) (key int64, scale float32, codes []int8) {
 	j, le := i-rows.from, binary.LittleEndian
 	c := rows.code[j*rows.dim : (j+1)*rows.dim]
-	return int64(le.Uint64(rows.keys[8*j:])), math.Float32frombits(le.Uint32(rows.scale[4*j:])),
+	return rows.keys[j], math.Float32frombits(le.Uint32(rows.scale[4*j:])),
 		unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(c))), len(c))
 }
 

@@ -594,10 +594,7 @@ func (sc *sidecar) at(off, n int64) ([]byte, error) {
 		return sc.mem[off : off+n : off+n], nil
 	}
 	b := make([]byte, n)
-	if _, err := sc.r.ReadAt(b, off); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return b, sc.read(b, off)
 }
 
 // metaBytes returns the metadata section's bytes, after its length,

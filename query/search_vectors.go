@@ -24,7 +24,7 @@ import (
 // It returns the best depth, and the files that have no sidecar, for
 // DuckDB to score.
 //
-// A sidecar with sign codes (load.Vectors.Bits) is scanned in two steps
+// A sidecar with sign codes (load.SignCodes) is scanned in two steps
 // per row: its code gives an estimate of the score and a bound on the
 // estimate's error (internal/rabitq), and the exact score is computed only
 // when the estimate plus its bound reaches the score the row must beat
