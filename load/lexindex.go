@@ -130,6 +130,9 @@ func readLexicon(b []byte, off int64, n int) (*Lexicon, error) {
 		if int64(le.Base)+int64(le.Rows) > r || le.Version < 0 {
 			return nil, errBadLexicon
 		}
+		if l.Entries == nil {
+			l.Entries = make([]LexEntry, 0, e)
+		}
 		l.Entries = append(l.Entries, le)
 	}
 	for i := range nv {
@@ -304,7 +307,7 @@ func (s *lexSource) advance() bool {
 // merging: nil when it has no postings or cannot be read, and then its
 // file is searched on its own.
 func lexSourceOf(b []byte, e int, path string) *lexSource {
-	sc, err := readSidecarHead(memFile(b), b, int64(len(b)), path, false)
+	sc, err := readSidecarHead(memFile(b), b, nil, int64(len(b)), path, false)
 	if err != nil || !sc.postings {
 		return nil
 	}

@@ -3,6 +3,7 @@ package load
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -116,6 +117,13 @@ func TestSearchIndexLexicon(t *testing.T) {
 // writeSegmentV1 writes the lake's sidecars as a segment of the older
 // layout (POSIDX01: no merged term index).
 func writeSegmentV1(t *testing.T, lake string, files []string) {
+	writeOlderSegment(t, lake, files, segmentMagicV1)
+}
+
+// writeOlderSegment writes the lake's sidecars as a segment of an older
+// layout: POSIDX01, or POSIDX02 without header copies (and here without a
+// merged term index).
+func writeOlderSegment(t *testing.T, lake string, files []string, magic string) {
 	t.Helper()
 	le := binary.LittleEndian
 	var toc []byte
@@ -131,7 +139,11 @@ func writeSegmentV1(t *testing.T, lake string, files []string) {
 		toc = append(toc, make([]byte, 16)...)
 		bodies = append(bodies, b)
 	}
-	at := (16 + len(toc) + 7) &^ 7
+	head := 16
+	if magic != segmentMagicV1 {
+		head = 32
+	}
+	at := (head + len(toc) + 7) &^ 7
 	p := 0
 	for i, f := range files {
 		rel, _ := filepath.Rel(lake, f)
@@ -141,13 +153,19 @@ func writeSegmentV1(t *testing.T, lake string, files []string) {
 		p += 16
 		at = (at + len(bodies[i]) + 7) &^ 7
 	}
-	out := le.AppendUint32(le.AppendUint32([]byte(segmentMagicV1), uint32(len(files))), uint32(len(toc)))
+	out := le.AppendUint32(le.AppendUint32([]byte(magic), uint32(len(files))), uint32(len(toc)))
+	if head == 32 {
+		out = le.AppendUint64(le.AppendUint64(out, 0), 0) // no merged term index; the size, below
+	}
 	out = append(out, toc...)
 	for _, b := range bodies {
 		for len(out)%8 != 0 {
 			out = append(out, 0)
 		}
 		out = append(out, b...)
+	}
+	if head == 32 {
+		le.PutUint64(out[24:], uint64(len(out)))
 	}
 	dir := filepath.Join(lake, SearchIndexDir)
 	os.RemoveAll(dir)
@@ -211,10 +229,10 @@ func aligned(b []byte) []byte {
 func readSegmentBytes(b []byte) {
 	b = aligned(b)
 	entries, lexAt, err := readSegmentTOC(bytes.NewReader(b), "seg.idx", int64(len(b)))
-	if err != nil {
+	if err != nil && !errors.Is(err, errOldSegment) {
 		return
 	}
-	ix := &SearchIndex{lake: "/lake", byPath: map[string]indexed{}}
+	ix := &SearchIndex{lake: "/lake"}
 	ix.add("seg.idx", b, func() error { return nil }, entries, lexAt)
 	var files []string
 	for _, e := range entries {
@@ -265,7 +283,10 @@ func FuzzSearchIndexSegment(f *testing.F) {
 	f.Add(seg)
 	f.Add(seg[:len(seg)/2])
 	lexAt := binary.LittleEndian.Uint64(seg[16:])
-	for _, at := range []int{int(lexAt), int(lexAt) + 8, int(lexAt) + 12, len(seg) - 40, len(seg) - 10} {
+	// The merged term index, the end, and the first entry's header copy
+	// (its rows, its model names' count and length).
+	head := 32 + 2 + int(binary.LittleEndian.Uint16(seg[32:])) + 16 + 2
+	for _, at := range []int{int(lexAt), int(lexAt) + 8, int(lexAt) + 12, len(seg) - 40, len(seg) - 10, head + 8, head + 16, head + 48} {
 		b := bytes.Clone(seg)
 		b[at] ^= 0x7f
 		f.Add(b)

@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
+	"unsafe"
 )
 
 // The search index: the vector sidecars of the lake's chunks files, copied
@@ -35,18 +37,22 @@ import (
 // into place; the segments a merge replaces are removed after, and a
 // reader that finds two segments naming one file uses either.
 //
-// Layout, little endian: magic "POSIDX02", entries u32 (N), TOC bytes u32,
+// Layout, little endian: magic "POSIDX04", entries u32 (N), TOC bytes u32,
 // where the merged term index starts u64 (0: none; see lexindex.go), the
 // segment's size u64 (one cut short is not read), then
 // N entries (path length u16, the chunks file's path relative to the
 // lake with slashes, offset u64 and length u64 of its sidecar's bytes in
-// the segment), then the sidecars, each at an offset that is a multiple
-// of 8, then the merged term index. A POSIDX01 segment (an older build's,
-// without a merged term index) is read as before, its files searched one
-// by one, and replaced at the next load.
+// the segment, head length u16 and a copy of the sidecar's header
+// through its model names, or none), then the sidecars, each at an offset
+// that is a multiple of 8, then the merged term index. The header copies
+// spare a search that reads a part of every sidecar one read per sidecar.
+// Segments of older layouts are read as before and replaced at the next
+// load: POSIDX02 has no header copies, and POSIDX01 no merged term index
+// either (its files are searched one by one).
 const (
 	SearchIndexDir = "searchindex"
-	segmentMagic   = "POSIDX02"
+	segmentMagic   = "POSIDX04"
+	segmentMagicV2 = "POSIDX02" // without header copies
 	segmentMagicV1 = "POSIDX01" // without a merged term index
 	segmentExt     = ".idx"
 	// segmentMerge segments of about the same size are merged into one.
@@ -57,28 +63,36 @@ const (
 // variable for tests).
 var segmentFloor int64 = 4 << 20
 
-// SearchIndex is a lake's search index, mapped into memory. Its sidecars
-// are read by ReadVectors, ReadLexicalQuery and ReadRowMeta; a nil
-// SearchIndex has none (they read the sidecar files).
+// SearchIndex is a lake's search index: its segments, mapped (the merged
+// term indexes are read through the mapping) and open (the sidecars are
+// read with pread). Its sidecars are read by ReadSignCodes, ReadVectors,
+// ReadLexicalQuery and ReadRowMeta; a nil SearchIndex has none (they read
+// the sidecar files).
 type SearchIndex struct {
-	lake   string
-	segs   []*mappedSegment
-	byPath map[string]indexed // path relative to the lake, with slashes -> sidecar
+	lake string
+	segs []*mappedSegment // a file's sidecar is looked up in each in turn
 }
 
 type mappedSegment struct {
 	name  string
+	b     []byte // the mapping
 	unmap func() error
 	lex   *Lexicon // nil: none (an older segment, or one it could not read)
-	// f is the segment, open: the vector scan reads its sign codes with
-	// pread (see ReadSignCodes).
+	// f is the segment, open: sidecars are read from it with pread (see
+	// SignCodes).
 	f *os.File
+	// entries are its TOC's, and byPath their indices by path (nil when
+	// the TOC lists them by path already, as this build writes it): a
+	// file's sidecar is found by binary search.
+	entries []segEntry
+	byPath  []int32
 }
 
 // indexed is an index's copy of a chunks file's sidecar: its bytes, and
 // its segment and entry.
 type indexed struct {
 	b     []byte
+	head  []byte // the TOC's copy of the sidecar's header, or nil
 	seg   *mappedSegment
 	entry int
 	off   int64 // where b starts in the segment
@@ -88,6 +102,7 @@ type segEntry struct {
 	path   string // relative to the lake, with slashes
 	src    string // the file the bytes are in
 	off, n int64
+	head   []byte // the sidecar's header through its model names, when known
 }
 
 // SearchIndexKey names the lake's current segments: a reader that keeps an
@@ -123,7 +138,7 @@ func OpenSearchIndex(lake string) (*SearchIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &SearchIndex{lake: abs, byPath: map[string]indexed{}}
+	ix := &SearchIndex{lake: abs}
 	dir := filepath.Join(abs, SearchIndexDir)
 	names, err := segmentNames(dir)
 	if err != nil {
@@ -143,18 +158,37 @@ func OpenSearchIndex(lake string) (*SearchIndex, error) {
 // add adds a mapped segment (b) whose entries and merged term index's
 // offset readSegmentTOC read.
 func (ix *SearchIndex) add(name string, b []byte, unmap func() error, entries []segEntry, lexAt int64) {
-	seg := &mappedSegment{name: name, unmap: unmap}
+	seg := &mappedSegment{name: name, b: b, unmap: unmap, entries: entries}
 	if lexAt != 0 {
 		// A lexicon that cannot be read leaves its files to be searched
 		// one by one.
 		seg.lex, _ = readLexicon(b, lexAt, len(entries))
 	}
-	ix.segs = append(ix.segs, seg)
-	for i, e := range entries {
-		if _, ok := ix.byPath[e.path]; !ok {
-			ix.byPath[e.path] = indexed{b: b[e.off : e.off+e.n : e.off+e.n], seg: seg, entry: i, off: e.off}
+	byPath := func(a, b segEntry) int { return strings.Compare(a.path, b.path) }
+	if !slices.IsSortedFunc(entries, byPath) {
+		seg.byPath = make([]int32, len(entries))
+		for i := range seg.byPath {
+			seg.byPath[i] = int32(i)
 		}
+		slices.SortStableFunc(seg.byPath, func(i, j int32) int { return byPath(entries[i], entries[j]) })
 	}
+	ix.segs = append(ix.segs, seg)
+}
+
+// find returns the index of the entry for path, or -1.
+func (s *mappedSegment) find(path string) int {
+	n := len(s.entries)
+	at := func(k int) int {
+		if s.byPath != nil {
+			return int(s.byPath[k])
+		}
+		return k
+	}
+	k, ok := sort.Find(n, func(k int) int { return strings.Compare(path, s.entries[at(k)].path) })
+	if !ok {
+		return -1
+	}
+	return at(k)
 }
 
 // mapSegment opens and maps a segment and reads its table of contents; the
@@ -189,8 +223,8 @@ func mapSegment(path string) (*os.File, []byte, func() error, []segEntry, int64,
 var errOldSegment = errors.New("a search index segment of an older build")
 
 // readSegmentTOC reads a segment's entries and checks they lie within it;
-// lexAt is where its merged term index starts (0: none, or a POSIDX01
-// segment's, which comes with errOldSegment wrapped).
+// lexAt is where its merged term index starts (0: none). The entries of a
+// segment of an older layout come with errOldSegment wrapped.
 func readSegmentTOC(r io.ReaderAt, path string, size int64) (entries []segEntry, lexAt int64, err error) {
 	bad := func(what string) error { return fmt.Errorf("%s: %s", path, what) }
 	head := make([]byte, 32)
@@ -202,8 +236,10 @@ func readSegmentTOC(r io.ReaderAt, path string, size int64) (entries []segEntry,
 	}
 	le := binary.LittleEndian
 	at := int64(16)
+	heads := false
 	switch string(head[:8]) {
-	case segmentMagic:
+	case segmentMagic, segmentMagicV2:
+		heads = string(head[:8]) == segmentMagic
 		if size < 32 {
 			return nil, 0, bad("truncated")
 		}
@@ -239,17 +275,31 @@ func readSegmentTOC(r io.ReaderAt, path string, size int64) (entries []segEntry,
 		if p+2+l+16 > len(toc) {
 			return nil, 0, bad("bad table of contents")
 		}
-		e := segEntry{path: string(toc[p+2 : p+2+l]), src: path}
+		// The path shares the TOC's bytes, which are not written again.
+		e := segEntry{path: unsafe.String(unsafe.SliceData(toc[p+2:]), l), src: path}
 		e.off, e.n = int64(le.Uint64(toc[p+2+l:])), int64(le.Uint64(toc[p+10+l:]))
 		p += 2 + l + 16
+		if heads {
+			if p+2 > len(toc) {
+				return nil, 0, bad("bad table of contents")
+			}
+			h := int(le.Uint16(toc[p:]))
+			if p+2+h > len(toc) || int64(h) > e.n {
+				return nil, 0, bad("bad table of contents")
+			}
+			if h > 0 {
+				e.head = toc[p+2 : p+2+h : p+2+h]
+			}
+			p += 2 + h
+		}
 		if e.off < at+tocLen || e.n < 0 || e.off+e.n > size || e.off+e.n < e.off || e.off%8 != 0 ||
 			lexAt != 0 && e.off+e.n > lexAt {
 			return nil, 0, bad("an entry outside the segment")
 		}
 		out = append(out, e)
 	}
-	if at == 16 {
-		return out, 0, fmt.Errorf("%s: %w", path, errOldSegment)
+	if !heads {
+		return out, lexAt, fmt.Errorf("%s: %w", path, errOldSegment)
 	}
 	return out, lexAt, nil
 }
@@ -266,7 +316,7 @@ func (ix *SearchIndex) Close() error {
 			errs = append(errs, s.f.Close())
 		}
 	}
-	ix.segs, ix.byPath = nil, nil
+	ix.segs = nil
 	return errors.Join(errs...)
 }
 
@@ -287,14 +337,21 @@ func (ix *SearchIndex) sidecar(chunksPath string) []byte {
 }
 
 func (ix *SearchIndex) lookup(chunksPath string) indexed {
-	if ix == nil || len(ix.byPath) == 0 {
+	if ix == nil || len(ix.segs) == 0 {
 		return indexed{}
 	}
 	rel, ok := strings.CutPrefix(chunksPath, ix.lake+string(filepath.Separator))
 	if !ok {
 		return indexed{}
 	}
-	return ix.byPath[filepath.ToSlash(rel)]
+	rel = filepath.ToSlash(rel)
+	for _, seg := range ix.segs {
+		if i := seg.find(rel); i >= 0 {
+			e := seg.entries[i]
+			return indexed{b: seg.b[e.off : e.off+e.n : e.off+e.n], head: e.head, seg: seg, entry: i, off: e.off}
+		}
+	}
+	return indexed{}
 }
 
 // MergedFiles are chunks files that a segment's lexicon holds: their
@@ -489,8 +546,8 @@ func UpdateSearchIndex(lake, run string) error {
 }
 
 // olderSegments reports whether a segment of the lake's search index is
-// of an older layout: any load then rewrites it, not only one that
-// writes chunks.
+// of an older layout (or not a segment): any load then rewrites it, not
+// only one that writes chunks.
 func olderSegments(lake string) bool {
 	dir := filepath.Join(lake, SearchIndexDir)
 	names, _ := segmentNames(dir)
@@ -502,7 +559,7 @@ func olderSegments(lake string) bool {
 		head := make([]byte, 8)
 		_, err = io.ReadFull(f, head)
 		f.Close()
-		if err == nil && string(head) == segmentMagicV1 {
+		if err == nil && string(head) != segmentMagic {
 			return true
 		}
 	}
@@ -537,12 +594,22 @@ func segmentEntries(path string) ([]segEntry, error) {
 // off) under a temporary name, syncs it and renames it into place.
 func writeSegment(lake, path string, entries []segEntry) error {
 	le := binary.LittleEndian
+	heads := make([][]byte, len(entries))
+	for i, e := range entries {
+		h, err := sidecarHeadCopy(e)
+		if err != nil {
+			return fmt.Errorf("writing the search index %s: %w", path, err)
+		}
+		heads[i] = h
+	}
 	var toc []byte
-	for _, e := range entries {
+	for i, e := range entries {
 		toc = le.AppendUint16(toc, uint16(len(e.path)))
 		toc = append(toc, e.path...)
 		toc = le.AppendUint64(toc, 0)
 		toc = le.AppendUint64(toc, 0)
+		toc = le.AppendUint16(toc, uint16(len(heads[i])))
+		toc = append(toc, heads[i]...)
 	}
 	at := (32 + int64(len(toc)) + 7) &^ 7
 	p := 0
@@ -552,7 +619,7 @@ func writeSegment(lake, path string, entries []segEntry) error {
 		offs[i] = at
 		le.PutUint64(toc[p:], uint64(at))
 		le.PutUint64(toc[p+8:], uint64(e.n))
-		p += 16
+		p += 16 + 2 + len(heads[i])
 		at = (at + e.n + 7) &^ 7
 	}
 	tmp := path + ".tmp"
@@ -617,6 +684,23 @@ func writeSegment(lake, path string, entries []segEntry) error {
 		return fmt.Errorf("writing the search index %s: %w", path, err)
 	}
 	return syncDirs(lake, map[string]bool{filepath.Dir(path): true})
+}
+
+// sidecarHeadCopy reads an entry's sidecar header, through its model
+// names, for the segment's TOC: nil when it does not fit in the bytes a
+// search reads of a header, or is not one this build reads (the search
+// then reads it from the sidecar, and says what is wrong with it).
+func sidecarHeadCopy(e segEntry) ([]byte, error) {
+	f, err := os.Open(e.src)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, min(e.n, sidecarHeadRead))
+	if _, err := f.ReadAt(b, e.off); err != nil {
+		return nil, fmt.Errorf("%s: %w", e.src, err)
+	}
+	return b[:sidecarHeadLen(b)], nil
 }
 
 type countWriter struct {

@@ -2,10 +2,12 @@ package load
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,4 +133,113 @@ func TestSearchIndexOfAnOlderLake(t *testing.T) {
 	ix.Close()
 	loadWith(t, Options{Lake: lake, NoCatalog: true}, chunk("c", "retry the upload", "m", 4, day))
 	indexState(t, lake)
+}
+
+// sidecarReads is what a search reads of each file's sidecar through ix:
+// its sign codes with every row's key, time, scale and codes, and its
+// rows' metadata and texts.
+func sidecarReads(t *testing.T, ix *SearchIndex, files []string) string {
+	t.Helper()
+	var b strings.Builder
+	var rows SignRows
+	for _, f := range files {
+		sc, err := ix.ReadSignCodes(f, true, true, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if err := sc.ReadRows(&rows, 0, sc.Rows); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		fmt.Fprintln(&b, f, sc.Rows, sc.Dim, sc.Models, sc.TS, sc.Keys, sc.Bits)
+		for i := range sc.Rows {
+			key, scale, codes := rows.Row(i)
+			fmt.Fprintln(&b, key, scale, codes)
+		}
+		sc.Close()
+		err = ix.ReadRowMeta(f, nil, true, func(key int64, ts time.Time, m RowMeta) { fmt.Fprintln(&b, key, ts, m) })
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	return b.String()
+}
+
+// A segment's TOC carries each sidecar's header through its model names,
+// so that a search reads the rest alone. What a search reads is the same
+// from the sidecar files, from the index, with the rows read whole or in
+// parts, with header copies that do not read as one (the sidecar's own
+// is read), and from a segment of the layout before the copies, which the
+// next load rewrites.
+func TestSearchIndexHeaderCopies(t *testing.T) {
+	lake, files := lexLake(t)
+	want := sidecarReads(t, nil, files)
+	open := func() *SearchIndex {
+		t.Helper()
+		ix, err := OpenSearchIndex(lake)
+		if err != nil || ix.Segments() == 0 {
+			t.Fatalf("the index: %v", err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		return ix
+	}
+	segs := indexState(t, lake)
+	path := filepath.Join(lake, SearchIndexDir, segs[0])
+	entries, err := segmentEntries(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		side, err := os.ReadFile(filepath.Join(lake, e.path[:len(e.path)-len(".parquet")]+VectorsExt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(e.head) < 48 || !bytes.Equal(e.head, side[:len(e.head)]) {
+			t.Fatalf("%s: header copy %q", e.path, e.head)
+		}
+	}
+	if got := sidecarReads(t, open(), files); got != want {
+		t.Fatalf("from the index:\n%s\nfrom the sidecars:\n%s", got, want)
+	}
+	whole := wholeRead
+	wholeRead = 0
+	got := sidecarReads(t, open(), files)
+	wholeRead = whole
+	if got != want {
+		t.Fatalf("rows read in parts:\n%s\nfrom the sidecars:\n%s", got, want)
+	}
+	// Header copies that are not headers.
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tocEnd := 32 + int(binary.LittleEndian.Uint32(b[12:]))
+	if n := bytes.Count(b[32:tocEnd], []byte(vectorsMagic)); n != len(entries) {
+		t.Fatalf("%d header copies in the TOC, %d entries", n, len(entries))
+	}
+	copy(b[32:tocEnd], bytes.ReplaceAll(b[32:tocEnd], []byte(vectorsMagic), []byte("NOTAHEAD")))
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := sidecarReads(t, open(), files); got != want {
+		t.Fatalf("with damaged header copies:\n%s\nfrom the sidecars:\n%s", got, want)
+	}
+	// The layout before the copies.
+	writeOlderSegment(t, lake, files, segmentMagicV2)
+	if !olderSegments(lake) {
+		t.Fatal("a POSIDX02 segment is not one to rewrite")
+	}
+	ix := open()
+	if _, rest := ix.Merged(files); len(rest) != len(files) || !ix.Covers(files[0]) {
+		t.Fatalf("a POSIDX02 segment without a term index: %d files apart", len(rest))
+	}
+	if got := sidecarReads(t, ix, files); got != want {
+		t.Fatalf("from a POSIDX02 segment:\n%s\nfrom the sidecars:\n%s", got, want)
+	}
+	loadWith(t, Options{Lake: lake, NoCatalog: true})
+	if olderSegments(lake) {
+		t.Fatal("a load left the POSIDX02 segment")
+	}
+	if got := sidecarReads(t, open(), files); got != want {
+		t.Fatalf("after a load:\n%s\nfrom the sidecars:\n%s", got, want)
+	}
 }

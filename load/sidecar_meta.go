@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -127,7 +128,13 @@ type sidecarMeta struct {
 	block  []byte
 	start  []byte
 	end    []byte
-	data   []byte
+	// data are the compressed text blocks; when nil (the section read in
+	// part), dataLen bytes of them start at dataAt in the sidecar, read by
+	// readAt when a row's text is wanted.
+	data    []byte
+	dataAt  int64
+	dataLen int
+	readAt  func(b []byte, off int64) error
 	// caps are the blocks' decompressed sizes as the rows' ends give
 	// them, found at the first block read.
 	caps []int
@@ -149,12 +156,30 @@ func (m *sidecarMeta) blockCap(bi int) int {
 	return m.caps[bi]
 }
 
+// errShortMeta is returned by parseMetaHead for bytes that end before
+// the section's text blocks.
+var errShortMeta = errors.New("metadata cut short")
+
+// parseMeta parses a metadata section, all of it in b.
 func parseMeta(b []byte, rows int) (*sidecarMeta, error) {
+	m, p, err := parseMetaHead(b, rows, len(b))
+	if err != nil {
+		return nil, err
+	}
+	m.data = b[p:]
+	return m, nil
+}
+
+// parseMetaHead parses a metadata section of size bytes whose first
+// bytes are b, up to its text blocks, which start at p: errShortMeta when
+// b ends before them.
+func parseMetaHead(b []byte, rows, size int) (_ *sidecarMeta, p int, _ error) {
 	le := binary.LittleEndian
 	m := &sidecarMeta{rows: rows}
-	p := 0
+	short := false
 	take := func(n int) ([]byte, bool) {
 		if n < 0 || p+n > len(b) || p+n < p {
+			short = len(b) < size && n >= 0 && p+n >= p && p+n <= size
 			return nil, false
 		}
 		s := b[p : p+n : p+n]
@@ -168,33 +193,39 @@ func parseMeta(b []byte, rows int) (*sidecarMeta, error) {
 		}
 		return int(le.Uint32(s)), true
 	}
+	bad := func() error {
+		if short {
+			return errShortMeta
+		}
+		return errors.New("bad metadata")
+	}
 	var ok bool
 	for c := range metaColumns {
 		k, ok1 := u32()
 		n, ok2 := u32()
-		if !ok1 || !ok2 || k > len(b) {
-			return nil, errors.New("bad metadata")
+		if !ok1 || !ok2 || k > size {
+			return nil, 0, bad()
 		}
 		col := &m.cols[c]
 		if col.offs, ok = take(4 * (k + 1)); !ok {
-			return nil, errors.New("bad metadata")
+			return nil, 0, bad()
 		}
 		if col.bytes, ok = take(n); !ok {
-			return nil, errors.New("bad metadata")
+			return nil, 0, bad()
 		}
 		if col.ids, ok = take(4 * rows); !ok {
-			return nil, errors.New("bad metadata")
+			return nil, 0, bad()
 		}
 		if int(le.Uint32(col.offs[4*k:])) != n {
-			return nil, errors.New("bad metadata")
+			return nil, 0, bad()
 		}
 	}
 	if m.index, ok = take(8 * rows); !ok {
-		return nil, errors.New("bad metadata")
+		return nil, 0, bad()
 	}
 	nb, ok := u32()
-	if !ok || nb > len(b) {
-		return nil, errors.New("bad metadata")
+	if !ok || nb > size {
+		return nil, 0, bad()
 	}
 	m.blocks = nb
 	for _, dst := range []*[]byte{&m.boffs, &m.block, &m.start, &m.end} {
@@ -203,14 +234,14 @@ func parseMeta(b []byte, rows int) (*sidecarMeta, error) {
 			n = 4 * (nb + 1)
 		}
 		if *dst, ok = take(n); !ok {
-			return nil, errors.New("bad metadata")
+			return nil, 0, bad()
 		}
 	}
-	m.data = b[p:]
-	if int(le.Uint32(m.boffs[4*nb:])) != len(m.data) {
-		return nil, errors.New("bad metadata")
+	m.dataLen = size - p
+	if int(le.Uint32(m.boffs[4*nb:])) != m.dataLen {
+		return nil, 0, errors.New("bad metadata")
 	}
-	return m, nil
+	return m, p, nil
 }
 
 // value is row's value of column c (a copy: it outlives the sidecar).
@@ -250,14 +281,23 @@ func (m *sidecarMeta) row(row int, text bool, blocks map[int][]byte) (RowMeta, e
 	raw, ok := blocks[bi]
 	if !ok {
 		lo, hi := int(le.Uint32(m.boffs[4*bi:])), int(le.Uint32(m.boffs[4*bi+4:]))
-		if lo > hi || hi > len(m.data) {
+		if lo > hi || hi > m.dataLen {
 			return r, errors.New("bad metadata")
+		}
+		var z []byte
+		if m.data != nil {
+			z = m.data[lo:hi]
+		} else {
+			z = make([]byte, hi-lo)
+			if err := m.readAt(z, m.dataAt+int64(lo)); err != nil {
+				return r, err
+			}
 		}
 		dec, err := metaDecoder()
 		if err != nil {
 			return r, err
 		}
-		if raw, err = dec.DecodeAll(m.data[lo:hi], make([]byte, 0, m.blockCap(bi))); err != nil {
+		if raw, err = dec.DecodeAll(z, make([]byte, 0, m.blockCap(bi))); err != nil {
 			return r, fmt.Errorf("bad metadata: %w", err)
 		}
 		blocks[bi] = raw
@@ -284,20 +324,21 @@ func (ix *SearchIndex) ReadRowMeta(chunksPath string, keys map[int64]bool, text 
 	if sc.metaAt == 0 {
 		return ErrNoMeta
 	}
-	v, r := sc.v, sc.v.Rows
-	b, err := sc.at(sc.off, int64(r*(8+8)))
-	if err != nil {
+	r := sc.v.Rows
+	// Buffers reused from search to search: on virtual machines the
+	// first touch of new memory costs more than reading into it.
+	kb, mb := metaBufs.Get().(*[]byte), metaBufs.Get().(*[]byte)
+	defer metaBufs.Put(kb)
+	defer metaBufs.Put(mb)
+	b := grow(kb, r*(8+8))
+	if err := sc.read(b, sc.off); err != nil {
 		return err
 	}
 	le := binary.LittleEndian
-	mb, err := sc.metaBytes(chunksPath)
+	bad := func(err error) error { return fmt.Errorf("%s%s: %w", filepath.Base(chunksPath), VectorsExt, err) }
+	m, err := sc.readMeta(chunksPath, mb)
 	if err != nil {
 		return err
-	}
-	bad := func(err error) error { return fmt.Errorf("%s%s: %w", filepath.Base(chunksPath), VectorsExt, err) }
-	m, err := parseMeta(mb, v.Rows)
-	if err != nil {
-		return bad(err)
 	}
 	blocks := map[int][]byte{}
 	for row := range r {
@@ -316,6 +357,64 @@ func (ix *SearchIndex) ReadRowMeta(chunksPath string, keys map[int64]bool, text 
 		fn(key, ts, rm)
 	}
 	return nil
+}
+
+// metaBufs are buffers ReadRowMeta reads into.
+var metaBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// grow returns (*buf)[:n], grown first when short.
+func grow(buf *[]byte, n int) []byte {
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	return (*buf)[:n]
+}
+
+// metaGuess is how many bytes of a sidecar's metadata section per row
+// are read at first, for the part before its text blocks: about 120 for
+// half of the chunks files, 280 for the tenth with the longest ids.
+const metaGuess = 160
+
+// readMeta reads and parses the sidecar's metadata section. A sidecar
+// read from a file has the section read up to its text blocks (most of
+// its bytes), into buf (grown when short; the metadata is not to be used
+// once buf is used again), and its text blocks are read block by block
+// as rows' texts are asked for.
+func (sc *sidecar) readMeta(chunksPath string, buf *[]byte) (*sidecarMeta, error) {
+	bad := func(err error) error { return fmt.Errorf("%s%s: %w", filepath.Base(chunksPath), VectorsExt, err) }
+	if sc.mem == nil {
+		// Read from the start of the section (with its length), twice as
+		// much each time until the part before the text blocks is in.
+		total := sc.size - sc.metaAt
+		n := min(total, int64(4<<10+metaGuess*sc.v.Rows))
+		for {
+			b := grow(buf, int(8+n))
+			if err := sc.read(b, sc.metaAt-8); err != nil {
+				return nil, err
+			}
+			if n := binary.LittleEndian.Uint64(b); n != uint64(total) {
+				return nil, bad(fmt.Errorf("%d bytes, want %d", sc.size, uint64(sc.metaAt)+n))
+			}
+			m, p, err := parseMetaHead(b[8:], sc.v.Rows, int(total))
+			if err == nil {
+				m.dataAt, m.readAt = sc.metaAt+int64(p), sc.read
+				return m, nil
+			}
+			if !errors.Is(err, errShortMeta) || n == total {
+				return nil, bad(err)
+			}
+			n = min(total, 2*n)
+		}
+	}
+	mb, err := sc.metaBytes(chunksPath)
+	if err != nil {
+		return nil, err
+	}
+	m, err := parseMeta(mb, sc.v.Rows)
+	if err != nil {
+		return nil, bad(err)
+	}
+	return m, nil
 }
 
 // readAllMeta returns the metadata and text of every row of a chunks

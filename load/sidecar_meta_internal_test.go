@@ -83,3 +83,45 @@ func FuzzSidecarMeta(f *testing.F) {
 		}
 	})
 }
+
+// A metadata section read in part (up to its text blocks) parses as the
+// whole one does; bytes that end before the text blocks say they were cut
+// short, and the text blocks are then read on demand.
+func TestSidecarMetaHead(t *testing.T) {
+	rows := metaRows()
+	b := encodeMeta(rows)
+	whole, err := parseMeta(b, len(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataAt := len(b) - len(whole.data)
+	for n := range dataAt {
+		if _, _, err := parseMetaHead(b[:n], len(rows), len(b)); err != errShortMeta {
+			t.Fatalf("%d of the %d bytes before the text: %v", n, dataAt, err)
+		}
+	}
+	m, p, err := parseMetaHead(b[:dataAt], len(rows), len(b))
+	if err != nil || p != dataAt {
+		t.Fatalf("the bytes before the text: %v, text at %d", err, p)
+	}
+	reads := 0
+	m.dataAt, m.readAt = int64(p), func(dst []byte, off int64) error {
+		reads++
+		copy(dst, b[off:])
+		return nil
+	}
+	blocks := map[int][]byte{}
+	for r := range rows {
+		got, err := m.row(r, true, blocks)
+		if err != nil || got != rows[r] {
+			t.Fatalf("row %d: %+v %v", r, got, err)
+		}
+	}
+	if reads == 0 || reads > m.blocks {
+		t.Fatalf("%d reads of %d text blocks", reads, m.blocks)
+	}
+	// A section whose sizes are wrong is bad, not short.
+	if _, _, err := parseMetaHead(b[:dataAt], len(rows)+5, len(b)); err == nil || err == errShortMeta {
+		t.Fatalf("more rows than the section has: %v", err)
+	}
+}

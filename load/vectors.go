@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -616,9 +617,16 @@ func (sc *sidecar) close() {
 	}
 }
 
+// openSidecar opens a chunks file's sidecar: the index's copy, read with
+// pread from the segment's file (see SignCodes for why not through the
+// mapping), or the sidecar file.
 func (ix *SearchIndex) openSidecar(chunksPath string) (*sidecar, error) {
-	if b := ix.sidecar(chunksPath); b != nil {
-		return readSidecarHead(memFile(b), b, int64(len(b)), chunksPath, false)
+	if x := ix.lookup(chunksPath); x.b != nil {
+		n := int64(len(x.b))
+		if x.seg.f == nil {
+			return readSidecarHead(memFile(x.b), x.b, x.head, n, chunksPath, false)
+		}
+		return readSidecarHead(io.NewSectionReader(x.seg.f, x.off, n), nil, x.head, n, chunksPath, false)
 	}
 	f, err := os.Open(strings.TrimSuffix(chunksPath, ".parquet") + VectorsExt)
 	if errors.Is(err, os.ErrNotExist) {
@@ -632,7 +640,7 @@ func (ix *SearchIndex) openSidecar(chunksPath string) (*sidecar, error) {
 		f.Close()
 		return nil, err
 	}
-	sc, err := readSidecarHead(f, nil, fi.Size(), chunksPath, true)
+	sc, err := readSidecarHead(f, nil, nil, fi.Size(), chunksPath, true)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -668,53 +676,117 @@ func modelNames(head []byte, off int) (names []string, end int, ok bool) {
 		if off+2+n > len(head) {
 			return nil, 0, false
 		}
-		names = append(names, string(head[off+2:off+2+n]))
+		names = append(names, internName(head[off+2:off+2+n]))
 		off += 2 + n
 	}
 	return names, (off + 7) &^ 7, true
 }
 
+// modelNameCache holds the model names sidecars have: a lake's thousands
+// of sidecars name one or two models, and a search reads every header.
+var modelNameCache struct {
+	sync.Mutex
+	m map[string]string
+}
+
+// internName returns b as a string, the same one for the same bytes (up
+// to a few dozen names).
+func internName(b []byte) string {
+	c := &modelNameCache
+	c.Lock()
+	defer c.Unlock()
+	if s, ok := c.m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(c.m) < 64 {
+		if c.m == nil {
+			c.m = map[string]string{}
+		}
+		c.m[s] = s
+	}
+	return s
+}
+
+// sidecarHeadRead is how many bytes of a sidecar are read for its header:
+// enough for the model names of all but sidecars of many models.
+const sidecarHeadRead = 512
+
+// sidecarHeader is the fixed part of a sidecar's header, by version.
+type sidecarHeader struct {
+	postings            bool // POSVEC03 and later
+	namesAt, lex        int
+	metaAt, bitsAt      int64
+	bitsVersion, stride int
+}
+
+// parseSidecarHeader reads the fixed part of a header; ok is false for
+// bytes that are not the start of a sidecar this build reads.
+func parseSidecarHeader(head []byte) (h sidecarHeader, ok bool) {
+	le := binary.LittleEndian
+	if len(head) < 20 {
+		return h, false
+	}
+	magic := head[:8]
+	h.namesAt, h.lex, h.postings = 20, 1, string(magic) != vectorsMagicV2
+	switch {
+	case len(head) >= 48 && string(magic) == vectorsMagic:
+		h.namesAt, h.lex, h.metaAt = 48, int(le.Uint32(head[20:])), int64(le.Uint64(head[24:]))
+		h.bitsAt, h.bitsVersion, h.stride = int64(le.Uint64(head[32:])), int(le.Uint32(head[40:])), int(le.Uint32(head[44:]))
+	case len(head) >= 32 && string(magic) == vectorsMagicV5:
+		h.namesAt, h.lex, h.metaAt = 32, int(le.Uint32(head[20:])), int64(le.Uint64(head[24:]))
+	case len(head) >= 24 && string(magic) == vectorsMagicV4:
+		h.namesAt, h.lex = 24, int(le.Uint32(head[20:]))
+	case string(magic) == vectorsMagicV3 || string(magic) == vectorsMagicV2:
+	default:
+		return h, false
+	}
+	return h, true
+}
+
+// sidecarHeadLen is the length of the header at the start of b through
+// its model names, padded to 8 bytes: 0 when b does not hold it.
+func sidecarHeadLen(b []byte) int {
+	h, ok := parseSidecarHeader(b)
+	if !ok {
+		return 0
+	}
+	if _, end, ok := modelNames(b, h.namesAt); ok && end <= len(b) {
+		return end
+	}
+	return 0
+}
+
 // readSidecarHead reads the header of a sidecar of size bytes from r (mem:
-// its bytes, when in memory).
+// its bytes, when in memory; known: a copy of its header through the
+// model names, from an index segment's TOC, when there is one).
 //
 // A sidecar file's metadata section is checked to end where the file
 // does (checkMeta); an index's copy is checked when its metadata is read
 // (metaBytes): the segment's own length guards it, and a search that
 // reads no metadata leaves that part of each copy unread.
-func readSidecarHead(r io.ReaderAt, mem []byte, size int64, chunksPath string, checkMeta bool) (*sidecar, error) {
+func readSidecarHead(r io.ReaderAt, mem, known []byte, size int64, chunksPath string, checkMeta bool) (*sidecar, error) {
 	bad := func(what string) error { return fmt.Errorf("%s%s: %s", filepath.Base(chunksPath), VectorsExt, what) }
 	le := binary.LittleEndian
-	// The header: its model names fit in the first 512 bytes read (4 KB
-	// of a copy in memory) but for a sidecar of many models, which is
-	// read again at its largest.
-	var head []byte
-	if mem != nil {
+	head := known
+	if int64(len(known)) > size || sidecarHeadLen(known) != len(known) {
+		head = nil // not a whole header: read the sidecar's own
+	}
+	if head == nil && mem != nil {
+		// Its model names fit in the first 4 KB but for a sidecar of many
+		// models, which is read again at its largest.
 		head = mem[:min(size, 4<<10)]
-	} else {
-		head = make([]byte, min(size, 512))
+	} else if head == nil {
+		head = make([]byte, min(size, sidecarHeadRead))
 		if _, err := r.ReadAt(head, 0); err != nil {
 			return nil, err
 		}
 	}
-	magic := ""
-	if len(head) >= 8 {
-		magic = string(head[:8])
-	}
-	namesAt, lex := 20, 1
-	var metaAt, bitsAt int64
-	var bitsVersion, stride int
-	switch {
-	case len(head) >= 48 && magic == vectorsMagic:
-		namesAt, lex, metaAt = 48, int(le.Uint32(head[20:])), int64(le.Uint64(head[24:]))
-		bitsAt, bitsVersion, stride = int64(le.Uint64(head[32:])), int(le.Uint32(head[40:])), int(le.Uint32(head[44:]))
-	case len(head) >= 32 && magic == vectorsMagicV5:
-		namesAt, lex, metaAt = 32, int(le.Uint32(head[20:])), int64(le.Uint64(head[24:]))
-	case len(head) >= 24 && magic == vectorsMagicV4:
-		namesAt, lex = 24, int(le.Uint32(head[20:]))
-	case len(head) >= 20 && (magic == vectorsMagicV3 || magic == vectorsMagicV2):
-	default:
+	h, ok := parseSidecarHeader(head)
+	if !ok {
 		return nil, bad("not a vector sidecar of this build")
 	}
+	namesAt, lex, metaAt, bitsAt, bitsVersion, stride := h.namesAt, h.lex, h.metaAt, h.bitsAt, h.bitsVersion, h.stride
 	names, off, ok := modelNames(head, namesAt)
 	if !ok && int64(len(head)) < size {
 		if mem != nil {
@@ -730,7 +802,7 @@ func readSidecarHead(r io.ReaderAt, mem []byte, size int64, chunksPath string, c
 	if !ok {
 		return nil, bad("truncated")
 	}
-	sc := &sidecar{mem: mem, r: r, size: size, postings: magic != vectorsMagicV2, postEnd: size}
+	sc := &sidecar{mem: mem, r: r, size: size, postings: h.postings, postEnd: size}
 	v := &Vectors{Rows: int(le.Uint32(head[8:])), Dim: int(le.Uint32(head[12:])), Models: names, Lexical: lex}
 	if int64(v.Rows) > size/int64(8+8+4+1+4+v.Dim) {
 		// Rows of that many bytes do not fit (nor does their size in an

@@ -61,7 +61,7 @@ func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []
 				if !d.exactScan {
 					sc, err := ix.ReadSignCodes(f, windowed, keep != nil, buf)
 					if err == nil {
-						buf = sc.Bits
+						buf = sc.Buffer()
 						r.err = scanSignCodes(sc, f, model, q, bq, since, until, windowed, keep, depth, minSim, floor, &rows, &r.top, &r.n)
 						sc.Close()
 						continue
