@@ -505,7 +505,7 @@ func (l *Loader) Close() error {
 	// derived from the files in place, it is brought up to date by a later
 	// load if this one fails to.
 	if slices.ContainsFunc(touched, func(k partKey) bool { return k.table == TableChunks }) ||
-		!fileExists(filepath.Join(l.opt.Lake, SearchIndexDir)) && fileExists(TableDir(l.opt.Lake, TableChunks)) ||
+		!hasSegments(l.opt.Lake) && fileExists(TableDir(l.opt.Lake, TableChunks)) ||
 		olderSegments(l.opt.Lake) {
 		l.stats.SearchIndexErr = UpdateSearchIndex(l.opt.Lake, l.runID)
 	}

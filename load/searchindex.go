@@ -545,6 +545,14 @@ func UpdateSearchIndex(lake, run string) error {
 	}
 }
 
+// hasSegments reports whether the lake's search index has a segment: a
+// lake without one (loaded before the index existed, or whose segments
+// were deleted) gets one at its next load.
+func hasSegments(lake string) bool {
+	names, _ := segmentNames(filepath.Join(lake, SearchIndexDir))
+	return len(names) > 0
+}
+
 // olderSegments reports whether a segment of the lake's search index is
 // of an older layout (or not a segment): any load then rewrites it, not
 // only one that writes chunks.

@@ -111,8 +111,8 @@ func TestSearchIndex(t *testing.T) {
 	}
 }
 
-// A lake loaded before the index existed gets one at its next load, even
-// one that adds no chunks; a segment cut short is passed over by readers
+// A lake loaded before the index existed, or whose segments were deleted,
+// gets one at its next load, even one that adds no chunks; a segment cut short is passed over by readers
 // and replaced at the next load that writes chunks.
 func TestSearchIndexOfAnOlderLake(t *testing.T) {
 	lake := t.TempDir()
@@ -123,6 +123,14 @@ func TestSearchIndexOfAnOlderLake(t *testing.T) {
 	}
 	loadWith(t, Options{Lake: lake, NoCatalog: true})
 	segs := indexState(t, lake)
+	// Its segments deleted, the directory left.
+	if err := os.Remove(filepath.Join(lake, SearchIndexDir, segs[0])); err != nil {
+		t.Fatal(err)
+	}
+	loadWith(t, Options{Lake: lake, NoCatalog: true})
+	if segs = indexState(t, lake); len(segs) != 1 {
+		t.Fatalf("after a load of a lake whose segments were deleted: %v", segs)
+	}
 	path := filepath.Join(lake, SearchIndexDir, segs[0])
 	b, _ := os.ReadFile(path)
 	os.WriteFile(path, b[:len(b)-3], 0o600)
