@@ -694,11 +694,15 @@ func writeSegment(lake, path string, entries []segEntry) error {
 	return syncDirs(lake, map[string]bool{filepath.Dir(path): true})
 }
 
-// sidecarHeadCopy reads an entry's sidecar header, through its model
-// names, for the segment's TOC: nil when it does not fit in the bytes a
+// sidecarHeadCopy returns an entry's sidecar header, through its model
+// names, for the segment's TOC: the copy in the segment the entry comes
+// from, or read from its sidecar; nil when it does not fit in the bytes a
 // search reads of a header, or is not one this build reads (the search
 // then reads it from the sidecar, and says what is wrong with it).
 func sidecarHeadCopy(e segEntry) ([]byte, error) {
+	if len(e.head) > 0 && sidecarHeadLen(e.head) == len(e.head) {
+		return e.head, nil
+	}
 	f, err := os.Open(e.src)
 	if err != nil {
 		return nil, err

@@ -128,9 +128,9 @@ type sidecarMeta struct {
 	block  []byte
 	start  []byte
 	end    []byte
-	// data are the compressed text blocks; when nil (the section read in
-	// part), dataLen bytes of them start at dataAt in the sidecar, read by
-	// readAt when a row's text is wanted.
+	// data are the compressed text blocks; when the section was read in
+	// part, dataLen bytes of them start at dataAt in the sidecar instead,
+	// read by readAt when a row's text is wanted.
 	data    []byte
 	dataAt  int64
 	dataLen int
@@ -285,7 +285,7 @@ func (m *sidecarMeta) row(row int, text bool, blocks map[int][]byte) (RowMeta, e
 			return r, errors.New("bad metadata")
 		}
 		var z []byte
-		if m.data != nil {
+		if m.readAt == nil {
 			z = m.data[lo:hi]
 		} else {
 			z = make([]byte, hi-lo)
