@@ -12,14 +12,11 @@ import (
 )
 
 func parseNormalizer(raw json.RawMessage) ([]func(string) string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var ty typed
-	if err := json.Unmarshal(raw, &ty); err != nil {
+	ty, ok, err := componentType(raw)
+	if !ok {
 		return nil, err
 	}
-	switch ty.Type {
+	switch ty {
 	case "Sequence":
 		var seq struct {
 			Normalizers []json.RawMessage `json:"normalizers"`
@@ -27,15 +24,7 @@ func parseNormalizer(raw json.RawMessage) ([]func(string) string, error) {
 		if err := json.Unmarshal(raw, &seq); err != nil {
 			return nil, err
 		}
-		var out []func(string) string
-		for _, n := range seq.Normalizers {
-			fs, err := parseNormalizer(n)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, fs...)
-		}
-		return out, nil
+		return parseSequence(seq.Normalizers, parseNormalizer)
 	case "BertNormalizer":
 		var b struct {
 			CleanText    *bool `json:"clean_text"`
@@ -122,7 +111,7 @@ func parseNormalizer(raw json.RawMessage) ([]func(string) string, error) {
 		}
 		return nil, errors.New("Replace: no pattern")
 	}
-	return nil, unsupported("normalizer", ty.Type)
+	return nil, unsupported("normalizer", ty)
 }
 
 func orTrue(b *bool) bool { return b == nil || *b }

@@ -13,14 +13,11 @@ import (
 )
 
 func parsePreTokenizer(raw json.RawMessage) ([]func([]string) []string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var ty typed
-	if err := json.Unmarshal(raw, &ty); err != nil {
+	ty, ok, err := componentType(raw)
+	if !ok {
 		return nil, err
 	}
-	switch ty.Type {
+	switch ty {
 	case "Sequence":
 		var seq struct {
 			PreTokenizers []json.RawMessage `json:"pretokenizers"`
@@ -28,15 +25,7 @@ func parsePreTokenizer(raw json.RawMessage) ([]func([]string) []string, error) {
 		if err := json.Unmarshal(raw, &seq); err != nil {
 			return nil, err
 		}
-		var out []func([]string) []string
-		for _, p := range seq.PreTokenizers {
-			fs, err := parsePreTokenizer(p)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, fs...)
-		}
-		return out, nil
+		return parseSequence(seq.PreTokenizers, parsePreTokenizer)
 	case "BertPreTokenizer":
 		// White space splits and is dropped; punctuation splits and
 		// stays, each mark a word of its own.
@@ -142,7 +131,7 @@ func parsePreTokenizer(raw json.RawMessage) ([]func([]string) []string, error) {
 			return out
 		})}, nil
 	}
-	return nil, unsupported("pre-tokenizer", ty.Type)
+	return nil, unsupported("pre-tokenizer", ty)
 }
 
 var whitespaceRe = lazyre.New(onigToGo(`\w+|[^\w\s]+`))

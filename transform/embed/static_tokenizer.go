@@ -190,6 +190,34 @@ type typed struct {
 	Type string `json:"type"`
 }
 
+// componentType returns the type of a tokenizer.json component (a
+// normalizer, a pre-tokenizer), and false when the component is missing or
+// null.
+func componentType(raw json.RawMessage) (string, bool, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", false, nil
+	}
+	var ty typed
+	if err := json.Unmarshal(raw, &ty); err != nil {
+		return "", false, err
+	}
+	return ty.Type, true, nil
+}
+
+// parseSequence parses the members of a Sequence component in order, each
+// with parse, and joins the steps they give.
+func parseSequence[F any](members []json.RawMessage, parse func(json.RawMessage) ([]F, error)) ([]F, error) {
+	var out []F
+	for _, m := range members {
+		fs, err := parse(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs...)
+	}
+	return out, nil
+}
+
 func (t *tokenizer) parseModel(raw json.RawMessage) error {
 	var ty typed
 	if err := json.Unmarshal(raw, &ty); err != nil {

@@ -296,31 +296,12 @@ func isCJK(r rune) bool {
 // ("HTTP", "ORA", "SQLSTATE"): "http" in any case, or 2 to 10 upper-case
 // ASCII letters.
 func codePrefix(w string) bool {
-	if strings.EqualFold(w, "http") {
-		return true
-	}
-	if len(w) < 2 || len(w) > 10 {
-		return false
-	}
-	for i := 0; i < len(w); i++ {
-		if w[i] < 'A' || w[i] > 'Z' {
-			return false
-		}
-	}
-	return true
+	return strings.EqualFold(w, "http") || len(w) <= 10 && upperWord(w)
 }
 
 // isCode reports whether a word is a numeric code of 3 to 5 digits.
 func isCode(w string) bool {
-	if len(w) < 3 || len(w) > 5 {
-		return false
-	}
-	for i := 0; i < len(w); i++ {
-		if w[i] < '0' || w[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return len(w) >= 3 && len(w) <= 5 && isDigits(w)
 }
 
 // cjkTerms indexes a run of CJK characters by overlapping pairs (a lone
@@ -475,7 +456,7 @@ func appendTerm(terms []string, w []byte, lang Lang, stop uint16) []string {
 	return terms
 }
 
-func isDigits(w []byte) bool {
+func isDigits[T string | []byte](w T) bool {
 	for i := 0; i < len(w); i++ {
 		if w[i] < '0' || w[i] > '9' {
 			return false
