@@ -17,10 +17,10 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pos-lake/pos/extract/platforms"
 	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/query"
-	"github.com/pos-lake/pos/schema"
 )
 
 // Options configure a server.
@@ -67,7 +67,9 @@ const (
 // ToolNames lists the tools in the order they are registered.
 var ToolNames = []string{ToolSearch, ToolRecentTurns, ToolSessionSummary, ToolContextPack, ToolTimeline, ToolStats, ToolCapabilities}
 
-const instructions = `pos answers questions about past AI coding-agent sessions on this machine (Claude Code, Cline, Cursor, Codex CLI, Gemini CLI, Aider and agents that push their logs), from a local lake that is synced in the background.
+// instructions are the server's instructions in the MCP handshake; %s is
+// the platforms pos reads, named as prose names them.
+const instructions = `pos answers questions about past AI coding-agent sessions on this machine (%s), from a local lake that is synced in the background.
 
 - search: where was something discussed or decided (words, a question); group_by_session for topic search across sessions.
 - recent_turns: the last exchanges of a session, optionally with tool calls and a short summary.
@@ -92,7 +94,7 @@ func New(opt Options) *Server {
 	}
 	s := &Server{
 		Server: mcp.NewServer(&mcp.Implementation{Name: "pos", Title: "pos: agent session history", Version: opt.Version},
-			&mcp.ServerOptions{Instructions: instructions, Logger: opt.Logger}),
+			&mcp.ServerOptions{Instructions: fmt.Sprintf(instructions, platformTitles()), Logger: opt.Logger}),
 		opt:   opt,
 		lake:  &lakeDB{path: opt.Lake},
 		usage: map[string]string{},
@@ -247,11 +249,29 @@ func platform(p string) (string, error) {
 	if p == "" {
 		return "", nil
 	}
-	c, ok := schema.CanonicalPlatform(p)
+	c, ok := platforms.Canonical(p)
 	if !ok {
-		return "", argError("platform", "unknown platform %q (known: %s)", p, strings.Join(schema.Platforms, ", "))
+		return "", argError("platform", "unknown platform %q (known: %s)", p, strings.Join(platforms.Names(), ", "))
 	}
 	return c, nil
+}
+
+// platformTitles names the platforms pos reads as prose does: "Claude
+// Code, Cline … and agents that push their logs".
+func platformTitles() string {
+	var titles []string
+	for _, p := range platforms.All() {
+		titles = append(titles, p.Title)
+	}
+	return series(titles, "and")
+}
+
+// series joins words as a sentence lists them: "a, b or c".
+func series(words []string, conj string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " " + conj + " " + words[len(words)-1]
 }
 
 // inputSchema infers the schema of a tool's arguments and lets tweak add
@@ -260,6 +280,11 @@ func inputSchema[T any](tweak func(props map[string]*jsonschema.Schema)) *jsonsc
 	sch, err := jsonschema.For[T](nil)
 	if err != nil {
 		panic(err)
+	}
+	// A platform argument's description ends with the platforms pos reads,
+	// from the registry: its struct tag says only what the argument does.
+	if p := sch.Properties["platform"]; p != nil {
+		p.Description += ": " + series(platforms.Names(), "or")
 	}
 	if tweak != nil {
 		tweak(sch.Properties)
@@ -352,7 +377,7 @@ type SearchArgs struct {
 	Query          string   `json:"query" jsonschema:"what to look for: words, a question or a description of what was discussed"`
 	Mode           string   `json:"mode,omitempty" jsonschema:"hybrid (vector and BM25 fused), vector or lexical (BM25); default: hybrid when the lake has vectors, else lexical"`
 	K              int      `json:"k,omitempty" jsonschema:"how many results"`
-	Platform       string   `json:"platform,omitempty" jsonschema:"only this platform: claude_code, cline, cursor, codex, gemini, aider or push"`
+	Platform       string   `json:"platform,omitempty" jsonschema:"only this platform"`
 	Project        string   `json:"project,omitempty" jsonschema:"only projects whose path contains this"`
 	Session        string   `json:"session,omitempty" jsonschema:"only this session: an id or a unique prefix of one"`
 	Types          []string `json:"types,omitempty" jsonschema:"only these content types"`
@@ -454,7 +479,7 @@ func (s *Server) addSearch() {
 type RecentArgs struct {
 	Session      string `json:"session,omitempty" jsonschema:"a session id or a unique prefix of one (default: the most recently active session)"`
 	N            int    `json:"n,omitempty" jsonschema:"how many turns, counted back from the last"`
-	Platform     string `json:"platform,omitempty" jsonschema:"choose the session among this platform's: claude_code, cline, cursor, codex, gemini, aider or push"`
+	Platform     string `json:"platform,omitempty" jsonschema:"choose the session among this platform's"`
 	Project      string `json:"project,omitempty" jsonschema:"choose the session among the projects whose path contains this"`
 	IncludeTools bool   `json:"include_tools,omitempty" jsonschema:"add each turn's tool calls: input, the start of the output, errors"`
 	Subagents    bool   `json:"subagents,omitempty" jsonschema:"include the turns of the session's subagents"`
@@ -561,7 +586,7 @@ func (s *Server) addRecentTurns() {
 type SummaryArgs struct {
 	Session  string `json:"session,omitempty" jsonschema:"a session id or a unique prefix of one (default: the most recently active session)"`
 	Strategy string `json:"strategy,omitempty" jsonschema:"extractive (local, no model), abstractive, rolling, map-reduce, hierarchical (every level: chunks, session, abstract) or auto (by the session's size); the LLM strategies need the server's LLM (pos-mcp --llm-model)"`
-	Platform string `json:"platform,omitempty" jsonschema:"choose the session among this platform's: claude_code, cline, cursor, codex, gemini, aider or push"`
+	Platform string `json:"platform,omitempty" jsonschema:"choose the session among this platform's"`
 	Project  string `json:"project,omitempty" jsonschema:"choose the session among the projects whose path contains this"`
 	Refresh  bool   `json:"refresh,omitempty" jsonschema:"make a new summary even if one of the session as it is now is stored"`
 }
@@ -632,7 +657,7 @@ type ContextArgs struct {
 	Mode      string   `json:"mode,omitempty" jsonschema:"smart (plan, subagent reports and compaction summaries, first prompts, labels, decisions and files changed, later prompts and replies, files read), labels, agents, plan or full (whole exchanges, newest first)"`
 	MaxTokens int      `json:"max_tokens,omitempty" jsonschema:"the pack's token budget; texts are never cut, what does not fit is left out whole"`
 	Until     string   `json:"until,omitempty" jsonschema:"only what happened before this time: the pack an agent would have had then"`
-	Platform  string   `json:"platform,omitempty" jsonschema:"choose sessions among this platform's: claude_code, cline, cursor, codex, gemini, aider or push"`
+	Platform  string   `json:"platform,omitempty" jsonschema:"choose sessions among this platform's"`
 	Project   string   `json:"project,omitempty" jsonschema:"choose the default session among the projects whose path contains this"`
 }
 
@@ -742,7 +767,7 @@ func uniqueInOrder(ids []string) []string {
 type TimelineArgs struct {
 	Since     string `json:"since,omitempty" jsonschema:"from this time: a duration back from now (90m, 36h, 7d, 2w), a date (2026-01-31) or RFC 3339"`
 	Until     string `json:"until,omitempty" jsonschema:"before this time (same forms as since)"`
-	Platform  string `json:"platform,omitempty" jsonschema:"only this platform: claude_code, cline, cursor, codex, gemini, aider or push"`
+	Platform  string `json:"platform,omitempty" jsonschema:"only this platform"`
 	Project   string `json:"project,omitempty" jsonschema:"only projects whose path contains this"`
 	Session   string `json:"session,omitempty" jsonschema:"only this session: an id or a unique prefix of one"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"keep the latest entries of the window; 0 keeps all"`
@@ -785,7 +810,7 @@ type StatsArgs struct {
 	By       []string `json:"by,omitempty" jsonschema:"grouping keys, in order; an empty list gives one row of totals"`
 	Since    string   `json:"since,omitempty" jsonschema:"from this time: a duration back from now (90m, 36h, 7d, 2w), a date (2026-01-31) or RFC 3339"`
 	Until    string   `json:"until,omitempty" jsonschema:"before this time (same forms as since)"`
-	Platform string   `json:"platform,omitempty" jsonschema:"only this platform: claude_code, cline, cursor, codex, gemini, aider or push"`
+	Platform string   `json:"platform,omitempty" jsonschema:"only this platform"`
 	Project  string   `json:"project,omitempty" jsonschema:"only projects whose path contains this"`
 	Limit    int      `json:"limit,omitempty" jsonschema:"at most this many rows; 0 keeps all"`
 }

@@ -27,13 +27,14 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/aider/about"
 	"github.com/pos-lake/pos/schema"
 )
 
 // AdapterVersion changes when the records this adapter emits change.
 const AdapterVersion = "1"
 
-const platform = schema.PlatformAider
+const platform = about.Name
 
 // HistoryFile and InputFile are the names Aider gives its files by default.
 const (

@@ -27,13 +27,14 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/claudecode/about"
 	"github.com/pos-lake/pos/schema"
 )
 
 // AdapterVersion changes when the records this adapter emits change.
 const AdapterVersion = "1"
 
-const platform = schema.PlatformClaudeCode
+const platform = about.Name
 
 // Adapter is the Claude Code extractor.
 type Adapter struct{}

@@ -41,13 +41,14 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/codex/about"
 	"github.com/pos-lake/pos/schema"
 )
 
 // AdapterVersion changes when the records this adapter emits change.
 const AdapterVersion = "1"
 
-const platform = schema.PlatformCodex
+const platform = about.Name
 
 // Adapter is the Codex CLI extractor.
 type Adapter struct{}

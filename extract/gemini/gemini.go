@@ -44,13 +44,14 @@ import (
 	"sync"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/gemini/about"
 	"github.com/pos-lake/pos/schema"
 )
 
 // AdapterVersion changes when the records this adapter emits change.
 const AdapterVersion = "1"
 
-const platform = schema.PlatformGemini
+const platform = about.Name
 
 // Adapter is the Gemini CLI extractor.
 type Adapter struct{}

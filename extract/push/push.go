@@ -29,13 +29,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/push/about"
 	"github.com/pos-lake/pos/schema"
 )
 
 // AdapterVersion changes when the records this adapter emits change.
 const AdapterVersion = "1"
 
-const platform = schema.PlatformPush
+const platform = about.Name
 
 // resumeWindow bounds how far back a run resumes to re-read an open
 // exchange of a session that interleaves with others in one file.
