@@ -240,3 +240,14 @@ func (o *Options) OpenSource(path string) (*Source, error) {
 	}
 	return s, nil
 }
+
+// Counted returns emit wrapped to count each record it passes in
+// Stats.Records: what every adapter emits goes through it.
+func (o *Options) Counted(emit Emit) Emit {
+	return func(rec *schema.Record) error {
+		if o.Stats != nil {
+			o.Stats.Records.Add(1)
+		}
+		return emit(rec)
+	}
+}

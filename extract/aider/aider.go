@@ -89,7 +89,7 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 	}
 	loc := location(&opt)
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: emit, loc: loc}
+		r := &run{opt: &opt, emit: opt.Counted(emit), loc: loc}
 		return opt.FileDone(r.file(ctx, files[i]))
 	}, emit)
 }
@@ -262,12 +262,5 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if err != nil {
 		return err
 	}
-	return r.emitRec(cp)
-}
-
-func (r *run) emitRec(rec *schema.Record) error {
-	if r.opt.Stats != nil {
-		r.opt.Stats.Records.Add(1)
-	}
-	return r.emit(rec)
+	return r.emit(cp)
 }

@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -83,7 +84,7 @@ func (r *run) line(fs *fileState, l *line, b []byte, eln extract.Line) error {
 
 	// The (sub)agent thread.
 	if l.AgentID != "" || fs.agentID != "" || l.IsSidechain {
-		a := &schema.Agent{ID: cmpOr(l.AgentID, fs.agentID), Type: fs.agentTy, Sidechain: l.IsSidechain}
+		a := &schema.Agent{ID: cmp.Or(l.AgentID, fs.agentID), Type: fs.agentTy, Sidechain: l.IsSidechain}
 		if a.ID == "" && l.IsSidechain && l.UUID != "" {
 			// v1.0 inline sidechain: the thread is named by its root line.
 			root, ok := fs.sideRoot[l.ParentUUID]
@@ -124,7 +125,7 @@ func (r *run) line(fs *fileState, l *line, b []byte, eln extract.Line) error {
 			rec.Kind, rec.ID = schema.KindMessage, msgID(l.UUID)
 			rec.Role, rec.ContentType = schema.RoleSystem, schema.ContentCompactBoundary
 			rec.Text = stringContent(l.Content)
-			rec.ParentID = msgID(cmpOr(l.LogicalParentUUID, l.ParentUUID))
+			rec.ParentID = msgID(cmp.Or(l.LogicalParentUUID, l.ParentUUID))
 			if len(l.CompactMetadata) > 0 {
 				rec.Meta = compact(l.CompactMetadata)
 			}
@@ -151,7 +152,7 @@ func (r *run) line(fs *fileState, l *line, b []byte, eln extract.Line) error {
 		}
 		if l.Data != nil && l.Data.AgentID != "" && l.ParentToolUseID != "" {
 			if t, ok := r.taskTypes[l.ParentToolUseID]; ok {
-				r.agentTypes[cmpOr(l.SessionID, fs.session)+"/"+l.Data.AgentID] = t
+				r.agentTypes[cmp.Or(l.SessionID, fs.session)+"/"+l.Data.AgentID] = t
 			}
 		}
 		if l.Data != nil && l.Data.Type == "agent_progress" && l.Data.AgentID != "" && len(l.Data.Message) > 0 {
@@ -165,11 +166,11 @@ func (r *run) line(fs *fileState, l *line, b []byte, eln extract.Line) error {
 			r.queueLine(fs, l, rec)
 		}
 	case "custom-title", "agent-name":
-		if t := strings.TrimSpace(cmpOr(l.CustomTitle, l.AgentName)); t != "" {
+		if t := strings.TrimSpace(cmp.Or(l.CustomTitle, l.AgentName)); t != "" {
 			fs.userTitle = strings.Clone(t)
 		}
 	case "ai-title":
-		if t := strings.TrimSpace(cmpOr(l.AITitle, l.Title)); t != "" {
+		if t := strings.TrimSpace(cmp.Or(l.AITitle, l.Title)); t != "" {
 			fs.aiTitle = strings.Clone(t)
 		}
 	case "attachment":
@@ -212,7 +213,7 @@ func (r *run) userLine(fs *fileState, rec *schema.Record, l *line, ln schema.Lin
 		rec.Role, rec.ContentType = schema.RoleTool, schema.ContentToolResult
 	case l.IsCompactSummary:
 		rec.Role, rec.ContentType = schema.RoleSystem, schema.ContentCompactSummary
-		rec.ParentID = msgID(cmpOr(l.LogicalParentUUID, l.ParentUUID))
+		rec.ParentID = msgID(cmp.Or(l.LogicalParentUUID, l.ParentUUID))
 	case l.IsMeta:
 		rec.Role, rec.ContentType = schema.RoleSystem, schema.ContentMeta
 	default:
@@ -241,7 +242,7 @@ func opened(fs *fileState, rec *schema.Record, ln schema.Line) {
 func (r *run) queuedLine(fs *fileState, rec *schema.Record, l *line, ln schema.Line, text string, human bool) {
 	rec.Kind, rec.ID = schema.KindMessage, msgID(l.UUID)
 	if rec.ID == "" {
-		rec.ID = schema.ID(platform, "queued", cmpOr(l.SessionID, fs.session), l.Timestamp, text)
+		rec.ID = schema.ID(platform, "queued", cmp.Or(l.SessionID, fs.session), l.Timestamp, text)
 	}
 	rec.ParentID = msgID(l.ParentUUID)
 	rec.Role, rec.ContentType, rec.Text = classifyUserText(text)
@@ -346,7 +347,7 @@ func (r *run) progressCopy(fs *fileState, rec *schema.Record, l *line) {
 		rec.TS, rec.TSPrecision = ts, schema.PrecisionExact
 	}
 	r.assistantLine(rec, &in)
-	session := cmpOr(l.SessionID, fs.session)
+	session := cmp.Or(l.SessionID, fs.session)
 	rec.Agent = &schema.Agent{ID: agent, Type: r.agentTypes[session+"/"+agent], Sidechain: true}
 }
 
@@ -535,12 +536,12 @@ func (r *run) flush(fs *fileState, final bool) error {
 		if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
 			// The native line travels as its own raw record, just before the
 			// message made from it; downstream stages pass it on as it is.
-			if err := r.emitRec(schema.SplitRaw(rec)); err != nil {
+			if err := r.emit(schema.SplitRaw(rec)); err != nil {
 				return err
 			}
 			rec.Raw = nil
 		}
-		if err := r.emitRec(rec); err != nil {
+		if err := r.emit(rec); err != nil {
 			return err
 		}
 	}
@@ -592,7 +593,7 @@ func (r *run) sessionHint(fs *fileState) error {
 	if r.opt.Now != nil {
 		rec.IngestedAt = r.opt.Now()
 	}
-	return r.emitRec(rec)
+	return r.emit(rec)
 }
 
 // plan emits a plan file as a document linked to its session by slug.
@@ -643,7 +644,7 @@ func (r *run) plan(sf extract.SourceFile) error {
 	if r.opt.Now != nil {
 		rec.IngestedAt = r.opt.Now()
 	}
-	if err := r.emitRec(rec); err != nil {
+	if err := r.emit(rec); err != nil {
 		return err
 	}
 	if r.opt.State == nil {
@@ -653,7 +654,7 @@ func (r *run) plan(sf extract.SourceFile) error {
 	if err != nil {
 		return err
 	}
-	return r.emitRec(cp)
+	return r.emit(cp)
 }
 
 // markdownTitle is the first heading of a markdown text (among its first

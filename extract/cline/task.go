@@ -218,7 +218,7 @@ func peek(s *source, n int) (count int, cwd string) {
 		}
 		cwd = findCwd(m.Text)
 		for _, b := range blocks(m.Content) {
-			cwd = cmpOr(cwd, findCwd(b.Text))
+			cwd = cmp.Or(cwd, findCwd(b.Text))
 		}
 		return nil
 	})
@@ -539,7 +539,7 @@ func (t *task) readUI(ctx context.Context, s *source) error {
 			}
 			return t.emit(rec)
 		}
-		rec.NativeType = strings.Trim(row.Type+"/"+cmpOr(row.Say, row.Ask), "/")
+		rec.NativeType = strings.Trim(row.Type+"/"+cmp.Or(row.Say, row.Ask), "/")
 		if row.Partial {
 			rec.Completeness = schema.CompletePartial
 		}
@@ -759,9 +759,9 @@ func (t *task) assistant(raw *schema.Record, i int, m *apiMessage, reqs []reques
 				cost += r.cost
 				hasCost = true
 			}
-			mi.ModelID = cmpOr(mi.ModelID, r.model.ModelID)
-			mi.ProviderID = cmpOr(mi.ProviderID, r.model.ProviderID)
-			mi.Mode = cmpOr(mi.Mode, r.model.Mode)
+			mi.ModelID = cmp.Or(mi.ModelID, r.model.ModelID)
+			mi.ProviderID = cmp.Or(mi.ProviderID, r.model.ProviderID)
+			mi.Mode = cmp.Or(mi.Mode, r.model.Mode)
 		}
 		if !u.IsZero() {
 			rec.Usage = &u
@@ -782,9 +782,9 @@ func (t *task) assistant(raw *schema.Record, i int, m *apiMessage, reqs []reques
 		}
 	}
 	if ui, ok := t.ui.models[i]; ok {
-		mi.ModelID = cmpOr(mi.ModelID, ui.ModelID)
-		mi.ProviderID = cmpOr(mi.ProviderID, ui.ProviderID)
-		mi.Mode = cmpOr(mi.Mode, ui.Mode)
+		mi.ModelID = cmp.Or(mi.ModelID, ui.ModelID)
+		mi.ProviderID = cmp.Or(mi.ProviderID, ui.ProviderID)
+		mi.Mode = cmp.Or(mi.Mode, ui.Mode)
 	}
 	if mi.ModelID == "" {
 		mi = t.modelAt(rec.TS)
@@ -923,7 +923,7 @@ func (t *task) session() error {
 	// Cline names a task by the text the user gave it: the title is its
 	// first line, a title from the prompt, cut after pos-scrub
 	// (excerpt.Finish).
-	rec.Title = excerpt.Source(cmpOr(t.ui.task, t.firstMsg))
+	rec.Title = excerpt.Source(cmp.Or(t.ui.task, t.firstMsg))
 	rec.Session = &schema.Session{}
 	if rec.Title != "" {
 		rec.Session.TitleSource = schema.TitlePrompt
@@ -932,7 +932,7 @@ func (t *task) session() error {
 	if env := t.meta.EnvironmentHistory; len(env) > 0 {
 		e := env[len(env)-1]
 		meta.HostName, meta.HostVersion, meta.OS = e.HostName, e.HostVersion, e.OSName
-		meta.Version = cmpOr(e.ClineVersion, e.Version)
+		meta.Version = cmp.Or(e.ClineVersion, e.Version)
 		if meta.Fork == "" && e.ClineVersion != "" {
 			meta.Fork = "cline"
 		}

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"cmp"
 	"encoding/json"
 	"regexp"
 	"strconv"
@@ -125,7 +126,7 @@ func (fs *fileState) restore(c map[string]string) {
 		fs.resumeSnap = fs.snap(0, 0)
 		return
 	}
-	fs.own, fs.session = cmpOr(c["own"], fs.own), cmpOr(c["session"], fs.session)
+	fs.own, fs.session = cmp.Or(c["own"], fs.own), cmp.Or(c["session"], fs.session)
 	fs.project, fs.branch, fs.title = c["project"], c["branch"], c["title"]
 	fs.haveMeta, fs.legacy = c["have_meta"] == "1", c["legacy"] == "1"
 	for k, v := range c {
@@ -210,9 +211,9 @@ func (r *run) line(fs *fileState, l *line, p *payload, raw []byte, eln extract.L
 			return r.replayed(fs, rec, kind, p)
 		}
 	case "turn_context":
-		fs.model = cmpOr(p.Model, fs.model)
-		fs.turn = cmpOr(p.TurnID, fs.turn)
-		fs.cwd = cmpOr(p.Cwd, fs.cwd)
+		fs.model = cmp.Or(p.Model, fs.model)
+		fs.turn = cmp.Or(p.TurnID, fs.turn)
+		fs.cwd = cmp.Or(p.Cwd, fs.cwd)
 	case "response_item":
 		if err := r.decideAt(fs, false); err != nil {
 			return err
@@ -241,7 +242,7 @@ func (r *run) sessionMeta(fs *fileState, p *payload, ts time.Time) bool {
 	first := !fs.haveMeta
 	fs.haveMeta = true
 	if first {
-		fs.own = cmpOr(p.ID, fs.own)
+		fs.own = cmp.Or(p.ID, fs.own)
 		fs.session = fs.own
 		if t, ok := parseTS(p.Timestamp); ok {
 			fs.ownStart = t
@@ -250,7 +251,7 @@ func (r *run) sessionMeta(fs *fileState, p *payload, ts time.Time) bool {
 		}
 		fs.project = p.Cwd
 	}
-	fs.cwd = cmpOr(p.Cwd, fs.cwd)
+	fs.cwd = cmp.Or(p.Cwd, fs.cwd)
 	set := func(k, v string) {
 		if v != "" {
 			fs.meta[k] = v
@@ -262,7 +263,7 @@ func (r *run) sessionMeta(fs *fileState, p *payload, ts time.Time) bool {
 	set("model_provider", p.ModelProvider)
 	set("forked_from_id", p.ForkedFromID)
 	if p.Git != nil {
-		fs.branch = cmpOr(p.Git.Branch, fs.branch)
+		fs.branch = cmp.Or(p.Git.Branch, fs.branch)
 		set("git_commit", p.Git.CommitHash)
 		set("repository_url", p.Git.RepositoryURL)
 	}
@@ -289,7 +290,7 @@ func (r *run) sessionMeta(fs *fileState, p *payload, ts time.Time) bool {
 					// session, as Claude Code's subagents are.
 					fs.session = t.ParentThreadID
 					set("parent_thread_id", t.ParentThreadID)
-					fs.agent = &schema.Agent{ID: fs.own, Type: cmpOr(cmpOr(t.AgentRole, p.AgentRole), cmpOr(t.AgentNickname, p.AgentNickname)), Sidechain: true}
+					fs.agent = &schema.Agent{ID: fs.own, Type: cmp.Or(cmp.Or(t.AgentRole, p.AgentRole), cmp.Or(t.AgentNickname, p.AgentNickname)), Sidechain: true}
 					if fs.agent.Type == "" {
 						fs.agent.Type = "subagent"
 					}
@@ -310,7 +311,7 @@ func (r *run) replayed(fs *fileState, rec *schema.Record, kind string, p *payloa
 	case kind == "event_msg" && p.Type == "token_count" && p.Info != nil && p.Info.Total != nil:
 		fs.total, fs.haveTotal = *p.Info.Total, true
 	case kind == "turn_context":
-		fs.model = cmpOr(p.Model, fs.model)
+		fs.model = cmp.Or(p.Model, fs.model)
 	}
 	return r.add(fs, rec, false)
 }
@@ -404,9 +405,9 @@ func (r *run) item(fs *fileState, rec *schema.Record, p *payload, ln schema.Line
 		case "custom_tool_call":
 			t.Input = toolInput(p.Input)
 		case "local_shell_call":
-			t.Name, t.Input = cmpOr(t.Name, "local_shell"), compact(p.Action)
+			t.Name, t.Input = cmp.Or(t.Name, "local_shell"), compact(p.Action)
 		case "web_search_call":
-			t.Name, t.Input = cmpOr(t.Name, "web_search"), compact(p.Action)
+			t.Name, t.Input = cmp.Or(t.Name, "web_search"), compact(p.Action)
 		}
 		rec.Tools = []schema.Tool{t}
 		rec.Files = callFiles(t.Name, t.Input, fs.cwd)
@@ -493,7 +494,7 @@ func (r *run) event(fs *fileState, rec *schema.Record, p *payload, ln schema.Lin
 			rec.Text += ": " + p.Reason
 		}
 	case "thread_name_updated":
-		fs.title = cmpOr(p.ThreadName, fs.title)
+		fs.title = cmp.Or(p.ThreadName, fs.title)
 	}
 	return r.add(fs, rec, false)
 }
@@ -661,12 +662,12 @@ func (r *run) out(fs *fileState, rec *schema.Record) error {
 		return nil
 	}
 	if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
-		if err := r.emitRec(schema.SplitRaw(rec)); err != nil {
+		if err := r.emit(schema.SplitRaw(rec)); err != nil {
 			return err
 		}
 		rec.Raw = nil
 	}
-	return r.emitRec(rec)
+	return r.emit(rec)
 }
 
 // sessionRecord emits what Codex knows about the session beyond its
@@ -684,7 +685,7 @@ func (r *run) sessionRecord(fs *fileState) error {
 	if rec.TS.IsZero() {
 		rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
 	}
-	rec.Project, rec.Cwd, rec.GitBranch = fs.project, cmpOr(fs.project, fs.cwd), fs.branch
+	rec.Project, rec.Cwd, rec.GitBranch = fs.project, cmp.Or(fs.project, fs.cwd), fs.branch
 	rec.Title = fs.title
 	rec.Model = fs.model
 	rec.User, rec.Machine = r.opt.User, r.opt.Machine
@@ -702,5 +703,5 @@ func (r *run) sessionRecord(fs *fileState) error {
 	if r.opt.Now != nil {
 		rec.IngestedAt = r.opt.Now()
 	}
-	return r.emitRec(rec)
+	return r.emit(rec)
 }

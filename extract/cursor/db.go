@@ -1,6 +1,7 @@
 package cursor
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -248,7 +249,7 @@ func (dr *dbRun) tab(row *row, i int, t *chatTab) error {
 			// a message.
 			continue
 		}
-		e := &convEntry{b: b, role: bubbleRole(b.Type, 0), id: cmpOr(b.ID, b.BubbleID), key: key + "/bubbles/" + strconv.Itoa(j)}
+		e := &convEntry{b: b, role: bubbleRole(b.Type, 0), id: cmp.Or(b.ID, b.BubbleID), key: key + "/bubbles/" + strconv.Itoa(j)}
 		if e.id == "" {
 			e.id = "index-" + strconv.Itoa(j)
 		}
@@ -523,8 +524,8 @@ func (dr *dbRun) composerProject(c *composer) string {
 			RepoPath string `json:"repoPath"`
 			Path     string `json:"path"`
 		}
-		if decode(r, &o) == nil && cmpOr(o.RepoPath, o.Path) != "" {
-			return cmpOr(o.RepoPath, o.Path)
+		if decode(r, &o) == nil && cmp.Or(o.RepoPath, o.Path) != "" {
+			return cmp.Or(o.RepoPath, o.Path)
 		}
 	}
 	return ""
@@ -557,7 +558,7 @@ func (dr *dbRun) composer(ctx context.Context, db *sql.DB, stmt *sql.Stmt, c *co
 				e.b = &b
 			}
 			e.role = bubbleRole(b.Type, 0)
-			e.id = cmpOr(b.BubbleID, "index-"+strconv.Itoa(j))
+			e.id = cmp.Or(b.BubbleID, "index-"+strconv.Itoa(j))
 			if err := cv.add(e); err != nil {
 				return err
 			}

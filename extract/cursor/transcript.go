@@ -2,6 +2,7 @@ package cursor
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,7 +91,7 @@ func (r *run) transcript(ctx context.Context, sf extract.SourceFile, emit extrac
 	id := transcriptIdentity(sf.Path)
 	tr := &trRun{run: r, emit: emit, path: sf.Path, mtime: src.FP.Mtime, id: id,
 		project: r.idx.slugs[strings.ToLower(id.slug)]}
-	tr.dup = r.idx.bodied[cmpOr(id.agent, id.session)]
+	tr.dup = r.idx.bodied[cmp.Or(id.agent, id.session)]
 	if strings.HasSuffix(sf.Path, ".txt") {
 		return tr.text(ctx, src)
 	}
@@ -237,14 +238,14 @@ func (tr *trRun) jsonLine(l *trLine, parsed bool, b []byte, ln extract.Line) (*s
 	role := l.Role
 	var content json.RawMessage
 	if l.Message != nil {
-		role = cmpOr(role, l.Message.Role)
+		role = cmp.Or(role, l.Message.Role)
 		content = l.Message.Content
-		l.Model = cmpOr(l.Message.Model, l.Model)
+		l.Model = cmp.Or(l.Message.Model, l.Model)
 	}
 	if len(content) == 0 {
 		content = l.Content
 	}
-	rec.NativeType = cmpOr(l.Type, role)
+	rec.NativeType = cmp.Or(l.Type, role)
 	if l.Type != "" && l.Status != "" {
 		rec.NativeType = l.Type + "/" + l.Status
 	}
@@ -271,7 +272,7 @@ func (tr *trRun) jsonLine(l *trLine, parsed bool, b []byte, ln extract.Line) (*s
 		case "text", "input_text", "output_text":
 			text = append(text, bl.Text)
 		case "thinking", "reasoning", "redacted_thinking":
-			thinking = append(thinking, cmpOr(bl.Thinking, bl.Text))
+			thinking = append(thinking, cmp.Or(bl.Thinking, bl.Text))
 		case "tool_use", "tool_call":
 			in := jsonValue(bl.Input)
 			rec.Tools = append(rec.Tools, schema.Tool{Name: bl.Name, CallID: bl.ID, Input: in})
@@ -483,7 +484,7 @@ func (tr *trRun) textBlock(b *textBlock) error {
 	}{b.role, body})
 	rec := tr.newRec(schema.KindRaw, b.line, b.offset)
 	rec.Raw = raw
-	rec.NativeType = cmpOr(b.role, "preamble")
+	rec.NativeType = cmp.Or(b.role, "preamble")
 	if b.role == "" {
 		return tr.emitLine(rec)
 	}

@@ -15,6 +15,7 @@ package push
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,7 +109,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		workers = runtime.GOMAXPROCS(0)
 	}
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: emit}
+		r := &run{opt: &opt, emit: opt.Counted(emit)}
 		return opt.FileDone(r.file(ctx, files[i]))
 	}, emit)
 }
@@ -230,7 +231,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if err != nil {
 		return err
 	}
-	return r.emitRec(cp)
+	return r.emit(cp)
 }
 
 // context is what the next run needs: the last time (for events without
@@ -270,13 +271,6 @@ func rawLine(b []byte) []byte {
 		}
 	}
 	return b
-}
-
-func (r *run) emitRec(rec *schema.Record) error {
-	if r.opt.Stats != nil {
-		r.opt.Stats.Records.Add(1)
-	}
-	return r.emit(rec)
 }
 
 // line turns one event into its raw record and the messages made from it.
@@ -321,11 +315,11 @@ func (r *run) line(fs *fileState, e *event, object bool, bad string, raw []byte,
 	if !r.opt.Since.IsZero() && ts.Before(r.opt.Since) {
 		return nil
 	}
-	if err := r.emitRec(rawRec); err != nil {
+	if err := r.emit(rawRec); err != nil {
 		return err
 	}
 	for _, m := range msgs {
-		if err := r.emitRec(m); err != nil {
+		if err := r.emit(m); err != nil {
 			return err
 		}
 	}
@@ -352,9 +346,9 @@ func (r *run) messages(fs *fileState, e *event, session string, raw *schema.Reco
 	if e.Agent != "" {
 		info.Agent = e.Agent
 	}
-	info.Project = cmpOr(e.Project, info.Project)
-	info.Cwd = cmpOr(e.Cwd, info.Cwd)
-	info.Branch = cmpOr(e.Branch, info.Branch)
+	info.Project = cmp.Or(e.Project, info.Project)
+	info.Cwd = cmp.Or(e.Cwd, info.Cwd)
+	info.Branch = cmp.Or(e.Branch, info.Branch)
 
 	nid := e.ID
 	if nid == "" {
@@ -593,18 +587,11 @@ func (r *run) sessionHints(fs *fileState) error {
 			extra["previous_session"] = s.Previous
 		}
 		rec.Meta = meta(nil, extra)
-		if err := r.emitRec(rec); err != nil {
+		if err := r.emit(rec); err != nil {
 			return fmt.Errorf("%s: %w", fs.path, err)
 		}
 	}
 	return nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // isPushLog reports whether a file's first event has the shape of the push
