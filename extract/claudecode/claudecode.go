@@ -383,7 +383,8 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		r.lr.Reset(f, plan.Start, plan.Lines)
 	}
 	// The lines are the records' raw as they were read, not copies: the
-	// reader never writes over them (946 MB of copies on a 1 GB home).
+	// reader never writes over them, and copies would double the memory a
+	// large home's lines take.
 	var (
 		l   line
 		odd error // a field lenient could not read
