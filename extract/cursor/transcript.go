@@ -402,9 +402,7 @@ type textBlock struct {
 // text reads a legacy .txt transcript whole (it is rewritten, not
 // appended to), one raw record and message per block.
 func (tr *trRun) text(ctx context.Context, src *extract.Source) error {
-	lr := schema.NewLineReader(src.File)
 	var cur *textBlock
-	var consumed int64
 	markers := 0
 	flush := func() error {
 		if cur == nil {
@@ -414,28 +412,7 @@ func (tr *trRun) text(ctx context.Context, src *extract.Source) error {
 		cur = nil
 		return tr.textBlock(b)
 	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ln, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if errors.Is(err, schema.ErrLineTooLong) {
-			if err := tr.opt.Skip(&schema.BadInput{Path: tr.path, Line: ln.Num, Err: err}); err != nil {
-				return err
-			}
-			consumed = ln.End()
-			continue
-		}
-		if err != nil {
-			return &extract.ReadError{Path: tr.path, Err: err}
-		}
-		consumed = ln.End()
-		if tr.opt.Stats != nil {
-			tr.opt.Stats.Bytes.Add(ln.End() - ln.Offset)
-		}
+	read, err := tr.opt.ReadText(ctx, schema.NewLineReader(src.File), tr.path, func(ln schema.Line) error {
 		s := validUTF8(strings.TrimRight(string(ln.Bytes), "\r"))
 		if m := markerRE.FindStringSubmatch(s); m != nil {
 			if err := flush(); err != nil {
@@ -450,15 +427,19 @@ func (tr *trRun) text(ctx context.Context, src *extract.Source) error {
 			if rest := strings.TrimSpace(s[len(m[0]):]); rest != "" {
 				cur.lines = append(cur.lines, rest)
 			}
-			continue
+			return nil
 		}
 		if cur == nil {
 			if strings.TrimSpace(s) == "" {
-				continue
+				return nil
 			}
 			cur = &textBlock{line: ln.Num, offset: ln.Offset}
 		}
 		cur.lines = append(cur.lines, s)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if markers == 0 {
 		return tr.opt.Skip(&schema.BadInput{Path: tr.path, Err: errors.New("not a Cursor agent transcript: no user: or assistant: block")})
@@ -469,7 +450,7 @@ func (tr *trRun) text(ctx context.Context, src *extract.Source) error {
 	if err := tr.session(layoutText); err != nil {
 		return err
 	}
-	return tr.checkpoint(src, consumed, 0, 0, nil)
+	return tr.checkpoint(src, read.Consumed, 0, 0, nil)
 }
 
 // textBlock emits one block of a .txt transcript.
