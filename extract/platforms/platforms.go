@@ -26,6 +26,8 @@ import (
 	push "github.com/pos-lake/pos/extract/push/about"
 )
 
+// The platforms pos reads, in the order users see them listed. A new
+// platform adds its line here (docs/adding-a-platform.md).
 func init() {
 	Register(
 		claudecode.Platform,
