@@ -458,3 +458,48 @@ func FilesSource(lake, table string, files []string) (string, []string, error) {
 	}
 	return "read_parquet(" + LiteralPaths + ", union_by_name = true, " + hiveOpts + ")", append([]string{f}, files...), nil
 }
+
+// chunkIndex is what a chunks part file carries beside it: its postings
+// and its vector sidecar, published before it.
+type chunkIndex struct {
+	post *postingsFile
+	vecs *vectorFile
+}
+
+func newChunkIndex(lake string, p *partition, partName string) *chunkIndex {
+	return &chunkIndex{
+		post: newPostingsFile(lake, p, partName),
+		vecs: newVectorFile(filepath.Join(p.dir, partName)),
+	}
+}
+
+func (x *chunkIndex) full() bool { return x.post.full() }
+
+func (x *chunkIndex) write() error {
+	x.vecs.post = x.post.sorted()
+	if err := x.post.write(); err != nil {
+		return err
+	}
+	if err := x.vecs.write(); err != nil {
+		os.Remove(x.post.tmp)
+		return err
+	}
+	return nil
+}
+
+func (x *chunkIndex) tmps() []string { return []string{x.post.tmp, x.vecs.tmp} }
+
+// publish renames the postings and the sidecar into place.
+func (x *chunkIndex) publish() (int, error) {
+	for i, f := range [][2]string{{x.post.tmp, x.post.path}, {x.vecs.tmp, x.vecs.path}} {
+		if err := os.Rename(f[0], f[1]); err != nil {
+			return i, fmt.Errorf("publishing %s: %w", f[1], err)
+		}
+	}
+	return 2, nil
+}
+
+func (x *chunkIndex) abort() {
+	os.Remove(x.post.tmp)
+	os.Remove(x.vecs.tmp)
+}
