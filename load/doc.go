@@ -22,12 +22,13 @@
 //     the session cache's rows, and the kept listings of the chunks
 //     partitions.
 //   - Compaction (compact.go): merging a partition's small part files into
-//     one, swapped in whole so a reader never sees it half done.
-//   - The search index (chunks.go, vectors.go, sidecar_*.go,
-//     searchindex*.go, lexindex.go, signcodes.go, postings_read.go): beside
-//     each chunks file its postings and its vector sidecar, and the
-//     segments that copy many sidecars together with a merged term index,
-//     written by a load and read by search.
+//     one, swapped in whole so a reader never sees it half done; its
+//     files' data and renames are made durable (internal/durable) before
+//     a run says it is done.
+//   - The chunks and the search index (chunks.go): beside each chunks
+//     file its postings and its vector sidecar, and the segments that
+//     copy many sidecars together, in the formats of package searchindex,
+//     which search reads without this package's writer.
 //   - What search reads of its hits in Go, without DuckDB (search_rows.go,
 //     chunks_meta.go).
 //

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/pos-lake/pos/internal/fsglob"
+	"github.com/pos-lake/pos/load/internal/durable"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -361,7 +362,7 @@ func publishLanes(lake string, lanes []*lane) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	if err := syncFiles(lake, paths); err != nil {
+	if err := durable.SyncFiles(lake, paths); err != nil {
 		return err
 	}
 	dirs := map[string]bool{}
@@ -370,7 +371,7 @@ func publishLanes(lake string, lanes []*lane) error {
 			return err
 		}
 	}
-	return syncDirs(lake, dirs)
+	return durable.SyncDirs(lake, dirs)
 }
 
 // rename puts the lane's finished (and synced) files in place and adds

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 	"golang.org/x/sync/semaphore"
 )
@@ -431,9 +432,9 @@ func (l *Loader) Close() error {
 	// derived from the files in place, it is brought up to date by a later
 	// load if this one fails to.
 	if slices.ContainsFunc(touched, func(k partKey) bool { return k.table == TableChunks }) ||
-		!hasSegments(l.opt.Lake) && fileExists(TableDir(l.opt.Lake, TableChunks)) ||
-		olderSegments(l.opt.Lake) {
-		l.stats.SearchIndexErr = UpdateSearchIndex(l.opt.Lake, l.runID)
+		!searchindex.HasSegments(l.opt.Lake) && fileExists(TableDir(l.opt.Lake, TableChunks)) ||
+		searchindex.OlderSegments(l.opt.Lake) {
+		l.stats.SearchIndexErr = updateSearchIndex(l.opt.Lake, l.runID)
 	}
 	n, err := l.commitMarks()
 	l.stats.Checkpoints = int64(n)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -72,7 +73,7 @@ func removeTemps(lake string) error {
 				}
 				return err
 			}
-			if !d.IsDir() && (strings.HasSuffix(path, ".parquet.tmp") || strings.HasSuffix(path, VectorsExt+".tmp")) {
+			if !d.IsDir() && (strings.HasSuffix(path, ".parquet.tmp") || strings.HasSuffix(path, searchindex.VectorsExt+".tmp")) {
 				return os.Remove(path)
 			}
 			return nil

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/pos-lake/pos/load/internal/zstdcodec"
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -60,7 +62,7 @@ func newTypedWriter[T any](f *os.File) *typedWriter[T] {
 // the blobs' bounds.
 func WriterOptions(sch *parquet.Schema, more ...parquet.WriterOption) []parquet.WriterOption {
 	opts := []parquet.WriterOption{
-		parquet.Compression(&pageCodec),
+		parquet.Compression(&zstdcodec.Page),
 		parquet.CreatedBy("pos", schema.Version, ""),
 		parquet.KeyValueMetadata("pos.schema", schema.Version),
 		parquet.DataPageStatistics(false),
@@ -138,7 +140,7 @@ func rowType(table string) any {
 	case TableChunks:
 		return ChunkRow{}
 	case TablePostings:
-		return PostingRow{}
+		return searchindex.PostingRow{}
 	case TableSummaries:
 		return SummaryRow{}
 	default:
@@ -165,7 +167,7 @@ func newRowWriter(table string, f *os.File) rowWriter {
 	case TableChunks:
 		return newTypedWriter[ChunkRow](f)
 	case TablePostings:
-		return newTypedWriter[PostingRow](f)
+		return newTypedWriter[searchindex.PostingRow](f)
 	case TableSummaries:
 		return newTypedWriter[SummaryRow](f)
 	default:

@@ -1,11 +1,13 @@
-package load
+package searchindex
 
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -14,10 +16,13 @@ import (
 	"github.com/pos-lake/pos/transform/embed/lexical"
 )
 
-// Writing a chunks file's vector sidecar (see vectors.go for its layout).
+// Writing a chunks file's vector sidecar (see sidecar.go for its layout).
 
-// vectorFile collects the sidecar of one chunks part file.
-type vectorFile struct {
+// SidecarWriter collects the sidecar of one chunks part file: Add each
+// row in the file's order, with AddMeta its metadata, SetPostings the
+// file's postings, then Write it under its temporary name (Tmp), which
+// the caller renames to Path when it publishes the chunks file.
+type SidecarWriter struct {
 	tmp, path string
 	dim       int
 	lexical   int // the version of the tokenizer of its postings
@@ -33,14 +38,14 @@ type vectorFile struct {
 	meta []RowMeta
 }
 
-func newVectorFile(chunksPath string) *vectorFile {
+func NewSidecarWriter(chunksPath string) *SidecarWriter {
 	path := strings.TrimSuffix(chunksPath, ".parquet") + VectorsExt
-	return &vectorFile{tmp: path + ".tmp", path: path, lexical: lexical.Version}
+	return &SidecarWriter{tmp: path + ".tmp", path: path, lexical: lexical.Version}
 }
 
-// add quantizes a row's vector. The first vector fixes the dimension; a
+// Add quantizes a row's vector. The first vector fixes the dimension; a
 // row without a vector, or with another dimension, has none here.
-func (v *vectorFile) add(key int64, ts time.Time, dl int, model string, vec []float32) {
+func (v *SidecarWriter) Add(key int64, ts time.Time, dl int, model string, vec []float32) {
 	if v.dim == 0 && len(vec) > 0 {
 		v.dim = len(vec)
 	}
@@ -86,15 +91,30 @@ func (v *vectorFile) add(key int64, ts time.Time, dl int, model string, vec []fl
 	}
 }
 
+// AddMeta adds the metadata and text of the next row. A sidecar gets its
+// metadata section only when every row has its metadata.
+func (v *SidecarWriter) AddMeta(m RowMeta) { v.meta = append(v.meta, m) }
+
+// SetPostings sets the file's postings, sorted by term and chunk key.
+func (v *SidecarWriter) SetPostings(post []PostingRow) { v.post = post }
+
+// Tmp is where Write writes the sidecar.
+func (v *SidecarWriter) Tmp() string { return v.tmp }
+
+// Path is the sidecar's path beside its chunks file.
+func (v *SidecarWriter) Path() string { return v.path }
+
 // fill gives the rows that came before the first vector fixed the
 // dimension.
-func (v *vectorFile) fill() {
+func (v *SidecarWriter) fill() {
 	if need := len(v.keys) * v.dim; len(v.codes) < need {
 		v.codes = append(make([]int8, need-len(v.codes)), v.codes...)
 	}
 }
 
-func (v *vectorFile) write() error {
+// Write writes the sidecar under its temporary name and lets go of its
+// rows.
+func (v *SidecarWriter) Write() error {
 	v.fill()
 	f, err := os.OpenFile(v.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -183,7 +203,7 @@ func (v *vectorFile) write() error {
 // signCodes encodes each row's sign code from its quantized vector, the
 // one the exact score is computed from: the rows' entries and the bytes of
 // one; nil for a file without vectors.
-func (v *vectorFile) signCodes() ([]byte, int) {
+func (v *SidecarWriter) signCodes() ([]byte, int) {
 	if v.dim == 0 || len(v.keys) == 0 {
 		return nil, 0
 	}
@@ -212,7 +232,7 @@ func (v *vectorFile) signCodes() ([]byte, int) {
 }
 
 // postings encodes the postings section.
-func (v *vectorFile) postings() []byte {
+func (v *SidecarWriter) postings() []byte {
 	rows := make(map[int64]uint32, len(v.keys))
 	for i, k := range v.keys {
 		rows[k] = uint32(i)
@@ -279,4 +299,53 @@ func readWidth(b []byte, i, w int) uint32 {
 		return uint32(binary.LittleEndian.Uint16(b[2*i:]))
 	}
 	return binary.LittleEndian.Uint32(b[4*i:])
+}
+
+// MergeSidecars writes the sidecar of the merged chunks file at chunksPath:
+// the rows of the named files' sidecars, in order, their models renumbered,
+// and the merged postings post (sorted); dim is the vectors' dimension (0:
+// none has vectors).
+func MergeSidecars(chunksPath, dir string, names []string, dim int, post []PostingRow) error {
+	out := NewSidecarWriter(chunksPath)
+	out.tmp, out.dim, out.post = out.path, dim, post
+	withMeta := true // every file's sidecar has its rows' metadata
+	for _, n := range names {
+		v, err := ReadVectors(filepath.Join(dir, n), true)
+		if err != nil {
+			return err
+		}
+		if withMeta {
+			meta, err := readAllMeta(filepath.Join(dir, n))
+			switch {
+			case errors.Is(err, ErrNoMeta):
+				withMeta, out.meta = false, nil
+			case err != nil:
+				return err
+			default:
+				out.meta = append(out.meta, meta...)
+			}
+		}
+		for i := range v.Rows {
+			m := uint8(NoModel)
+			if v.Model[i] != NoModel && int(v.Model[i]) < len(v.Models) {
+				k := slices.Index(out.models, v.Models[v.Model[i]])
+				if k < 0 {
+					if len(out.models) >= NoModel {
+						return fmt.Errorf("%s: more than %d embedding models", dir, NoModel)
+					}
+					k = len(out.models)
+					out.models = append(out.models, v.Models[v.Model[i]])
+				}
+				m = uint8(k)
+			}
+			out.keys, out.ts, out.dl = append(out.keys, v.Keys[i]), append(out.ts, v.TS[i]), append(out.dl, v.DL[i])
+			out.model, out.scale = append(out.model, m), append(out.scale, v.ScaleAt(i))
+			if v.Dim == dim {
+				out.codes = append(out.codes, v.Codes[i*dim:(i+1)*dim]...)
+			} else {
+				out.codes = append(out.codes, make([]int8, dim)...) // a sidecar without vectors
+			}
+		}
+	}
+	return out.Write()
 }

@@ -1,4 +1,4 @@
-package load
+package searchindex
 
 import (
 	"encoding/binary"
@@ -36,7 +36,7 @@ import (
 // Since POSVEC05 it also holds each row's metadata and text (see
 // sidecarMeta), so that search reads its candidates and describes its hits
 // without opening the Parquet file: the sidecar has what search needs of a
-// chunks file, and a search index segment (searchindex.go) holds the
+// chunks file, and a search index segment (index.go) holds the
 // sidecars of many.
 //
 // Since POSVEC06 it also holds each row's sign code (internal/rabitq):
@@ -97,12 +97,12 @@ var ErrNoVectors = errors.New("no vector sidecar")
 // ReadVectors reads the sidecar of a chunks file (its .parquet path);
 // without codes, only its rows' keys, times and lengths (a sixth of it).
 func ReadVectors(chunksPath string, codes bool) (*Vectors, error) {
-	return (*SearchIndex)(nil).ReadVectors(chunksPath, codes)
+	return (*Index)(nil).ReadVectors(chunksPath, codes)
 }
 
 // ReadVectors is ReadVectors from the index's copy of the sidecar when it
 // has one, else from the file. A nil index reads the file.
-func (ix *SearchIndex) ReadVectors(chunksPath string, codes bool) (*Vectors, error) {
+func (ix *Index) ReadVectors(chunksPath string, codes bool) (*Vectors, error) {
 	sc, err := ix.openSidecar(chunksPath)
 	if err != nil {
 		return nil, err
@@ -195,12 +195,12 @@ func Exact(terms []string) []Term {
 // hands on a posting for each of its terms, so a chunk may come more than
 // once for one prefix.
 func ReadLexicalQuery(chunksPath string, terms func(lexVersion int) []Term, fn func(term int, key int64, tf, dl int32)) (*Vectors, error) {
-	return (*SearchIndex)(nil).ReadLexicalQuery(chunksPath, terms, fn)
+	return (*Index)(nil).ReadLexicalQuery(chunksPath, terms, fn)
 }
 
 // ReadLexicalQuery is ReadLexicalQuery from the index's copy of the
 // sidecar when it has one, else from the file.
-func (ix *SearchIndex) ReadLexicalQuery(chunksPath string, terms func(lexVersion int) []Term, fn func(term int, key int64, tf, dl int32)) (*Vectors, error) {
+func (ix *Index) ReadLexicalQuery(chunksPath string, terms func(lexVersion int) []Term, fn func(term int, key int64, tf, dl int32)) (*Vectors, error) {
 	sc, err := ix.openSidecar(chunksPath)
 	if err != nil {
 		return nil, err
@@ -349,7 +349,7 @@ func (sc *sidecar) close() {
 // openSidecar opens a chunks file's sidecar: the index's copy, read with
 // pread from the segment's file (see SignCodes for why not through the
 // mapping), or the sidecar file.
-func (ix *SearchIndex) openSidecar(chunksPath string) (*sidecar, error) {
+func (ix *Index) openSidecar(chunksPath string) (*sidecar, error) {
 	if x := ix.lookup(chunksPath); x.b != nil {
 		n := int64(len(x.b))
 		if x.seg.f == nil {

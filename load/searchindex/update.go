@@ -1,4 +1,4 @@
-package load
+package searchindex
 
 import (
 	"encoding/binary"
@@ -10,16 +10,18 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/pos-lake/pos/load/internal/durable"
 )
 
 // Writing the search index: the segments pos-load adds and merges (see
-// searchindex.go for what they hold and how they are read).
+// index.go for what they hold and how they are read).
 
-// UpdateSearchIndex adds a segment with the sidecars of the lake's chunks
-// files that no segment names, then merges segments (see SearchIndexDir).
-// The caller holds the lake's lock; run names the new segments.
-func UpdateSearchIndex(lake, run string) error {
-	dir := filepath.Join(lake, SearchIndexDir)
+// Update adds a segment with the sidecars of the lake's chunks files
+// (chunks, their paths) that no segment names, then merges segments (see
+// Dir). The caller holds the lake's lock; run names the new segments.
+func Update(lake, run string, chunks []string) error {
+	dir := filepath.Join(lake, Dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -31,23 +33,13 @@ func UpdateSearchIndex(lake, run string) error {
 			}
 		}
 	}
-	parts, err := tablePartitions(lake, TableChunks)
-	if err != nil {
-		return err
-	}
 	live := map[string]string{} // relative path -> its sidecar's path
-	for _, p := range parts {
-		files, err := appendParquetFiles(nil, Dir(lake, TableChunks, p.platform, p.date))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	for _, f := range chunks {
+		rel, err := filepath.Rel(lake, f)
+		if err != nil {
 			return err
 		}
-		for _, f := range files {
-			rel, err := filepath.Rel(lake, f)
-			if err != nil {
-				return err
-			}
-			live[filepath.ToSlash(rel)] = strings.TrimSuffix(f, ".parquet") + VectorsExt
-		}
+		live[filepath.ToSlash(rel)] = strings.TrimSuffix(f, ".parquet") + VectorsExt
 	}
 	names, err := segmentNames(dir)
 	if err != nil {
@@ -177,19 +169,19 @@ func UpdateSearchIndex(lake, run string) error {
 	}
 }
 
-// hasSegments reports whether the lake's search index has a segment: a
+// HasSegments reports whether the lake's search index has a segment: a
 // lake without one (loaded before the index existed, or whose segments
 // were deleted) gets one at its next load.
-func hasSegments(lake string) bool {
-	names, _ := segmentNames(filepath.Join(lake, SearchIndexDir))
+func HasSegments(lake string) bool {
+	names, _ := segmentNames(filepath.Join(lake, Dir))
 	return len(names) > 0
 }
 
-// olderSegments reports whether a segment of the lake's search index is
+// OlderSegments reports whether a segment of the lake's search index is
 // of an older layout (or not a segment): any load then rewrites it, not
 // only one that writes chunks.
-func olderSegments(lake string) bool {
-	dir := filepath.Join(lake, SearchIndexDir)
+func OlderSegments(lake string) bool {
+	dir := filepath.Join(lake, Dir)
 	names, _ := segmentNames(dir)
 	for _, name := range names {
 		f, err := os.Open(filepath.Join(dir, name))
@@ -314,7 +306,7 @@ func writeSegment(lake, path string, entries []segEntry) error {
 		err = cerr
 	}
 	if err == nil {
-		err = syncFiles(lake, []string{tmp})
+		err = durable.SyncFiles(lake, []string{tmp})
 	}
 	if err == nil {
 		err = os.Rename(tmp, path)
@@ -323,7 +315,7 @@ func writeSegment(lake, path string, entries []segEntry) error {
 		os.Remove(tmp)
 		return fmt.Errorf("writing the search index %s: %w", path, err)
 	}
-	return syncDirs(lake, map[string]bool{filepath.Dir(path): true})
+	return durable.SyncDirs(lake, map[string]bool{filepath.Dir(path): true})
 }
 
 // sidecarHeadCopy returns an entry's sidecar header, through its model

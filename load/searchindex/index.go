@@ -1,4 +1,4 @@
-package load
+package searchindex
 
 import (
 	"encoding/binary"
@@ -38,7 +38,7 @@ import (
 // reader that finds two segments naming one file uses either.
 //
 // Layout, little endian: magic "POSIDX04", entries u32 (N), TOC bytes u32,
-// where the merged term index starts u64 (0: none; see lexindex.go), the
+// where the merged term index starts u64 (0: none; see lexicon.go), the
 // segment's size u64 (one cut short is not read), then
 // N entries (path length u16, the chunks file's path relative to the
 // lake with slashes, offset u64 and length u64 of its sidecar's bytes in
@@ -50,7 +50,7 @@ import (
 // load: POSIDX02 has no header copies, and POSIDX01 no merged term index
 // either (its files are searched one by one).
 const (
-	SearchIndexDir = "searchindex"
+	Dir            = "searchindex"
 	segmentMagic   = "POSIDX04"
 	segmentMagicV2 = "POSIDX02" // without header copies
 	segmentMagicV1 = "POSIDX01" // without a merged term index
@@ -63,12 +63,12 @@ const (
 // variable for tests).
 var segmentFloor int64 = 4 << 20
 
-// SearchIndex is a lake's search index: its segments, mapped (the merged
+// Index is a lake's search index: its segments, mapped (the merged
 // term indexes are read through the mapping) and open (the sidecars are
 // read with pread). Its sidecars are read by ReadSignCodes, ReadVectors,
-// ReadLexicalQuery and ReadRowMeta; a nil SearchIndex has none (they read
+// ReadLexicalQuery and ReadRowMeta; a nil Index has none (they read
 // the sidecar files).
-type SearchIndex struct {
+type Index struct {
 	lake string
 	segs []*mappedSegment // a file's sidecar is looked up in each in turn
 }
@@ -105,10 +105,10 @@ type segEntry struct {
 	head   []byte // the sidecar's header through its model names, when known
 }
 
-// SearchIndexKey names the lake's current segments: a reader that keeps an
-// open SearchIndex opens it again when the key changes.
-func SearchIndexKey(lake string) string {
-	names, _ := segmentNames(filepath.Join(lake, SearchIndexDir))
+// Key names the lake's current segments: a reader that keeps an
+// open Index opens it again when the key changes.
+func Key(lake string) string {
+	names, _ := segmentNames(filepath.Join(lake, Dir))
 	return strings.Join(names, "\n")
 }
 
@@ -129,17 +129,17 @@ func segmentNames(dir string) ([]string, error) {
 	return out, nil
 }
 
-// OpenSearchIndex maps the lake's segments. A segment that cannot be read
+// Open maps the lake's segments. A segment that cannot be read
 // (removed meanwhile by a load's merge, or damaged) is passed over: the
 // files it named are read from their sidecars. Close lets go of the
 // mappings; nothing read from the index may be used after.
-func OpenSearchIndex(lake string) (*SearchIndex, error) {
+func Open(lake string) (*Index, error) {
 	abs, err := filepath.Abs(lake)
 	if err != nil {
 		return nil, err
 	}
-	ix := &SearchIndex{lake: abs}
-	dir := filepath.Join(abs, SearchIndexDir)
+	ix := &Index{lake: abs}
+	dir := filepath.Join(abs, Dir)
 	names, err := segmentNames(dir)
 	if err != nil {
 		return nil, err
@@ -157,7 +157,7 @@ func OpenSearchIndex(lake string) (*SearchIndex, error) {
 
 // add adds a mapped segment (b) whose entries and merged term index's
 // offset readSegmentTOC read.
-func (ix *SearchIndex) add(name string, b []byte, unmap func() error, entries []segEntry, lexAt int64) {
+func (ix *Index) add(name string, b []byte, unmap func() error, entries []segEntry, lexAt int64) {
 	seg := &mappedSegment{name: name, b: b, unmap: unmap, entries: entries}
 	if lexAt != 0 {
 		// A lexicon that cannot be read leaves its files to be searched
@@ -305,7 +305,7 @@ func readSegmentTOC(r io.ReaderAt, path string, size int64) (entries []segEntry,
 }
 
 // Close unmaps the segments.
-func (ix *SearchIndex) Close() error {
+func (ix *Index) Close() error {
 	if ix == nil {
 		return nil
 	}
@@ -321,10 +321,10 @@ func (ix *SearchIndex) Close() error {
 }
 
 // Covers reports whether the index holds the sidecar of a chunks file.
-func (ix *SearchIndex) Covers(chunksPath string) bool { return ix.sidecar(chunksPath) != nil }
+func (ix *Index) Covers(chunksPath string) bool { return ix.sidecar(chunksPath) != nil }
 
 // Segments is how many segments the index maps.
-func (ix *SearchIndex) Segments() int {
+func (ix *Index) Segments() int {
 	if ix == nil {
 		return 0
 	}
@@ -332,11 +332,11 @@ func (ix *SearchIndex) Segments() int {
 }
 
 // sidecar returns the index's copy of a chunks file's sidecar, or nil.
-func (ix *SearchIndex) sidecar(chunksPath string) []byte {
+func (ix *Index) sidecar(chunksPath string) []byte {
 	return ix.lookup(chunksPath).b
 }
 
-func (ix *SearchIndex) lookup(chunksPath string) indexed {
+func (ix *Index) lookup(chunksPath string) indexed {
 	if ix == nil || len(ix.segs) == 0 {
 		return indexed{}
 	}
@@ -364,7 +364,7 @@ type MergedFiles struct {
 
 // Merged sorts files into those that segments' lexicons hold, by segment,
 // and the rest (indices into files), which are searched one by one.
-func (ix *SearchIndex) Merged(files []string) (sets []MergedFiles, rest []int) {
+func (ix *Index) Merged(files []string) (sets []MergedFiles, rest []int) {
 	at := map[*Lexicon]int{}
 	for i, f := range files {
 		x := ix.lookup(f)
