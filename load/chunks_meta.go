@@ -23,7 +23,7 @@ var chunkMetaColumns = []string{"chunk_key", "id", "parent_id", "content_type", 
 // the chunks file at path whose chunk_key is in keys. Only the small
 // columns are read, and of a row group without such a row only its keys:
 // a search asks this of the hundred or so files its candidates are in,
-// where DuckDB spent about a millisecond a file opening them.
+// where opening each with DuckDB would cost more than the reading.
 func ReadChunkMeta(path string, keys map[int64]bool, fn func(ChunkMeta)) error {
 	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {

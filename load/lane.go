@@ -326,7 +326,7 @@ func (l *lane) commit(pf *partFile) error {
 const maxIdle = 2
 
 // Finished files are published in batches: one sync of the file system for
-// many files instead of one fsync each (a sync costs tens of milliseconds,
+// many files instead of one fsync each (a sync costs about as much
 // whatever it covers). The count bounds the partitions whose ids stay in
 // memory until then; files wait at most about publishEvery to be visible.
 // An incremental load's files all go in the one publish at the end.
@@ -344,8 +344,7 @@ func (l *lane) publish() error {
 }
 
 // publishLanes publishes the finished files of the lanes with two syncs of
-// the file system in all (each takes tens of milliseconds, whatever it
-// covers).
+// the file system in all (each costs about as much whatever it covers).
 func publishLanes(lake string, lanes []*lane) error {
 	var paths []string
 	for _, l := range lanes {

@@ -13,11 +13,11 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// The session cache's rows computed in Go. DuckDB spends about a
-// millisecond on each Parquet file it opens, and a lake of a million
-// messages has ~6,000 message, exchange and session files: building the
-// cache with SessionPartsSQL and SessionMetaRowsSQL took 6 s. These read
-// the same columns with parquet-go and give the same rows
+// The session cache's rows computed in Go. DuckDB pays a fixed cost for
+// each Parquet file it opens, and a lake of a million messages has
+// thousands of message, exchange and session files, so building the cache
+// with SessionPartsSQL and SessionMetaRowsSQL is mostly that cost. These
+// read the same columns with parquet-go and give the same rows
 // (TestSessionRowsInGo, in query). They serve lakes whose messages,
 // exchanges and sessions have a single version of each row; the SQL keeps
 // the others.

@@ -57,9 +57,7 @@ func newTypedWriter[T any](f *os.File) *typedWriter[T] {
 // bounds of blob columns (blobColumns): the smallest and largest raw line
 // or prompt of a chunk prune no query, parquet-go compares every value of
 // a page to find them and keeps them whole in the footer; those columns
-// keep their null counts. On 400 MB of normalized records the lake went
-// from 93.4 MB to 73.8 MB without page statistics, and to 66.9 MB without
-// the blobs' bounds.
+// keep their null counts. Without either the lake is markedly smaller.
 func WriterOptions(sch *parquet.Schema, more ...parquet.WriterOption) []parquet.WriterOption {
 	opts := []parquet.WriterOption{
 		parquet.Compression(&zstdcodec.Page),

@@ -23,8 +23,9 @@ import (
 //
 // Since POSVEC03 it also holds the file's postings, so that search's
 // lexical side reads one small file per chunks file, not a Parquet file:
-// parquet-go and DuckDB each spent about a millisecond opening one, and a
-// lake of a million messages has thousands (one per day partition). The
+// opening one, with parquet-go or DuckDB, costs far more than reading a
+// small file, and a lake of a million messages has thousands (one per day
+// partition). The
 // Parquet postings table stays the index SQL sees; a POSVEC02 sidecar
 // (an older build's) sends search to it.
 //
