@@ -18,6 +18,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/fsglob"
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed/lexical"
 )
@@ -72,14 +73,6 @@ type ChunkRow struct {
 	Tool string `parquet:"tool,optional,dict"`
 }
 
-// PostingRow is a row of indexed/postings.
-type PostingRow struct {
-	Term     string `parquet:"term,dict"`
-	ChunkKey int64  `parquet:"chunk_key"`
-	TF       int32  `parquet:"tf"` // the term's occurrences in the chunk
-	DL       int32  `parquet:"dl"` // the chunk's length in terms
-}
-
 // ChunkKey identifies one version of a chunk: its id and content hash.
 func ChunkKey(id, contentHash string) int64 {
 	d := xxhash.New()
@@ -99,7 +92,7 @@ func chunkRow(r *schema.Record, hash string, index *chunkIndex) ChunkRow {
 	n := 0
 	if index != nil {
 		n = index.post.add(key, r.Text)
-		index.vecs.add(key, r.TS, n, c.Model, c.Embedding)
+		index.vecs.Add(key, r.TS, n, c.Model, c.Embedding)
 	} else {
 		n = len(lexical.Terms(r.Text))
 	}
@@ -113,7 +106,7 @@ func chunkRow(r *schema.Record, hash string, index *chunkIndex) ChunkRow {
 		Tool: chunkTool(r),
 	}
 	if index != nil {
-		index.vecs.meta = append(index.vecs.meta, RowMeta{ID: row.ID, ParentID: row.ParentID, ContentType: row.ContentType,
+		index.vecs.AddMeta(searchindex.RowMeta{ID: row.ID, ParentID: row.ParentID, ContentType: row.ContentType,
 			Platform: row.Platform, SessionID: row.SessionID, AgentID: row.AgentID, Project: row.Project, User: row.User,
 			Machine: row.Machine, Tool: row.Tool, ChunkIndex: row.ChunkIndex, Text: row.Text})
 	}
@@ -144,7 +137,7 @@ const (
 type postingsFile struct {
 	tmp, path string
 	written   int64
-	rows      []PostingRow
+	rows      []searchindex.PostingRow
 	isSorted  bool
 	counts    map[string]int32
 	terms     []string
@@ -165,7 +158,7 @@ func (pf *postingsFile) add(key int64, text string) int {
 	}
 	dl := int32(len(pf.terms))
 	for t, n := range pf.counts {
-		pf.rows = append(pf.rows, PostingRow{Term: t, ChunkKey: key, TF: n, DL: dl})
+		pf.rows = append(pf.rows, searchindex.PostingRow{Term: t, ChunkKey: key, TF: n, DL: dl})
 	}
 	pf.isSorted = false
 	return len(pf.terms)
@@ -174,9 +167,9 @@ func (pf *postingsFile) add(key int64, text string) int {
 func (pf *postingsFile) full() bool { return len(pf.rows) >= postingsFileRows }
 
 // sorted sorts the postings by term and chunk key, and returns them.
-func (pf *postingsFile) sorted() []PostingRow {
+func (pf *postingsFile) sorted() []searchindex.PostingRow {
 	if !pf.isSorted {
-		slices.SortFunc(pf.rows, func(a, b PostingRow) int {
+		slices.SortFunc(pf.rows, func(a, b searchindex.PostingRow) int {
 			return cmp.Or(cmp.Compare(a.Term, b.Term), cmp.Compare(a.ChunkKey, b.ChunkKey))
 		})
 		pf.isSorted = true
@@ -185,10 +178,6 @@ func (pf *postingsFile) sorted() []PostingRow {
 }
 
 // write sorts the postings and writes them under the temporary name.
-// lexicalKey is the postings file's metadata key that says which version
-// of the tokenizer made its terms (lexical.Version; without it, 1).
-const lexicalKey = "pos.lexical"
-
 func (pf *postingsFile) write() error {
 	pf.sorted()
 	if err := os.MkdirAll(filepath.Dir(pf.tmp), 0o700); err != nil {
@@ -198,8 +187,8 @@ func (pf *postingsFile) write() error {
 	if err != nil {
 		return err
 	}
-	w := parquet.NewGenericWriter[PostingRow](f, WriterOptions(parquet.SchemaOf(new(PostingRow)),
-		parquet.KeyValueMetadata(lexicalKey, strconv.Itoa(lexical.Version)))...)
+	w := parquet.NewGenericWriter[searchindex.PostingRow](f, WriterOptions(parquet.SchemaOf(new(searchindex.PostingRow)),
+		parquet.KeyValueMetadata(searchindex.LexicalKey, strconv.Itoa(lexical.Version)))...)
 	for rows := pf.rows; len(rows) > 0; {
 		n := min(len(rows), postingsGroupRows)
 		if _, err = w.Write(rows[:n]); err == nil {
@@ -457,4 +446,66 @@ func FilesSource(lake, table string, files []string) (string, []string, error) {
 		return "", nil, err
 	}
 	return "read_parquet(" + LiteralPaths + ", union_by_name = true, " + hiveOpts + ")", append([]string{f}, files...), nil
+}
+
+// updateSearchIndex brings the lake's search index up to date with its
+// chunks files (searchindex.Update); run names the new segments.
+func updateSearchIndex(lake, run string) error {
+	parts, err := tablePartitions(lake, TableChunks)
+	if err != nil {
+		return err
+	}
+	var files []string
+	for _, p := range parts {
+		files, err = appendParquetFiles(files, Dir(lake, TableChunks, p.platform, p.date))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return searchindex.Update(lake, run, files)
+}
+
+// chunkIndex is what a chunks part file carries beside it: its postings
+// and its vector sidecar, published before it.
+type chunkIndex struct {
+	post *postingsFile
+	vecs *searchindex.SidecarWriter
+}
+
+func newChunkIndex(lake string, p *partition, partName string) *chunkIndex {
+	return &chunkIndex{
+		post: newPostingsFile(lake, p, partName),
+		vecs: searchindex.NewSidecarWriter(filepath.Join(p.dir, partName)),
+	}
+}
+
+func (x *chunkIndex) full() bool { return x.post.full() }
+
+func (x *chunkIndex) write() error {
+	x.vecs.SetPostings(x.post.sorted())
+	if err := x.post.write(); err != nil {
+		return err
+	}
+	if err := x.vecs.Write(); err != nil {
+		os.Remove(x.post.tmp)
+		return err
+	}
+	return nil
+}
+
+func (x *chunkIndex) tmps() []string { return []string{x.post.tmp, x.vecs.Tmp()} }
+
+// publish renames the postings and the sidecar into place.
+func (x *chunkIndex) publish() (int, error) {
+	for i, f := range [][2]string{{x.post.tmp, x.post.path}, {x.vecs.Tmp(), x.vecs.Path()}} {
+		if err := os.Rename(f[0], f[1]); err != nil {
+			return i, fmt.Errorf("publishing %s: %w", f[1], err)
+		}
+	}
+	return 2, nil
+}
+
+func (x *chunkIndex) abort() {
+	os.Remove(x.post.tmp)
+	os.Remove(x.vecs.Tmp())
 }

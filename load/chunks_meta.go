@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/pos-lake/pos/load/internal/pqread"
 )
 
 // ChunkMeta is what search reads of a candidate chunk before its text.
@@ -22,16 +23,16 @@ var chunkMetaColumns = []string{"chunk_key", "id", "parent_id", "content_type", 
 // the chunks file at path whose chunk_key is in keys. Only the small
 // columns are read, and of a row group without such a row only its keys:
 // a search asks this of the hundred or so files its candidates are in,
-// where DuckDB spent about a millisecond a file opening them.
+// where opening each with DuckDB would cost more than the reading.
 func ReadChunkMeta(path string, keys map[int64]bool, fn func(ChunkMeta)) error {
 	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	cols := make([]column, len(chunkMetaColumns))
+	cols := make([]pqread.Column, len(chunkMetaColumns))
 	for i, name := range chunkMetaColumns {
-		if cols[i], err = lookupColumn(pf, name, i < 2); err != nil {
+		if cols[i], err = pqread.LookupColumn(pf, name, i < 2); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
@@ -39,7 +40,7 @@ func ReadChunkMeta(path string, keys map[int64]bool, fn func(ChunkMeta)) error {
 	for _, rg := range pf.RowGroups() {
 		n := int(rg.NumRows())
 		clear(found)
-		err := readColumns(rg, cols[:1], func(_, row int, v parquet.Value) error {
+		err := pqread.ReadColumns(rg, cols[:1], func(_, row int, v parquet.Value) error {
 			if row >= n {
 				return fmt.Errorf("a column has more values than the row group has rows")
 			}
@@ -57,7 +58,7 @@ func ReadChunkMeta(path string, keys map[int64]bool, fn func(ChunkMeta)) error {
 		if len(found) == 0 {
 			continue
 		}
-		err = readColumns(rg, cols[1:], func(c, row int, v parquet.Value) error {
+		err = pqread.ReadColumns(rg, cols[1:], func(c, row int, v parquet.Value) error {
 			m := found[row]
 			if m == nil || v.IsNull() {
 				return nil
@@ -76,7 +77,7 @@ func ReadChunkMeta(path string, keys map[int64]bool, fn func(ChunkMeta)) error {
 			case 6:
 				m.AgentID = string(v.ByteArray())
 			case 7:
-				m.TS = cols[7].time(v)
+				m.TS = cols[7].Time(v)
 			}
 			return nil
 		})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -148,7 +149,7 @@ func TestVectorSidecar(t *testing.T) {
 	if err != nil || len(files) != 1 {
 		t.Fatalf("%v %v", files, err)
 	}
-	v, err := ReadVectors(files[0], true)
+	v, err := searchindex.ReadVectors(files[0], true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestVectorSidecar(t *testing.T) {
 	}
 	for i, id := range ids {
 		if id == "c0" {
-			if v.Model[i] != NoModel || v.ScaleAt(i) != 0 {
+			if v.Model[i] != searchindex.NoModel || v.ScaleAt(i) != 0 {
 				t.Errorf("a chunk without a vector has one: %d %v", v.Model[i], v.ScaleAt(i))
 			}
 			continue
@@ -192,10 +193,10 @@ func TestVectorSidecar(t *testing.T) {
 		}
 	}
 	// A chunks file without its sidecar says so.
-	if meta, err := ReadVectors(files[0], false); err != nil || meta.Codes != nil || meta.DL[1] == 0 || meta.Keys[2] != v.Keys[2] {
+	if meta, err := searchindex.ReadVectors(files[0], false); err != nil || meta.Codes != nil || meta.DL[1] == 0 || meta.Keys[2] != v.Keys[2] {
 		t.Errorf("keys and lengths only: %+v %v", meta, err)
 	}
-	if _, err := ReadVectors(filepath.Join(lake, "nope.parquet"), true); !errors.Is(err, ErrNoVectors) {
+	if _, err := searchindex.ReadVectors(filepath.Join(lake, "nope.parquet"), true); !errors.Is(err, searchindex.ErrNoVectors) {
 		t.Errorf("missing sidecar: %v", err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/load/internal/durable"
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/transform/embed/lexical"
 )
 
@@ -132,7 +134,7 @@ func (l *Loader) compactPartition(key partKey) (int, error) {
 	if err := st.link(dir, small); err != nil {
 		return 0, err
 	}
-	if err := syncFiles(l.opt.Lake, []string{filepath.Join(st.dir, name)}); err != nil {
+	if err := durable.SyncFiles(l.opt.Lake, []string{filepath.Join(st.dir, name)}); err != nil {
 		return 0, err
 	}
 	// The merged file has this build's schema (the views read the table
@@ -230,8 +232,8 @@ func (st *stage) link(dir string, merged []string) error {
 	}
 	for _, e := range ents {
 		// A chunks file's merged sidecar is named after the merged file.
-		base := strings.TrimSuffix(e.Name(), VectorsExt) + ".parquet"
-		if slices.Contains(merged, e.Name()) || strings.HasSuffix(e.Name(), VectorsExt) && slices.Contains(merged, base) {
+		base := strings.TrimSuffix(e.Name(), searchindex.VectorsExt) + ".parquet"
+		if slices.Contains(merged, e.Name()) || strings.HasSuffix(e.Name(), searchindex.VectorsExt) && slices.Contains(merged, base) {
 			continue
 		}
 		if err := os.Link(filepath.Join(dir, e.Name()), filepath.Join(st.dir, e.Name())); err != nil {
@@ -247,11 +249,11 @@ func (st *stage) link(dir string, merged []string) error {
 // swap makes the stage the partition directory dir in one step; the old
 // directory is then at the stage's path, and goes with remove.
 func (st *stage) swap(lake, dir string) error {
-	if err := exchangeDirs(st.dir, dir); err != nil {
+	if err := durable.ExchangeDirs(st.dir, dir); err != nil {
 		return err
 	}
 	st.swapped = true
-	return syncDirs(lake, map[string]bool{dir: true, filepath.Dir(st.dir): true})
+	return durable.SyncDirs(lake, map[string]bool{dir: true, filepath.Dir(st.dir): true})
 }
 
 // remove removes the stage: the staged files if it was not swapped, the
@@ -344,9 +346,9 @@ func finishChunks(lake, dir string) error {
 	p := fileExists(filepath.Join(j.Postings, j.Merged))
 	switch {
 	case c && !p:
-		return exchangeDirs(j.StageP, j.Postings)
+		return durable.ExchangeDirs(j.StageP, j.Postings)
 	case p && !c:
-		return exchangeDirs(j.StageC, j.Chunks)
+		return durable.ExchangeDirs(j.StageC, j.Chunks)
 	}
 	return nil
 }
@@ -356,13 +358,13 @@ func finishChunks(lake, dir string) error {
 func (l *Loader) compactChunks(key partKey) (int, error) {
 	lake := l.opt.Lake
 	dirC, dirP := Dir(lake, TableChunks, key.platform, key.date), Dir(lake, TablePostings, key.platform, key.date)
-	postingsSchema := parquet.SchemaOf(PostingRow{})
+	postingsSchema := parquet.SchemaOf(searchindex.PostingRow{})
 	dim, lex := -1, lexical.Version
 	small, err := smallFiles(dirC, parquet.SchemaOf(ChunkRow{}), func(name string) bool {
 		// Every file merged has its sidecar and its postings, the
 		// sidecars one dimension (or none: no vectors), and the postings
 		// the current tokenizer's terms (a merged file has one version).
-		v, err := ReadVectors(filepath.Join(dirC, name), false)
+		v, err := searchindex.ReadVectors(filepath.Join(dirC, name), false)
 		if err != nil || v.Lexical != lex {
 			return false
 		}
@@ -397,7 +399,7 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := mergeVectors(merged, dirC, small, max(dim, 0), post); err != nil {
+	if err := searchindex.MergeSidecars(merged, dirC, small, max(dim, 0), post); err != nil {
 		return 0, err
 	}
 	if err := stC.link(dirC, small); err != nil {
@@ -406,8 +408,8 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 	if err := stP.link(dirP, small); err != nil {
 		return 0, err
 	}
-	vec := strings.TrimSuffix(merged, ".parquet") + VectorsExt
-	if err := syncFiles(lake, []string{merged, vec, filepath.Join(stP.dir, name)}); err != nil {
+	vec := strings.TrimSuffix(merged, ".parquet") + searchindex.VectorsExt
+	if err := durable.SyncFiles(lake, []string{merged, vec, filepath.Join(stP.dir, name)}); err != nil {
 		return 0, err
 	}
 	for _, t := range []string{TableChunks, TablePostings} {
@@ -425,7 +427,7 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 	}
 	if err := stC.swap(lake, dirC); err != nil {
 		// Put the postings back: both partitions as they were.
-		if uerr := exchangeDirs(stP.dir, dirP); uerr != nil {
+		if uerr := durable.ExchangeDirs(stP.dir, dirP); uerr != nil {
 			return 0, fmt.Errorf("%w (and putting %s back: %v)", err, dirP, uerr)
 		}
 		return 0, err
@@ -434,61 +436,12 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 	return len(small), nil
 }
 
-// mergeVectors writes the sidecar of the merged chunks file at chunksPath:
-// the rows of the named files' sidecars, in order, their models renumbered,
-// and the merged postings post (sorted); dim is the vectors' dimension (0:
-// none has vectors).
-func mergeVectors(chunksPath, dir string, names []string, dim int, post []PostingRow) error {
-	out := newVectorFile(chunksPath)
-	out.tmp, out.dim, out.post = out.path, dim, post
-	withMeta := true // every file's sidecar has its rows' metadata
-	for _, n := range names {
-		v, err := ReadVectors(filepath.Join(dir, n), true)
-		if err != nil {
-			return err
-		}
-		if withMeta {
-			meta, err := readAllMeta(filepath.Join(dir, n))
-			switch {
-			case errors.Is(err, ErrNoMeta):
-				withMeta, out.meta = false, nil
-			case err != nil:
-				return err
-			default:
-				out.meta = append(out.meta, meta...)
-			}
-		}
-		for i := range v.Rows {
-			m := uint8(NoModel)
-			if v.Model[i] != NoModel && int(v.Model[i]) < len(v.Models) {
-				k := slices.Index(out.models, v.Models[v.Model[i]])
-				if k < 0 {
-					if len(out.models) >= NoModel {
-						return fmt.Errorf("%s: more than %d embedding models", dir, NoModel)
-					}
-					k = len(out.models)
-					out.models = append(out.models, v.Models[v.Model[i]])
-				}
-				m = uint8(k)
-			}
-			out.keys, out.ts, out.dl = append(out.keys, v.Keys[i]), append(out.ts, v.TS[i]), append(out.dl, v.DL[i])
-			out.model, out.scale = append(out.model, m), append(out.scale, v.ScaleAt(i))
-			if v.Dim == dim {
-				out.codes = append(out.codes, v.Codes[i*dim:(i+1)*dim]...)
-			} else {
-				out.codes = append(out.codes, make([]int8, dim)...) // a sidecar without vectors
-			}
-		}
-	}
-	return out.write()
-}
-
 // mergePostings writes the postings of the named files, sorted by term,
 // and returns them.
-func mergePostings(path, dir string, names []string) ([]PostingRow, error) {
+func mergePostings(path, dir string, names []string) ([]searchindex.PostingRow, error) {
 	pf := &postingsFile{tmp: path, path: path}
 	for _, n := range names {
-		rows, err := parquet.ReadFile[PostingRow](filepath.Join(dir, n))
+		rows, err := parquet.ReadFile[searchindex.PostingRow](filepath.Join(dir, n))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, n), err)
 		}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -209,13 +211,13 @@ func TestCompactionOfChunks(t *testing.T) {
 		out := map[int64]string{}
 		files, _ := filepath.Glob(filepath.Join(Dir(lake, TableChunks, "test", "2026-05-01"), "*.parquet"))
 		for _, f := range files {
-			v, err := ReadVectors(f, true)
+			v, err := searchindex.ReadVectors(f, true)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i := range v.Rows {
 				model := "-"
-				if v.Model[i] != NoModel {
+				if v.Model[i] != searchindex.NoModel {
 					model = v.Models[v.Model[i]]
 				}
 				out[v.Keys[i]] = fmt.Sprint(v.TS[i], v.DL[i], model, v.ScaleAt(i), v.Codes[i*v.Dim:(i+1)*v.Dim])
@@ -302,4 +304,41 @@ func TestCompactAll(t *testing.T) {
 	if after := one(t, views(t, lake), "SELECT count(*) || '/' || (SELECT count(*) FROM chunks) || '/' || (SELECT count(*) FROM summaries) FROM messages"); after != before {
 		t.Fatalf("rows %s after, %s before", after, before)
 	}
+}
+
+// postingsOf reads a chunks file's postings of terms both ways: from its
+// sidecar and from its Parquet postings file; each as sorted lines.
+func postingsOf(t *testing.T, chunksFile string, terms []string) (sidecar, table []string) {
+	t.Helper()
+	collect := func(out *[]string) func(int, int64, int32, int32) {
+		return func(term int, key int64, tf, dl int32) {
+			*out = append(*out, fmt.Sprintf("%s %d %d %d", terms[term], key, tf, dl))
+		}
+	}
+	if _, err := searchindex.ReadLexical(chunksFile, terms, collect(&sidecar)); err != nil {
+		t.Fatal(err)
+	}
+	dir, name := filepath.Split(chunksFile)
+	pdir := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Clean(dir)))), TablePostings,
+		filepath.Base(filepath.Dir(filepath.Clean(dir))), filepath.Base(dir))
+	if err := searchindex.ReadPostings(filepath.Join(pdir, name), terms, collect(&table)); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(sidecar)
+	slices.Sort(table)
+	return sidecar, table
+}
+
+// fileTerms lists every term of a postings file.
+func fileTerms(t *testing.T, postingsFile string) []string {
+	t.Helper()
+	rows, err := parquet.ReadFile[searchindex.PostingRow](postingsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var terms []string
+	for _, r := range rows {
+		terms = append(terms, r.Term)
+	}
+	return slices.Compact(slices.Sorted(slices.Values(terms)))
 }

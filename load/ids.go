@@ -8,6 +8,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
+	"github.com/pos-lake/pos/load/internal/pqread"
 )
 
 // readIDs adds the ids and content hashes of one part file to idx, reading
@@ -80,17 +81,5 @@ func columnHashes(cc parquet.ColumnChunk, out []uint64) ([]uint64, error) {
 // OpenParquet opens the Parquet file at path for reading; the caller
 // closes the returned file when done with both.
 func OpenParquet(path string, opts ...parquet.FileOption) (*os.File, *parquet.File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := f.Stat()
-	if err == nil {
-		var pf *parquet.File
-		if pf, err = parquet.OpenFile(f, st.Size(), opts...); err == nil {
-			return f, pf, nil
-		}
-	}
-	f.Close()
-	return nil, nil, fmt.Errorf("%s: %w", path, err)
+	return pqread.Open(path, opts...)
 }

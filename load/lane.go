@@ -11,6 +11,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/pos-lake/pos/internal/fsglob"
+	"github.com/pos-lake/pos/load/internal/durable"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -325,7 +326,7 @@ func (l *lane) commit(pf *partFile) error {
 const maxIdle = 2
 
 // Finished files are published in batches: one sync of the file system for
-// many files instead of one fsync each (a sync costs tens of milliseconds,
+// many files instead of one fsync each (a sync costs about as much
 // whatever it covers). The count bounds the partitions whose ids stay in
 // memory until then; files wait at most about publishEvery to be visible.
 // An incremental load's files all go in the one publish at the end.
@@ -343,8 +344,7 @@ func (l *lane) publish() error {
 }
 
 // publishLanes publishes the finished files of the lanes with two syncs of
-// the file system in all (each takes tens of milliseconds, whatever it
-// covers).
+// the file system in all (each costs about as much whatever it covers).
 func publishLanes(lake string, lanes []*lane) error {
 	var paths []string
 	for _, l := range lanes {
@@ -361,7 +361,7 @@ func publishLanes(lake string, lanes []*lane) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	if err := syncFiles(lake, paths); err != nil {
+	if err := durable.SyncFiles(lake, paths); err != nil {
 		return err
 	}
 	dirs := map[string]bool{}
@@ -370,7 +370,7 @@ func publishLanes(lake string, lanes []*lane) error {
 			return err
 		}
 	}
-	return syncDirs(lake, dirs)
+	return durable.SyncDirs(lake, dirs)
 }
 
 // rename puts the lane's finished (and synced) files in place and adds

@@ -5,21 +5,17 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/excerpt"
-	"github.com/pos-lake/pos/internal/lazyre"
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 	"golang.org/x/sync/semaphore"
 )
@@ -398,75 +394,6 @@ func (l *Loader) duck() (*sql.DB, error) {
 	return l.db, l.dbErr
 }
 
-var partRE = lazyre.New(`[^A-Za-z0-9_.-]`)
-
-// partValue makes a value safe as a hive partition directory name.
-func partValue(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return partRE().ReplaceAllString(s, "_")
-		}
-	}
-	return s // the usual case: once per record, without the regexp
-}
-
-func dateOf(t time.Time) string {
-	if t.IsZero() {
-		return "1970-01-01"
-	}
-	return t.UTC().Format("2006-01-02")
-}
-
-// Dir is the directory of a table's partition.
-func Dir(lake, table, platform, date string) string {
-	if table == TableRaw {
-		return filepath.Join(lake, "raw", "platform="+platform, "date="+date)
-	}
-	return filepath.Join(lake, "indexed", table, "platform="+platform, "date="+date)
-}
-
-// tablePartitions lists a table's partitions, the platform=P/date=D
-// directories under its root, in name order; none when the table has no
-// directory yet.
-func tablePartitions(lake, table string) ([]partKey, error) {
-	root := TableDir(lake, table)
-	plats, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []partKey
-	for _, p := range plats {
-		platform, ok := strings.CutPrefix(p.Name(), "platform=")
-		if !ok || !p.IsDir() {
-			continue
-		}
-		dates, err := os.ReadDir(filepath.Join(root, p.Name()))
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range dates {
-			if date, ok := strings.CutPrefix(d.Name(), "date="); ok && d.IsDir() {
-				out = append(out, partKey{table: table, platform: platform, date: date})
-			}
-		}
-	}
-	return out, nil
-}
-
-// TableDir is the root directory of a table.
-func TableDir(lake, table string) string {
-	if table == TableRaw {
-		return filepath.Join(lake, "raw")
-	}
-	return filepath.Join(lake, "indexed", table)
-}
-
 // Close commits every open file, then the watermarks, then refreshes the
 // catalog. The lake is complete after each file rename; the watermarks move
 // only once all of this run's files are in place.
@@ -505,9 +432,9 @@ func (l *Loader) Close() error {
 	// derived from the files in place, it is brought up to date by a later
 	// load if this one fails to.
 	if slices.ContainsFunc(touched, func(k partKey) bool { return k.table == TableChunks }) ||
-		!hasSegments(l.opt.Lake) && fileExists(TableDir(l.opt.Lake, TableChunks)) ||
-		olderSegments(l.opt.Lake) {
-		l.stats.SearchIndexErr = UpdateSearchIndex(l.opt.Lake, l.runID)
+		!searchindex.HasSegments(l.opt.Lake) && fileExists(TableDir(l.opt.Lake, TableChunks)) ||
+		searchindex.OlderSegments(l.opt.Lake) {
+		l.stats.SearchIndexErr = updateSearchIndex(l.opt.Lake, l.runID)
 	}
 	n, err := l.commitMarks()
 	l.stats.Checkpoints = int64(n)
@@ -558,124 +485,3 @@ func (l *Loader) release() {
 	unlock(l.lock, l.clean)
 	l.lock = nil
 }
-
-// stateFiles are the files in <lake>/_state every pos-load (or pos-embed's
-// first chunks) changes: runs.ndjson gets a line per run.
-var stateFiles = []string{"runs.ndjson", "schemas.json", "versioned.json", "embeddings.json"}
-
-// StateStamp changes whenever a load completes: a reader that kept what it
-// derived from the lake's files (views, the session cache's sources) can
-// keep it while the stamp stays the same. "" when the lake has no state.
-func StateStamp(lake string) string {
-	var b strings.Builder
-	for _, f := range stateFiles {
-		if fi, err := os.Stat(filepath.Join(lake, "_state", f)); err == nil {
-			fmt.Fprintf(&b, "%s:%d:%d;", f, fi.Size(), fi.ModTime().UnixNano())
-		}
-	}
-	return b.String()
-}
-
-// logRun appends this run's counts to <lake>/_state/runs.ndjson.
-func (l *Loader) logRun() error {
-	st := l.Stats()
-	entry := map[string]any{
-		"run": l.runID, "at": l.opt.Now().UTC().Format(time.RFC3339), "in": st.In,
-		"rows": st.Rows, "duplicates": st.Duplicates, "versions": st.Versions,
-		"files": st.Files, "checkpoints": st.Checkpoints, "skipped": st.Skipped,
-	}
-	if st.Compacted > 0 {
-		entry["compacted"], entry["merged"] = st.Compacted, st.Merged
-	}
-	if len(l.scrubRun) > 0 {
-		entry["scrub"] = l.scrubRun
-	}
-	b, _ := json.Marshal(entry)
-	f, err := os.OpenFile(filepath.Join(l.opt.Lake, "_state", "runs.ndjson"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func removeTemps(lake string) error {
-	for _, root := range []string{filepath.Join(lake, "raw"), filepath.Join(lake, "indexed")} {
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				return err
-			}
-			if !d.IsDir() && (strings.HasSuffix(path, ".parquet.tmp") || strings.HasSuffix(path, VectorsExt+".tmp")) {
-				return os.Remove(path)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-const versionedFile = "versioned.json"
-
-func readVersioned(lake string) (map[string]bool, error) {
-	m := map[string]bool{}
-	b, err := os.ReadFile(filepath.Join(lake, "_state", versionedFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return m, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return m, json.Unmarshal(b, &m)
-}
-
-// Versioned reports, per table, whether the lake holds more than one
-// version of some record (the views must then pick the latest).
-func Versioned(lake string) map[string]bool {
-	m, err := readVersioned(lake)
-	if err != nil {
-		return map[string]bool{TableRaw: true, TableMessages: true, TableExchanges: true, TableDocuments: true,
-			TableDecisions: true, TableFileRefs: true, TableChunks: true, TableOther: true}
-	}
-	return m
-}
-
-func writeVersioned(lake string, m map[string]bool) error {
-	b, _ := json.Marshal(m)
-	return extract.WriteFileAtomic(filepath.Join(lake, "_state", versionedFile), b)
-}
-
-const schemasFile = "schemas.json"
-
-// readSchemas returns the schema fingerprints recorded per table; nil when
-// unknown (the views then read every table with union_by_name).
-func readSchemas(lake string) map[string][]string {
-	m := map[string][]string{}
-	b, err := os.ReadFile(filepath.Join(lake, "_state", schemasFile))
-	if err != nil || json.Unmarshal(b, &m) != nil {
-		return map[string][]string{}
-	}
-	return m
-}
-
-// schemaFingerprint identifies the Parquet schema this build writes for a
-// table. It is asked at each part file a load opens; printing the schema
-// takes ~60 µs, so each table's is computed once.
-func schemaFingerprint(table string) string {
-	if fp, ok := fingerprints.Load(table); ok {
-		return fp.(string)
-	}
-	fp := schema.ContentHash([]byte(parquet.SchemaOf(rowType(table)).String()))
-	fingerprints.Store(table, fp)
-	return fp
-}
-
-var fingerprints sync.Map // table -> schemaFingerprint

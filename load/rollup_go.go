@@ -3,7 +3,6 @@ package load
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,8 +10,8 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/format"
 	"github.com/pos-lake/pos/internal/fsglob"
+	"github.com/pos-lake/pos/load/internal/pqread"
 )
 
 // RollupRow is one row of the usage rollup file, with the columns of
@@ -56,7 +55,7 @@ func ReadRollupRows(path string) ([]RollupRow, error) {
 		return s
 	}
 	return readFlatRows(path, nil, RollupColumns, func(string) bool { return true },
-		func(r *RollupRow, name string, col column, v parquet.Value) {
+		func(r *RollupRow, name string, col pqread.Column, v parquet.Value) {
 			switch name {
 			case "platform":
 				r.Platform = intern(v.ByteArray())
@@ -69,11 +68,11 @@ func ReadRollupRows(path string) ([]RollupRow, error) {
 			case "model":
 				r.Model = intern(v.ByteArray())
 			case "hour":
-				r.Hour = col.time(v)
+				r.Hour = col.Time(v)
 			case "ctx_rank":
 				r.CtxRank = uint8(v.Int32())
 			default:
-				*r.count(name) = col.int(v)
+				*r.count(name) = col.Int(v)
 			}
 		})
 }
@@ -83,7 +82,7 @@ func ReadRollupRows(path string) ([]RollupRow, error) {
 // (a column the file does not have reads as NULL, unless need says it
 // must be there).
 func readFlatRows[T any](path string, out []T, names []string, need func(name string) bool,
-	set func(r *T, name string, col column, v parquet.Value)) ([]T, error) {
+	set func(r *T, name string, col pqread.Column, v parquet.Value)) ([]T, error) {
 	return readRowGroups(path, out, names, need, set, nil)
 }
 
@@ -91,16 +90,16 @@ func readFlatRows[T any](path string, out []T, names []string, need func(name st
 // columns of each row group with the file, the row group and its rows: to
 // read a column that is not flat.
 func readRowGroups[T any](path string, out []T, names []string, need func(name string) bool,
-	set func(r *T, name string, col column, v parquet.Value),
+	set func(r *T, name string, col pqread.Column, v parquet.Value),
 	then func(pf *parquet.File, rg parquet.RowGroup, rows []T) error) ([]T, error) {
 	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return out, err
 	}
 	defer f.Close()
-	cols := make([]column, len(names))
+	cols := make([]pqread.Column, len(names))
 	for i, name := range names {
-		if cols[i], err = lookupColumn(pf, name, need(name)); err != nil {
+		if cols[i], err = pqread.LookupColumn(pf, name, need(name)); err != nil {
 			return out, fmt.Errorf("%s: %w", path, err)
 		}
 	}
@@ -108,7 +107,7 @@ func readRowGroups[T any](path string, out []T, names []string, need func(name s
 		base := len(out)
 		out = append(out, make([]T, rg.NumRows())...)
 		rows := out[base:]
-		err := readColumns(rg, cols, func(c, i int, v parquet.Value) error {
+		err := pqread.ReadColumns(rg, cols, func(c, i int, v parquet.Value) error {
 			if i >= len(rows) {
 				return errors.New("a column has more values than the row group has rows")
 			}
@@ -148,100 +147,6 @@ func (r *RollupRow) count(name string) *int64 {
 		return &r.CacheCreation1h
 	}
 	return &r.No1h
-}
-
-// column is a leaf column of a file, with how to read its values.
-type column struct {
-	index int // -1: the file has no such column (its values are NULL)
-	unit  time.Duration
-}
-
-// lookupColumn finds a top-level column of pf; without need, a missing one
-// reads as NULLs.
-func lookupColumn(pf *parquet.File, name string, need bool) (column, error) {
-	c, ok := pf.Schema().Lookup(name)
-	if !ok {
-		if need {
-			return column{}, fmt.Errorf("no column %s", name)
-		}
-		return column{index: -1}, nil
-	}
-	col := column{index: c.ColumnIndex, unit: time.Millisecond}
-	if lt := c.Node.Type().LogicalType(); lt != nil {
-		if ts, ok := lt.Value.(*format.TimestampType); ok && ts.Unit.Value != nil {
-			col.unit = ts.Unit.Value.Duration()
-		}
-	}
-	return col, nil
-}
-
-func (c column) int(v parquet.Value) int64 {
-	switch v.Kind() {
-	case parquet.Int32:
-		return int64(v.Int32())
-	case parquet.Int64:
-		return v.Int64()
-	}
-	return 0
-}
-
-func (c column) time(v parquet.Value) time.Time {
-	if v.IsNull() {
-		return time.Time{}
-	}
-	return time.Unix(0, v.Int64()*int64(c.unit)).UTC()
-}
-
-// readColumns calls fn with each value of the given flat columns of a row
-// group: the column's position in cols, the row and the value (NULL for a
-// column the file does not have).
-func readColumns(rg parquet.RowGroup, cols []column, fn func(c, row int, v parquet.Value) error) error {
-	buf := make([]parquet.Value, 1024)
-	for ci, col := range cols {
-		if col.index < 0 {
-			for i := range int(rg.NumRows()) {
-				if err := fn(ci, i, parquet.Value{}); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		pages := rg.ColumnChunks()[col.index].Pages()
-		row := 0
-		for {
-			p, err := pages.ReadPage()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				pages.Close()
-				return err
-			}
-			vr := p.Values()
-			for {
-				n, err := vr.ReadValues(buf)
-				for _, v := range buf[:n] {
-					if ferr := fn(ci, row, v); ferr != nil {
-						parquet.Release(p)
-						pages.Close()
-						return ferr
-					}
-					row++
-				}
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					parquet.Release(p)
-					pages.Close()
-					return err
-				}
-			}
-			parquet.Release(p)
-		}
-		pages.Close()
-	}
-	return nil
 }
 
 // rollupMessageColumns are the messages columns a partition's rollup reads.
@@ -341,12 +246,12 @@ func rollupPartition(lake, part string, thresholds []int64, versioned bool) ([]R
 // union_by_name gives it.
 func readRollupMessages(path string, out []rollupMessage) ([]rollupMessage, error) {
 	return readFlatRows(path, out, rollupMessageColumns, func(name string) bool { return name == "id" },
-		func(m *rollupMessage, name string, col column, v parquet.Value) {
+		func(m *rollupMessage, name string, col pqread.Column, v parquet.Value) {
 			switch name {
 			case "id":
 				m.id = string(v.ByteArray())
 			case "ingested_at":
-				m.ingested = col.time(v)
+				m.ingested = col.Time(v)
 			case "content_hash":
 				m.hash = string(v.ByteArray())
 			case "role":
@@ -358,18 +263,18 @@ func readRollupMessages(path string, out []rollupMessage) ([]rollupMessage, erro
 			case "project":
 				m.project = string(v.ByteArray())
 			case "ts":
-				m.ts = col.time(v)
+				m.ts = col.Time(v)
 			case "input_tokens":
-				m.in = col.int(v)
+				m.in = col.Int(v)
 			case "output_tokens":
-				m.out = col.int(v)
+				m.out = col.Int(v)
 			case "cache_creation_tokens":
-				m.cw = col.int(v)
+				m.cw = col.Int(v)
 			case "cache_read_tokens":
-				m.cr = col.int(v)
+				m.cr = col.Int(v)
 			case "cache_creation_1h_tokens":
 				// A file that has the column has the split (NULL: none).
-				m.cw1h, m.has1h = col.int(v), col.index >= 0
+				m.cw1h, m.has1h = col.Int(v), col.Index >= 0
 			}
 		})
 }

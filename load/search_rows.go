@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/pos-lake/pos/load/internal/pqread"
 )
 
 // What search shows of its hits besides their chunks — the exchange a hit
@@ -43,7 +44,7 @@ func ReadExchangeRows(lake string, parts []Partition, sessions map[string]bool, 
 				prompt             string
 			}
 			rows, err := readFlatRows(f, nil, exchangeRowColumns, func(name string) bool { return name == "id" || name == "session_id" },
-				func(r *row, name string, col column, v parquet.Value) {
+				func(r *row, name string, col pqread.Column, v parquet.Value) {
 					if v.IsNull() {
 						return
 					}
@@ -55,7 +56,7 @@ func ReadExchangeRows(lake string, parts []Partition, sessions map[string]bool, 
 					case "agent_id":
 						r.agent = string(v.ByteArray())
 					case "ts":
-						r.ts = col.time(v)
+						r.ts = col.Time(v)
 					case "prompt": // read after the id (columns are read in order)
 						if prompt != nil && prompt(r.id) {
 							r.prompt = string(v.ByteArray())
@@ -102,7 +103,7 @@ func ReadSessionTitleRows(path string, want map[string]bool) ([]SessionTitleRow,
 	}
 	names := []string{"platform", "session_id", "title", "title_source", "ingested_at", "first_ts", "ts", "project"}
 	rows, err := readFlatRows(path, nil, names, func(name string) bool { return name == "platform" || name == "session_id" },
-		func(r *row, name string, col column, v parquet.Value) {
+		func(r *row, name string, col pqread.Column, v parquet.Value) {
 			if v.IsNull() || name != "platform" && name != "session_id" && !r.wanted {
 				return
 			}
@@ -117,11 +118,11 @@ func ReadSessionTitleRows(path string, want map[string]bool) ([]SessionTitleRow,
 			case "title_source":
 				r.TitleSource = string(v.ByteArray())
 			case "ingested_at":
-				r.IngestedAt = col.time(v)
+				r.IngestedAt = col.Time(v)
 			case "first_ts":
-				r.FirstTS = col.time(v)
+				r.FirstTS = col.Time(v)
 			case "ts":
-				r.TS = col.time(v)
+				r.TS = col.Time(v)
 			case "project":
 				r.Project = string(v.ByteArray())
 			}

@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/pos-lake/pos/load/internal/pqread"
 	"golang.org/x/sync/errgroup"
 )
 
-// The session cache's rows computed in Go. DuckDB spends about a
-// millisecond on each Parquet file it opens, and a lake of a million
-// messages has ~6,000 message, exchange and session files: building the
-// cache with SessionPartsSQL and SessionMetaRowsSQL took 6 s. These read
-// the same columns with parquet-go and give the same rows
+// The session cache's rows computed in Go. DuckDB pays a fixed cost for
+// each Parquet file it opens, and a lake of a million messages has
+// thousands of message, exchange and session files, so building the cache
+// with SessionPartsSQL and SessionMetaRowsSQL is mostly that cost. These
+// read the same columns with parquet-go and give the same rows
 // (TestSessionRowsInGo, in query). They serve lakes whose messages,
 // exchanges and sessions have a single version of each row; the SQL keeps
 // the others.
@@ -264,13 +265,13 @@ func sessionParts(lake, platform, date string, day int32) ([]SessionPartRow, err
 	var msgs []partMessage
 	for _, path := range files {
 		msgs, err = readFlatRows(path, msgs[:0], partMessageColumns, func(name string) bool { return name == "session_id" },
-			func(m *partMessage, name string, col column, v parquet.Value) {
+			func(m *partMessage, name string, col pqread.Column, v parquet.Value) {
 				null := v.IsNull()
 				switch name {
 				case "session_id":
 					m.session = string(v.ByteArray())
 				case "ts":
-					m.ts = col.time(v)
+					m.ts = col.Time(v)
 				case "role":
 					m.role = string(v.ByteArray())
 				case "content_type":
@@ -278,17 +279,17 @@ func sessionParts(lake, platform, date string, day int32) ([]SessionPartRow, err
 				case "sidechain":
 					m.sidechain, m.hasSidechain = v.Boolean(), !null
 				case "tool_count":
-					m.tools, m.hasTools = col.int(v), !null
+					m.tools, m.hasTools = col.Int(v), !null
 				case "agent_id":
 					m.agent = string(v.ByteArray())
 				case "input_tokens":
-					m.in, m.hasIn = col.int(v), !null
+					m.in, m.hasIn = col.Int(v), !null
 				case "output_tokens":
-					m.out, m.hasOut = col.int(v), !null
+					m.out, m.hasOut = col.Int(v), !null
 				case "cache_creation_tokens":
-					m.cw, m.hasCW = col.int(v), !null
+					m.cw, m.hasCW = col.Int(v), !null
 				case "cache_read_tokens":
-					m.cr, m.hasCR = col.int(v), !null
+					m.cr, m.hasCR = col.Int(v), !null
 				case "model":
 					m.model = string(v.ByteArray())
 				case "project":
@@ -331,7 +332,7 @@ func sessionParts(lake, platform, date string, day int32) ([]SessionPartRow, err
 	var exs []exchange
 	for _, path := range files {
 		exs, err = readFlatRows(path, exs[:0], []string{"session_id", "sidechain"}, func(name string) bool { return name == "session_id" },
-			func(e *exchange, name string, _ column, v parquet.Value) {
+			func(e *exchange, name string, _ pqread.Column, v parquet.Value) {
 				if name == "session_id" {
 					e.session = string(v.ByteArray())
 				} else {
@@ -384,7 +385,7 @@ func sessionMeta(lake, platform, date string, day int32) ([]SessionMetaRow, erro
 // the rows hold are read (a rollup's models and extra are not).
 func readSessionMeta(path, platform string, day int32, out []SessionMetaRow) ([]SessionMetaRow, error) {
 	return readRowGroups(path, out, sessionMetaColumns, func(name string) bool { return name == "session_id" },
-		func(r *SessionMetaRow, name string, col column, v parquet.Value) {
+		func(r *SessionMetaRow, name string, col pqread.Column, v parquet.Value) {
 			switch name {
 			case "session_id":
 				r.SessionID = string(v.ByteArray())
@@ -393,13 +394,13 @@ func readSessionMeta(path, platform string, day int32, out []SessionMetaRow) ([]
 			case "title_source":
 				r.TitleSource = string(v.ByteArray())
 			case "ingested_at":
-				r.IngestedAt = col.time(v)
+				r.IngestedAt = col.Time(v)
 			case "first_ts":
-				r.FirstTS = col.time(v)
+				r.FirstTS = col.Time(v)
 			case "ts":
-				r.TS = col.time(v)
+				r.TS = col.Time(v)
 			case "last_ts":
-				r.LastTS = col.time(v)
+				r.LastTS = col.Time(v)
 			case "slug":
 				r.Slug = string(v.ByteArray())
 			case "plan_id":
@@ -432,7 +433,7 @@ func readSessionMeta(path, platform string, day int32, out []SessionMetaRow) ([]
 				// at the full definition level is an element (below it: an
 				// empty list).
 				row := -1
-				err := readColumns(rg, []column{{index: col.ColumnIndex}}, func(_, _ int, v parquet.Value) error {
+				err := pqread.ReadColumns(rg, []pqread.Column{{Index: col.ColumnIndex}}, func(_, _ int, v parquet.Value) error {
 					if v.RepetitionLevel() == 0 {
 						row++
 					}

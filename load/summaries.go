@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pos-lake/pos/load/internal/durable"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -133,7 +134,7 @@ func writeSummaryFile(path string, rows []SummaryRow) error {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	syncDirs(dir, map[string]bool{dir: true}) // the rename's durability: best effort
+	durable.SyncDirs(dir, map[string]bool{dir: true}) // the rename's durability: best effort
 	return nil
 }
 

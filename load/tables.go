@@ -2,9 +2,15 @@ package load
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 	"unsafe"
 
+	"github.com/pos-lake/pos/internal/lazyre"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -491,4 +497,73 @@ func otherRow(r *schema.Record, hash string) OtherRow {
 		ID: r.ID, Kind: string(r.Kind), Platform: r.Platform, SessionID: r.SessionID, TS: r.TS,
 		IngestedAt: r.IngestedAt, Record: string(schema.AppendRecord(nil, r)), ContentHash: hash,
 	}
+}
+
+var partRE = lazyre.New(`[^A-Za-z0-9_.-]`)
+
+// partValue makes a value safe as a hive partition directory name.
+func partValue(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return partRE().ReplaceAllString(s, "_")
+		}
+	}
+	return s // the usual case: once per record, without the regexp
+}
+
+func dateOf(t time.Time) string {
+	if t.IsZero() {
+		return "1970-01-01"
+	}
+	return t.UTC().Format("2006-01-02")
+}
+
+// Dir is the directory of a table's partition.
+func Dir(lake, table, platform, date string) string {
+	if table == TableRaw {
+		return filepath.Join(lake, "raw", "platform="+platform, "date="+date)
+	}
+	return filepath.Join(lake, "indexed", table, "platform="+platform, "date="+date)
+}
+
+// tablePartitions lists a table's partitions, the platform=P/date=D
+// directories under its root, in name order; none when the table has no
+// directory yet.
+func tablePartitions(lake, table string) ([]partKey, error) {
+	root := TableDir(lake, table)
+	plats, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []partKey
+	for _, p := range plats {
+		platform, ok := strings.CutPrefix(p.Name(), "platform=")
+		if !ok || !p.IsDir() {
+			continue
+		}
+		dates, err := os.ReadDir(filepath.Join(root, p.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dates {
+			if date, ok := strings.CutPrefix(d.Name(), "date="); ok && d.IsDir() {
+				out = append(out, partKey{table: table, platform: platform, date: date})
+			}
+		}
+	}
+	return out, nil
+}
+
+// TableDir is the root directory of a table.
+func TableDir(lake, table string) string {
+	if table == TableRaw {
+		return filepath.Join(lake, "raw")
+	}
+	return filepath.Join(lake, "indexed", table)
 }

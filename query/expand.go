@@ -29,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/transform/embed/lexical"
 )
 
@@ -153,7 +154,7 @@ func (q *lexQuery) with(extra map[string]float64) *lexQuery {
 			}
 			for _, t := range slices.Sorted(maps.Keys(extra)) {
 				if !have[t] {
-					nv.terms = append(nv.terms, load.Term{Text: t})
+					nv.terms = append(nv.terms, searchindex.Term{Text: t})
 					weights = append(weights, extra[t])
 				}
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pos-lake/pos/internal/fsglob"
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -200,7 +201,7 @@ var candidatesInGo = true
 // candidateMeta reads the candidates' metadata from their chunks files'
 // sidecars, or in Go from the files (load.ReadChunkMeta), each key in the
 // file its retriever found it in.
-func candidateMeta(ctx context.Context, ix *load.SearchIndex, lists [][]scored) (map[int64]candidate, error) {
+func candidateMeta(ctx context.Context, ix *searchindex.Index, lists [][]scored) (map[int64]candidate, error) {
 	var files []string
 	var wanted []map[int64]bool
 	index := map[string]int{}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -210,12 +211,12 @@ func (d *DB) failedInGo(ctx context.Context, files []string, ids map[string]bool
 	per := make([][]string, len(files))
 	noMeta := make([]bool, len(files))
 	err := eachFile(ctx, files, func(i int, path string) error {
-		err := ix.ReadRowMeta(path, nil, false, func(_ int64, _ time.Time, m load.RowMeta) {
+		err := ix.ReadRowMeta(path, nil, false, func(_ int64, _ time.Time, m searchindex.RowMeta) {
 			if m.ContentType == schema.ContentToolError && ids[m.ParentID] {
 				per[i] = append(per[i], m.ParentID)
 			}
 		})
-		if errors.Is(err, load.ErrNoMeta) || errors.Is(err, load.ErrNoVectors) {
+		if errors.Is(err, searchindex.ErrNoMeta) || errors.Is(err, searchindex.ErrNoVectors) {
 			noMeta[i] = true
 			return nil
 		}

@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/searchindex"
 )
 
-// searchIndexState keeps the lake's search index (load.SearchIndex) mapped
+// searchIndexState keeps the lake's search index (searchindex.Index) mapped
 // while the DB is open: a search reads its sidecars from the index's
 // segments, and those of files no segment holds from their files. A
 // search that starts after a load changed the segments maps them again;
@@ -18,10 +19,10 @@ import (
 // runs.
 type searchIndexState struct {
 	mu      sync.Mutex
-	cur     *load.SearchIndex
+	cur     *searchindex.Index
 	key     string
 	active  int
-	retired []*load.SearchIndex
+	retired []*searchindex.Index
 	off     bool // searches read every sidecar from its file (tests compare)
 }
 
@@ -29,14 +30,14 @@ type searchIndexState struct {
 // search that then reads it through searchIndex until endSearch.
 func (d *DB) beginSearch() {
 	s := &d.ix
-	key := load.SearchIndexKey(d.lake)
+	key := searchindex.Key(d.lake)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.active++
 	if s.off || s.cur != nil && key == s.key {
 		return
 	}
-	ix, err := load.OpenSearchIndex(d.lake)
+	ix, err := searchindex.Open(d.lake)
 	if err != nil {
 		return // the sidecar files answer
 	}
@@ -61,7 +62,7 @@ func (d *DB) endSearch() {
 
 // searchIndex is the index a search reads (nil: none, every sidecar from
 // its file).
-func (d *DB) searchIndex() *load.SearchIndex {
+func (d *DB) searchIndex() *searchindex.Index {
 	d.ix.mu.Lock()
 	defer d.ix.mu.Unlock()
 	if d.ix.off {
@@ -82,12 +83,12 @@ func (s *searchIndexState) close() {
 // readChunkMeta reads the metadata of the rows of a chunks file whose keys
 // are in keys: from its sidecar (the index's copy, or its file), or from
 // the Parquet file when the sidecar has none (an older build's).
-func readChunkMeta(ix *load.SearchIndex, path string, keys map[int64]bool, fn func(load.ChunkMeta)) error {
-	err := ix.ReadRowMeta(path, keys, false, func(key int64, ts time.Time, m load.RowMeta) {
+func readChunkMeta(ix *searchindex.Index, path string, keys map[int64]bool, fn func(load.ChunkMeta)) error {
+	err := ix.ReadRowMeta(path, keys, false, func(key int64, ts time.Time, m searchindex.RowMeta) {
 		fn(load.ChunkMeta{Key: key, ID: m.ID, ParentID: m.ParentID, ContentType: m.ContentType, Platform: m.Platform,
 			SessionID: m.SessionID, AgentID: m.AgentID, TS: ts})
 	})
-	if errors.Is(err, load.ErrNoMeta) || errors.Is(err, load.ErrNoVectors) {
+	if errors.Is(err, searchindex.ErrNoMeta) || errors.Is(err, searchindex.ErrNoVectors) {
 		return load.ReadChunkMeta(path, keys, fn)
 	}
 	return err
@@ -110,14 +111,14 @@ func (d *DB) sidecarTexts(ctx context.Context, hits []SearchHit,
 	}
 	type row struct {
 		key int64
-		m   load.RowMeta
+		m   searchindex.RowMeta
 	}
 	per := make([][]row, len(files))
 	err := eachFile(ctx, files, func(i int, path string) error {
-		err := ix.ReadRowMeta(path, wanted[path], true, func(key int64, _ time.Time, m load.RowMeta) {
+		err := ix.ReadRowMeta(path, wanted[path], true, func(key int64, _ time.Time, m searchindex.RowMeta) {
 			per[i] = append(per[i], row{key, m})
 		})
-		if errors.Is(err, load.ErrNoMeta) || errors.Is(err, load.ErrNoVectors) {
+		if errors.Is(err, searchindex.ErrNoMeta) || errors.Is(err, searchindex.ErrNoVectors) {
 			return nil
 		}
 		return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/query"
 )
 
@@ -80,7 +81,7 @@ func TestSearchIndexSameHits(t *testing.T) {
 		t.Fatalf("from the search index:\n%s\nfrom the files:\n%s", got, want)
 	}
 	// Sidecars without the rows' metadata: the Parquet files answer.
-	vecs, _ := filepath.Glob(filepath.Join(lake, "indexed", "chunks", "*", "*", "*"+load.VectorsExt))
+	vecs, _ := filepath.Glob(filepath.Join(lake, "indexed", "chunks", "*", "*", "*"+searchindex.VectorsExt))
 	for _, f := range vecs {
 		b, err := os.ReadFile(f)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/transform/embed/lexical"
 )
 
@@ -27,10 +28,10 @@ import (
 //
 // Each chunks file's sidecar gives both its rows (for N and the mean
 // length) and its postings of the terms, in one small read
-// (load.ReadLexicalQuery), looked up with the terms of the version of the
+// (searchindex.ReadLexicalQuery), looked up with the terms of the version of the
 // tokenizer the file was indexed with; an older build's file without them
 // is counted by DuckDB and its Parquet postings read in Go
-// (load.ReadPostingsTerms, only the row groups of the terms). A term of
+// (searchindex.ReadPostingsTerms, only the row groups of the terms). A term of
 // each version counts as a term of its own: in a lake indexed by one
 // version, as most are, BM25 is exact; in one indexed by two, a term's
 // document frequency is that of its version's files.
@@ -75,7 +76,7 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 		r := &per[rest[j]]
 		var lv *lexVersion
 		from := 0 // the first of the version's terms read
-		terms := func(version int) []load.Term {
+		terms := func(version int) []searchindex.Term {
 			lv = q.version(version)
 			if base != nil {
 				from = min(max(base.n-lv.offset, 0), len(lv.terms))
@@ -91,7 +92,7 @@ func (d *DB) lexicalScores(ctx context.Context, opt SearchOptions, files []strin
 		if err != nil {
 			// No sidecar, or one without postings: the Parquet postings.
 			r.uncount, r.postings = v == nil, r.postings[:0]
-			if err := load.ReadPostingsTerms(postingsFileOf(path), terms, add); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := searchindex.ReadPostingsTerms(postingsFileOf(path), terms, add); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 		}
@@ -277,7 +278,7 @@ type lexRead struct {
 	df    []float64 // by term, over the window
 	// The segments' merged term indexes it read (their scores add up the
 	// pass's terms), and the files read one by one (indices in files).
-	ix     *load.SearchIndex
+	ix     *searchindex.Index
 	sets   []*mergedSet
 	rest   []int
 	merged bool // the query's terms were exact
@@ -313,7 +314,7 @@ type lexQuery struct {
 
 // lexVersion is a query's terms for one version of the tokenizer.
 type lexVersion struct {
-	terms    []load.Term
+	terms    []searchindex.Term
 	offset   int
 	prefixes bool
 	phrases  [][]int // the terms (indices in terms) of each phrase
@@ -327,9 +328,9 @@ func newLexQuery(q string) *lexQuery {
 		if v != lexical.Version {
 			p = tok.ParseQuery(q)
 		}
-		lv := &lexVersion{offset: lq.n, terms: load.Exact(p.Terms), prefixes: len(p.Prefixes) > 0}
+		lv := &lexVersion{offset: lq.n, terms: searchindex.Exact(p.Terms), prefixes: len(p.Prefixes) > 0}
 		for _, pre := range p.Prefixes {
-			lv.terms = append(lv.terms, load.Term{Text: pre, Prefix: true})
+			lv.terms = append(lv.terms, searchindex.Term{Text: pre, Prefix: true})
 		}
 		for _, ph := range p.Phrases {
 			var idx []int

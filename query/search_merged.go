@@ -1,18 +1,18 @@
 package query
 
 import (
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/searchindex"
 )
 
 // mergedSet is what a lexical pass does with one segment's merged term
-// index (load.Lexicon): the window's rows among those of the files the
+// index (searchindex.Lexicon): the window's rows among those of the files the
 // search reads from it, the postings of the query's terms in the window,
 // and the rows' scores, in arrays indexed by the rows' ordinals in the
 // segment. A second pass (the expansion's) adds its added terms' scores
 // to the first's.
 type mergedSet struct {
-	lex   *load.Lexicon
-	set   load.MergedFiles
+	lex   *searchindex.Lexicon
+	set   searchindex.MergedFiles
 	state []uint8 // by entry: entryOut, entryAll or entryRows
 	file  []int32 // by entry: its file's index in the search's files
 	all   bool    // every merged row of the segment is in the window
@@ -31,13 +31,13 @@ const (
 // copied.
 type termHits struct {
 	term int32
-	p    load.Postings
+	p    searchindex.Postings
 	ords []uint32 // when copied
 	tfs  []int32
 	copy bool
 }
 
-func newMergedSet(m load.MergedFiles, files int) *mergedSet {
+func newMergedSet(m searchindex.MergedFiles, files int) *mergedSet {
 	return &mergedSet{lex: m.Lex, set: m}
 }
 
@@ -84,7 +84,7 @@ func (m *mergedSet) read(q *lexQuery, from int, since, until int64, keep map[int
 		skip := min(max(from-lv.offset, 0), len(lv.terms))
 		for ti, t := range lv.terms[skip:] {
 			term := int32(lv.offset + skip + ti)
-			err := l.Postings(version, t, func(p load.Postings) error {
+			err := l.Postings(version, t, func(p searchindex.Postings) error {
 				h := termHits{term: term, p: p}
 				if m.all {
 					df[term] += float64(len(p.Ords))

@@ -17,6 +17,7 @@ import (
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/claudecode"
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/query/querytest"
 	"github.com/pos-lake/pos/schema"
@@ -340,7 +341,7 @@ func TestSearchWithoutSidecars(t *testing.T) {
 	opt := query.SearchOptions{Query: "retry with exponential backoff", Mode: query.SearchVector, K: 5}
 	want := search(t, db, opt).Hits
 	db.Close()
-	vecs, _ := filepath.Glob(filepath.Join(lake, "indexed", "chunks", "*", "*", "*"+load.VectorsExt))
+	vecs, _ := filepath.Glob(filepath.Join(lake, "indexed", "chunks", "*", "*", "*"+searchindex.VectorsExt))
 	if len(vecs) == 0 {
 		t.Fatal("no sidecars")
 	}
@@ -473,12 +474,12 @@ func TestLexicalSearchEverySource(t *testing.T) {
 		t.Fatal("nothing found")
 	}
 	check(want)
-	vecs, _ := filepath.Glob(filepath.Join(lake, "indexed", "chunks", "*", "*", "*"+load.VectorsExt))
+	vecs, _ := filepath.Glob(filepath.Join(lake, "indexed", "chunks", "*", "*", "*"+searchindex.VectorsExt))
 	if len(vecs) == 0 {
 		t.Fatal("no sidecars")
 	}
 	// The sidecar files are read, not the search index's copies.
-	if err := os.RemoveAll(filepath.Join(lake, load.SearchIndexDir)); err != nil {
+	if err := os.RemoveAll(filepath.Join(lake, searchindex.Dir)); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range vecs {

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pos-lake/pos/internal/rabitq"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/searchindex"
 )
 
 // scanVectors scores the rows of the chunks files' vector sidecars against
@@ -24,7 +24,7 @@ import (
 // It returns the best depth, and the files that have no sidecar, for
 // DuckDB to score.
 //
-// A sidecar with sign codes (load.SignCodes) is scanned in two steps
+// A sidecar with sign codes (searchindex.SignCodes) is scanned in two steps
 // per row: its code gives an estimate of the score and a bound on the
 // estimate's error (internal/rabitq), and the exact score is computed only
 // when the estimate plus its bound reaches the score the row must beat
@@ -53,7 +53,7 @@ func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []
 			defer wg.Done()
 			r := &results[w]
 			var buf []byte
-			var rows load.SignRows
+			var rows searchindex.SignRows
 			for f := range jobs {
 				if r.err != nil || ctx.Err() != nil {
 					continue
@@ -66,7 +66,7 @@ func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []
 						sc.Close()
 						continue
 					}
-					if !errors.Is(err, load.ErrNoSignCodes) {
+					if !errors.Is(err, searchindex.ErrNoSignCodes) {
 						// None, or an older build's: DuckDB scores the file.
 						r.missing = append(r.missing, f)
 						continue
@@ -130,8 +130,8 @@ func (d *DB) scanVectors(ctx context.Context, files []string, model string, q []
 // scanVectors), offering the rows it scores exactly to top. The rows whose
 // estimate cannot rule them out are read together, in one span of the
 // sidecar, after their estimates.
-func scanSignCodes(sc *load.SignCodes, f, model string, q []float32, bq *rabitq.Query, since, until int64, windowed bool,
-	keep map[int64]bool, depth int, minSim float64, floor *scoreFloor, rows *load.SignRows, top *topScores, n *scanCounts) error {
+func scanSignCodes(sc *searchindex.SignCodes, f, model string, q []float32, bq *rabitq.Query, since, until int64, windowed bool,
+	keep map[int64]bool, depth int, minSim float64, floor *scoreFloor, rows *searchindex.SignRows, top *topScores, n *scanCounts) error {
 	codeBytes := rabitq.CodeBytes(len(q))
 	m := slices.Index(sc.Models, model)
 	if sc.Dim != len(q) || m < 0 || sc.Version != rabitq.Version || sc.Stride != codeBytes+8 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/query/querytest"
 	"github.com/pos-lake/pos/schema"
 )
@@ -96,7 +97,7 @@ func TestScaleCopiesWithFreshIDsAndShiftedTimes(t *testing.T) {
 		t.Fatalf("%d chunks files, want 3", len(files))
 	}
 	for _, f := range files {
-		v, err := load.ReadVectors(f, true)
+		v, err := searchindex.ReadVectors(f, true)
 		if err != nil || v.Rows != 1 || v.Dim != 4 || v.Models[0] != "test-model" {
 			t.Fatalf("%s: vectors %+v, %v", f, v, err)
 		}

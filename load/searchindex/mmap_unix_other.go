@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package load
+package searchindex
 
 // populate: pages are mapped as they are read.
 func populate([]byte) {}

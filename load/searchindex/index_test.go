@@ -1,4 +1,4 @@
-package load
+package searchindex_test
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/searchindex"
+
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -18,12 +21,12 @@ import (
 // byte for byte, the sidecar of every chunks file.
 func indexState(t *testing.T, lake string) []string {
 	t.Helper()
-	ix, err := OpenSearchIndex(lake)
+	ix, err := searchindex.Open(lake)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	files, err := PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{})
+	files, err := load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{})
 	if err != nil || len(files) == 0 {
 		t.Fatalf("chunks files: %v %v", files, err)
 	}
@@ -32,11 +35,11 @@ func indexState(t *testing.T, lake string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ix.sidecar(f); !bytes.Equal(got, want) {
+		if got := ix.SidecarBytes(f); !bytes.Equal(got, want) {
 			t.Fatalf("%s: the index holds %d bytes of its sidecar's %d", f, len(got), len(want))
 		}
 	}
-	names, err := segmentNames(filepath.Join(lake, SearchIndexDir))
+	names, err := searchindex.SegmentNames(filepath.Join(lake, searchindex.Dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,42 +53,42 @@ func indexState(t *testing.T, lake string) []string {
 // maps reads like the sidecar files.
 func TestSearchIndex(t *testing.T) {
 	// Segments of any size are tiered by size, as large ones are.
-	floor := segmentFloor
-	segmentFloor = 0
-	t.Cleanup(func() { segmentFloor = floor })
+	floor := *searchindex.SegmentFloor
+	*searchindex.SegmentFloor = 0
+	t.Cleanup(func() { *searchindex.SegmentFloor = floor })
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	var first []*schema.Record
 	for i := range 300 {
 		first = append(first, chunk(fmt.Sprint("c", i), fmt.Sprintf("parquet writer flush number %d of the backfill", i), "m", 8, day.AddDate(0, 0, -i%30)))
 	}
-	loadWith(t, Options{Lake: lake, NoCatalog: true}, first...)
+	loadWith(t, load.Options{Lake: lake, NoCatalog: true}, first...)
 	segs := indexState(t, lake)
 	if len(segs) != 1 {
 		t.Fatalf("after the first load: segments %v", segs)
 	}
 	big := segs[0]
 	for i := range 20 {
-		loadWith(t, Options{Lake: lake, NoCatalog: true}, chunk(fmt.Sprint("hook", i), fmt.Sprint("rotate logs after turn ", i), "m", 8, day))
+		loadWith(t, load.Options{Lake: lake, NoCatalog: true}, chunk(fmt.Sprint("hook", i), fmt.Sprint("rotate logs after turn ", i), "m", 8, day))
 		segs = indexState(t, lake)
 		if !slices.Contains(segs, big) {
 			t.Fatalf("load %d rewrote the backfill's segment: %v", i, segs)
 		}
-		if len(segs) > 2*segmentMerge {
+		if len(segs) > 2*searchindex.SegmentMerge {
 			t.Fatalf("load %d: %d segments", i, len(segs))
 		}
 	}
 	// The partition the hooks wrote to was compacted on the way: its
 	// merged file is indexed, and the index reads as the files do.
-	ix, err := OpenSearchIndex(lake)
+	ix, err := searchindex.Open(lake)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	files, _ := PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{})
+	files, _ := load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{})
 	for _, f := range files {
 		a, err1 := ix.ReadVectors(f, true)
-		b, err2 := ReadVectors(f, true)
+		b, err2 := searchindex.ReadVectors(f, true)
 		if err1 != nil || err2 != nil || fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Fatalf("%s: index %v, file %v", f, err1, err2)
 		}
@@ -93,11 +96,11 @@ func TestSearchIndex(t *testing.T) {
 		for _, k := range b.Keys {
 			keys[k] = true
 		}
-		var fromIndex, fromFile []RowMeta
-		if err := ix.ReadRowMeta(f, keys, true, func(_ int64, _ time.Time, m RowMeta) { fromIndex = append(fromIndex, m) }); err != nil {
+		var fromIndex, fromFile []searchindex.RowMeta
+		if err := ix.ReadRowMeta(f, keys, true, func(_ int64, _ time.Time, m searchindex.RowMeta) { fromIndex = append(fromIndex, m) }); err != nil {
 			t.Fatal(err)
 		}
-		if err := (*SearchIndex)(nil).ReadRowMeta(f, keys, true, func(_ int64, _ time.Time, m RowMeta) { fromFile = append(fromFile, m) }); err != nil {
+		if err := (*searchindex.Index)(nil).ReadRowMeta(f, keys, true, func(_ int64, _ time.Time, m searchindex.RowMeta) { fromFile = append(fromFile, m) }); err != nil {
 			t.Fatal(err)
 		}
 		if len(fromIndex) != b.Rows || fmt.Sprint(fromIndex) != fmt.Sprint(fromFile) {
@@ -117,39 +120,39 @@ func TestSearchIndex(t *testing.T) {
 func TestSearchIndexOfAnOlderLake(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadWith(t, Options{Lake: lake, NoCatalog: true}, chunk("a", "parquet writer flush", "m", 4, day), chunk("b", "rotate logs", "m", 4, day.AddDate(0, 0, 1)))
-	if err := os.RemoveAll(filepath.Join(lake, SearchIndexDir)); err != nil {
+	loadWith(t, load.Options{Lake: lake, NoCatalog: true}, chunk("a", "parquet writer flush", "m", 4, day), chunk("b", "rotate logs", "m", 4, day.AddDate(0, 0, 1)))
+	if err := os.RemoveAll(filepath.Join(lake, searchindex.Dir)); err != nil {
 		t.Fatal(err)
 	}
-	loadWith(t, Options{Lake: lake, NoCatalog: true})
+	loadWith(t, load.Options{Lake: lake, NoCatalog: true})
 	segs := indexState(t, lake)
 	// Its segments deleted, the directory left.
-	if err := os.Remove(filepath.Join(lake, SearchIndexDir, segs[0])); err != nil {
+	if err := os.Remove(filepath.Join(lake, searchindex.Dir, segs[0])); err != nil {
 		t.Fatal(err)
 	}
-	loadWith(t, Options{Lake: lake, NoCatalog: true})
+	loadWith(t, load.Options{Lake: lake, NoCatalog: true})
 	if segs = indexState(t, lake); len(segs) != 1 {
 		t.Fatalf("after a load of a lake whose segments were deleted: %v", segs)
 	}
-	path := filepath.Join(lake, SearchIndexDir, segs[0])
+	path := filepath.Join(lake, searchindex.Dir, segs[0])
 	b, _ := os.ReadFile(path)
 	os.WriteFile(path, b[:len(b)-3], 0o600)
-	ix, err := OpenSearchIndex(lake)
+	ix, err := searchindex.Open(lake)
 	if err != nil || ix.Segments() != 0 {
 		t.Fatalf("a damaged segment mapped: %v", err)
 	}
 	ix.Close()
-	loadWith(t, Options{Lake: lake, NoCatalog: true}, chunk("c", "retry the upload", "m", 4, day))
+	loadWith(t, load.Options{Lake: lake, NoCatalog: true}, chunk("c", "retry the upload", "m", 4, day))
 	indexState(t, lake)
 }
 
 // sidecarReads is what a search reads of each file's sidecar through ix:
 // its sign codes with every row's key, time, scale and codes, and its
 // rows' metadata and texts.
-func sidecarReads(t *testing.T, ix *SearchIndex, files []string) string {
+func sidecarReads(t *testing.T, ix *searchindex.Index, files []string) string {
 	t.Helper()
 	var b strings.Builder
-	var rows SignRows
+	var rows searchindex.SignRows
 	for _, f := range files {
 		sc, err := ix.ReadSignCodes(f, true, true, nil)
 		if err != nil {
@@ -164,7 +167,7 @@ func sidecarReads(t *testing.T, ix *SearchIndex, files []string) string {
 			fmt.Fprintln(&b, key, scale, codes)
 		}
 		sc.Close()
-		err = ix.ReadRowMeta(f, nil, true, func(key int64, ts time.Time, m RowMeta) { fmt.Fprintln(&b, key, ts, m) })
+		err = ix.ReadRowMeta(f, nil, true, func(key int64, ts time.Time, m searchindex.RowMeta) { fmt.Fprintln(&b, key, ts, m) })
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -181,9 +184,9 @@ func sidecarReads(t *testing.T, ix *SearchIndex, files []string) string {
 func TestSearchIndexHeaderCopies(t *testing.T) {
 	lake, files := lexLake(t)
 	want := sidecarReads(t, nil, files)
-	open := func() *SearchIndex {
+	open := func() *searchindex.Index {
 		t.Helper()
-		ix, err := OpenSearchIndex(lake)
+		ix, err := searchindex.Open(lake)
 		if err != nil || ix.Segments() == 0 {
 			t.Fatalf("the index: %v", err)
 		}
@@ -191,27 +194,27 @@ func TestSearchIndexHeaderCopies(t *testing.T) {
 		return ix
 	}
 	segs := indexState(t, lake)
-	path := filepath.Join(lake, SearchIndexDir, segs[0])
-	entries, err := segmentEntries(path)
+	path := filepath.Join(lake, searchindex.Dir, segs[0])
+	entries, heads, err := searchindex.SegmentHeads(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		side, err := os.ReadFile(filepath.Join(lake, e.path[:len(e.path)-len(".parquet")]+VectorsExt))
+	for i, e := range entries {
+		side, err := os.ReadFile(filepath.Join(lake, e[:len(e)-len(".parquet")]+searchindex.VectorsExt))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(e.head) < 48 || !bytes.Equal(e.head, side[:len(e.head)]) {
-			t.Fatalf("%s: header copy %q", e.path, e.head)
+		if h := heads[i]; len(h) < 48 || !bytes.Equal(h, side[:len(h)]) {
+			t.Fatalf("%s: header copy %q", e, h)
 		}
 	}
 	if got := sidecarReads(t, open(), files); got != want {
 		t.Fatalf("from the index:\n%s\nfrom the sidecars:\n%s", got, want)
 	}
-	whole := wholeRead
-	wholeRead = 0
+	whole := *searchindex.WholeRead
+	*searchindex.WholeRead = 0
 	got := sidecarReads(t, open(), files)
-	wholeRead = whole
+	*searchindex.WholeRead = whole
 	if got != want {
 		t.Fatalf("rows read in parts:\n%s\nfrom the sidecars:\n%s", got, want)
 	}
@@ -221,10 +224,10 @@ func TestSearchIndexHeaderCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	tocEnd := 32 + int(binary.LittleEndian.Uint32(b[12:]))
-	if n := bytes.Count(b[32:tocEnd], []byte(vectorsMagic)); n != len(entries) {
+	if n := bytes.Count(b[32:tocEnd], []byte(searchindex.VectorsMagic)); n != len(entries) {
 		t.Fatalf("%d header copies in the TOC, %d entries", n, len(entries))
 	}
-	copy(b[32:tocEnd], bytes.ReplaceAll(b[32:tocEnd], []byte(vectorsMagic), []byte("NOTAHEAD")))
+	copy(b[32:tocEnd], bytes.ReplaceAll(b[32:tocEnd], []byte(searchindex.VectorsMagic), []byte("NOTAHEAD")))
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -232,8 +235,8 @@ func TestSearchIndexHeaderCopies(t *testing.T) {
 		t.Fatalf("with damaged header copies:\n%s\nfrom the sidecars:\n%s", got, want)
 	}
 	// The layout before the copies.
-	writeOlderSegment(t, lake, files, segmentMagicV2)
-	if !olderSegments(lake) {
+	writeOlderSegment(t, lake, files, searchindex.SegmentMagicV2)
+	if !searchindex.OlderSegments(lake) {
 		t.Fatal("a POSIDX02 segment is not one to rewrite")
 	}
 	ix := open()
@@ -243,8 +246,8 @@ func TestSearchIndexHeaderCopies(t *testing.T) {
 	if got := sidecarReads(t, ix, files); got != want {
 		t.Fatalf("from a POSIDX02 segment:\n%s\nfrom the sidecars:\n%s", got, want)
 	}
-	loadWith(t, Options{Lake: lake, NoCatalog: true})
-	if olderSegments(lake) {
+	loadWith(t, load.Options{Lake: lake, NoCatalog: true})
+	if searchindex.OlderSegments(lake) {
 		t.Fatal("a load left the POSIDX02 segment")
 	}
 	if got := sidecarReads(t, open(), files); got != want {

@@ -1,9 +1,8 @@
-package load
+package searchindex_test
 
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,9 @@ import (
 	"sort"
 	"testing"
 	"time"
-	"unsafe"
+
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/searchindex"
 
 	"github.com/pos-lake/pos/schema"
 )
@@ -30,8 +31,8 @@ func lexLake(t testing.TB) (lake string, files []string) {
 		}
 		recs = append(recs, chunk(fmt.Sprint("c", i), text, "m", 8, day.AddDate(0, 0, -i%30).Add(time.Duration(i)*time.Minute)))
 	}
-	loadWith(t, Options{Lake: lake, NoCatalog: true}, recs...)
-	files, err := PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{})
+	loadWith(t, load.Options{Lake: lake, NoCatalog: true}, recs...)
+	files, err := load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{})
 	if err != nil || len(files) < 30 {
 		t.Fatalf("chunks files: %d %v", len(files), err)
 	}
@@ -49,7 +50,7 @@ type lexHit struct {
 // each file's rows' count, total length and times are the sidecar's.
 func TestSearchIndexLexicon(t *testing.T) {
 	lake, files := lexLake(t)
-	ix, err := OpenSearchIndex(lake)
+	ix, err := searchindex.Open(lake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestSearchIndexLexicon(t *testing.T) {
 	}
 	lex := sets[0].Lex
 	for j, fi := range sets[0].Files {
-		v, err := ReadVectors(files[fi], false)
+		v, err := searchindex.ReadVectors(files[fi], false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,10 +75,10 @@ func TestSearchIndexLexicon(t *testing.T) {
 			t.Fatalf("%s: entry %+v, sidecar rows %d, length %d", files[fi], e, v.Rows, sum)
 		}
 	}
-	for _, term := range []Term{{Text: "rotat"}, {Text: "flush"}, {Text: "17"}, {Text: "backfil"}, {Text: "nowhere"}, {Text: "rot", Prefix: true}} {
+	for _, term := range []searchindex.Term{{Text: "rotat"}, {Text: "flush"}, {Text: "17"}, {Text: "backfil"}, {Text: "nowhere"}, {Text: "rot", Prefix: true}} {
 		var want []lexHit
 		for _, f := range files {
-			if _, err := ReadLexicalQuery(f, func(int) []Term { return []Term{term} }, func(_ int, key int64, tf, dl int32) {
+			if _, err := searchindex.ReadLexicalQuery(f, func(int) []searchindex.Term { return []searchindex.Term{term} }, func(_ int, key int64, tf, dl int32) {
 				want = append(want, lexHit{key, tf, dl})
 			}); err != nil {
 				t.Fatal(err)
@@ -86,7 +87,7 @@ func TestSearchIndexLexicon(t *testing.T) {
 		var got []lexHit
 		lookups := 0
 		for _, version := range lex.Versions() {
-			err := lex.Postings(version, term, func(p Postings) error {
+			err := lex.Postings(version, term, func(p searchindex.Postings) error {
 				lookups++
 				for i, o := range p.Ords {
 					got = append(got, lexHit{lex.Keys[o], p.TF(i), int32(lex.DL[o])})
@@ -117,7 +118,7 @@ func TestSearchIndexLexicon(t *testing.T) {
 // writeSegmentV1 writes the lake's sidecars as a segment of the older
 // layout (POSIDX01: no merged term index).
 func writeSegmentV1(t *testing.T, lake string, files []string) {
-	writeOlderSegment(t, lake, files, segmentMagicV1)
+	writeOlderSegment(t, lake, files, searchindex.SegmentMagicV1)
 }
 
 // writeOlderSegment writes the lake's sidecars as a segment of an older
@@ -140,7 +141,7 @@ func writeOlderSegment(t *testing.T, lake string, files []string, magic string) 
 		bodies = append(bodies, b)
 	}
 	head := 16
-	if magic != segmentMagicV1 {
+	if magic != searchindex.SegmentMagicV1 {
 		head = 32
 	}
 	at := (head + len(toc) + 7) &^ 7
@@ -167,7 +168,7 @@ func writeOlderSegment(t *testing.T, lake string, files []string, magic string) 
 	if head == 32 {
 		le.PutUint64(out[24:], uint64(len(out)))
 	}
-	dir := filepath.Join(lake, SearchIndexDir)
+	dir := filepath.Join(lake, searchindex.Dir)
 	os.RemoveAll(dir)
 	os.MkdirAll(dir, 0o700)
 	if err := os.WriteFile(filepath.Join(dir, "seg-old-001.idx"), out, 0o600); err != nil {
@@ -181,7 +182,7 @@ func writeOlderSegment(t *testing.T, lake string, files []string, magic string) 
 func TestSearchIndexOlderSegment(t *testing.T) {
 	lake, files := lexLake(t)
 	writeSegmentV1(t, lake, files)
-	ix, err := OpenSearchIndex(lake)
+	ix, err := searchindex.Open(lake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,16 +192,16 @@ func TestSearchIndexOlderSegment(t *testing.T) {
 	}
 	for _, f := range files {
 		want, _ := os.ReadFile(sidecarPath(f))
-		if !bytes.Equal(ix.sidecar(f), want) {
+		if !bytes.Equal(ix.SidecarBytes(f), want) {
 			t.Fatalf("%s: the older segment's copy differs", f)
 		}
 	}
 	ix.Close()
 	// A load that writes no chunks rewrites it too.
-	loadWith(t, Options{Lake: lake, NoCatalog: true})
+	loadWith(t, load.Options{Lake: lake, NoCatalog: true})
 	indexState(t, lake)
-	files, _ = PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{})
-	ix, err = OpenSearchIndex(lake)
+	files, _ = load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{})
+	ix, err = searchindex.Open(lake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,68 +216,19 @@ func TestSearchIndexOlderSegment(t *testing.T) {
 	}
 }
 
-// aligned copies b to memory aligned as a mapping is.
-func aligned(b []byte) []byte {
-	w := make([]uint64, (len(b)+7)/8)
-	out := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), len(w)*8)[:len(b)]
-	copy(out, b)
-	return out
-}
-
-// readSegmentBytes reads b as the search index's only segment and looks
-// up terms in it and reads its files' vectors and postings as a search
-// does: an error or nothing, never a panic.
-func readSegmentBytes(b []byte) {
-	b = aligned(b)
-	entries, lexAt, err := readSegmentTOC(bytes.NewReader(b), "seg.idx", int64(len(b)))
-	if err != nil && !errors.Is(err, errOldSegment) {
-		return
-	}
-	ix := &SearchIndex{lake: "/lake"}
-	ix.add("seg.idx", b, func() error { return nil }, entries, lexAt)
-	var files []string
-	for _, e := range entries {
-		files = append(files, "/lake/"+e.path)
-	}
-	sets, _ := ix.Merged(files)
-	for _, s := range sets {
-		l := s.Lex
-		for _, e := range s.Entries {
-			ent := l.Entries[e]
-			for o := ent.Base; o < ent.Base+ent.Rows; o++ {
-				_, _, _ = l.Keys[o], l.TS[o], l.DL[o]
-			}
-		}
-		for _, v := range l.Versions() {
-			for _, term := range []Term{{Text: "rotat"}, {Text: "flush"}, {Text: "r", Prefix: true}, {Text: ""}} {
-				_ = l.Postings(v, term, func(p Postings) error {
-					for i, o := range p.Ords {
-						_, _, _ = p.TF(i), l.Keys[o], l.Entries[l.Ent[o]]
-					}
-					return nil
-				})
-			}
-		}
-	}
-	for _, f := range files {
-		ix.ReadVectors(f, true)
-		ix.ReadLexicalQuery(f, func(int) []Term { return []Term{{Text: "flush"}, {Text: "ro", Prefix: true}} }, func(int, int64, int32, int32) {})
-	}
-}
-
 // FuzzSearchIndexSegment reads arbitrary bytes as a search index segment:
 // an error or nothing read, never a panic. The seeds are a real segment,
 // cut short and with bytes changed.
 func FuzzSearchIndexSegment(f *testing.F) {
 	lake := f.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadWith(f, Options{Lake: lake, NoCatalog: true},
+	loadWith(f, load.Options{Lake: lake, NoCatalog: true},
 		chunk("a", "parquet writer flush", "m", 4, day), chunk("b", "rotate logs rotate", "m", 4, day.AddDate(0, 0, 1)))
-	names, err := segmentNames(filepath.Join(lake, SearchIndexDir))
+	names, err := searchindex.SegmentNames(filepath.Join(lake, searchindex.Dir))
 	if err != nil || len(names) != 1 {
 		f.Fatalf("segments %v %v", names, err)
 	}
-	seg, err := os.ReadFile(filepath.Join(lake, SearchIndexDir, names[0]))
+	seg, err := os.ReadFile(filepath.Join(lake, searchindex.Dir, names[0]))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -291,5 +243,5 @@ func FuzzSearchIndexSegment(f *testing.F) {
 		b[at] ^= 0x7f
 		f.Add(b)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) { readSegmentBytes(b) })
+	f.Fuzz(func(t *testing.T, b []byte) { searchindex.ReadSegmentBytes(b) })
 }

@@ -1,4 +1,4 @@
-package load
+package searchindex
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+	"github.com/pos-lake/pos/load/internal/pqread"
 )
 
 // ReadPostings calls fn with each posting of the postings file at path
@@ -24,7 +25,7 @@ func ReadPostings(path string, terms []string, fn func(term int, key int64, tf, 
 // "pos.lexical" metadata; 1 without it): a prefix hands on a posting for
 // each of its terms.
 func ReadPostingsTerms(path string, terms func(lexVersion int) []Term, fn func(term int, key int64, tf, dl int32)) error {
-	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	f, pf, err := pqread.Open(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func ReadPostingsTerms(path string, terms func(lexVersion int) []Term, fn func(t
 // PostingsVersion is the version of the tokenizer whose terms a postings
 // file holds.
 func PostingsVersion(pf *parquet.File) int {
-	if v, ok := pf.Lookup(lexicalKey); ok {
+	if v, ok := pf.Lookup(LexicalKey); ok {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			return n
 		}
@@ -45,9 +46,9 @@ func PostingsVersion(pf *parquet.File) int {
 
 func readPostings(path string, pf *parquet.File, terms []Term, fn func(term int, key int64, tf, dl int32)) error {
 	var err error
-	var cols [4]column
+	var cols [4]pqread.Column
 	for i, name := range []string{"term", "chunk_key", "tf", "dl"} {
-		if cols[i], err = lookupColumn(pf, name, true); err != nil {
+		if cols[i], err = pqread.LookupColumn(pf, name, true); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
@@ -66,13 +67,13 @@ func readPostings(path string, pf *parquet.File, terms []Term, fn func(term int,
 	var keys []int64
 	var tfs, dls []int32
 	for g, rg := range pf.RowGroups() {
-		if g < len(md.RowGroups) && !mayHold(md.RowGroups[g].Columns[cols[0].index].MetaData.Statistics, terms) {
+		if g < len(md.RowGroups) && !mayHold(md.RowGroups[g].Columns[cols[0].Index].MetaData.Statistics, terms) {
 			continue
 		}
 		n := int(rg.NumRows())
 		match, also = slicesGrow(match, n), also[:0]
 		found := false
-		err := readColumns(rg, cols[:1], func(_, row int, v parquet.Value) error {
+		err := pqread.ReadColumns(rg, cols[:1], func(_, row int, v parquet.Value) error {
 			if row >= n {
 				return fmt.Errorf("a column has more values than the row group has rows")
 			}
@@ -103,7 +104,7 @@ func readPostings(path string, pf *parquet.File, terms []Term, fn func(term int,
 			continue
 		}
 		keys, tfs, dls = slicesGrow(keys, n), slicesGrow(tfs, n), slicesGrow(dls, n)
-		err = readColumns(rg, cols[1:], func(c, row int, v parquet.Value) error {
+		err = pqread.ReadColumns(rg, cols[1:], func(c, row int, v parquet.Value) error {
 			if row >= n {
 				return fmt.Errorf("a column has more values than the row group has rows")
 			}
@@ -162,3 +163,16 @@ func slicesGrow[T any](s []T, n int) []T {
 	}
 	return s[:n]
 }
+
+// PostingRow is a row of the postings table (indexed/postings), the
+// lexical index SQL sees; a sidecar holds the same postings by row.
+type PostingRow struct {
+	Term     string `parquet:"term,dict"`
+	ChunkKey int64  `parquet:"chunk_key"`
+	TF       int32  `parquet:"tf"` // the term's occurrences in the chunk
+	DL       int32  `parquet:"dl"` // the chunk's length in terms
+}
+
+// LexicalKey is the postings file's metadata key that says which version
+// of the tokenizer made its terms (lexical.Version; without it, 1).
+const LexicalKey = "pos.lexical"

@@ -1,4 +1,4 @@
-package load
+package searchindex
 
 import (
 	"encoding/binary"
@@ -50,7 +50,7 @@ var ErrNoSignCodes = errors.New("no sign codes")
 // ReadSignCodes reads the sign codes of a chunks file's sidecar into buf
 // (reused when large enough), and its rows' times and keys when asked.
 // Close lets go of the file.
-func (ix *SearchIndex) ReadSignCodes(chunksPath string, ts, keys bool, buf []byte) (*SignCodes, error) {
+func (ix *Index) ReadSignCodes(chunksPath string, ts, keys bool, buf []byte) (*SignCodes, error) {
 	sc, err := ix.openSidecar(chunksPath)
 	if err != nil {
 		return nil, err

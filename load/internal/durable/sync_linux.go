@@ -1,4 +1,4 @@
-package load
+package durable
 
 import (
 	"errors"
@@ -12,14 +12,14 @@ import (
 // syncEachMax is how many files (or directories) a run syncs one by one;
 // past it one syncfs(2) of the lake's file system covers them all. fsync
 // of a file waits for that file; syncfs waits for every dirty page of the
-// file system, however unrelated. A sync writes a handful of files: with
-// 400 MB written elsewhere on the disk and not yet flushed, an incremental
-// pos-load took 1.17 s with syncfs instead of 0.15 s. A first load writes
-// ~1,700 files, where one syncfs costs less than as many fsyncs.
+// file system, however unrelated. An incremental load syncs a handful of
+// files, which syncfs would make wait for whatever else is written to the
+// disk and not yet flushed; a first load syncs thousands, where one syncfs
+// costs less than as many fsyncs.
 const syncEachMax = 64
 
-// syncFiles makes the files' data durable.
-func syncFiles(lake string, paths []string) error {
+// SyncFiles makes the files' data durable.
+func SyncFiles(lake string, paths []string) error {
 	if len(paths) > syncEachMax {
 		return syncfs(lake)
 	}
@@ -31,10 +31,10 @@ func syncFiles(lake string, paths []string) error {
 	return nil
 }
 
-// syncDirs makes renames in the directories durable, and the directories
+// SyncDirs makes renames in the directories durable, and the directories
 // themselves: each one's parents up to the lake, which may have just been
 // created.
-func syncDirs(lake string, dirs map[string]bool) error {
+func SyncDirs(lake string, dirs map[string]bool) error {
 	all := withParents(lake, dirs)
 	if len(all) > syncEachMax {
 		return syncfs(lake)
@@ -75,10 +75,10 @@ func syncfs(dir string) error {
 	return unix.Syncfs(int(f.Fd()))
 }
 
-// exchangeDirs swaps two directories in one step (renameat2
+// ExchangeDirs swaps two directories in one step (renameat2
 // RENAME_EXCHANGE): a reader sees one or the other at each path, never
 // neither.
-func exchangeDirs(a, b string) error {
+func ExchangeDirs(a, b string) error {
 	if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
 		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
 			return errors.ErrUnsupported // a file system without it

@@ -1,7 +1,6 @@
-package load
+package searchindex_test
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +8,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/searchindex"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -24,13 +26,13 @@ func postingsOf(t *testing.T, chunksFile string, terms []string) (sidecar, table
 			*out = append(*out, fmt.Sprintf("%s %d %d %d", terms[term], key, tf, dl))
 		}
 	}
-	if _, err := ReadLexical(chunksFile, terms, collect(&sidecar)); err != nil {
+	if _, err := searchindex.ReadLexical(chunksFile, terms, collect(&sidecar)); err != nil {
 		t.Fatal(err)
 	}
 	dir, name := filepath.Split(chunksFile)
-	pdir := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Clean(dir)))), TablePostings,
+	pdir := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Clean(dir)))), load.TablePostings,
 		filepath.Base(filepath.Dir(filepath.Clean(dir))), filepath.Base(dir))
-	if err := ReadPostings(filepath.Join(pdir, name), terms, collect(&table)); err != nil {
+	if err := searchindex.ReadPostings(filepath.Join(pdir, name), terms, collect(&table)); err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(sidecar)
@@ -41,7 +43,7 @@ func postingsOf(t *testing.T, chunksFile string, terms []string) (sidecar, table
 // fileTerms lists every term of a postings file.
 func fileTerms(t *testing.T, postingsFile string) []string {
 	t.Helper()
-	rows, err := parquet.ReadFile[PostingRow](postingsFile)
+	rows, err := parquet.ReadFile[searchindex.PostingRow](postingsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,51 +52,6 @@ func fileTerms(t *testing.T, postingsFile string) []string {
 		terms = append(terms, r.Term)
 	}
 	return slices.Compact(slices.Sorted(slices.Values(terms)))
-}
-
-// stripPostings makes a sidecar one of a build that kept no postings in it.
-func stripPostings(t *testing.T, chunksFile string) {
-	t.Helper()
-	sc, err := (*SearchIndex)(nil).openSidecar(chunksFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc.f.Close()
-	path := sc.f.Name()
-	end := sc.off + int64(sc.v.Rows*(8+8+4+1+4+sc.v.Dim)) // the codes' end: no sign codes, no postings
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, olderSidecar(t, b[:end], vectorsMagicV2), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// olderSidecar rewrites a sidecar in the layout of an older magic
-// (POSVEC04: no metadata; POSVEC03, POSVEC02: no tokenizer version in the
-// header either).
-func olderSidecar(t *testing.T, b []byte, magic string) []byte {
-	t.Helper()
-	names, off, ok := modelNames(b, 48)
-	if !ok || string(b[:8]) != vectorsMagic {
-		t.Fatal("not a sidecar of this build")
-	}
-	if at := binary.LittleEndian.Uint64(b[24:]); at != 0 && at <= uint64(len(b)) {
-		b = b[:at]
-	}
-	hdr := append([]byte(magic), b[8:20]...)
-	if magic == vectorsMagicV4 {
-		hdr = append(hdr, b[20:24]...)
-	}
-	for _, m := range names {
-		hdr = binary.LittleEndian.AppendUint16(hdr, uint16(len(m)))
-		hdr = append(hdr, m...)
-	}
-	for len(hdr)%8 != 0 {
-		hdr = append(hdr, 0)
-	}
-	return append(hdr, b[off:]...)
 }
 
 // A sidecar's postings are its Parquet postings file's: every term, with
@@ -114,11 +71,11 @@ func TestSidecarPostings(t *testing.T) {
 	}
 	recs[7].Chunk.Embedding, recs[7].Chunk.Model, recs[7].Chunk.Dim = nil, "", 0 // no vector: postings all the same
 	loadRecs(t, lake, recs...)
-	files, err := PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{})
+	files, err := load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{})
 	if err != nil || len(files) != 1 {
 		t.Fatalf("%v %v", files, err)
 	}
-	pfiles, _ := PartitionFiles(lake, TablePostings, "", time.Time{}, time.Time{})
+	pfiles, _ := load.PartitionFiles(lake, load.TablePostings, "", time.Time{}, time.Time{})
 	terms := fileTerms(t, pfiles[0])
 	if len(terms) < 40 {
 		t.Fatalf("terms %v", terms)
@@ -141,7 +98,7 @@ func TestSidecarPostings(t *testing.T) {
 	corrupt := func(what string, b []byte) {
 		t.Helper()
 		os.WriteFile(sidecarPath(files[0]), b, 0o600)
-		if _, err := ReadLexical(files[0], terms, func(int, int64, int32, int32) {}); err == nil {
+		if _, err := searchindex.ReadLexical(files[0], terms, func(int, int64, int32, int32) {}); err == nil {
 			t.Errorf("%s: no error", what)
 		}
 	}
@@ -150,12 +107,7 @@ func TestSidecarPostings(t *testing.T) {
 	}
 	bad := slices.Clone(good)
 	os.WriteFile(sidecarPath(files[0]), good, 0o600)
-	sc, err := (*SearchIndex)(nil).openSidecar(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc.f.Close()
-	postAt := sc.postAt
+	postAt := searchindex.PostingsAt(t, files[0])
 	nt := int64(bad[postAt]) | int64(bad[postAt+1])<<8
 	rows := postAt + 12 + 8*(nt+1) // the first posting's row
 	for i := range int64(bad[postAt+8]) {
@@ -167,14 +119,14 @@ func TestSidecarPostings(t *testing.T) {
 	corrupt("a row number 3 bytes wide", bad)
 	os.WriteFile(sidecarPath(files[0]), good, 0o600)
 	// Without postings: ErrNoPostings, and the rows all the same.
-	want, _ := ReadVectors(files[0], true)
-	stripPostings(t, files[0])
-	v, err := ReadLexical(files[0], terms, func(int, int64, int32, int32) { t.Fatal("a posting from a sidecar without") })
-	if !errors.Is(err, ErrNoPostings) || v == nil || fmt.Sprint(v.Keys, v.TS, v.DL) != fmt.Sprint(want.Keys, want.TS, want.DL) {
+	want, _ := searchindex.ReadVectors(files[0], true)
+	searchindex.StripPostings(t, files[0])
+	v, err := searchindex.ReadLexical(files[0], terms, func(int, int64, int32, int32) { t.Fatal("a posting from a sidecar without") })
+	if !errors.Is(err, searchindex.ErrNoPostings) || v == nil || fmt.Sprint(v.Keys, v.TS, v.DL) != fmt.Sprint(want.Keys, want.TS, want.DL) {
 		t.Fatalf("stripped: %v %+v", err, v)
 	}
-	got, err := ReadVectors(files[0], true)
-	if err != nil || fmt.Sprint(got.Codes, got.scale) != fmt.Sprint(want.Codes, want.scale) {
+	got, err := searchindex.ReadVectors(files[0], true)
+	if err != nil || fmt.Sprint(got.Codes, got.ScaleBytes()) != fmt.Sprint(want.Codes, want.ScaleBytes()) {
 		t.Fatalf("stripped sidecar's vectors: %v", err)
 	}
 }
@@ -184,9 +136,9 @@ func TestSidecarPostings(t *testing.T) {
 func FuzzSidecar(f *testing.F) {
 	lake := f.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	f.Add([]byte(vectorsMagic))
-	loadWith(f, Options{Lake: lake}, chunk("c1", "parquet writer flush", "m", 4, day), chunk("c2", "rotate logs", "m", 4, day))
-	if files, _ := PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{}); len(files) == 1 {
+	f.Add([]byte(searchindex.VectorsMagic))
+	loadWith(f, load.Options{Lake: lake}, chunk("c1", "parquet writer flush", "m", 4, day), chunk("c2", "rotate logs", "m", 4, day))
+	if files, _ := load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{}); len(files) == 1 {
 		if b, err := os.ReadFile(sidecarPath(files[0])); err == nil {
 			f.Add(b)
 		}
@@ -197,21 +149,21 @@ func FuzzSidecar(f *testing.F) {
 		if err := os.WriteFile(sidecarPath(chunks), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		v, err := ReadLexical(chunks, []string{"flush", "logs", "parquet", "zzz"}, func(term int, key int64, tf, dl int32) {})
+		v, err := searchindex.ReadLexical(chunks, []string{"flush", "logs", "parquet", "zzz"}, func(term int, key int64, tf, dl int32) {})
 		if err == nil && (v == nil || len(v.Keys) != v.Rows) {
 			t.Fatalf("rows %+v", v)
 		}
-		ReadVectors(chunks, true)
-		ReadVectors(chunks, false)
+		searchindex.ReadVectors(chunks, true)
+		searchindex.ReadVectors(chunks, false)
 		for _, with := range []bool{false, true} {
-			sc, err := (*SearchIndex)(nil).ReadSignCodes(chunks, with, with, nil)
+			sc, err := (*searchindex.Index)(nil).ReadSignCodes(chunks, with, with, nil)
 			if err != nil {
 				continue
 			}
 			if len(sc.Bits) != sc.Rows*sc.Stride || with && (len(sc.TS) != sc.Rows || len(sc.Keys) != sc.Rows) {
 				t.Fatalf("sign codes of %d rows: %d bytes of %d a row, %d times, %d keys", sc.Rows, len(sc.Bits), sc.Stride, len(sc.TS), len(sc.Keys))
 			}
-			var rows SignRows
+			var rows searchindex.SignRows
 			if sc.Rows > 0 && sc.ReadRows(&rows, 0, sc.Rows) == nil {
 				rows.Row(sc.Rows - 1)
 			}
@@ -221,5 +173,5 @@ func FuzzSidecar(f *testing.F) {
 }
 
 func sidecarPath(chunksFile string) string {
-	return chunksFile[:len(chunksFile)-len(".parquet")] + VectorsExt
+	return chunksFile[:len(chunksFile)-len(".parquet")] + searchindex.VectorsExt
 }

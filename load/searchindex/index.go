@@ -1,4 +1,4 @@
-package load
+package searchindex
 
 import (
 	"encoding/binary"
@@ -38,7 +38,7 @@ import (
 // reader that finds two segments naming one file uses either.
 //
 // Layout, little endian: magic "POSIDX04", entries u32 (N), TOC bytes u32,
-// where the merged term index starts u64 (0: none; see lexindex.go), the
+// where the merged term index starts u64 (0: none; see lexicon.go), the
 // segment's size u64 (one cut short is not read), then
 // N entries (path length u16, the chunks file's path relative to the
 // lake with slashes, offset u64 and length u64 of its sidecar's bytes in
@@ -50,7 +50,7 @@ import (
 // load: POSIDX02 has no header copies, and POSIDX01 no merged term index
 // either (its files are searched one by one).
 const (
-	SearchIndexDir = "searchindex"
+	Dir            = "searchindex"
 	segmentMagic   = "POSIDX04"
 	segmentMagicV2 = "POSIDX02" // without header copies
 	segmentMagicV1 = "POSIDX01" // without a merged term index
@@ -63,12 +63,12 @@ const (
 // variable for tests).
 var segmentFloor int64 = 4 << 20
 
-// SearchIndex is a lake's search index: its segments, mapped (the merged
+// Index is a lake's search index: its segments, mapped (the merged
 // term indexes are read through the mapping) and open (the sidecars are
 // read with pread). Its sidecars are read by ReadSignCodes, ReadVectors,
-// ReadLexicalQuery and ReadRowMeta; a nil SearchIndex has none (they read
+// ReadLexicalQuery and ReadRowMeta; a nil Index has none (they read
 // the sidecar files).
-type SearchIndex struct {
+type Index struct {
 	lake string
 	segs []*mappedSegment // a file's sidecar is looked up in each in turn
 }
@@ -105,10 +105,10 @@ type segEntry struct {
 	head   []byte // the sidecar's header through its model names, when known
 }
 
-// SearchIndexKey names the lake's current segments: a reader that keeps an
-// open SearchIndex opens it again when the key changes.
-func SearchIndexKey(lake string) string {
-	names, _ := segmentNames(filepath.Join(lake, SearchIndexDir))
+// Key names the lake's current segments: a reader that keeps an
+// open Index opens it again when the key changes.
+func Key(lake string) string {
+	names, _ := segmentNames(filepath.Join(lake, Dir))
 	return strings.Join(names, "\n")
 }
 
@@ -129,17 +129,17 @@ func segmentNames(dir string) ([]string, error) {
 	return out, nil
 }
 
-// OpenSearchIndex maps the lake's segments. A segment that cannot be read
+// Open maps the lake's segments. A segment that cannot be read
 // (removed meanwhile by a load's merge, or damaged) is passed over: the
 // files it named are read from their sidecars. Close lets go of the
 // mappings; nothing read from the index may be used after.
-func OpenSearchIndex(lake string) (*SearchIndex, error) {
+func Open(lake string) (*Index, error) {
 	abs, err := filepath.Abs(lake)
 	if err != nil {
 		return nil, err
 	}
-	ix := &SearchIndex{lake: abs}
-	dir := filepath.Join(abs, SearchIndexDir)
+	ix := &Index{lake: abs}
+	dir := filepath.Join(abs, Dir)
 	names, err := segmentNames(dir)
 	if err != nil {
 		return nil, err
@@ -157,7 +157,7 @@ func OpenSearchIndex(lake string) (*SearchIndex, error) {
 
 // add adds a mapped segment (b) whose entries and merged term index's
 // offset readSegmentTOC read.
-func (ix *SearchIndex) add(name string, b []byte, unmap func() error, entries []segEntry, lexAt int64) {
+func (ix *Index) add(name string, b []byte, unmap func() error, entries []segEntry, lexAt int64) {
 	seg := &mappedSegment{name: name, b: b, unmap: unmap, entries: entries}
 	if lexAt != 0 {
 		// A lexicon that cannot be read leaves its files to be searched
@@ -305,7 +305,7 @@ func readSegmentTOC(r io.ReaderAt, path string, size int64) (entries []segEntry,
 }
 
 // Close unmaps the segments.
-func (ix *SearchIndex) Close() error {
+func (ix *Index) Close() error {
 	if ix == nil {
 		return nil
 	}
@@ -321,10 +321,10 @@ func (ix *SearchIndex) Close() error {
 }
 
 // Covers reports whether the index holds the sidecar of a chunks file.
-func (ix *SearchIndex) Covers(chunksPath string) bool { return ix.sidecar(chunksPath) != nil }
+func (ix *Index) Covers(chunksPath string) bool { return ix.sidecar(chunksPath) != nil }
 
 // Segments is how many segments the index maps.
-func (ix *SearchIndex) Segments() int {
+func (ix *Index) Segments() int {
 	if ix == nil {
 		return 0
 	}
@@ -332,11 +332,11 @@ func (ix *SearchIndex) Segments() int {
 }
 
 // sidecar returns the index's copy of a chunks file's sidecar, or nil.
-func (ix *SearchIndex) sidecar(chunksPath string) []byte {
+func (ix *Index) sidecar(chunksPath string) []byte {
 	return ix.lookup(chunksPath).b
 }
 
-func (ix *SearchIndex) lookup(chunksPath string) indexed {
+func (ix *Index) lookup(chunksPath string) indexed {
 	if ix == nil || len(ix.segs) == 0 {
 		return indexed{}
 	}
@@ -364,7 +364,7 @@ type MergedFiles struct {
 
 // Merged sorts files into those that segments' lexicons hold, by segment,
 // and the rest (indices into files), which are searched one by one.
-func (ix *SearchIndex) Merged(files []string) (sets []MergedFiles, rest []int) {
+func (ix *Index) Merged(files []string) (sets []MergedFiles, rest []int) {
 	at := map[*Lexicon]int{}
 	for i, f := range files {
 		x := ix.lookup(f)
@@ -381,355 +381,4 @@ func (ix *SearchIndex) Merged(files []string) (sets []MergedFiles, rest []int) {
 		sets[j].Files, sets[j].Entries = append(sets[j].Files, i), append(sets[j].Entries, x.entry)
 	}
 	return sets, rest
-}
-
-// UpdateSearchIndex adds a segment with the sidecars of the lake's chunks
-// files that no segment names, then merges segments (see SearchIndexDir).
-// The caller holds the lake's lock; run names the new segments.
-func UpdateSearchIndex(lake, run string) error {
-	dir := filepath.Join(lake, SearchIndexDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	// Temporary files of a dead run (we hold the lock).
-	if ents, err := os.ReadDir(dir); err == nil {
-		for _, e := range ents {
-			if strings.HasSuffix(e.Name(), ".tmp") {
-				os.Remove(filepath.Join(dir, e.Name()))
-			}
-		}
-	}
-	parts, err := tablePartitions(lake, TableChunks)
-	if err != nil {
-		return err
-	}
-	live := map[string]string{} // relative path -> its sidecar's path
-	for _, p := range parts {
-		files, err := appendParquetFiles(nil, Dir(lake, TableChunks, p.platform, p.date))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		for _, f := range files {
-			rel, err := filepath.Rel(lake, f)
-			if err != nil {
-				return err
-			}
-			live[filepath.ToSlash(rel)] = strings.TrimSuffix(f, ".parquet") + VectorsExt
-		}
-	}
-	names, err := segmentNames(dir)
-	if err != nil {
-		return err
-	}
-	type seg struct {
-		name      string
-		live      []segEntry
-		liveBytes int64
-		deadBytes int64
-	}
-	var segs []*seg
-	covered := map[string]bool{}
-	for _, name := range names {
-		path := filepath.Join(dir, name)
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		fi, err := f.Stat()
-		var entries []segEntry
-		if err == nil {
-			entries, _, err = readSegmentTOC(f, path, fi.Size())
-		}
-		f.Close()
-		if err != nil {
-			// A damaged segment, or an older build's, is replaced by the
-			// sidecars it named.
-			if err := os.Remove(path); err != nil {
-				return err
-			}
-			continue
-		}
-		s := &seg{name: name}
-		for _, e := range entries {
-			if _, ok := live[e.path]; ok && !covered[e.path] {
-				covered[e.path] = true
-				s.live, s.liveBytes = append(s.live, e), s.liveBytes+e.n
-			} else {
-				s.deadBytes += e.n
-			}
-		}
-		segs = append(segs, s)
-	}
-	var fresh []segEntry
-	for rel, vec := range live {
-		if covered[rel] {
-			continue
-		}
-		fi, err := os.Stat(vec)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // no sidecar: search scores the file with DuckDB
-		}
-		if err != nil {
-			return err
-		}
-		fresh = append(fresh, segEntry{path: rel, src: vec, n: fi.Size()})
-	}
-	seq := 0
-	newName := func() string {
-		seq++
-		return fmt.Sprintf("seg-%s-%03d%s", run, seq, segmentExt)
-	}
-	if len(fresh) > 0 {
-		slices.SortFunc(fresh, func(a, b segEntry) int { return strings.Compare(a.path, b.path) })
-		name := newName()
-		if err := writeSegment(lake, filepath.Join(dir, name), fresh); err != nil {
-			return err
-		}
-		var n int64
-		for _, e := range fresh {
-			n += e.n
-		}
-		segs = append(segs, &seg{name: name, live: fresh, liveBytes: n})
-	}
-	// Segments with more dead bytes than live ones are merged whatever
-	// their size; then runs of segmentMerge of about the same size.
-	for {
-		slices.SortFunc(segs, func(a, b *seg) int { return cmpInt64(a.liveBytes, b.liveBytes) })
-		var group []*seg
-		for _, s := range segs {
-			if s.deadBytes > s.liveBytes {
-				group = append(group, s)
-			}
-		}
-		if len(group) == 0 {
-			for i := 0; i+segmentMerge <= len(segs) && group == nil; i++ {
-				lo := max(segs[i].liveBytes, segmentFloor)
-				j := i
-				for j < len(segs) && segs[j].liveBytes <= 4*lo {
-					j++
-				}
-				if j-i >= segmentMerge {
-					group = slices.Clone(segs[i:j])
-				}
-			}
-		}
-		if len(group) == 0 {
-			return nil
-		}
-		var entries []segEntry
-		var n int64
-		for _, s := range group {
-			entries, n = append(entries, s.live...), n+s.liveBytes
-		}
-		merged := &seg{live: entries, liveBytes: n}
-		if len(entries) > 0 {
-			slices.SortFunc(entries, func(a, b segEntry) int { return strings.Compare(a.path, b.path) })
-			merged.name = newName()
-			if err := writeSegment(lake, filepath.Join(dir, merged.name), entries); err != nil {
-				return err
-			}
-			// The entries now point into the merged segment.
-			if merged.live, err = segmentEntries(filepath.Join(dir, merged.name)); err != nil {
-				return err
-			}
-		}
-		for _, s := range group {
-			if err := os.Remove(filepath.Join(dir, s.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-		}
-		segs = slices.DeleteFunc(segs, func(s *seg) bool { return slices.Contains(group, s) })
-		if merged.name != "" {
-			segs = append(segs, merged)
-		}
-	}
-}
-
-// hasSegments reports whether the lake's search index has a segment: a
-// lake without one (loaded before the index existed, or whose segments
-// were deleted) gets one at its next load.
-func hasSegments(lake string) bool {
-	names, _ := segmentNames(filepath.Join(lake, SearchIndexDir))
-	return len(names) > 0
-}
-
-// olderSegments reports whether a segment of the lake's search index is
-// of an older layout (or not a segment): any load then rewrites it, not
-// only one that writes chunks.
-func olderSegments(lake string) bool {
-	dir := filepath.Join(lake, SearchIndexDir)
-	names, _ := segmentNames(dir)
-	for _, name := range names {
-		f, err := os.Open(filepath.Join(dir, name))
-		if err != nil {
-			continue
-		}
-		head := make([]byte, 8)
-		_, err = io.ReadFull(f, head)
-		f.Close()
-		if err == nil && string(head) != segmentMagic {
-			return true
-		}
-	}
-	return false
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func segmentEntries(path string) ([]segEntry, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	entries, _, err := readSegmentTOC(f, path, fi.Size())
-	return entries, err
-}
-
-// writeSegment writes a segment of entries (each copied from its src at
-// off) under a temporary name, syncs it and renames it into place.
-func writeSegment(lake, path string, entries []segEntry) error {
-	le := binary.LittleEndian
-	heads := make([][]byte, len(entries))
-	for i, e := range entries {
-		h, err := sidecarHeadCopy(e)
-		if err != nil {
-			return fmt.Errorf("writing the search index %s: %w", path, err)
-		}
-		heads[i] = h
-	}
-	var toc []byte
-	for i, e := range entries {
-		toc = le.AppendUint16(toc, uint16(len(e.path)))
-		toc = append(toc, e.path...)
-		toc = le.AppendUint64(toc, 0)
-		toc = le.AppendUint64(toc, 0)
-		toc = le.AppendUint16(toc, uint16(len(heads[i])))
-		toc = append(toc, heads[i]...)
-	}
-	at := (32 + int64(len(toc)) + 7) &^ 7
-	p := 0
-	offs := make([]int64, len(entries))
-	for i, e := range entries {
-		p += 2 + len(e.path)
-		offs[i] = at
-		le.PutUint64(toc[p:], uint64(at))
-		le.PutUint64(toc[p+8:], uint64(e.n))
-		p += 16 + 2 + len(heads[i])
-		at = (at + e.n + 7) &^ 7
-	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	err = func() error {
-		head := []byte(segmentMagic)
-		head = le.AppendUint32(head, uint32(len(entries)))
-		head = le.AppendUint32(head, uint32(len(toc)))
-		head = le.AppendUint64(head, 0) // the merged term index's offset and
-		head = le.AppendUint64(head, 0) // the segment's size, below
-		head = append(head, toc...)
-		w := &countWriter{w: f}
-		if _, err := w.Write(head); err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if err := w.pad(); err != nil {
-				return err
-			}
-			src, err := os.Open(e.src)
-			if err != nil {
-				return err
-			}
-			n, err := io.Copy(w, io.NewSectionReader(src, e.off, e.n))
-			src.Close()
-			if err == nil && n != e.n {
-				err = fmt.Errorf("%s: %d bytes, want %d", e.src, n, e.n)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		// The merged term index, read from the sidecars as written.
-		seg, unmap, err := mapFile(f, w.n)
-		if err != nil {
-			return err
-		}
-		lexAt, err := writeLexicon(f, w, seg, entries, offs)
-		if uerr := unmap(); err == nil {
-			err = uerr
-		}
-		if err != nil {
-			return err
-		}
-		_, err = f.WriteAt(le.AppendUint64(le.AppendUint64(nil, uint64(lexAt)), uint64(w.n)), 16)
-		return err
-	}()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = syncFiles(lake, []string{tmp})
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing the search index %s: %w", path, err)
-	}
-	return syncDirs(lake, map[string]bool{filepath.Dir(path): true})
-}
-
-// sidecarHeadCopy returns an entry's sidecar header, through its model
-// names, for the segment's TOC: the copy in the segment the entry comes
-// from, or read from its sidecar; nil when it does not fit in the bytes a
-// search reads of a header, or is not one this build reads (the search
-// then reads it from the sidecar, and says what is wrong with it).
-func sidecarHeadCopy(e segEntry) ([]byte, error) {
-	if len(e.head) > 0 && sidecarHeadLen(e.head) == len(e.head) {
-		return e.head, nil
-	}
-	f, err := os.Open(e.src)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b := make([]byte, min(e.n, sidecarHeadRead))
-	if _, err := f.ReadAt(b, e.off); err != nil {
-		return nil, fmt.Errorf("%s: %w", e.src, err)
-	}
-	return b[:sidecarHeadLen(b)], nil
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
-}
-
-func (c *countWriter) pad() error {
-	if k := (8 - c.n%8) % 8; k > 0 {
-		_, err := c.Write(make([]byte, k))
-		return err
-	}
-	return nil
 }

@@ -1,7 +1,6 @@
-package load
+package searchindex
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,14 +8,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
-	"time"
 	"unsafe"
-
-	"github.com/pos-lake/pos/internal/rabitq"
-	"github.com/pos-lake/pos/transform/embed/lexical"
 )
 
 // Beside each chunks file goes its vector sidecar, <part>.vec: the chunk
@@ -29,8 +23,9 @@ import (
 //
 // Since POSVEC03 it also holds the file's postings, so that search's
 // lexical side reads one small file per chunks file, not a Parquet file:
-// parquet-go and DuckDB each spent about a millisecond opening one, and a
-// lake of a million messages has thousands (one per day partition). The
+// opening one, with parquet-go or DuckDB, costs far more than reading a
+// small file, and a lake of a million messages has thousands (one per day
+// partition). The
 // Parquet postings table stays the index SQL sees; a POSVEC02 sidecar
 // (an older build's) sends search to it.
 //
@@ -42,7 +37,7 @@ import (
 // Since POSVEC05 it also holds each row's metadata and text (see
 // sidecarMeta), so that search reads its candidates and describes its hits
 // without opening the Parquet file: the sidecar has what search needs of a
-// chunks file, and a search index segment (searchindex.go) holds the
+// chunks file, and a search index segment (index.go) holds the
 // sidecars of many.
 //
 // Since POSVEC06 it also holds each row's sign code (internal/rabitq):
@@ -83,271 +78,6 @@ const (
 	NoModel = 0xff
 )
 
-// vectorFile collects the sidecar of one chunks part file.
-type vectorFile struct {
-	tmp, path string
-	dim       int
-	lexical   int // the version of the tokenizer of its postings
-	models    []string
-	keys, ts  []int64
-	dl        []uint32
-	model     []uint8
-	scale     []float32
-	codes     []int8
-	post      []PostingRow // the file's postings, sorted by term and key
-	// meta is each row's metadata and text, in row order; a sidecar
-	// written without it for every row (merged from older ones) has none.
-	meta []RowMeta
-}
-
-func newVectorFile(chunksPath string) *vectorFile {
-	path := strings.TrimSuffix(chunksPath, ".parquet") + VectorsExt
-	return &vectorFile{tmp: path + ".tmp", path: path, lexical: lexical.Version}
-}
-
-// add quantizes a row's vector. The first vector fixes the dimension; a
-// row without a vector, or with another dimension, has none here.
-func (v *vectorFile) add(key int64, ts time.Time, dl int, model string, vec []float32) {
-	if v.dim == 0 && len(vec) > 0 {
-		v.dim = len(vec)
-	}
-	m := uint8(NoModel)
-	if len(vec) > 0 && len(vec) == v.dim {
-		i := slices.Index(v.models, model)
-		if i < 0 && len(v.models) < NoModel {
-			i = len(v.models)
-			v.models = append(v.models, model)
-		}
-		if i >= 0 {
-			m = uint8(i)
-		}
-	}
-	var ms int64
-	if !ts.IsZero() {
-		ms = ts.UnixMilli()
-	}
-	v.keys, v.ts, v.model = append(v.keys, key), append(v.ts, ms), append(v.model, m)
-	v.dl = append(v.dl, uint32(dl))
-	scale := float32(0)
-	if m != NoModel {
-		var maxAbs float32
-		for _, x := range vec {
-			maxAbs = max(maxAbs, float32(math.Abs(float64(x))))
-		}
-		if maxAbs > 0 {
-			scale = maxAbs / 127
-		}
-	}
-	v.scale = append(v.scale, scale)
-	if v.dim == 0 {
-		return
-	}
-	start := len(v.codes)
-	v.codes = slices.Grow(v.codes, v.dim)[:start+v.dim]
-	if scale == 0 {
-		clear(v.codes[start:])
-		return
-	}
-	for i, x := range vec {
-		v.codes[start+i] = int8(math.Round(float64(x / scale)))
-	}
-}
-
-// fill gives the rows that came before the first vector fixed the
-// dimension.
-func (v *vectorFile) fill() {
-	if need := len(v.keys) * v.dim; len(v.codes) < need {
-		v.codes = append(make([]int8, need-len(v.codes)), v.codes...)
-	}
-}
-
-func (v *vectorFile) write() error {
-	v.fill()
-	f, err := os.OpenFile(v.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	le := binary.LittleEndian
-	hdr := []byte(vectorsMagic)
-	hdr = le.AppendUint32(hdr, uint32(len(v.keys)))
-	hdr = le.AppendUint32(hdr, uint32(v.dim))
-	hdr = le.AppendUint32(hdr, uint32(len(v.models)))
-	hdr = le.AppendUint32(hdr, uint32(v.lexical))
-	metaAt := len(hdr) // filled in below
-	hdr = le.AppendUint64(hdr, 0)
-	bitsAt := len(hdr) // filled in below
-	hdr = le.AppendUint64(hdr, 0)
-	bits, stride := v.signCodes()
-	hdr = le.AppendUint32(hdr, rabitq.Version)
-	hdr = le.AppendUint32(hdr, uint32(stride))
-	for _, m := range v.models {
-		hdr = le.AppendUint16(hdr, uint16(min(len(m), math.MaxUint16)))
-		hdr = append(hdr, m[:min(len(m), math.MaxUint16)]...)
-	}
-	for len(hdr)%8 != 0 {
-		hdr = append(hdr, 0)
-	}
-	post := v.postings()
-	codesEnd := len(hdr) + len(v.keys)*(8+8+4+1+4+v.dim)
-	postAt := codesEnd
-	if bits != nil {
-		at := (codesEnd + 7) &^ 7
-		le.PutUint64(hdr[bitsAt:], uint64(at))
-		postAt = at + len(bits)
-	}
-	var meta []byte
-	if len(v.meta) == len(v.keys) && len(v.keys) > 0 {
-		enc := encodeMeta(v.meta)
-		meta = append(le.AppendUint64(nil, uint64(len(enc))), enc...)
-		le.PutUint64(hdr[metaAt:], uint64(postAt+len(post)))
-	}
-	w.Write(hdr)
-	buf := make([]byte, 0, 8*len(v.keys))
-	for _, k := range v.keys {
-		buf = le.AppendUint64(buf, uint64(k))
-	}
-	w.Write(buf)
-	buf = buf[:0]
-	for _, t := range v.ts {
-		buf = le.AppendUint64(buf, uint64(t))
-	}
-	w.Write(buf)
-	buf = buf[:0]
-	for _, n := range v.dl {
-		buf = le.AppendUint32(buf, n)
-	}
-	w.Write(buf)
-	w.Write(v.model)
-	buf = buf[:0]
-	for _, s := range v.scale {
-		buf = le.AppendUint32(buf, math.Float32bits(s))
-	}
-	w.Write(buf)
-	codes := make([]byte, len(v.codes))
-	for i, c := range v.codes {
-		codes[i] = byte(c)
-	}
-	w.Write(codes)
-	if bits != nil {
-		w.Write(make([]byte, (codesEnd+7)&^7-codesEnd))
-		w.Write(bits)
-	}
-	w.Write(post)
-	w.Write(meta)
-	err = w.Flush()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	v.keys, v.ts, v.dl, v.model, v.scale, v.codes, v.post, v.meta = nil, nil, nil, nil, nil, nil, nil, nil
-	if err != nil {
-		os.Remove(v.tmp)
-		return fmt.Errorf("writing %s: %w", v.path, err)
-	}
-	return nil
-}
-
-// signCodes encodes each row's sign code from its quantized vector, the
-// one the exact score is computed from: the rows' entries and the bytes of
-// one; nil for a file without vectors.
-func (v *vectorFile) signCodes() ([]byte, int) {
-	if v.dim == 0 || len(v.keys) == 0 {
-		return nil, 0
-	}
-	enc := rabitq.NewEncoder(v.dim)
-	n := rabitq.CodeBytes(v.dim)
-	stride := n + 8
-	out := make([]byte, len(v.keys)*stride)
-	vec := make([]float32, v.dim)
-	le := binary.LittleEndian
-	for i := range v.keys {
-		if v.model[i] == NoModel || v.scale[i] == 0 {
-			continue // mult 0: no vector
-		}
-		for j, c := range v.codes[i*v.dim : (i+1)*v.dim] {
-			vec[j] = float32(c)
-		}
-		e := out[i*stride : (i+1)*stride]
-		mult, bound := enc.Encode(e[:n], vec)
-		// The vector is scale × the codes encoded, and mult and bound
-		// grow with its length.
-		s := v.scale[i]
-		le.PutUint32(e[n:], math.Float32bits(mult*s))
-		le.PutUint32(e[n+4:], math.Float32bits(bound*s))
-	}
-	return out, stride
-}
-
-// postings encodes the postings section.
-func (v *vectorFile) postings() []byte {
-	rows := make(map[int64]uint32, len(v.keys))
-	for i, k := range v.keys {
-		rows[k] = uint32(i)
-	}
-	var termOff, postOff []uint32
-	var blob []byte
-	var maxTF int32
-	for i, p := range v.post {
-		if i == 0 || p.Term != v.post[i-1].Term {
-			termOff, postOff = append(termOff, uint32(len(blob))), append(postOff, uint32(i))
-			blob = append(blob, p.Term...)
-		}
-		maxTF = max(maxTF, p.TF)
-	}
-	termOff, postOff = append(termOff, uint32(len(blob))), append(postOff, uint32(len(v.post)))
-	rw, tw := width(uint32(max(len(v.keys)-1, 0)), 2), width(uint32(maxTF), 1)
-	le := binary.LittleEndian
-	b := make([]byte, 0, 12+8*len(termOff)+(rw+tw)*len(v.post)+len(blob))
-	b = le.AppendUint32(b, uint32(len(termOff)-1))
-	b = le.AppendUint32(b, uint32(len(v.post)))
-	b = le.AppendUint32(b, uint32(rw)|uint32(tw)<<8)
-	for _, o := range termOff {
-		b = le.AppendUint32(b, o)
-	}
-	for _, o := range postOff {
-		b = le.AppendUint32(b, o)
-	}
-	for _, p := range v.post {
-		b = appendWidth(b, rows[p.ChunkKey], rw)
-	}
-	for _, p := range v.post {
-		b = appendWidth(b, uint32(p.TF), tw)
-	}
-	return append(b, blob...)
-}
-
-// width is the bytes (least, 1, 2 or 4) that hold n.
-func width(n uint32, least int) int {
-	switch {
-	case n <= math.MaxUint8 && least <= 1:
-		return 1
-	case n <= math.MaxUint16 && least <= 2:
-		return 2
-	}
-	return 4
-}
-
-func appendWidth(b []byte, n uint32, w int) []byte {
-	switch w {
-	case 1:
-		return append(b, byte(n))
-	case 2:
-		return binary.LittleEndian.AppendUint16(b, uint16(n))
-	}
-	return binary.LittleEndian.AppendUint32(b, n)
-}
-
-// readWidth reads the i-th number of width w in b.
-func readWidth(b []byte, i, w int) uint32 {
-	switch w {
-	case 1:
-		return uint32(b[i])
-	case 2:
-		return uint32(binary.LittleEndian.Uint16(b[2*i:]))
-	}
-	return binary.LittleEndian.Uint32(b[4*i:])
-}
-
 // Vectors is a chunks file's vector sidecar, read.
 type Vectors struct {
 	Rows, Dim int
@@ -368,12 +98,12 @@ var ErrNoVectors = errors.New("no vector sidecar")
 // ReadVectors reads the sidecar of a chunks file (its .parquet path);
 // without codes, only its rows' keys, times and lengths (a sixth of it).
 func ReadVectors(chunksPath string, codes bool) (*Vectors, error) {
-	return (*SearchIndex)(nil).ReadVectors(chunksPath, codes)
+	return (*Index)(nil).ReadVectors(chunksPath, codes)
 }
 
 // ReadVectors is ReadVectors from the index's copy of the sidecar when it
 // has one, else from the file. A nil index reads the file.
-func (ix *SearchIndex) ReadVectors(chunksPath string, codes bool) (*Vectors, error) {
+func (ix *Index) ReadVectors(chunksPath string, codes bool) (*Vectors, error) {
 	sc, err := ix.openSidecar(chunksPath)
 	if err != nil {
 		return nil, err
@@ -466,12 +196,12 @@ func Exact(terms []string) []Term {
 // hands on a posting for each of its terms, so a chunk may come more than
 // once for one prefix.
 func ReadLexicalQuery(chunksPath string, terms func(lexVersion int) []Term, fn func(term int, key int64, tf, dl int32)) (*Vectors, error) {
-	return (*SearchIndex)(nil).ReadLexicalQuery(chunksPath, terms, fn)
+	return (*Index)(nil).ReadLexicalQuery(chunksPath, terms, fn)
 }
 
 // ReadLexicalQuery is ReadLexicalQuery from the index's copy of the
 // sidecar when it has one, else from the file.
-func (ix *SearchIndex) ReadLexicalQuery(chunksPath string, terms func(lexVersion int) []Term, fn func(term int, key int64, tf, dl int32)) (*Vectors, error) {
+func (ix *Index) ReadLexicalQuery(chunksPath string, terms func(lexVersion int) []Term, fn func(term int, key int64, tf, dl int32)) (*Vectors, error) {
 	sc, err := ix.openSidecar(chunksPath)
 	if err != nil {
 		return nil, err
@@ -620,7 +350,7 @@ func (sc *sidecar) close() {
 // openSidecar opens a chunks file's sidecar: the index's copy, read with
 // pread from the segment's file (see SignCodes for why not through the
 // mapping), or the sidecar file.
-func (ix *SearchIndex) openSidecar(chunksPath string) (*sidecar, error) {
+func (ix *Index) openSidecar(chunksPath string) (*sidecar, error) {
 	if x := ix.lookup(chunksPath); x.b != nil {
 		n := int64(len(x.b))
 		if x.seg.f == nil {
@@ -845,49 +575,4 @@ func readSidecarHead(r io.ReaderAt, mem, known []byte, size int64, chunksPath st
 	}
 	sc.v, sc.off = v, int64(off)
 	return sc, nil
-}
-
-// chunkIndex is what a chunks part file carries beside it: its postings
-// and its vector sidecar, published before it.
-type chunkIndex struct {
-	post *postingsFile
-	vecs *vectorFile
-}
-
-func newChunkIndex(lake string, p *partition, partName string) *chunkIndex {
-	return &chunkIndex{
-		post: newPostingsFile(lake, p, partName),
-		vecs: newVectorFile(filepath.Join(p.dir, partName)),
-	}
-}
-
-func (x *chunkIndex) full() bool { return x.post.full() }
-
-func (x *chunkIndex) write() error {
-	x.vecs.post = x.post.sorted()
-	if err := x.post.write(); err != nil {
-		return err
-	}
-	if err := x.vecs.write(); err != nil {
-		os.Remove(x.post.tmp)
-		return err
-	}
-	return nil
-}
-
-func (x *chunkIndex) tmps() []string { return []string{x.post.tmp, x.vecs.tmp} }
-
-// publish renames the postings and the sidecar into place.
-func (x *chunkIndex) publish() (int, error) {
-	for i, f := range [][2]string{{x.post.tmp, x.post.path}, {x.vecs.tmp, x.vecs.path}} {
-		if err := os.Rename(f[0], f[1]); err != nil {
-			return i, fmt.Errorf("publishing %s: %w", f[1], err)
-		}
-	}
-	return 2, nil
-}
-
-func (x *chunkIndex) abort() {
-	os.Remove(x.post.tmp)
-	os.Remove(x.vecs.tmp)
 }

@@ -1,12 +1,16 @@
-package load
+package searchindex
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/pos-lake/pos/load/internal/zstdcodec"
 )
 
 // RowMeta is what a sidecar keeps of a chunk besides its vector and
@@ -79,12 +83,12 @@ func encodeMeta(rows []RowMeta) []byte {
 	for i := range rows {
 		b = le.AppendUint64(b, uint64(rows[i].ChunkIndex))
 	}
-	pageCodec.init()
+
 	var blocks [][]byte
 	var raw []byte
 	block, start, end := make([]uint32, len(rows)), make([]uint32, len(rows)), make([]uint32, len(rows))
 	flush := func() {
-		blocks = append(blocks, pageCodec.enc.EncodeAll(raw, nil))
+		blocks = append(blocks, zstdcodec.Page.EncodeAll(raw, nil))
 		raw = raw[:0]
 	}
 	for i := range rows {
@@ -315,7 +319,7 @@ func (m *sidecarMeta) row(row int, text bool, blocks map[int][]byte) (RowMeta, e
 // index's copy when it has one): ErrNoMeta when the sidecar has none,
 // ErrNoVectors when there is no sidecar. ts is the row's time (zero when
 // unknown).
-func (ix *SearchIndex) ReadRowMeta(chunksPath string, keys map[int64]bool, text bool, fn func(key int64, ts time.Time, m RowMeta)) error {
+func (ix *Index) ReadRowMeta(chunksPath string, keys map[int64]bool, text bool, fn func(key int64, ts time.Time, m RowMeta)) error {
 	sc, err := ix.openSidecar(chunksPath)
 	if err != nil {
 		return err
@@ -421,7 +425,7 @@ func (sc *sidecar) readMeta(chunksPath string, buf *[]byte) (*sidecarMeta, error
 // file's sidecar, in row order (compaction carries them to the merged
 // file's sidecar).
 func readAllMeta(chunksPath string) ([]RowMeta, error) {
-	sc, err := (*SearchIndex)(nil).openSidecar(chunksPath)
+	sc, err := (*Index)(nil).openSidecar(chunksPath)
 	if err != nil {
 		return nil, err
 	}
@@ -446,3 +450,11 @@ func readAllMeta(chunksPath string) ([]RowMeta, error) {
 	}
 	return out, nil
 }
+
+// metaDecoder decodes a sidecar's text blocks into a buffer of the size
+// the sidecar gives them, and no further (WithDecodeAllCapLimit): the
+// sizes come from the same file as the blocks, so a damaged one is refused
+// rather than trusted.
+var metaDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithDecodeAllCapLimit(true))
+})

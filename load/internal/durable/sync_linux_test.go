@@ -1,4 +1,4 @@
-package load
+package durable
 
 import (
 	"maps"
@@ -40,10 +40,10 @@ func TestSyncDirsWithParents(t *testing.T) {
 // exist: a run's list naming a missing one is an error, not a skip.
 func TestSyncFilesMissing(t *testing.T) {
 	dir := t.TempDir()
-	if err := syncFiles(dir, []string{dir + "/gone.parquet"}); err == nil {
-		t.Error("syncFiles of a missing file: no error")
+	if err := SyncFiles(dir, []string{dir + "/gone.parquet"}); err == nil {
+		t.Error("SyncFiles of a missing file: no error")
 	}
-	if err := syncDirs(dir, map[string]bool{dir: true}); err != nil {
-		t.Errorf("syncDirs of the lake itself: %v", err)
+	if err := SyncDirs(dir, map[string]bool{dir: true}); err != nil {
+		t.Errorf("SyncDirs of the lake itself: %v", err)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package load
+package searchindex
 
 import (
 	"io"

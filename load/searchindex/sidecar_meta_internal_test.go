@@ -1,4 +1,4 @@
-package load
+package searchindex
 
 import (
 	"encoding/binary"

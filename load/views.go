@@ -1,0 +1,349 @@
+package load
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// The lake's views: the SQL that defines them over the tables' files, and
+// the session queries built on them.
+
+// viewSelect is the start of the select a table's view makes of its files.
+func viewSelect(view string) string {
+	if view == "exchange_rows" {
+		return "SELECT * EXCLUDE (stream_number) FROM "
+	}
+	return "SELECT * FROM "
+}
+
+// latest keeps the newest version of each record when a table holds more
+// than one. Partitioning the window by the hive columns too keeps filters
+// on platform and date pushed down to the files.
+const latest = ` QUALIFY row_number() OVER (PARTITION BY id, platform, date ORDER BY ingested_at DESC, content_hash) = 1`
+
+// ViewSQL returns the statements that define the lake's views: raw,
+// messages, exchange_rows, exchanges, documents, other, sessions, chunks,
+// chunk_rows and postings, each with the partition columns platform and
+// date.
+func ViewSQL(lake string) ([]string, error) { return ViewSQLFor(lake) }
+
+// viewDeps lists, for each view, the tables it reads and the views it is
+// defined over.
+var viewDeps = map[string][]string{
+	"raw": {TableRaw}, "messages": {TableMessages}, "documents": {TableDocuments},
+	"decisions": {TableDecisions}, "file_refs": {TableFileRefs}, "other": {TableOther},
+	"exchange_rows": {TableExchanges}, "exchanges": {"view:exchange_rows"},
+	"sessions": {TableSessions, "view:messages", "view:exchanges"},
+	"chunks":   {TableChunks}, "chunk_rows": {TableChunks}, "postings": {TablePostings},
+	"session_rows": {TableSessions}, "summaries": {TableSummaries},
+}
+
+// Views lists every view ViewSQL defines.
+var Views = []string{"raw", "messages", "documents", "decisions", "file_refs", "other", "exchange_rows", "exchanges",
+	"sessions", "chunks", "chunk_rows", "postings", "session_rows", "summaries"}
+
+// ViewClosure returns the given views and those they are defined over, in
+// the order they must be defined; none: every view.
+func ViewClosure(names ...string) ([]string, error) {
+	if len(names) == 0 {
+		return slices.Clone(Views), nil
+	}
+	want := map[string]bool{}
+	var add func(v string) error
+	add = func(v string) error {
+		deps, ok := viewDeps[v]
+		if !ok {
+			return fmt.Errorf("no view %q", v)
+		}
+		if want[v] {
+			return nil
+		}
+		want[v] = true
+		for _, d := range deps {
+			if dv, ok := strings.CutPrefix(d, "view:"); ok {
+				if err := add(dv); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for _, n := range names {
+		if err := add(n); err != nil {
+			return nil, err
+		}
+	}
+	var out []string
+	for _, v := range Views {
+		if want[v] {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// ViewSQLFor returns the statements that define the given views and the
+// views they are defined over (none: every view). Defining a view reads
+// its files' listing and a footer, so a command that needs few views
+// starts faster when it defines only those.
+func ViewSQLFor(lake string, names ...string) ([]string, error) {
+	lake, err := filepath.Abs(lake)
+	if err != nil {
+		return nil, err
+	}
+	return viewSQL(lakeSQL{abs: lake}, names...)
+}
+
+// viewSQL is ViewSQLFor with the lake's paths rendered by l.
+func viewSQL(l lakeSQL, names ...string) ([]string, error) {
+	lake := l.abs
+	views, err := ViewClosure(names...)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, v := range views {
+		want[v] = true
+	}
+	versioned := Versioned(lake)
+	schemas := readSchemas(lake)
+	src := map[string]string{}
+	for _, v := range views {
+		for _, t := range viewDeps[v] {
+			if strings.HasPrefix(t, "view:") || src[t] != "" {
+				continue
+			}
+			s, err := source(l, t, schemas)
+			if err != nil {
+				return nil, err
+			}
+			src[t] = s
+		}
+	}
+	var stmts []string
+	for _, t := range []string{TableRaw, TableMessages, TableDocuments, TableDecisions, TableFileRefs, TableOther} {
+		if !want[t] {
+			continue
+		}
+		q := "SELECT * FROM " + src[t]
+		if versioned[t] {
+			q += latest
+		}
+		stmts = append(stmts, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", t, q))
+	}
+	if want["exchange_rows"] {
+		ex := viewSelect("exchange_rows") + src[TableExchanges]
+		if versioned[TableExchanges] {
+			ex += latest
+		}
+		// exchange_rows filters by platform and date down to the files; the
+		// exchanges view numbers each thread's exchanges over a narrow scan of
+		// all of them and joins the numbers to the rows a query selects.
+		stmts = append(stmts, "CREATE OR REPLACE VIEW exchange_rows AS "+ex)
+	}
+	if want["exchanges"] {
+		stmts = append(stmts, `CREATE OR REPLACE VIEW exchanges AS
+SELECT e.*, n.exchange_number
+FROM exchange_rows e
+JOIN (
+  SELECT id, `+ExchangeNumber+` AS exchange_number
+  FROM exchange_rows
+) n USING (id)`)
+	}
+	if want["sessions"] {
+		stmts = append(stmts, "CREATE OR REPLACE VIEW sessions AS\n"+fmt.Sprintf(sessionsQuery, src[TableSessions], "", "exchanges"))
+	}
+	if want["chunks"] || want["chunk_rows"] || want["postings"] || want["session_rows"] {
+		for _, s := range chunkViews(lake, src, versioned) {
+			name := strings.Fields(strings.TrimPrefix(s, "CREATE OR REPLACE VIEW "))[0]
+			if want[name] {
+				stmts = append(stmts, s)
+			}
+		}
+	}
+	if want["summaries"] {
+		stmts = append(stmts, summaryViews(src)...)
+	}
+	return stmts, nil
+}
+
+// sessionsQuery is the sessions view: it keeps the latest metadata of each
+// session (titles by preference: the name the user gave it, the
+// platform's own, the latest summary label, the first prompt) and counts everything else from the messages and
+// exchanges, so sessions loaded in several incremental runs add up. %[1]s is
+// the session rollups' source, %[2]s a filter each part applies to its own
+// rows, %[3]s the exchanges' source.
+const sessionsQuery = "WITH " + sessionsMeta + ", " + sessionsM + ", " + sessionsE + "\n" + sessionsSelect
+
+// The parts of the sessions view's query: the metadata of each session
+// from the session rollups (%[1]s, each part filtering its rows with
+// %[2]s), the counts from the messages and the exchanges (%[3]s), and the
+// select that joins them.
+const (
+	sessionsMeta = `meta AS (
+  SELECT platform, session_id,
+    arg_max(title, ingested_at) FILTER (WHERE title_source = 'user') AS user_title,
+    arg_max(title, ingested_at) FILTER (WHERE title_source = 'platform') AS platform_title,
+    arg_min(title, coalesce(first_ts, ts)) FILTER (WHERE title_source = 'prompt') AS prompt_title,
+    max(slug) AS slug, max(plan_id) AS plan_id,
+    arg_max(cwd, ingested_at) AS cwd, arg_max(git_branch, ingested_at) AS git_branch,
+    arg_min(project, coalesce(first_ts, ts)) AS project,
+    arg_max(meta, ingested_at) AS meta, arg_max(completeness, ingested_at) AS completeness,
+    max(ingested_at) AS ingested_at,
+    min(coalesce(first_ts, ts)) AS meta_first_ts, max(coalesce(last_ts, ts)) AS meta_last_ts,
+    flatten(list(labels ORDER BY ingested_at)) AS all_labels,
+    flatten(list(pull_requests ORDER BY ingested_at)) AS all_prs
+  FROM %[1]s
+  %[2]sGROUP BY ALL
+)`
+	sessionsM = `m AS (
+  SELECT platform, session_id,
+    min(ts) AS first_ts, max(ts) AS last_ts,
+    count(*) AS message_count,
+    count(*) FILTER (WHERE role = 'user' AND content_type IN ('text', 'command') AND NOT sidechain) AS user_count,
+    count(*) FILTER (WHERE role = 'assistant') AS assistant_count,
+    sum(tool_count) FILTER (WHERE role = 'assistant') AS tool_count,
+    count(*) FILTER (WHERE content_type = 'compact_boundary') AS compactions,
+    count(DISTINCT agent_id) FILTER (WHERE sidechain) AS subagents,
+    sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+    sum(cache_creation_tokens) AS cache_creation_tokens, sum(cache_read_tokens) AS cache_read_tokens,
+    list(DISTINCT model ORDER BY model) FILTER (WHERE model IS NOT NULL AND model <> '<synthetic>') AS models,
+    arg_min(project, ts) AS msg_project, arg_max(user, ts) AS user, arg_max(machine, ts) AS machine
+  FROM messages
+  %[2]sGROUP BY ALL
+)`
+	sessionsE = `e AS (
+  SELECT platform, session_id, count(*) FILTER (WHERE NOT sidechain) AS exchange_count
+  FROM %[3]s
+  %[2]sGROUP BY ALL
+)`
+	sessionsSelect = `SELECT
+  platform, session_id,
+  coalesce(meta.user_title, meta.platform_title, meta.all_labels[-1], meta.prompt_title) AS title,
+  meta.slug, coalesce(m.first_ts, meta.meta_first_ts) AS first_ts, coalesce(m.last_ts, meta.meta_last_ts) AS last_ts,
+  coalesce(m.message_count, 0) AS message_count, coalesce(m.user_count, 0) AS user_count,
+  coalesce(m.assistant_count, 0) AS assistant_count, coalesce(m.tool_count, 0) AS tool_count,
+  coalesce(e.exchange_count, 0) AS exchange_count,
+  coalesce(m.compactions, 0) AS compactions, coalesce(m.subagents, 0) AS subagents,
+  coalesce(m.input_tokens, 0) AS input_tokens, coalesce(m.output_tokens, 0) AS output_tokens,
+  coalesce(m.cache_creation_tokens, 0) AS cache_creation_tokens, coalesce(m.cache_read_tokens, 0) AS cache_read_tokens,
+  m.models, list_filter(meta.all_labels, (x, i) -> list_position(meta.all_labels, x) = i) AS labels, meta.plan_id,
+  list_filter(meta.all_prs, (x, i) -> list_position(meta.all_prs, x) = i) AS pull_requests,
+  coalesce(meta.project, m.msg_project) AS project, meta.cwd, meta.git_branch, m.user, m.machine,
+  meta.completeness, meta.meta, meta.ingested_at,
+  CAST(coalesce(m.first_ts, meta.meta_first_ts) AS DATE) AS date
+FROM m FULL JOIN meta USING (platform, session_id) LEFT JOIN e USING (platform, session_id)`
+)
+
+// SessionPartsSQL is the sessions view's counts in parts: a row per
+// platform, date partition and session of the messages (message_count set)
+// and one of the exchanges (exchange_count set) matching where, a
+// condition on the hive columns. Each row is exact for its partition, and
+// SessionsFromPartsSQL combines any set of them into what the view gives,
+// so the parts of unchanged partitions can be kept between queries.
+func SessionPartsSQL(where string) string {
+	return `SELECT platform, date, session_id,
+  min(ts) AS first_ts, max(ts) AS last_ts,
+  count(*) AS message_count,
+  count(*) FILTER (WHERE role = 'user' AND content_type IN ('text', 'command') AND NOT sidechain) AS user_count,
+  count(*) FILTER (WHERE role = 'assistant') AS assistant_count,
+  CAST(sum(tool_count) FILTER (WHERE role = 'assistant') AS BIGINT) AS tool_count,
+  count(*) FILTER (WHERE content_type = 'compact_boundary') AS compactions,
+  list(DISTINCT agent_id) FILTER (WHERE sidechain AND agent_id IS NOT NULL) AS agents,
+  CAST(sum(input_tokens) AS BIGINT) AS input_tokens, CAST(sum(output_tokens) AS BIGINT) AS output_tokens,
+  CAST(sum(cache_creation_tokens) AS BIGINT) AS cache_creation_tokens, CAST(sum(cache_read_tokens) AS BIGINT) AS cache_read_tokens,
+  list(DISTINCT model) FILTER (WHERE model IS NOT NULL AND model <> '<synthetic>') AS models,
+  arg_min(project, ts) AS msg_project, min(ts) FILTER (WHERE project IS NOT NULL) AS msg_project_ts,
+  arg_max(user, ts) AS user, max(ts) FILTER (WHERE user IS NOT NULL) AS user_ts,
+  arg_max(machine, ts) AS machine, max(ts) FILTER (WHERE machine IS NOT NULL) AS machine_ts,
+  CAST(NULL AS BIGINT) AS exchange_count
+FROM messages
+WHERE ` + where + `
+GROUP BY platform, date, session_id
+UNION ALL BY NAME
+SELECT platform, date, session_id, count(*) FILTER (WHERE NOT sidechain) AS exchange_count
+FROM exchange_rows
+WHERE ` + where + `
+GROUP BY platform, date, session_id`
+}
+
+// SessionMetaRowsSQL selects the session rollups' columns the sessions
+// view reads, with the hive columns, for the partitions matching where.
+func SessionMetaRowsSQL(where string) string {
+	return `SELECT platform, date, session_id, title, title_source, ingested_at, first_ts, ts, last_ts, slug, plan_id,
+  cwd, git_branch, project, meta, completeness, labels, pull_requests
+FROM session_rows
+WHERE ` + where
+}
+
+// SessionsFromPartsSQL is the sessions view's query over session parts
+// (SessionPartsSQL's rows, from the source parts) and session rollup rows
+// (SessionMetaRowsSQL's, from the source meta).
+func SessionsFromPartsSQL(parts, meta string) string {
+	return "WITH " + fmt.Sprintf(sessionsMeta, meta, "") + `, m AS (
+  SELECT platform, session_id,
+    min(first_ts) AS first_ts, max(last_ts) AS last_ts,
+    CAST(sum(message_count) AS BIGINT) AS message_count, CAST(sum(user_count) AS BIGINT) AS user_count,
+    CAST(sum(assistant_count) AS BIGINT) AS assistant_count, sum(tool_count) AS tool_count,
+    CAST(sum(compactions) AS BIGINT) AS compactions, length(list_distinct(flatten(list(agents)))) AS subagents,
+    sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+    sum(cache_creation_tokens) AS cache_creation_tokens, sum(cache_read_tokens) AS cache_read_tokens,
+    list_sort(list_distinct(flatten(list(models)))) AS all_models,
+    arg_min(msg_project, msg_project_ts) AS msg_project, arg_max(user, user_ts) AS user, arg_max(machine, machine_ts) AS machine
+  FROM ` + parts + `
+  WHERE message_count IS NOT NULL
+  GROUP BY ALL
+), e AS (
+  SELECT platform, session_id, CAST(sum(exchange_count) AS BIGINT) AS exchange_count
+  FROM ` + parts + `
+  WHERE exchange_count IS NOT NULL
+  GROUP BY ALL
+)
+` + strings.Replace(sessionsSelect, "  m.models,", "  CASE WHEN len(m.all_models) > 0 THEN m.all_models END AS models,", 1)
+}
+
+// ExchangeNumber numbers a thread's exchanges from 1 in time order: the
+// exchanges view's exchange_number. Its window is partitioned by session,
+// so it numbers one session's rows alike whether or not the others are read.
+const ExchangeNumber = `row_number() OVER (PARTITION BY platform, session_id, coalesce(agent_id, '') ORDER BY ts, id)`
+
+// OneSessionExchangesSQL is the exchanges view for one session, $1 its
+// platform and $2 its id, over the exchange_rows view: the view numbers
+// every exchange of the lake before a filter on a session reaches its rows.
+const OneSessionExchangesSQL = `(SELECT *, ` + ExchangeNumber + ` AS exchange_number
+  FROM exchange_rows WHERE platform = $1 AND session_id = $2)`
+
+// OneSessionExchangesFrom is OneSessionExchangesSQL over src, a source of
+// the exchange_rows view's rows (the view narrowed to the session's date
+// partitions, say).
+func OneSessionExchangesFrom(src string) string {
+	return strings.Replace(OneSessionExchangesSQL, "FROM exchange_rows", "FROM "+src, 1)
+}
+
+// OneSessionSQL is the sessions view's query for one session, $1 its
+// platform and $2 its id, over the views session_rows, messages and
+// exchange_rows. The filter is applied inside each part: on the view it
+// would stop at the FULL JOIN, so looking up one session through the view
+// aggregates every message of the lake.
+func OneSessionSQL() string {
+	return fmt.Sprintf(sessionsQuery, "session_rows", "WHERE platform = $1 AND session_id = $2\n  ", "exchange_rows")
+}
+
+// DefineViews runs the statements of the given views (and those they are
+// defined over; none: every view) on db.
+func DefineViews(ctx context.Context, db *sql.DB, lake string, views ...string) error {
+	stmts, err := ViewSQLFor(lake, views...)
+	if err != nil {
+		return err
+	}
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("defining views: %w", err)
+		}
+	}
+	return nil
+}
