@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"text/tabwriter"
 
 	"github.com/dustin/go-humanize"
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
@@ -86,10 +85,5 @@ func listModels(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "pos-embed: no models in %s (pos-embed model pull ORG/NAME)\n", dir)
 		return nil
 	}
-	w := tabwriter.NewWriter(c.App.Writer, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(w, "MODEL\tDIM\tTOKENS\tDTYPE\tSIZE\tDIR")
-	for _, m := range ms {
-		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\n", m.Name, m.Dim, m.Rows, m.DType, humanize.IBytes(uint64(m.Size)), m.Dir)
-	}
-	return w.Flush()
+	return embed.WriteModels(c.App.Writer, ms)
 }

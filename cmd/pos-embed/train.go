@@ -3,12 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
-	"github.com/pos-lake/pos/query"
+	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/transform/embed"
 	"github.com/urfave/cli/v2"
 )
@@ -89,7 +88,7 @@ func trainModel(c *cli.Context) error {
 		return cmdio.UsageError{Err: err}
 	}
 	start := time.Now()
-	if err := readLakeTexts(c, lake, tr); err != nil {
+	if err := embedcfg.AddLakeTexts(c.Context, lake, tr); err != nil {
 		return err
 	}
 	m, err := tr.Write(dir, name)
@@ -99,42 +98,7 @@ func trainModel(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	size := int64(0)
-	for _, f := range embed.StaticFiles {
-		if st, err := os.Stat(m.Dir + "/" + f); err == nil {
-			size += st.Size()
-		}
-	}
 	cmdio.Summary(c, "trained %s from %d chunks: %d terms learned, %d words and characters × %d dimensions, %s in %s (%.1fs); use it with --provider static --model %s",
-		m.Name, m.Texts, m.Terms, m.Words, m.Dim, humanize.IBytes(uint64(size)), m.Dir, time.Since(start).Seconds(), m.Name)
-	return nil
-}
-
-// readLakeTexts adds the text of each chunk of the lake (its latest
-// version), in chunk id order so that the same lake trains the same model.
-func readLakeTexts(c *cli.Context, lake string, tr *embed.Trainer) error {
-	db, err := query.Open(c.Context, lake, query.LazyViews())
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	w := &textAdder{tr: tr}
-	if err := db.Stream(c.Context, w, "SELECT text FROM chunks WHERE text IS NOT NULL AND text <> '' ORDER BY id, chunk_index"); err != nil {
-		return fmt.Errorf("%s: reading the chunks: %w", lake, err)
-	}
-	if tr.Texts() == 0 {
-		return fmt.Errorf("%s: %w: the lake has no chunks (build it with pos-embed in the pipeline)", lake, embed.ErrNoTrainingText)
-	}
-	return nil
-}
-
-type textAdder struct{ tr *embed.Trainer }
-
-func (a *textAdder) Begin([]query.Column) error { return nil }
-
-func (a *textAdder) Row(vals []any) error {
-	if s, ok := vals[0].(string); ok {
-		a.tr.Add(s)
-	}
+		m.Name, m.Texts, m.Terms, m.Words, m.Dim, humanize.IBytes(uint64(embed.ModelSize(m.Dir))), m.Dir, time.Since(start).Seconds(), m.Name)
 	return nil
 }
