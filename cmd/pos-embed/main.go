@@ -4,16 +4,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
-	"github.com/pos-lake/pos/load"
-	"github.com/pos-lake/pos/schema"
 	_ "github.com/pos-lake/pos/schema/fastjson" // sonic for bulk decoding
 	"github.com/pos-lake/pos/transform/embed"
 	"github.com/urfave/cli/v2"
@@ -88,78 +87,48 @@ POS_EMBED_BASE_URL (or OPENAI_BASE_URL), POS_EMBED_API_KEY (or OPENAI_API_KEY).`
 func run(c *cli.Context) error {
 	cfg := embedcfg.Config(c)
 	cfg.Batch = c.Int("batch")
-	if note := followLakeHashModel(&cfg, c.String("lake")); note != "" && !c.Bool("quiet") {
+	if note := embedcfg.FollowLakeHashModel(&cfg, c.String("lake")); note != "" && !c.Bool("quiet") {
 		fmt.Fprintln(c.App.ErrWriter, "pos-embed: "+note)
 	}
 	p, err := embed.NewProvider(cfg)
 	if err != nil {
 		return cmdio.UsageError{Err: err}
 	}
-	var types []string
+	opt := embed.Options{Provider: p, Workers: c.Int("workers"), FlushEach: cmdio.IsTerminal(c.App.Writer),
+		Chunker: embed.Chunker{MaxTokens: c.Int("chunk-tokens"), Overlap: c.Int("chunk-overlap"), MaxChunks: c.Int("max-chunks")}}
 	if s := c.String("types"); s != "" {
-		for _, t := range strings.Split(s, ",") {
-			t = strings.TrimSpace(t)
-			if !contains(embed.Indexable, t) {
-				return cmdio.Usagef("--types: unknown content type %q (use %s)", t, strings.Join(embed.Indexable, ", "))
-			}
-			types = append(types, t)
+		if opt.Types, err = embed.ParseTypes(s); err != nil {
+			return cmdio.Usagef("--types: %w", err)
 		}
 	}
-	if c.Int("chunk-tokens") < 16 || c.Int("chunk-overlap") < 0 || c.Int("chunk-overlap") > c.Int("chunk-tokens")/2 {
+	if ch := opt.Chunker; ch.MaxTokens < 16 || ch.Overlap < 0 || ch.Overlap > ch.MaxTokens/2 {
 		return cmdio.Usagef("--chunk-tokens must be at least 16 and --chunk-overlap between 0 and half of it")
-	}
-	if c.Int("max-chunks") < 4 {
+	} else if ch.MaxChunks < 4 {
 		return cmdio.Usagef("--max-chunks must be at least 4")
 	}
-	workers := c.Int("workers")
-	if workers <= 0 {
-		workers = runtime.NumCPU()
-		if p.Name() == "openai" {
-			workers = 4
-		}
+	if opt.Workers <= 0 {
+		opt.Workers = embed.DefaultWorkers(p.Name())
 	}
-	var cache *embed.Cache
 	if !c.Bool("no-cache") {
-		if cache, err = embed.OpenCache(embed.CacheDir(c.String("lake")), p.Model(), cfg.Dimensions); err != nil {
+		if opt.Cache, err = embed.OpenCache(embed.CacheDir(c.String("lake")), p.Model(), cfg.Dimensions); err != nil {
 			return err
 		}
 	}
 	skips := cmdio.NewSkips(c)
-	out, err := schema.Create(c.String("output"), c.App.Writer)
-	if err != nil {
-		closeCache(cache)
-		return err
-	}
+	opt.OnSkip = skips.Skip
 	start := time.Now()
 	var total embed.Stats
-	for _, in := range cmdio.Inputs(c) {
-		r, err := schema.Open(in, c.App.Reader)
-		if err != nil {
-			err = cmdio.Join(err, out.Close(), closeCache(cache))
-			return err
-		}
-		st, err := embed.Embed(c.Context, r, out, embed.Options{
-			Name: in, OnSkip: skips.Skip, Provider: p, Cache: cache, Workers: workers, Types: types,
-			Chunker:   embed.Chunker{MaxTokens: c.Int("chunk-tokens"), Overlap: c.Int("chunk-overlap"), MaxChunks: c.Int("max-chunks")},
-			FlushEach: cmdio.IsTerminal(c.App.Writer),
-		})
-		r.Close()
-		add(&total, st)
-		if err != nil {
-			// What was computed before the failure stays cached.
-			return cmdio.Join(err, out.Close(), closeCache(cache))
-		}
-	}
-	if err := cmdio.Join(out.Close(), closeCache(cache)); err != nil {
+	err, closeErr := cmdio.Filter(c, func(ctx context.Context, r io.Reader, w io.Writer, name string) error {
+		opt.Name = name
+		st, err := embed.Embed(ctx, r, w, opt)
+		total.Add(st)
+		return err
+	})
+	// What was computed before a failure stays cached.
+	if err := cmdio.Join(err, closeErr, closeCache(opt.Cache)); err != nil {
 		return err
 	}
-	model := p.Model()
-	if d := p.Dim(); d > 0 {
-		model = fmt.Sprintf("%s (%d-d)", model, d)
-	}
-	cmdio.Summary(c, "%d records in, %d out: %s from %s; vectors: %d computed, %d reused, %d skipped (units with no text); model %s; %d bad lines skipped (%.1fs)",
-		total.In, total.Out, cmdio.Plural(total.Chunks, "chunk"), cmdio.Plural(total.Units, "unit"),
-		total.Computed, total.Reused, total.Skipped, model, skips.N(), time.Since(start).Seconds())
+	cmdio.Summary(c, "%s; %d bad lines skipped (%.1fs)", total.Summary(p.Model(), p.Dim()), skips.N(), time.Since(start).Seconds())
 	return skips.Err()
 }
 
@@ -168,46 +137,4 @@ func closeCache(c *embed.Cache) error {
 		return nil
 	}
 	return c.Close()
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func add(t *embed.Stats, s embed.Stats) {
-	t.In += s.In
-	t.Out += s.Out
-	t.Units += s.Units
-	t.Chunks += s.Chunks
-	t.Computed += s.Computed
-	t.Reused += s.Reused
-	t.Skipped += s.Skipped
-	t.BadLines += s.BadLines
-}
-
-// followLakeHashModel keeps a lake on the hash model it was embedded with:
-// when the hash provider runs with no model named and the lake's vectors
-// are of an older hash model, that model is used, so a sync after an
-// upgrade does not stop at pos-load's refusal to mix models. The note says
-// so (or "" when nothing changed).
-func followLakeHashModel(cfg *embed.Config, lake string) string {
-	if cfg.Provider != "hash" || cfg.Model != "" || lake == "" {
-		return ""
-	}
-	ms, err := load.Embeddings(lake)
-	if err != nil || len(ms) == 0 {
-		return ""
-	}
-	last := ms[len(ms)-1]
-	if !embed.IsHashModel(last.Model) || last.Model == embed.HashModel || (cfg.Dimensions != 0 && cfg.Dimensions != last.Dim) {
-		return ""
-	}
-	cfg.Model, cfg.Dimensions = last.Model, last.Dim
-	return fmt.Sprintf("the lake's vectors are %s (%d-d): embedding with it; %s needs a new lake (or --model %s with pos-load --allow-mixed-embeddings)",
-		last.Model, last.Dim, embed.HashModel, embed.HashModel)
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
-	"text/tabwriter"
+	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/transform/embed"
 	"github.com/urfave/cli/v2"
 )
@@ -50,9 +52,9 @@ func pullModel(c *cli.Context) error {
 	if err := embed.ValidModelName(name); err != nil {
 		return cmdio.UsageError{Err: err}
 	}
-	dir := embed.ModelsDir()
-	if dir == "" {
-		return fmt.Errorf("no models directory: set $POS_MODELS_DIR")
+	dir, err := modelsDir()
+	if err != nil {
+		return err
 	}
 	quiet := c.Bool("quiet")
 	m, err := embed.Pull(c.Context, dir, name, embed.PullOptions{
@@ -86,10 +88,105 @@ func listModels(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "pos-embed: no models in %s (pos-embed model pull ORG/NAME)\n", dir)
 		return nil
 	}
-	w := tabwriter.NewWriter(c.App.Writer, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(w, "MODEL\tDIM\tTOKENS\tDTYPE\tSIZE\tDIR")
-	for _, m := range ms {
-		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\n", m.Name, m.Dim, m.Rows, m.DType, humanize.IBytes(uint64(m.Size)), m.Dir)
+	return embed.WriteModels(c.App.Writer, ms)
+}
+
+// trainCommand learns a static model from a lake's chunk texts
+// (embed.Trainer).
+func trainCommand() *cli.Command {
+	d := embed.DefaultTrainOptions
+	return &cli.Command{
+		Name:      "train",
+		Usage:     "learn word vectors from a lake's texts and write them as a model2vec model",
+		ArgsUsage: " ",
+		Description: `Reads the text of every chunk of --lake and learns word vectors from it:
+terms (the lexical index's) counted together within --window words, weighed
+by positive pointwise mutual information, reduced by a truncated SVD to
+--dim dimensions; each word's row also holds its pos-hash-v3 features
+(--hash-dim dimensions), so exact words and names still match. The learned
+vectors' mean is removed (--no-center keeps it) and each word's vector is
+scaled by its smooth inverse frequency, --sif/(--sif + its share of the
+lake's words), so that common words weigh little. Words the lake did not
+have are split into known words and characters. The similarity unrelated
+chunks reach is measured and recorded with the model (pos_training.json):
+pos-query and pos-mcp count a vector match from it, as they do for the
+hash vectors. The model is
+written to the models directory as NAME-HASH (HASH: of the texts and the
+parameters; the same lake and parameters give the same files) and is used
+like a pulled one: pos-embed --provider static --model NAME-HASH.
+
+Vectors of different models cannot be compared, and pos-load refuses to mix
+them in one lake: after training, embed the sessions again into a new lake
+with the new model (the old lake's vectors stay those of the model it was
+embedded with).`,
+		Flags: []cli.Flag{
+			cmdio.LakeFlag(),
+			&cli.StringFlag{Name: "name", Value: "learned/lake", Usage: "the model's name (ORG/NAME); the hash of its input is appended"},
+			&cli.IntFlag{Name: "dim", Value: d.Dim, Usage: "learned dimensions"},
+			&cli.IntFlag{Name: "hash-dim", Value: d.HashDim, Usage: "dimensions of the hashed word features (0: none)"},
+			&cli.Float64Flag{Name: "semantic-share", Value: d.SemanticShare, Usage: "the learned part's share of a word's vector, in (0, 1]"},
+			&cli.IntFlag{Name: "window", Value: d.Window, Usage: "words on each side that count as a word's context"},
+			&cli.IntFlag{Name: "min-count", Value: d.MinCount, Usage: "occurrences a term or word needs to be learned"},
+			&cli.IntFlag{Name: "max-terms", Value: d.MaxTerms, Usage: "the most terms learned"},
+			&cli.IntFlag{Name: "max-words", Value: d.MaxWords, Usage: "the most words in the vocabulary"},
+			&cli.Float64Flag{Name: "power", Value: d.Power, Usage: "singular values are raised to it (0 to 1)"},
+			&cli.Float64Flag{Name: "sif", Value: d.SIF, Usage: "a word's vector is scaled by sif/(sif+p), p the word's share of the lake's words (negative: no weighting)"},
+			&cli.BoolFlag{Name: "no-center", Usage: "keep the learned vectors' common direction (their mean)"},
+			&cli.IntFlag{Name: "remove-pcs", Value: d.RemovePCs, Usage: "leading principal components removed from the learned vectors after centring (negative: none)"},
+		},
+		Action: trainModel,
 	}
-	return w.Flush()
+}
+
+func trainModel(c *cli.Context) error {
+	if c.NArg() != 0 {
+		return cmdio.Usagef("model train takes no arguments (--lake DIR)")
+	}
+	lake := c.String("lake")
+	if lake == "" {
+		return cmdio.Usagef("model train needs --lake DIR")
+	}
+	name := c.String("name")
+	if err := embed.ValidModelName(name); err != nil {
+		return cmdio.UsageError{Err: err}
+	}
+	dir, err := modelsDir()
+	if err != nil {
+		return err
+	}
+	hashDim := c.Int("hash-dim")
+	if hashDim == 0 {
+		hashDim = -1 // none
+	}
+	tr, err := embed.NewTrainer(embed.TrainOptions{
+		Dim: c.Int("dim"), HashDim: hashDim, SemanticShare: c.Float64("semantic-share"), Window: c.Int("window"),
+		MinCount: c.Int("min-count"), MaxTerms: c.Int("max-terms"), MaxWords: c.Int("max-words"), Power: c.Float64("power"),
+		SIF: c.Float64("sif"), NoCenter: c.Bool("no-center"), RemovePCs: c.Int("remove-pcs"),
+	})
+	if err != nil {
+		return cmdio.UsageError{Err: err}
+	}
+	start := time.Now()
+	if err := embedcfg.AddLakeTexts(c.Context, lake, tr); err != nil {
+		return err
+	}
+	m, err := tr.Write(dir, name)
+	if errors.Is(err, embed.ErrNoTrainingText) {
+		return fmt.Errorf("%s: %w", lake, err)
+	}
+	if err != nil {
+		return err
+	}
+	cmdio.Summary(c, "trained %s from %d chunks: %d terms learned, %d words and characters × %d dimensions, %s in %s (%.1fs); use it with --provider static --model %s",
+		m.Name, m.Texts, m.Terms, m.Words, m.Dim, humanize.IBytes(uint64(embed.ModelSize(m.Dir))), m.Dir, time.Since(start).Seconds(), m.Name)
+	return nil
+}
+
+// modelsDir is where models are kept; none is an error that says how to
+// name one.
+func modelsDir() (string, error) {
+	if dir := embed.ModelsDir(); dir != "" {
+		return dir, nil
+	}
+	return "", fmt.Errorf("no models directory: set $POS_MODELS_DIR")
 }

@@ -15,13 +15,19 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/cmd/internal/clitest"
 )
 
 // These tests run the built binaries, as a user or a timer runs them.
 
 var binDir string
 
-func TestMain(m *testing.M) {
+func TestMain(m *testing.M) { clitest.Main(m, "pos-extract", main, buildBinaries) }
+
+// buildBinaries builds pos-extract and pos-load for the tests that run them
+// as processes of their own, and returns what removes them.
+func buildBinaries() func() {
 	dir, err := os.MkdirTemp("", "pos-extract-bin-")
 	if err != nil {
 		panic(err)
@@ -33,9 +39,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	return func() { os.RemoveAll(dir) }
 }
 
 // env is a clean environment: home as HOME, the lake as POS_LAKE.

@@ -6,14 +6,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/load"
-	"github.com/pos-lake/pos/schema"
 	_ "github.com/pos-lake/pos/schema/fastjson" // sonic for bulk decoding
 	"github.com/urfave/cli/v2"
 )
@@ -100,53 +98,20 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, in := range cmdio.Inputs(c) {
-		r, err := schema.Open(in, c.App.Reader)
-		if err == nil {
-			err = l.AddStream(r)
-			r.Close()
+	if err := cmdio.EachInput(c, func(r io.Reader, _ string) error { return l.AddStream(r) }); err != nil {
+		l.Abort()
+		if errors.Is(err, load.ErrMixedEmbeddings) {
+			return cmdio.UsageError{Err: err} // the flag that allows it is in --help
 		}
-		if err != nil {
-			l.Abort()
-			if errors.Is(err, load.ErrMixedEmbeddings) {
-				return cmdio.UsageError{Err: err} // the flag that allows it is in --help
-			}
-			return err
-		}
+		return err
 	}
 	if err := l.Close(); err != nil {
 		return err
 	}
 	st := l.Stats()
-	var parts []string
-	for _, t := range load.Tables {
-		if n := st.Rows[t]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", t, n))
-		}
-	}
-	slices.Sort(parts)
-	rows := "no new rows"
-	if len(parts) > 0 {
-		rows = strings.Join(parts, ", ")
-	}
-	compacted := ""
-	if st.Compacted > 0 {
-		compacted = fmt.Sprintf(" (%s compacted: %d small files merged)", cmdio.Plural(st.Compacted, "partition"), st.Merged)
-	}
-	cmdio.Summary(c, "%d records in: %s; %d unchanged, %d new versions; %s%s, %d watermarks committed; %d skipped (%.1fs)",
-		st.In, rows, st.Duplicates, st.Versions, cmdio.Plural(st.Files, "file"), compacted, st.Checkpoints, skips.N(), time.Since(start).Seconds())
-	if st.CompactErr != nil {
-		fmt.Fprintf(c.App.ErrWriter, "pos-load: warning: partition not compacted (its files are complete; a later load tries again): %v\n", st.CompactErr)
-	}
-	if st.SearchIndexErr != nil {
-		fmt.Fprintf(c.App.ErrWriter, "pos-load: warning: search index not updated (search reads the chunks files' sidecars one by one until a later load updates it): %v\n", st.SearchIndexErr)
-	}
-	if st.RollupErr != nil {
-		fmt.Fprintf(c.App.ErrWriter, "pos-load: warning: usage rollup not updated (pos-query stats reads the messages instead until the next load updates it): %v\n", st.RollupErr)
-	}
-	if st.CatalogErr != nil {
-		fmt.Fprintf(c.App.ErrWriter, "pos-load: warning: %s not refreshed: %v\n", load.CatalogFile, st.CatalogErr)
-		fmt.Fprintf(c.App.ErrWriter, "pos-load: hint: close other programs using it; the Parquet files are complete and pos-query does not need it\n")
+	cmdio.Summary(c, "%s; %d skipped (%.1fs)", st.Summary(), skips.N(), time.Since(start).Seconds())
+	for _, w := range st.Warnings() {
+		fmt.Fprintf(c.App.ErrWriter, "pos-load: %s\n", w)
 	}
 	return skips.Err()
 }

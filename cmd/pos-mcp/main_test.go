@@ -1,4 +1,4 @@
-package main_test
+package main
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pos-lake/pos/cmd/internal/clitest"
 )
 
 // The end-to-end test: the real binaries build a lake from the Claude Code
@@ -24,7 +25,11 @@ import (
 
 var binDir string
 
-func TestMain(m *testing.M) {
+func TestMain(m *testing.M) { clitest.Main(m, "pos-mcp", main, buildBinaries) }
+
+// buildBinaries builds the pipeline's binaries and pos-mcp for the tests
+// that run them as processes of their own, and returns what removes them.
+func buildBinaries() func() {
 	dir, err := os.MkdirTemp("", "pos-mcp-bin-")
 	if err != nil {
 		panic(err)
@@ -36,9 +41,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	return func() { os.RemoveAll(dir) }
 }
 
 // corpus is the real Claude Code corpus; $POS_CORPUS points elsewhere.

@@ -4,12 +4,12 @@
 package main
 
 import (
-	"fmt"
+	"context"
+	"io"
 	"os"
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
-	"github.com/pos-lake/pos/schema"
 	_ "github.com/pos-lake/pos/schema/fastjson" // sonic for bulk decoding
 	"github.com/pos-lake/pos/transform/enrich"
 	"github.com/pos-lake/pos/transform/normalize"
@@ -55,64 +55,21 @@ Other records (checkpoints, unknown kinds) pass through unchanged.`,
 
 func run(c *cli.Context) error {
 	skips := cmdio.NewSkips(c)
-	out, err := schema.Create(c.String("output"), c.App.Writer)
-	if err != nil {
-		return err
-	}
+	en := !c.Bool("no-enrich")
+	opt := normalize.Options{KeepRaw: c.Bool("keep-raw"), OnSkip: skips.Skip, Enrich: enrich.Options{
+		Files: en && !c.Bool("no-files"), Commits: en && !c.Bool("no-commits"),
+		Tags: en && !c.Bool("no-tags"), Decisions: en && !c.Bool("no-decisions"),
+	}}
 	start := time.Now()
 	var total normalize.Stats
-	for _, in := range cmdio.Inputs(c) {
-		r, err := schema.Open(in, c.App.Reader)
-		if err != nil {
-			out.Close()
-			return err
-		}
-		st, err := normalize.Normalize(c.Context, r, out, normalize.Options{
-			Name: in, KeepRaw: c.Bool("keep-raw"), OnSkip: skips.Skip, Enrich: enrichOptions(c),
-		})
-		r.Close()
-		add(&total, st)
-		if err != nil {
-			out.Close()
-			return err
-		}
-	}
-	if err := out.Close(); err != nil {
+	if err := cmdio.FirstErr(cmdio.Filter(c, func(ctx context.Context, r io.Reader, w io.Writer, name string) error {
+		opt.Name = name
+		st, err := normalize.Normalize(ctx, r, w, opt)
+		total.Add(st)
+		return err
+	})); err != nil {
 		return err
 	}
-	advisor := ""
-	if total.Advisor > 0 {
-		advisor = fmt.Sprintf(", %d advisor calls", total.Advisor)
-	}
-	cmdio.Summary(c, "%d records in, %d out: %d messages (%d lines merged, %d replays dropped, %d context lines of earlier runs%s), %d exchanges, %d sessions, %d documents, %d file refs, %d decisions, %d raw; %d skipped (%.1fs)",
-		total.In, total.Out, total.Messages, total.Merged, total.Replays, total.Context, advisor, total.Exchanges, total.Sessions, total.Documents,
-		total.FileRefs, total.Decisions, total.Raw, skips.N(), time.Since(start).Seconds())
+	cmdio.Summary(c, "%s; %d skipped (%.1fs)", total.Summary(), skips.N(), time.Since(start).Seconds())
 	return skips.Err()
-}
-
-func enrichOptions(c *cli.Context) enrich.Options {
-	if c.Bool("no-enrich") {
-		return enrich.Options{}
-	}
-	return enrich.Options{
-		Files: !c.Bool("no-files"), Commits: !c.Bool("no-commits"),
-		Tags: !c.Bool("no-tags"), Decisions: !c.Bool("no-decisions"),
-	}
-}
-
-func add(t *normalize.Stats, s normalize.Stats) {
-	t.In += s.In
-	t.Out += s.Out
-	t.Skipped += s.Skipped
-	t.Messages += s.Messages
-	t.Merged += s.Merged
-	t.Replays += s.Replays
-	t.Context += s.Context
-	t.Advisor += s.Advisor
-	t.Raw += s.Raw
-	t.Exchanges += s.Exchanges
-	t.Sessions += s.Sessions
-	t.Documents += s.Documents
-	t.FileRefs += s.FileRefs
-	t.Decisions += s.Decisions
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pos-lake/pos/cmd/internal/clitest"
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/query/querytest"
 	"github.com/urfave/cli/v2"
@@ -24,7 +25,10 @@ var lake string
 // removed at the end.
 var testDir string
 
-func TestMain(m *testing.M) {
+func TestMain(m *testing.M) { clitest.Main(m, "pos-query", main, fixtureLake) }
+
+// fixtureLake builds the lake the tests read and returns what removes it.
+func fixtureLake() func() {
 	dir, err := os.MkdirTemp("", "pos-query-test-")
 	if err != nil {
 		panic(err)
@@ -33,9 +37,7 @@ func TestMain(m *testing.M) {
 	if lake, err = querytest.FixtureLake(context.Background(), dir); err != nil {
 		panic(err)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	return func() { os.RemoveAll(dir) }
 }
 
 func run(stdin string, args ...string) (code int, stdout, stderr string) {

@@ -4,13 +4,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
-	"github.com/pos-lake/pos/schema"
 	_ "github.com/pos-lake/pos/schema/fastjson" // sonic for bulk decoding
 	"github.com/pos-lake/pos/transform/scrub"
 	"github.com/urfave/cli/v2"
@@ -79,10 +80,9 @@ The report (counts per rule and platform, never a secret) goes to stderr.`,
 func run(c *cli.Context) error {
 	if c.Bool("rules") {
 		ids, err := scrub.RuleIDs()
-		if err != nil {
-			return err
+		if err == nil {
+			_, err = fmt.Fprintln(c.App.Writer, strings.Join(ids, "\n"))
 		}
-		_, err = fmt.Fprintln(c.App.Writer, strings.Join(ids, "\n"))
 		return err
 	}
 	format := c.String("report")
@@ -94,67 +94,50 @@ func run(c *cli.Context) error {
 	if opt.Off && opt.PII {
 		return cmdio.Usagef("--off and --pii exclude each other")
 	}
+	var err error
 	if p := c.String("allowlist"); p != "" {
-		f, err := os.Open(p)
-		if err != nil {
+		if opt.Allowlist, err = scrub.ReadAllowlist(p); err != nil {
 			return cmdio.UsageError{Err: err}
 		}
-		opt.Allowlist, err = scrub.ParseAllowlist(f)
-		f.Close()
-		if err != nil {
-			return cmdio.UsageError{Err: fmt.Errorf("%s: %w", p, err)}
-		}
 	}
-	if opt.Off {
-		// No marker is made: no key is needed.
-	} else if k := c.String("key"); k != "" {
-		opt.Key = []byte(k)
-		if err := scrub.CheckKey(opt.Key); err != nil {
-			return cmdio.UsageError{Err: fmt.Errorf("--key (or $POS_SCRUB_KEY): %w; unset both to use the key file", err)}
-		}
-	} else {
-		path := c.String("key-file")
-		if path == "" {
-			path = filepath.Join(filepath.Dir(cmdio.DefaultLake()), "scrub.key")
-		}
-		k, err := scrub.LoadKey(path)
-		if err != nil {
-			return err
-		}
-		opt.Key = k
+	if opt.Key, err = key(c, opt.Off); err != nil {
+		return err
 	}
 	s, err := scrub.New(opt)
 	if err != nil {
 		return cmdio.UsageError{Err: err} // an unknown rule in the allowlist
 	}
-	out, err := schema.Create(c.String("output"), c.App.Writer)
-	if err != nil {
-		return err
-	}
 	var total scrub.Report
-	for _, in := range cmdio.Inputs(c) {
-		r, err := schema.Open(in, c.App.Reader)
-		if err != nil {
-			out.Close()
-			return err
-		}
-		rep, err := s.Stream(c.Context, r, out, in)
-		r.Close()
+	if err := cmdio.FirstErr(cmdio.Filter(c, func(ctx context.Context, r io.Reader, w io.Writer, name string) error {
+		rep, err := s.Stream(ctx, r, w, name)
 		total.Add(rep)
-		if err != nil {
-			out.Close()
-			return err
-		}
-	}
-	if err := out.Close(); err != nil {
+		return err
+	})); err != nil {
 		return err
 	}
-	if !c.Bool("quiet") {
-		if format == "json" {
-			total.WriteJSON(c.App.ErrWriter)
-		} else {
-			total.WriteText(c.App.ErrWriter, c.App.Name+": ")
-		}
+	if !c.Bool("quiet") && format == "json" {
+		total.WriteJSON(c.App.ErrWriter)
+	} else if !c.Bool("quiet") {
+		total.WriteText(c.App.ErrWriter, c.App.Name+": ")
 	}
 	return skips.Err()
+}
+
+// key is the markers' key: --key (or $POS_SCRUB_KEY), else the key file's,
+// made the first time; none with --off, which makes no marker.
+func key(c *cli.Context, off bool) ([]byte, error) {
+	if off {
+		return nil, nil
+	}
+	if k := []byte(c.String("key")); len(k) > 0 {
+		if err := scrub.CheckKey(k); err != nil {
+			return nil, cmdio.UsageError{Err: fmt.Errorf("--key (or $POS_SCRUB_KEY): %w; unset both to use the key file", err)}
+		}
+		return k, nil
+	}
+	path := c.String("key-file")
+	if path == "" {
+		path = filepath.Join(filepath.Dir(cmdio.DefaultLake()), "scrub.key")
+	}
+	return scrub.LoadKey(path)
 }

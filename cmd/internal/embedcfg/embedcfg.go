@@ -1,6 +1,7 @@
 // Package embedcfg holds the embedding provider flags that pos-embed,
-// pos-query and pos-mcp share, with their environment variables, and the
-// query embedder of the two readers.
+// pos-query and pos-mcp share, with their environment variables, the
+// query embedder of the two readers, and what pos-embed reads of a lake:
+// the hash model its vectors were made with, its chunk texts for training.
 package embedcfg
 
 import (

@@ -1,0 +1,69 @@
+package cmdio
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/pos-lake/pos/schema"
+	"github.com/urfave/cli/v2"
+)
+
+// EachInput calls fn with each input the command names (stdin when none;
+// .zst is decompressed), closing each after, and stops at the first error.
+func EachInput(c *cli.Context, fn func(r io.Reader, name string) error) error {
+	for _, in := range Inputs(c) {
+		r, err := schema.Open(in, c.App.Reader)
+		if err != nil {
+			return err
+		}
+		err = fn(r, in)
+		r.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Filter runs a filter stage: fn reads each input in turn and writes to the
+// command's --output (stdout for "-"), which is closed at the end. It
+// returns the run's error and, apart, the output's close error: a run that
+// failed may or may not report both.
+func Filter(c *cli.Context, fn func(ctx context.Context, r io.Reader, w io.Writer, name string) error) (err, closeErr error) {
+	out, err := schema.Create(c.String("output"), c.App.Writer)
+	if err != nil {
+		return err, nil
+	}
+	err = EachInput(c, func(r io.Reader, name string) error { return fn(c.Context, r, out, name) })
+	return err, out.Close()
+}
+
+// FirstErr is err, or else closeErr: a filter's result when the close
+// error of a failed run goes unsaid.
+func FirstErr(err, closeErr error) error {
+	if err != nil {
+		return err
+	}
+	return closeErr
+}
+
+// WhenStuck calls stuck if ctx is done and the returned function has not
+// been called within d: a run that a signal interrupted but that cannot
+// end by itself (a write to a reader that stopped reading) is ended so.
+func WhenStuck(ctx context.Context, d time.Duration, stuck func()) func() {
+	done := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			stuck()
+		}
+	})
+	return func() {
+		stop()
+		close(done)
+	}
+}

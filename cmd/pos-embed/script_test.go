@@ -1,0 +1,12 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/pos-lake/pos/cmd/internal/clitest"
+)
+
+func TestMain(m *testing.M) { clitest.Main(m, "pos-embed", main, nil) }
+
+// TestScripts runs testdata/*.txtar: pos-embed's contract with its user.
+func TestScripts(t *testing.T) { clitest.Run(t, nil) }

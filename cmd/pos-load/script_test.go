@@ -1,0 +1,12 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/pos-lake/pos/cmd/internal/clitest"
+)
+
+func TestMain(m *testing.M) { clitest.Main(m, "pos-load", main, nil) }
+
+// TestScripts runs testdata/*.txtar: pos-load's contract with its user.
+func TestScripts(t *testing.T) { clitest.Run(t, nil) }
