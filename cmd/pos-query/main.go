@@ -6,14 +6,12 @@ package main
 import (
 	"embed"
 	"errors"
-	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/internal/term"
-	"github.com/pos-lake/pos/internal/termsafe"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/schema"
 	"github.com/urfave/cli/v2"
@@ -80,28 +78,17 @@ func command(cmd *cli.Command) *cli.Command {
 	cmd.Flags = append(cmd.Flags, rawFlag())
 	if action := cmd.Action; action != nil {
 		cmd.Action = func(c *cli.Context) error {
-			// Text from histories never drives the terminal: control
-			// characters are shown as escapes on stdout (unless --raw)
-			// and on stderr; the bold of search hits is the program's own.
+			// Text from histories never drives the terminal (see
+			// term.Guard); the bold of search hits is the program's own.
 			out, errw := c.App.Writer, c.App.ErrWriter
-			var safe *termsafe.Writer
-			if !c.Bool("raw") {
-				safe = termsafe.NewWriter(out, query.BoldOn, query.BoldOff)
-				c.App.Writer = safe
-			}
-			safeErr := termsafe.NewWriter(errw)
-			c.App.ErrWriter = safeErr
-			w := &countingWriter{w: c.App.Writer}
-			c.App.Writer = w
+			g := term.NewGuard(out, errw, c.Bool("raw"), query.BoldOn, query.BoldOff)
+			c.App.Writer, c.App.ErrWriter = g.Out, g.Err
 			defer func() {
-				if safe != nil {
-					safe.Flush()
-				}
-				safeErr.Flush()
+				g.Flush()
 				c.App.Writer, c.App.ErrWriter = out, errw
 			}()
 			err := action(c)
-			if w.n == 0 && query.FileVanished(err) {
+			if g.Out.N == 0 && query.FileVanished(err) {
 				// A load compacted a partition between the query's listing
 				// of its files and their reading: the files are there
 				// again, merged, for the same query.
@@ -117,43 +104,10 @@ func command(cmd *cli.Command) *cli.Command {
 				ue.Cmd = c.Command.Name
 				err = ue
 			}
-			if err != nil {
-				// A message may quote the lake (a session id, a path).
-				err = safeError{err}
-			}
-			return err
+			return term.SafeError(err)
 		}
 	}
 	return cmd
-}
-
-// safeError is an error whose message is printed with its terminal
-// control characters escaped; errors.Is and errors.As see the error within.
-type safeError struct{ err error }
-
-func (e safeError) Error() string { return termsafe.String(e.err.Error()) }
-func (e safeError) Unwrap() error { return e.err }
-
-// countingWriter counts what a command wrote: a failed command is run again
-// only if it wrote nothing.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-// Fd is the descriptor of the writer it counts for, if it has one: the
-// output is still known to be a terminal.
-func (c *countingWriter) Fd() uintptr {
-	if f, ok := c.w.(interface{ Fd() uintptr }); ok {
-		return f.Fd()
-	}
-	return ^uintptr(0)
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // rawFlag turns off the escaping of terminal control characters.
@@ -209,10 +163,6 @@ type env struct {
 	platform     string // canonical name, aliases resolved
 }
 
-// lazyViews are the commands whose lookups define the views they read.
-var lazyViews = map[string]bool{"status": true, "sql": true, "stats": true, "sessions": true, "recent": true, "timeline": true,
-	"files": true, "decisions": true, "capabilities": true, "search": true, "context": true, "summarize": true}
-
 // setup parses the shared flags and opens the lake.
 func setup(c *cli.Context, args bool) (*env, error) {
 	if !args && c.NArg() > 0 {
@@ -241,11 +191,8 @@ func setup(c *cli.Context, args bool) (*env, error) {
 			return nil, cmdio.Usagef("unknown platform %q (known: %s)", p, strings.Join(schema.Platforms, ", "))
 		}
 	}
-	var opts []query.OpenOption
-	if lazyViews[c.Command.Name] {
-		opts = append(opts, query.LazyViews()) // each lookup defines the views it reads
-	}
-	if e.db, err = query.Open(c.Context, c.String("lake"), opts...); err != nil {
+	// Each lookup defines the views it reads.
+	if e.db, err = query.Open(c.Context, c.String("lake"), query.LazyViews()); err != nil {
 		return nil, err
 	}
 	e.out.ScrubWarning(e.db.ScrubStatus())
