@@ -49,23 +49,12 @@ func sessionsCmd() *cli.Command {
 	return command(&cli.Command{Name: "sessions", Usage: "list sessions, the most recently active first",
 		UsageText: "pos-query sessions [OPTIONS]",
 		Flags:     tableFlags(sinceFlag(), untilFlag(), platformFlag(), projectFlag(), limitFlag(20, "sessions")),
-		Action: func(c *cli.Context) error {
-			return withLake(c, false, func(e *env) error {
-				n := c.Int("limit")
-				ss, err := e.db.Sessions(c.Context, query.SessionFilter{Platform: e.platform, Project: c.String("project"),
-					Since: e.since, Until: e.until, Limit: n})
-				if err != nil {
-					return err
-				}
-				if err := e.out.Sessions(ss); err != nil {
-					return err
-				}
-				if n > 0 && len(ss) == n && !c.IsSet("limit") {
-					e.out.Note("showing the %d most recently active sessions; --limit 0 shows all", n)
-				}
-				return nil
-			})
-		},
+		Action: show(false, func(e *env) ([]query.Session, error) {
+			return e.db.Sessions(e.c.Context, query.SessionFilter{Platform: e.platform, Project: e.c.String("project"),
+				Since: e.since, Until: e.until, Limit: e.c.Int("limit")})
+		}, (*query.Output).Sessions, func(e *env, ss []query.Session) {
+			e.limitNote(len(ss), "showing the %d most recently active sessions; --limit 0 shows all")
+		}),
 	})
 }
 
@@ -107,24 +96,12 @@ func timelineCmd() *cli.Command {
 		Flags: tableFlags(sinceFlag(), untilFlag(), platformFlag(), projectFlag(), limitFlag(50, "entries"),
 			sessionFlag("only this session (id or unique prefix)"),
 			&cli.BoolFlag{Name: "subagents", Usage: "include subagents' exchanges"}),
-		Action: func(c *cli.Context) error {
-			return withLake(c, false, func(e *env) error {
-				n := c.Int("limit")
-				tl, err := e.db.Timeline(c.Context, query.TimelineOptions{Since: e.since, Until: e.until,
-					Platform: e.platform, Project: c.String("project"), Session: c.String("session"),
-					Limit: n, Subagents: c.Bool("subagents")})
-				if err != nil {
-					return err
-				}
-				if err := e.out.Timeline(tl); err != nil {
-					return err
-				}
-				if n > 0 && len(tl) == n && !c.IsSet("limit") {
-					e.out.Note("showing the latest %d entries; --limit 0 shows all", n)
-				}
-				return nil
-			})
-		},
+		Action: show(false, func(e *env) ([]query.TimelineEntry, error) {
+			return e.db.Timeline(e.c.Context, query.TimelineOptions{Since: e.since, Until: e.until, Platform: e.platform,
+				Project: e.c.String("project"), Session: e.c.String("session"), Limit: e.c.Int("limit"), Subagents: e.c.Bool("subagents")})
+		}, (*query.Output).Timeline, func(e *env, tl []query.TimelineEntry) {
+			e.limitNote(len(tl), "showing the latest %d entries; --limit 0 shows all")
+		}),
 	})
 }
 
@@ -153,19 +130,19 @@ func statsCmd() *cli.Command {
 				out.Width = c.Int("width") // a terminal's width is no limit here
 				return out.Prices(prices)
 			}
-			return withLake(c, false, func(e *env) error {
-				st, err := e.db.Stats(c.Context, query.StatsOptions{By: by, Since: e.since, Until: e.until,
+			return show(false, func(e *env) (*query.StatsResult, error) {
+				return e.db.Stats(c.Context, query.StatsOptions{By: by, Since: e.since, Until: e.until,
 					Platform: e.platform, Project: c.String("project"), Limit: c.Int("limit"), Prices: prices})
-				if err != nil {
-					return err
-				}
-				return e.out.Stats(st, by)
-			})
+			}, func(o *query.Output, st *query.StatsResult) error { return o.Stats(st, by) })(c)
 		},
 	})
 }
 
 func filesCmd() *cli.Command {
+	files := show(true, func(e *env) ([]query.FileSession, error) {
+		return e.db.Files(e.c.Context, query.FilesOptions{Path: e.c.Args().First(), Since: e.since, Until: e.until,
+			Platform: e.platform, Project: e.c.String("project"), Limit: e.c.Int("limit")})
+	}, (*query.Output).Files)
 	return command(&cli.Command{Name: "files", Usage: "the sessions whose tools read, wrote, edited or searched a file",
 		UsageText: "pos-query files PATH [OPTIONS]",
 		Flags:     tableFlags(sinceFlag(), untilFlag(), platformFlag(), projectFlag(), limitFlag(20, "sessions")),
@@ -173,14 +150,7 @@ func filesCmd() *cli.Command {
 			if c.NArg() != 1 {
 				return cmdio.Usagef("give one PATH (got %d arguments)", c.NArg())
 			}
-			return withLake(c, true, func(e *env) error {
-				fs, err := e.db.Files(c.Context, query.FilesOptions{Path: c.Args().First(), Since: e.since, Until: e.until,
-					Platform: e.platform, Project: c.String("project"), Limit: c.Int("limit")})
-				if err != nil {
-					return err
-				}
-				return e.out.Files(fs)
-			})
+			return files(c)
 		},
 	})
 }
@@ -191,20 +161,14 @@ func decisionsCmd() *cli.Command {
 		Flags: tableFlags(sinceFlag(), untilFlag(), platformFlag(), projectFlag(), limitFlag(20, "decisions"),
 			sessionFlag("only this session (an id or a unique prefix)"),
 			&cli.Float64Flag{Name: "min-confidence", Value: 0.8, Usage: "keep decisions at least this sure (0.5 includes candidates)"}),
-		Action: func(c *cli.Context) error {
-			return withLake(c, false, func(e *env) error {
-				session, err := e.resolve(c)
-				if err != nil {
-					return err
-				}
-				ds, err := e.db.Decisions(c.Context, query.DecisionsOptions{Since: e.since, Until: e.until, Platform: e.platform,
-					Project: c.String("project"), Session: session, MinConfidence: c.Float64("min-confidence"), Limit: c.Int("limit")})
-				if err != nil {
-					return err
-				}
-				return e.out.Decisions(ds)
-			})
-		},
+		Action: show(false, func(e *env) ([]query.Decision, error) {
+			session, err := e.resolve()
+			if err != nil {
+				return nil, err
+			}
+			return e.db.Decisions(e.c.Context, query.DecisionsOptions{Since: e.since, Until: e.until, Platform: e.platform,
+				Project: e.c.String("project"), Session: session, MinConfidence: e.c.Float64("min-confidence"), Limit: e.c.Int("limit")})
+		}, (*query.Output).Decisions),
 	})
 }
 
@@ -212,15 +176,8 @@ func capabilitiesCmd() *cli.Command {
 	return command(&cli.Command{Name: "capabilities", Usage: "what each platform's data supports, beside what the lake holds for it",
 		UsageText: "pos-query capabilities [OPTIONS]",
 		Flags:     tableFlags(),
-		Action: func(c *cli.Context) error {
-			return withLake(c, false, func(e *env) error {
-				caps, err := e.db.Capabilities(c.Context)
-				if err != nil {
-					return err
-				}
-				return e.out.Capabilities(caps)
-			})
-		},
+		Action: show(false, func(e *env) ([]query.PlatformCapabilities, error) { return e.db.Capabilities(e.c.Context) },
+			(*query.Output).Capabilities),
 	})
 }
 
@@ -228,14 +185,7 @@ func statusCmd() *cli.Command {
 	return command(&cli.Command{Name: "status", Usage: "whether the lake's rows were scrubbed of secrets, table by table",
 		UsageText: "pos-query status [OPTIONS]",
 		Flags:     tableFlags(),
-		Action: func(c *cli.Context) error {
-			return withLake(c, false, func(e *env) error {
-				st, err := e.db.ScrubStatus()
-				if err != nil {
-					return err
-				}
-				return e.out.Status(st)
-			})
-		},
+		Action: show(false, func(e *env) (*query.ScrubStatus, error) { return e.db.ScrubStatus() },
+			(*query.Output).Status),
 	})
 }

@@ -157,6 +157,7 @@ func tableFlags(more ...cli.Flag) []cli.Flag {
 
 // env is what an action needs: the lake, the window and the output.
 type env struct {
+	c            *cli.Context
 	db           *query.DB
 	out          *query.Output
 	since, until time.Time
@@ -173,7 +174,7 @@ func setup(c *cli.Context, args bool) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &env{out: output(c, format, now)}
+	e := &env{c: c, out: output(c, format, now)}
 	for _, t := range []struct {
 		flag string
 		dst  *time.Time
@@ -228,13 +229,21 @@ func output(c *cli.Context, format query.Format, now time.Time) *query.Output {
 }
 
 // resolve is the id of the session --session names ("" when not given).
-func (e *env) resolve(c *cli.Context) (string, error) {
-	id := c.String("session")
+func (e *env) resolve() (string, error) {
+	id := e.c.String("session")
 	if id == "" {
 		return "", nil
 	}
-	ref, err := e.db.ResolveSession(c.Context, id, e.platform, "")
+	ref, err := e.db.ResolveSession(e.c.Context, id, e.platform, "")
 	return ref.SessionID, err
+}
+
+// limitNote notes msg (with the limit) when a default --limit cut the
+// result at n.
+func (e *env) limitNote(n int, msg string) {
+	if l := e.c.Int("limit"); l > 0 && n == l && !e.c.IsSet("limit") {
+		e.out.Note(msg, l)
+	}
 }
 
 // withLake runs fn with the shared flags parsed and the lake open; args
@@ -246,4 +255,24 @@ func withLake(c *cli.Context, args bool, fn func(*env) error) error {
 	}
 	defer e.db.Close()
 	return fn(e)
+}
+
+// show is an action that looks a result up in the open lake (args: whether
+// the command takes arguments), prints it, then calls each of after.
+func show[T any](args bool, get func(*env) (T, error), print func(*query.Output, T) error, after ...func(*env, T)) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		return withLake(c, args, func(e *env) error {
+			v, err := get(e)
+			if err != nil {
+				return err
+			}
+			if err := print(e.out, v); err != nil {
+				return err
+			}
+			for _, f := range after {
+				f(e, v)
+			}
+			return nil
+		})
+	}
 }

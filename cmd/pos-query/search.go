@@ -39,7 +39,7 @@ func runSearch(c *cli.Context) error {
 		return err
 	}
 	return withLake(c, true, func(e *env) error {
-		if opt.Session, err = e.resolve(c); err != nil {
+		if opt.Session, err = e.resolve(); err != nil {
 			return err
 		}
 		opt.Platform, opt.Since, opt.Until = e.platform, e.since, e.until
