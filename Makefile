@@ -3,9 +3,9 @@
 MODULE   := github.com/pos-lake/pos
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X $(MODULE)/cmd/internal/cmdio.Version=$(VERSION)
-# urfave_cli_no_docs leaves out urfave/cli's man-page and Markdown writers
-# (and blackfriday, whose initialisation alone took 2.6 ms of each start):
-# a warm pos-query stats 69 -> 63 ms.
+# urfave_cli_no_docs leaves out urfave/cli's man-page and Markdown writers,
+# and with them blackfriday, whose package initialisation every start of
+# every binary would pay.
 TAGS     := urfave_cli_no_docs
 GO       ?= go
 FUZZTIME ?= 30s
@@ -13,14 +13,14 @@ BIN      ?= bin
 CMDS     ?= ./cmd/...
 
 # DuckDB is C++, and duckdb-go links libstdc++ by name (-lstdc++), which
-# picks the shared library: the dynamic loader then spends ~10 ms of every
-# start of the binaries that link DuckDB (pos-query, pos-load, pos-mcp,
-# pos-embed) relocating libstdc++ and libgcc_s, 240 of a warm stats' 1,700
-# page faults (41 -> 30 ms for pos-query --version). The linker takes the
-# first libstdc++ its search path offers, so a directory holding only the
-# static archive, searched first, links it into the binary; libgcc goes in
-# with -static-libgcc. glibc stays shared. Without the archive (no
-# libstdc++ development files), the build links the shared library as before.
+# picks the shared library: the dynamic loader would then relocate
+# libstdc++ and libgcc_s at every start of the binaries that link DuckDB
+# (pos-query, pos-load, pos-mcp, pos-embed), a large share of a short
+# query's time. The linker takes the first libstdc++ its search path
+# offers, so a directory holding only the static archive, searched first,
+# links it into the binary; libgcc goes in with -static-libgcc. glibc stays
+# shared. Without the archive (no libstdc++ development files), the build
+# links the shared library.
 CGO_CC     := $(or $(shell $(GO) env CC 2>/dev/null),gcc)
 CXX_STATIC := $(shell $(CGO_CC) -print-file-name=libstdc++.a 2>/dev/null)
 ifneq ($(filter /%,$(CXX_STATIC)),)

@@ -188,6 +188,50 @@ func (o *Options) ReadLines(ctx context.Context, lr *schema.LineReader, path str
 	}
 }
 
+// StopText, returned by ReadText's function, stops the reading before the
+// line it was given, which is not consumed: a line still being written,
+// left for the next run.
+var StopText = errors.New("stop reading")
+
+// ReadText reads the lines of a text file that is not JSONL (whose lines
+// ReadLines reads), from lr to the end, as the adapters of such formats
+// must: it checks ctx between lines, counts the bytes of each line it
+// hands to fn in Stats.Bytes, and reports a line longer than lr allows
+// through Skip and passes over it. fn is given every other line, blank or
+// not, terminated or not; StopText from it ends the reading without error.
+// Consumed and Lines say where the last line passed over or taken by fn
+// ends, and its number (lr's start when there is none).
+func (o *Options) ReadText(ctx context.Context, lr *schema.LineReader, path string, fn func(ln schema.Line) error) (LinesRead, error) {
+	read := LinesRead{Consumed: lr.Offset(), Lines: lr.Lines(), End: lr.Offset()}
+	for {
+		if err := ctx.Err(); err != nil {
+			return read, err
+		}
+		ln, err := lr.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return read, nil
+		case errors.Is(err, schema.ErrLineTooLong):
+			read.Consumed, read.Lines = ln.End(), ln.Num
+			if err := o.Skip(&schema.BadInput{Path: path, Line: ln.Num, Err: err}); err != nil {
+				return read, err
+			}
+			continue
+		case err != nil:
+			return read, &ReadError{Path: path, Err: err}
+		}
+		if o.Stats != nil {
+			o.Stats.Bytes.Add(ln.End() - ln.Offset)
+		}
+		if err := fn(ln); errors.Is(err, StopText) {
+			return read, nil
+		} else if err != nil {
+			return read, err
+		}
+		read.Consumed, read.Lines, read.End = ln.End(), ln.Num, ln.End()
+	}
+}
+
 // RawOnlyReason says why a native value kept by RawLine or RawJSON is kept
 // in the raw layer alone, when it is no object: it was nested too deeply
 // (RepairText), or it is another kind of JSON value.

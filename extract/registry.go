@@ -3,6 +3,8 @@ package extract
 import (
 	"slices"
 	"sync"
+
+	"github.com/pos-lake/pos/extract/platforms"
 )
 
 var (
@@ -10,9 +12,13 @@ var (
 	adapters = map[string]Adapter{}
 )
 
-// Register makes an adapter available by its platform name. Adapter
-// packages call it from init; extract/all imports every one of them.
+// Register makes an adapter available by its platform name, which must be
+// registered in package platforms. Adapter packages call it from init;
+// extract/all imports every one of them.
 func Register(a Adapter) {
+	if _, ok := platforms.Lookup(a.Platform()); !ok {
+		panic("extract: adapter of platform " + a.Platform() + ", which is not registered in extract/platforms")
+	}
 	regMu.Lock()
 	defer regMu.Unlock()
 	if _, dup := adapters[a.Platform()]; dup {

@@ -36,9 +36,17 @@ const (
 	KindFileRef Kind = "file_ref"
 )
 
-// Platform names the tool that wrote the native history.
+// Platform names the tool that wrote the native history. The platforms pos
+// reads, their aliases and what their data supports are registered in
+// package extract/platforms, each declared by its adapter's folder
+// (extract/<name>/about); the wire contract is only that it is a string.
 type Platform = string
 
+// The names of the platforms whose adapters were written before the
+// registry.
+//
+// Deprecated: use the adapter folder's about.Name, or package
+// extract/platforms for lists of them; these stay for older callers.
 const (
 	PlatformClaudeCode Platform = "claude_code"
 	PlatformCline      Platform = "cline"
@@ -48,25 +56,6 @@ const (
 	PlatformAider      Platform = "aider"
 	PlatformPush       Platform = "push"
 )
-
-// Platforms lists the platform names, in a fixed order.
-var Platforms = []Platform{PlatformClaudeCode, PlatformCline, PlatformCursor, PlatformCodex, PlatformGemini, PlatformAider, PlatformPush}
-
-// platformAliases are other names people type for a platform.
-var platformAliases = map[string]Platform{
-	"claude": PlatformClaudeCode, "claude-code": PlatformClaudeCode, "claudecode": PlatformClaudeCode,
-	"roo": PlatformCline, "kilo": PlatformCline, "codex-cli": PlatformCodex, "gemini-cli": PlatformGemini,
-}
-
-// CanonicalPlatform returns the platform name for a name or alias
-// (case-insensitive), and whether it is one.
-func CanonicalPlatform(name string) (Platform, bool) {
-	n := strings.ToLower(strings.TrimSpace(name))
-	if p, ok := platformAliases[n]; ok {
-		return p, true
-	}
-	return n, slices.Contains(Platforms, n)
-}
 
 // Role of a message's author.
 type Role = string

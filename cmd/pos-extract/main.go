@@ -17,6 +17,7 @@ import (
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/extract"
 	_ "github.com/pos-lake/pos/extract/all" // every platform adapter
+	"github.com/pos-lake/pos/extract/platforms"
 	"github.com/pos-lake/pos/schema"
 	_ "github.com/pos-lake/pos/schema/fastjson" // sonic for bulk decoding
 	"github.com/urfave/cli/v2"
@@ -98,7 +99,7 @@ func run(c *cli.Context) error {
 	for _, p := range c.StringSlice("platform") {
 		for _, name := range strings.Split(p, ",") {
 			name = strings.TrimSpace(name)
-			if p, ok := schema.CanonicalPlatform(name); ok {
+			if p, ok := platforms.Canonical(name); ok {
 				name = p
 			}
 			switch a, ok := extract.Lookup(name); {

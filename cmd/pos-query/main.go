@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/extract/platforms"
 	"github.com/pos-lake/pos/internal/term"
 	"github.com/pos-lake/pos/query"
-	"github.com/pos-lake/pos/schema"
 	"github.com/urfave/cli/v2"
 )
 
@@ -134,7 +134,7 @@ func untilFlag() cli.Flag {
 }
 
 func platformFlag() cli.Flag {
-	return &cli.StringFlag{Name: "platform", Usage: "only this platform (claude_code, cline, cursor, codex, gemini, aider, push)"}
+	return &cli.StringFlag{Name: "platform", Usage: "only this platform (" + strings.Join(platforms.Names(), ", ") + ")"}
 }
 
 func projectFlag() cli.Flag {
@@ -188,8 +188,8 @@ func setup(c *cli.Context, args bool) (*env, error) {
 	}
 	if p := c.String("platform"); p != "" {
 		var ok bool
-		if e.platform, ok = schema.CanonicalPlatform(p); !ok {
-			return nil, cmdio.Usagef("unknown platform %q (known: %s)", p, strings.Join(schema.Platforms, ", "))
+		if e.platform, ok = platforms.Canonical(p); !ok {
+			return nil, cmdio.Usagef("unknown platform %q (known: %s)", p, strings.Join(platforms.Names(), ", "))
 		}
 	}
 	// Each lookup defines the views it reads.

@@ -18,7 +18,6 @@ package aider
 
 import (
 	"context"
-	"errors"
 	"io"
 	"path/filepath"
 	"runtime"
@@ -27,13 +26,14 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/aider/about"
 	"github.com/pos-lake/pos/schema"
 )
 
 // AdapterVersion changes when the records this adapter emits change.
 const AdapterVersion = "1"
 
-const platform = schema.PlatformAider
+const platform = about.Name
 
 // HistoryFile and InputFile are the names Aider gives its files by default.
 const (
@@ -88,7 +88,7 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 	}
 	loc := location(&opt)
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: emit, loc: loc}
+		r := &run{opt: &opt, emit: opt.Counted(emit), loc: loc}
 		return opt.FileDone(r.file(ctx, files[i]))
 	}, emit)
 }
@@ -202,45 +202,24 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
 		return &extract.ReadError{Path: sf.Path, Err: err}
 	}
-	lr := schema.NewLineReaderAt(f, plan.Start, plan.Lines)
 	sp := &splitter{emit: func(b *block) error { return r.block(fs, b) }}
-	consumed, consumedLines := plan.Start, plan.Lines
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ln, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if errors.Is(err, schema.ErrLineTooLong) {
-			consumed, consumedLines = ln.End(), ln.Num
-			if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: err}); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return &extract.ReadError{Path: sf.Path, Err: err}
-		}
-		if r.opt.Stats != nil {
-			r.opt.Stats.Bytes.Add(ln.End() - ln.Offset)
-		}
+	read, err := r.opt.ReadText(ctx, schema.NewLineReaderAt(f, plan.Start, plan.Lines), sf.Path, func(ln schema.Line) error {
 		if !ln.Terminated {
 			// Aider is still writing this line: the next run reads it.
 			if r.opt.Stats != nil {
 				r.opt.Stats.Partial.Add(1)
 			}
-			break
+			return extract.StopText
 		}
 		if r.opt.Stats != nil {
 			r.opt.Stats.Lines.Add(1)
 		}
-		if err := sp.add(strings.ToValidUTF8(string(ln.Bytes), "\uFFFD"), ln.Num, ln.Offset); err != nil {
-			return err
-		}
-		consumed, consumedLines = ln.End(), ln.Num
+		return sp.add(strings.ToValidUTF8(string(ln.Bytes), "\uFFFD"), ln.Num, ln.Offset)
+	})
+	if err != nil {
+		return err
 	}
+	consumed, consumedLines := read.Consumed, read.Lines
 	if err := sp.close(); err != nil {
 		return err
 	}
@@ -261,12 +240,5 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if err != nil {
 		return err
 	}
-	return r.emitRec(cp)
-}
-
-func (r *run) emitRec(rec *schema.Record) error {
-	if r.opt.Stats != nil {
-		r.opt.Stats.Records.Add(1)
-	}
-	return r.emit(rec)
+	return r.emit(cp)
 }

@@ -106,11 +106,11 @@ func (r *run) emitMessage(rec *schema.Record) error {
 	if !r.opt.Since.IsZero() && rec.TS.Before(r.opt.Since) {
 		return nil
 	}
-	if err := r.emitRec(schema.SplitRaw(rec)); err != nil {
+	if err := r.emit(schema.SplitRaw(rec)); err != nil {
 		return err
 	}
 	rec.Raw = nil
-	return r.emitRec(rec)
+	return r.emit(rec)
 }
 
 func (r *run) header(fs *fileState, b *block) error {
@@ -157,7 +157,7 @@ func (r *run) header(fs *fileState, b *block) error {
 	}
 	rec.Raw = r.rawJSON(b, nil)
 	rec.ID = schema.RawID(rec)
-	return r.emitRec(rec)
+	return r.emit(rec)
 }
 
 var commandRE = regexp.MustCompile(`^/[a-z][a-z0-9-]*$`)
@@ -358,5 +358,5 @@ func (r *run) sessionHint(fs *fileState) error {
 	if len(meta) > 0 {
 		rec.Meta = marshal(meta)
 	}
-	return r.emitRec(rec)
+	return r.emit(rec)
 }

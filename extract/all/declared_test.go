@@ -8,11 +8,12 @@ import (
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/aider"
 	_ "github.com/pos-lake/pos/extract/all"
+	"github.com/pos-lake/pos/extract/platforms"
 )
 
-// Every adapter's capabilities are declared in package extract, where the
-// lake's readers list them without linking the adapters: the same
-// platforms, in the same order.
+// Every registered platform has its adapter linked here, and every adapter
+// a registered platform (whose declaration the lake's readers list without
+// linking the adapters): the same platforms, in the same order.
 func TestDeclared(t *testing.T) {
 	var adapters, declared []string
 	for _, a := range extract.Adapters() {
@@ -27,6 +28,11 @@ func TestDeclared(t *testing.T) {
 	}
 	if !slices.Equal(adapters, declared) {
 		t.Fatalf("adapters %v, declared %v", adapters, declared)
+	}
+	for _, p := range platforms.Names() {
+		if _, ok := extract.Lookup(p); !ok {
+			t.Errorf("platform %s is registered, but extract/all does not import its adapter", p)
+		}
 	}
 	if _, ok := extract.Declared("no_such_platform"); ok {
 		t.Error("a platform pos does not read is declared")

@@ -12,6 +12,7 @@
 package claudecode
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,13 +28,14 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/claudecode/about"
 	"github.com/pos-lake/pos/schema"
 )
 
 // AdapterVersion changes when the records this adapter emits change.
 const AdapterVersion = "1"
 
-const platform = schema.PlatformClaudeCode
+const platform = about.Name
 
 // Adapter is the Claude Code extractor.
 type Adapter struct{}
@@ -126,7 +128,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	if err != nil {
 		return err
 	}
-	shared := &run{opt: &opt, emit: emit, slugs: map[string]slugOwner{}, mu: new(sync.Mutex)}
+	shared := &run{opt: &opt, emit: opt.Counted(emit), slugs: map[string]slugOwner{}, mu: new(sync.Mutex)}
 	// A session's file and its subagents' files are one job: the session
 	// names the subagents' types. Jobs run in parallel, output in order.
 	groups := changedGroups(&opt, parentsFirst(files))
@@ -138,7 +140,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	// rest of the last job's block before a new one is made.
 	var readers sync.Pool
 	err = extract.Ordered(ctx, workers, len(groups), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: emit, slugs: shared.slugs, mu: shared.mu, job: i,
+		r := &run{opt: &opt, emit: opt.Counted(emit), slugs: shared.slugs, mu: shared.mu, job: i,
 			taskTypes: map[string]string{}, agentTypes: map[string]string{}}
 		if lr, ok := readers.Get().(*schema.LineReader); ok {
 			r.lr = lr
@@ -362,10 +364,10 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		fs.agentTy = r.agentTypes[fs.session+"/"+fs.agentID]
 	}
 	if c := plan.Context; c != nil {
-		fs.session = cmpOr(c["session"], fs.session)
+		fs.session = cmp.Or(c["session"], fs.session)
 		fs.project = c["project"]
 		fs.slug = c["slug"]
-		fs.agentTy = cmpOr(fs.agentTy, c["agent_type"])
+		fs.agentTy = cmp.Or(fs.agentTy, c["agent_type"])
 	}
 	fs.resume, fs.resumeLines, fs.replayBelow = plan.Start, plan.Lines, plan.Replay
 	if start, lines, merged, ok := skipReplay(f, fs, plan); ok {
@@ -381,7 +383,8 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		r.lr.Reset(f, plan.Start, plan.Lines)
 	}
 	// The lines are the records' raw as they were read, not copies: the
-	// reader never writes over them (946 MB of copies on a 1 GB home).
+	// reader never writes over them, and copies would double the memory a
+	// large home's lines take.
 	var (
 		l   line
 		odd error // a field lenient could not read
@@ -445,14 +448,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if err != nil {
 		return err
 	}
-	return r.emitRec(cp)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+	return r.emit(cp)
 }
 
 // lenient parses a line whose JSON is valid but some field has a type this
@@ -506,12 +502,5 @@ func agentType(opt *extract.Options, path, id string) (string, error) {
 	if err != nil {
 		return "", nil
 	}
-	return cmpOr(agentType, cmpOr(subagentType, typ)), nil
-}
-
-func (r *run) emitRec(rec *schema.Record) error {
-	if r.opt.Stats != nil {
-		r.opt.Stats.Records.Add(1)
-	}
-	return r.emit(rec)
+	return cmp.Or(agentType, cmp.Or(subagentType, typ)), nil
 }

@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/pos-lake/pos/schema"
@@ -46,7 +47,7 @@ func (r *run) queueLine(fs *fileState, l *line, rec *schema.Record) {
 			return
 		}
 		fs.queued = append(fs.queued, queuedEntry{text: strings.Clone(text), ts: strings.Clone(l.Timestamp), src: *rec.Source,
-			sess: strings.Clone(cmpOr(l.SessionID, fs.session))})
+			sess: strings.Clone(cmp.Or(l.SessionID, fs.session))})
 	case "dequeue":
 		if len(fs.queued) > 0 {
 			fs.queued = fs.queued[1:]
@@ -123,7 +124,7 @@ func (r *run) absorbedMessages(fs *fileState) error {
 		rec.Platform = platform
 		rec.NativeType = "queue-operation/enqueue"
 		rec.SessionID = e.sess
-		rec.ID = schema.ID(platform, "queued", cmpOr(e.sess, fs.session), e.ts, e.text)
+		rec.ID = schema.ID(platform, "queued", cmp.Or(e.sess, fs.session), e.ts, e.text)
 		rec.ParentID = fs.lastMain
 		src := e.src
 		rec.Source = &src
@@ -133,7 +134,7 @@ func (r *run) absorbedMessages(fs *fileState) error {
 		if r.opt.Now != nil {
 			rec.IngestedAt = r.opt.Now()
 		}
-		if ts, ok := parseTS(cmpOr(e.at, e.ts)); ok {
+		if ts, ok := parseTS(cmp.Or(e.at, e.ts)); ok {
 			rec.TS, rec.TSPrecision = ts, schema.PrecisionExact
 		}
 		rec.Role, rec.ContentType, rec.Text = classifyUserText(e.text)

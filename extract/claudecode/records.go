@@ -2,8 +2,8 @@ package claudecode
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
-	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -83,7 +82,7 @@ func (r *run) line(fs *fileState, l *line, b []byte, eln extract.Line) error {
 
 	// The (sub)agent thread.
 	if l.AgentID != "" || fs.agentID != "" || l.IsSidechain {
-		a := &schema.Agent{ID: cmpOr(l.AgentID, fs.agentID), Type: fs.agentTy, Sidechain: l.IsSidechain}
+		a := &schema.Agent{ID: cmp.Or(l.AgentID, fs.agentID), Type: fs.agentTy, Sidechain: l.IsSidechain}
 		if a.ID == "" && l.IsSidechain && l.UUID != "" {
 			// v1.0 inline sidechain: the thread is named by its root line.
 			root, ok := fs.sideRoot[l.ParentUUID]
@@ -124,7 +123,7 @@ func (r *run) line(fs *fileState, l *line, b []byte, eln extract.Line) error {
 			rec.Kind, rec.ID = schema.KindMessage, msgID(l.UUID)
 			rec.Role, rec.ContentType = schema.RoleSystem, schema.ContentCompactBoundary
 			rec.Text = stringContent(l.Content)
-			rec.ParentID = msgID(cmpOr(l.LogicalParentUUID, l.ParentUUID))
+			rec.ParentID = msgID(cmp.Or(l.LogicalParentUUID, l.ParentUUID))
 			if len(l.CompactMetadata) > 0 {
 				rec.Meta = compact(l.CompactMetadata)
 			}
@@ -151,7 +150,7 @@ func (r *run) line(fs *fileState, l *line, b []byte, eln extract.Line) error {
 		}
 		if l.Data != nil && l.Data.AgentID != "" && l.ParentToolUseID != "" {
 			if t, ok := r.taskTypes[l.ParentToolUseID]; ok {
-				r.agentTypes[cmpOr(l.SessionID, fs.session)+"/"+l.Data.AgentID] = t
+				r.agentTypes[cmp.Or(l.SessionID, fs.session)+"/"+l.Data.AgentID] = t
 			}
 		}
 		if l.Data != nil && l.Data.Type == "agent_progress" && l.Data.AgentID != "" && len(l.Data.Message) > 0 {
@@ -165,11 +164,11 @@ func (r *run) line(fs *fileState, l *line, b []byte, eln extract.Line) error {
 			r.queueLine(fs, l, rec)
 		}
 	case "custom-title", "agent-name":
-		if t := strings.TrimSpace(cmpOr(l.CustomTitle, l.AgentName)); t != "" {
+		if t := strings.TrimSpace(cmp.Or(l.CustomTitle, l.AgentName)); t != "" {
 			fs.userTitle = strings.Clone(t)
 		}
 	case "ai-title":
-		if t := strings.TrimSpace(cmpOr(l.AITitle, l.Title)); t != "" {
+		if t := strings.TrimSpace(cmp.Or(l.AITitle, l.Title)); t != "" {
 			fs.aiTitle = strings.Clone(t)
 		}
 	case "attachment":
@@ -212,7 +211,7 @@ func (r *run) userLine(fs *fileState, rec *schema.Record, l *line, ln schema.Lin
 		rec.Role, rec.ContentType = schema.RoleTool, schema.ContentToolResult
 	case l.IsCompactSummary:
 		rec.Role, rec.ContentType = schema.RoleSystem, schema.ContentCompactSummary
-		rec.ParentID = msgID(cmpOr(l.LogicalParentUUID, l.ParentUUID))
+		rec.ParentID = msgID(cmp.Or(l.LogicalParentUUID, l.ParentUUID))
 	case l.IsMeta:
 		rec.Role, rec.ContentType = schema.RoleSystem, schema.ContentMeta
 	default:
@@ -241,7 +240,7 @@ func opened(fs *fileState, rec *schema.Record, ln schema.Line) {
 func (r *run) queuedLine(fs *fileState, rec *schema.Record, l *line, ln schema.Line, text string, human bool) {
 	rec.Kind, rec.ID = schema.KindMessage, msgID(l.UUID)
 	if rec.ID == "" {
-		rec.ID = schema.ID(platform, "queued", cmpOr(l.SessionID, fs.session), l.Timestamp, text)
+		rec.ID = schema.ID(platform, "queued", cmp.Or(l.SessionID, fs.session), l.Timestamp, text)
 	}
 	rec.ParentID = msgID(l.ParentUUID)
 	rec.Role, rec.ContentType, rec.Text = classifyUserText(text)
@@ -346,7 +345,7 @@ func (r *run) progressCopy(fs *fileState, rec *schema.Record, l *line) {
 		rec.TS, rec.TSPrecision = ts, schema.PrecisionExact
 	}
 	r.assistantLine(rec, &in)
-	session := cmpOr(l.SessionID, fs.session)
+	session := cmp.Or(l.SessionID, fs.session)
 	rec.Agent = &schema.Agent{ID: agent, Type: r.agentTypes[session+"/"+agent], Sidechain: true}
 }
 
@@ -461,226 +460,4 @@ func compact(v rawJSON) json.RawMessage {
 		return bytes.Clone(v)
 	}
 	return buf.Bytes()
-}
-
-// queue holds a record until its time and session are known, then emits
-// everything queued in order.
-func (r *run) queue(fs *fileState, rec *schema.Record) error {
-	if !rec.TS.IsZero() {
-		fs.lastTS = rec.TS
-	}
-	fs.pending = append(fs.pending, rec)
-	fs.pendingBytes += len(rec.Raw)
-	if (fs.lastTS.IsZero() || fs.session == "") && len(fs.pending) < 1000 && fs.pendingBytes < 32<<20 {
-		return nil
-	}
-	return r.flush(fs, false)
-}
-
-// flush emits the queued records, filling in what the file taught since.
-// At the end of a file (final) records that never got a time take the last
-// time seen, or the file's mtime.
-func (r *run) flush(fs *fileState, final bool) error {
-	if len(fs.pending) == 0 {
-		return nil
-	}
-	// A record without a time takes the next timestamped record's time (the
-	// line was written just before it), else the last one seen.
-	var next time.Time
-	for i := len(fs.pending) - 1; i >= 0; i-- {
-		rec := fs.pending[i]
-		if !rec.TS.IsZero() {
-			next = rec.TS
-			continue
-		}
-		switch {
-		case !next.IsZero():
-			rec.TS, rec.TSPrecision = next, schema.PrecisionDerived
-		case !fs.lastTS.IsZero():
-			rec.TS, rec.TSPrecision = fs.lastTS, schema.PrecisionDerived
-		default:
-			rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
-		}
-	}
-	for _, rec := range fs.pending {
-		if rec.SessionID == "" {
-			rec.SessionID = fs.session
-			if rec.SessionID == "" {
-				// No session id anywhere in the file: name it by the file.
-				rec.SessionID = strings.TrimSuffix(filepath.Base(fs.path), ".jsonl")
-			}
-		}
-		rec.Project = fs.project
-		if rec.Kind == schema.KindRaw && rec.ID == "" {
-			rec.ID = schema.RawID(rec)
-		}
-		if !r.opt.Since.IsZero() && rec.TS.Before(r.opt.Since) {
-			continue
-		}
-		if rec.Kind == schema.KindMessage {
-			if to, ok := fs.merged[rec.ParentID]; ok {
-				rec.ParentID = to
-			}
-			fs.follow(rec)
-		}
-		if rec.Source != nil && rec.Source.Replay {
-			// Read again only as the open exchange's context: an earlier
-			// run delivered its native line, and its message goes on
-			// marked so that pos-normalize uses it without passing it on.
-			if rec.Kind == schema.KindRaw {
-				continue
-			}
-			rec.Raw = nil
-		}
-		if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
-			// The native line travels as its own raw record, just before the
-			// message made from it; downstream stages pass it on as it is.
-			if err := r.emitRec(schema.SplitRaw(rec)); err != nil {
-				return err
-			}
-			rec.Raw = nil
-		}
-		if err := r.emitRec(rec); err != nil {
-			return err
-		}
-	}
-	clear(fs.pending)
-	fs.pending, fs.pendingBytes = fs.pending[:0], 0
-	return nil
-}
-
-// sessionHint emits what the adapter knows about a main session beyond its
-// messages; pos-normalize folds it into the session rollup.
-func (r *run) sessionHint(fs *fileState) error {
-	r.mu.Lock()
-	if o, ok := r.slugs[fs.slug]; fs.slug != "" && (!ok || r.job < o.job) {
-		// Sessions that continue one another share a slug and its plan:
-		// the plan document belongs to the first of them. Copies: the
-		// map lives for the whole run, and a line's strings would keep
-		// its reader's block (1 MB) alive with it.
-		r.slugs[strings.Clone(fs.slug)] = slugOwner{session: strings.Clone(fs.session), job: r.job}
-	}
-	r.mu.Unlock()
-	rec := schema.New(schema.KindSession)
-	rec.ID = schema.SessionRecordID(platform, fs.session)
-	rec.Platform = platform
-	rec.SessionID = fs.session
-	rec.TS, rec.TSPrecision = fs.lastTS, schema.PrecisionExact
-	if rec.TS.IsZero() {
-		rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
-	}
-	rec.Project, rec.Cwd, rec.GitBranch = fs.project, fs.info.cwd, fs.info.branch
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
-	rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	rec.Session = &schema.Session{Slug: fs.slug, PullRequests: fs.prs}
-	// The name the user gave the session outranks Claude Code's label,
-	// whichever was written last, here and across runs (title_source).
-	switch {
-	case fs.userTitle != "":
-		rec.Title, rec.Session.TitleSource = fs.userTitle, schema.TitleUser
-	case fs.aiTitle != "":
-		rec.Title, rec.Session.TitleSource = fs.aiTitle, schema.TitlePlatform
-	}
-	if fs.info.version != "" {
-		// JSON's quoting, not Go's: a damaged line's version may hold a
-		// control character, which strconv.Quote writes as \x00.
-		rec.Meta, _ = json.Marshal(struct {
-			Version string `json:"version"`
-		}{fs.info.version})
-	}
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
-	return r.emitRec(rec)
-}
-
-// plan emits a plan file as a document linked to its session by slug.
-func (r *run) plan(sf extract.SourceFile) error {
-	src, err := r.opt.OpenSource(sf.Path)
-	if src == nil || err != nil {
-		return err
-	}
-	f, fp := src.File, src.FP
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	const maxPlan = 64 << 20
-	if fi.Size() > maxPlan {
-		return r.opt.Skip(&schema.BadInput{Path: sf.Path, Err: fmt.Errorf("plan file of %d bytes is over the %d-byte limit", fi.Size(), maxPlan)})
-	}
-	b := make([]byte, fi.Size())
-	n, err := f.ReadAt(b, 0)
-	if err != nil && n != len(b) {
-		return &extract.ReadError{Path: sf.Path, Err: err}
-	}
-	if r.opt.Stats != nil {
-		r.opt.Stats.Bytes.Add(int64(n))
-	}
-	slug := strings.TrimSuffix(filepath.Base(sf.Path), ".md")
-	agent := ""
-	if i := strings.Index(slug, "-agent-"); i > 0 {
-		slug, agent = slug[:i], slug[i+len("-agent-"):]
-	}
-	rec := schema.New(schema.KindDocument)
-	rec.ID = schema.ID(platform, "plan", filepath.Base(sf.Path))
-	rec.Platform = platform
-	rec.SessionID = r.slugs[slug].session
-	rec.NativeID = slug
-	rec.TS, rec.TSPrecision = fp.Mtime, schema.PrecisionFileMtime
-	rec.Role, rec.ContentType = schema.RoleAssistant, schema.ContentPlan
-	rec.Text = string(extract.ValidText(b[:n]))
-	rec.Title = markdownTitle(rec.Text)
-	if agent != "" {
-		rec.Agent = &schema.Agent{ID: agent, Sidechain: true}
-	}
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
-	rec.Completeness = schema.CompleteFull
-	rec.Source = &schema.Source{Path: sf.Path, Mtime: fp.Mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
-	if err := r.emitRec(rec); err != nil {
-		return err
-	}
-	if r.opt.State == nil {
-		return nil
-	}
-	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, int64(n), int64(n), 0, nil)
-	if err != nil {
-		return err
-	}
-	return r.emitRec(cp)
-}
-
-// markdownTitle is the first heading of a markdown text (among its first
-// 50 lines), or its first line: carried whole with the lines after it
-// (excerpt.Source), and cut after pos-scrub (excerpt.Finish).
-func markdownTitle(s string) string {
-	first := -1
-	rest := s
-	for n := 0; n < 50 && rest != ""; n++ {
-		line := rest
-		next := ""
-		if i := strings.IndexByte(rest, '\n'); i >= 0 {
-			line, next = rest[:i], rest[i+1:]
-		}
-		if l := strings.TrimSpace(line); l != "" {
-			at := len(s) - len(rest)
-			if strings.HasPrefix(l, "#") {
-				return excerpt.Source(strings.TrimLeft(strings.TrimLeft(s[at:], " \t"), "#"))
-			}
-			if first < 0 {
-				first = at
-			}
-		}
-		rest = next
-	}
-	if first < 0 {
-		return ""
-	}
-	return excerpt.Source(s[first:])
 }

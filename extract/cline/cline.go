@@ -43,13 +43,13 @@ import (
 	"strings"
 
 	"github.com/pos-lake/pos/extract"
-	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/extract/cline/about"
 )
 
 // AdapterVersion changes when the records this adapter emits change.
 const AdapterVersion = "1"
 
-const platform = schema.PlatformCline
+const platform = about.Name
 
 // The files of a task folder this adapter reads.
 const (

@@ -2,6 +2,7 @@ package cline
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -200,7 +201,7 @@ func classifyUser(bs []block, calls []pendingTool, names map[string]string) user
 			out := resultText(b.Content)
 			name, body := names[b.ToolUseID], out
 			if n, rest, ok := splitResult(out); ok {
-				name = cmpOr(name, n)
+				name = cmp.Or(name, n)
 				body = rest
 			}
 			if b.ToolUseID != "" {
@@ -247,7 +248,7 @@ func (p *userParts) text(t string, calls []pendingTool) {
 	}
 	if strings.HasPrefix(s, "<task>") {
 		p.open = -1
-		p.prompt = append(p.prompt, cmpOr(between(s, "<task>", "</task>"), strings.TrimSpace(strings.TrimPrefix(s, "<task>"))))
+		p.prompt = append(p.prompt, cmp.Or(between(s, "<task>", "</task>"), strings.TrimSpace(strings.TrimPrefix(s, "<task>"))))
 		return
 	}
 	for _, pre := range systemPrefixes {
@@ -388,7 +389,7 @@ func classifyAssistant(bs []block) assistantParts {
 				a.addTool(tl)
 			}
 		case "thinking", "reasoning":
-			if t := strings.TrimSpace(cmpOr(b.Thinking, b.Text)); t != "" {
+			if t := strings.TrimSpace(cmp.Or(b.Thinking, b.Text)); t != "" {
 				a.thinking = append(a.thinking, t)
 			}
 		case "redacted_thinking":
@@ -573,11 +574,4 @@ func isAbs(p string) bool {
 	}
 	return len(p) >= 3 && p[1] == ':' && (p[2] == '/' || p[2] == '\\') &&
 		(p[0]|0x20) >= 'a' && (p[0]|0x20) <= 'z'
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -1,6 +1,7 @@
 package cline
 
 import (
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -93,7 +94,7 @@ func (t *task) uiMessage(o *orphanState, i int, row *uiRow, raw *schema.Record) 
 		rec.Text = text
 	case row.Say == "reasoning":
 		mk(schema.RoleAssistant, schema.ContentThinking)
-		rec.Thinking = cmpOr(text, strings.TrimSpace(row.Reasoning))
+		rec.Thinking = cmp.Or(text, strings.TrimSpace(row.Reasoning))
 	case row.Say == "tool" || row.Ask == "tool":
 		mk(schema.RoleAssistant, schema.ContentToolUse)
 		var tl uiTool
@@ -102,7 +103,7 @@ func (t *task) uiMessage(o *orphanState, i int, row *uiRow, raw *schema.Record) 
 			input = in
 			lenientUnmarshal(input, &tl)
 		}
-		rec.Tools = []schema.Tool{{Name: cmpOr(tl.Tool, "tool"), Input: input}}
+		rec.Tools = []schema.Tool{{Name: cmp.Or(tl.Tool, "tool"), Input: input}}
 		if tl.Path != "" && fileTools[tl.Tool] {
 			rec.Files = []string{resolve(t.cwd, tl.Path)}
 		}
@@ -152,9 +153,9 @@ func (t *task) uiMessage(o *orphanState, i int, row *uiRow, raw *schema.Record) 
 				if r.hasCost {
 					cost, hasCost = cost+r.cost, true
 				}
-				mi.ModelID = cmpOr(mi.ModelID, r.model.ModelID)
-				mi.ProviderID = cmpOr(mi.ProviderID, r.model.ProviderID)
-				mi.Mode = cmpOr(mi.Mode, r.model.Mode)
+				mi.ModelID = cmp.Or(mi.ModelID, r.model.ModelID)
+				mi.ProviderID = cmp.Or(mi.ProviderID, r.model.ProviderID)
+				mi.Mode = cmp.Or(mi.Mode, r.model.Mode)
 			}
 			if !u.IsZero() {
 				rec.Usage = &u

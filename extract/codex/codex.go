@@ -41,13 +41,14 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/codex/about"
 	"github.com/pos-lake/pos/schema"
 )
 
 // AdapterVersion changes when the records this adapter emits change.
 const AdapterVersion = "1"
 
-const platform = schema.PlatformCodex
+const platform = about.Name
 
 // Adapter is the Codex CLI extractor.
 type Adapter struct{}
@@ -122,7 +123,7 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 	}
 	var readers sync.Pool // *schema.LineReader: a 1 MB buffer each
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: emit}
+		r := &run{opt: &opt, emit: opt.Counted(emit)}
 		if lr, ok := readers.Get().(*schema.LineReader); ok {
 			r.lr = lr
 		}
@@ -140,13 +141,6 @@ type run struct {
 	opt  *extract.Options
 	emit extract.Emit
 	lr   *schema.LineReader
-}
-
-func (r *run) emitRec(rec *schema.Record) error {
-	if r.opt.Stats != nil {
-		r.opt.Stats.Records.Add(1)
-	}
-	return r.emit(rec)
 }
 
 // isRollout tells a Codex rollout: rollout-*.jsonl, or another .jsonl
@@ -242,7 +236,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if err != nil {
 		return err
 	}
-	return r.emitRec(cp)
+	return r.emit(cp)
 }
 
 func parseTS(s string) (time.Time, bool) {
@@ -254,11 +248,4 @@ func parseTS(s string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return t.UTC(), true
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -1,6 +1,7 @@
 package cursor
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -216,7 +217,7 @@ func (cv *conversation) message(e *convEntry, turnModel string) *schema.Record {
 		return rec
 	}
 	rec.Thinking = validUTF8(b.thinkingText())
-	rec.Model = cmpOr(b.model(), turnModel)
+	rec.Model = cmp.Or(b.model(), turnModel)
 	if name, callID, input, output, isErr, ok := b.ToolFormerData.tool(); ok {
 		rec.Tools = []schema.Tool{{Name: name, CallID: callID, Input: input, Output: validUTF8(output), IsError: isErr}}
 		for _, f := range toolFiles(name, input) {
@@ -322,8 +323,8 @@ func composerMeta(c *composer, head *headInfo, layout string) *sessionMeta {
 		FilesChanged: c.FilesChangedCount, ContextUsagePercent: c.ContextUsagePercent,
 		ContextTokensUsed: c.ContextTokensUsed, ContextTokenLimit: c.ContextTokenLimit, Subagent: c.IsSubagent}
 	if head != nil {
-		m.Mode = cmpOr(m.Mode, head.mode)
-		m.ForceMode = cmpOr(m.ForceMode, head.forceMode)
+		m.Mode = cmp.Or(m.Mode, head.mode)
+		m.ForceMode = cmp.Or(m.ForceMode, head.forceMode)
 	}
 	if mc := c.ModelConfig; mc != nil && mc.ModelName != "default" {
 		m.Model, m.MaxMode = mc.ModelName, mc.MaxMode

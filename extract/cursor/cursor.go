@@ -11,13 +11,13 @@ import (
 	"strings"
 
 	"github.com/pos-lake/pos/extract"
-	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/extract/cursor/about"
 )
 
 // AdapterVersion changes when the records this adapter emits change.
 const AdapterVersion = "1"
 
-const platform = schema.PlatformCursor
+const platform = about.Name
 
 // dbName is the file Cursor (like VS Code) keeps its state in.
 const dbName = "state.vscdb"

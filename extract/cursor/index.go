@@ -1,6 +1,7 @@
 package cursor
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -46,7 +47,7 @@ func buildIndex(ctx context.Context, opt *extract.Options, dbs []extract.SourceF
 		projects: map[string]string{}, slugs: map[string]string{},
 	}
 	if runtime.GOOS == "windows" {
-		idx.tmp = cmpOr(opt.Getenv("TEMP"), opt.Getenv("TMP"))
+		idx.tmp = cmp.Or(opt.Getenv("TEMP"), opt.Getenv("TMP"))
 	} else {
 		idx.tmp = opt.Getenv("TMPDIR")
 	}

@@ -2,6 +2,7 @@ package cursor
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"math"
@@ -324,7 +325,7 @@ func (b *bubble) thinkingText() string {
 			Thinking string `json:"thinking"`
 		}
 		if decode(raw, &o) == nil {
-			if s := cmpOr(o.Text, o.Thinking); strings.TrimSpace(s) != "" {
+			if s := cmp.Or(o.Text, o.Thinking); strings.TrimSpace(s) != "" {
 				parts = append(parts, s)
 			}
 		}
@@ -520,7 +521,7 @@ func (b *bubble) model() string {
 }
 
 func (c *composer) title() string {
-	return strings.TrimSpace(cmpOr(c.Name, c.Title))
+	return strings.TrimSpace(cmp.Or(c.Name, c.Title))
 }
 
 // mode is the composer's unified mode (agent, chat, edit, plan …).
@@ -530,13 +531,6 @@ func modeString(raw json.RawMessage) string {
 		return ""
 	}
 	return s
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func containsStr(list []string, s string) bool {

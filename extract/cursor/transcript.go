@@ -2,6 +2,7 @@ package cursor
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,7 +91,7 @@ func (r *run) transcript(ctx context.Context, sf extract.SourceFile, emit extrac
 	id := transcriptIdentity(sf.Path)
 	tr := &trRun{run: r, emit: emit, path: sf.Path, mtime: src.FP.Mtime, id: id,
 		project: r.idx.slugs[strings.ToLower(id.slug)]}
-	tr.dup = r.idx.bodied[cmpOr(id.agent, id.session)]
+	tr.dup = r.idx.bodied[cmp.Or(id.agent, id.session)]
 	if strings.HasSuffix(sf.Path, ".txt") {
 		return tr.text(ctx, src)
 	}
@@ -237,14 +238,14 @@ func (tr *trRun) jsonLine(l *trLine, parsed bool, b []byte, ln extract.Line) (*s
 	role := l.Role
 	var content json.RawMessage
 	if l.Message != nil {
-		role = cmpOr(role, l.Message.Role)
+		role = cmp.Or(role, l.Message.Role)
 		content = l.Message.Content
-		l.Model = cmpOr(l.Message.Model, l.Model)
+		l.Model = cmp.Or(l.Message.Model, l.Model)
 	}
 	if len(content) == 0 {
 		content = l.Content
 	}
-	rec.NativeType = cmpOr(l.Type, role)
+	rec.NativeType = cmp.Or(l.Type, role)
 	if l.Type != "" && l.Status != "" {
 		rec.NativeType = l.Type + "/" + l.Status
 	}
@@ -271,7 +272,7 @@ func (tr *trRun) jsonLine(l *trLine, parsed bool, b []byte, ln extract.Line) (*s
 		case "text", "input_text", "output_text":
 			text = append(text, bl.Text)
 		case "thinking", "reasoning", "redacted_thinking":
-			thinking = append(thinking, cmpOr(bl.Thinking, bl.Text))
+			thinking = append(thinking, cmp.Or(bl.Thinking, bl.Text))
 		case "tool_use", "tool_call":
 			in := jsonValue(bl.Input)
 			rec.Tools = append(rec.Tools, schema.Tool{Name: bl.Name, CallID: bl.ID, Input: in})
@@ -401,9 +402,7 @@ type textBlock struct {
 // text reads a legacy .txt transcript whole (it is rewritten, not
 // appended to), one raw record and message per block.
 func (tr *trRun) text(ctx context.Context, src *extract.Source) error {
-	lr := schema.NewLineReader(src.File)
 	var cur *textBlock
-	var consumed int64
 	markers := 0
 	flush := func() error {
 		if cur == nil {
@@ -413,28 +412,7 @@ func (tr *trRun) text(ctx context.Context, src *extract.Source) error {
 		cur = nil
 		return tr.textBlock(b)
 	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ln, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if errors.Is(err, schema.ErrLineTooLong) {
-			if err := tr.opt.Skip(&schema.BadInput{Path: tr.path, Line: ln.Num, Err: err}); err != nil {
-				return err
-			}
-			consumed = ln.End()
-			continue
-		}
-		if err != nil {
-			return &extract.ReadError{Path: tr.path, Err: err}
-		}
-		consumed = ln.End()
-		if tr.opt.Stats != nil {
-			tr.opt.Stats.Bytes.Add(ln.End() - ln.Offset)
-		}
+	read, err := tr.opt.ReadText(ctx, schema.NewLineReader(src.File), tr.path, func(ln schema.Line) error {
 		s := validUTF8(strings.TrimRight(string(ln.Bytes), "\r"))
 		if m := markerRE.FindStringSubmatch(s); m != nil {
 			if err := flush(); err != nil {
@@ -449,15 +427,19 @@ func (tr *trRun) text(ctx context.Context, src *extract.Source) error {
 			if rest := strings.TrimSpace(s[len(m[0]):]); rest != "" {
 				cur.lines = append(cur.lines, rest)
 			}
-			continue
+			return nil
 		}
 		if cur == nil {
 			if strings.TrimSpace(s) == "" {
-				continue
+				return nil
 			}
 			cur = &textBlock{line: ln.Num, offset: ln.Offset}
 		}
 		cur.lines = append(cur.lines, s)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if markers == 0 {
 		return tr.opt.Skip(&schema.BadInput{Path: tr.path, Err: errors.New("not a Cursor agent transcript: no user: or assistant: block")})
@@ -468,7 +450,7 @@ func (tr *trRun) text(ctx context.Context, src *extract.Source) error {
 	if err := tr.session(layoutText); err != nil {
 		return err
 	}
-	return tr.checkpoint(src, consumed, 0, 0, nil)
+	return tr.checkpoint(src, read.Consumed, 0, 0, nil)
 }
 
 // textBlock emits one block of a .txt transcript.
@@ -483,7 +465,7 @@ func (tr *trRun) textBlock(b *textBlock) error {
 	}{b.role, body})
 	rec := tr.newRec(schema.KindRaw, b.line, b.offset)
 	rec.Raw = raw
-	rec.NativeType = cmpOr(b.role, "preamble")
+	rec.NativeType = cmp.Or(b.role, "preamble")
 	if b.role == "" {
 		return tr.emitLine(rec)
 	}

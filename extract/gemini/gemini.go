@@ -44,13 +44,14 @@ import (
 	"sync"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/gemini/about"
 	"github.com/pos-lake/pos/schema"
 )
 
 // AdapterVersion changes when the records this adapter emits change.
 const AdapterVersion = "1"
 
-const platform = schema.PlatformGemini
+const platform = about.Name
 
 // Adapter is the Gemini CLI extractor.
 type Adapter struct{}
@@ -177,7 +178,7 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 	projects := &sync.Map{} // project dir -> its .project_root
 	var readers sync.Pool   // *schema.LineReader: a 1 MB buffer each
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: emit, projects: projects}
+		r := &run{opt: &opt, emit: opt.Counted(emit), projects: projects}
 		if lr, ok := readers.Get().(*schema.LineReader); ok {
 			r.lr = lr
 		}
@@ -198,13 +199,6 @@ type run struct {
 	emit     extract.Emit
 	projects *sync.Map
 	lr       *schema.LineReader // reused across passes and files
-}
-
-func (r *run) emitRec(rec *schema.Record) error {
-	if r.opt.Stats != nil {
-		r.opt.Stats.Records.Add(1)
-	}
-	return r.emit(rec)
 }
 
 // projectRoot is the project a chat file belongs to, from the

@@ -284,5 +284,5 @@ func (r *run) jsonl(ctx context.Context, sf extract.SourceFile) error {
 	if err != nil {
 		return err
 	}
-	return r.emitRec(cp)
+	return r.emit(cp)
 }

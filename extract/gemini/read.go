@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,13 +62,13 @@ func (fs *fileState) learn(m *metadata) {
 // known. Its error is SkipFile's, for a project marker that cannot be read.
 func (r *run) settle(fs *fileState) error {
 	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(fs.path), ".jsonl"), ".json")
-	fs.own = cmpOr(fs.meta.SessionID, base)
+	fs.own = cmp.Or(fs.meta.SessionID, base)
 	fs.session = fs.own
 	parent := parentOf(fs.path)
 	if parent != "" || (fs.meta.Kind != "" && fs.meta.Kind != "main") {
 		// A subagent's chat: a sidechain thread of its parent's session.
-		fs.agent = &schema.Agent{ID: fs.own, Type: cmpOr(fs.meta.Kind, "subagent"), Sidechain: true}
-		fs.session = cmpOr(parent, fs.own)
+		fs.agent = &schema.Agent{ID: fs.own, Type: cmp.Or(fs.meta.Kind, "subagent"), Sidechain: true}
+		fs.session = cmp.Or(parent, fs.own)
 	}
 	root, err := r.projectRoot(fs.path)
 	if root != "" {
@@ -101,13 +102,6 @@ func (fs *fileState) restore(c map[string]string) {
 	if d := c["directories"]; d != "" {
 		fs.meta.Directories = strings.Split(d, "\n")
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func parseTS(s string) (time.Time, bool) {
@@ -177,12 +171,12 @@ func (r *run) out(fs *fileState, rec *schema.Record) error {
 		return nil
 	}
 	if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
-		if err := r.emitRec(schema.SplitRaw(rec)); err != nil {
+		if err := r.emit(schema.SplitRaw(rec)); err != nil {
 			return err
 		}
 		rec.Raw = nil
 	}
-	return r.emitRec(rec)
+	return r.emit(rec)
 }
 
 // sessionRecord emits what Gemini CLI knows about a main conversation
@@ -225,7 +219,7 @@ func (r *run) sessionRecord(fs *fileState) error {
 	if r.opt.Now != nil {
 		rec.IngestedAt = r.opt.Now()
 	}
-	return r.emitRec(rec)
+	return r.emit(rec)
 }
 
 // json reads a legacy single-object chat file, whole: its metadata as one
@@ -256,7 +250,7 @@ func (r *run) json(ctx context.Context, sf extract.SourceFile) error {
 		if err != nil {
 			return err
 		}
-		return r.emitRec(cp)
+		return r.emit(cp)
 	}
 	if len(b) > maxJSONFile {
 		if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Err: fmt.Errorf("chat file over the %d-byte limit", maxJSONFile)}); err != nil {

@@ -51,8 +51,9 @@ die() {
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pos-bench.XXXXXX")
 # A lake a run replaces is moved into TRASH, deleted when the bench ends:
 # ext4 passes over the inodes freed in the last minute when it allocates
-# new ones, and deleting a lake just before the next run made that run's
-# ~3,400 files and directories cost pos-load ~0.5 s more CPU.
+# new ones, so a lake deleted just before the next run would make that
+# run's files cost pos-load more CPU than a user's sync pays (README.md,
+# "Caveats").
 TRASH=$TMP/trash
 mkdir -p "$TRASH"
 discard() {
@@ -126,9 +127,9 @@ sync
 # warm reads the files under the paths in WARM (untimed), so that each
 # timed run starts on a warm page cache, as its figures say. Reading them
 # once is not enough on every machine: a host may reclaim page cache that
-# was not touched for a minute (DAMON pageout on this one's virtual
-# machine: regions idle for 60 s, up to 128 MB/s), and a run that then
-# waits on a slow disk measures the disk, ccusage's runs as well as ours.
+# was not touched for a minute (DAMON pageout on some virtual machines; see
+# README.md, "The host takes the page cache back"), and a run that then
+# waits on a slow disk measures the disk, ccusage's runs as well as pos's.
 WARM=()
 warm() {
 	((${#WARM[@]} == 0)) || find "${WARM[@]}" -type f -exec cat {} + >/dev/null 2>&1 || true
@@ -196,9 +197,8 @@ peaks() {
 # N >= 3 and the first two runs differ by less than TOL (as a fraction of
 # the faster), the row stops after those two: their median is their mean.
 # The timed runs start each stage bare; its peak RSS comes from one more,
-# untimed run under GNU time, whose own start (~10 ms on some virtual
-# machines) would otherwise be counted in a 50 ms query's time and in each
-# stage of a sync. With RSS_TIMED=1 (or N = 1) the timed runs measure it.
+# untimed run under GNU time, whose own start would otherwise be counted in
+# a short query's time and in each stage of a sync. With RSS_TIMED=1 (or N = 1) the timed runs measure it.
 measure() {
 	local n=$1 label=$2 bytes=$3 setup=$4 fn=$5 i t0 t1 times=() bare=1
 	if [[ -n ${RSS_TIMED:-} ]] || ((n == 1)); then bare=; fi
@@ -517,7 +517,7 @@ if [[ ${BENCH_CCUSAGE:-1} != 0 && -n $HAVE_LOAD ]]; then
 		measure "$REPS" "ccusage claude daily" "$SRC_BYTES" nothing run_cc
 		log "measuring pos cold: extract | normalize | load, then stats"
 		# REPS, like the ccusage row it is set against: on a shared machine
-		# one run of a 15 s chain can be off by a second either way.
+		# a single run of the cold chain can be well off its median.
 		measure "$REPS" "pos cold: x|n|l + stats" "$SRC_BYTES" fresh_lake run_cold
 		WARM=("$DIR/.claude" "$TMP/lake")
 		log "measuring pos warm: stats"
@@ -528,8 +528,8 @@ if [[ ${BENCH_CCUSAGE:-1} != 0 && -n $HAVE_LOAD ]]; then
 		measure "$REPS" "ccusage, home +1%" "$SRC_BYTES" nothing run_cc_inc
 		measure "$REPS" "pos incr: +1% sync + stats" "$NEW_BYTES" restore_state run_incs
 		# The medians above are minutes apart, and on a shared machine
-		# ccusage's has moved from 1.2 to 2.1 s between two benches: more
-		# than the targets' margins. The two runs of a pair are seconds
+		# ccusage's own median moves between benches by more than the
+		# targets' margins (README.md, "the pairs"). The two runs of a pair are seconds
 		# apart and see the machine alike; the median of the pairs'
 		# ratios is what the targets are read from.
 		log "measuring ccusage and pos in pairs"

@@ -1,0 +1,384 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// object decodes an object, calling fn for each member with a non-null
+// value; fn consumes the value. Members whose value is null are skipped,
+// as sonic leaves their fields unset.
+func (d *mdec) object(fn func(d *mdec, key string) error) error {
+	return d.members(func(key string) error {
+		if d.null() {
+			return nil
+		}
+		return fn(d, key)
+	})
+}
+
+// members decodes an object, calling fn with each member's key; fn
+// consumes the value, null included.
+func (d *mdec) members(fn func(key string) error) error {
+	d.ws()
+	if !d.eat('{') {
+		return d.errf("expected a JSON object")
+	}
+	d.ws()
+	if d.eat('}') {
+		return nil
+	}
+	for {
+		d.ws()
+		key, err := d.str()
+		if err != nil {
+			return err
+		}
+		d.ws()
+		if !d.eat(':') {
+			return d.errf("expected ':' after object key")
+		}
+		d.ws()
+		if err := fn(key); err != nil {
+			return err
+		}
+		d.ws()
+		if d.eat(',') {
+			continue
+		}
+		if d.eat('}') {
+			return nil
+		}
+		return d.errf("expected ',' or '}' after object member")
+	}
+}
+
+// array decodes an array, calling fn for each element; fn consumes it.
+func (d *mdec) array(fn func(d *mdec) error) error {
+	d.ws()
+	if !d.eat('[') {
+		return d.errf("expected a JSON array")
+	}
+	d.ws()
+	if d.eat(']') {
+		return nil
+	}
+	for {
+		d.ws()
+		if err := fn(d); err != nil {
+			return err
+		}
+		d.ws()
+		if d.eat(',') {
+			continue
+		}
+		if d.eat(']') {
+			return nil
+		}
+		return d.errf("expected ',' or ']' after array element")
+	}
+}
+
+// null consumes a null literal if one is next.
+func (d *mdec) null() bool {
+	if len(d.b)-d.i >= 4 && d.s[d.i:d.i+4] == "null" {
+		d.i += 4
+		return true
+	}
+	return false
+}
+
+// str decodes a string (null: ""). Invalid UTF-8 is kept, as sonic keeps
+// it: the encoder writes each invalid byte as U+FFFD.
+func (d *mdec) str() (string, error) {
+	if d.null() {
+		return "", nil
+	}
+	start, end, esc, err := d.scanner.str()
+	if err != nil {
+		return "", err
+	}
+	if !esc {
+		if d.clone {
+			return strings.Clone(d.s[start:end]), nil
+		}
+		return d.s[start:end], nil
+	}
+	return unescape(d.b[start:end])
+}
+
+func (d *mdec) strings() ([]string, error) {
+	var out []string
+	err := d.array(func(d *mdec) error {
+		s, err := d.str()
+		out = append(out, s)
+		return err
+	})
+	return out, err
+}
+
+// number returns the next token if it is a JSON number.
+func (d *mdec) number() (string, error) {
+	j := d.literalEnd()
+	if !ValidNumber(d.b[d.i:j]) {
+		return "", d.errf("expected a number")
+	}
+	tok := d.s[d.i:j]
+	d.i = j
+	return tok, nil
+}
+
+func (d *mdec) int() (int64, error) {
+	tok, err := d.number()
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(tok, 10, 64)
+}
+
+func (d *mdec) uint() (uint64, error) {
+	tok, err := d.number()
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(tok, 10, 64)
+}
+
+func (d *mdec) float() (float64, error) {
+	tok, err := d.number()
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseFloat(tok, 64)
+}
+
+func (d *mdec) bool() (bool, error) {
+	switch {
+	case len(d.b)-d.i >= 4 && d.s[d.i:d.i+4] == "true":
+		d.i += 4
+		return true, nil
+	case len(d.b)-d.i >= 5 && d.s[d.i:d.i+5] == "false":
+		d.i += 5
+		return false, nil
+	}
+	return false, d.errf("expected true or false")
+}
+
+// time decodes an RFC 3339 time string as time.Time's UnmarshalJSON
+// (sonic's) does, strictly; "" is the zero time.
+func (d *mdec) time() (t time.Time, err error) {
+	s, err := d.str()
+	if err != nil || s == "" {
+		return time.Time{}, err
+	}
+	if err = t.UnmarshalText([]byte(s)); err == nil && !TimeInRange(t) {
+		err = fmt.Errorf("time %q is out of range (years 0 to 9999 in UTC)", s)
+	}
+	return t, err
+}
+
+// TimeInRange reports whether a time's UTC year is 0 to 9999, the times a
+// record can hold: RFC 3339 writes no other.
+func TimeInRange(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 0 && y <= 9999
+}
+
+// timesInRange reports whether every time of a record is in range.
+func timesInRange(r *Record) bool {
+	ok := TimeInRange(r.TS) && TimeInRange(r.IngestedAt)
+	if r.Source != nil {
+		ok = ok && TimeInRange(r.Source.Mtime)
+	}
+	if r.Exchange != nil {
+		ok = ok && TimeInRange(r.Exchange.TSEnd)
+	}
+	if r.Session != nil {
+		ok = ok && TimeInRange(r.Session.FirstTS) && TimeInRange(r.Session.LastTS)
+	}
+	if r.Checkpoint != nil {
+		ok = ok && TimeInRange(r.Checkpoint.Mtime)
+	}
+	return ok
+}
+
+// value moves past one JSON value and returns it.
+func (d *mdec) value() ([]byte, error) {
+	start := d.i
+	if err := d.skip(); err != nil {
+		return nil, err
+	}
+	return d.b[start:d.i], nil
+}
+
+// raw returns a validated, strict copy of the next value (see
+// strictValue).
+func (d *mdec) raw() (json.RawMessage, error) {
+	v, _, err := d.rawStrict()
+	return v, err
+}
+
+// rawStrict is raw, also saying what making the value strict changed.
+func (d *mdec) rawStrict() (json.RawMessage, Repairs, error) {
+	val, err := d.value()
+	if err != nil {
+		return nil, 0, err
+	}
+	return rawValue(val)
+}
+
+// skipValue moves past a value this build does not decode; it must still
+// be valid JSON.
+func (d *mdec) skipValue() error {
+	val, err := d.value()
+	if err == nil && !validJSON(val) {
+		err = invalidValue(val)
+	}
+	return err
+}
+
+// ValidNumber reports whether b is a JSON number.
+func ValidNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// unescape decodes the body of a JSON string that holds escapes, as
+// encoding/json does: a lone surrogate becomes U+FFFD.
+func unescape(b []byte) (string, error) {
+	out := make([]byte, 0, len(b))
+	for {
+		k := bytes.IndexByte(b, '\\')
+		if k < 0 {
+			out = append(out, b...)
+			break
+		}
+		out = append(out, b[:k]...)
+		if k+1 >= len(b) {
+			return "", errors.New("invalid escape at the end of a string")
+		}
+		c := b[k+1]
+		b = b[k+2:]
+		switch c {
+		case '"', '\\', '/':
+			out = append(out, c)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := Hex4(b)
+			if !ok {
+				return "", errors.New(`invalid \u escape in a string`)
+			}
+			b = b[4:]
+			if utf16.IsSurrogate(r) {
+				r2 := utf8.RuneError
+				if len(b) >= 6 && b[0] == '\\' && b[1] == 'u' {
+					if lo, ok := Hex4(b[2:]); ok {
+						if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
+							r2 = dec
+							b = b[6:]
+						}
+					}
+				}
+				r = r2
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", fmt.Errorf("invalid escape %q in a string", "\\"+string(c))
+		}
+	}
+	return string(out), nil
+}
+
+// Hex4 decodes the four hex digits of a \u escape at the start of b.
+func Hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// validKey is key as AppendString writes it: each invalid UTF-8 byte made
+// U+FFFD. Unknown members are written sorted by key, so a record keeps
+// their order only if it sorts them by the keys it writes.
+func validKey(key string) string {
+	if utf8.ValidString(key) {
+		return key
+	}
+	var b strings.Builder
+	for i := 0; i < len(key); {
+		r, size := utf8.DecodeRuneInString(key[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(key[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
