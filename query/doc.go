@@ -16,6 +16,9 @@
 //
 // Results are typed (Session, Turn, TimelineEntry, StatsRow, SearchHit,
 // ContextPack, Summary); each converts to a Table, which Writer prints as an
-// aligned text table, JSON, NDJSON or CSV. The package reads no flags or
-// environment and never exits.
+// aligned text table, JSON, NDJSON or CSV. Output prints each result as
+// pos-query shows it: the columns a terminal's table keeps, search hits
+// and turns as wrapped blocks (WriteBlocks), notes for a person on
+// stderr. The package reads no flags or environment and never exits: a
+// command fills in Output from its own.
 package query

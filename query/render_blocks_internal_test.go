@@ -1,4 +1,4 @@
-package main
+package query
 
 import (
 	"bytes"
@@ -8,11 +8,11 @@ import (
 	"github.com/mattn/go-runewidth"
 )
 
-func TestWriteHits(t *testing.T) {
+func TestWriteBlocks(t *testing.T) {
 	snippet := "…the **retry** loop now backs off with **exponential** delays between attempts, capped at thirty seconds, and the fetcher's tests cover the jitter…"
-	blocks := []hitBlock{
-		{head: []string{"0.57", "2 days ago", "exchange", "11111111-1111-4111-8111-111111111111"}, title: "Add a retry to the fetcher", texts: []para{{s: snippet}}},
-		{head: []string{"0.31", "3 weeks ago", "plan", "22222222-2222-4222-8222-222222222222"}, title: "", texts: []para{{s: "short"}}},
+	blocks := []Block{
+		{Head: []string{"0.57", "2 days ago", "exchange", "11111111-1111-4111-8111-111111111111"}, Title: "Add a retry to the fetcher", Texts: []Para{{S: snippet}}},
+		{Head: []string{"0.31", "3 weeks ago", "plan", "22222222-2222-4222-8222-222222222222"}, Title: "", Texts: []Para{{S: "short"}}},
 	}
 	for _, tc := range []struct {
 		width      int
@@ -20,7 +20,7 @@ func TestWriteHits(t *testing.T) {
 		titleAlone bool
 	}{{120, false, false}, {80, false, true}, {80, true, true}, {40, false, true}} {
 		var out bytes.Buffer
-		if err := writeHits(&out, blocks, tc.width, tc.bold); err != nil {
+		if err := writeBlocks(&out, blocks, tc.width, tc.bold); err != nil {
 			t.Fatal(err)
 		}
 		s := out.String()
@@ -87,11 +87,11 @@ func TestEmphasis(t *testing.T) {
 }
 
 // A paragraph with a line limit is cut there, its last line ending in "…".
-func TestWriteHitsLineLimit(t *testing.T) {
+func TestWriteBlocksLineLimit(t *testing.T) {
 	long := strings.Repeat("word ", 40)
 	var out bytes.Buffer
-	b := hitBlock{head: []string{"#1"}, texts: []para{{prefix: "  > ", s: long, max: 2}, {s: "after"}}}
-	if err := writeHits(&out, []hitBlock{b}, 40, false); err != nil {
+	b := Block{Head: []string{"#1"}, Texts: []Para{{Prefix: "  > ", S: long, Max: 2}, {S: "after"}}}
+	if err := writeBlocks(&out, []Block{b}, 40, false); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")

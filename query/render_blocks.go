@@ -1,19 +1,13 @@
-package main
+package query
 
 import (
 	"bufio"
 	"io"
-	"os"
-	"strconv"
 	"strings"
-	"time"
 
-	"github.com/dustin/go-humanize"
 	"github.com/mattn/go-runewidth"
-	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/internal/termsafe"
-	"github.com/pos-lake/pos/query"
 )
 
 // A search result or a turn on a terminal is a block, not a table row: a
@@ -23,19 +17,19 @@ import (
 // wrapped and indented, **words** in bold (ANSI) on a terminal, between
 // ** elsewhere.
 
-// hitBlock is one result as printed: head's fields, then title and texts.
-type hitBlock struct {
-	head  []string
-	title string
-	texts []para
+// Block is one result as printed: Head's fields, then Title and Texts.
+type Block struct {
+	Head  []string
+	Title string
+	Texts []Para
 }
 
-// para is a paragraph of a block: each of its lines starts with prefix
-// (hitIndent when empty); at most max lines (0: all), the last ending in
+// Para is a paragraph of a block: each of its lines starts with Prefix
+// (hitIndent when empty); at most Max lines (0: all), the last ending in
 // "…" when cut.
-type para struct {
-	prefix, s string
-	max       int
+type Para struct {
+	Prefix, S string
+	Max       int
 }
 
 // hitIndent is how far the title (when it needs its own line) and the
@@ -46,14 +40,48 @@ const hitIndent = "    "
 // room puts it on a line of its own.
 const minTitle = 16
 
-// writeHits prints the blocks, a blank line between them, within width
-// columns. bold renders **word** in ANSI bold.
-func writeHits(w io.Writer, blocks []hitBlock, width int, bold bool) error {
+// The ANSI styles the blocks carry themselves: bold on and off. A writer
+// that escapes terminal control characters lets these two through.
+const BoldOn, BoldOff = "\x1b[1m", "\x1b[22m"
+
+// BlockOptions tune WriteBlocks.
+type BlockOptions struct {
+	// Width is the width the lines are wrapped to; a head is never cut.
+	Width int
+	// Bold renders **word** in ANSI bold; otherwise the markers stay.
+	Bold bool
+	// Raw keeps the terminal control characters of the texts; by default
+	// they are shown as escapes, before the lines are wrapped so that
+	// they fit.
+	Raw bool
+}
+
+// WriteBlocks prints the blocks, a blank line between them, within
+// opt.Width columns.
+func WriteBlocks(w io.Writer, blocks []Block, opt BlockOptions) error {
+	if !opt.Raw {
+		for i := range blocks {
+			b := &blocks[i]
+			for j := range b.Head {
+				b.Head[j] = termsafe.String(b.Head[j])
+			}
+			b.Title = termsafe.String(b.Title)
+			for j := range b.Texts {
+				b.Texts[j].S = termsafe.String(b.Texts[j].S)
+			}
+		}
+	}
+	return writeBlocks(w, blocks, opt.Width, opt.Bold)
+}
+
+// writeBlocks prints the blocks as they are, within width columns. bold
+// renders **word** in ANSI bold.
+func writeBlocks(w io.Writer, blocks []Block, width int, bold bool) error {
 	bw := bufio.NewWriter(w)
 	// The head's fields are aligned across blocks.
 	var widths []int
 	for _, b := range blocks {
-		for i, f := range b.head {
+		for i, f := range b.Head {
 			if i == len(widths) {
 				widths = append(widths, 0)
 			}
@@ -65,17 +93,17 @@ func writeHits(w io.Writer, blocks []hitBlock, width int, bold bool) error {
 			bw.WriteByte('\n')
 		}
 		var head strings.Builder
-		for i, f := range b.head {
+		for i, f := range b.Head {
 			if i > 0 {
 				head.WriteString("  ")
 			}
 			head.WriteString(f)
-			if pad := widths[i] - runewidth.StringWidth(f); pad > 0 && (i < len(b.head)-1 || b.title != "") {
+			if pad := widths[i] - runewidth.StringWidth(f); pad > 0 && (i < len(b.Head)-1 || b.Title != "") {
 				head.WriteString(strings.Repeat(" ", pad))
 			}
 		}
 		used := runewidth.StringWidth(head.String())
-		title := query.OneLine(b.title)
+		title := OneLine(b.Title)
 		switch room := width - used - 2; {
 		case title == "":
 		case runewidth.StringWidth(title) <= room || room >= minTitle:
@@ -90,15 +118,15 @@ func writeHits(w io.Writer, blocks []hitBlock, width int, bold bool) error {
 			bw.WriteString(excerpt.Width(title, max(width-len(hitIndent), minTitle), "…"))
 			bw.WriteByte('\n')
 		}
-		for _, t := range b.texts {
-			prefix := t.prefix
+		for _, t := range b.Texts {
+			prefix := t.Prefix
 			if prefix == "" {
 				prefix = hitIndent
 			}
-			lines := wrapWords(query.OneLine(t.s), max(width-runewidth.StringWidth(prefix), minTitle), bold)
-			if t.max > 0 && len(lines) > t.max {
-				lines = lines[:t.max]
-				lines[t.max-1] += " …"
+			lines := wrapWords(OneLine(t.S), max(width-runewidth.StringWidth(prefix), minTitle), bold)
+			if t.Max > 0 && len(lines) > t.Max {
+				lines = lines[:t.Max]
+				lines[t.Max-1] += " …"
 			}
 			for _, l := range lines {
 				bw.WriteString(prefix)
@@ -141,9 +169,6 @@ func wrapWords(s string, width int, bold bool) []string {
 	return lines
 }
 
-// The ANSI styles pos-query writes itself: bold on and off.
-const boldOn, boldOff = "\x1b[1m", "\x1b[22m"
-
 // emphasis renders a line's **word** markers as ANSI bold, or keeps them.
 // A word's markers come in pairs (the snippet bolds words whole); a line
 // with an odd count keeps them all.
@@ -161,49 +186,12 @@ func emphasis(line string, bold bool) string {
 		}
 		b.WriteString(line[:i])
 		if on {
-			b.WriteString(boldOff)
+			b.WriteString(BoldOff)
 		} else {
-			b.WriteString(boldOn)
+			b.WriteString(BoldOn)
 		}
 		on = !on
 		line = line[i+2:]
 	}
 	return b.String()
 }
-
-// blocks prints blocks within the table width, in bold where the output
-// may carry styles.
-func (e *env) blocks(blocks []hitBlock) error {
-	w := e.c.App.Writer
-	if !e.c.Bool("raw") {
-		// Escaped before the lines are wrapped, so that they fit.
-		for i := range blocks {
-			b := &blocks[i]
-			for j := range b.head {
-				b.head[j] = termsafe.String(b.head[j])
-			}
-			b.title = termsafe.String(b.title)
-			for j := range b.texts {
-				b.texts[j].s = termsafe.String(b.texts[j].s)
-			}
-		}
-	}
-	return writeHits(w, blocks, width(e.c), colorOK(w))
-}
-
-// colorOK reports whether the output may carry ANSI styles: a terminal,
-// NO_COLOR unset or empty (no-color.org), and TERM not "dumb".
-func colorOK(w io.Writer) bool {
-	return os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" && cmdio.IsTerminal(w)
-}
-
-// relTime is a time as tables show it ("3 days ago").
-func relTime(t, now time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return humanize.RelTime(t, now, "ago", "from now")
-}
-
-// score is a score as tables show it, to two decimals.
-func score(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
