@@ -53,7 +53,9 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	c := &frameConn{
 		w: t.Writer, r: t.Reader, max: t.MaxFrame, depth: t.MaxDepth, log: t.Logger,
 		incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readErr: make(chan error, 1),
+		pending: map[jsonrpc.ID]struct{}{}, idle: make(chan struct{}),
 	}
+	close(c.idle)
 	if c.max <= 0 {
 		c.max = MaxFrameBytes
 	}
@@ -78,6 +80,14 @@ type frameConn struct {
 	readErr  chan error
 	closed   chan struct{}
 	once     sync.Once
+
+	// The calls read and not yet answered: at the end of the input, Read
+	// waits for their answers before it reports the end, which closes the
+	// connection. A client that writes its requests and closes stdin (a
+	// pipe, a script) gets every answer.
+	pmu     sync.Mutex
+	pending map[jsonrpc.ID]struct{}
+	idle    chan struct{} // closed while nothing is pending
 }
 
 // readLoop reads frames, answers the bad ones and hands the others to
@@ -122,10 +132,40 @@ func (c *frameConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	case <-c.closed:
 		return nil, io.EOF
 	case m := <-c.incoming:
+		if r, ok := m.(*jsonrpc.Request); ok && r.IsCall() {
+			c.pmu.Lock()
+			if len(c.pending) == 0 {
+				c.idle = make(chan struct{})
+			}
+			c.pending[r.ID] = struct{}{}
+			c.pmu.Unlock()
+		}
 		return m, nil
 	case err := <-c.readErr:
 		c.readErr <- err // every later Read ends alike
+		c.pmu.Lock()
+		idle := c.idle
+		c.pmu.Unlock()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+		}
 		return nil, err
+	}
+}
+
+// answered notes that the call id has its response.
+func (c *frameConn) answered(id jsonrpc.ID) {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	if _, ok := c.pending[id]; !ok {
+		return
+	}
+	delete(c.pending, id)
+	if len(c.pending) == 0 {
+		close(c.idle)
 	}
 }
 
@@ -138,7 +178,11 @@ func (c *frameConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
 	}
-	return c.writeLine(b)
+	err = c.writeLine(b)
+	if r, ok := msg.(*jsonrpc.Response); ok {
+		c.answered(r.ID)
+	}
+	return err
 }
 
 func (c *frameConn) writeLine(b []byte) error {
