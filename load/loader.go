@@ -79,12 +79,16 @@ type Stats struct {
 // files: one for the raw layer (the bulk of the bytes) and one for the
 // indexed tables, so building rows and compressing pages use both cores.
 type Loader struct {
-	opt   Options
-	ctx   context.Context
-	lock  *os.File
-	runID string
-	seq   atomic.Int64
-	marks *extract.State // watermarks committed to this lake's _state
+	opt Options
+	ctx context.Context
+	// The input being read (its name in diagnostics) and the count of
+	// records read before it.
+	input      string
+	inputStart int64
+	lock       *os.File
+	runID      string
+	seq        atomic.Int64
+	marks      *extract.State // watermarks committed to this lake's _state
 	// watermarks committed to other state directories (pos-extract
 	// --state), and whether each lake a checkpoint named is this one (see
 	// mark)
@@ -226,9 +230,15 @@ func Load(ctx context.Context, r io.Reader, opt Options) (Stats, error) {
 	return l.Stats(), err
 }
 
-// AddStream adds every record of an NDJSON stream.
-func (l *Loader) AddStream(r io.Reader) error {
-	n, err := schema.Each(l.ctx, r, schema.EachOptions{Name: l.opt.Name, OnSkip: l.opt.OnSkip}, l.Add)
+// AddStream adds every record of an NDJSON stream, named in diagnostics
+// as Options.Name says.
+func (l *Loader) AddStream(r io.Reader) error { return l.AddNamedStream(r, l.opt.Name) }
+
+// AddNamedStream adds every record of an NDJSON stream, named in
+// diagnostics (file:line) by name: the loader reads several inputs.
+func (l *Loader) AddNamedStream(r io.Reader, name string) error {
+	l.input, l.inputStart = name, l.stats.In
+	n, err := schema.Each(l.ctx, r, schema.EachOptions{Name: name, OnSkip: l.opt.OnSkip}, l.Add)
 	l.stats.Skipped += n
 	return err
 }

@@ -155,7 +155,7 @@ func (l *Loader) checkScrubbed(rec *schema.Record) error {
 	if m != "" {
 		what = fmt.Sprintf("pos-scrub mark %q", m)
 	}
-	name := l.opt.Name
+	name := l.input
 	if name == "" {
 		name = "-"
 	}
@@ -163,7 +163,7 @@ func (l *Loader) checkScrubbed(rec *schema.Record) error {
 	if id == "" {
 		id = "without id"
 	}
-	return &schema.BadInput{Path: name, Key: fmt.Sprintf("record %d (%s %s)", l.stats.In, rec.Kind, id),
+	return &schema.BadInput{Path: name, Key: fmt.Sprintf("record %d (%s %s)", l.stats.In-l.inputStart, rec.Kind, id),
 		Err: fmt.Errorf("%w (%s): --require-scrubbed refuses it; put pos-scrub before pos-load (pos-extract | pos-normalize | pos-scrub | pos-load)", ErrNotScrubbed, what)}
 }
 

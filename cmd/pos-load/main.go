@@ -6,7 +6,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -98,7 +97,7 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := cmdio.EachInput(c, func(r io.Reader, _ string) error { return l.AddStream(r) }); err != nil {
+	if err := cmdio.EachInput(c, l.AddNamedStream); err != nil {
 		l.Abort()
 		if errors.Is(err, load.ErrMixedEmbeddings) {
 			return cmdio.UsageError{Err: err} // the flag that allows it is in --help
