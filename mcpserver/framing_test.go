@@ -150,7 +150,8 @@ func TestFrameLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if req, ok := msg.(*jsonrpc.Request); !ok || req.Method != "ping" || req.ID.Raw() != int64(3) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "ping" || req.ID.Raw() != int64(3) {
 		t.Fatalf("passed on %#v", msg)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -159,6 +160,10 @@ func TestFrameLimits(t *testing.T) {
 	}
 	for _, l := range lines {
 		checkReply(t, []byte(l))
+	}
+	// The end of the input is reported once the call read is answered.
+	if err := conn.Write(t.Context(), &jsonrpc.Response{ID: req.ID, Result: []byte("{}")}); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := conn.Read(t.Context()); err != io.EOF {
 		t.Fatalf("at the end: %v", err)
