@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -93,5 +95,48 @@ func write(t *testing.T, p, data string) {
 	}
 	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// pos-query and pos-mcp list and check platforms through the registry,
+// which links each platform's declaration and none of its adapters: the
+// adapters' parsers and their dependencies stay out of those programs.
+func TestReadersLinkNoAdapter(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	wd, _ := os.Getwd()
+	root, err := moduleRoot(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	module, err := modulePath(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	folders, err := readFolders(filepath.Join(root, listFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"pos-query", "pos-mcp"} {
+		c := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}}", "./cmd/"+cmd)
+		c.Dir = root
+		out, err := c.Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", cmd, err)
+		}
+		deps := strings.Fields(string(out))
+		if !slices.Contains(deps, module+"/extract/platforms") {
+			t.Errorf("%s does not use the registry", cmd)
+		}
+		for _, f := range folders {
+			if slices.Contains(deps, module+"/extract/"+f) {
+				t.Errorf("%s links the %s adapter", cmd, f)
+			}
+			if !slices.Contains(deps, module+"/extract/"+f+"/about") {
+				t.Errorf("%s does not link the %s declaration", cmd, f)
+			}
+		}
 	}
 }
