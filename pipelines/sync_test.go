@@ -13,6 +13,7 @@ import (
 	cline "github.com/pos-lake/pos/extract/cline/about"
 	codex "github.com/pos-lake/pos/extract/codex/about"
 	gemini "github.com/pos-lake/pos/extract/gemini/about"
+	"github.com/pos-lake/pos/extract/platforms"
 	push "github.com/pos-lake/pos/extract/push/about"
 )
 
@@ -100,11 +101,12 @@ func TestExtractNothingInstalled(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q\n%s", code, out, errs)
 	}
 	lines := strings.Split(strings.TrimSpace(errs), "\n")
-	platforms := []string{"aider", "claude_code", "cline", "codex", "cursor", "gemini", "push"}
-	if len(lines) != len(platforms)+1 {
+	// One line per registered platform, by name.
+	names := slices.Sorted(slices.Values(platforms.Names()))
+	if len(lines) != len(names)+1 {
 		t.Fatalf("%d stderr lines, want one per platform and the summary:\n%s", len(lines), errs)
 	}
-	for i, p := range platforms {
+	for i, p := range names {
 		if !strings.HasPrefix(lines[i], "pos-extract: "+p+": ") || strings.Count(lines[i], home) > 4 {
 			t.Errorf("line %d is not a short note for %s: %q", i+1, p, lines[i])
 		}
