@@ -4,8 +4,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	aider "github.com/pos-lake/pos/extract/aider/about"
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	cline "github.com/pos-lake/pos/extract/cline/about"
+	codex "github.com/pos-lake/pos/extract/codex/about"
+	gemini "github.com/pos-lake/pos/extract/gemini/about"
+	"github.com/pos-lake/pos/extract/platforms"
+	push "github.com/pos-lake/pos/extract/push/about"
 )
 
 // The main job, as the README runs it: on a machine with no agent history
@@ -29,7 +38,7 @@ func TestSyncNoHistory(t *testing.T) {
 
 // The demo loads every platform's bundled history, reports the broken
 // lines it holds, and prints the report; the lake then holds sessions of
-// six platforms.
+// each platform the demo has a history for.
 func TestSyncDemo(t *testing.T) {
 	lake := filepath.Join(t.TempDir(), "lake")
 	out, errs, code := sh(t, "./sync.sh --demo", "POS_BIN="+binDir, "POS_LAKE="+lake)
@@ -46,8 +55,28 @@ func TestSyncDemo(t *testing.T) {
 		t.Errorf("stderr does not name the broken Claude line:\n%s", errs)
 	}
 	db := openLake(t, lake)
-	if n := count(t, db, "SELECT count(DISTINCT platform) FROM sessions"); n != 6 {
-		t.Errorf("sessions of %d platforms, want 6 (claude_code, cline, codex, gemini, aider, push)", n)
+	// Every platform sync.sh --demo has a bundled history for (Cursor's is
+	// a SQLite database, which testdata does not hold).
+	want := []string{claudecode.Name, cline.Name, codex.Name, gemini.Name, aider.Name, push.Name}
+	slices.Sort(want)
+	var got []string
+	rows, err := db.Query("SELECT DISTINCT platform FROM sessions ORDER BY platform")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	if !slices.Equal(got, want) {
+		t.Errorf("sessions of platforms %v, want %v", got, want)
 	}
 	if n := count(t, db, "SELECT count(*) FROM chunks"); n == 0 {
 		t.Error("the demo lake has no chunks: pos-embed did not run")
@@ -72,11 +101,12 @@ func TestExtractNothingInstalled(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q\n%s", code, out, errs)
 	}
 	lines := strings.Split(strings.TrimSpace(errs), "\n")
-	platforms := []string{"aider", "claude_code", "cline", "codex", "cursor", "gemini", "push"}
-	if len(lines) != len(platforms)+1 {
+	// One line per registered platform, by name.
+	names := slices.Sorted(slices.Values(platforms.Names()))
+	if len(lines) != len(names)+1 {
 		t.Fatalf("%d stderr lines, want one per platform and the summary:\n%s", len(lines), errs)
 	}
-	for i, p := range platforms {
+	for i, p := range names {
 		if !strings.HasPrefix(lines[i], "pos-extract: "+p+": ") || strings.Count(lines[i], home) > 4 {
 			t.Errorf("line %d is not a short note for %s: %q", i+1, p, lines[i])
 		}

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	codex "github.com/pos-lake/pos/extract/codex/about"
+	cursor "github.com/pos-lake/pos/extract/cursor/about"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/schema"
@@ -201,7 +204,7 @@ created updated deleted column timestamp date zone utc local format parse`)
 	return append(out, "zorvanel", "quistrade")
 }()
 
-var benchPlatforms = []string{schema.PlatformClaudeCode, schema.PlatformClaudeCode, schema.PlatformClaudeCode, schema.PlatformCodex, schema.PlatformCursor}
+var benchPlatforms = []string{claudecode.Name, claudecode.Name, claudecode.Name, codex.Name, cursor.Name}
 
 var benchTypes = []string{schema.ContentExchange, schema.ContentExchange, schema.ContentExchange, schema.ContentExchange,
 	schema.ContentExchange, schema.ContentExchange, schema.ContentExchange, schema.ContentUserPrompt, schema.ContentUserPrompt,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/claudecode"
+	claudeabout "github.com/pos-lake/pos/extract/claudecode/about"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/query"
@@ -90,7 +91,7 @@ func TestSearchModes(t *testing.T) {
 		t.Fatal(tbl, err)
 	}
 	promptID = tbl.Rows[0][0].(string)
-	want := schema.ExchangeID(schema.PlatformClaudeCode, promptID)
+	want := schema.ExchangeID(claudeabout.Name, promptID)
 	for _, mode := range query.SearchModes {
 		res := search(t, db, query.SearchOptions{Query: "retry with exponential backoff", Mode: mode, K: 5})
 		if len(res.Hits) == 0 {
@@ -202,7 +203,7 @@ func TestSearchFilters(t *testing.T) {
 			t.Errorf("window let %v through", h.TS)
 		}
 	}
-	res = search(t, db, query.SearchOptions{Query: "fetcher", Session: sessC, Platform: schema.PlatformClaudeCode, User: "dev", Machine: "box"})
+	res = search(t, db, query.SearchOptions{Query: "fetcher", Session: sessC, Platform: claudeabout.Name, User: "dev", Machine: "box"})
 	if len(res.Hits) == 0 {
 		t.Fatal("no hit in the session")
 	}

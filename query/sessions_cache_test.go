@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/query/querytest"
@@ -267,10 +268,10 @@ func TestTimelineLatestPartitions(t *testing.T) {
 				}
 				id := fmt.Sprintf("%s-%d-%d", session, d, j)
 				m := schema.New(schema.KindMessage)
-				m.ID, m.Platform, m.SessionID, m.TS = "m-"+id, schema.PlatformClaudeCode, session, ts
+				m.ID, m.Platform, m.SessionID, m.TS = "m-"+id, claudecode.Name, session, ts
 				m.Role, m.ContentType, m.Text = schema.RoleUser, schema.ContentText, "prompt "+id
 				ex := schema.New(schema.KindExchange)
-				ex.ID, ex.Platform, ex.SessionID, ex.TS, ex.Text = "e-"+id, schema.PlatformClaudeCode, session, ts, "prompt "+id
+				ex.ID, ex.Platform, ex.SessionID, ex.TS, ex.Text = "e-"+id, claudecode.Name, session, ts, "prompt "+id
 				ex.Exchange = &schema.Exchange{Prompt: "prompt " + id, PromptID: m.ID, TSEnd: ts.Add(time.Minute)}
 				if agent != "" {
 					m.Agent = &schema.Agent{ID: agent, Sidechain: true}

@@ -12,7 +12,14 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	aider "github.com/pos-lake/pos/extract/aider/about"
 	_ "github.com/pos-lake/pos/extract/all"
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	cline "github.com/pos-lake/pos/extract/cline/about"
+	codex "github.com/pos-lake/pos/extract/codex/about"
+	cursor "github.com/pos-lake/pos/extract/cursor/about"
+	gemini "github.com/pos-lake/pos/extract/gemini/about"
+	push "github.com/pos-lake/pos/extract/push/about"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/schema"
@@ -46,9 +53,9 @@ func embeddedCorpusLake(t *testing.T) (string, []byte) {
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	var extracted bytes.Buffer
 	enc := schema.NewEncoder(&extracted)
-	for _, p := range [][2]string{{"claude", schema.PlatformClaudeCode}, {"codex", schema.PlatformCodex},
-		{"gemini", schema.PlatformGemini}, {"cline", schema.PlatformCline}, {"cursor", schema.PlatformCursor},
-		{"aider", schema.PlatformAider}, {"push", schema.PlatformPush}} {
+	for _, p := range [][2]string{{"claude", claudecode.Name}, {"codex", codex.Name},
+		{"gemini", gemini.Name}, {"cline", cline.Name}, {"cursor", cursor.Name},
+		{"aider", aider.Name}, {"push", push.Name}} {
 		root := filepath.Join(dir, p[0])
 		if _, err := os.Stat(root); err != nil {
 			continue
@@ -98,11 +105,11 @@ func TestCorpusToolErrors(t *testing.T) {
 		platform, text, tool string
 		query                string // in the user's words: part of the error
 	}{
-		{schema.PlatformClaudeCode, "error TS2339: Property 'rateLimit' does not exist", "Bash", "TS2339 rateLimit does not exist on type Request"},
-		{schema.PlatformClaudeCode, "has no upstream branch", "Bash", "current branch has no upstream branch"},
-		{schema.PlatformClaudeCode, "String to replace not found in file", "Edit", "string to replace not found in file"},
-		{schema.PlatformCursor, "bash: pm: command not found", "run_terminal_cmd", "pm: command not found"},
-		{schema.PlatformCline, "was not executed because a tool has already been used in this message", "read_file",
+		{claudecode.Name, "error TS2339: Property 'rateLimit' does not exist", "Bash", "TS2339 rateLimit does not exist on type Request"},
+		{claudecode.Name, "has no upstream branch", "Bash", "current branch has no upstream branch"},
+		{claudecode.Name, "String to replace not found in file", "Edit", "string to replace not found in file"},
+		{cursor.Name, "bash: pm: command not found", "run_terminal_cmd", "pm: command not found"},
+		{cline.Name, "was not executed because a tool has already been used in this message", "read_file",
 			"tool was not executed because a tool has already been used in this message"},
 	} {
 		t.Run(c.tool+" "+c.text, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 // not share the line's memory, which the reader reuses for the next line.
 func TestUnmarshalBigLineOwnsItsStrings(t *testing.T) {
 	rec := New(KindExchange)
-	rec.ID, rec.Platform, rec.SessionID, rec.Title = "e1", PlatformClaudeCode, "s1", "a title"
+	rec.ID, rec.Platform, rec.SessionID, rec.Title = "e1", "claude_code", "s1", "a title"
 	rec.Text = strings.Repeat("plain text without escapes ", (2*bigLine)/27)
 	rec.Exchange = &Exchange{Number: 1, Prompt: "line one\nline two", Response: rec.Text[:1000], PromptID: "m1"}
 	line := AppendRecord(nil, rec)

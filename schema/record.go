@@ -42,21 +42,6 @@ const (
 // (extract/<name>/about); the wire contract is only that it is a string.
 type Platform = string
 
-// The names of the platforms whose adapters were written before the
-// registry.
-//
-// Deprecated: use the adapter folder's about.Name, or package
-// extract/platforms for lists of them; these stay for older callers.
-const (
-	PlatformClaudeCode Platform = "claude_code"
-	PlatformCline      Platform = "cline"
-	PlatformCursor     Platform = "cursor"
-	PlatformCodex      Platform = "codex"
-	PlatformGemini     Platform = "gemini"
-	PlatformAider      Platform = "aider"
-	PlatformPush       Platform = "push"
-)
-
 // Role of a message's author.
 type Role = string
 

@@ -19,7 +19,7 @@ import (
 func sample() *Record {
 	ts := time.Date(2026, 2, 10, 21, 11, 56, 846e6, time.UTC)
 	return &Record{
-		Schema: Version, Kind: KindMessage, ID: "abc", Platform: PlatformClaudeCode,
+		Schema: Version, Kind: KindMessage, ID: "abc", Platform: "claude_code",
 		SessionID: "s1", TS: ts, TSPrecision: PrecisionExact, Role: RoleAssistant,
 		ContentType: ContentText, Text: "héllo \"world\"\n<tag>&\t\x01",
 		Tools:    []Tool{{Name: "Read", CallID: "t1", Input: json.RawMessage(`{"file_path":"/a"}`)}},

@@ -3,14 +3,7 @@
 // extract; its platform's name, aliases and capabilities are registered in
 // package extract/platforms, which programs that do not read native
 // histories use without the adapters.
+//
+// The imports are in adapters.go, which go generate writes from the
+// folders list in extract/platforms (go generate ./extract/platforms).
 package all
-
-import (
-	_ "github.com/pos-lake/pos/extract/aider"      // Aider
-	_ "github.com/pos-lake/pos/extract/claudecode" // Claude Code
-	_ "github.com/pos-lake/pos/extract/cline"      // Cline, Roo Code, Kilo Code
-	_ "github.com/pos-lake/pos/extract/codex"      // Codex CLI
-	_ "github.com/pos-lake/pos/extract/cursor"     // Cursor
-	_ "github.com/pos-lake/pos/extract/gemini"     // Gemini CLI
-	_ "github.com/pos-lake/pos/extract/push"       // pushed event logs
-)

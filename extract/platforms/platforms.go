@@ -3,11 +3,13 @@
 // listed (flags' help, tool schemas, error messages). Every list of
 // platforms a program shows comes from here.
 //
-// A platform is registered by one line in the list below, naming the
-// declaration its adapter folder holds (extract/<name>/about); the adapter
-// itself registers with package extract, and extract/all links it into
-// pos-extract. The registry holds data only: pos-query and pos-mcp use it
-// without linking any adapter.
+// A platform is registered by one line in the folders list below, naming
+// its folder under extract/, which holds its declaration (about) and its
+// adapter. go generate writes from that list the registration of each
+// declaration (registered.go) and the imports that link each adapter into
+// pos-extract (extract/all/adapters.go); the adapter itself registers with
+// package extract. The registry holds data only: pos-query and pos-mcp use
+// it without linking any adapter.
 package platforms
 
 import (
@@ -16,28 +18,25 @@ import (
 	"strings"
 	"sync"
 
-	aider "github.com/pos-lake/pos/extract/aider/about"
-	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
-	cline "github.com/pos-lake/pos/extract/cline/about"
-	codex "github.com/pos-lake/pos/extract/codex/about"
-	cursor "github.com/pos-lake/pos/extract/cursor/about"
-	gemini "github.com/pos-lake/pos/extract/gemini/about"
 	"github.com/pos-lake/pos/extract/platform"
-	push "github.com/pos-lake/pos/extract/push/about"
 )
 
-// The platforms pos reads, in the order users see them listed. A new
-// platform adds its line here (docs/adding-a-platform.md).
-func init() {
-	Register(
-		claudecode.Platform,
-		cline.Platform,
-		cursor.Platform,
-		codex.Platform,
-		gemini.Platform,
-		aider.Platform,
-		push.Platform,
-	)
+//go:generate go run ./internal/gen
+
+// folders names the platforms pos reads, by their folder under extract/,
+// in the order users see them listed. It is the one list of platforms
+// written by hand: a new platform adds its line here, and go generate
+// writes from the list registered.go (which registers each folder's about
+// package) and extract/all/adapters.go (which links each adapter into
+// pos-extract). See docs/adding-a-platform.md.
+var folders = []string{
+	"claudecode",
+	"cline",
+	"cursor",
+	"codex",
+	"gemini",
+	"aider",
+	"push",
 }
 
 var (

@@ -12,6 +12,10 @@ import (
 	"sync"
 	"testing"
 
+	aider "github.com/pos-lake/pos/extract/aider/about"
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	cline "github.com/pos-lake/pos/extract/cline/about"
+	cursor "github.com/pos-lake/pos/extract/cursor/about"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/schema"
 )
@@ -263,8 +267,8 @@ func TestSetMatchesCorpus(t *testing.T) {
 		}
 	}
 	// Codex and Gemini sessions are redacted upstream: nothing to ask.
-	for _, p := range []schema.Platform{schema.PlatformClaudeCode, schema.PlatformCline, schema.PlatformCursor, schema.PlatformAider} {
-		if !platforms[string(p)] {
+	for _, p := range []string{claudecode.Name, cline.Name, cursor.Name, aider.Name} {
+		if !platforms[p] {
 			t.Errorf("no query about %s", p)
 		}
 	}

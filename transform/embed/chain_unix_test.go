@@ -15,7 +15,14 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	aider "github.com/pos-lake/pos/extract/aider/about"
 	_ "github.com/pos-lake/pos/extract/all"
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	cline "github.com/pos-lake/pos/extract/cline/about"
+	codex "github.com/pos-lake/pos/extract/codex/about"
+	cursor "github.com/pos-lake/pos/extract/cursor/about"
+	gemini "github.com/pos-lake/pos/extract/gemini/about"
+	push "github.com/pos-lake/pos/extract/push/about"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
@@ -27,9 +34,9 @@ import (
 // corpusPlatforms are the corpus's directories and the platforms whose
 // adapters read them.
 var corpusPlatforms = [][2]string{
-	{"claude", schema.PlatformClaudeCode}, {"codex", schema.PlatformCodex}, {"gemini", schema.PlatformGemini},
-	{"cline", schema.PlatformCline}, {"cursor", schema.PlatformCursor}, {"aider", schema.PlatformAider},
-	{"push", schema.PlatformPush},
+	{"claude", claudecode.Name}, {"codex", codex.Name}, {"gemini", gemini.Name},
+	{"cline", cline.Name}, {"cursor", cursor.Name}, {"aider", aider.Name},
+	{"push", push.Name},
 }
 
 // corpusDir is the real corpus beside the checkout ($POS_CORPUS

@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
 	"github.com/pos-lake/pos/schema"
 )
 
 func rec(kind schema.Kind, id string, mod func(*schema.Record)) *schema.Record {
 	r := schema.New(kind)
-	r.ID, r.Platform, r.SessionID = id, schema.PlatformClaudeCode, "s1"
+	r.ID, r.Platform, r.SessionID = id, claudecode.Name, "s1"
 	r.TS = time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC)
 	if mod != nil {
 		mod(r)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
 	"github.com/pos-lake/pos/internal/peakmem"
 	"github.com/pos-lake/pos/schema"
 )
@@ -25,7 +26,7 @@ func hugePrompt(size int) []byte {
 	var out []byte
 	add := func(kind schema.Kind, id string, mod func(*schema.Record)) {
 		r := schema.New(kind)
-		r.ID, r.Platform, r.SessionID, r.TS = id, schema.PlatformClaudeCode, "s1", ts
+		r.ID, r.Platform, r.SessionID, r.TS = id, claudecode.Name, "s1", ts
 		mod(r)
 		out = append(schema.AppendRecord(out, r), '\n')
 	}

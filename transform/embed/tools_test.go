@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	codex "github.com/pos-lake/pos/extract/codex/about"
 	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/schema"
 )
@@ -124,7 +126,7 @@ func toolStream(t *testing.T, out string) []byte {
 	ts := time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC)
 	var b []byte
 	add := func(r *schema.Record) {
-		r.Schema, r.Platform, r.TS = schema.Version, schema.PlatformClaudeCode, ts
+		r.Schema, r.Platform, r.TS = schema.Version, claudecode.Name, ts
 		ts = ts.Add(time.Second)
 		b = append(schema.AppendRecord(b, r), '\n')
 	}
@@ -137,7 +139,7 @@ func toolStream(t *testing.T, out string) []byte {
 			ContentType: schema.ContentToolResult, Tools: []schema.Tool{{CallID: "call" + session + n, Output: out}}})
 		add(&schema.Record{Kind: schema.KindMessage, ID: "a" + session + n, SessionID: session, Role: schema.RoleAssistant,
 			ContentType: schema.ContentToolUse, Tools: []schema.Tool{{Name: "Bash", CallID: "call" + session + n, Input: in}}})
-		add(&schema.Record{Kind: schema.KindExchange, ID: schema.ExchangeID(schema.PlatformClaudeCode, prompt), SessionID: session,
+		add(&schema.Record{Kind: schema.KindExchange, ID: schema.ExchangeID(claudecode.Name, prompt), SessionID: session,
 			ParentID: prompt, Role: schema.RoleUser, ContentType: schema.ContentExchange, Text: "run the store tests " + n,
 			Exchange: &schema.Exchange{Number: 1, Prompt: "run the store tests " + n, PromptID: prompt}})
 	}
@@ -198,7 +200,7 @@ func TestEmbedToolUnits(t *testing.T) {
 			t.Errorf("chunk %s has no vector", r.ID)
 		}
 	}
-	ex := func(s, n string) string { return schema.ExchangeID(schema.PlatformClaudeCode, "p"+s+n) }
+	ex := func(s, n string) string { return schema.ExchangeID(claudecode.Name, "p"+s+n) }
 	want := map[key]int{
 		{"s1", schema.ContentCommand, ex("s1", "1"), "Bash"}:   1,
 		{"s1", schema.ContentToolError, ex("s1", "1"), "Bash"}: 1,
@@ -245,7 +247,7 @@ func TestEmbedToolOutputBounded(t *testing.T) {
 	}
 	var b []byte
 	ts := time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC)
-	r := &schema.Record{Schema: schema.Version, Kind: schema.KindMessage, ID: "m1", Platform: schema.PlatformCodex, SessionID: "s",
+	r := &schema.Record{Schema: schema.Version, Kind: schema.KindMessage, ID: "m1", Platform: codex.Name, SessionID: "s",
 		TS: ts, Role: schema.RoleTool, ContentType: schema.ContentToolResult,
 		Tools: []schema.Tool{{Name: "exec_command", CallID: "c1", Output: log}}}
 	b = append(schema.AppendRecord(b, r), '\n')

@@ -67,7 +67,7 @@ func run(args []string, stdout io.Writer) error {
 	fl := flag.NewFlagSet("gen", flag.ContinueOnError)
 	src := fl.String("src", "../shared/corpus/claude", "directory of real Claude Code .jsonl files to replicate")
 	corpus := fl.String("corpus", "", "directory holding the other platforms' real files in <platform>/ (default: the parent of --src)")
-	platforms := fl.String("platforms", "claude_code,codex,gemini,aider", "platforms to generate, comma-separated (claude_code, codex, gemini, aider)")
+	platforms := fl.String("platforms", strings.Join(supported(), ","), "platforms to generate, comma-separated ("+strings.Join(supported(), ", ")+")")
 	out := fl.String("out", "", "directory to create the synthetic home in (DIR/.claude/...)")
 	size := fl.String("size", "500MB", "stop once this much has been written (100MB, 1GB, 5GB, 2GiB)")
 	seed := fl.Uint64("seed", 1, "seed: the same seed and source give the same bytes")
@@ -113,13 +113,13 @@ func run(args []string, stdout io.Writer) error {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
-		if _, ok := otherPlatforms[p]; !ok && p != "claude_code" {
+		if _, ok := otherPlatforms[p]; !ok && p != claudeCode {
 			return usageError{fmt.Errorf("--platforms: unknown platform %q", p)}
 		}
 		plats[p] = true
 	}
 	s := &source{tokens: map[string]tokenKind{}, slugs: map[string][]string{}}
-	if plats["claude_code"] {
+	if plats[claudeCode] {
 		if s, err = load(*src); err != nil {
 			return err
 		}
@@ -128,7 +128,7 @@ func run(args []string, stdout io.Writer) error {
 		*corpus = filepath.Dir(filepath.Clean(*src))
 	}
 	for _, p := range slices.Sorted(maps.Keys(plats)) {
-		if p != "claude_code" {
+		if p != claudeCode {
 			if err := loadOther(s, *corpus, p); err != nil {
 				return err
 			}
@@ -391,7 +391,7 @@ dispatch:
 			}
 			ch <- job{path: paths[i], src: f, rw: rw, r: r, mtime: f.lastTS.Add(rw.shift)}
 			total += int64(len(f.data))
-			st.platform[cmp.Or(f.platform, "claude_code")] += int64(len(f.data))
+			st.platform[cmp.Or(f.platform, claudeCode)] += int64(len(f.data))
 			st.files++
 			if len(f.slugs) > 0 {
 				slugFiles = append(slugFiles, f)

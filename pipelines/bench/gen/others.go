@@ -11,7 +11,25 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	aider "github.com/pos-lake/pos/extract/aider/about"
+	claudeabout "github.com/pos-lake/pos/extract/claudecode/about"
+	codex "github.com/pos-lake/pos/extract/codex/about"
+	gemini "github.com/pos-lake/pos/extract/gemini/about"
+	"github.com/pos-lake/pos/extract/platforms"
 )
+
+// claudeCode is the platform gen replicates from --src.
+const claudeCode = claudeabout.Name
+
+// supported returns the platforms gen replicates, in the order the
+// registry lists them.
+func supported() []string {
+	return slices.DeleteFunc(platforms.Names(), func(p string) bool {
+		_, ok := otherPlatforms[p]
+		return p != claudeCode && !ok
+	})
+}
 
 // otherPlatforms are the platforms besides Claude Code that gen replicates:
 // each reads <corpus>/<dir> and lays its copies out as the tool does.
@@ -21,15 +39,15 @@ var otherPlatforms = map[string]struct {
 	out   func(f *srcFile) func(data []byte, r int) (string, error)
 }{
 	// $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time>-<session id>.jsonl
-	"codex": {"codex", func(rel string) bool { return strings.HasSuffix(rel, ".jsonl") }, func(*srcFile) func([]byte, int) (string, error) {
+	codex.Name: {"codex", func(rel string) bool { return strings.HasSuffix(rel, ".jsonl") }, func(*srcFile) func([]byte, int) (string, error) {
 		return codexPath
 	}},
 	// ~/.gemini/tmp/<project hash>/chats/session-<time>-<id8>.json
-	"gemini": {"gemini", func(rel string) bool { return strings.HasSuffix(rel, ".json") }, func(*srcFile) func([]byte, int) (string, error) {
+	gemini.Name: {"gemini", func(rel string) bool { return strings.HasSuffix(rel, ".json") }, func(*srcFile) func([]byte, int) (string, error) {
 		return geminiPath
 	}},
 	// Aider keeps its history in each project's root: aider/<project>-<r>/.
-	"aider": {"aider", func(rel string) bool {
+	aider.Name: {"aider", func(rel string) bool {
 		b := path.Base(rel)
 		return b == ".aider.chat.history.md" || b == ".aider.input.history"
 	}, func(f *srcFile) func([]byte, int) (string, error) {
@@ -61,7 +79,7 @@ func loadOther(s *source, corpus, p string) error {
 		}
 		f := &srcFile{platform: p, rel: p + "/" + rel, data: b, lastTS: lastTimestamp(b)}
 		f.unit = p + "/" + rel
-		if p == "aider" {
+		if p == aider.Name {
 			f.unit = p + "/" + path.Dir(rel)
 		}
 		f.out = spec.out(f)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/query/querytest"
@@ -20,7 +21,7 @@ func TestScaleCopiesWithFreshIDsAndShiftedTimes(t *testing.T) {
 	var recs []*schema.Record
 	for i, text := range []string{"first", "second", "third"} {
 		r := schema.New(schema.KindMessage)
-		r.ID, r.Platform, r.SessionID = "m"+text, schema.PlatformClaudeCode, "s1"
+		r.ID, r.Platform, r.SessionID = "m"+text, claudecode.Name, "s1"
 		r.TS = day.Add(time.Duration(i) * 20 * time.Hour) // two dates
 		r.Role, r.ContentType, r.Text, r.Model = schema.RoleAssistant, schema.ContentText, text, "claude-x"
 		r.Tools = []schema.Tool{{Name: "Read", CallID: "c" + text, Input: []byte(`{"p":1}`)}}
@@ -28,15 +29,15 @@ func TestScaleCopiesWithFreshIDsAndShiftedTimes(t *testing.T) {
 		recs = append(recs, r)
 	}
 	ex := schema.New(schema.KindExchange)
-	ex.ID, ex.Platform, ex.SessionID, ex.TS = "e1", schema.PlatformClaudeCode, "s1", day
+	ex.ID, ex.Platform, ex.SessionID, ex.TS = "e1", claudecode.Name, "s1", day
 	ex.Exchange = &schema.Exchange{Number: 1, Prompt: "do it", PromptID: "mfirst", TSEnd: day.Add(time.Hour)}
 	ses := schema.New(schema.KindSession)
-	ses.ID, ses.Platform, ses.SessionID, ses.TS = "S1", schema.PlatformClaudeCode, "s1", day
+	ses.ID, ses.Platform, ses.SessionID, ses.TS = "S1", claudecode.Name, "s1", day
 	ses.Session = &schema.Session{FirstTS: day, MessageCount: 3}
 	doc := schema.New(schema.KindDocument)
-	doc.ID, doc.Platform, doc.SessionID, doc.TS, doc.Text = "d1", schema.PlatformClaudeCode, "s1", day, "a plan"
+	doc.ID, doc.Platform, doc.SessionID, doc.TS, doc.Text = "d1", claudecode.Name, "s1", day, "a plan"
 	chunk := schema.New(schema.KindChunk)
-	chunk.ID, chunk.Platform, chunk.SessionID, chunk.TS = "c1", schema.PlatformClaudeCode, "s1", day
+	chunk.ID, chunk.Platform, chunk.SessionID, chunk.TS = "c1", claudecode.Name, "s1", day
 	chunk.Role, chunk.ContentType, chunk.Text = schema.RoleUser, schema.ContentText, "the zebra crossing"
 	chunk.Chunk = &schema.Chunk{Model: "test-model", Dim: 4, Embedding: []float32{0.5, -0.5, 0.5, 0.5}}
 	recs = append(recs, ex, ses, doc, chunk)

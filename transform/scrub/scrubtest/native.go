@@ -7,10 +7,32 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	aider "github.com/pos-lake/pos/extract/aider/about"
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	cline "github.com/pos-lake/pos/extract/cline/about"
+	codex "github.com/pos-lake/pos/extract/codex/about"
+	cursor "github.com/pos-lake/pos/extract/cursor/about"
+	gemini "github.com/pos-lake/pos/extract/gemini/about"
+	push "github.com/pos-lake/pos/extract/push/about"
 )
 
-// Platforms are the native formats a home is written in.
-var Platforms = []string{"claude_code", "codex", "gemini", "cline", "push", "aider", "cursor"}
+// natives are the platforms a home is written for, each with the writer of
+// its native format, in the order snippets are dealt to them. Cursor comes
+// last: without a SQLite driver its database is not written, and the deal
+// goes round the others alone.
+var natives = []struct {
+	platform string
+	write    func(w *writer, n int, items []Planted, sqlite SQLiteWriter) error
+}{
+	{claudecode.Name, func(w *writer, n int, items []Planted, _ SQLiteWriter) error { return w.claude(n, items) }},
+	{codex.Name, func(w *writer, n int, items []Planted, _ SQLiteWriter) error { return w.codex(n, items) }},
+	{gemini.Name, func(w *writer, n int, items []Planted, _ SQLiteWriter) error { return w.gemini(n, items) }},
+	{cline.Name, func(w *writer, n int, items []Planted, _ SQLiteWriter) error { return w.cline(n, items) }},
+	{push.Name, func(w *writer, n int, items []Planted, _ SQLiteWriter) error { return w.push(n, items) }},
+	{aider.Name, func(w *writer, n int, items []Planted, _ SQLiteWriter) error { return w.aider(n, items) }},
+	{cursor.Name, (*writer).cursor},
+}
 
 // Places are where in a session a credential is written.
 var Places = []string{"prompt", "thinking", "answer", "tool-input", "file-write", "tool-output", "summary"}
@@ -61,12 +83,12 @@ func Snippets(seed uint64) []Snippet {
 // so that each kind reaches every platform and every context.
 func WriteHome(dir string, seed uint64, sqlite SQLiteWriter) (*Home, error) {
 	h := &Home{Dir: dir, AiderRoot: filepath.Join(dir, "projects")}
-	platforms := Platforms
+	platforms := natives
 	if sqlite == nil {
 		platforms = platforms[:len(platforms)-1] // no Cursor database without a driver
 	}
 	for i, s := range Snippets(seed) {
-		p := Planted{Snippet: s, Platform: platforms[i%len(platforms)], Place: Places[(i/len(platforms)+i)%len(Places)]}
+		p := Planted{Snippet: s, Platform: platforms[i%len(platforms)].platform, Place: Places[(i/len(platforms)+i)%len(Places)]}
 		h.Planted = append(h.Planted, p)
 	}
 	r := NewRand(seed ^ 0xabcdef)
@@ -77,29 +99,12 @@ func WriteHome(dir string, seed uint64, sqlite SQLiteWriter) (*Home, error) {
 	}
 	w := &writer{dir: dir, r: r, looks: h.LookAlikes}
 	for _, pl := range platforms {
-		items := by[pl]
+		items := by[pl.platform]
 		// Sessions of a few dozen turns, as agents write them.
 		for n := 0; len(items) > 0; n++ {
 			k := min(len(items), 30)
-			var err error
-			switch pl {
-			case "claude_code":
-				err = w.claude(n, items[:k])
-			case "codex":
-				err = w.codex(n, items[:k])
-			case "gemini":
-				err = w.gemini(n, items[:k])
-			case "cline":
-				err = w.cline(n, items[:k])
-			case "push":
-				err = w.push(n, items[:k])
-			case "aider":
-				err = w.aider(n, items[:k])
-			case "cursor":
-				err = w.cursor(n, items[:k], sqlite)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", pl, err)
+			if err := pl.write(w, n, items[:k], sqlite); err != nil {
+				return nil, fmt.Errorf("%s: %w", pl.platform, err)
 			}
 			items = items[k:]
 		}
