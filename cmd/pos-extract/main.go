@@ -5,6 +5,7 @@ package main
 
 import (
 	"cmp"
+	"embed"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +19,11 @@ import (
 	_ "github.com/pos-lake/pos/schema/fastjson" // sonic for bulk decoding
 	"github.com/urfave/cli/v2"
 )
+
+// The long texts of --help, one file a command.
+//
+//go:embed help/*.txt
+var helpFiles embed.FS
 
 func main() {
 	cmdio.Batch = true // a stage of the pipeline
@@ -34,28 +40,10 @@ const stuckAfter = 3 * time.Second
 
 func newApp() *cli.App {
 	return &cli.App{
-		Name:      "pos-extract",
-		Usage:     "read agent session histories into canonical NDJSON",
-		UsageText: "pos-extract [--platform NAME] [--root DIR]... [--since WHEN] [--state DIR | --full] > records.ndjson",
-		Description: `Reads each platform's native storage from its default location (or --root)
-and writes one record per native line with its raw JSON and provenance.
-
-Incremental by default: watermarks in --state (default LAKE/_state) say how
-far each file was read; only appended bytes are read again. The watermarks
-of this run travel down the pipeline as checkpoint records and pos-load
-commits them once the data is in the lake, so a failed load never loses
-data: to the --state directory they were read from, or to the lake's
-_state. pos-load refuses watermarks read from another lake's _state (give
-both the same --lake). Use --commit-state when pos-extract is not followed
-by pos-load.
-
-Symbolic links below the folders searched are not followed: each one named
-like a history file is reported as skipped (--follow-links reads them). So
-is every entry named like one that is not a regular file (a directory, a
-named pipe, a socket, a device), or that cannot be read; the run goes on
-with the others and exits 3.
-
-Platforms: ` + strings.Join(extract.PlatformNames(), ", ") + `, all.`,
+		Name:        "pos-extract",
+		Usage:       "read agent session histories into canonical NDJSON",
+		UsageText:   "pos-extract [--platform NAME] [--root DIR]... [--since WHEN] [--state DIR | --full] > records.ndjson",
+		Description: cmdio.Help(helpFiles, "pos-extract", "{{platforms}}", strings.Join(extract.PlatformNames(), ", ")),
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "platform", Aliases: []string{"p"}, Value: cli.NewStringSlice("all"), Usage: "platform(s) to read, or all"},
 			&cli.StringSliceFlag{Name: "root", Usage: "read this directory or file instead of the default locations (repeatable)"},

@@ -22,12 +22,8 @@ func main() {
 	os.Exit(cmdio.Main(newApp()))
 }
 
-const exitCodes = `EXIT CODES:
-   0    success
-   1    failure: no lake, a SQL error, an I/O error (the message is DuckDB's, on one line)
-   2    usage error: bad flags or arguments, a session id that matches no session or several
-   130  interrupted (Ctrl-C, SIGTERM)
-   141  stdout closed by the reader (e.g. "| head"): output ended quietly`
+// exitCodes ends every --help: this binary's codes differ from the others'.
+var exitCodes = cmdio.Help(helpFiles, "exit-codes")
 
 // The descriptions in --help, one file a command (help/pos-query.txt: the
 // app's own).
@@ -37,8 +33,7 @@ var helpFiles embed.FS
 
 // help is the description of a command in --help ("" without a file).
 func help(name string) string {
-	b, _ := helpFiles.ReadFile("help/" + name + ".txt")
-	return strings.ReplaceAll(strings.TrimSuffix(string(b), "\n"), "{{keys}}", strings.Join(query.StatsKeys, ", "))
+	return cmdio.Help(helpFiles, name, "{{keys}}", strings.Join(query.StatsKeys, ", "))
 }
 
 func newApp() *cli.App {
