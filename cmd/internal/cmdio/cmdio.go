@@ -363,57 +363,71 @@ func HumanBytes(n int64) string {
 	return humanize.Bytes(uint64(max(n, 0)))
 }
 
-// intersperse moves a subcommand's flags before its arguments, so
-// "pos-query files src/a.go --since 7d" works as people type it (urfave/cli
-// v2 stops reading flags at the first argument). A flag takes the next
-// argument as its value unless it is a boolean flag or written --flag=value;
-// "--" ends the flags.
+// intersperse moves flags before the arguments, so "pos-query files
+// src/a.go --since 7d" and "pos-scrub in.ndjson -q" work as people type
+// them (urfave/cli v2 stops reading flags at the first argument): the
+// flags of the command named first, or else the app's own. A flag takes
+// the next argument as its value unless it is a boolean flag or written
+// --flag=value; "--" ends the flags.
 func intersperse(app *cli.App, args []string) []string {
 	if len(args) < 3 {
 		return args
 	}
-	var cmd *cli.Command
-	for _, c := range app.Commands {
-		if c.Name == args[1] || slices.Contains(c.Aliases, args[1]) {
-			cmd = c
+	flags, start := app.Flags, 1
+	if cmd := command(app, args[1]); cmd != nil {
+		if len(cmd.Subcommands) > 0 {
+			// A command of commands (pos-embed model train --lake DIR): its
+			// flags belong to the subcommand, after its name.
+			return args
 		}
+		flags, start = cmd.Flags, 2
+	} else if len(app.Flags) == 0 {
+		return args // an app of commands only: an argument is a command's name
 	}
-	if cmd == nil || len(cmd.Subcommands) > 0 {
-		// A command of commands (pos-embed model train --lake DIR): its
-		// flags belong to the subcommand, after its name.
-		return args
-	}
-	boolean := map[string]bool{"help": true, "h": true}
-	for _, f := range cmd.Flags {
+	boolean := map[string]bool{"help": true, "h": true, "version": start == 1, "v": start == 1}
+	for _, f := range flags {
 		if _, ok := f.(*cli.BoolFlag); ok {
 			for _, n := range f.Names() {
 				boolean[n] = true
 			}
 		}
 	}
-	flags, rest := []string{}, []string{}
-	for i := 2; i < len(args); i++ {
+	opts, rest := []string{}, []string{}
+	for i := start; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
 			rest = append(rest, args[i+1:]...)
 			i = len(args)
 		case len(a) > 1 && a[0] == '-' && !isNumber(a):
-			flags = append(flags, a)
+			opts = append(opts, a)
 			name := strings.TrimLeft(a, "-")
 			if !strings.Contains(name, "=") && !boolean[name] && i+1 < len(args) {
-				flags = append(flags, args[i+1])
+				opts = append(opts, args[i+1])
 				i++
 			}
 		default:
 			rest = append(rest, a)
 		}
 	}
-	out := append([]string{args[0], args[1]}, flags...)
+	if start == 1 && len(rest) > 0 && command(app, rest[0]) != nil {
+		return args // the app's flags, then a command (pos-embed -q model list)
+	}
+	out := append(slices.Clip(args[:start]), opts...)
 	if len(rest) > 0 {
 		out = append(append(out, "--"), rest...)
 	}
 	return out
+}
+
+// command is the app's command called name, or nil.
+func command(app *cli.App, name string) *cli.Command {
+	for _, c := range app.Commands {
+		if c.Name == name || slices.Contains(c.Aliases, name) {
+			return c
+		}
+	}
+	return nil
 }
 
 func isNumber(s string) bool {
