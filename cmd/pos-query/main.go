@@ -58,15 +58,12 @@ func newApp() *cli.App {
 	}
 }
 
-// command fills in what every subcommand shares: its description in
-// --help, usage errors that exit 2 instead of printing help into stdout,
-// and the exit codes in --help.
+// command fills in what every subcommand shares: its description and the
+// exit codes in --help, --raw, and usage errors for the library's
+// complaints about arguments (cmdio names the command in their hint).
 func command(cmd *cli.Command) *cli.Command {
 	if cmd.Description == "" {
 		cmd.Description = help(cmd.Name)
-	}
-	cmd.OnUsageError = func(c *cli.Context, err error, _ bool) error {
-		return cmdio.UsageError{Err: err, Cmd: c.Command.Name}
 	}
 	cmd.HideHelpCommand = true
 	cmd.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodes + "\n"
@@ -93,11 +90,6 @@ func command(cmd *cli.Command) *cli.Command {
 			if _, ok := err.(cmdio.UsageError); !ok && errors.As(err, &ae) {
 				// The library's complaints about arguments are usage errors.
 				err = cmdio.UsageError{Err: err}
-			}
-			if ue, ok := err.(cmdio.UsageError); ok && ue.Cmd == "" {
-				// The hint points at this command's help.
-				ue.Cmd = c.Command.Name
-				err = ue
 			}
 			return term.SafeError(err)
 		}

@@ -138,6 +138,7 @@ func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdo
 	}
 	app.CustomAppHelpTemplate = cli.AppHelpTemplate + "\n" + codes + "\n"
 	app.HideHelpCommand = true
+	usageHints(app.Commands, "")
 	// Help goes to stdout only when asked for; it is not data, but "--help"
 	// was the request.
 	err := app.RunContext(ctx, intersperse(app, args))
@@ -361,6 +362,26 @@ func UserName() string {
 // HumanBytes formats a byte count: 1.5 MB.
 func HumanBytes(n int64) string {
 	return humanize.Bytes(uint64(max(n, 0)))
+}
+
+// usageHints makes the usage errors of each command of cmds (named after
+// parent) name it, so that the hint points at the command's own --help:
+// a flag it does not know, and a UsageError its action returns.
+func usageHints(cmds []*cli.Command, parent string) {
+	for _, cmd := range cmds {
+		path := strings.TrimPrefix(parent+" "+cmd.Name, " ")
+		cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return UsageError{Err: err, Cmd: path} }
+		if action := cmd.Action; action != nil {
+			cmd.Action = func(c *cli.Context) error {
+				err := action(c)
+				if ue := (UsageError{}); errors.As(err, &ue) && ue.Cmd == "" {
+					return UsageError{Err: err, Cmd: path}
+				}
+				return err
+			}
+		}
+		usageHints(cmd.Subcommands, path)
+	}
 }
 
 // intersperse moves flags before the arguments, so "pos-query files
