@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,19 +36,14 @@ func newApp() *cli.App {
 		Usage:       "add chunk records with vectors for the indexable units of pos records",
 		UsageText:   "pos-normalize | pos-scrub | pos-embed [--provider hash|openai|static] [--lake DIR] [FILE...] | pos-load\n   pos-embed model pull ORG/NAME | pos-embed model list",
 		Description: cmdio.Help(helpFiles, "pos-embed", "{{hash-model}}", embed.HashModel, "{{hash-model-v1}}", embed.HashModelV1),
-		Flags: append(embedcfg.ProviderFlags(),
-			cmdio.LakeFlag(),
+		Flags: slices.Concat(embedcfg.ProviderFlags(), []cli.Flag{cmdio.LakeFlag(),
 			&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the lake's embedding cache"},
 			&cli.IntFlag{Name: "batch", Value: 64, Usage: "openai: texts per request"},
 			&cli.IntFlag{Name: "workers", Usage: "groups of records embedded at once (default: 4 for openai, one per CPU for hash)"},
-			&cli.IntFlag{Name: "chunk-tokens", Value: embed.DefaultChunker.MaxTokens, Usage: "the most tokens in a chunk (estimated)"},
-			&cli.IntFlag{Name: "chunk-overlap", Value: embed.DefaultChunker.Overlap, Usage: "tokens a chunk repeats from the one before"},
-			&cli.IntFlag{Name: "max-chunks", Value: embed.DefaultChunker.MaxChunks, Usage: "the most chunks of one text: its head, its tail and distinct parts between"},
+		}, embedcfg.ChunkerFlags(), cmdio.StageFlags(
 			&cli.StringFlag{Name: "types", Usage: "index only these content types, comma-separated (" + strings.Join(embed.Indexable, ", ") + ")"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
-			cmdio.StrictFlag,
-			cmdio.QuietFlag,
-		),
+			cmdio.OutputFlag,
+		)),
 		Action:   run,
 		Commands: []*cli.Command{modelCommand()},
 	}
@@ -63,17 +59,14 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return cmdio.UsageError{Err: err}
 	}
-	opt := embed.Options{Provider: p, Workers: c.Int("workers"), FlushEach: cmdio.IsTerminal(c.App.Writer),
-		Chunker: embed.Chunker{MaxTokens: c.Int("chunk-tokens"), Overlap: c.Int("chunk-overlap"), MaxChunks: c.Int("max-chunks")}}
+	opt := embed.Options{Provider: p, Workers: c.Int("workers"), FlushEach: cmdio.IsTerminal(c.App.Writer)}
 	if s := c.String("types"); s != "" {
 		if opt.Types, err = embed.ParseTypes(s); err != nil {
 			return cmdio.Usagef("--types: %w", err)
 		}
 	}
-	if ch := opt.Chunker; ch.MaxTokens < 16 || ch.Overlap < 0 || ch.Overlap > ch.MaxTokens/2 {
-		return cmdio.Usagef("--chunk-tokens must be at least 16 and --chunk-overlap between 0 and half of it")
-	} else if ch.MaxChunks < 4 {
-		return cmdio.Usagef("--max-chunks must be at least 4")
+	if opt.Chunker, err = embedcfg.Chunker(c); err != nil {
+		return err
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = embed.DefaultWorkers(p.Name())

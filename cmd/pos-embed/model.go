@@ -88,27 +88,14 @@ func listModels(c *cli.Context) error {
 // trainCommand learns a static model from a lake's chunk texts
 // (embed.Trainer).
 func trainCommand() *cli.Command {
-	d := embed.DefaultTrainOptions
 	return &cli.Command{
 		Name:        "train",
 		Usage:       "learn word vectors from a lake's texts and write them as a model2vec model",
 		ArgsUsage:   " ",
 		Description: cmdio.Help(helpFiles, "train"),
-		Flags: []cli.Flag{
-			cmdio.LakeFlag(),
+		Flags: append([]cli.Flag{cmdio.LakeFlag(),
 			&cli.StringFlag{Name: "name", Value: "learned/lake", Usage: "the model's name (ORG/NAME); the hash of its input is appended"},
-			&cli.IntFlag{Name: "dim", Value: d.Dim, Usage: "learned dimensions"},
-			&cli.IntFlag{Name: "hash-dim", Value: d.HashDim, Usage: "dimensions of the hashed word features (0: none)"},
-			&cli.Float64Flag{Name: "semantic-share", Value: d.SemanticShare, Usage: "the learned part's share of a word's vector, in (0, 1]"},
-			&cli.IntFlag{Name: "window", Value: d.Window, Usage: "words on each side that count as a word's context"},
-			&cli.IntFlag{Name: "min-count", Value: d.MinCount, Usage: "occurrences a term or word needs to be learned"},
-			&cli.IntFlag{Name: "max-terms", Value: d.MaxTerms, Usage: "the most terms learned"},
-			&cli.IntFlag{Name: "max-words", Value: d.MaxWords, Usage: "the most words in the vocabulary"},
-			&cli.Float64Flag{Name: "power", Value: d.Power, Usage: "singular values are raised to it (0 to 1)"},
-			&cli.Float64Flag{Name: "sif", Value: d.SIF, Usage: "a word's vector is scaled by sif/(sif+p), p the word's share of the lake's words (negative: no weighting)"},
-			&cli.BoolFlag{Name: "no-center", Usage: "keep the learned vectors' common direction (their mean)"},
-			&cli.IntFlag{Name: "remove-pcs", Value: d.RemovePCs, Usage: "leading principal components removed from the learned vectors after centring (negative: none)"},
-		},
+		}, embedcfg.TrainFlags()...),
 		Action: trainModel,
 	}
 }
@@ -129,15 +116,7 @@ func trainModel(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	hashDim := c.Int("hash-dim")
-	if hashDim == 0 {
-		hashDim = -1 // none
-	}
-	tr, err := embed.NewTrainer(embed.TrainOptions{
-		Dim: c.Int("dim"), HashDim: hashDim, SemanticShare: c.Float64("semantic-share"), Window: c.Int("window"),
-		MinCount: c.Int("min-count"), MaxTerms: c.Int("max-terms"), MaxWords: c.Int("max-words"), Power: c.Float64("power"),
-		SIF: c.Float64("sif"), NoCenter: c.Bool("no-center"), RemovePCs: c.Int("remove-pcs"),
-	})
+	tr, err := embed.NewTrainer(embedcfg.TrainOptions(c))
 	if err != nil {
 		return cmdio.UsageError{Err: err}
 	}

@@ -33,7 +33,7 @@ func newApp() *cli.App {
 		Usage:       "write pos records into the Parquet lake",
 		UsageText:   "pos-extract | pos-normalize | pos-scrub | pos-load [--lake DIR] [--require-scrubbed] [FILE...]",
 		Description: cmdio.Help(helpFiles, "pos-load"),
-		Flags: []cli.Flag{
+		Flags: cmdio.StageFlags(
 			cmdio.LakeFlag(),
 			&cli.DurationFlag{Name: "lock-timeout", Value: 10 * time.Minute, Usage: "how long to wait for another pos-load to finish"},
 			&cli.BoolFlag{Name: "no-catalog", Usage: "do not refresh LAKE/pos.duckdb"},
@@ -43,9 +43,7 @@ func newApp() *cli.App {
 			&cli.BoolFlag{Name: "allow-mixed-embeddings", Usage: "load chunks of another embedding model or dimension than the lake's (searches then use the latest model's)"},
 			&cli.BoolFlag{Name: "require-scrubbed", Usage: "stop the load at the first record pos-scrub did not scrub (exit 3), committing no watermark"},
 			&cli.BoolFlag{Name: "declare-scrubbed", Usage: "record that the rows an older pos loaded, before records said whether pos-scrub saw them, were scrubbed (e.g. pos-load --declare-scrubbed < /dev/null)"},
-			cmdio.StrictFlag,
-			cmdio.QuietFlag,
-		},
+		),
 		Action: run,
 	}
 }

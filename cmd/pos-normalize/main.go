@@ -33,17 +33,15 @@ func newApp() *cli.App {
 		Usage:       "merge, dedupe and derive exchanges and sessions from pos records",
 		UsageText:   "pos-extract | pos-normalize [FILE...] | pos-scrub | pos-load",
 		Description: cmdio.Help(helpFiles, "pos-normalize"),
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
+		Flags: cmdio.StageFlags(
+			cmdio.OutputFlag,
 			&cli.BoolFlag{Name: "keep-raw", Usage: "leave the native record on each message instead of splitting it off"},
 			&cli.BoolFlag{Name: "no-enrich", Usage: "no file references, commits, tags or decisions"},
 			&cli.BoolFlag{Name: "no-files", Usage: "no file_ref records"},
 			&cli.BoolFlag{Name: "no-commits", Usage: "no commit SHAs on exchanges"},
 			&cli.BoolFlag{Name: "no-tags", Usage: "no tags on exchanges"},
 			&cli.BoolFlag{Name: "no-decisions", Usage: "no decision records"},
-			cmdio.StrictFlag,
-			cmdio.QuietFlag,
-		},
+		),
 		Action: run,
 	}
 }

@@ -34,8 +34,8 @@ func newApp() *cli.App {
 		Usage:       "redact secrets (and with --pii personal data) in pos records",
 		UsageText:   "pos-normalize | pos-scrub [--pii] [--allowlist FILE] [FILE...] | pos-load",
 		Description: cmdio.Help(helpFiles, "pos-scrub"),
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
+		Flags: cmdio.StageFlags(
+			cmdio.OutputFlag,
 			&cli.BoolFlag{Name: "pii", Usage: "also redact e-mail addresses, phone numbers, IP addresses and user names"},
 			&cli.BoolFlag{Name: "off", Usage: "redact nothing: pass records on marked as not scrubbed by choice (secrets reach the lake)"},
 			&cli.StringFlag{Name: "allowlist", Usage: "allowlist `FILE` (rule, regex, stopword and path entries)"},
@@ -44,9 +44,7 @@ func newApp() *cli.App {
 			&cli.StringFlag{Name: "key-file", Usage: "key `FILE`, created with a random key if missing (default: $XDG_DATA_HOME/pos/scrub.key)"},
 			&cli.IntFlag{Name: "workers", Usage: "goroutines scanning records (default: 2, or fewer CPUs)"},
 			&cli.BoolFlag{Name: "rules", Usage: "list the rule ids and exit"},
-			cmdio.StrictFlag,
-			cmdio.QuietFlag,
-		},
+		),
 		Action: run,
 	}
 }

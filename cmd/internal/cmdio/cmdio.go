@@ -1,6 +1,8 @@
 // Package cmdio is what every pos binary shares: running a urfave/cli app
 // against injected stdio, signal handling, the one map from errors to exit
-// codes, the one place that prints errors, and the bad-input counter.
+// codes, the one place that prints errors (with the usage hint naming the
+// command), the bad-input counter, the flags every pipeline stage has, and
+// the --help texts kept beside each binary.
 package cmdio
 
 import (
@@ -73,8 +75,8 @@ func (e SkippedError) Error() string {
 
 // GCPercent is the garbage collector's target for this binary once it has
 // allocated a few hundred MB (GOGC wins when set; see setGC). The filters
-// allocate a record per line and keep little, so collecting less often is
-// ~1.5x throughput for a bounded amount of memory; pos-load, which holds
+// allocate a record per line and keep little, so collecting less often
+// buys throughput with a bounded amount of memory; pos-load, which holds
 // row groups, sets a lower value.
 var GCPercent = 400
 
@@ -84,8 +86,13 @@ var GCPercent = 400
 // and agents turn by turn and keep the default policy.
 var Batch bool
 
+// ownProcess is set by Main: the process is the command's own, which
+// ExitWhenStuck may end.
+var ownProcess bool
+
 // Main runs app on the process's stdio and returns the exit code.
 func Main(app *cli.App) int {
+	ownProcess = true
 	if v, ok := os.LookupEnv("POS_LAKE"); ok && strings.TrimSpace(v) == "" {
 		// POS_LAKE= means no lake named, as in the shell scripts
 		// (${POS_LAKE:-…}): the default lake, not the working directory.
@@ -123,6 +130,19 @@ func Main(app *cli.App) int {
 	// default signal behaviour.
 	context.AfterFunc(ctx, stop)
 	return Run(ctx, app, os.Args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// NoCommand is the action of an app of commands only: no command, or one
+// it does not have, is a usage error that lists them.
+func NoCommand(c *cli.Context) error {
+	var names []string
+	for _, cmd := range c.App.Commands {
+		names = append(names, cmd.Name)
+	}
+	if c.NArg() == 0 {
+		return Usagef("no command given (%s)", strings.Join(names, ", "))
+	}
+	return Usagef("unknown command %q (%s)", c.Args().First(), strings.Join(names, ", "))
 }
 
 // Run runs app with the given arguments and stdio and returns the exit code.
