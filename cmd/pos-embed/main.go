@@ -5,9 +5,11 @@ package main
 
 import (
 	"context"
+	stdembed "embed"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +20,11 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// The long texts of --help, one file a command.
+//
+//go:embed help/*.txt
+var helpFiles stdembed.FS
+
 func main() {
 	cmdio.Batch = true // a stage of the pipeline
 	os.Exit(cmdio.Main(newApp()))
@@ -25,60 +32,18 @@ func main() {
 
 func newApp() *cli.App {
 	return &cli.App{
-		Name:      "pos-embed",
-		Usage:     "add chunk records with vectors for the indexable units of pos records",
-		UsageText: "pos-normalize | pos-scrub | pos-embed [--provider hash|openai|static] [--lake DIR] [FILE...] | pos-load\n   pos-embed model pull ORG/NAME | pos-embed model list",
-		Description: `Reads pos NDJSON (stdin, or files; .zst is decompressed). After each
-exchange, user prompt, summary label, compaction summary, subagent report and
-plan it writes its chunks: pieces of at most --chunk-tokens tokens that
-overlap by --chunk-overlap, cut at paragraph, line or sentence ends, each with
-a vector (of the chunk under its unit's heading: the first line of the
-exchange's prompt, the document's title). Every record passes through
-unchanged.
-
-A unit has at most --max-chunks chunks, each distinct (a chunk that repeats
-an earlier one of its unit is left out); of a longer text, its head (the
-first quarter of them), its tail (the last quarter) and parts at even steps
-between are indexed, and a huge one is not split whole. No chunk splits a
-redaction marker.
-
-Providers:
-  hash    (default) local and deterministic, no model files, no network:
-          feature-hashed words and character 4-grams, each spread over
-          8 signed dimensions, sublinear term frequency, L2-normalised
-          (model ` + embed.HashModel + `; --model ` + embed.HashModelV1 + ` for the first
-          feature set, which also hashed word pairs)
-  openai  any OpenAI-compatible endpoint by --base-url: OpenAI, Ollama
-          (http://localhost:11434/v1), vLLM, llama.cpp server, LM Studio;
-          batched requests, --workers in flight, retries with backoff on
-          429 and 5xx, a clear error on a bad key or model
-  static  a model2vec model on this machine (--model DIR, or a name
-          fetched with pos-embed model pull, e.g.
-          minishlab/potion-retrieval-32M): the mean of the text's token
-          vectors, in pure Go, no network; pos-query embeds queries with it
-
-Vectors are cached in LAKE/_cache/embeddings by model, dimension and text
-hash: embedding the same input again computes nothing. The summary says how
-many vectors were computed, how many reused (from the cache, or a text
-already embedded in this run) and how many units were skipped (no text to
-embed). Vectors are stored at unit length, so their inner product is their
-cosine similarity.
-
-Environment: POS_EMBED_PROVIDER, POS_EMBED_MODEL, POS_EMBED_DIMENSIONS,
-POS_EMBED_BASE_URL (or OPENAI_BASE_URL), POS_EMBED_API_KEY (or OPENAI_API_KEY).`,
-		Flags: append(embedcfg.ProviderFlags(),
-			cmdio.LakeFlag(),
+		Name:        "pos-embed",
+		Usage:       "add chunk records with vectors for the indexable units of pos records",
+		UsageText:   "pos-normalize | pos-scrub | pos-embed [--provider hash|openai|static] [--lake DIR] [FILE...] | pos-load\n   pos-embed model pull ORG/NAME | pos-embed model list",
+		Description: cmdio.Help(helpFiles, "pos-embed", "{{hash-model}}", embed.HashModel, "{{hash-model-v1}}", embed.HashModelV1),
+		Flags: slices.Concat(embedcfg.ProviderFlags(), []cli.Flag{cmdio.LakeFlag(),
 			&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the lake's embedding cache"},
 			&cli.IntFlag{Name: "batch", Value: 64, Usage: "openai: texts per request"},
 			&cli.IntFlag{Name: "workers", Usage: "groups of records embedded at once (default: 4 for openai, one per CPU for hash)"},
-			&cli.IntFlag{Name: "chunk-tokens", Value: embed.DefaultChunker.MaxTokens, Usage: "the most tokens in a chunk (estimated)"},
-			&cli.IntFlag{Name: "chunk-overlap", Value: embed.DefaultChunker.Overlap, Usage: "tokens a chunk repeats from the one before"},
-			&cli.IntFlag{Name: "max-chunks", Value: embed.DefaultChunker.MaxChunks, Usage: "the most chunks of one text: its head, its tail and distinct parts between"},
+		}, embedcfg.ChunkerFlags(), cmdio.StageFlags(
 			&cli.StringFlag{Name: "types", Usage: "index only these content types, comma-separated (" + strings.Join(embed.Indexable, ", ") + ")"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
-			cmdio.StrictFlag,
-			cmdio.QuietFlag,
-		),
+			cmdio.OutputFlag,
+		)),
 		Action:   run,
 		Commands: []*cli.Command{modelCommand()},
 	}
@@ -94,17 +59,14 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return cmdio.UsageError{Err: err}
 	}
-	opt := embed.Options{Provider: p, Workers: c.Int("workers"), FlushEach: cmdio.IsTerminal(c.App.Writer),
-		Chunker: embed.Chunker{MaxTokens: c.Int("chunk-tokens"), Overlap: c.Int("chunk-overlap"), MaxChunks: c.Int("max-chunks")}}
+	opt := embed.Options{Provider: p, Workers: c.Int("workers"), FlushEach: cmdio.IsTerminal(c.App.Writer)}
 	if s := c.String("types"); s != "" {
 		if opt.Types, err = embed.ParseTypes(s); err != nil {
 			return cmdio.Usagef("--types: %w", err)
 		}
 	}
-	if ch := opt.Chunker; ch.MaxTokens < 16 || ch.Overlap < 0 || ch.Overlap > ch.MaxTokens/2 {
-		return cmdio.Usagef("--chunk-tokens must be at least 16 and --chunk-overlap between 0 and half of it")
-	} else if ch.MaxChunks < 4 {
-		return cmdio.Usagef("--max-chunks must be at least 4")
+	if opt.Chunker, err = embedcfg.Chunker(c); err != nil {
+		return err
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = embed.DefaultWorkers(p.Name())

@@ -17,22 +17,16 @@ import (
 // Hugging Face hub, list those on this machine.
 func modelCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "model",
-		Usage: "pull, list and train model2vec models for --provider static",
-		Description: `Models are kept in $POS_MODELS_DIR, else pos/models in the user's cache
-directory (~/.cache/pos/models on Linux), one directory a model: ORG/NAME
-with config.json, tokenizer.json and model.safetensors.`,
+		Name:        "model",
+		Usage:       "pull, list and train model2vec models for --provider static",
+		Description: cmdio.Help(helpFiles, "model"),
 		Subcommands: []*cli.Command{
 			{
-				Name:      "pull",
-				Usage:     "download a model2vec model from the Hugging Face hub",
-				ArgsUsage: "ORG/NAME (e.g. minishlab/potion-retrieval-32M)",
-				Description: `Downloads config.json, tokenizer.json and model.safetensors from
-$HF_ENDPOINT (default ` + embed.DefaultHubEndpoint + `), with $HF_TOKEN as a bearer
-token when set. Each file is checked against the size and SHA-256 the hub
-states, and the model must load before it is put in place: a failed or cut
-pull leaves no model, and pulling again resumes the download.`,
-				Action: pullModel,
+				Name:        "pull",
+				Usage:       "download a model2vec model from the Hugging Face hub",
+				ArgsUsage:   "ORG/NAME (e.g. minishlab/potion-retrieval-32M)",
+				Description: cmdio.Help(helpFiles, "pull", "{{hub}}", embed.DefaultHubEndpoint),
+				Action:      pullModel,
 			},
 			{
 				Name:   "list",
@@ -94,46 +88,14 @@ func listModels(c *cli.Context) error {
 // trainCommand learns a static model from a lake's chunk texts
 // (embed.Trainer).
 func trainCommand() *cli.Command {
-	d := embed.DefaultTrainOptions
 	return &cli.Command{
-		Name:      "train",
-		Usage:     "learn word vectors from a lake's texts and write them as a model2vec model",
-		ArgsUsage: " ",
-		Description: `Reads the text of every chunk of --lake and learns word vectors from it:
-terms (the lexical index's) counted together within --window words, weighed
-by positive pointwise mutual information, reduced by a truncated SVD to
---dim dimensions; each word's row also holds its pos-hash-v3 features
-(--hash-dim dimensions), so exact words and names still match. The learned
-vectors' mean is removed (--no-center keeps it) and each word's vector is
-scaled by its smooth inverse frequency, --sif/(--sif + its share of the
-lake's words), so that common words weigh little. Words the lake did not
-have are split into known words and characters. The similarity unrelated
-chunks reach is measured and recorded with the model (pos_training.json):
-pos-query and pos-mcp count a vector match from it, as they do for the
-hash vectors. The model is
-written to the models directory as NAME-HASH (HASH: of the texts and the
-parameters; the same lake and parameters give the same files) and is used
-like a pulled one: pos-embed --provider static --model NAME-HASH.
-
-Vectors of different models cannot be compared, and pos-load refuses to mix
-them in one lake: after training, embed the sessions again into a new lake
-with the new model (the old lake's vectors stay those of the model it was
-embedded with).`,
-		Flags: []cli.Flag{
-			cmdio.LakeFlag(),
+		Name:        "train",
+		Usage:       "learn word vectors from a lake's texts and write them as a model2vec model",
+		ArgsUsage:   " ",
+		Description: cmdio.Help(helpFiles, "train"),
+		Flags: append([]cli.Flag{cmdio.LakeFlag(),
 			&cli.StringFlag{Name: "name", Value: "learned/lake", Usage: "the model's name (ORG/NAME); the hash of its input is appended"},
-			&cli.IntFlag{Name: "dim", Value: d.Dim, Usage: "learned dimensions"},
-			&cli.IntFlag{Name: "hash-dim", Value: d.HashDim, Usage: "dimensions of the hashed word features (0: none)"},
-			&cli.Float64Flag{Name: "semantic-share", Value: d.SemanticShare, Usage: "the learned part's share of a word's vector, in (0, 1]"},
-			&cli.IntFlag{Name: "window", Value: d.Window, Usage: "words on each side that count as a word's context"},
-			&cli.IntFlag{Name: "min-count", Value: d.MinCount, Usage: "occurrences a term or word needs to be learned"},
-			&cli.IntFlag{Name: "max-terms", Value: d.MaxTerms, Usage: "the most terms learned"},
-			&cli.IntFlag{Name: "max-words", Value: d.MaxWords, Usage: "the most words in the vocabulary"},
-			&cli.Float64Flag{Name: "power", Value: d.Power, Usage: "singular values are raised to it (0 to 1)"},
-			&cli.Float64Flag{Name: "sif", Value: d.SIF, Usage: "a word's vector is scaled by sif/(sif+p), p the word's share of the lake's words (negative: no weighting)"},
-			&cli.BoolFlag{Name: "no-center", Usage: "keep the learned vectors' common direction (their mean)"},
-			&cli.IntFlag{Name: "remove-pcs", Value: d.RemovePCs, Usage: "leading principal components removed from the learned vectors after centring (negative: none)"},
-		},
+		}, embedcfg.TrainFlags()...),
 		Action: trainModel,
 	}
 }
@@ -154,15 +116,7 @@ func trainModel(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	hashDim := c.Int("hash-dim")
-	if hashDim == 0 {
-		hashDim = -1 // none
-	}
-	tr, err := embed.NewTrainer(embed.TrainOptions{
-		Dim: c.Int("dim"), HashDim: hashDim, SemanticShare: c.Float64("semantic-share"), Window: c.Int("window"),
-		MinCount: c.Int("min-count"), MaxTerms: c.Int("max-terms"), MaxWords: c.Int("max-words"), Power: c.Float64("power"),
-		SIF: c.Float64("sif"), NoCenter: c.Bool("no-center"), RemovePCs: c.Int("remove-pcs"),
-	})
+	tr, err := embed.NewTrainer(embedcfg.TrainOptions(c))
 	if err != nil {
 		return cmdio.UsageError{Err: err}
 	}

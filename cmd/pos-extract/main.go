@@ -5,6 +5,7 @@ package main
 
 import (
 	"cmp"
+	"embed"
 	"errors"
 	"fmt"
 	"os"
@@ -19,44 +20,26 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// The long texts of --help, one file a command.
+//
+//go:embed help/*.txt
+var helpFiles embed.FS
+
 func main() {
 	cmdio.Batch = true // a stage of the pipeline
-	exitWhenStuck = true
 	os.Exit(cmdio.Main(newApp()))
 }
 
-// exitWhenStuck makes an interrupted run that has not ended after
-// stuckAfter exit the process (see run): set by main, never by tests, which
-// run the command inside the test binary.
-var exitWhenStuck bool
-
+// stuckAfter is how long an interrupted run may take to end (see run).
 const stuckAfter = 3 * time.Second
 
 func newApp() *cli.App {
 	return &cli.App{
-		Name:      "pos-extract",
-		Usage:     "read agent session histories into canonical NDJSON",
-		UsageText: "pos-extract [--platform NAME] [--root DIR]... [--since WHEN] [--state DIR | --full] > records.ndjson",
-		Description: `Reads each platform's native storage from its default location (or --root)
-and writes one record per native line with its raw JSON and provenance.
-
-Incremental by default: watermarks in --state (default LAKE/_state) say how
-far each file was read; only appended bytes are read again. The watermarks
-of this run travel down the pipeline as checkpoint records and pos-load
-commits them once the data is in the lake, so a failed load never loses
-data: to the --state directory they were read from, or to the lake's
-_state. pos-load refuses watermarks read from another lake's _state (give
-both the same --lake). Use --commit-state when pos-extract is not followed
-by pos-load.
-
-Symbolic links below the folders searched are not followed: each one named
-like a history file is reported as skipped (--follow-links reads them). So
-is every entry named like one that is not a regular file (a directory, a
-named pipe, a socket, a device), or that cannot be read; the run goes on
-with the others and exits 3.
-
-Platforms: ` + strings.Join(extract.PlatformNames(), ", ") + `, all.`,
-		Flags: []cli.Flag{
+		Name:        "pos-extract",
+		Usage:       "read agent session histories into canonical NDJSON",
+		UsageText:   "pos-extract [--platform NAME] [--root DIR]... [--since WHEN] [--state DIR | --full] > records.ndjson",
+		Description: cmdio.Help(helpFiles, "pos-extract", "{{platforms}}", strings.Join(extract.PlatformNames(), ", ")),
+		Flags: cmdio.StageFlags(
 			&cli.StringSliceFlag{Name: "platform", Aliases: []string{"p"}, Value: cli.NewStringSlice("all"), Usage: "platform(s) to read, or all"},
 			&cli.StringSliceFlag{Name: "root", Usage: "read this directory or file instead of the default locations (repeatable)"},
 			&cli.StringFlag{Name: "since", Usage: "only records newer than this: 7d, 36h, 2026-01-31, RFC 3339"},
@@ -65,16 +48,14 @@ Platforms: ` + strings.Join(extract.PlatformNames(), ", ") + `, all.`,
 			&cli.BoolFlag{Name: "full", Usage: "ignore watermarks: read every file from the start"},
 			&cli.BoolFlag{Name: "commit-state", Usage: "write the new watermarks to --state at the end of a successful run"},
 			&cli.BoolFlag{Name: "follow-links", Usage: "read what symbolic links below the folders searched point to (files, and directories that do not loop)"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
+			cmdio.OutputFlag,
 			&cli.IntFlag{Name: "workers", Usage: "files read at once (default: one per CPU); the output order does not depend on it"},
 			&cli.StringFlag{Name: "user", Usage: "user name stamped on records (default: the login name)"},
 			&cli.StringFlag{Name: "machine", Usage: "machine name stamped on records (default: the host name)"},
 			&cli.BoolFlag{Name: "list", Usage: "list where each platform's history is looked for, whether it exists and how many files it holds, then exit"},
 			&cli.BoolFlag{Name: "capabilities", Usage: "print what each platform's data supports (the capability matrix), then exit"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "with --capabilities: markdown or json"},
-			cmdio.StrictFlag,
-			cmdio.QuietFlag,
-		},
+		),
 		Action: run,
 	}
 }
@@ -124,16 +105,11 @@ func run(c *cli.Context) error {
 	if !c.Bool("quiet") {
 		opt.Note = func(msg string) { fmt.Fprintf(c.App.ErrWriter, "pos-extract: %s\n", msg) }
 	}
-	if exitWhenStuck {
-		// Every wait of the run (walking, opening, reading, a cancelled
-		// database read) ends at a signal, and the output then ends at a
-		// record's end. A write to a reader that stopped reading does not:
-		// after stuckAfter the process exits (130) all the same.
-		defer cmdio.WhenStuck(c.Context, stuckAfter, func() {
-			fmt.Fprintf(c.App.ErrWriter, "pos-extract: interrupted while the output was blocked; exiting\n")
-			os.Exit(cmdio.Interrupted)
-		})()
-	}
+	// Every wait of the run (walking, opening, reading, a cancelled database
+	// read) ends at a signal, and the output then ends at a record's end. A
+	// write to a reader that stopped reading does not: after stuckAfter the
+	// process exits (130) all the same.
+	defer cmdio.ExitWhenStuck(c, stuckAfter)()
 	start := time.Now()
 	stopProgress := cmdio.Progress(c, "pos-extract: reading", opt.Stats.Bytes.Load)
 	err = extract.Run(c.Context, out, opt)

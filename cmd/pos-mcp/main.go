@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"log/slog"
 	"os"
@@ -17,47 +18,23 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// The long texts of --help, one file a command.
+//
+//go:embed help/*.txt
+var helpFiles embed.FS
+
 func main() { os.Exit(cmdio.Main(newApp())) }
 
-const exitCodes = `EXIT CODES:
-   0    the client closed the connection (stdin reached its end)
-   1    failure: the connection broke
-   2    usage error: bad flags or arguments
-   130  interrupted (Ctrl-C, SIGTERM)`
+// exitCodes ends every --help: this binary's codes differ from the others'.
+var exitCodes = cmdio.Help(helpFiles, "exit-codes")
 
 func newApp() *cli.App {
 	return &cli.App{
-		Name:      "pos-mcp",
-		Metadata:  map[string]any{"exitCodes": exitCodes},
-		Usage:     "serve the pos lake to agents as MCP tools, over stdio",
-		UsageText: "pos-mcp [--lake DIR] [--llm-model MODEL --llm-base-url URL] [--base-url URL]",
-		Description: `An MCP server on stdin/stdout for agents (Claude Code, Cursor, Cline …). Tools:
-
-   search           exchanges, reports, summaries, labels and plans that match
-                    a query (hybrid: vectors and BM25), or whole sessions
-   recent_turns     the last turns of a session
-   session_summary  a summary of a session (extractive by default; stored in
-                    the lake and reused until the session grows)
-   context_pack     a token-budgeted pack of earlier sessions to resume work
-   timeline         session starts and exchanges in a time window
-   stats            tokens and cost by day, week, month, model, project …
-   capabilities     what each platform's data supports and the lake holds
-
-Each tool has a JSON schema for its arguments; a bad argument is a tool error
-that says what is accepted. The lake (--lake or $POS_LAKE) is opened on the
-first call and again after a pos-load changed it. session_summary's LLM
-strategies use --llm-base-url, --llm-model and --llm-key ($POS_LLM_BASE_URL,
-$POS_LLM_MODEL, $POS_LLM_API_KEY). A lake embedded with an OpenAI-compatible
-model embeds search queries at the endpoint recorded with its chunks
-(--base-url or $POS_EMBED_BASE_URL names another; --api-key or
-$POS_EMBED_API_KEY its key); when it fails, search answers lexically with a
-warning in its result. $OPENAI_API_KEY is sent to OpenAI's own API only.
-Diagnostics go to stderr; stdout carries the protocol only.
-
-REGISTER:
-   claude mcp add pos -- pos-mcp --lake ~/.local/share/pos/lake
-   ~/.cursor/mcp.json, cline_mcp_settings.json:
-     {"mcpServers": {"pos": {"command": "pos-mcp", "args": [], "env": {"POS_LAKE": "/home/me/.local/share/pos/lake"}}}}`,
+		Name:        "pos-mcp",
+		Metadata:    map[string]any{"exitCodes": exitCodes},
+		Usage:       "serve the pos lake to agents as MCP tools, over stdio",
+		UsageText:   "pos-mcp [--lake DIR] [--llm-model MODEL --llm-base-url URL] [--base-url URL]",
+		Description: cmdio.Help(helpFiles, "pos-mcp"),
 		Flags: append(append([]cli.Flag{
 			cmdio.LakeFlag(),
 			&cli.BoolFlag{Name: "verbose", Usage: "log the server's activity on stderr"},

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"io"
 	"os"
 	"time"
@@ -16,6 +17,11 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// The long texts of --help, one file a command.
+//
+//go:embed help/*.txt
+var helpFiles embed.FS
+
 func main() {
 	cmdio.Batch = true // a stage of the pipeline
 	os.Exit(cmdio.Main(newApp()))
@@ -23,32 +29,19 @@ func main() {
 
 func newApp() *cli.App {
 	return &cli.App{
-		Name:      "pos-normalize",
-		Usage:     "merge, dedupe and derive exchanges and sessions from pos records",
-		UsageText: "pos-extract | pos-normalize [FILE...] | pos-scrub | pos-load",
-		Description: `Reads pos NDJSON (stdin, or files; .zst is decompressed) and writes:
-  raw        each message's native record, split off for the raw layer
-  message    one per logical message: assistant lines sharing message.id are
-             merged (final usage kept); exact replays of earlier lines dropped
-  exchange   a user prompt and everything until the next prompt
-  document   subagent final reports (and plans, passed through)
-  session    one rollup per session: times, counts, tokens per model, labels
-  file_ref   a file a tool read, wrote, edited, deleted or searched
-  decision   a sentence that states a decision (confidence >= 0.8) or may
-             (0.5 to 0.8); exchanges also get tags and the commits their
-             tools reported
-Other records (checkpoints, unknown kinds) pass through unchanged.`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
+		Name:        "pos-normalize",
+		Usage:       "merge, dedupe and derive exchanges and sessions from pos records",
+		UsageText:   "pos-extract | pos-normalize [FILE...] | pos-scrub | pos-load",
+		Description: cmdio.Help(helpFiles, "pos-normalize"),
+		Flags: cmdio.StageFlags(
+			cmdio.OutputFlag,
 			&cli.BoolFlag{Name: "keep-raw", Usage: "leave the native record on each message instead of splitting it off"},
 			&cli.BoolFlag{Name: "no-enrich", Usage: "no file references, commits, tags or decisions"},
 			&cli.BoolFlag{Name: "no-files", Usage: "no file_ref records"},
 			&cli.BoolFlag{Name: "no-commits", Usage: "no commit SHAs on exchanges"},
 			&cli.BoolFlag{Name: "no-tags", Usage: "no tags on exchanges"},
 			&cli.BoolFlag{Name: "no-decisions", Usage: "no decision records"},
-			cmdio.StrictFlag,
-			cmdio.QuietFlag,
-		},
+		),
 		Action: run,
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/llmcfg"
+	"github.com/pos-lake/pos/cmd/internal/lookup"
 	"github.com/pos-lake/pos/internal/term"
 	"github.com/pos-lake/pos/pricing"
 	"github.com/pos-lake/pos/query"
@@ -18,7 +19,7 @@ import (
 func sqlCmd() *cli.Command {
 	return command(&cli.Command{Name: "sql", Usage: "run a SQL query on the lake's views",
 		UsageText: "pos-query sql [OPTIONS] QUERY|-",
-		Flags:     tableFlags(),
+		Flags:     lookup.TableFlags(),
 		Action: func(c *cli.Context) error {
 			q := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
 			if q == "" || q == "-" {
@@ -34,9 +35,9 @@ func sqlCmd() *cli.Command {
 			if q == "" {
 				return cmdio.Usagef("the query is empty")
 			}
-			return withLake(c, true, func(e *env) error {
-				w := e.out.Writer(nil, nil)
-				if err := e.db.ReadStream(c.Context, w, q); err != nil {
+			return lookup.WithLake(c, true, func(e *lookup.Env) error {
+				w := e.Out.Writer(nil, nil)
+				if err := e.DB.ReadStream(c.Context, w, q); err != nil {
 					return err
 				}
 				return w.Close()
@@ -48,12 +49,12 @@ func sqlCmd() *cli.Command {
 func sessionsCmd() *cli.Command {
 	return command(&cli.Command{Name: "sessions", Usage: "list sessions, the most recently active first",
 		UsageText: "pos-query sessions [OPTIONS]",
-		Flags:     tableFlags(sinceFlag(), untilFlag(), platformFlag(), projectFlag(), limitFlag(20, "sessions")),
-		Action: show(false, func(e *env) ([]query.Session, error) {
-			return e.db.Sessions(e.c.Context, query.SessionFilter{Platform: e.platform, Project: e.c.String("project"),
-				Since: e.since, Until: e.until, Limit: e.c.Int("limit")})
-		}, (*query.Output).Sessions, func(e *env, ss []query.Session) {
-			e.limitNote(len(ss), "showing the %d most recently active sessions; --limit 0 shows all")
+		Flags:     lookup.TableFlags(lookup.SinceFlag(), lookup.UntilFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(), lookup.LimitFlag(20, "sessions")),
+		Action: lookup.Show(false, func(e *lookup.Env) ([]query.Session, error) {
+			return e.DB.Sessions(e.C.Context, query.SessionFilter{Platform: e.Platform, Project: e.C.String("project"),
+				Since: e.Since, Until: e.Until, Limit: e.C.Int("limit")})
+		}, (*query.Output).Sessions, func(e *lookup.Env, ss []query.Session) {
+			e.LimitNote(len(ss), "showing the %d most recently active sessions; --limit 0 shows all")
 		}),
 	})
 }
@@ -61,18 +62,18 @@ func sessionsCmd() *cli.Command {
 func recentCmd() *cli.Command {
 	return command(&cli.Command{Name: "recent", Usage: "show the last turns of a session",
 		UsageText: "pos-query recent [--session ID] [-n 10] [OPTIONS]",
-		Flags: append(tableFlags(
-			sessionFlag("session id or a unique prefix of one (default: the most recently active)"),
+		Flags: append(lookup.TableFlags(
+			lookup.SessionFlag("session id or a unique prefix of one (default: the most recently active)"),
 			&cli.IntFlag{Name: "n", Aliases: []string{"limit"}, Value: 10, Usage: "how many turns"},
 			&cli.BoolFlag{Name: "tools", Usage: "include each turn's tool calls (input, start of output, errors)"},
 			&cli.BoolFlag{Name: "subagents", Usage: "include the turns of the session's subagents"},
-			platformFlag(), projectFlag(),
+			lookup.PlatformFlag(), lookup.ProjectFlag(),
 			&cli.BoolFlag{Name: "summarize", Usage: "add a short summary of the session above the turns"},
 			strategyFlag()), llmcfg.Flags()...),
 		Action: func(c *cli.Context) error {
-			return withLake(c, false, func(e *env) error {
-				r, err := e.db.Recent(c.Context, query.RecentOptions{Session: c.String("session"), N: c.Int("n"),
-					Platform: e.platform, Project: c.String("project"),
+			return lookup.WithLake(c, false, func(e *lookup.Env) error {
+				r, err := e.DB.Recent(c.Context, query.RecentOptions{Session: c.String("session"), N: c.Int("n"),
+					Platform: e.Platform, Project: c.String("project"),
 					IncludeTools: c.Bool("tools"), Subagents: c.Bool("subagents")})
 				if err != nil {
 					return err
@@ -80,11 +81,11 @@ func recentCmd() *cli.Command {
 				var summary func() (*query.Summary, error)
 				if c.Bool("summarize") {
 					summary = func() (*query.Summary, error) {
-						return e.db.Summarize(c.Context, query.SummarizeOptions{Session: r.Session.SessionID, Platform: r.Session.Platform,
+						return e.DB.Summarize(c.Context, query.SummarizeOptions{Session: r.Session.SessionID, Platform: r.Session.Platform,
 							Strategy: c.String("strategy"), LLM: llmcfg.Options(c), Sentences: 5, Words: 120})
 					}
 				}
-				return e.out.Recent(r, c.Bool("tools"), summary)
+				return e.Out.Recent(r, c.Bool("tools"), summary)
 			})
 		},
 	})
@@ -93,14 +94,14 @@ func recentCmd() *cli.Command {
 func timelineCmd() *cli.Command {
 	return command(&cli.Command{Name: "timeline", Usage: "list session starts and exchanges in time order",
 		UsageText: "pos-query timeline [--since TIME] [--until TIME] [OPTIONS]",
-		Flags: tableFlags(sinceFlag(), untilFlag(), platformFlag(), projectFlag(), limitFlag(50, "entries"),
-			sessionFlag("only this session (id or unique prefix)"),
+		Flags: lookup.TableFlags(lookup.SinceFlag(), lookup.UntilFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(), lookup.LimitFlag(50, "entries"),
+			lookup.SessionFlag("only this session (id or unique prefix)"),
 			&cli.BoolFlag{Name: "subagents", Usage: "include subagents' exchanges"}),
-		Action: show(false, func(e *env) ([]query.TimelineEntry, error) {
-			return e.db.Timeline(e.c.Context, query.TimelineOptions{Since: e.since, Until: e.until, Platform: e.platform,
-				Project: e.c.String("project"), Session: e.c.String("session"), Limit: e.c.Int("limit"), Subagents: e.c.Bool("subagents")})
-		}, (*query.Output).Timeline, func(e *env, tl []query.TimelineEntry) {
-			e.limitNote(len(tl), "showing the latest %d entries; --limit 0 shows all")
+		Action: lookup.Show(false, func(e *lookup.Env) ([]query.TimelineEntry, error) {
+			return e.DB.Timeline(e.C.Context, query.TimelineOptions{Since: e.Since, Until: e.Until, Platform: e.Platform,
+				Project: e.C.String("project"), Session: e.C.String("session"), Limit: e.C.Int("limit"), Subagents: e.C.Bool("subagents")})
+		}, (*query.Output).Timeline, func(e *lookup.Env, tl []query.TimelineEntry) {
+			e.LimitNote(len(tl), "showing the latest %d entries; --limit 0 shows all")
 		}),
 	})
 }
@@ -108,7 +109,7 @@ func timelineCmd() *cli.Command {
 func statsCmd() *cli.Command {
 	return command(&cli.Command{Name: "stats", Usage: "count assistant messages, sum their tokens and cost, grouped",
 		UsageText: "pos-query stats [--by KEY[,KEY...]] [OPTIONS]",
-		Flags: tableFlags(sinceFlag(), untilFlag(), platformFlag(), projectFlag(), limitFlag(0, "rows"),
+		Flags: lookup.TableFlags(lookup.SinceFlag(), lookup.UntilFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(), lookup.LimitFlag(0, "rows"),
 			&cli.StringFlag{Name: "by", Value: "day", Usage: "grouping keys, comma-separated; \"\" for totals"},
 			&cli.StringFlag{Name: "pricing", EnvVars: []string{pricing.EnvVar}, Usage: "JSON file of model prices that override or extend the built-in table"},
 			&cli.BoolFlag{Name: "prices", Usage: "print the price table in use (USD per million tokens) instead of stats"}),
@@ -122,30 +123,30 @@ func statsCmd() *cli.Command {
 				return err
 			}
 			if c.Bool("prices") {
-				format, err := outputFormat(c)
+				format, err := lookup.OutputFormat(c)
 				if err != nil {
 					return err
 				}
-				out := output(c, format, time.Now())
+				out := lookup.Output(c, format, time.Now())
 				out.Width = c.Int("width") // a terminal's width is no limit here
 				return out.Prices(prices)
 			}
-			return show(false, func(e *env) (*query.StatsResult, error) {
-				return e.db.Stats(c.Context, query.StatsOptions{By: by, Since: e.since, Until: e.until,
-					Platform: e.platform, Project: c.String("project"), Limit: c.Int("limit"), Prices: prices})
+			return lookup.Show(false, func(e *lookup.Env) (*query.StatsResult, error) {
+				return e.DB.Stats(c.Context, query.StatsOptions{By: by, Since: e.Since, Until: e.Until,
+					Platform: e.Platform, Project: c.String("project"), Limit: c.Int("limit"), Prices: prices})
 			}, func(o *query.Output, st *query.StatsResult) error { return o.Stats(st, by) })(c)
 		},
 	})
 }
 
 func filesCmd() *cli.Command {
-	files := show(true, func(e *env) ([]query.FileSession, error) {
-		return e.db.Files(e.c.Context, query.FilesOptions{Path: e.c.Args().First(), Since: e.since, Until: e.until,
-			Platform: e.platform, Project: e.c.String("project"), Limit: e.c.Int("limit")})
+	files := lookup.Show(true, func(e *lookup.Env) ([]query.FileSession, error) {
+		return e.DB.Files(e.C.Context, query.FilesOptions{Path: e.C.Args().First(), Since: e.Since, Until: e.Until,
+			Platform: e.Platform, Project: e.C.String("project"), Limit: e.C.Int("limit")})
 	}, (*query.Output).Files)
 	return command(&cli.Command{Name: "files", Usage: "the sessions whose tools read, wrote, edited or searched a file",
 		UsageText: "pos-query files PATH [OPTIONS]",
-		Flags:     tableFlags(sinceFlag(), untilFlag(), platformFlag(), projectFlag(), limitFlag(20, "sessions")),
+		Flags:     lookup.TableFlags(lookup.SinceFlag(), lookup.UntilFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(), lookup.LimitFlag(20, "sessions")),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return cmdio.Usagef("give one PATH (got %d arguments)", c.NArg())
@@ -158,16 +159,16 @@ func filesCmd() *cli.Command {
 func decisionsCmd() *cli.Command {
 	return command(&cli.Command{Name: "decisions", Usage: "decisions stated in the conversations, the most recent first",
 		UsageText: "pos-query decisions [--since WHEN] [--min-confidence X] [OPTIONS]",
-		Flags: tableFlags(sinceFlag(), untilFlag(), platformFlag(), projectFlag(), limitFlag(20, "decisions"),
-			sessionFlag("only this session (an id or a unique prefix)"),
+		Flags: lookup.TableFlags(lookup.SinceFlag(), lookup.UntilFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(), lookup.LimitFlag(20, "decisions"),
+			lookup.SessionFlag("only this session (an id or a unique prefix)"),
 			&cli.Float64Flag{Name: "min-confidence", Value: 0.8, Usage: "keep decisions at least this sure (0.5 includes candidates)"}),
-		Action: show(false, func(e *env) ([]query.Decision, error) {
-			session, err := e.resolve()
+		Action: lookup.Show(false, func(e *lookup.Env) ([]query.Decision, error) {
+			session, err := e.Resolve()
 			if err != nil {
 				return nil, err
 			}
-			return e.db.Decisions(e.c.Context, query.DecisionsOptions{Since: e.since, Until: e.until, Platform: e.platform,
-				Project: e.c.String("project"), Session: session, MinConfidence: e.c.Float64("min-confidence"), Limit: e.c.Int("limit")})
+			return e.DB.Decisions(e.C.Context, query.DecisionsOptions{Since: e.Since, Until: e.Until, Platform: e.Platform,
+				Project: e.C.String("project"), Session: session, MinConfidence: e.C.Float64("min-confidence"), Limit: e.C.Int("limit")})
 		}, (*query.Output).Decisions),
 	})
 }
@@ -175,8 +176,8 @@ func decisionsCmd() *cli.Command {
 func capabilitiesCmd() *cli.Command {
 	return command(&cli.Command{Name: "capabilities", Usage: "what each platform's data supports, beside what the lake holds for it",
 		UsageText: "pos-query capabilities [OPTIONS]",
-		Flags:     tableFlags(),
-		Action: show(false, func(e *env) ([]query.PlatformCapabilities, error) { return e.db.Capabilities(e.c.Context) },
+		Flags:     lookup.TableFlags(),
+		Action: lookup.Show(false, func(e *lookup.Env) ([]query.PlatformCapabilities, error) { return e.DB.Capabilities(e.C.Context) },
 			(*query.Output).Capabilities),
 	})
 }
@@ -184,8 +185,8 @@ func capabilitiesCmd() *cli.Command {
 func statusCmd() *cli.Command {
 	return command(&cli.Command{Name: "status", Usage: "whether the lake's rows were scrubbed of secrets, table by table",
 		UsageText: "pos-query status [OPTIONS]",
-		Flags:     tableFlags(),
-		Action: show(false, func(e *env) (*query.ScrubStatus, error) { return e.db.ScrubStatus() },
+		Flags:     lookup.TableFlags(),
+		Action: lookup.Show(false, func(e *lookup.Env) (*query.ScrubStatus, error) { return e.DB.ScrubStatus() },
 			(*query.Output).Status),
 	})
 }

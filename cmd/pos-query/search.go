@@ -7,6 +7,7 @@ import (
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/cmd/internal/llmcfg"
+	"github.com/pos-lake/pos/cmd/internal/lookup"
 	"github.com/pos-lake/pos/query"
 	"github.com/urfave/cli/v2"
 )
@@ -14,8 +15,8 @@ import (
 func searchCmd() *cli.Command {
 	return command(&cli.Command{Name: "search", Usage: "find the exchanges, reports, summaries and plans that match a query",
 		UsageText: `pos-query search "TEXT" [--mode hybrid|vector|lexical] [-k 10] [--group-by session] [OPTIONS]`,
-		Flags: append(tableFlags(sinceFlag(), untilFlag(), platformFlag(), projectFlag(),
-			sessionFlag("only this session (an id or a unique prefix)"),
+		Flags: append(lookup.TableFlags(lookup.SinceFlag(), lookup.UntilFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(),
+			lookup.SessionFlag("only this session (an id or a unique prefix)"),
 			&cli.StringFlag{Name: "type", Aliases: []string{"t"}, Usage: "only these content types, comma-separated"},
 			&cli.StringFlag{Name: "user", Usage: "only this user's records"},
 			&cli.StringFlag{Name: "machine", Usage: "only this machine's records"},
@@ -38,21 +39,21 @@ func runSearch(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return withLake(c, true, func(e *env) error {
-		if opt.Session, err = e.resolve(); err != nil {
+	return lookup.WithLake(c, true, func(e *lookup.Env) error {
+		if opt.Session, err = e.Resolve(); err != nil {
 			return err
 		}
-		opt.Platform, opt.Since, opt.Until = e.platform, e.since, e.until
+		opt.Platform, opt.Since, opt.Until = e.Platform, e.Since, e.Until
 		if opt.Mode != query.SearchLexical {
-			if opt.Embed, err = embedcfg.QueryEmbedder(c.Context, e.db.Lake(), embedcfg.ReadEndpoint(c)); err != nil {
+			if opt.Embed, err = embedcfg.QueryEmbedder(c.Context, e.DB.Lake(), embedcfg.ReadEndpoint(c)); err != nil {
 				return err
 			}
 		}
-		res, err := e.db.Search(c.Context, opt)
+		res, err := e.DB.Search(c.Context, opt)
 		if err != nil {
 			return err
 		}
-		return e.out.Search(res, opt.GroupBy, opt.Query)
+		return e.Out.Search(res, opt.GroupBy, opt.Query)
 	})
 }
 
@@ -98,14 +99,14 @@ func searchOptions(c *cli.Context) (query.SearchOptions, error) {
 func contextCmd() *cli.Command {
 	return command(&cli.Command{Name: "context", Usage: "a token-budgeted context pack from past sessions, for an agent to resume work",
 		UsageText: "pos-query context [SESSION... | --query TEXT] [--mode smart|labels|agents|plan|full] [--max-tokens N] [OPTIONS]",
-		Flags: append([]cli.Flag{cmdio.LakeFlag(), platformFlag(), projectFlag(),
+		Flags: append([]cli.Flag{cmdio.LakeFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(),
 			&cli.StringFlag{Name: "mode", Value: query.ModeSmart, Usage: "smart, labels, agents, plan or full"},
 			&cli.IntFlag{Name: "max-tokens", Value: query.DefaultContextTokens, Usage: "the pack's token budget"},
 			&cli.StringFlag{Name: "query", Aliases: []string{"q"}, Usage: "pick the sessions by searching for `TEXT`"},
 			&cli.IntFlag{Name: "sessions", Value: 3, Usage: "with --query, how many sessions to take"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "list what would be included, without the texts"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "markdown (default) or json; with --dry-run, a table format"},
-			widthFlag(), untilFlag(),
+			lookup.WidthFlag(), lookup.UntilFlag(),
 		}, embedcfg.QueryEndpointFlags()...),
 		Action: runContext,
 	})
@@ -120,7 +121,7 @@ func runContext(c *cli.Context) error {
 	if format != "" && format != "json" && !c.Bool("dry-run") {
 		return cmdio.Usagef("--format: a pack is markdown or json")
 	}
-	return withLake(c, true, func(e *env) error {
+	return lookup.WithLake(c, true, func(e *lookup.Env) error {
 		// Each id costs a lookup: repeats are dropped and the count capped
 		// before any is resolved.
 		var ids []string
@@ -133,7 +134,7 @@ func runContext(c *cli.Context) error {
 			return cmdio.Usagef("a pack takes at most %d sessions (got %d)", query.MaxContextSessions, len(ids))
 		}
 		pick := query.SearchOptions{Query: strings.TrimSpace(c.String("query")), K: c.Int("sessions"),
-			Platform: e.platform, Project: c.String("project"), Until: e.until}
+			Platform: e.Platform, Project: c.String("project"), Until: e.Until}
 		switch {
 		case pick.Query != "" && len(ids) > 0:
 			return cmdio.Usagef("give sessions or --query, not both")
@@ -143,20 +144,20 @@ func runContext(c *cli.Context) error {
 			return cmdio.Usagef("--sessions must be at least 1")
 		case pick.Query != "":
 			var err error
-			if pick.Embed, err = embedcfg.QueryEmbedder(c.Context, e.db.Lake(), embedcfg.ReadEndpoint(c)); err != nil {
+			if pick.Embed, err = embedcfg.QueryEmbedder(c.Context, e.DB.Lake(), embedcfg.ReadEndpoint(c)); err != nil {
 				return err
 			}
 		}
-		refs, err := e.db.ContextSessions(c.Context, e.out, ids, pick)
+		refs, err := e.DB.ContextSessions(c.Context, e.Out, ids, pick)
 		if err != nil {
 			return err
 		}
-		pack, err := e.db.Context(c.Context, query.ContextOptions{Sessions: refs, Mode: c.String("mode"),
-			MaxTokens: c.Int("max-tokens"), Until: e.until, Now: e.out.Now})
+		pack, err := e.DB.Context(c.Context, query.ContextOptions{Sessions: refs, Mode: c.String("mode"),
+			MaxTokens: c.Int("max-tokens"), Until: e.Until, Now: e.Out.Now})
 		if err != nil {
 			return err
 		}
-		return e.out.Context(pack, c.Bool("dry-run"), format == "json")
+		return e.Out.Context(pack, c.Bool("dry-run"), format == "json")
 	})
 }
 
@@ -168,7 +169,7 @@ func strategyFlag() cli.Flag {
 func summarizeCmd() *cli.Command {
 	return command(&cli.Command{Name: "summarize", Usage: "summarize a session, locally or with an LLM; summaries are kept in the lake",
 		UsageText: "pos-query summarize [SESSION] [--strategy extractive|abstractive|rolling|map-reduce|hierarchical|auto] [OPTIONS]",
-		Flags: append([]cli.Flag{cmdio.LakeFlag(), platformFlag(), projectFlag(), strategyFlag(),
+		Flags: append([]cli.Flag{cmdio.LakeFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(), strategyFlag(),
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "markdown (default) or json"},
 			&cli.IntFlag{Name: "chunk-tokens", Value: query.DefaultChunkTokens, Usage: "the most session text in one LLM request, in tokens"},
 			&cli.IntFlag{Name: "words", Value: query.DefaultSummaryWords, Usage: "the length asked of an LLM summary (chunk summaries: half)"},
@@ -185,9 +186,9 @@ func summarizeCmd() *cli.Command {
 				return cmdio.Usagef("give at most one SESSION (got %d arguments)", c.NArg())
 			}
 			c.Set("format", "")
-			return withLake(c, true, func(e *env) error {
-				s, err := e.db.Summarize(c.Context, query.SummarizeOptions{
-					Session: c.Args().First(), Platform: e.platform, Project: c.String("project"),
+			return lookup.WithLake(c, true, func(e *lookup.Env) error {
+				s, err := e.DB.Summarize(c.Context, query.SummarizeOptions{
+					Session: c.Args().First(), Platform: e.Platform, Project: c.String("project"),
 					Strategy: c.String("strategy"), LLM: llmcfg.Options(c),
 					ChunkTokens: c.Int("chunk-tokens"), Words: c.Int("words"), Sentences: c.Int("sentences"),
 					Refresh: c.Bool("refresh"), NoStore: c.Bool("no-store"),
@@ -195,7 +196,7 @@ func summarizeCmd() *cli.Command {
 				if err != nil {
 					return err
 				}
-				return e.out.Summary(s, format == "json")
+				return e.Out.Summary(s, format == "json")
 			})
 		},
 	})

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,11 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// The long texts of --help, one file a command.
+//
+//go:embed help/*.txt
+var helpFiles embed.FS
+
 func main() {
 	cmdio.Batch = true // a stage of the pipeline
 	os.Exit(cmdio.Main(newApp()))
@@ -24,44 +30,12 @@ func main() {
 
 func newApp() *cli.App {
 	return &cli.App{
-		Name:      "pos-scrub",
-		Usage:     "redact secrets (and with --pii personal data) in pos records",
-		UsageText: "pos-normalize | pos-scrub [--pii] [--allowlist FILE] [FILE...] | pos-load",
-		Description: `Reads pos NDJSON (stdin, or files; .zst is decompressed) and writes it with every
-secret replaced by a marker naming the rule and a keyed hash of the secret:
-  [REDACTED:github-pat:5f0c9a1e]
-The same secret gets the same marker everywhere, under the same key, so it can
-be followed across records without being revealed.
-
-Every string of every record is scanned — text, thinking, tool inputs and
-outputs, file paths, titles, documents, exchanges, meta, unknown fields — and
-the native record of the raw layer, inside its JSON strings (JSON held in a
-string is decoded and scanned too). The raw record stays valid JSON.
-
-Rules: gitleaks' default set (v8.30.1), plus formats it lacks (Discord and
-Azure keys, URLs with passwords, private keys cut short …) and an entropy
-check of name = value assignments. --pii adds e-mail addresses, phone
-numbers, IP addresses, user names in home directories and the user field.
-
-The key (HMAC-SHA256, at least 32 bytes): --key or $POS_SCRUB_KEY, else the
-file --key-file (default $XDG_DATA_HOME/pos/scrub.key,
-~/.local/share/pos/scrub.key), made with a random key (mode 0600) the first
-time. Keep it to keep markers stable. A shorter key is refused.
-
-Allowlist file (--allowlist), one entry a line:
-  rule ID          do not apply this rule
-  regex RE         keep findings whose text matches RE
-  stopword WORD    keep findings that contain WORD
-  path GLOB        do not scrub records whose source path matches
-
-Every record written carries "scrub": "secrets" ("pii" with --pii), so
-pos-load and the lake know it passed pos-scrub (pos-load --require-scrubbed
-refuses records without it). --off redacts nothing and marks the records
-"off": loaded so, the lake says that scrubbing was turned off on purpose.
-
-The report (counts per rule and platform, never a secret) goes to stderr.`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"},
+		Name:        "pos-scrub",
+		Usage:       "redact secrets (and with --pii personal data) in pos records",
+		UsageText:   "pos-normalize | pos-scrub [--pii] [--allowlist FILE] [FILE...] | pos-load",
+		Description: cmdio.Help(helpFiles, "pos-scrub"),
+		Flags: cmdio.StageFlags(
+			cmdio.OutputFlag,
 			&cli.BoolFlag{Name: "pii", Usage: "also redact e-mail addresses, phone numbers, IP addresses and user names"},
 			&cli.BoolFlag{Name: "off", Usage: "redact nothing: pass records on marked as not scrubbed by choice (secrets reach the lake)"},
 			&cli.StringFlag{Name: "allowlist", Usage: "allowlist `FILE` (rule, regex, stopword and path entries)"},
@@ -70,9 +44,7 @@ The report (counts per rule and platform, never a secret) goes to stderr.`,
 			&cli.StringFlag{Name: "key-file", Usage: "key `FILE`, created with a random key if missing (default: $XDG_DATA_HOME/pos/scrub.key)"},
 			&cli.IntFlag{Name: "workers", Usage: "goroutines scanning records (default: 2, or fewer CPUs)"},
 			&cli.BoolFlag{Name: "rules", Usage: "list the rule ids and exit"},
-			cmdio.StrictFlag,
-			cmdio.QuietFlag,
-		},
+		),
 		Action: run,
 	}
 }

@@ -1,6 +1,8 @@
 // Package cmdio is what every pos binary shares: running a urfave/cli app
 // against injected stdio, signal handling, the one map from errors to exit
-// codes, the one place that prints errors, and the bad-input counter.
+// codes, the one place that prints errors (with the usage hint naming the
+// command), the bad-input counter, the flags every pipeline stage has, and
+// the --help texts kept beside each binary.
 package cmdio
 
 import (
@@ -73,8 +75,8 @@ func (e SkippedError) Error() string {
 
 // GCPercent is the garbage collector's target for this binary once it has
 // allocated a few hundred MB (GOGC wins when set; see setGC). The filters
-// allocate a record per line and keep little, so collecting less often is
-// ~1.5x throughput for a bounded amount of memory; pos-load, which holds
+// allocate a record per line and keep little, so collecting less often
+// buys throughput with a bounded amount of memory; pos-load, which holds
 // row groups, sets a lower value.
 var GCPercent = 400
 
@@ -84,8 +86,13 @@ var GCPercent = 400
 // and agents turn by turn and keep the default policy.
 var Batch bool
 
+// ownProcess is set by Main: the process is the command's own, which
+// ExitWhenStuck may end.
+var ownProcess bool
+
 // Main runs app on the process's stdio and returns the exit code.
 func Main(app *cli.App) int {
+	ownProcess = true
 	if v, ok := os.LookupEnv("POS_LAKE"); ok && strings.TrimSpace(v) == "" {
 		// POS_LAKE= means no lake named, as in the shell scripts
 		// (${POS_LAKE:-…}): the default lake, not the working directory.
@@ -125,6 +132,19 @@ func Main(app *cli.App) int {
 	return Run(ctx, app, os.Args, os.Stdin, os.Stdout, os.Stderr)
 }
 
+// NoCommand is the action of an app of commands only: no command, or one
+// it does not have, is a usage error that lists them.
+func NoCommand(c *cli.Context) error {
+	var names []string
+	for _, cmd := range c.App.Commands {
+		names = append(names, cmd.Name)
+	}
+	if c.NArg() == 0 {
+		return Usagef("no command given (%s)", strings.Join(names, ", "))
+	}
+	return Usagef("unknown command %q (%s)", c.Args().First(), strings.Join(names, ", "))
+}
+
 // Run runs app with the given arguments and stdio and returns the exit code.
 // It is what tests call.
 func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -138,6 +158,7 @@ func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdo
 	}
 	app.CustomAppHelpTemplate = cli.AppHelpTemplate + "\n" + codes + "\n"
 	app.HideHelpCommand = true
+	usageHints(app.Commands, "")
 	// Help goes to stdout only when asked for; it is not data, but "--help"
 	// was the request.
 	err := app.RunContext(ctx, intersperse(app, args))
@@ -363,57 +384,91 @@ func HumanBytes(n int64) string {
 	return humanize.Bytes(uint64(max(n, 0)))
 }
 
-// intersperse moves a subcommand's flags before its arguments, so
-// "pos-query files src/a.go --since 7d" works as people type it (urfave/cli
-// v2 stops reading flags at the first argument). A flag takes the next
-// argument as its value unless it is a boolean flag or written --flag=value;
-// "--" ends the flags.
+// usageHints makes the usage errors of each command of cmds (named after
+// parent) name it, so that the hint points at the command's own --help:
+// a flag it does not know, and a UsageError its action returns.
+func usageHints(cmds []*cli.Command, parent string) {
+	for _, cmd := range cmds {
+		path := strings.TrimPrefix(parent+" "+cmd.Name, " ")
+		cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return UsageError{Err: err, Cmd: path} }
+		if action := cmd.Action; action != nil {
+			cmd.Action = func(c *cli.Context) error {
+				err := action(c)
+				if ue := (UsageError{}); errors.As(err, &ue) && ue.Cmd == "" {
+					return UsageError{Err: err, Cmd: path}
+				}
+				return err
+			}
+		}
+		usageHints(cmd.Subcommands, path)
+	}
+}
+
+// intersperse moves flags before the arguments, so "pos-query files
+// src/a.go --since 7d" and "pos-scrub in.ndjson -q" work as people type
+// them (urfave/cli v2 stops reading flags at the first argument): the
+// flags of the command named first, or else the app's own. A flag takes
+// the next argument as its value unless it is a boolean flag or written
+// --flag=value; "--" ends the flags.
 func intersperse(app *cli.App, args []string) []string {
 	if len(args) < 3 {
 		return args
 	}
-	var cmd *cli.Command
-	for _, c := range app.Commands {
-		if c.Name == args[1] || slices.Contains(c.Aliases, args[1]) {
-			cmd = c
+	flags, start := app.Flags, 1
+	if cmd := command(app, args[1]); cmd != nil {
+		if len(cmd.Subcommands) > 0 {
+			// A command of commands (pos-embed model train --lake DIR): its
+			// flags belong to the subcommand, after its name.
+			return args
 		}
+		flags, start = cmd.Flags, 2
+	} else if len(app.Flags) == 0 {
+		return args // an app of commands only: an argument is a command's name
 	}
-	if cmd == nil || len(cmd.Subcommands) > 0 {
-		// A command of commands (pos-embed model train --lake DIR): its
-		// flags belong to the subcommand, after its name.
-		return args
-	}
-	boolean := map[string]bool{"help": true, "h": true}
-	for _, f := range cmd.Flags {
+	boolean := map[string]bool{"help": true, "h": true, "version": start == 1, "v": start == 1}
+	for _, f := range flags {
 		if _, ok := f.(*cli.BoolFlag); ok {
 			for _, n := range f.Names() {
 				boolean[n] = true
 			}
 		}
 	}
-	flags, rest := []string{}, []string{}
-	for i := 2; i < len(args); i++ {
+	opts, rest := []string{}, []string{}
+	for i := start; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
 			rest = append(rest, args[i+1:]...)
 			i = len(args)
 		case len(a) > 1 && a[0] == '-' && !isNumber(a):
-			flags = append(flags, a)
+			opts = append(opts, a)
 			name := strings.TrimLeft(a, "-")
 			if !strings.Contains(name, "=") && !boolean[name] && i+1 < len(args) {
-				flags = append(flags, args[i+1])
+				opts = append(opts, args[i+1])
 				i++
 			}
 		default:
 			rest = append(rest, a)
 		}
 	}
-	out := append([]string{args[0], args[1]}, flags...)
+	if start == 1 && len(rest) > 0 && command(app, rest[0]) != nil {
+		return args // the app's flags, then a command (pos-embed -q model list)
+	}
+	out := append(slices.Clip(args[:start]), opts...)
 	if len(rest) > 0 {
 		out = append(append(out, "--"), rest...)
 	}
 	return out
+}
+
+// command is the app's command called name, or nil.
+func command(app *cli.App, name string) *cli.Command {
+	for _, c := range app.Commands {
+		if c.Name == name || slices.Contains(c.Aliases, name) {
+			return c
+		}
+	}
+	return nil
 }
 
 func isNumber(s string) bool {

@@ -2,7 +2,9 @@ package cmdio
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/pos-lake/pos/schema"
@@ -66,4 +68,28 @@ func WhenStuck(ctx context.Context, d time.Duration, stuck func()) func() {
 		stop()
 		close(done)
 	}
+}
+
+// ExitWhenStuck ends the process (exit 130) when c's run was interrupted
+// and has not ended after d: every wait of a run ends at a signal, but a
+// write to a reader that stopped reading does not. Only a process that
+// Main runs exits so, never a test that calls Run. Call the returned
+// function when the run ends.
+func ExitWhenStuck(c *cli.Context, d time.Duration) func() {
+	if !ownProcess {
+		return func() {}
+	}
+	return WhenStuck(c.Context, d, func() {
+		fmt.Fprintf(c.App.ErrWriter, "%s: interrupted while the output was blocked; exiting\n", c.App.Name)
+		os.Exit(Interrupted)
+	})
+}
+
+// OutputFlag is the --output of a stage that writes records (see Filter).
+var OutputFlag = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"}
+
+// StageFlags are a pipeline stage's flags: flags, then --strict and
+// --quiet.
+func StageFlags(flags ...cli.Flag) []cli.Flag {
+	return append(flags, StrictFlag, QuietFlag)
 }

@@ -1,7 +1,8 @@
 // Package embedcfg holds the embedding provider flags that pos-embed,
 // pos-query and pos-mcp share, with their environment variables, the
 // query embedder of the two readers, and what pos-embed reads of a lake:
-// the hash model its vectors were made with, its chunk texts for training.
+// the hash model its vectors were made with, its chunk texts for training,
+// and the flags of pos-embed model train.
 package embedcfg
 
 import (
