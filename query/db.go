@@ -215,6 +215,24 @@ func eachRow(rows *sql.Rows, scan func() error) error {
 	return sqlErr(rows.Err())
 }
 
+// scanAll reads the rows of rows into a list with scan, which fills a T
+// from the current row, and closes rows; no rows give an empty list, not
+// nil, so that JSON shows [].
+func scanAll[T any](rows *sql.Rows, scan func(*T) error) ([]T, error) {
+	out := []T{}
+	if err := eachRow(rows, func() error {
+		var v T
+		if err := scan(&v); err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func sqlErr(err error) error {
 	var de *duckdb.Error
 	if !errors.As(err, &de) {

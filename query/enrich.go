@@ -64,21 +64,15 @@ ORDER BY f.last_ts DESC, f.session_id` + limit(&w, opt.Limit)
 	if err != nil {
 		return nil, sqlErr(err)
 	}
-	out := []FileSession{}
-	if err := eachRow(rows, func() error {
-		var s FileSession
+	return scanAll(rows, func(s *FileSession) error {
 		var first, last sql.NullTime
 		if err := rows.Scan(&last, &first, &s.Platform, &s.SessionID, &s.Title, &s.Project, &s.Refs, &s.Actions,
 			(*stringList)(&s.Paths)); err != nil {
 			return err
 		}
 		s.FirstTS, s.LastTS = utc(first), utc(last)
-		out = append(out, s)
 		return nil
-	}); err != nil {
-		return nil, err
-	}
-	return out, nil
+	})
 }
 
 // Decision is one row of Decisions.
@@ -136,19 +130,13 @@ ORDER BY d.ts DESC, d.id` + limit(&w, opt.Limit)
 	if err != nil {
 		return nil, sqlErr(err)
 	}
-	out := []Decision{}
-	if err := eachRow(rows, func() error {
-		var x Decision
+	return scanAll(rows, func(x *Decision) error {
 		var ts sql.NullTime
 		if err := rows.Scan(&ts, &x.Confidence, &x.Status, &x.Text, &x.Context, &x.Role, &x.Platform, &x.SessionID,
 			&x.Title, &x.Project, (*stringList)(&x.Patterns), &x.ExchangeID); err != nil {
 			return err
 		}
 		x.TS = utc(ts)
-		out = append(out, x)
 		return nil
-	}); err != nil {
-		return nil, err
-	}
-	return out, nil
+	})
 }

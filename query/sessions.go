@@ -76,9 +76,7 @@ ORDER BY last_ts DESC NULLS LAST, session_id` + lim, w.args
 	if err != nil {
 		return nil, sqlErr(err)
 	}
-	out := []Session{}
-	if err := eachRow(rows, func() error {
-		var s Session
+	return scanAll(rows, func(s *Session) error {
 		var first, last sql.NullTime
 		if err := rows.Scan(&last, &first, &s.Platform, &s.SessionID, &s.Title, &s.Project,
 			&s.Exchanges, &s.Messages, &s.ToolCalls, &s.Subagents, &s.Compactions,
@@ -87,12 +85,8 @@ ORDER BY last_ts DESC NULLS LAST, session_id` + lim, w.args
 			return err
 		}
 		s.FirstTS, s.LastTS = utc(first), utc(last)
-		out = append(out, s)
 		return nil
-	}); err != nil {
-		return nil, err
-	}
-	return out, nil
+	})
 }
 
 // SessionRef names a session.
