@@ -60,12 +60,8 @@ func TestSearchOutward(t *testing.T) {
 		"ex-ru": "Иконки перекрашиваются через CSS: цвет задаётся свойством fill у тега svg, а не в исходных файлах.",
 	})
 	db := openDB(t, lake)
-	dir := t.TempDir()
-	writeEnglishRussianDict(t, dir)
-	old := query.DictDir
-	t.Cleanup(func() { query.DictDir = old })
+	dir := withDict(t, writeEnglishRussianDict)
 	const q = "which colour do the glyphs get"
-	query.DictDir = dir
 	if ps := parents(search(t, db, query.SearchOptions{Query: q}).Hits); !slices.Contains(ps, "ex-ru") {
 		t.Errorf("translated: the Russian exchange is not found: %v", ps)
 	}
@@ -99,11 +95,7 @@ func TestOutwardBoundedByWord(t *testing.T) {
 	}
 	loadChunks(t, lake, texts)
 	db := openDB(t, lake)
-	dir := t.TempDir()
-	writeEnglishRussianDict(t, dir)
-	old := query.DictDir
-	t.Cleanup(func() { query.DictDir = old })
-	query.DictDir = dir
+	withDict(t, writeEnglishRussianDict)
 	// The Russian exchange's rank and the best English one's (the
 	// English exchanges, alike, may fold into one hit), by the lexical
 	// side's scores alone: the bound is on them.

@@ -20,6 +20,18 @@ func writeGermanDict(t *testing.T, dir string) {
 	})
 }
 
+// withDict writes a dictionary with write into a new directory and points
+// query.DictDir at it until the test ends; it returns the directory.
+func withDict(t *testing.T, write func(*testing.T, string)) string {
+	t.Helper()
+	dir := t.TempDir()
+	write(t, dir)
+	old := query.DictDir
+	t.Cleanup(func() { query.DictDir = old })
+	query.DictDir = dir
+	return dir
+}
+
 // dictEntry is a headword and its definition as a dictionary file holds it.
 type dictEntry struct{ hw, def string }
 
@@ -55,12 +67,8 @@ func TestSearchTranslation(t *testing.T) {
 		"ex-pw": "Signup now enforces a password policy: twelve characters, checked against breached lists.",
 	})
 	db := openDB(t, lake)
-	dir := t.TempDir()
-	writeGermanDict(t, dir)
-	old := query.DictDir
-	t.Cleanup(func() { query.DictDir = old })
+	dir := withDict(t, writeGermanDict)
 	const q = "Welche Regeln gelten für sichere Kennwörter?"
-	query.DictDir = dir
 	if ps := parents(search(t, db, query.SearchOptions{Query: q}).Hits); !slices.Contains(ps, "ex-pw") {
 		t.Errorf("translated: the English exchange is not found: %v", ps)
 	}
