@@ -241,6 +241,18 @@ func (s *Server) times(since, until string) (time.Time, time.Time, error) {
 	return from, to, nil
 }
 
+// window reads the platform and time window arguments the lake's lookups
+// share.
+func (s *Server) window(platformArg, since, until string) (p string, from, to time.Time, err error) {
+	if p, err = platform(platformArg); err != nil {
+		return "", time.Time{}, time.Time{}, err
+	}
+	if from, to, err = s.times(since, until); err != nil {
+		return "", time.Time{}, time.Time{}, err
+	}
+	return p, from, to, nil
+}
+
 func platform(p string) (string, error) {
 	if p == "" {
 		return "", nil

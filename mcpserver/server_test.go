@@ -55,23 +55,8 @@ func hashEmbedder(context.Context, string) (query.Embedder, error) {
 // connect starts a server on lake and a client speaking to it in memory.
 func connect(t *testing.T, lake string) *mcp.ClientSession {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := mcpserver.New(mcpserver.Options{Lake: lake, Embedder: hashEmbedder,
+	return connectWith(t, mcpserver.Options{Lake: lake, Embedder: hashEmbedder,
 		Now: func() time.Time { return time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC) }})
-	st, ct := mcp.NewInMemoryTransports()
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, st) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		cancel()
-		<-done
-		srv.Close()
-	})
-	return cs
 }
 
 func fixture(t *testing.T) string {

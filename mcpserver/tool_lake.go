@@ -37,11 +37,7 @@ func (s *Server) addTimeline() {
 	}
 	add(s, tool, handler(s, func(ctx context.Context, db *query.DB, a TimelineArgs) (*mcp.CallToolResult, TimelineResult, error) {
 		var out TimelineResult
-		p, err := platform(a.Platform)
-		if err != nil {
-			return nil, out, err
-		}
-		since, until, err := s.times(a.Since, a.Until)
+		p, since, until, err := s.window(a.Platform, a.Since, a.Until)
 		if err != nil {
 			return nil, out, err
 		}
@@ -83,11 +79,7 @@ func (s *Server) addStats() {
 	}
 	add(s, tool, handler(s, func(ctx context.Context, db *query.DB, a StatsArgs) (*mcp.CallToolResult, StatsResult, error) {
 		var out StatsResult
-		p, err := platform(a.Platform)
-		if err != nil {
-			return nil, out, err
-		}
-		since, until, err := s.times(a.Since, a.Until)
+		p, since, until, err := s.window(a.Platform, a.Since, a.Until)
 		if err != nil {
 			return nil, out, err
 		}

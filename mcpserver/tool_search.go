@@ -64,11 +64,7 @@ func (s *Server) addSearch() {
 		if strings.TrimSpace(a.Query) == "" {
 			return nil, out, argError("query", "is empty: say what to look for")
 		}
-		p, err := platform(a.Platform)
-		if err != nil {
-			return nil, out, err
-		}
-		since, until, err := s.times(a.Since, a.Until)
+		p, since, until, err := s.window(a.Platform, a.Since, a.Until)
 		if err != nil {
 			return nil, out, err
 		}

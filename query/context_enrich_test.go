@@ -25,11 +25,7 @@ func TestContextSmartEnrichment(t *testing.T) {
 	if err := querytest.Build(ctx, filepath.Join("eval", "continuity", "testdata", "claude"), lake); err != nil {
 		t.Fatal(err)
 	}
-	db, err := query.Open(ctx, lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, lake)
 	ref, err := db.ResolveSession(ctx, "33333333", "", "")
 	if err != nil {
 		t.Fatal(err)

@@ -106,11 +106,7 @@ func TestStaleness(t *testing.T) {
 func TestContextBudgetsCorpus(t *testing.T) {
 	lake := corpusLake(t)
 	ctx := context.Background()
-	db, err := query.Open(ctx, lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, lake)
 	ss, err := db.Sessions(ctx, query.SessionFilter{})
 	if err != nil {
 		t.Fatal(err)

@@ -21,11 +21,7 @@ func TestContextSmartWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := query.Open(ctx, lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, lake)
 	ref, err := db.ResolveSession(ctx, "11111111", "", "")
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,11 +79,7 @@ func corpusLake(t *testing.T) string {
 func TestCorpusStats(t *testing.T) {
 	lake := corpusLake(t)
 	ctx := context.Background()
-	db, err := query.Open(ctx, lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, lake)
 	got, err := db.Stats(ctx, query.StatsOptions{By: []string{"day", "model"}})
 	if err != nil {
 		t.Fatal(err)
@@ -112,11 +109,7 @@ func TestCorpusLatency(t *testing.T) {
 	lake := corpusLake(t)
 	ctx := context.Background()
 	start := time.Now()
-	db, err := query.Open(ctx, lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, lake)
 	t.Logf("Open: %v", time.Since(start).Round(time.Microsecond))
 	since := day("2026-02-12")
 	for _, tc := range []struct {
@@ -194,15 +187,7 @@ func posQuery(t *testing.T) func(v any, args ...string) {
 func editedBy(t *testing.T, root, suffix string) []string {
 	t.Helper()
 	var ids []string
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
-			return err
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
+	err := querytest.EachTranscript(root, func(path string, f io.Reader) error {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 1<<24)
 		for n := 1; sc.Scan(); n++ {

@@ -202,6 +202,37 @@ func (e *SQLError) Unwrap() error { return e.Err }
 // sqlErr turns a DuckDB error into a SQLError. DuckDB's messages span
 // lines: "Parser Error: …\n\nLINE 1: SELEC 1\n        ^". The caret
 // drawing means nothing on one line, so it is dropped.
+// eachRow calls scan for each row of rows, then closes rows. The first
+// error, scan's or the rows', comes back through sqlErr; scan returns
+// errors as it gets them, unwrapped.
+func eachRow(rows *sql.Rows, scan func() error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(); err != nil {
+			return sqlErr(err)
+		}
+	}
+	return sqlErr(rows.Err())
+}
+
+// scanAll reads the rows of rows into a list with scan, which fills a T
+// from the current row, and closes rows; no rows give an empty list, not
+// nil, so that JSON shows [].
+func scanAll[T any](rows *sql.Rows, scan func(*T) error) ([]T, error) {
+	out := []T{}
+	if err := eachRow(rows, func() error {
+		var v T
+		if err := scan(&v); err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func sqlErr(err error) error {
 	var de *duckdb.Error
 	if !errors.As(err, &de) {

@@ -64,19 +64,15 @@ ORDER BY f.last_ts DESC, f.session_id` + limit(&w, opt.Limit)
 	if err != nil {
 		return nil, sqlErr(err)
 	}
-	defer rows.Close()
-	out := []FileSession{}
-	for rows.Next() {
-		var s FileSession
+	return scanAll(rows, func(s *FileSession) error {
 		var first, last sql.NullTime
 		if err := rows.Scan(&last, &first, &s.Platform, &s.SessionID, &s.Title, &s.Project, &s.Refs, &s.Actions,
 			(*stringList)(&s.Paths)); err != nil {
-			return nil, sqlErr(err)
+			return err
 		}
 		s.FirstTS, s.LastTS = utc(first), utc(last)
-		out = append(out, s)
-	}
-	return out, sqlErr(rows.Err())
+		return nil
+	})
 }
 
 // Decision is one row of Decisions.
@@ -134,17 +130,13 @@ ORDER BY d.ts DESC, d.id` + limit(&w, opt.Limit)
 	if err != nil {
 		return nil, sqlErr(err)
 	}
-	defer rows.Close()
-	out := []Decision{}
-	for rows.Next() {
-		var x Decision
+	return scanAll(rows, func(x *Decision) error {
 		var ts sql.NullTime
 		if err := rows.Scan(&ts, &x.Confidence, &x.Status, &x.Text, &x.Context, &x.Role, &x.Platform, &x.SessionID,
 			&x.Title, &x.Project, (*stringList)(&x.Patterns), &x.ExchangeID); err != nil {
-			return nil, sqlErr(err)
+			return err
 		}
 		x.TS = utc(ts)
-		out = append(out, x)
-	}
-	return out, sqlErr(rows.Err())
+		return nil
+	})
 }

@@ -299,15 +299,17 @@ WHERE chunk_key IN (` + placeholders(len(keys)) + `)`
 	if err != nil {
 		return nil, sqlErr(err)
 	}
-	defer rows.Close()
 	out := map[int64]string{}
-	for rows.Next() {
+	if err := eachRow(rows, func() error {
 		var k int64
 		var text string
 		if err := rows.Scan(&k, &text); err != nil {
-			return nil, sqlErr(err)
+			return err
 		}
 		out[k] = text
+		return nil
+	}); err != nil {
+		return nil, err
 	}
-	return out, sqlErr(rows.Err())
+	return out, nil
 }

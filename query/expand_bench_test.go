@@ -42,11 +42,7 @@ func BenchmarkSearchExpansion(b *testing.B) {
 		noExpand bool
 	}{{"hybrid-expanded", false}, {"hybrid-plain", true}} {
 		b.Run(c.name, func(b *testing.B) {
-			db, err := query.Open(ctx, lake)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
+			db := openDB(b, lake)
 			var times []time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

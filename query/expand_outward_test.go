@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,21 +20,10 @@ import (
 // writeEnglishRussianDict writes a small English-Russian dictionary in
 // Mueller's format (mueller7, plain data file) into dir.
 func writeEnglishRussianDict(t *testing.T, dir string) {
-	t.Helper()
-	defs := []struct{ hw, def string }{
+	writeDict(t, dir, "mueller7", []dictEntry{
 		{"colour", "colour\n   [ˈkʌlə] _n. 1) цвет; 2) окраска\n"},
 		{"glyph", "glyph\n   [ɡlɪf] _n. 1) символ; 2) иконка\n"},
-	}
-	var data, index bytes.Buffer
-	for _, d := range defs {
-		index.WriteString(d.hw + "\t" + dictNumber(data.Len()) + "\t" + dictNumber(len(d.def)) + "\n")
-		data.WriteString(d.def)
-	}
-	for name, b := range map[string][]byte{"mueller7.index": index.Bytes(), "mueller7.dict": data.Bytes()} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 }
 
 // loadChunks adds exchange chunks (parent id: text) to the lake.
@@ -71,17 +59,9 @@ func TestSearchOutward(t *testing.T) {
 	loadChunks(t, lake, map[string]string{
 		"ex-ru": "Иконки перекрашиваются через CSS: цвет задаётся свойством fill у тега svg, а не в исходных файлах.",
 	})
-	db, err := query.Open(context.Background(), lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	dir := t.TempDir()
-	writeEnglishRussianDict(t, dir)
-	old := query.DictDir
-	t.Cleanup(func() { query.DictDir = old })
+	db := openDB(t, lake)
+	dir := withDict(t, writeEnglishRussianDict)
 	const q = "which colour do the glyphs get"
-	query.DictDir = dir
 	if ps := parents(search(t, db, query.SearchOptions{Query: q}).Hits); !slices.Contains(ps, "ex-ru") {
 		t.Errorf("translated: the Russian exchange is not found: %v", ps)
 	}
@@ -114,16 +94,8 @@ func TestOutwardBoundedByWord(t *testing.T) {
 		texts[fmt.Sprintf("ex-en%d", i)] = fmt.Sprintf("The colour of panel %d comes from the theme variables.", i)
 	}
 	loadChunks(t, lake, texts)
-	db, err := query.Open(context.Background(), lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	dir := t.TempDir()
-	writeEnglishRussianDict(t, dir)
-	old := query.DictDir
-	t.Cleanup(func() { query.DictDir = old })
-	query.DictDir = dir
+	db := openDB(t, lake)
+	withDict(t, writeEnglishRussianDict)
 	// The Russian exchange's rank and the best English one's (the
 	// English exchanges, alike, may fold into one hit), by the lexical
 	// side's scores alone: the bound is on them.

@@ -52,11 +52,7 @@ func parents(hits []query.SearchHit) []string {
 // pass, a unit that has none of the query's words; with NoExpand it does
 // not, and the lexical and vector modes do not expand.
 func TestSearchExpansion(t *testing.T) {
-	db, err := query.Open(context.Background(), expansionLake(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, expansionLake(t))
 	const q = "why was the suite slow"
 	got := search(t, db, query.SearchOptions{Query: q})
 	if ps := parents(got.Hits); len(ps) == 0 || ps[0] != "ex-slow" || !slices.Contains(ps, "ex-workers") {

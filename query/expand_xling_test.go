@@ -2,36 +2,51 @@ package query_test
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
-	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/query"
-	"github.com/pos-lake/pos/query/querytest"
-	"github.com/pos-lake/pos/schema"
-	"github.com/pos-lake/pos/transform/embed"
 )
 
 // writeGermanDict writes a small German-English dictionary in dictd's
 // format (plain data file) into dir.
 func writeGermanDict(t *testing.T, dir string) {
-	t.Helper()
-	defs := []struct{ hw, def string }{
+	writeDict(t, dir, "freedict-deu-eng", []dictEntry{
 		{"Kennwort", "Kennwort <neut, n, sg>\npassword <n>\n"},
 		{"Regel", "Regel <fem, n, sg>\nrule <n>, policy <n>\n"},
 		{"sicher", "sicher <adj>\nstrong, secure\n"},
-	}
+	})
+}
+
+// withDict writes a dictionary with write into a new directory and points
+// query.DictDir at it until the test ends; it returns the directory.
+func withDict(t *testing.T, write func(*testing.T, string)) string {
+	t.Helper()
+	dir := t.TempDir()
+	write(t, dir)
+	old := query.DictDir
+	t.Cleanup(func() { query.DictDir = old })
+	query.DictDir = dir
+	return dir
+}
+
+// dictEntry is a headword and its definition as a dictionary file holds it.
+type dictEntry struct{ hw, def string }
+
+// writeDict writes defs into dir as the dictionary name in dictd's layout:
+// name.dict holds the definitions, name.index each headword with its
+// definition's offset and length.
+func writeDict(t *testing.T, dir, name string, defs []dictEntry) {
+	t.Helper()
 	var data, index bytes.Buffer
 	for _, d := range defs {
 		index.WriteString(d.hw + "\t" + dictNumber(data.Len()) + "\t" + dictNumber(len(d.def)) + "\n")
 		data.WriteString(d.def)
 	}
-	for name, b := range map[string][]byte{"freedict-deu-eng.index": index.Bytes(), "freedict-deu-eng.dict": data.Bytes()} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+	for file, b := range map[string][]byte{name + ".index": index.Bytes(), name + ".dict": data.Bytes()} {
+		if err := os.WriteFile(filepath.Join(dir, file), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -48,26 +63,12 @@ func dictNumber(n int) string {
 // NoExpand, or without the dictionary, it does not.
 func TestSearchTranslation(t *testing.T) {
 	lake := searchLake(t)
-	c := schema.New(schema.KindChunk)
-	c.ID, c.Platform, c.SessionID, c.ParentID = "chunk-ex-pw", "claude", "sess-pw", "ex-pw"
-	c.TS = querytest.Now.Add(-time.Hour)
-	c.ContentType, c.Text = schema.ContentExchange, "Signup now enforces a password policy: twelve characters, checked against breached lists."
-	c.Chunk = &schema.Chunk{Model: embed.HashModel, Dim: embed.DefaultDim, Embedding: embed.NewHash(0).Vector(c.Text)}
-	if _, err := load.Load(context.Background(), bytes.NewReader(append(schema.AppendRecord(nil, c), '\n')),
-		load.Options{Lake: lake, Now: func() time.Time { return querytest.Now }, NoCatalog: true}); err != nil {
-		t.Fatal(err)
-	}
-	db, err := query.Open(context.Background(), lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	dir := t.TempDir()
-	writeGermanDict(t, dir)
-	old := query.DictDir
-	t.Cleanup(func() { query.DictDir = old })
+	loadChunks(t, lake, map[string]string{
+		"ex-pw": "Signup now enforces a password policy: twelve characters, checked against breached lists.",
+	})
+	db := openDB(t, lake)
+	dir := withDict(t, writeGermanDict)
 	const q = "Welche Regeln gelten für sichere Kennwörter?"
-	query.DictDir = dir
 	if ps := parents(search(t, db, query.SearchOptions{Query: q}).Hits); !slices.Contains(ps, "ex-pw") {
 		t.Errorf("translated: the English exchange is not found: %v", ps)
 	}

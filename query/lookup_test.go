@@ -23,11 +23,7 @@ func checkLookupsMatchViews(t *testing.T, lake string) {
 // each session's own rows.
 func checkLookups(t *testing.T, lake string, cache bool) {
 	ctx := context.Background()
-	db, err := query.Open(ctx, lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, lake)
 	if !cache {
 		query.NoSessionCache(db)
 	}

@@ -38,11 +38,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// open opens the fixture lake as pos-query opens it: each lookup defines
+// the views it reads, so the tests fail if one reads a view it does not
+// ask for.
 func open(t *testing.T) *query.DB {
 	t.Helper()
-	// As pos-query opens it: each lookup defines the views it reads, so the
-	// tests fail if one reads a view it does not ask for.
-	db, err := query.Open(context.Background(), fixtureLake, query.LazyViews())
+	return openDB(t, fixtureLake, query.LazyViews())
+}
+
+// openDB opens lake for the rest of the test, which fails if it cannot.
+func openDB(t testing.TB, lake string, opts ...query.OpenOption) *query.DB {
+	t.Helper()
+	db, err := query.Open(context.Background(), lake, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,22 +83,10 @@ func TestStatsRollup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	roll, err := query.Open(ctx, lake, query.LazyViews())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer roll.Close()
-	msgs, err := query.Open(ctx, lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer msgs.Close()
+	roll := openDB(t, lake, query.LazyViews())
+	msgs := openDB(t, lake)
 	query.NoRollup(msgs)
-	rsql, err := query.Open(ctx, lake, query.LazyViews())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rsql.Close()
+	rsql := openDB(t, lake, query.LazyViews())
 	query.SQLRollup(rsql)
 
 	// Stats answered from the rollup in Go never starts DuckDB.
@@ -251,11 +239,7 @@ func TestStatsRollup(t *testing.T) {
 func TestRollupRowsCorpus(t *testing.T) {
 	lake := corpusLake(t)
 	ctx := context.Background()
-	db, err := query.Open(ctx, lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, lake)
 	st, err := load.ReadRollup(lake)
 	if err != nil || st == nil || len(st.Stale)+len(st.Gone) != 0 {
 		t.Fatalf("no current rollup: %+v, %v", st, err)

@@ -43,11 +43,7 @@ func BenchmarkSearch1M(b *testing.B) {
 	since := until.AddDate(0, 0, -30)
 	run := func(name string, opt query.SearchOptions) {
 		b.Run(name, func(b *testing.B) {
-			db, err := query.Open(ctx, lake)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
+			db := openDB(b, lake)
 			opt.Embed = hashEmbedder
 			opt.K = 10
 			var times []time.Duration

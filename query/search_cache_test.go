@@ -18,11 +18,7 @@ import (
 // replaced.
 func TestSearchSeesLaterLoads(t *testing.T) {
 	lake := searchLake(t)
-	db, err := query.Open(context.Background(), lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, lake)
 	const q = "zeppelin hangar mooring"
 	for _, mode := range query.SearchModes {
 		if got := search(t, db, query.SearchOptions{Query: q, Mode: mode}).Hits; len(got) > 0 && got[0].SessionID == "later" {

@@ -80,16 +80,18 @@ func (d *DB) chunkKeys(ctx context.Context, opt SearchOptions, files []string) (
 	if err != nil {
 		return nil, sqlErr(err)
 	}
-	defer rows.Close()
 	keep := map[int64]bool{}
-	for rows.Next() {
+	if err := eachRow(rows, func() error {
 		var k int64
 		if err := rows.Scan(&k); err != nil {
-			return nil, sqlErr(err)
+			return err
 		}
 		keep[k] = true
+		return nil
+	}); err != nil {
+		return nil, err
 	}
-	return keep, sqlErr(rows.Err())
+	return keep, nil
 }
 
 // duckVectorScores scores chunks files from their Parquet vectors.
@@ -147,22 +149,24 @@ func (d *DB) scores(ctx context.Context, q string, files []string, args ...any) 
 	if err != nil {
 		return nil, sqlErr(err)
 	}
-	defer rows.Close()
 	var out []scored
-	for rows.Next() {
+	if err := eachRow(rows, func() error {
 		var s scored
 		var file int64
 		var score sql.NullFloat64
 		if err := rows.Scan(&s.key, &file, &score); err != nil {
-			return nil, sqlErr(err)
+			return err
 		}
 		if file >= 0 && file < int64(len(files)) {
 			s.file = files[file]
 		}
 		s.score = score.Float64
 		out = append(out, s)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
-	return out, sqlErr(rows.Err())
+	return out, nil
 }
 
 // candidates reads the metadata of the scored chunks, from their files
@@ -277,24 +281,23 @@ SELECT c.* FROM c JOIN (
 	if err != nil {
 		return nil, sqlErr(err)
 	}
-	defer rows.Close()
 	meta := map[int64]candidate{}
-	for rows.Next() {
+	if err := eachRow(rows, func() error {
 		var c candidate
 		var ts sql.NullTime
 		var parent, session, agentID sql.NullString
 		var file int64
 		if err := rows.Scan(&c.chunkKey, &c.id, &parent, &c.ctype, &c.platform, &session, &agentID, &ts, &file); err != nil {
-			return nil, sqlErr(err)
+			return err
 		}
 		if file >= 0 && file < int64(len(list)) {
 			c.file = list[file]
 		}
 		c.parent, c.session, c.agentID, c.ts = parent.String, session.String, agentID.String, utc(ts)
 		meta[c.chunkKey] = c
-	}
-	if err := rows.Err(); err != nil {
-		return nil, sqlErr(err)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return meta, nil
 }

@@ -16,7 +16,6 @@ import (
 // what DuckDB reads from the views: the same results, in every mode,
 // grouped or not.
 func TestSearchDescribeInGoSameAsSQL(t *testing.T) {
-	ctx := context.Background()
 	opts := []query.SearchOptions{
 		{Query: "undefined frobnicateWidget"},
 		{Query: "undefined frobnicateWidget", Mode: query.SearchLexical, Types: []string{schema.ContentToolError}},
@@ -29,11 +28,7 @@ func TestSearchDescribeInGoSameAsSQL(t *testing.T) {
 	}
 	for _, lake := range []string{rankLake(t), searchLake(t)} {
 		results := func(sql bool) (string, [4]int) {
-			db, err := query.Open(ctx, lake, query.LazyViews())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := openDB(t, lake, query.LazyViews())
 			if sql {
 				query.DescribeWithSQL(db)
 			}
@@ -83,11 +78,7 @@ func TestSearchOpensNoDuckDB(t *testing.T) {
 	}
 	search(t, first, query.SearchOptions{Query: "widget", Mode: query.SearchLexical}) // brings the session cache up to date
 	first.Close()
-	db, err := query.Open(ctx, lake, query.LazyViews())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, lake, query.LazyViews())
 	for _, mode := range query.SearchModes {
 		res := search(t, db, query.SearchOptions{Query: "undefined frobnicateWidget", Mode: mode, NoExpand: true})
 		if len(res.Hits) == 0 || res.Hits[0].Title == "" || res.Hits[0].Prompt == "" || res.Hits[0].Error == nil || len(res.Hits[0].Fix) == 0 {

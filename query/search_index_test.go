@@ -42,11 +42,7 @@ func TestSearchIndexSameHits(t *testing.T) {
 	}
 	results := func(fromFiles bool) string {
 		t.Helper()
-		db, err := query.Open(ctx, lake)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openDB(t, lake)
 		files, err := load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{})
 		if err != nil {
 			t.Fatal(err)

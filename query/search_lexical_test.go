@@ -150,11 +150,7 @@ func TestSearchLexicalV1Lake(t *testing.T) {
 	if err := os.CopyFS(lake, os.DirFS(filepath.Join("testdata", "lake-lexical-v1"))); err != nil {
 		t.Fatal(err)
 	}
-	db, err := query.Open(context.Background(), lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, lake)
 	v2, err := embed.NewHashModel(embed.HashModelV2, 0)
 	if err != nil {
 		t.Fatal(err)

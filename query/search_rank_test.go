@@ -131,12 +131,7 @@ func rankLake(t *testing.T) string {
 
 func openRank(t *testing.T) *query.DB {
 	t.Helper()
-	db, err := query.Open(context.Background(), rankLake(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return openDB(t, rankLake(t))
 }
 
 // The same failing build in two sessions is one hit that says it stands

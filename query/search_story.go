@@ -289,15 +289,17 @@ WHERE content_type = ? AND parent_id IN (`+placeholders(len(ids))+`)`, append([]
 	if err != nil {
 		return nil, sqlErr(err)
 	}
-	defer rows.Close()
-	for rows.Next() {
+	if err := eachRow(rows, func() error {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, sqlErr(err)
+			return err
 		}
 		out[id] = true
+		return nil
+	}); err != nil {
+		return nil, err
 	}
-	return out, sqlErr(rows.Err())
+	return out, nil
 }
 
 // storyMessages reads the messages with tools of each exchange, in order:

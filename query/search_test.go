@@ -63,12 +63,7 @@ func hashEmbedder(ctx context.Context, text string) ([]float32, error) {
 
 func openSearch(t *testing.T) *query.DB {
 	t.Helper()
-	db, err := query.Open(context.Background(), searchLake(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return openDB(t, searchLake(t))
 }
 
 func search(t *testing.T, db *query.DB, opt query.SearchOptions) *query.SearchResult {
@@ -376,17 +371,9 @@ func TestSearchWithoutSidecars(t *testing.T) {
 func TestSearchLazyViews(t *testing.T) {
 	lake := searchLake(t)
 	ctx := context.Background()
-	full, err := query.Open(ctx, lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer full.Close()
+	full := openDB(t, lake)
 	// Titles from the session_rows view, not the session cache.
-	noCache, err := query.Open(ctx, lake, query.LazyViews())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer noCache.Close()
+	noCache := openDB(t, lake, query.LazyViews())
 	query.NoSessionCache(noCache)
 	for _, opt := range []query.SearchOptions{
 		{Query: "fetcher retry tests"},
@@ -427,11 +414,7 @@ func TestLexicalSearchEverySource(t *testing.T) {
 		{Query: "fetcher", Mode: query.SearchLexical, Since: day("2026-02-28")},
 	}
 	results := func() []string {
-		db, err := query.Open(context.Background(), lake)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openDB(t, lake)
 		var out []string
 		for _, opt := range opts {
 			var s strings.Builder

@@ -17,11 +17,7 @@ import (
 func TestSignCodesScanFindsTheExactBest(t *testing.T) {
 	lake, _ := embeddedCorpusLake(t)
 	ctx := context.Background()
-	db, err := query.Open(ctx, lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, lake)
 	queries := []string{
 		"fix the failing test", "how did we make the slow suite faster",
 		"permission denied when pushing to the remote", "why does the build fail on windows",

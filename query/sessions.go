@@ -76,21 +76,17 @@ ORDER BY last_ts DESC NULLS LAST, session_id` + lim, w.args
 	if err != nil {
 		return nil, sqlErr(err)
 	}
-	defer rows.Close()
-	out := []Session{}
-	for rows.Next() {
-		var s Session
+	return scanAll(rows, func(s *Session) error {
 		var first, last sql.NullTime
 		if err := rows.Scan(&last, &first, &s.Platform, &s.SessionID, &s.Title, &s.Project,
 			&s.Exchanges, &s.Messages, &s.ToolCalls, &s.Subagents, &s.Compactions,
 			&s.Input, &s.Output, &s.CacheCreation, &s.CacheRead,
 			(*stringList)(&s.Models), &s.GitBranch, &s.Cwd, (*stringList)(&s.PullRequests)); err != nil {
-			return nil, sqlErr(err)
+			return err
 		}
 		s.FirstTS, s.LastTS = utc(first), utc(last)
-		out = append(out, s)
-	}
-	return out, sqlErr(rows.Err())
+		return nil
+	})
 }
 
 // SessionRef names a session.

@@ -46,37 +46,8 @@ func checkSessionCache(t *testing.T, lake string) {
 	if err != nil || len(all) == 0 {
 		t.Fatalf("no sessions: %v", err)
 	}
-	mid := all[len(all)/2].LastTS
-	for _, f := range []query.SessionFilter{
-		{}, {Limit: 3}, {Platform: all[0].Platform}, {Project: "a"}, {Since: mid}, {Until: mid},
-	} {
-		got, err := cached.Sessions(ctx, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := view.Sessions(ctx, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%+v: from the cache\n%+v\nfrom the view\n%+v", f, got, want)
-		}
-	}
-	for _, o := range []query.TimelineOptions{{}, {Limit: 5}, {Limit: 1}, {Limit: 40, Subagents: true}, {Limit: 12, Platform: all[0].Platform},
-		{Limit: 7, Until: mid}, {Since: mid}, {Subagents: true, Project: "a"}} {
-		got, err := cached.Timeline(ctx, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := view.Timeline(ctx, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("timeline %+v: from the cache\n%+v\nfrom the view\n%+v", o, got, want)
-		}
-	}
-	// The other lookups that read sessions' titles and figures.
+	// same fails the test unless a lookup found the same from the cache
+	// as from the views, without error.
 	same := func(what string, got, want any, err1, err2 error) {
 		t.Helper()
 		if err1 != nil || err2 != nil {
@@ -86,6 +57,21 @@ func checkSessionCache(t *testing.T, lake string) {
 			t.Fatalf("%s: from the cache\n%+v\nfrom the view\n%+v", what, got, want)
 		}
 	}
+	mid := all[len(all)/2].LastTS
+	for _, f := range []query.SessionFilter{
+		{}, {Limit: 3}, {Platform: all[0].Platform}, {Project: "a"}, {Since: mid}, {Until: mid},
+	} {
+		got, e1 := cached.Sessions(ctx, f)
+		want, e2 := view.Sessions(ctx, f)
+		same(fmt.Sprintf("%+v", f), got, want, e1, e2)
+	}
+	for _, o := range []query.TimelineOptions{{}, {Limit: 5}, {Limit: 1}, {Limit: 40, Subagents: true}, {Limit: 12, Platform: all[0].Platform},
+		{Limit: 7, Until: mid}, {Since: mid}, {Subagents: true, Project: "a"}} {
+		got, e1 := cached.Timeline(ctx, o)
+		want, e2 := view.Timeline(ctx, o)
+		same(fmt.Sprintf("timeline %+v", o), got, want, e1, e2)
+	}
+	// The other lookups that read sessions' titles and figures.
 	f1, e1 := cached.Files(ctx, query.FilesOptions{Path: "/"})
 	f2, e2 := view.Files(ctx, query.FilesOptions{Path: "/"})
 	same("files", f1, f2, e1, e2)
@@ -219,11 +205,7 @@ func TestSessionCacheFollowsLoads(t *testing.T) {
 	if bytes.Equal(before, manifest()) {
 		t.Fatal("the session cache was not brought up to date")
 	}
-	fresh, err := query.Open(ctx, lake, query.LazyViews())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Close()
+	fresh := openDB(t, lake, query.LazyViews())
 	got, err := fresh.Sessions(ctx, query.SessionFilter{Limit: 2})
 	if err != nil {
 		t.Fatal(err)

@@ -107,11 +107,7 @@ func TestStatsCost(t *testing.T) {
 func TestStatsCacheWrite1h(t *testing.T) {
 	lake := corpusLake(t)
 	ctx := context.Background()
-	db, err := query.Open(ctx, lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, lake)
 	r, err := db.Stats(ctx, query.StatsOptions{By: []string{"day", "model"}, Since: day("2026-02-10"), Until: day("2026-02-11")})
 	if err != nil {
 		t.Fatal(err)

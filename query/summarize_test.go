@@ -85,12 +85,7 @@ func synthLake(t *testing.T, n, words int) (lake, root string) {
 
 func openLake(t *testing.T, lake string) *query.DB {
 	t.Helper()
-	db, err := query.Open(context.Background(), lake, query.LazyViews())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return openDB(t, lake, query.LazyViews())
 }
 
 func TestSummarizeExtractive(t *testing.T) {

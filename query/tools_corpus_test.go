@@ -95,11 +95,7 @@ func embeddedCorpusLake(t *testing.T) (string, []byte) {
 func TestCorpusToolErrors(t *testing.T) {
 	lake, stream := embeddedCorpusLake(t)
 	ctx := context.Background()
-	db, err := query.Open(ctx, lake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, lake)
 
 	for _, c := range []struct {
 		platform, text, tool string

@@ -1,15 +1,20 @@
-// Package querytest builds small lakes for tests by running the real
-// pipeline (the Claude Code extractor, normalize, load) over transcripts.
+// Package querytest builds small lakes for tests and evaluations by
+// running the real pipeline (the Claude Code extractor, normalize, scrub,
+// load) over transcripts, and reads transcripts the way checks made
+// without pos do.
 package querytest
 
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pos-lake/pos/extract"
@@ -46,13 +51,42 @@ func FixtureLake(ctx context.Context, dir string) (string, error) {
 }
 
 // Build runs extract → normalize → scrub → load over the Claude Code
-// transcripts under root into lake.
+// transcripts under root into lake, for user dev on machine box, stamped
+// with Now.
 func Build(ctx context.Context, root, lake string) error {
+	p := Pipeline{User: "dev", Machine: "box", Now: func() time.Time { return Now },
+		Key: []byte("querytest key of 32 bytes or more")}
+	return p.Run(ctx, root, lake)
+}
+
+// Pipeline is what a lake built by Run is stamped and keyed with.
+type Pipeline struct {
+	// User and Machine name where the records come from, as pos-extract's
+	// flags do.
+	User, Machine string
+	// Now is the ingestion clock of extract and load; nil is the wall
+	// clock.
+	Now func() time.Time
+	// Key keys the scrub markers.
+	Key []byte
+	// CollectSkips lets the extractor read on past bad input records and
+	// fails the build afterwards, naming them all; otherwise the first one
+	// stops the build with its error.
+	CollectSkips bool
+}
+
+// Run runs the pipeline pos-extract --platform claude_code | pos-normalize |
+// pos-scrub | pos-load in process over the Claude Code transcripts under
+// root into lake: extract, normalize with every enrichment, scrub, load
+// (which requires scrubbed records), so that the lake holds scrubbed text
+// as a user's does.
+func (p Pipeline) Run(ctx context.Context, root, lake string) error {
 	var extracted, normalized bytes.Buffer
 	enc := schema.NewEncoder(&extracted)
-	opt := extract.Options{
-		Roots: []string{root}, User: "dev", Machine: "box",
-		Now: func() time.Time { return Now },
+	var skipped []string
+	opt := extract.Options{Roots: []string{root}, User: p.User, Machine: p.Machine, Now: p.Now}
+	if p.CollectSkips {
+		opt.OnSkip = func(b *schema.BadInput) error { skipped = append(skipped, b.Error()); return nil }
 	}
 	if err := (claudecode.Adapter{}).Extract(ctx, opt, enc.Encode); err != nil {
 		return err
@@ -60,15 +94,34 @@ func Build(ctx context.Context, root, lake string) error {
 	if err := enc.Flush(); err != nil {
 		return err
 	}
+	if len(skipped) > 0 {
+		return errors.New("bad input: " + strings.Join(skipped, "; "))
+	}
 	if _, err := normalize.Normalize(ctx, &extracted, &normalized, normalize.Options{Name: root, Enrich: enrich.All}); err != nil {
 		return err
 	}
 	var scrubbed bytes.Buffer
-	if _, err := scrub.Scrub(ctx, &normalized, &scrubbed, scrub.Options{Key: []byte("querytest key of 32 bytes or more")}); err != nil {
+	if _, err := scrub.Scrub(ctx, &normalized, &scrubbed, scrub.Options{Key: p.Key}); err != nil {
 		return err
 	}
-	_, err := load.Load(ctx, &scrubbed, load.Options{Lake: lake, Now: func() time.Time { return Now }, RequireScrubbed: true})
+	_, err := load.Load(ctx, &scrubbed, load.Options{Lake: lake, Now: p.Now, RequireScrubbed: true})
 	return err
+}
+
+// EachTranscript calls fn with each transcript (.jsonl file) under root,
+// open for reading, in path order.
+func EachTranscript(root string, fn func(path string, r io.Reader) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return fn(path, f)
+	})
 }
 
 // copyTree copies the fixture and gives its files modification times in

@@ -1,8 +1,6 @@
 package scrub
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -29,19 +27,7 @@ func TestKindsInContexts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var in bytes.Buffer
-	for _, inst := range set {
-		in.Write(inst.Line)
-		in.WriteByte('\n')
-	}
-	var out bytes.Buffer
-	if _, err := Scrub(context.Background(), &in, &out, Options{Key: testKey}); err != nil {
-		t.Fatal(err)
-	}
-	lines := bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n"))
-	if len(lines) != len(set) {
-		t.Fatalf("%d records in, %d out", len(set), len(lines))
-	}
+	lines, _ := scrubPlanted(t, set)
 	kinds := map[string]bool{}
 	missedBy := map[string]int{}
 	var missed []string

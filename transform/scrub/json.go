@@ -155,16 +155,8 @@ func (p *parser) value(depth int, top, sub string) error {
 	}
 	switch c := p.src[p.i]; c {
 	case '{':
-		if depth >= maxDepth {
-			return errDepth
-		}
-		p.putByte('{')
-		p.i++
-		p.ws()
-		if p.i < len(p.src) && p.src[p.i] == '}' {
-			p.putByte('}')
-			p.i++
-			return nil
+		if empty, err := p.open(depth, '{', '}'); empty || err != nil {
+			return err
 		}
 		for {
 			p.ws()
@@ -199,54 +191,22 @@ func (p *parser) value(depth int, top, sub string) error {
 			if err := p.member(depth+1, ntop, nsub); err != nil {
 				return err
 			}
-			p.ws()
-			if p.i >= len(p.src) {
-				return p.errf("unterminated object")
+			if more, err := p.next('}', "object", "object member"); !more || err != nil {
+				return err
 			}
-			if p.src[p.i] == ',' {
-				p.putByte(',')
-				p.i++
-				continue
-			}
-			if p.src[p.i] == '}' {
-				p.putByte('}')
-				p.i++
-				return nil
-			}
-			return p.errf("expected ',' or '}' after object member")
 		}
 	case '[':
-		if depth >= maxDepth {
-			return errDepth
-		}
-		p.putByte('[')
-		p.i++
-		p.ws()
-		if p.i < len(p.src) && p.src[p.i] == ']' {
-			p.putByte(']')
-			p.i++
-			return nil
+		if empty, err := p.open(depth, '[', ']'); empty || err != nil {
+			return err
 		}
 		for {
 			p.ws()
 			if err := p.value(depth+1, top, sub); err != nil {
 				return err
 			}
-			p.ws()
-			if p.i >= len(p.src) {
-				return p.errf("unterminated array")
+			if more, err := p.next(']', "array", "array element"); !more || err != nil {
+				return err
 			}
-			if p.src[p.i] == ',' {
-				p.putByte(',')
-				p.i++
-				continue
-			}
-			if p.src[p.i] == ']' {
-				p.putByte(']')
-				p.i++
-				return nil
-			}
-			return p.errf("expected ',' or ']' after array element")
 		}
 	case '"':
 		var flags uint8
@@ -258,6 +218,45 @@ func (p *parser) value(depth int, top, sub string) error {
 	default:
 		return p.literal()
 	}
+}
+
+// open copies the opening bracket of an object or array at nesting depth
+// depth and reports whether the container is empty, its closing bracket
+// copied too.
+func (p *parser) open(depth int, open, close byte) (empty bool, err error) {
+	if depth >= maxDepth {
+		return false, errDepth
+	}
+	p.putByte(open)
+	p.i++
+	p.ws()
+	if p.i < len(p.src) && p.src[p.i] == close {
+		p.putByte(close)
+		p.i++
+		return true, nil
+	}
+	return false, nil
+}
+
+// next copies what follows a member of an object or an element of an
+// array: a comma, after which more follows, or the closing bracket close.
+// container and item name them in errors.
+func (p *parser) next(close byte, container, item string) (more bool, err error) {
+	p.ws()
+	if p.i >= len(p.src) {
+		return false, p.errf("unterminated %s", container)
+	}
+	switch p.src[p.i] {
+	case ',':
+		p.putByte(',')
+		p.i++
+		return true, nil
+	case close:
+		p.putByte(close)
+		p.i++
+		return false, nil
+	}
+	return false, p.errf("expected ',' or '%c' after %s", close, item)
 }
 
 // member parses the value of an object member: the flags a string value

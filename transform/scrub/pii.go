@@ -27,6 +27,24 @@ func scanPII(text []byte, out []span) []span {
 	return scanPhone(text, out)
 }
 
+// scanAround finds spans around each occurrence of the byte anchor in
+// text, left to right: match looks at the anchor at offset c and returns
+// the span [s, e) it holds, if ok, and the offset past c where the search
+// for the next anchor starts.
+func scanAround(text []byte, anchor byte, r *rule, out []span, match func(c int) (s, e, next int, ok bool)) []span {
+	for i := 0; ; {
+		k := bytes.IndexByte(text[i:], anchor)
+		if k < 0 {
+			return out
+		}
+		s, e, next, ok := match(i + k)
+		if ok {
+			out = append(out, span{start: s, end: e, rule: r})
+		}
+		i = next
+	}
+}
+
 // notEmailTLD are file extensions that follow name@2x-style names.
 var notEmailTLD = map[string]bool{
 	"png": true, "jpg": true, "jpeg": true, "gif": true, "svg": true, "webp": true, "js": true, "ts": true,
@@ -51,14 +69,9 @@ func notPersonal(local, domain string) bool {
 }
 
 func scanEmail(text []byte, out []span) []span {
-	for i := 0; ; {
-		k := bytes.IndexByte(text[i:], '@')
-		if k < 0 {
-			return out
-		}
-		at := i + k
-		i = at + 1
-		s := at
+	return scanAround(text, '@', piiRules["email"], out, func(at int) (s, e, next int, ok bool) {
+		next = at + 1
+		s = at
 		for s > 0 && at-s < 64 && isEmailLocal(text[s-1]) {
 			s--
 		}
@@ -69,9 +82,10 @@ func scanEmail(text []byte, out []span) []span {
 			s++ // \nname@… in text held in a string
 		}
 		if s == at {
-			continue
+			return 0, 0, next, false
 		}
-		e, dot, lastDot := at+1, -1, -1
+		e = at + 1
+		dot, lastDot := -1, -1
 		for e < len(text) && e-at < 255 && (isAlnum(text[e]) || text[e] == '-' || text[e] == '.') {
 			if text[e] == '.' {
 				if dot < 0 {
@@ -91,18 +105,17 @@ func scanEmail(text []byte, out []span) []span {
 			}
 		}
 		if dot < 0 || lastDot < 0 || lastDot <= at+1 {
-			continue
+			return 0, 0, next, false
 		}
 		tld := text[lastDot+1 : e]
 		if len(tld) < 2 || len(tld) > 24 || !isLetters(tld) || notEmailTLD[strings.ToLower(string(tld))] {
-			continue
+			return 0, 0, next, false
 		}
 		if notPersonal(string(text[s:at]), string(text[at+1:e])) {
-			continue
+			return 0, 0, next, false
 		}
-		out = append(out, span{start: s, end: e, rule: piiRules["email"]})
-		i = e
-	}
+		return s, e, e, true
+	})
 }
 
 func isEmailLocal(c byte) bool {
@@ -125,24 +138,20 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // longer dotted number (a version) or of a word.
 func scanIPv4(text []byte, out []span) []span {
 	n := len(text)
-	for i := 0; ; {
-		k := bytes.IndexByte(text[i:], '.')
-		if k < 0 {
-			return out
-		}
-		dot := i + k
-		i = dot + 1
+	return scanAround(text, '.', piiRules["ipv4"], out, func(dot int) (s, e, next int, ok bool) {
+		next = dot + 1
 		if dot == 0 || !isDigit(text[dot-1]) {
-			continue
+			return 0, 0, next, false
 		}
-		s := dot - 1
+		s = dot - 1
 		for s > 0 && dot-s < 3 && isDigit(text[s-1]) {
 			s--
 		}
 		if s > 0 && (!boundaryBefore(text, s) || text[s-1] == '.' || text[s-1] == '_' || text[s-1] == ']' || text[s-1] == '-' && s > 1 && isDigit(text[s-2])) {
-			continue
+			return 0, 0, next, false
 		}
-		e, parts := s, 0
+		e = s
+		parts := 0
 		for parts < 4 {
 			d := e
 			for e < n && e-d < 3 && isDigit(text[e]) {
@@ -160,54 +169,46 @@ func scanIPv4(text []byte, out []span) []span {
 			}
 		}
 		if parts != 4 || e < n && (isAlnum(text[e]) || text[e] == '_' || text[e] == '.' && e+1 < n && isDigit(text[e+1])) {
-			i = max(i, e)
-			continue
+			return 0, 0, max(next, e), false
 		}
 		a, err := netip.ParseAddr(unsafe.String(unsafe.SliceData(text[s:e]), e-s))
 		if err != nil || a.IsLoopback() || a.IsUnspecified() || a.IsLinkLocalUnicast() || a.IsMulticast() ||
 			a == netip.AddrFrom4([4]byte{255, 255, 255, 255}) || a.As4()[0] == 0 {
-			i = max(i, e)
-			continue
+			return 0, 0, max(next, e), false
 		}
-		out = append(out, span{start: s, end: e, rule: piiRules["ipv4"]})
-		i = max(i, e)
-	}
+		return s, e, max(next, e), true
+	})
 }
 
 // scanIPv6 finds IPv6 addresses: runs of hex digits and colons that parse
 // as one, with at least two colons, not loopback or unspecified.
 func scanIPv6(text []byte, out []span) []span {
 	n := len(text)
-	for i := 0; ; {
-		k := bytes.IndexByte(text[i:], ':')
-		if k < 0 {
-			return out
-		}
-		c := i + k
-		s := c
+	return scanAround(text, ':', piiRules["ipv6"], out, func(c int) (s, e, next int, ok bool) {
+		s = c
 		for s > 0 && c-s < 40 && (isHex(text[s-1]) || text[s-1] == ':') {
 			s--
 		}
-		e := c
+		e = c
 		for e < n && e-s < 45 && (isHex(text[e]) || text[e] == ':' || text[e] == '.' && e+1 < n && isDigit(text[e+1])) {
 			e++
 		}
-		i = e
-		if i == c {
-			i = c + 1
+		next = e
+		if next == c {
+			next = c + 1
 		}
 		if s > 0 && (isAlnum(text[s-1]) || text[s-1] == '_') || e < n && (isAlnum(text[e]) || text[e] == '_') {
-			continue
+			return 0, 0, next, false
 		}
 		if e-s < 6 || bytes.Count(text[s:e], []byte{':'}) < 2 {
-			continue
+			return 0, 0, next, false
 		}
 		a, err := netip.ParseAddr(string(text[s:e]))
 		if err != nil || !a.Is6() || a.Is4In6() || a.IsLoopback() || a.IsUnspecified() || a.IsLinkLocalUnicast() || a.IsMulticast() {
-			continue
+			return 0, 0, next, false
 		}
-		out = append(out, span{start: s, end: e, rule: piiRules["ipv6"]})
-	}
+		return s, e, next, true
+	})
 }
 
 func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }

@@ -17,19 +17,10 @@ const plantSeed = 20260211
 
 var testKey = []byte("pos-scrub test key, 32 bytes or more")
 
-// TestRecall plants every credential type of the labelled set in realistic
-// records of every platform and measures how many pos-scrub redacts: an
-// instance counts as found when none of its secrets survives in any form
-// (as is, JSON-escaped once or twice, base64) anywhere in its record.
-func TestRecall(t *testing.T) {
-	seed := uint64(plantSeed)
-	if v := os.Getenv("SCRUB_SEED"); v != "" {
-		fmt.Sscan(v, &seed) // another draw of the same set
-	}
-	set, err := scrubtest.Plant("testdata/secrets/templates.ndjson", seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+// scrubPlanted scrubs the records of set as one stream and returns the
+// scrubbed records, a line each in the order of set, and the run's report.
+func scrubPlanted(t *testing.T, set []scrubtest.Instance) ([][]byte, Report) {
+	t.Helper()
 	var in bytes.Buffer
 	for _, inst := range set {
 		in.Write(inst.Line)
@@ -44,6 +35,23 @@ func TestRecall(t *testing.T) {
 	if len(lines) != len(set) {
 		t.Fatalf("%d records in, %d out", len(set), len(lines))
 	}
+	return lines, rep
+}
+
+// TestRecall plants every credential type of the labelled set in realistic
+// records of every platform and measures how many pos-scrub redacts: an
+// instance counts as found when none of its secrets survives in any form
+// (as is, JSON-escaped once or twice, base64) anywhere in its record.
+func TestRecall(t *testing.T) {
+	seed := uint64(plantSeed)
+	if v := os.Getenv("SCRUB_SEED"); v != "" {
+		fmt.Sscan(v, &seed) // another draw of the same set
+	}
+	set, err := scrubtest.Plant("testdata/secrets/templates.ndjson", seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, rep := scrubPlanted(t, set)
 	type tally struct{ n, found int }
 	byType := map[string]*tally{}
 	byPlatform := map[string]*tally{}

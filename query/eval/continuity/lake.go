@@ -4,21 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/pos-lake/pos/extract"
-	"github.com/pos-lake/pos/extract/claudecode"
-	"github.com/pos-lake/pos/load"
-	"github.com/pos-lake/pos/schema"
-	"github.com/pos-lake/pos/transform/enrich"
-	"github.com/pos-lake/pos/transform/normalize"
-	"github.com/pos-lake/pos/transform/scrub"
+	"github.com/pos-lake/pos/query/querytest"
 )
 
 // sourceText is what the transcripts under dir (the session before the
@@ -45,17 +38,9 @@ func sourceText(dir string) (whole string, windows []string, err error) {
 			}
 		}
 	}
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
-			return err
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
+	err = querytest.EachTranscript(dir, func(path string, f io.Reader) error {
 		var messages []string
-		err = eachLine(f, func(n int, line []byte) error {
+		err := eachLine(f, func(n int, line []byte) error {
 			var v any
 			if err := json.Unmarshal(line, &v); err != nil {
 				return fmt.Errorf("%s:%d: %v", path, n, err)
@@ -166,35 +151,13 @@ func copyLines(from, to string, keep func(n int, b []byte) (bool, error)) error 
 	return os.WriteFile(to, out.Bytes(), 0o600)
 }
 
-// scrubKey keys the markers of the check's throwaway lakes.
-var scrubKey = []byte("continuity check: a key for lakes that are deleted after the check")
-
 // buildLake runs the pipeline pos-extract --platform claude_code |
-// pos-normalize | pos-scrub | pos-load runs, in process: extract,
-// normalize with every enrichment, scrub, load (which requires scrubbed
-// records), so that the pack is made of scrubbed text as a user's is.
+// pos-normalize | pos-scrub | pos-load in process over the transcripts
+// under root, failing with every input record the extractor skips, so
+// that the pack is made of scrubbed text as a user's is. The key keys the
+// markers of the check's throwaway lakes.
 func buildLake(ctx context.Context, root, lake string) error {
-	var extracted, normalized bytes.Buffer
-	enc := schema.NewEncoder(&extracted)
-	var skipped []string
-	opt := extract.Options{Roots: []string{root}, User: "eval", Machine: "eval",
-		OnSkip: func(b *schema.BadInput) error { skipped = append(skipped, b.Error()); return nil }}
-	if err := (claudecode.Adapter{}).Extract(ctx, opt, enc.Encode); err != nil {
-		return err
-	}
-	if err := enc.Flush(); err != nil {
-		return err
-	}
-	if len(skipped) > 0 {
-		return errors.New("bad input: " + strings.Join(skipped, "; "))
-	}
-	if _, err := normalize.Normalize(ctx, &extracted, &normalized, normalize.Options{Name: root, Enrich: enrich.All}); err != nil {
-		return err
-	}
-	var scrubbed bytes.Buffer
-	if _, err := scrub.Scrub(ctx, &normalized, &scrubbed, scrub.Options{Key: scrubKey}); err != nil {
-		return err
-	}
-	_, err := load.Load(ctx, &scrubbed, load.Options{Lake: lake, RequireScrubbed: true})
-	return err
+	p := querytest.Pipeline{User: "eval", Machine: "eval", CollectSkips: true,
+		Key: []byte("continuity check: a key for lakes that are deleted after the check")}
+	return p.Run(ctx, root, lake)
 }
