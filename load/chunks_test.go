@@ -8,21 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/load/internal/indextest"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 )
 
-func chunk(id, text, model string, dim int, ts time.Time) *schema.Record {
-	r := schema.New(schema.KindChunk)
-	r.ID, r.Platform, r.SessionID, r.ParentID, r.TS = id, "test", "s", "p-"+id, ts
-	r.ContentType, r.Text = schema.ContentExchange, text
-	v := make([]float32, dim)
-	for i := range v {
-		v[i] = float32(len(text)%7+i) / 10
-	}
-	r.Chunk = &schema.Chunk{Index: 0, Model: model, Dim: int64(dim), Embedding: v}
-	return r
-}
+var chunk = indextest.Chunk
 
 func TestChunksAndPostings(t *testing.T) {
 	lake := t.TempDir()

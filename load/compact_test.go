@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/pos-lake/pos/load/internal/indextest"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 )
@@ -306,39 +306,9 @@ func TestCompactAll(t *testing.T) {
 	}
 }
 
-// postingsOf reads a chunks file's postings of terms both ways: from its
-// sidecar and from its Parquet postings file; each as sorted lines.
 func postingsOf(t *testing.T, chunksFile string, terms []string) (sidecar, table []string) {
 	t.Helper()
-	collect := func(out *[]string) func(int, int64, int32, int32) {
-		return func(term int, key int64, tf, dl int32) {
-			*out = append(*out, fmt.Sprintf("%s %d %d %d", terms[term], key, tf, dl))
-		}
-	}
-	if _, err := searchindex.ReadLexical(chunksFile, terms, collect(&sidecar)); err != nil {
-		t.Fatal(err)
-	}
-	dir, name := filepath.Split(chunksFile)
-	pdir := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Clean(dir)))), TablePostings,
-		filepath.Base(filepath.Dir(filepath.Clean(dir))), filepath.Base(dir))
-	if err := searchindex.ReadPostings(filepath.Join(pdir, name), terms, collect(&table)); err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(sidecar)
-	slices.Sort(table)
-	return sidecar, table
+	return indextest.PostingsOf(t, chunksFile, TablePostings, terms)
 }
 
-// fileTerms lists every term of a postings file.
-func fileTerms(t *testing.T, postingsFile string) []string {
-	t.Helper()
-	rows, err := parquet.ReadFile[searchindex.PostingRow](postingsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var terms []string
-	for _, r := range rows {
-		terms = append(terms, r.Term)
-	}
-	return slices.Compact(slices.Sorted(slices.Values(terms)))
-}
+var fileTerms = indextest.FileTerms

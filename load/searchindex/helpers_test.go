@@ -7,22 +7,11 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/internal/indextest"
 	"github.com/pos-lake/pos/schema"
 )
 
-// chunk is a chunk record of pos-embed's with a vector of dim made from
-// its text.
-func chunk(id, text, model string, dim int, ts time.Time) *schema.Record {
-	r := schema.New(schema.KindChunk)
-	r.ID, r.Platform, r.SessionID, r.ParentID, r.TS = id, "test", "s", "p-"+id, ts
-	r.ContentType, r.Text = schema.ContentExchange, text
-	v := make([]float32, dim)
-	for i := range v {
-		v[i] = float32(len(text)%7+i) / 10
-	}
-	r.Chunk = &schema.Chunk{Index: 0, Model: model, Dim: int64(dim), Embedding: v}
-	return r
-}
+var chunk = indextest.Chunk
 
 // loadWith loads records in one run of pos-load's library.
 func loadWith(t testing.TB, opt load.Options, recs ...*schema.Record) load.Stats {
