@@ -36,11 +36,10 @@ type DB struct {
 
 	// lazy: views are defined when a lookup needs them (LazyViews); defined
 	// lists those that are.
-	lazy      bool
-	vmu       sync.Mutex
-	defined   map[string]bool
-	noRollup  bool // Stats reads the messages only (tests compare both ways)
-	sqlRollup bool // Stats reads the rollup with SQL, never in Go (tests compare)
+	lazy     bool
+	vmu      sync.Mutex
+	defined  map[string]bool
+	noRollup bool // Stats reads the messages only (tests compare both ways)
 	// Sessions reads the sessions view, not the session cache (tests compare)
 	noSessionCache bool
 	// Search describes its hits with DuckDB only (tests compare)

@@ -10,11 +10,11 @@ import (
 
 // Exported for tests: the SQL the lookups run, to EXPLAIN it.
 
-// StatsSQLArgs is the query of Stats with an empty price table (no
-// parameters for prices).
+// StatsSQLArgs is the query Stats reads the messages with, when it reads
+// them alone.
 func StatsSQLArgs(opt StatsOptions) (string, []any) {
 	none, _ := pricing.Parse([]byte(`{"models": []}`))
-	return statsQuery(opt, none, splitNone, nil)
+	return statsRowsQuery(opt, splitNone, statsThresholds(none), false, nil)
 }
 
 func StatsSQL(opt StatsOptions) string {
@@ -30,17 +30,15 @@ func TimelineSQLArgs(opt TimelineOptions, session string) (string, []any) {
 // NoRollup makes Stats read the messages only, never the usage rollup.
 func NoRollup(d *DB) { d.noRollup = true }
 
-// SQLRollup makes Stats read the usage rollup with SQL, never in Go.
-func SQLRollup(d *DB) { d.sqlRollup = true }
-
-// RollupInGo reports whether Stats answers opt from the rollup in Go.
+// RollupInGo reports whether Stats answers opt from the rollup alone, in
+// Go, with no query engine.
 func RollupInGo(d *DB, opt StatsOptions) bool {
 	prices := opt.Prices
 	if prices == nil {
 		prices = pricing.Default()
 	}
 	p := d.rollupPlan(opt, prices)
-	return p != nil && !p.readsMessages(opt) && !d.sqlRollup
+	return p != nil && !p.readsMessages(opt)
 }
 
 // Connections is the number of open database connections: none until a

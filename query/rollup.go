@@ -1,7 +1,6 @@
 package query
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -73,73 +72,37 @@ func (p *rollupPlan) readsMessages(opt StatsOptions) bool {
 
 func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// rollupT is the body of Stats' t (one row per message or rollup row,
-// with the columns statsQuery expects) read from the rollup, plus the
-// messages of the stale partitions and of the window's partial hours. Each
-// part filters its own rows, so none is counted twice.
-func rollupT(opt StatsOptions, p *rollupPlan) (string, []any) {
-	var keys []string
-	for i, k := range opt.By {
-		keys = append(keys, fmt.Sprintf("%s AS k%d", statsExpr[k], i))
-	}
-	rollCols := append(slices.Clone(keys), "session_id", "model", "hour AS ts",
-		"input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens",
-		"cache_creation_1h_tokens AS cc1h", "no1h", "messages AS n", "ctx_rank")
-	msgCols := append(slices.Clone(keys), "session_id", "coalesce(model, '') AS model", "ts",
-		"coalesce(input_tokens, 0) AS input_tokens", "coalesce(output_tokens, 0) AS output_tokens",
-		"coalesce(cache_creation_tokens, 0) AS cache_creation_tokens", "coalesce(cache_read_tokens, 0) AS cache_read_tokens",
-		"least(coalesce("+Column1h+", 0), coalesce(cache_creation_tokens, 0)) AS cc1h",
-		"CAST("+Column1h+" IS NULL AND platform = 'claude_code' AND coalesce(cache_creation_tokens, 0) > 0 AS BIGINT) AS no1h",
-		"CAST(1 AS BIGINT) AS n", load.RollupRank(p.thresholds)+" AS ctx_rank")
-
-	var parts []string
-	var args []any
-	var rw where
-	rw.eq("platform", opt.Platform)
-	rw.contains("project", opt.Project)
-	if !opt.Since.IsZero() {
-		rw.add("date >= CAST(? AS DATE)", opt.Since.UTC().Format(time.DateOnly))
-		rw.add("hour >= CAST(? AS TIMESTAMPTZ)", p.from)
-	}
-	if !opt.Until.IsZero() {
-		rw.add("date <= CAST(? AS DATE)", opt.Until.UTC().Format(time.DateOnly))
-		rw.add("hour < CAST(? AS TIMESTAMPTZ)", p.to)
-	}
-	if len(p.drop) > 0 {
-		rw.add("NOT " + load.PartitionFilter(p.drop))
-	}
-	parts = append(parts, "SELECT "+strings.Join(rollCols, ", ")+" FROM read_parquet("+sqlQuote(load.GlobLiteral(p.path))+")"+rw.sql())
-	args = append(args, rw.args...)
-
-	msgs := func(extra ...func(w *where)) {
-		w := statsFilter(opt, "")
-		for _, f := range extra {
-			f(&w)
-		}
-		parts = append(parts, "SELECT "+strings.Join(msgCols, ", ")+" FROM messages"+w.sql())
-		args = append(args, w.args...)
-	}
+// messageParts are the conditions, beside statsFilter's, of the messages
+// the plan reads: those of the stale partitions and of the window's
+// partial hours. Each part leaves out the rows of the others and of the
+// rollup, so none is counted twice.
+func (p *rollupPlan) messageParts(opt StatsOptions) []where {
+	var parts []where
 	notStale := func(w *where) {
 		if len(p.stale) > 0 {
 			w.add("NOT " + load.PartitionFilter(p.stale))
 		}
 	}
 	if len(p.stale) > 0 {
-		msgs(func(w *where) { w.add(load.PartitionFilter(p.stale)) })
+		var w where
+		w.add(load.PartitionFilter(p.stale))
+		parts = append(parts, w)
 	}
 	if !p.from.IsZero() && !p.from.Equal(opt.Since) {
 		// The hour the window starts in.
-		msgs(notStale, func(w *where) {
-			w.add("date <= CAST(? AS DATE)", p.from.Format(time.DateOnly))
-			w.add("ts < CAST(? AS TIMESTAMPTZ)", p.from)
-		})
+		var w where
+		notStale(&w)
+		w.add("date <= CAST(? AS DATE)", p.from.Format(time.DateOnly))
+		w.add("ts < CAST(? AS TIMESTAMPTZ)", p.from)
+		parts = append(parts, w)
 	}
 	if !p.to.IsZero() && !p.to.Equal(opt.Until) {
 		// The hour the window ends in.
-		msgs(notStale, func(w *where) {
-			w.add("date >= CAST(? AS DATE)", p.to.Format(time.DateOnly))
-			w.add("ts >= CAST(? AS TIMESTAMPTZ)", p.to)
-		})
+		var w where
+		notStale(&w)
+		w.add("date >= CAST(? AS DATE)", p.to.Format(time.DateOnly))
+		w.add("ts >= CAST(? AS TIMESTAMPTZ)", p.to)
+		parts = append(parts, w)
 	}
-	return strings.Join(parts, "\n  UNION ALL\n  "), args
+	return parts
 }

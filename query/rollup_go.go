@@ -9,6 +9,12 @@ import (
 	"github.com/pos-lake/pos/pricing"
 )
 
+// Stats counts, groups and prices rows at the usage rollup's grain
+// (load.RollupRow: a platform, date, session, project, model, hour and
+// long-context rank, with its token sums), whether they come from the
+// rollup file or from the messages (statsRowsQuery). This file holds
+// those rules, once for every source.
+
 // statsGroup accumulates one group of the result.
 type statsGroup struct {
 	row      StatsRow
@@ -19,104 +25,107 @@ type statsGroup struct {
 	no1h     int64
 }
 
-// statsFromRollup is Stats computed in Go over the rollup rows alone,
-// with no query engine: what the rollup plan gives when the window is in
-// whole hours and no partition changed since the rollup was computed
-// (!readsMessages). It counts and prices exactly as statsQuery does over
-// the same rows; TestStatsRollup holds the two to it.
-func statsFromRollup(opt StatsOptions, prices *pricing.Table, p *rollupPlan) (*StatsResult, int64, error) {
-	rows, err := load.ReadRollupRows(p.path)
-	if err != nil {
-		return nil, 0, err
-	}
-	drop := make(map[string]bool, len(p.drop))
-	for _, d := range p.drop {
-		drop[d] = true
-	}
-	var since, until string
-	if !opt.Since.IsZero() {
-		since = opt.Since.UTC().Format(time.DateOnly)
-	}
-	if !opt.Until.IsZero() {
-		until = opt.Until.UTC().Format(time.DateOnly)
-	}
-	type price struct {
-		m      *pricing.Model
-		lcRank int64 // the rank from which the long-context tier applies; 0: none
-	}
-	priceOf := map[string]price{}
-	groups := map[string]*statsGroup{}
-	var order []*statsGroup
+// statsPrice is a model's price as the rows can apply it.
+type statsPrice struct {
+	m      *pricing.Model // nil: no price
+	lcRank int64          // the rank from which the long-context tier applies; 0: none
+}
+
+// statsAcc groups and prices rows for Stats.
+type statsAcc struct {
+	opt        StatsOptions
+	prices     *pricing.Table
+	thresholds []int64 // the long-context thresholds the rows' ranks count
+	priceOf    map[string]statsPrice
+	groups     map[string]*statsGroup
+	order      []*statsGroup
+	key        []string
+}
+
+func newStatsAcc(opt StatsOptions, prices *pricing.Table, thresholds []int64) *statsAcc {
+	a := &statsAcc{opt: opt, prices: prices, thresholds: thresholds, priceOf: map[string]statsPrice{},
+		groups: map[string]*statsGroup{}, key: make([]string, len(opt.By))}
 	if len(opt.By) == 0 {
-		g := &statsGroup{row: StatsRow{Key: []string{}}, sessions: map[string]struct{}{}, unpriced: map[string]int64{}}
-		groups[""] = g
-		order = append(order, g)
+		// One row of totals, even of nothing.
+		a.group([]string{})
 	}
-	key := make([]string, len(opt.By))
-	for i := range rows {
-		r := &rows[i]
-		date := r.DateString()
-		// A NULL project reads as "", which no --project matches either.
-		if opt.Platform != "" && r.Platform != opt.Platform ||
-			opt.Project != "" && !strings.Contains(r.Project, opt.Project) ||
-			since != "" && (date < since || r.Hour.Before(p.from)) ||
-			until != "" && (date > until || !r.Hour.Before(p.to)) ||
-			drop[r.Platform+"/"+date] {
-			continue
-		}
-		for j, k := range opt.By {
-			key[j] = rollupKey(r, date, k)
-		}
-		gk := strings.Join(key, "\x00")
-		g := groups[gk]
-		if g == nil {
-			g = &statsGroup{row: StatsRow{Key: slices.Clone(key)}, sessions: map[string]struct{}{}, unpriced: map[string]int64{}}
-			groups[gk] = g
-			order = append(order, g)
-		}
-		g.row.Messages += r.Messages
-		g.sessions[r.SessionID] = struct{}{}
-		g.row.Input += r.Input
-		g.row.Output += r.Output
-		g.row.CacheCreation += r.CacheCreation
-		g.row.CacheRead += r.CacheRead
-		g.row.CacheCreation1h += r.CacheCreation1h
-		g.no1h += r.No1h
-		pr, ok := priceOf[r.Model]
-		if !ok {
-			if m, found := prices.Lookup(r.Model); found {
-				pr.m = m
-				if lc := m.LongContext; lc != nil {
-					pr.lcRank = int64(slices.Index(p.thresholds, lc.Above) + 1)
-				}
+	return a
+}
+
+func (a *statsAcc) group(key []string) *statsGroup {
+	gk := strings.Join(key, "\x00")
+	g := a.groups[gk]
+	if g == nil {
+		g = &statsGroup{row: StatsRow{Key: slices.Clone(key)}, sessions: map[string]struct{}{}, unpriced: map[string]int64{}}
+		a.groups[gk] = g
+		a.order = append(a.order, g)
+	}
+	return g
+}
+
+// price looks a model up once.
+func (a *statsAcc) price(model string) statsPrice {
+	pr, ok := a.priceOf[model]
+	if !ok {
+		if m, found := a.prices.Lookup(model); found {
+			pr.m = m
+			if lc := m.LongContext; lc != nil {
+				pr.lcRank = int64(slices.Index(a.thresholds, lc.Above) + 1)
 			}
-			priceOf[r.Model] = pr
 		}
-		if pr.m == nil {
-			g.row.Unpriced += r.Messages
-			g.unpriced[r.Model] += r.Messages
-			continue
-		}
-		rt := pr.m.Rates
-		if lc := pr.m.LongContext; lc != nil && pr.lcRank > 0 && int64(r.CtxRank) >= pr.lcRank && (lc.Until.IsZero() || r.Hour.Before(lc.Until)) {
-			rt = lc.Rates
-		}
-		cIn := float64(r.Input) * rt.Input / 1e6
-		cOut := float64(r.Output) * rt.Output / 1e6
-		cW := (float64(r.CacheCreation-r.CacheCreation1h)*rt.CacheWrite5m + float64(r.CacheCreation1h)*rt.CacheWrite1h) / 1e6
-		cR := float64(r.CacheRead) * rt.CacheRead / 1e6
-		g.costs[0] += cIn + cOut + cW + cR
-		g.costs[1] += cIn
-		g.costs[2] += cOut
-		g.costs[3] += cW
-		g.costs[4] += cR
-		g.priced = true
+		a.priceOf[model] = pr
 	}
-	slices.SortFunc(order, func(a, b *statsGroup) int { return slices.Compare(a.row.Key, b.row.Key) })
-	if opt.Limit > 0 && len(order) > opt.Limit {
-		order = order[:opt.Limit]
+	return pr
+}
+
+// add counts and prices one row. A row's tokens are priced at once: its
+// messages share a model, an hour and a long-context rank, so one rate
+// applies to all of them.
+func (a *statsAcc) add(r *load.RollupRow) {
+	date := r.DateString()
+	for j, k := range a.opt.By {
+		a.key[j] = rollupKey(r, date, k)
 	}
-	res := &StatsResult{By: slices.Clone(opt.By), Rows: make([]StatsRow, 0, len(order)), Unpriced: map[string]int64{}}
+	g := a.group(a.key)
+	g.row.Messages += r.Messages
+	g.sessions[r.SessionID] = struct{}{}
+	g.row.Input += r.Input
+	g.row.Output += r.Output
+	g.row.CacheCreation += r.CacheCreation
+	g.row.CacheRead += r.CacheRead
+	g.row.CacheCreation1h += r.CacheCreation1h
+	g.no1h += r.No1h
+	pr := a.price(r.Model)
+	if pr.m == nil {
+		g.row.Unpriced += r.Messages
+		g.unpriced[r.Model] += r.Messages
+		return
+	}
+	rt := pr.m.Rates
+	if lc := pr.m.LongContext; lc != nil && pr.lcRank > 0 && int64(r.CtxRank) >= pr.lcRank && (lc.Until.IsZero() || r.Hour.Before(lc.Until)) {
+		rt = lc.Rates
+	}
+	cIn := float64(r.Input) * rt.Input / 1e6
+	cOut := float64(r.Output) * rt.Output / 1e6
+	cW := (float64(r.CacheCreation-r.CacheCreation1h)*rt.CacheWrite5m + float64(r.CacheCreation1h)*rt.CacheWrite1h) / 1e6
+	cR := float64(r.CacheRead) * rt.CacheRead / 1e6
+	g.costs[0] += cIn + cOut + cW + cR
+	g.costs[1] += cIn
+	g.costs[2] += cOut
+	g.costs[3] += cW
+	g.costs[4] += cR
+	g.priced = true
+}
+
+// result is the groups ordered by their keys (at most opt.Limit of them),
+// and the number of messages without a 1-hour split.
+func (a *statsAcc) result() (*StatsResult, int64) {
+	order := a.order
+	slices.SortFunc(order, func(x, y *statsGroup) int { return slices.Compare(x.row.Key, y.row.Key) })
+	if a.opt.Limit > 0 && len(order) > a.opt.Limit {
+		order = order[:a.opt.Limit]
+	}
+	res := &StatsResult{By: slices.Clone(a.opt.By), Rows: make([]StatsRow, 0, len(order)), Unpriced: map[string]int64{}}
 	var no1h int64
 	for _, g := range order {
 		g.row.Sessions = int64(len(g.sessions))
@@ -132,11 +141,67 @@ func statsFromRollup(opt StatsOptions, prices *pricing.Table, p *rollupPlan) (*S
 		no1h += g.no1h
 		res.Rows = append(res.Rows, g.row)
 	}
-	return res, no1h, nil
+	return res, no1h
 }
 
-// rollupKey is a rollup row's value of a grouping key, as statsExpr
-// computes it; date is the row's date partition.
+// rollupRows reads the rows of the rollup file the plan p answers for:
+// those in opt's filters and window's whole hours, outside the
+// partitions p reads from the messages or that are gone.
+func rollupRows(opt StatsOptions, p *rollupPlan) ([]load.RollupRow, error) {
+	rows, err := load.ReadRollupRows(p.path)
+	if err != nil {
+		return nil, err
+	}
+	drop := make(map[string]bool, len(p.drop))
+	for _, d := range p.drop {
+		drop[d] = true
+	}
+	var since, until string
+	if !opt.Since.IsZero() {
+		since = opt.Since.UTC().Format(time.DateOnly)
+	}
+	if !opt.Until.IsZero() {
+		until = opt.Until.UTC().Format(time.DateOnly)
+	}
+	return slices.DeleteFunc(rows, func(r load.RollupRow) bool {
+		date := r.DateString()
+		// A NULL project reads as "", which no --project matches either.
+		return opt.Platform != "" && r.Platform != opt.Platform ||
+			opt.Project != "" && !strings.Contains(r.Project, opt.Project) ||
+			since != "" && (date < since || r.Hour.Before(p.from)) ||
+			until != "" && (date > until || !r.Hour.Before(p.to)) ||
+			drop[r.Platform+"/"+date]
+	}), nil
+}
+
+// cmpRows orders rows as the rollup file stores them (platform, date,
+// session, hour, project, model, rank), so that costs are summed in one
+// order whichever source the rows come from.
+func cmpRows(a, b load.RollupRow) int {
+	if c := strings.Compare(a.Platform, b.Platform); c != 0 {
+		return c
+	}
+	if a.Date != b.Date {
+		return int(a.Date - b.Date)
+	}
+	if c := strings.Compare(a.SessionID, b.SessionID); c != 0 {
+		return c
+	}
+	if c := a.Hour.Compare(b.Hour); c != 0 {
+		return c
+	}
+	for _, c := range []int{strings.Compare(a.Project, b.Project), strings.Compare(a.Model, b.Model), int(a.CtxRank) - int(b.CtxRank)} {
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// rollupKey is a rollup row's value of a grouping key; date is the row's
+// date partition. day: the UTC day (the date partition); week: the Monday
+// its ISO week starts on; month: YYYY-MM; model, project, platform,
+// session: the row's ("" for none).
 func rollupKey(r *load.RollupRow, date, k string) string {
 	switch k {
 	case "day":

@@ -2,31 +2,18 @@ package query
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/pricing"
 )
 
-// StatsKeys are the keys Stats can group by, each with the column
-// expression it stands for. Only these expressions are ever written into
-// the SQL; every value goes in as a parameter.
+// StatsKeys are the keys Stats can group by (see rollupKey for what each
+// stands for).
 var StatsKeys = []string{"day", "week", "month", "model", "project", "platform", "session"}
-
-var statsExpr = map[string]string{
-	"day":      "strftime(date, '%Y-%m-%d')",                     // the UTC day (the date partition)
-	"week":     "strftime(date_trunc('week', date), '%Y-%m-%d')", // the Monday the ISO week starts on
-	"month":    "strftime(date, '%Y-%m')",
-	"model":    "coalesce(model, '')",
-	"project":  "coalesce(project, '')",
-	"platform": "platform",
-	"session":  "session_id",
-}
 
 // Column1h is the messages column that holds the part of
 // cache_creation_tokens written to the 1-hour cache (Claude Code's
@@ -50,8 +37,8 @@ type StatsOptions struct {
 	Prices *pricing.Table
 }
 
-// Costs are a group's cost in USD, by component, summed over its messages,
-// each priced on its own (long-context tiers apply per request). A cost is
+// Costs are a group's cost in USD, by component, summed over its messages
+// (a long-context tier applies to each request on its own). A cost is
 // nil when no message of the group has a price; when only some have one,
 // it is the cost of those and StatsRow.Unpriced counts the others.
 type Costs struct {
@@ -137,7 +124,7 @@ func ParseBy(s string) ([]string, error) {
 
 func checkBy(by []string) error {
 	for i, k := range by {
-		if _, ok := statsExpr[k]; !ok {
+		if !slices.Contains(StatsKeys, k) {
 			return argErrorf("cannot group by %q (use %s)", k, strings.Join(StatsKeys, ", "))
 		}
 		if slices.Contains(by[:i], k) {
@@ -161,9 +148,12 @@ const (
 // keys of By. Time filters use the date partition, so only the files of
 // the window are read.
 //
-// It is one query: each message is priced by joining its model, reduced
-// by pricing.SQLNormalize, to the price table's names, then the costs are
-// summed by component.
+// It reads rows at the usage rollup's grain (a platform, date, session,
+// project, model, hour and long-context rank, with their token sums):
+// from the rollup file, in Go, for the window's whole hours and the
+// partitions the file is current for, and from the messages, rolled up by
+// SQL, for the rest. statsAcc then groups and prices them all alike, the
+// model names looked up with pricing.Normalize.
 func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) {
 	if err := checkBy(opt.By); err != nil {
 		return nil, err
@@ -178,83 +168,110 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	thresholds := statsThresholds(prices)
+	var rows []load.RollupRow
 	ru := d.rollupPlan(opt, prices)
-	if ru != nil && !ru.readsMessages(opt) && !d.sqlRollup {
-		// The rollup alone answers: read it in Go, with no query engine
-		// to start. Should that fail (a damaged file), SQL answers.
-		if res, no1h, err := statsFromRollup(opt, prices, ru); err == nil {
-			return statsNotes(res, no1h), nil
+	if ru != nil {
+		var err error
+		if rows, err = rollupRows(opt, ru); err != nil {
+			// A damaged file: the messages answer alone.
+			ru, rows = nil, nil
+		} else {
+			thresholds = ru.thresholds
 		}
 	}
-	res := &StatsResult{By: slices.Clone(opt.By), Rows: []StatsRow{}, Unpriced: map[string]int64{}}
-	var rows *sql.Rows
-	var err error
-	if ru != nil && (!ru.readsMessages(opt) || d.need(ctx, "messages") == nil) {
-		// The usage rollup, with the messages of the window's edge hours
-		// and of partitions loaded since it was computed. Should it fail
-		// (a damaged file), the messages answer alone.
-		q, args := statsQuery(opt, prices, splitColumn, ru)
-		rows, err = d.db.QueryContext(ctx, q, args...)
-	}
-	if rows == nil {
+	var notes []string
+	if ru == nil || ru.readsMessages(opt) {
 		if err := d.need(ctx, "messages"); err != nil {
 			return nil, err
 		}
-		q, args := statsQuery(opt, prices, splitColumn, nil)
-		rows, err = d.db.QueryContext(ctx, q, args...)
-	}
-	if err != nil && strings.Contains(err.Error(), Column1h) {
-		// A lake written before the column.
-		how := splitNone
-		if opt.Platform == "" || opt.Platform == "claude_code" {
-			how = splitRaw
-			res.Notes = append(res.Notes, "this lake predates the "+Column1h+" column: the 1-hour share of cache writes is read from the raw layer, which is slower; a lake loaded by a newer pos-load has it")
+		var parts []where
+		if ru != nil {
+			parts = ru.messageParts(opt)
 		}
-		if how == splitRaw {
-			if err := d.need(ctx, "raw"); err != nil {
-				return nil, err
+		// Without a rollup, a price tier that ends within an hour needs
+		// each message's time, not its hour.
+		exact := ru == nil && !tiersEndOnHours(prices)
+		q, args := statsRowsQuery(opt, splitColumn, thresholds, exact, parts)
+		msgs, err := d.statsRows(ctx, q, args)
+		if err != nil && strings.Contains(err.Error(), Column1h) {
+			// A lake written before the column (which has no rollup
+			// either): the messages answer alone.
+			how := splitNone
+			if opt.Platform == "" || opt.Platform == "claude_code" {
+				how = splitRaw
+				notes = append(notes, "this lake predates the "+Column1h+" column: the 1-hour share of cache writes is read from the raw layer, which is slower; a lake loaded by a newer pos-load has it")
+				if err := d.need(ctx, "raw"); err != nil {
+					return nil, err
+				}
 			}
+			rows, thresholds = nil, statsThresholds(prices)
+			q, args := statsRowsQuery(opt, how, thresholds, !tiersEndOnHours(prices), nil)
+			msgs, err = d.statsRows(ctx, q, args)
 		}
-		q, args := statsQuery(opt, prices, how, nil)
-		rows, err = d.db.QueryContext(ctx, q, args...)
-	}
-	if err != nil {
-		return nil, sqlErr(err)
-	}
-	defer rows.Close()
-	var no1h int64
-	for rows.Next() {
-		r := StatsRow{Key: make([]string, len(opt.By))}
-		dest := make([]any, 0, len(opt.By)+14)
-		for i := range r.Key {
-			dest = append(dest, &r.Key[i])
-		}
-		var c [5]sql.NullFloat64
-		var unpriced sql.NullString
-		var n1h int64
-		dest = append(dest, &r.Messages, &r.Sessions, &r.Input, &r.Output, &r.CacheCreation, &r.CacheRead, &r.CacheCreation1h,
-			&c[0], &c[1], &c[2], &c[3], &c[4], &r.Unpriced, &unpriced, &n1h)
-		if err := rows.Scan(dest...); err != nil {
+		if err != nil {
 			return nil, sqlErr(err)
 		}
-		for i, p := range []**float64{&r.Cost, &r.InputCost, &r.OutputCost, &r.CacheWriteCost, &r.CacheReadCost} {
-			if c[i].Valid {
-				v := c[i].Float64
-				*p = &v
-			}
-		}
-		if unpriced.Valid {
-			if err := addUnpriced(res.Unpriced, unpriced.String); err != nil {
-				return nil, err
-			}
-		}
-		no1h += n1h
-		res.Rows = append(res.Rows, r)
+		rows = append(rows, msgs...)
+		// Costs are summed in the rollup file's order of rows.
+		slices.SortFunc(rows, cmpRows)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, sqlErr(err)
+	acc := newStatsAcc(opt, prices, thresholds)
+	for i := range rows {
+		acc.add(&rows[i])
 	}
+	res, no1h := acc.result()
+	res.Notes = notes
 	return statsNotes(res, no1h), nil
+}
+
+// statsThresholds are the long-context thresholds Stats ranks messages by
+// when it reads them alone: the rollup's and those of prices' tiers, so
+// that its rows are the rollup's.
+func statsThresholds(prices *pricing.Table) []int64 {
+	ts := load.RollupThresholds()
+	for _, k := range prices.Keys() {
+		if lc := k.Model.LongContext; lc != nil && !slices.Contains(ts, lc.Above) {
+			ts = append(ts, lc.Above)
+		}
+	}
+	slices.Sort(ts)
+	return ts
+}
+
+// tiersEndOnHours reports whether every long-context tier of prices that
+// ends does so on an hour, so that a message's hour tells whether it
+// applies.
+func tiersEndOnHours(prices *pricing.Table) bool {
+	for _, k := range prices.Keys() {
+		if lc := k.Model.LongContext; lc != nil && !lc.Until.Truncate(time.Hour).Equal(lc.Until) {
+			return false
+		}
+	}
+	return true
+}
+
+// statsRows runs a query of statsRowsQuery and reads its rows.
+func (d *DB) statsRows(ctx context.Context, q string, args []any) ([]load.RollupRow, error) {
+	rows, err := d.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []load.RollupRow
+	for rows.Next() {
+		var r load.RollupRow
+		var date time.Time
+		var rank int64
+		if err := rows.Scan(&r.Platform, &date, &r.SessionID, &r.Project, &r.Model, &r.Hour, &rank,
+			&r.Messages, &r.Input, &r.Output, &r.CacheCreation, &r.CacheRead, &r.CacheCreation1h, &r.No1h); err != nil {
+			return nil, err
+		}
+		r.Date = int32(date.Unix() / 86400)
+		r.CtxRank = uint8(rank)
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 // statsNotes adds to res the notes on its messages without a 1-hour split
@@ -276,33 +293,6 @@ func statsNotes(res *StatsResult, no1h int64) *StatsResult {
 			"; their cost is left out (empty, not 0) and counted in unpriced_messages; price them with --pricing FILE or $"+pricing.EnvVar)
 	}
 	return res
-}
-
-// addUnpriced adds the unpriced messages of a group, per model: a JSON
-// object (model: messages) or, from the rollup, a list of {m, n} (a model
-// can come more than once).
-func addUnpriced(to map[string]int64, js string) error {
-	if strings.HasPrefix(js, "[") {
-		var l []struct {
-			M string `json:"m"`
-			N int64  `json:"n"`
-		}
-		if err := json.Unmarshal([]byte(js), &l); err != nil {
-			return err
-		}
-		for _, e := range l {
-			to[e.M] += e.N
-		}
-		return nil
-	}
-	var m map[string]int64
-	if err := json.Unmarshal([]byte(js), &m); err != nil {
-		return err
-	}
-	for k, n := range m {
-		to[k] += n
-	}
-	return nil
 }
 
 func sortedKeys(m map[string]int64) []string {
@@ -335,51 +325,20 @@ func statsFilter(opt StatsOptions, alias string) where {
 	return w
 }
 
-// statsQuery builds the SQL of Stats. The grouping keys come from the
-// whitelist; model names (the price table's, which an override file
-// supplies) and filter values are parameters; rates are numbers this code
-// formats.
-func statsQuery(opt StatsOptions, prices *pricing.Table, how split, ru *rollupPlan) (string, []any) {
-	var args []any
-	// The price list: every name and alias, normalised.
-	num := func(f float64) string { return "CAST(" + strconv.FormatFloat(f, 'g', -1, 64) + " AS DOUBLE)" }
-	var vals []string
-	for _, k := range prices.Keys() {
-		r, lc := k.Model.Rates, k.Model.LongContext
-		row := []string{"CAST(? AS VARCHAR)", num(r.Input), num(r.Output), num(r.CacheWrite5m), num(r.CacheWrite1h), num(r.CacheRead)}
-		args = append(args, k.Key)
-		if lc == nil {
-			row = append(row, "CAST(NULL AS BIGINT)", "CAST(NULL AS TIMESTAMPTZ)", num(0), num(0), num(0), num(0), num(0), "CAST(NULL AS INTEGER)")
-		} else {
-			until := "CAST(NULL AS TIMESTAMPTZ)"
-			if !lc.Until.IsZero() {
-				until = "CAST('" + lc.Until.UTC().Format(time.RFC3339) + "' AS TIMESTAMPTZ)"
-			}
-			rank := "CAST(NULL AS INTEGER)"
-			if ru != nil {
-				// The rollup's rank of messages above this tier's threshold
-				// (rollupPlan checked it is one of the rollup's).
-				rank = strconv.Itoa(slices.Index(ru.thresholds, lc.Above) + 1)
-			}
-			row = append(row, strconv.FormatInt(lc.Above, 10), until,
-				num(lc.Input), num(lc.Output), num(lc.CacheWrite5m), num(lc.CacheWrite1h), num(lc.CacheRead), rank)
-		}
-		vals = append(vals, "("+strings.Join(row, ", ")+")")
-	}
-	if len(vals) == 0 {
-		z := num(0)
-		vals = append(vals, "(CAST(NULL AS VARCHAR), "+strings.Repeat(z+", ", 5)+"CAST(NULL AS BIGINT), CAST(NULL AS TIMESTAMPTZ), "+strings.Repeat(z+", ", 4)+z+", CAST(NULL AS INTEGER))")
-	}
-
+// statsRowsQuery is the SQL that rolls up the messages Stats reads to the
+// rows of the usage rollup (load.RollupColumns, a NULL session or project
+// read as ""): the messages in opt's filters and window, and in one of
+// parts when there are parts. how says where the 1-hour share of cache
+// writes comes from; thresholds rank the prompts; exact puts each
+// message's time in the hour column instead of its hour. The grouping
+// keys and prices apply in Go; filter values are parameters.
+func statsRowsQuery(opt StatsOptions, how split, thresholds []int64, exact bool, parts []where) (string, []any) {
+	var args, fromArgs []any
 	alias := ""
 	if how == splitRaw {
 		alias = "m."
 	}
-	var keys, sel []string
-	for i, k := range opt.By {
-		keys = append(keys, fmt.Sprintf("k%d", i))
-		sel = append(sel, fmt.Sprintf("%s AS k%d", qualify(statsExpr[k], alias), i))
-	}
+	cw := "coalesce(" + alias + "cache_creation_tokens, 0)"
 	cc1h := "0"
 	switch how {
 	case splitColumn:
@@ -387,19 +346,22 @@ func statsQuery(opt StatsOptions, prices *pricing.Table, how split, ru *rollupPl
 	case splitRaw:
 		cc1h = "coalesce(r.cc1h, 0)"
 	}
-	sel = append(sel, alias+"session_id AS session_id", "coalesce("+alias+"model, '') AS model", alias+"ts AS ts",
-		"coalesce("+alias+"input_tokens, 0) AS input_tokens", "coalesce("+alias+"output_tokens, 0) AS output_tokens",
-		"coalesce("+alias+"cache_creation_tokens, 0) AS cache_creation_tokens",
-		"coalesce("+alias+"cache_read_tokens, 0) AS cache_read_tokens",
-		"least("+cc1h+", coalesce("+alias+"cache_creation_tokens, 0)) AS cc1h")
+	no1h := "CAST(0 AS BIGINT)"
 	if how == splitColumn {
 		// Files written before the column have NULL there: their cache
 		// writes count as 5-minute ones, and a note says how many.
-		sel = append(sel, "CAST("+Column1h+" IS NULL AND "+alias+"platform = 'claude_code' AND coalesce("+alias+"cache_creation_tokens, 0) > 0 AS BIGINT) AS no1h")
-	} else {
-		sel = append(sel, "CAST(0 AS BIGINT) AS no1h")
+		no1h = "CAST(" + Column1h + " IS NULL AND platform = 'claude_code' AND " + cw + " > 0 AS BIGINT)"
 	}
-	sel = append(sel, "CAST(1 AS BIGINT) AS n")
+	hour := "date_trunc('hour', " + alias + "ts)"
+	if exact {
+		hour = alias + "ts"
+	}
+	sel := []string{alias + "platform AS platform", alias + "date AS date", "coalesce(" + alias + "session_id, '') AS session_id",
+		"coalesce(" + alias + "project, '') AS project", "coalesce(" + alias + "model, '') AS model", hour + " AS hour",
+		"CAST(" + load.RollupRank(thresholds) + " AS BIGINT) AS ctx_rank",
+		"coalesce(" + alias + "input_tokens, 0) AS input_tokens", "coalesce(" + alias + "output_tokens, 0) AS output_tokens",
+		cw + " AS cache_creation_tokens", "coalesce(" + alias + "cache_read_tokens, 0) AS cache_read_tokens",
+		"least(" + cc1h + ", " + cw + ") AS cc1h", no1h + " AS no1h"}
 	from := "messages"
 	if how == splitRaw {
 		// For each assistant message, the value on its last line (the one
@@ -415,110 +377,36 @@ func statsQuery(opt StatsOptions, prices *pricing.Table, how split, ru *rollupPl
 			rw.add("date <= CAST(? AS DATE)", opt.Until.UTC().AddDate(0, 0, 1).Format(time.DateOnly))
 		}
 		from = `messages m
-  LEFT JOIN (
-    SELECT source_path, native_id, j[1] AS request_id, arg_max(TRY_CAST(j[2] AS BIGINT), source_offset) AS cc1h
-    FROM (
-      -- one JSON parse per line for both paths
-      SELECT source_path, native_id, source_offset,
-        json_extract_string(raw, ['$.requestId', '$.message.usage.cache_creation.ephemeral_1h_input_tokens']) AS j
-      FROM raw` + strings.ReplaceAll(rw.sql(), "\n", "\n      ") + `
-    )
-    GROUP BY ALL
-  ) r ON m.platform = 'claude_code' AND r.source_path = m.source_path AND r.native_id = m.native_id
-    AND r.request_id IS NOT DISTINCT FROM m.request_id`
-		args = append(args, rw.args...)
+    LEFT JOIN (
+      SELECT source_path, native_id, j[1] AS request_id, arg_max(TRY_CAST(j[2] AS BIGINT), source_offset) AS cc1h
+      FROM (
+        -- one JSON parse per line for both paths
+        SELECT source_path, native_id, source_offset,
+          json_extract_string(raw, ['$.requestId', '$.message.usage.cache_creation.ephemeral_1h_input_tokens']) AS j
+        FROM raw` + strings.ReplaceAll(rw.sql(), "\n", "\n        ") + `
+      )
+      GROUP BY ALL
+    ) r ON m.platform = 'claude_code' AND r.source_path = m.source_path AND r.native_id = m.native_id
+      AND r.request_id IS NOT DISTINCT FROM m.request_id`
+		fromArgs = rw.args
 	}
-	w := statsFilter(opt, alias)
-	body := "SELECT " + strings.Join(sel, ", ") + "\n  FROM " + from + strings.ReplaceAll(w.sql(), "\n", "\n  ")
-	args = append(args, w.args...)
-	lc := `coalesce(p.lc_above IS NOT NULL AND t.input_tokens + t.cache_creation_tokens + t.cache_read_tokens > p.lc_above
-      AND (p.lc_until IS NULL OR t.ts < p.lc_until), false)`
-	if ru != nil {
-		var rargs []any
-		body, rargs = rollupT(opt, ru)
-		args = append(args[:len(args)-len(w.args)], rargs...)
-		lc = `coalesce(p.lc_rank IS NOT NULL AND t.ctx_rank >= p.lc_rank
-      AND (p.lc_until IS NULL OR t.ts < p.lc_until), false)`
+	if len(parts) == 0 {
+		parts = []where{{}}
 	}
-
-	unpricedModels := `CAST(to_json(histogram(model) FILTER (WHERE NOT priced)) AS VARCHAR) AS unpriced_models`
-	if ru != nil {
-		// A rollup row counts several messages.
-		unpricedModels = `CAST(to_json(list({'m': model, 'n': n}) FILTER (WHERE NOT priced)) AS VARCHAR) AS unpriced_models`
+	var bodies []string
+	for _, p := range parts {
+		w := statsFilter(opt, alias)
+		w.conds = append(w.conds, p.conds...)
+		w.args = append(w.args, p.args...)
+		bodies = append(bodies, "SELECT "+strings.Join(sel, ", ")+"\n    FROM "+from+strings.ReplaceAll(w.sql(), "\n", "\n    "))
+		args = append(append(args, fromArgs...), w.args...)
 	}
-	rate := func(std, lc string) string { return "CASE WHEN lc THEN " + lc + " ELSE " + std + " END" }
-	out := make([]string, 0, len(opt.By)+14)
-	for i, k := range opt.By {
-		out = append(out, fmt.Sprintf("k%d AS %q", i, k))
-	}
-	out = append(out, `CAST(coalesce(sum(n), 0) AS BIGINT) AS messages`, `count(DISTINCT session_id) AS sessions`,
-		`CAST(coalesce(sum(input_tokens), 0) AS BIGINT)`, `CAST(coalesce(sum(output_tokens), 0) AS BIGINT)`,
-		`CAST(coalesce(sum(cache_creation_tokens), 0) AS BIGINT)`, `CAST(coalesce(sum(cache_read_tokens), 0) AS BIGINT)`,
-		`CAST(coalesce(sum(cc1h), 0) AS BIGINT)`,
-		`sum(c_in + c_out + c_w + c_r) AS cost`, `sum(c_in) AS input_cost`, `sum(c_out) AS output_cost`,
-		`sum(c_w) AS cache_creation_cost`, `sum(c_r) AS cache_read_cost`,
-		`CAST(coalesce(sum(n) FILTER (WHERE NOT priced), 0) AS BIGINT) AS unpriced_messages`,
-		unpricedModels,
-		`CAST(coalesce(sum(no1h), 0) AS BIGINT) AS no1h`)
-	q := `WITH prices(key, p_in, p_out, p_w5, p_w1h, p_r, lc_above, lc_until, l_in, l_out, l_w5, l_w1h, l_r, lc_rank) AS (VALUES
-  ` + strings.Join(vals, ",\n  ") + `
-), t AS (
-  ` + body + `
-), names AS (
-  -- each distinct model name once: the normalisation runs per name, not per message
-  SELECT model, ` + pricing.SQLNormalize("model") + ` AS key FROM (SELECT DISTINCT model FROM t)
-), b AS (
-  SELECT t.*, p.key IS NOT NULL AS priced, p.p_in, p.p_out, p.p_w5, p.p_w1h, p.p_r, p.l_in, p.l_out, p.l_w5, p.l_w1h, p.l_r,
-    ` + lc + ` AS lc
-  FROM t JOIN names n USING (model) LEFT JOIN prices p ON p.key = n.key
-), c AS (
-  SELECT *,
-    input_tokens * ` + rate("p_in", "l_in") + ` / 1e6 AS c_in,
-    output_tokens * ` + rate("p_out", "l_out") + ` / 1e6 AS c_out,
-    ((cache_creation_tokens - cc1h) * ` + rate("p_w5", "l_w5") + ` + cc1h * ` + rate("p_w1h", "l_w1h") + `) / 1e6 AS c_w,
-    cache_read_tokens * ` + rate("p_r", "l_r") + ` / 1e6 AS c_r
-  FROM b
+	return `SELECT platform, date, session_id, project, model, hour, ctx_rank, count(*) AS messages,
+  CAST(sum(input_tokens) AS BIGINT), CAST(sum(output_tokens) AS BIGINT),
+  CAST(sum(cache_creation_tokens) AS BIGINT), CAST(sum(cache_read_tokens) AS BIGINT),
+  CAST(sum(cc1h) AS BIGINT), CAST(sum(no1h) AS BIGINT)
+FROM (
+  ` + strings.Join(bodies, "\n  UNION ALL\n  ") + `
 )
-SELECT ` + strings.Join(out, ", ") + "\nFROM c"
-	if len(keys) > 0 {
-		q += "\nGROUP BY " + strings.Join(keys, ", ") + "\nORDER BY " + strings.Join(keys, ", ")
-	}
-	var lw where
-	q += limit(&lw, opt.Limit)
-	return q, append(args, lw.args...)
-}
-
-// qualify prefixes the column names of a key expression with alias.
-func qualify(expr, alias string) string {
-	if alias == "" {
-		return expr
-	}
-	for _, c := range []string{"date", "model", "project", "platform", "session_id"} {
-		expr = replaceWord(expr, c, alias+c)
-	}
-	return expr
-}
-
-// replaceWord replaces whole-word occurrences of w outside quotes.
-func replaceWord(s, w, by string) string {
-	var b strings.Builder
-	inQuote := false
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c == '\'' {
-			inQuote = !inQuote
-		}
-		if !inQuote && strings.HasPrefix(s[i:], w) && (i == 0 || !isIdent(s[i-1])) && (i+len(w) == len(s) || !isIdent(s[i+len(w)])) {
-			b.WriteString(by)
-			i += len(w)
-			continue
-		}
-		b.WriteByte(c)
-		i++
-	}
-	return b.String()
-}
-
-func isIdent(c byte) bool {
-	return c == '_' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+GROUP BY ALL`, args
 }
