@@ -128,9 +128,7 @@ func (t *Table) Lookup(name string) (*Model, bool) {
 	return m, ok
 }
 
-// The normalisation rules, as RE2 patterns shared by Normalize and
-// SQLNormalize (DuckDB's regexp functions are RE2 too), so that Go and SQL
-// reduce a name alike.
+// The normalisation rules of Normalize, as RE2 patterns.
 const (
 	// Provider paths (openrouter/anthropic/…, models/gemini-…) and
 	// Bedrock's region and provider prefixes (us.anthropic.claude-…).
@@ -174,22 +172,6 @@ func Normalize(name string) string {
 		s += FastSuffix
 	}
 	return s
-}
-
-// SQLNormalize is Normalize as a DuckDB SQL expression over the VARCHAR
-// expression expr.
-func SQLNormalize(expr string) string {
-	q := func(p string) string { return "'" + strings.ReplaceAll(p, "'", "''") + "'" }
-	low := "lower(trim(" + expr + ", ' '))"
-	fast := "ends_with(" + low + ", " + q(FastSuffix) + ")"
-	// The name without a trailing FastSuffix.
-	s := "CASE WHEN " + fast + " THEN left(" + low + ", length(" + low + ") - " + fmt.Sprint(len(FastSuffix)) + ") ELSE " + low + " END"
-	s = "regexp_replace(" + s + ", " + q(prefixPattern) + ", '')"
-	for range suffixPasses {
-		s = "regexp_replace(" + s + ", " + q(suffixPattern) + ", '')"
-	}
-	s = "CASE WHEN starts_with(" + s + ", 'claude') THEN regexp_replace(" + s + ", " + q(claudeDotPattern) + ", '\\1-\\2', 'g') ELSE " + s + " END"
-	return "(" + s + " || CASE WHEN " + fast + " THEN " + q(FastSuffix) + " ELSE '' END)"
 }
 
 // Keys lists every normalised name and alias the table answers to, with

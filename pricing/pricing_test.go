@@ -31,6 +31,14 @@ func TestNormalize(t *testing.T) {
 		"claude-sonnet-4-5-20250929-fast":             "claude-sonnet-4-5-fast",
 		"Claude-Opus-4.6[1m]-FAST":                    "claude-opus-4-6-fast",
 		"gpt-4o-fast":                                 "gpt-4o-fast",
+		" Claude-Opus-4.6[1m]-FAST ":                  "claude-opus-4-6-fast",
+		"openrouter/openai/gpt-4o-mini":               "gpt-4o-mini",
+		"claude-3.5.1-x":                              "claude-3-5.1-x",
+		"o'brien-model":                               "o'brien-model",
+		"<synthetic>":                                 "<synthetic>",
+		"":                                            "",
+		"-fast":                                       "-fast",
+		"fast":                                        "fast",
 	} {
 		if got := Normalize(in); got != want {
 			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)

@@ -169,23 +169,3 @@ func TestStatsCacheWrite1h(t *testing.T) {
 		t.Errorf("notes %q", mixed.Notes)
 	}
 }
-
-// pricing.SQLNormalize reduces names exactly as pricing.Normalize does.
-func TestSQLNormalize(t *testing.T) {
-	db, ctx := open(t), context.Background()
-	for _, name := range []string{
-		"claude-sonnet-4-5-20250929", "Claude-Opus-4-6[1m]", "anthropic/claude-sonnet-4.5", "us.anthropic.claude-sonnet-4-20250514-v1:0",
-		"claude-3-7-sonnet@20250219", "gpt-4o-2024-08-06", "openai/gpt-5.3-codex", "models/gemini-2.5-pro", "claude-3-5-sonnet-latest",
-		" claude-haiku-4-5-20251001 ", "<synthetic>", "", "gemini-2.5-flash-preview-09-2025", "o'brien-model", "claude-3.5.1-x",
-		"openrouter/openai/gpt-4o-mini", "bedrock/global.anthropic.claude-opus-4-5-v1",
-		"claude-opus-4-6-fast", "claude-sonnet-4-5-20250929-fast", " Claude-Opus-4.6[1m]-FAST ", "-fast", "fast",
-	} {
-		tb, err := db.SQL(ctx, "SELECT "+pricing.SQLNormalize("n")+" FROM (SELECT CAST(? AS VARCHAR) AS n)", name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := tb.Rows[0][0], pricing.Normalize(name); got != want {
-			t.Errorf("%q: SQL %q, Go %q", name, got, want)
-		}
-	}
-}
