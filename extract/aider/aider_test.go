@@ -1,7 +1,6 @@
 package aider
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -23,20 +22,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixedNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-
 // fixture copies testdata/aider/projects to a temp dir with fixed mtimes, so
 // outputs are reproducible, and returns the copy.
 func fixture(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join("..", "..", "testdata", "aider", "projects")
 	dst := filepath.Join(t.TempDir(), "projects")
-	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
-	extracttest.CopyTree(t, src, dst, mtime)
+	extracttest.CopyTree(t, extracttest.Testdata("aider", "projects"), dst, extracttest.FixtureTime)
 	return dst
 }
-
-type result = extracttest.Result
 
 // utc reads Aider's zone-less times as UTC, whatever the machine's zone.
 func utc(k string) string {
@@ -46,34 +38,25 @@ func utc(k string) string {
 	return ""
 }
 
-func runExtract(t testing.TB, opt extract.Options) result {
+func runExtract(t testing.TB, opt extract.Options) extracttest.Result {
 	t.Helper()
 	return extracttest.Run(t, Adapter{}, opt)
 }
 
 var find = extracttest.Find
 
-// normalized runs the records through pos-normalize in process.
+// normalized runs copies of the records through pos-normalize in process,
+// leaving recs as the adapter emitted them.
 func normalized(t testing.TB, recs []*schema.Record) ([]*schema.Record, normalize.Stats) {
 	t.Helper()
-	var out []*schema.Record
-	n := normalize.New(normalize.Options{}, func(r *schema.Record) error {
-		out = append(out, r)
-		return nil
-	})
-	for _, r := range recs {
-		var c schema.Record
-		if err := schema.Unmarshal(schema.AppendRecord(nil, r), &c); err != nil {
-			t.Fatal(err)
-		}
-		if err := n.Add(&c); err != nil {
+	copies := make([]*schema.Record, len(recs))
+	for i, r := range recs {
+		copies[i] = new(schema.Record)
+		if err := schema.Unmarshal(schema.AppendRecord(nil, r), copies[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out, n.Stats()
+	return extracttest.Normalize(t, normalize.Options{}, copies)
 }
 
 // checkContract checks what every adapter promises: a raw record per
@@ -248,16 +231,7 @@ func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 // root replaced by $ROOT.
 func golden(t *testing.T, name, root string, recs []*schema.Record) {
 	t.Helper()
-	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(filepath.Dir(root)), []byte("$ROOT"))
-	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "aider", name), got, *update)
-}
-
-func commit(st *extract.State, recs []*schema.Record) {
-	for _, r := range recs {
-		if r.Kind == schema.KindCheckpoint {
-			st.Put(r.Checkpoint)
-		}
-	}
+	extracttest.GoldenRecords(t, extracttest.Testdata("aider", name), recs, filepath.Dir(root), *update)
 }
 
 func appendFile(t *testing.T, path, s string) {
@@ -276,7 +250,7 @@ func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.Recs)
+	extracttest.Commit(st, first.Recs)
 	ids := map[string]bool{}
 	for _, r := range first.Recs {
 		ids[r.ID] = true
@@ -312,7 +286,7 @@ func TestIncremental(t *testing.T) {
 	if last.Kind != schema.KindCheckpoint || last.Checkpoint.Size != last.Checkpoint.Seen || last.Checkpoint.Lines != 14 {
 		t.Fatalf("checkpoint %+v", last.Checkpoint)
 	}
-	commit(st, inc.Recs)
+	extracttest.Commit(st, inc.Recs)
 
 	// webapp: a new session and a prompt, timed by a new input entry.
 	web := filepath.Join(root, "webapp")

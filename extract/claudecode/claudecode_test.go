@@ -20,8 +20,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixedNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-
 const (
 	s1 = "11111111-1111-4111-8111-111111111111"
 	s2 = "22222222-2222-4222-8222-222222222222"
@@ -31,17 +29,12 @@ const (
 // fixture copies testdata/claude/home to a temp dir with fixed mtimes, so
 // outputs are reproducible, and returns its .claude directory.
 func fixture(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join("..", "..", "testdata", "claude", "home")
 	dst := t.TempDir()
-	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
-	extracttest.CopyTree(t, src, dst, mtime)
+	extracttest.CopyTree(t, extracttest.Testdata("claude", "home"), dst, extracttest.FixtureTime)
 	return filepath.Join(dst, ".claude")
 }
 
-type result = extracttest.Result
-
-func runExtract(t *testing.T, opt extract.Options) result {
+func runExtract(t *testing.T, opt extract.Options) extracttest.Result {
 	t.Helper()
 	return extracttest.Run(t, Adapter{}, opt)
 }
@@ -175,23 +168,14 @@ func TestFixture(t *testing.T) {
 // root replaced by $ROOT.
 func golden(t *testing.T, name, root string, recs []*schema.Record) {
 	t.Helper()
-	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(filepath.Dir(root)), []byte("$ROOT"))
-	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "claude", name), got, *update)
-}
-
-func commit(st *extract.State, recs []*schema.Record) {
-	for _, r := range recs {
-		if r.Kind == schema.KindCheckpoint {
-			st.Put(r.Checkpoint)
-		}
-	}
+	extracttest.GoldenRecords(t, extracttest.Testdata("claude", name), recs, filepath.Dir(root), *update)
 }
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.Recs)
+	extracttest.Commit(st, first.Recs)
 
 	// Nothing changed: nothing is read.
 	again := runExtract(t, extract.Options{Roots: []string{root}, State: st})
@@ -216,7 +200,7 @@ func TestIncremental(t *testing.T) {
 	if len(raws) != 1 || raws[0].Source.Path != sub || subRun.Stats.Unchanged.Load() != 6 || subRun.Stats.Files.Load() != 1 {
 		t.Fatalf("subagent append: %d raw records, %d files unchanged, %d read", len(raws), subRun.Stats.Unchanged.Load(), subRun.Stats.Files.Load())
 	}
-	commit(st, subRun.Recs)
+	extracttest.Commit(st, subRun.Recs)
 
 	// Session 2's half-written line is completed and a line appended: the
 	// next run emits both and nothing before the open exchange.
@@ -269,7 +253,7 @@ func TestIncremental(t *testing.T) {
 	if last.Kind != schema.KindCheckpoint || last.Checkpoint.Lines != 7 || last.Checkpoint.Resume == 0 || last.Checkpoint.Size != last.Checkpoint.Seen {
 		t.Fatalf("checkpoint %+v", last.Checkpoint)
 	}
-	commit(st, inc.Recs)
+	extracttest.Commit(st, inc.Recs)
 
 	// A shrunk file is read again from the start.
 	p3 := filepath.Join(root, "projects", "-home-dev-webapp", s3+".jsonl")
@@ -279,7 +263,7 @@ func TestIncremental(t *testing.T) {
 	if n := len(find(shr.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })); n != 1 {
 		t.Fatalf("shrunk file: %d messages", n)
 	}
-	commit(st, shr.Recs)
+	extracttest.Commit(st, shr.Recs)
 
 	// A file replaced by another of the same size and time is read again.
 	rep := bytes.Replace(b[:bytes.IndexByte(b, '\n')+1], []byte("redirects forever"), []byte("REDIRECTS FOREVER"), 1)

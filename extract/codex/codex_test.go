@@ -2,7 +2,6 @@ package codex
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -21,8 +20,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixedNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-
 const (
 	sA = "aaaaaaaa-0000-4000-8000-000000000001"
 	sB = "bbbbbbbb-0000-4000-8000-000000000002"
@@ -33,17 +30,12 @@ const (
 // fixture copies testdata/codex/home to a temp dir with fixed mtimes and
 // returns its .codex directory.
 func fixture(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join("..", "..", "testdata", "codex", "home")
 	dst := t.TempDir()
-	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
-	extracttest.CopyTree(t, src, dst, mtime)
+	extracttest.CopyTree(t, extracttest.Testdata("codex", "home"), dst, extracttest.FixtureTime)
 	return filepath.Join(dst, ".codex")
 }
 
-type result = extracttest.Result
-
-func runExtract(t *testing.T, opt extract.Options) result {
+func runExtract(t *testing.T, opt extract.Options) extracttest.Result {
 	t.Helper()
 	return extracttest.Run(t, Adapter{}, opt)
 }
@@ -242,23 +234,14 @@ func TestFixture(t *testing.T) {
 // root replaced by $ROOT.
 func golden(t *testing.T, name, root string, recs []*schema.Record) {
 	t.Helper()
-	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(filepath.Dir(root)), []byte("$ROOT"))
-	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "codex", name), got, *update)
-}
-
-func commit(st *extract.State, recs []*schema.Record) {
-	for _, r := range recs {
-		if r.Kind == schema.KindCheckpoint {
-			st.Put(r.Checkpoint)
-		}
-	}
+	extracttest.GoldenRecords(t, extracttest.Testdata("codex", name), recs, filepath.Dir(root), *update)
 }
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.Recs)
+	extracttest.Commit(st, first.Recs)
 	var cpA *schema.Checkpoint
 	for _, r := range first.Recs {
 		if r.Kind == schema.KindCheckpoint && strings.Contains(r.Checkpoint.Path, sA) {
@@ -374,16 +357,7 @@ func TestCorpus(t *testing.T) {
 	if len(res.Skips) != 0 {
 		t.Fatalf("skipped lines in the corpus: %v", res.Skips)
 	}
-	var norm []*schema.Record
-	n := normalize.New(normalize.Options{Name: "corpus"}, func(r *schema.Record) error { norm = append(norm, r); return nil })
-	for _, r := range res.Recs {
-		if err := n.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
+	norm, _ := extracttest.Normalize(t, normalize.Options{Name: "corpus"}, res.Recs)
 	bySession := map[string]string{} // session -> file
 	type counts struct{ raw, msgs, exchanges int }
 	got := map[string]*counts{}

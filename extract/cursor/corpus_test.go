@@ -181,7 +181,7 @@ func TestCorpusIncremental(t *testing.T) {
 	dir := corpusDir(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{dir}, State: st})
-	commit(st, first.Recs)
+	extracttest.Commit(st, first.Recs)
 	if st.Len() != 3 {
 		t.Fatalf("%d watermarks", st.Len())
 	}

@@ -18,11 +18,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixedNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-
-type result = extracttest.Result
-
-func runExtract(t testing.TB, opt extract.Options) result {
+func runExtract(t testing.TB, opt extract.Options) extracttest.Result {
 	t.Helper()
 	return extracttest.Run(t, Adapter{}, opt)
 }
@@ -253,28 +249,7 @@ func TestFixture(t *testing.T) {
 func golden(t *testing.T, name, home string, out []byte) {
 	t.Helper()
 	got := bytes.ReplaceAll(out, []byte(home), []byte("$HOME"))
-	path := filepath.Join("..", "..", "testdata", "cursor", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("%s differs at line %d:\n got: %.600s\nwant: %.600s\n(go test -update rewrites it)", name, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%s: %d lines, want %d", name, len(gl), len(wl))
-	}
+	extracttest.Golden(t, extracttest.Testdata("cursor", name), got, *update)
 }
 
 // TestCredentialsNeverRead plants credential rows and look-alike keys in
@@ -290,14 +265,6 @@ func TestCredentialsNeverRead(t *testing.T) {
 		if bytes.Contains(extracttest.Encode(res.Recs), []byte(s)) {
 			i := bytes.Index(extracttest.Encode(res.Recs), []byte(s))
 			t.Fatalf("%q reached the output: …%s…", s, extracttest.Encode(res.Recs)[max(0, i-200):min(len(extracttest.Encode(res.Recs)), i+100)])
-		}
-	}
-}
-
-func commit(st *extract.State, recs []*schema.Record) {
-	for _, r := range recs {
-		if r.Kind == schema.KindCheckpoint {
-			st.Put(r.Checkpoint)
 		}
 	}
 }
@@ -352,7 +319,7 @@ func TestRoots(t *testing.T) {
 	home := fixture(t)
 	all := runExtract(t, homeOpt(home))
 	user := filepath.Join(home, ".config", "Cursor", "User")
-	count := func(res result, pred func(*schema.Record) bool) int { return len(find(res.Recs, pred)) }
+	count := func(res extracttest.Result, pred func(*schema.Record) bool) int { return len(find(res.Recs, pred)) }
 	isMsg := func(r *schema.Record) bool { return r.Kind == schema.KindMessage }
 	for _, c := range []struct {
 		root  string

@@ -1,6 +1,7 @@
 // Package extracttest holds what the adapters' tests share: fixtures copied
 // with fixed times, a run that round-trips every record through the wire
-// format, golden files and the location of the real corpus.
+// format, checkpoints committed to a state, an in-process pos-normalize,
+// golden files and the location of the real corpus.
 package extracttest
 
 import (
@@ -16,10 +17,20 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/transform/normalize"
 )
 
 // Now is the ingestion time of every test run, so outputs are stable.
 var Now = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+// FixtureTime is the mtime the adapters' fixture trees are copied with.
+var FixtureTime = time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
+
+// Testdata joins elem to the repository's testdata directory as an
+// adapter's tests see it from their package directory, extract/<adapter>.
+func Testdata(elem ...string) string {
+	return filepath.Join(append([]string{"..", "..", "testdata"}, elem...)...)
+}
 
 // CopyTree copies the fixture tree src to dst, giving every file mtime, so
 // the adapters' file order and file_mtime times do not depend on the
@@ -101,11 +112,50 @@ func Encode(recs []*schema.Record) []byte {
 	return buf
 }
 
+// Commit puts the checkpoints among recs into st, as the pipeline does
+// once the records before them are loaded.
+func Commit(st *extract.State, recs []*schema.Record) {
+	for _, r := range recs {
+		if r.Kind == schema.KindCheckpoint {
+			st.Put(r.Checkpoint)
+		}
+	}
+}
+
+// Normalize runs recs through pos-normalize in process and returns what it
+// emitted and counted. The normalizer may enrich recs in place, as it does
+// the records a pipe hands it.
+func Normalize(t testing.TB, opt normalize.Options, recs []*schema.Record) ([]*schema.Record, normalize.Stats) {
+	t.Helper()
+	var out []*schema.Record
+	n := normalize.New(opt, func(r *schema.Record) error { out = append(out, r); return nil })
+	for _, r := range recs {
+		if err := n.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out, n.Stats()
+}
+
+// GoldenRecords compares recs, encoded as NDJSON with the fixture's
+// temporary directory tmp written as $ROOT, with the golden file at path,
+// so the file does not depend on where the test ran.
+func GoldenRecords(t testing.TB, path string, recs []*schema.Record, tmp string, update bool) {
+	t.Helper()
+	Golden(t, path, bytes.ReplaceAll(Encode(recs), []byte(tmp), []byte("$ROOT")), update)
+}
+
 // Golden compares got with the golden file at path, rewriting it first
 // when update is set; a difference names the first differing line.
 func Golden(t testing.TB, path string, got []byte, update bool) {
 	t.Helper()
 	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -20,8 +19,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixedNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-
 const (
 	sA = "aaaa1111-0000-4000-8000-000000000001" // legacy .json
 	sB = "bbbb2222-0000-4000-8000-000000000002" // .jsonl: updates, $rewindTo, $set
@@ -34,17 +31,12 @@ const siteHash = "67a32ece2ae96f76490f75686ef9f5cd2e43ef798ce37fe01a72ec6c279fc3
 // fixture copies testdata/gemini/home to a temp dir with fixed mtimes and
 // returns its .gemini directory.
 func fixture(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join("..", "..", "testdata", "gemini", "home")
 	dst := t.TempDir()
-	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
-	extracttest.CopyTree(t, src, dst, mtime)
+	extracttest.CopyTree(t, extracttest.Testdata("gemini", "home"), dst, extracttest.FixtureTime)
 	return filepath.Join(dst, ".gemini")
 }
 
-type result = extracttest.Result
-
-func runExtract(t *testing.T, opt extract.Options) result {
+func runExtract(t *testing.T, opt extract.Options) extracttest.Result {
 	t.Helper()
 	return extracttest.Run(t, Adapter{}, opt)
 }
@@ -193,23 +185,14 @@ func TestFixture(t *testing.T) {
 
 func golden(t *testing.T, name, root string, recs []*schema.Record) {
 	t.Helper()
-	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(filepath.Dir(root)), []byte("$ROOT"))
-	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "gemini", name), got, *update)
-}
-
-func commit(st *extract.State, recs []*schema.Record) {
-	for _, r := range recs {
-		if r.Kind == schema.KindCheckpoint {
-			st.Put(r.Checkpoint)
-		}
-	}
+	extracttest.GoldenRecords(t, extracttest.Testdata("gemini", name), recs, filepath.Dir(root), *update)
 }
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.Recs)
+	extracttest.Commit(st, first.Recs)
 	var cpB *schema.Checkpoint
 	for _, r := range first.Recs {
 		if r.Kind == schema.KindCheckpoint && strings.HasSuffix(r.Checkpoint.Path, "bbbb2222.jsonl") {
@@ -320,16 +303,7 @@ func TestCorpus(t *testing.T) {
 	if len(res.Skips) != 0 {
 		t.Fatalf("skipped records in the corpus: %v", res.Skips)
 	}
-	var norm []*schema.Record
-	n := normalize.New(normalize.Options{Name: "corpus"}, func(r *schema.Record) error { norm = append(norm, r); return nil })
-	for _, r := range res.Recs {
-		if err := n.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
+	norm, _ := extracttest.Normalize(t, normalize.Options{Name: "corpus"}, res.Recs)
 	files, _ := (&extract.Options{}).Walk(context.Background(), []string{dir}, extract.Match{Name: chatName, Content: func(p string) (bool, error) { return isChat(&extract.Options{}, p) }})
 	if len(files) != 1 {
 		t.Fatalf("%d corpus files, want 1", len(files))
