@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -64,6 +65,36 @@ func (o *Options) env(k string) string {
 
 // Getenv returns an environment variable through the options.
 func (o *Options) Getenv(k string) string { return o.env(k) }
+
+// UserConfigDir is the folder applications keep per-user settings in on
+// goos, as os.UserConfigDir has it but from the options' home and
+// environment: %APPDATA% (else ~/AppData/Roaming) on Windows,
+// ~/Library/Application Support on macOS, $XDG_CONFIG_HOME (else ~/.config)
+// elsewhere. It is "" when neither is known. Editors of the VS Code family
+// keep their User folder there.
+func (o *Options) UserConfigDir(goos string) string {
+	switch goos {
+	case "windows":
+		if v := o.env("APPDATA"); v != "" {
+			return v
+		}
+		if o.Home != "" {
+			return filepath.Join(o.Home, "AppData", "Roaming")
+		}
+	case "darwin":
+		if o.Home != "" {
+			return filepath.Join(o.Home, "Library", "Application Support")
+		}
+	default:
+		if v := o.env("XDG_CONFIG_HOME"); v != "" {
+			return v
+		}
+		if o.Home != "" {
+			return filepath.Join(o.Home, ".config")
+		}
+	}
+	return ""
+}
 
 // Skip reports a bad input record; the error it returns stops the run.
 func (o *Options) Skip(b *schema.BadInput) error {

@@ -497,6 +497,22 @@ func (o *Options) FirstLine(path string) ([]byte, error) {
 	return nil, nil
 }
 
+// FirstObject returns the members of the first line of the file at path,
+// found as FirstLine finds it, for adapters that tell their JSON lines
+// files apart by the members the first line has. A file with no such line,
+// or whose first line is not a JSON object, is (nil, nil).
+func (o *Options) FirstObject(path string) (map[string]json.RawMessage, error) {
+	b, err := o.FirstLine(path)
+	if b == nil || err != nil {
+		return nil, err
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(b, &members) != nil {
+		return nil, nil
+	}
+	return members, nil
+}
+
 // Head returns up to n bytes from the start of the file at path, opened as
 // OpenFile opens it: for adapters that tell their files by their first
 // bytes.

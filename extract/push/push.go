@@ -381,13 +381,9 @@ func (r *run) sessionHints(fs *fileState) error {
 // that mark another tool's transcript (Claude Code's sessionId and uuid,
 // Codex's payload).
 func isPushLog(opt *extract.Options, path string) (bool, error) {
-	b, err := opt.FirstLine(path)
-	if b == nil || err != nil {
+	probe, err := opt.FirstObject(path)
+	if err != nil {
 		return false, err
-	}
-	var probe map[string]json.RawMessage
-	if json.Unmarshal(b, &probe) != nil {
-		return false, nil
 	}
 	var typ string
 	json.Unmarshal(probe["type"], &typ)
