@@ -26,6 +26,17 @@ type LinesRead struct {
 	End int64
 }
 
+// Resume is where the watermark of a file read so says the next run
+// starts, for an adapter that would start again at start (after lines
+// lines), say at an exchange still open: never past what was consumed, as
+// a line after that may still be half written.
+func (r LinesRead) Resume(start, lines int64) (int64, int64) {
+	if start > r.Consumed {
+		return r.Consumed, r.Lines
+	}
+	return start, lines
+}
+
 // Line is a native line as ReadLines hands it on.
 type Line struct {
 	schema.Line

@@ -219,7 +219,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if err != nil {
 		return err
 	}
-	consumed, consumedLines := read.Consumed, read.Lines
+	consumed := read.Consumed
 	if err := sp.close(); err != nil {
 		return err
 	}
@@ -232,10 +232,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if r.opt.State == nil {
 		return nil
 	}
-	resume, resumeLines := fs.resume, fs.resumeLines
-	if resume > consumed {
-		resume, resumeLines = consumed, consumedLines
-	}
+	resume, resumeLines := read.Resume(fs.resume, fs.resumeLines)
 	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, fs.snap.context())
 	if err != nil {
 		return err

@@ -433,10 +433,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if r.opt.State == nil {
 		return nil
 	}
-	resume, resumeLines := fs.resume, fs.resumeLines
-	if resume > consumed {
-		resume, resumeLines = consumed, consumedLines
-	}
+	resume, resumeLines := read.Resume(fs.resume, fs.resumeLines)
 	// Copies: a watermark lives until the run ends (--commit-state), and
 	// a line's strings would keep its reader's block (1 MB) alive.
 	ctxt := map[string]string{"session": strings.Clone(fs.session), "project": strings.Clone(fs.project),
