@@ -139,6 +139,34 @@ type messageMeta struct {
 	Requests int      `json:"requests,omitempty"` // when more than one request produced it (retries)
 }
 
+// addRequests puts what the requests behind an assistant message used into
+// rec's usage and meta: the sum of their tokens and of their costs, and
+// their number when retries made more than one. What mi lacks of the model
+// comes from the first request that names it.
+func addRequests(rec *schema.Record, meta *messageMeta, mi *modelInfo, reqs []request) {
+	var u schema.Usage
+	cost, hasCost := 0.0, false
+	for _, r := range reqs {
+		u.Add(&r.usage)
+		if r.hasCost {
+			cost += r.cost
+			hasCost = true
+		}
+		mi.ModelID = cmp.Or(mi.ModelID, r.model.ModelID)
+		mi.ProviderID = cmp.Or(mi.ProviderID, r.model.ProviderID)
+		mi.Mode = cmp.Or(mi.Mode, r.model.Mode)
+	}
+	if !u.IsZero() {
+		rec.Usage = &u
+	}
+	if hasCost {
+		meta.Cost = &cost
+	}
+	if len(reqs) > 1 {
+		meta.Requests = len(reqs)
+	}
+}
+
 func (t *task) assistant(raw *schema.Record, i int, m *apiMessage, reqs []request) *schema.Record {
 	rec := t.message(raw, t.msgID(apiFile, strconv.Itoa(i)))
 	rec.Role = schema.RoleAssistant
@@ -161,27 +189,7 @@ func (t *task) assistant(raw *schema.Record, i int, m *apiMessage, reqs []reques
 		mi = *m.ModelInfo
 	}
 	if len(reqs) > 0 {
-		var u schema.Usage
-		cost, hasCost := 0.0, false
-		for _, r := range reqs {
-			u.Add(&r.usage)
-			if r.hasCost {
-				cost += r.cost
-				hasCost = true
-			}
-			mi.ModelID = cmp.Or(mi.ModelID, r.model.ModelID)
-			mi.ProviderID = cmp.Or(mi.ProviderID, r.model.ProviderID)
-			mi.Mode = cmp.Or(mi.Mode, r.model.Mode)
-		}
-		if !u.IsZero() {
-			rec.Usage = &u
-		}
-		if hasCost {
-			meta.Cost = &cost
-		}
-		if len(reqs) > 1 {
-			meta.Requests = len(reqs)
-		}
+		addRequests(rec, &meta, &mi, reqs)
 	} else if mt := m.Metrics; mt != nil && mt.Tokens != nil {
 		// No ui row for the request: the api history's own metrics, whose
 		// cached count mixes cache reads and writes.
