@@ -134,6 +134,24 @@ type Stats struct {
 // Emit receives the records an adapter produces, in order.
 type Emit func(*schema.Record) error
 
+// EmitRecord hands rec to emit as a line adapter's records go out: not at
+// all when it is older than --since, and, when it is not a raw record but
+// carries its native record's raw, after that raw record (schema.SplitRaw)
+// and without the raw itself, so the raw layer keeps the native record
+// once.
+func (o *Options) EmitRecord(emit Emit, rec *schema.Record) error {
+	if !o.Since.IsZero() && rec.TS.Before(o.Since) {
+		return nil
+	}
+	if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
+		if err := emit(schema.SplitRaw(rec)); err != nil {
+			return err
+		}
+		rec.Raw = nil
+	}
+	return emit(rec)
+}
+
 // Adapter reads one platform's native storage.
 type Adapter interface {
 	// Platform is the platform name (schema.Platform…).

@@ -166,16 +166,7 @@ func (r *run) out(fs *fileState, rec *schema.Record) error {
 	if rec.Kind == schema.KindRaw && rec.ID == "" {
 		rec.ID = schema.RawID(rec)
 	}
-	if !r.opt.Since.IsZero() && rec.TS.Before(r.opt.Since) {
-		return nil
-	}
-	if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
-		if err := r.emit(schema.SplitRaw(rec)); err != nil {
-			return err
-		}
-		rec.Raw = nil
-	}
-	return r.emit(rec)
+	return r.opt.EmitRecord(r.emit, rec)
 }
 
 // sessionRecord emits what Codex knows about the session beyond its
