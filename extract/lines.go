@@ -477,6 +477,26 @@ func LineError(b []byte) error {
 	return errors.New("not a JSON object of the expected shape")
 }
 
+// OneLine returns a JSON value taken from a native record as a record
+// field may carry it, on one line so that it cannot break NDJSON: nil for
+// nothing or null, v itself when it is valid and on one line already, else
+// compacted, and a JSON string of its text when it is not JSON.
+func OneLine(v []byte) json.RawMessage {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || string(v) == "null" {
+		return nil
+	}
+	if bytes.IndexByte(v, '\n') < 0 && bytes.IndexByte(v, '\r') < 0 && json.Valid(v) {
+		return json.RawMessage(v)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v); err != nil {
+		b, _ := json.Marshal(string(v))
+		return b
+	}
+	return buf.Bytes()
+}
+
 // FirstLine returns the first non-blank line of the file at path, looking
 // at no more than its first 20 lines and 4 MB: adapters that share a file
 // extension (.jsonl) tell their files apart by it. The file is opened as

@@ -205,7 +205,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		},
 		Line: func(raw []byte, ln extract.Line) error {
 			warn := errors.Join(odd, check(&l, &p))
-			if err := r.line(fs, &l, &p, compact(raw), ln); err != nil || warn == nil {
+			if err := r.line(fs, &l, &p, extract.OneLine(raw), ln); err != nil || warn == nil {
 				return err
 			}
 			return r.opt.Warn(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: errors.New(strings.ReplaceAll(warn.Error(), "\n", "; "))})

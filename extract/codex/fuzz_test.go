@@ -54,7 +54,7 @@ func FuzzLine(f *testing.F) {
 		if len(bytes.TrimSpace(b)) == 0 || bytes.TrimSpace(b)[0] != '{' || parseLine(b, &l, &p) != nil {
 			return // a bad line: reported by the caller
 		}
-		raw := compact(b)
+		raw := extract.OneLine(b)
 		if err := r.line(fs, &l, &p, raw, extract.Line{Line: schema.Line{Bytes: b, Num: 2, Offset: int64(len(meta)) + 1, Terminated: true}}); err != nil {
 			t.Fatal(err)
 		}

@@ -142,7 +142,7 @@ func (r *run) sessionMeta(fs *fileState, p *payload, ts time.Time) bool {
 	if s := str(p.Source); s != "" {
 		set("source", s)
 	} else if src := trimSpace(p.Source); len(src) > 0 && src[0] == '{' {
-		set("source", string(compact(src)))
+		set("source", string(extract.OneLine(src)))
 		var sub struct {
 			Subagent json.RawMessage `json:"subagent"`
 		}
@@ -277,9 +277,9 @@ func (r *run) item(fs *fileState, rec *schema.Record, p *payload, ln schema.Line
 		case "custom_tool_call":
 			t.Input = toolInput(p.Input)
 		case "local_shell_call":
-			t.Name, t.Input = cmp.Or(t.Name, "local_shell"), compact(p.Action)
+			t.Name, t.Input = cmp.Or(t.Name, "local_shell"), extract.OneLine(p.Action)
 		case "web_search_call":
-			t.Name, t.Input = cmp.Or(t.Name, "web_search"), compact(p.Action)
+			t.Name, t.Input = cmp.Or(t.Name, "web_search"), extract.OneLine(p.Action)
 		}
 		rec.Tools = []schema.Tool{t}
 		rec.Files = callFiles(t.Name, t.Input, fs.cwd)

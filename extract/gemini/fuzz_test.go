@@ -73,7 +73,7 @@ func FuzzLine(f *testing.F) {
 			c.rewind(*rc.RewindTo)
 		case "message":
 			c.put(rc.ID, rc.Type == "user", loc{2, -1}, ln)
-			if err := r.message(fs, &rc, compact(b), src); err != nil {
+			if err := r.message(fs, &rc, extract.OneLine(b), src); err != nil {
 				t.Fatal(err)
 			}
 		case "$set":

@@ -412,7 +412,7 @@ func splitConversation(b []byte, tokens bool) ([]byte, []element, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return compact(top), elems, nil
+	return extract.OneLine(top), elems, nil
 }
 
 // tokenValue reads the next value of dec, whose input is b, token by token
