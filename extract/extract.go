@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,28 @@ func (o *Options) env(k string) string {
 		return ""
 	}
 	return o.Env(k)
+}
+
+// WorkerCount is how many files an adapter reads at once: Workers, or one
+// per CPU when that is not set.
+func (o *Options) WorkerCount() int {
+	if o.Workers <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return o.Workers
+}
+
+// ParseTime reads an RFC 3339 time as native records write it, in UTC;
+// false for "" and for what does not parse.
+func ParseTime(s string) (time.Time, bool) {
+	if s == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
 }
 
 // Getenv returns an environment variable through the options.

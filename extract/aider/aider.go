@@ -20,7 +20,6 @@ import (
 	"context"
 	"io"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -82,10 +81,7 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 	if err != nil {
 		return err
 	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := opt.WorkerCount()
 	loc := location(&opt)
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: opt.Counted(emit), loc: loc}

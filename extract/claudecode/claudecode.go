@@ -20,7 +20,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,10 +131,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	// A session's file and its subagents' files are one job: the session
 	// names the subagents' types. Jobs run in parallel, output in order.
 	groups := changedGroups(&opt, parentsFirst(files))
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := opt.WorkerCount()
 	// *schema.LineReader of kept lines, reused: a job's files fill the
 	// rest of the last job's block before a new one is made.
 	var readers sync.Pool

@@ -35,10 +35,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/codex/about"
@@ -117,10 +115,7 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 		return err
 	}
 	files = opt.Changed(files)
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := opt.WorkerCount()
 	var readers sync.Pool // *schema.LineReader: a 1 MB buffer each
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: opt.Counted(emit)}
@@ -234,15 +229,4 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		return err
 	}
 	return r.emit(cp)
-}
-
-func parseTS(s string) (time.Time, bool) {
-	if s == "" {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return t.UTC(), true
 }

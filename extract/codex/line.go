@@ -198,7 +198,7 @@ func lenient(b []byte, v any) (odd error, ok bool) {
 func check(l *line, p *payload) error {
 	var errs []error
 	if l.Timestamp != "" {
-		if _, ok := parseTS(l.Timestamp); !ok {
+		if _, ok := extract.ParseTime(l.Timestamp); !ok {
 			errs = append(errs, fmt.Errorf("timestamp %q is not a time: not read", l.Timestamp))
 		}
 	}

@@ -39,7 +39,7 @@ func (r *run) line(fs *fileState, l *line, p *payload, raw []byte, eln extract.L
 	if r.opt.Now != nil {
 		rec.IngestedAt = r.opt.Now()
 	}
-	ts, ok := parseTS(l.Timestamp)
+	ts, ok := extract.ParseTime(l.Timestamp)
 	switch {
 	case ok:
 		rec.TS, rec.TSPrecision = ts, schema.PrecisionExact
@@ -116,7 +116,7 @@ func (r *run) sessionMeta(fs *fileState, p *payload, ts time.Time) bool {
 	if first {
 		fs.own = cmp.Or(p.ID, fs.own)
 		fs.session = fs.own
-		if t, ok := parseTS(p.Timestamp); ok {
+		if t, ok := extract.ParseTime(p.Timestamp); ok {
 			fs.ownStart = t
 		} else {
 			fs.ownStart = ts

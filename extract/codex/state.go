@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -123,7 +124,7 @@ func (fs *fileState) restore(c map[string]string) {
 			fs.meta[m] = v
 		}
 	}
-	if t, ok := parseTS(c["own_start"]); ok {
+	if t, ok := extract.ParseTime(c["own_start"]); ok {
 		fs.ownStart = t
 	}
 	if c["agent_id"] != "" {

@@ -223,10 +223,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	if r.idx, err = buildIndex(ctx, &opt, dbFiles, trFiles); err != nil {
 		return err
 	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := opt.WorkerCount()
 	n := len(read) + len(trFiles)
 	return extract.Ordered(ctx, workers, n, func(ctx context.Context, i int, emit extract.Emit) error {
 		if i < len(read) {

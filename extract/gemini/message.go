@@ -150,7 +150,7 @@ func (r *record) check(odd error) error {
 		errs = append(errs, odd.Error())
 	}
 	if r.Timestamp != "" {
-		if _, ok := parseTS(r.Timestamp); !ok {
+		if _, ok := extract.ParseTime(r.Timestamp); !ok {
 			errs = append(errs, fmt.Sprintf("timestamp %q is not a time: not read", r.Timestamp))
 		}
 	}

@@ -104,17 +104,6 @@ func (fs *fileState) restore(c map[string]string) {
 	}
 }
 
-func parseTS(s string) (time.Time, bool) {
-	if s == "" {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return t.UTC(), true
-}
-
 // newRec starts a raw record of the file.
 func (r *run) newRec(fs *fileState, raw []byte, src *schema.Source, ts string) *schema.Record {
 	rec := schema.New(schema.KindRaw)
@@ -127,7 +116,7 @@ func (r *run) newRec(fs *fileState, raw []byte, src *schema.Source, ts string) *
 	if r.opt.Now != nil {
 		rec.IngestedAt = r.opt.Now()
 	}
-	if t, ok := parseTS(ts); ok {
+	if t, ok := extract.ParseTime(ts); ok {
 		rec.TS, rec.TSPrecision = t, schema.PrecisionExact
 		if t.After(fs.lastTS) {
 			fs.lastTS = t
@@ -179,7 +168,7 @@ func (r *run) sessionRecord(fs *fileState) error {
 	rec := schema.New(schema.KindSession)
 	rec.ID = schema.SessionRecordID(platform, fs.session)
 	rec.Platform, rec.SessionID = platform, fs.session
-	if t, ok := parseTS(fs.meta.LastUpdated); ok {
+	if t, ok := extract.ParseTime(fs.meta.LastUpdated); ok {
 		rec.TS, rec.TSPrecision = t, schema.PrecisionExact
 	} else if !fs.lastTS.IsZero() {
 		rec.TS, rec.TSPrecision = fs.lastTS, schema.PrecisionExact

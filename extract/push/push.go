@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -102,10 +101,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		return err
 	}
 	files = opt.Changed(files)
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := opt.WorkerCount()
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: opt.Counted(emit)}
 		return opt.FileDone(r.file(ctx, files[i]))
