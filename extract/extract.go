@@ -64,6 +64,17 @@ func (o *Options) env(k string) string {
 	return o.Env(k)
 }
 
+// Stamp sets on rec what every record of the run carries whatever it was
+// made from: the user and machine, the adapter (its platform and version)
+// and the ingestion time.
+func (o *Options) Stamp(rec *schema.Record, platform, version string) {
+	rec.User, rec.Machine = o.User, o.Machine
+	rec.Adapter = &schema.Adapter{Name: platform, Version: version}
+	if o.Now != nil {
+		rec.IngestedAt = o.Now()
+	}
+}
+
 // WorkerCount is how many files an adapter reads at once: Workers, or one
 // per CPU when that is not set.
 func (o *Options) WorkerCount() int {

@@ -119,9 +119,7 @@ func (r *run) sessionHint(fs *fileState) error {
 		rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
 	}
 	rec.Project, rec.Cwd, rec.GitBranch = fs.project, fs.info.cwd, fs.info.branch
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
 	rec.Session = &schema.Session{Slug: fs.slug, PullRequests: fs.prs}
 	// The name the user gave the session outranks Claude Code's label,
 	// whichever was written last, here and across runs (title_source).
@@ -138,9 +136,7 @@ func (r *run) sessionHint(fs *fileState) error {
 			Version string `json:"version"`
 		}{fs.info.version})
 	}
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rec, platform, AdapterVersion)
 	return r.emit(rec)
 }
 
@@ -185,13 +181,9 @@ func (r *run) plan(sf extract.SourceFile) error {
 	if agent != "" {
 		rec.Agent = &schema.Agent{ID: agent, Sidechain: true}
 	}
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
 	rec.Source = &schema.Source{Path: sf.Path, Mtime: fp.Mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rec, platform, AdapterVersion)
 	if err := r.emit(rec); err != nil {
 		return err
 	}

@@ -226,11 +226,7 @@ func (t *task) base(kind schema.Kind) *schema.Record {
 	rec := schema.New(kind)
 	rec.Platform, rec.SessionID = platform, t.id
 	rec.Project = t.cwd
-	rec.User, rec.Machine = t.r.opt.User, t.r.opt.Machine
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	if t.r.opt.Now != nil {
-		rec.IngestedAt = t.r.opt.Now()
-	}
+	t.r.opt.Stamp(rec, platform, AdapterVersion)
 	return rec
 }
 

@@ -187,10 +187,8 @@ func (r *run) sessionRecord(fs *fileState) error {
 	rec.Project, rec.Cwd, rec.GitBranch = fs.project, cmp.Or(fs.project, fs.cwd), fs.branch
 	rec.Title = fs.title
 	rec.Model = fs.model
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
 	rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
 	rec.Session = &schema.Session{}
 	if rec.Title != "" {
 		rec.Session.TitleSource = schema.TitlePlatform
@@ -199,8 +197,6 @@ func (r *run) sessionRecord(fs *fileState) error {
 		b, _ := json.Marshal(fs.meta) // sorted keys
 		rec.Meta = b
 	}
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rec, platform, AdapterVersion)
 	return r.emit(rec)
 }

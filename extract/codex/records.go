@@ -32,13 +32,9 @@ func (r *run) line(fs *fileState, l *line, p *payload, raw []byte, eln extract.L
 	rec := schema.New(schema.KindRaw)
 	rec.Platform = platform
 	rec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime, Altered: eln.Altered()}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
 	rec.Raw = raw
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rec, platform, AdapterVersion)
 	ts, ok := extract.ParseTime(l.Timestamp)
 	switch {
 	case ok:

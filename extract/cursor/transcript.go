@@ -103,14 +103,10 @@ func (tr *trRun) newRec(kind schema.Kind, line, offset int64) *schema.Record {
 	rec.Platform = platform
 	rec.SessionID = tr.id.session
 	rec.Source = &schema.Source{Path: tr.path, Line: line, Offset: offset, Mtime: tr.mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	rec.User, rec.Machine = tr.opt.User, tr.opt.Machine
 	rec.Project = tr.project
 	rec.TS, rec.TSPrecision = tr.mtime, schema.PrecisionFileMtime
 	rec.Completeness = schema.CompleteFull
-	if tr.opt.Now != nil {
-		rec.IngestedAt = tr.opt.Now()
-	}
+	tr.opt.Stamp(rec, platform, AdapterVersion)
 	return rec
 }
 

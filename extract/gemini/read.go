@@ -109,13 +109,9 @@ func (r *run) newRec(fs *fileState, raw []byte, src *schema.Source, ts string) *
 	rec := schema.New(schema.KindRaw)
 	rec.Platform = platform
 	rec.Source = src
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
 	rec.Raw = raw
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rec, platform, AdapterVersion)
 	if t, ok := extract.ParseTime(ts); ok {
 		rec.TS, rec.TSPrecision = t, schema.PrecisionExact
 		if t.After(fs.lastTS) {
@@ -192,13 +188,9 @@ func (r *run) sessionRecord(fs *fileState) error {
 		meta["directories"] = fs.meta.Directories
 	}
 	rec.Meta, _ = json.Marshal(meta) // sorted keys
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
 	rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rec, platform, AdapterVersion)
 	return r.emit(rec)
 }
 

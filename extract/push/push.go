@@ -293,13 +293,9 @@ func (r *run) line(fs *fileState, e *event, object bool, bad string, raw []byte,
 	rawRec.TS, rawRec.TSPrecision = ts, prec
 	rawRec.NativeType, rawRec.NativeID = e.Type, e.ID
 	rawRec.Project = e.Project
-	rawRec.User, rawRec.Machine = r.opt.User, r.opt.Machine
 	rawRec.Completeness = schema.CompleteFull
 	rawRec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime, Altered: eln.Altered()}
-	rawRec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	if r.opt.Now != nil {
-		rawRec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rawRec, platform, AdapterVersion)
 	rawRec.Raw = raw
 	rawRec.ID = schema.RawID(rawRec)
 	var msgs []*schema.Record
@@ -351,12 +347,8 @@ func (r *run) sessionHints(fs *fileState) error {
 		if s.Previous != "" {
 			rec.ParentID = schema.SessionRecordID(platform, s.Previous)
 		}
-		rec.User, rec.Machine = r.opt.User, r.opt.Machine
 		rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
-		rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-		if r.opt.Now != nil {
-			rec.IngestedAt = r.opt.Now()
-		}
+		r.opt.Stamp(rec, platform, AdapterVersion)
 		extra := map[string]any{}
 		if s.Agent != "" {
 			extra["agent"] = s.Agent
