@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/internal/anthropic"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -160,18 +161,8 @@ type trLine struct {
 	Model     string          `json:"model"`
 }
 
-// trBlock is a content block.
-type trBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
+// trBlock is a content block, as the Messages API has it.
+type trBlock = anthropic.Block
 
 // jsonl reads a .jsonl transcript from its watermark. It resumes at the
 // last prompt, so the open exchange is read whole again next time.
