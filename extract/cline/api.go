@@ -204,17 +204,9 @@ func (t *task) assistant(raw *schema.Record, i int, m *apiMessage, reqs []reques
 		mi.ProviderID = cmp.Or(mi.ProviderID, ui.ProviderID)
 		mi.Mode = cmp.Or(mi.Mode, ui.Mode)
 	}
-	if mi.ModelID == "" {
-		mi = t.modelAt(rec.TS)
-	}
-	if mi.ModelID == "" {
-		mi = t.lastModel // the model in use goes on until another is named
-	}
-	t.lastModel = mi
-	rec.Model = mi.ModelID
+	mi = t.settleModel(rec, mi)
 	meta.Provider, meta.Mode = mi.ProviderID, mi.Mode
 	rec.Meta = t.marshal(meta)
-	t.noteModel(mi)
 	t.lastID = rec.ID
 	return rec
 }
@@ -228,6 +220,24 @@ func (t *task) modelAt(ts time.Time) modelInfo {
 		}
 		mi = modelInfo{ModelID: u.ModelID, ProviderID: u.Provider, Mode: u.Mode}
 	}
+	return mi
+}
+
+// settleModel gives an assistant message its model: mi as far as the
+// message and its requests name it, else the one the task metadata says
+// was in use at the message's time, else the model of the message before.
+// The model becomes the one in use, and the task's list of models and
+// modes gains it.
+func (t *task) settleModel(rec *schema.Record, mi modelInfo) modelInfo {
+	if mi.ModelID == "" {
+		mi = t.modelAt(rec.TS)
+	}
+	if mi.ModelID == "" {
+		mi = t.lastModel // the model in use goes on until another is named
+	}
+	t.lastModel = mi
+	rec.Model = mi.ModelID
+	t.noteModel(mi)
 	return mi
 }
 

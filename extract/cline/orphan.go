@@ -150,15 +150,7 @@ func (t *task) uiMessage(o *orphanState, i int, row *uiRow, raw *schema.Record) 
 			meta.Provider, meta.Mode = mi.ProviderID, mi.Mode
 			rec.Meta = t.marshal(meta)
 		}
-		if mi.ModelID == "" {
-			mi = t.modelAt(rec.TS)
-		}
-		if mi.ModelID == "" {
-			mi = t.lastModel // the model in use goes on until another is named
-		}
-		t.lastModel = mi
-		rec.Model = mi.ModelID
-		t.noteModel(mi)
+		t.settleModel(rec, mi)
 	}
 	t.lastID = rec.ID
 	return rec, taken
