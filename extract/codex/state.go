@@ -2,6 +2,7 @@ package codex
 
 import (
 	"cmp"
+	"maps"
 	"strings"
 	"time"
 
@@ -102,11 +103,7 @@ func (fs *fileState) context() map[string]string {
 	if s.haveTotal {
 		c["total"] = s.total.String()
 	}
-	for k, v := range c {
-		if v == "" {
-			delete(c, k)
-		}
-	}
+	maps.DeleteFunc(c, func(_, v string) bool { return v == "" }) // an empty value is no value
 	return c
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -85,11 +86,7 @@ func (fs *fileState) context() map[string]string {
 		"last_updated": fs.meta.LastUpdated, "summary": fs.meta.Summary, "kind": fs.meta.Kind,
 		"directories": strings.Join(fs.meta.Directories, "\n"),
 	}
-	for k, v := range c {
-		if v == "" {
-			delete(c, k)
-		}
-	}
+	maps.DeleteFunc(c, func(_, v string) bool { return v == "" }) // an empty value is no value
 	return c
 }
 
