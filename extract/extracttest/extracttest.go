@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -90,6 +91,24 @@ func Run(t testing.TB, a extract.Adapter, opt extract.Options) Result {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// BenchmarkCorpus measures a over the real corpus of platform, encoding its
+// records to NDJSON as pos-extract does; MB/s is of source bytes.
+func BenchmarkCorpus(b *testing.B, a extract.Adapter, platform string) {
+	dir := CorpusDir(b, platform)
+	var size int64
+	st := &extract.Stats{}
+	enc := schema.NewEncoder(io.Discard)
+	opt := extract.Options{Roots: []string{dir}, Stats: st, OnSkip: func(*schema.BadInput) error { return nil }}
+	for b.Loop() {
+		st.Bytes.Store(0)
+		if err := a.Extract(context.Background(), opt, enc.Encode); err != nil {
+			b.Fatal(err)
+		}
+		size = st.Bytes.Load()
+	}
+	b.SetBytes(size)
 }
 
 // Find returns the records pred accepts.
