@@ -5,6 +5,7 @@
 package extracttest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -109,6 +110,39 @@ func BenchmarkCorpus(b *testing.B, a extract.Adapter, platform string) {
 		size = st.Bytes.Load()
 	}
 	b.SetBytes(size)
+}
+
+// FixedPoint fails t unless rec, encoded as the wire format carries it,
+// decodes to a record that encodes to the same bytes: what an adapter
+// emits passes through every stage after it unchanged. It returns the
+// encoding.
+func FixedPoint(t testing.TB, rec *schema.Record) []byte {
+	t.Helper()
+	enc := schema.AppendRecord(nil, rec)
+	var back schema.Record
+	if err := schema.Unmarshal(enc, &back); err != nil {
+		t.Fatalf("record does not round-trip: %v\n%s", err, enc)
+	}
+	if again := schema.AppendRecord(nil, &back); !bytes.Equal(again, enc) {
+		t.Fatalf("record is not a fixed point of the wire format:\n%s\n%s", enc, again)
+	}
+	return enc
+}
+
+// SeedLines adds every line of the testdata files the patterns match
+// (filepath.Glob patterns below Testdata, in order) to f's seed corpus.
+func SeedLines(f *testing.F, patterns ...string) {
+	for _, p := range patterns {
+		matches, _ := filepath.Glob(Testdata(filepath.FromSlash(p)))
+		for _, m := range matches {
+			b, _ := os.ReadFile(m)
+			sc := bufio.NewScanner(bytes.NewReader(b))
+			sc.Buffer(nil, 16<<20)
+			for sc.Scan() {
+				f.Add(append([]byte(nil), sc.Bytes()...))
+			}
+		}
+	}
 }
 
 // Find returns the records pred accepts.
