@@ -293,15 +293,8 @@ func TestSince(t *testing.T) {
 
 func TestDefaultRoots(t *testing.T) {
 	home := filepath.Dir(fixture(t))
-	res := runExtract(t, extract.Options{Home: home})
-	if len(res.Recs) == 0 {
-		t.Fatal("~/.claude/projects not discovered")
-	}
-	env := map[string]string{"CLAUDE_CONFIG_DIR": filepath.Join(t.TempDir(), "none") + "," + filepath.Join(home, ".claude")}
-	res2 := runExtract(t, extract.Options{Home: "/nonexistent", Env: func(k string) string { return env[k] }})
-	if len(res2.Recs) != len(res.Recs) {
-		t.Fatalf("CLAUDE_CONFIG_DIR: %d records, want %d", len(res2.Recs), len(res.Recs))
-	}
+	dirs := filepath.Join(t.TempDir(), "none") + "," + filepath.Join(home, ".claude")
+	extracttest.DefaultRoots(t, Adapter{}, home, "~/.claude/projects", "CLAUDE_CONFIG_DIR", dirs)
 }
 
 // corpusDir is the shared corpus of real files; tests that need it skip

@@ -327,15 +327,7 @@ func TestSince(t *testing.T) {
 
 func TestDefaultRoots(t *testing.T) {
 	codexHome := fixture(t)
-	res := runExtract(t, extract.Options{Home: filepath.Dir(codexHome)})
-	if len(res.Recs) == 0 {
-		t.Fatal("~/.codex/sessions not discovered")
-	}
-	env := map[string]string{"CODEX_HOME": codexHome}
-	res2 := runExtract(t, extract.Options{Home: "/nonexistent", Env: func(k string) string { return env[k] }})
-	if len(res2.Recs) != len(res.Recs) {
-		t.Fatalf("CODEX_HOME: %d records, want %d", len(res2.Recs), len(res.Recs))
-	}
+	extracttest.DefaultRoots(t, Adapter{}, filepath.Dir(codexHome), "~/.codex/sessions", "CODEX_HOME", codexHome)
 	locs := Adapter{}.Locations(extract.Options{Home: "/h"})
 	if len(locs) != 2 || locs[0] != filepath.Join("/h", ".codex", "sessions") || locs[1] != filepath.Join("/h", ".codex", "archived_sessions") {
 		t.Fatalf("locations %v", locs)

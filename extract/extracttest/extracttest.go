@@ -145,6 +145,24 @@ func SeedLines(f *testing.F, patterns ...string) {
 	}
 }
 
+// DefaultRoots checks that a finds records below home when given no roots
+// (where names what it looks for there, "~/.codex/sessions"), and as many
+// when there is no home but the environment variable key is set to value.
+// It returns the run over home.
+func DefaultRoots(t testing.TB, a extract.Adapter, home, where, key, value string) Result {
+	t.Helper()
+	res := Run(t, a, extract.Options{Home: home})
+	if len(res.Recs) == 0 {
+		t.Fatal(where + " not discovered")
+	}
+	env := map[string]string{key: value}
+	res2 := Run(t, a, extract.Options{Home: "/nonexistent", Env: func(k string) string { return env[k] }})
+	if len(res2.Recs) != len(res.Recs) {
+		t.Fatalf("%s: %d records, want %d", key, len(res2.Recs), len(res.Recs))
+	}
+	return res
+}
+
 // Find returns the records pred accepts.
 func Find(recs []*schema.Record, pred func(*schema.Record) bool) []*schema.Record {
 	var out []*schema.Record

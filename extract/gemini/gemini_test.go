@@ -271,15 +271,7 @@ func TestSince(t *testing.T) {
 func TestDefaultRoots(t *testing.T) {
 	dir := fixture(t)
 	home := filepath.Dir(dir)
-	res := runExtract(t, extract.Options{Home: home})
-	if len(res.Recs) == 0 {
-		t.Fatal("~/.gemini/tmp not discovered")
-	}
-	env := map[string]string{"GEMINI_CLI_HOME": home}
-	res2 := runExtract(t, extract.Options{Home: "/nonexistent", Env: func(k string) string { return env[k] }})
-	if len(res2.Recs) != len(res.Recs) {
-		t.Fatalf("GEMINI_CLI_HOME: %d records, want %d", len(res2.Recs), len(res.Recs))
-	}
+	res := extracttest.DefaultRoots(t, Adapter{}, home, "~/.gemini/tmp", "GEMINI_CLI_HOME", home)
 	for _, root := range []string{home, dir} {
 		if n := len(runExtract(t, extract.Options{Roots: []string{root}}).Recs); n != len(res.Recs) {
 			t.Fatalf("--root %s: %d records, want %d", root, n, len(res.Recs))
