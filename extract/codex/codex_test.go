@@ -254,10 +254,7 @@ func TestIncremental(t *testing.T) {
 		t.Fatalf("checkpoint %+v", cpA)
 	}
 
-	again := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	if len(again.Recs) != 0 || again.Stats.Unchanged.Load() != 4 {
-		t.Fatalf("unchanged run emitted %d records, %d files unchanged", len(again.Recs), again.Stats.Unchanged.Load())
-	}
+	extracttest.Unchanged(t, Adapter{}, extract.Options{Roots: []string{root}, State: st}, 4)
 
 	// The half-written prompt is finished and answered.
 	p := filepath.Join(root, "sessions", "2026", "03", "01", "rollout-2026-03-01T10-00-00-"+sA+".jsonl")

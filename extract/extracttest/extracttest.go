@@ -163,6 +163,20 @@ func DefaultRoots(t testing.TB, a extract.Adapter, home, where, key, value strin
 	return res
 }
 
+// Unchanged runs a again with opt, whose State holds the watermarks of a
+// run over the same files, and fails unless nothing is read: no record, no
+// bad input reported again, and files files passed over as unchanged.
+func Unchanged(t testing.TB, a extract.Adapter, opt extract.Options, files int64) {
+	t.Helper()
+	res := Run(t, a, opt)
+	if len(res.Recs) != 0 || len(res.Skips) != 0 || res.Stats.Unchanged.Load() != files {
+		for _, r := range res.Recs {
+			t.Logf("%s %+v", r.Kind, r.Source)
+		}
+		t.Fatalf("unchanged run: %d records, %d skips, %d files unchanged, want %d", len(res.Recs), len(res.Skips), res.Stats.Unchanged.Load(), files)
+	}
+}
+
 // Find returns the records pred accepts.
 func Find(recs []*schema.Record, pred func(*schema.Record) bool) []*schema.Record {
 	var out []*schema.Record

@@ -204,10 +204,7 @@ func TestIncremental(t *testing.T) {
 	if cpB == nil || cpB.Lines != 8 || cpB.Size == cpB.Seen || cpB.Context["summary"] != "Router refactor" || cpB.Context["session_id"] != sB {
 		t.Fatalf("checkpoint %+v", cpB)
 	}
-	again := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	if len(again.Recs) != 0 || again.Stats.Unchanged.Load() != 4 {
-		t.Fatalf("unchanged run emitted %d records, %d unchanged", len(again.Recs), again.Stats.Unchanged.Load())
-	}
+	extracttest.Unchanged(t, Adapter{}, extract.Options{Roots: []string{root}, State: st}, 4)
 
 	pB := filepath.Join(root, "tmp", "webapp", "chats", "session-2026-03-02T10-00-bbbb2222.jsonl")
 	f, err := os.OpenFile(pB, os.O_APPEND|os.O_WRONLY, 0)
