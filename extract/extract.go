@@ -168,6 +168,20 @@ type Stats struct {
 // Emit receives the records an adapter produces, in order.
 type Emit func(*schema.Record) error
 
+// SessionRecord starts the session record of session: its id, platform
+// and time, which is last, the time of the session's last record, or the
+// file's mtime when the session's records carry no time.
+func SessionRecord(platform, session string, last, mtime time.Time) *schema.Record {
+	rec := schema.New(schema.KindSession)
+	rec.ID = schema.SessionRecordID(platform, session)
+	rec.Platform, rec.SessionID = platform, session
+	rec.TS, rec.TSPrecision = last, schema.PrecisionExact
+	if rec.TS.IsZero() {
+		rec.TS, rec.TSPrecision = mtime, schema.PrecisionFileMtime
+	}
+	return rec
+}
+
 // EmitRecord hands rec to emit as a line adapter's records go out: not at
 // all when it is older than --since, and, when it is not a raw record but
 // carries its native record's raw, after that raw record (schema.SplitRaw)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -323,13 +324,7 @@ func (r *run) sessionHint(fs *fileState) error {
 	if st.session == "" {
 		return nil
 	}
-	rec := schema.New(schema.KindSession)
-	rec.ID = schema.SessionRecordID(platform, st.session)
-	rec.Platform, rec.SessionID = platform, st.session
-	rec.TS, rec.TSPrecision = st.start, schema.PrecisionExact
-	if rec.TS.IsZero() {
-		rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
-	}
+	rec := extract.SessionRecord(platform, st.session, st.start, fs.mtime)
 	rec.Project, rec.Cwd = fs.dir, fs.dir
 	rec.Completeness = schema.CompleteFull
 	rec.Source = &schema.Source{Path: fs.path, Line: st.headerLine, Mtime: fs.mtime}

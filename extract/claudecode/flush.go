@@ -110,14 +110,7 @@ func (r *run) sessionHint(fs *fileState) error {
 		r.slugs[strings.Clone(fs.slug)] = slugOwner{session: strings.Clone(fs.session), job: r.job}
 	}
 	r.mu.Unlock()
-	rec := schema.New(schema.KindSession)
-	rec.ID = schema.SessionRecordID(platform, fs.session)
-	rec.Platform = platform
-	rec.SessionID = fs.session
-	rec.TS, rec.TSPrecision = fs.lastTS, schema.PrecisionExact
-	if rec.TS.IsZero() {
-		rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
-	}
+	rec := extract.SessionRecord(platform, fs.session, fs.lastTS, fs.mtime)
 	rec.Project, rec.Cwd, rec.GitBranch = fs.project, fs.info.cwd, fs.info.branch
 	rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
 	rec.Session = &schema.Session{Slug: fs.slug, PullRequests: fs.prs}

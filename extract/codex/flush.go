@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 
+	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -177,13 +178,7 @@ func (r *run) sessionRecord(fs *fileState) error {
 	if !fs.haveMeta || fs.agent != nil {
 		return nil
 	}
-	rec := schema.New(schema.KindSession)
-	rec.ID = schema.SessionRecordID(platform, fs.session)
-	rec.Platform, rec.SessionID = platform, fs.session
-	rec.TS, rec.TSPrecision = fs.lastTS, schema.PrecisionExact
-	if rec.TS.IsZero() {
-		rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
-	}
+	rec := extract.SessionRecord(platform, fs.session, fs.lastTS, fs.mtime)
 	rec.Project, rec.Cwd, rec.GitBranch = fs.project, cmp.Or(fs.project, fs.cwd), fs.branch
 	rec.Title = fs.title
 	rec.Model = fs.model

@@ -335,13 +335,7 @@ func (r *run) sessionHints(fs *fileState) error {
 		if !s.seen || s.empty() {
 			continue
 		}
-		rec := schema.New(schema.KindSession)
-		rec.ID = schema.SessionRecordID(platform, id)
-		rec.Platform, rec.SessionID = platform, id
-		rec.TS, rec.TSPrecision = s.lastTS, schema.PrecisionExact
-		if rec.TS.IsZero() {
-			rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
-		}
+		rec := extract.SessionRecord(platform, id, s.lastTS, fs.mtime)
 		rec.Title = s.Title
 		rec.Project, rec.Cwd, rec.GitBranch = s.Project, s.Cwd, s.Branch
 		if s.Previous != "" {
