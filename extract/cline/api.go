@@ -18,15 +18,7 @@ func (t *task) readAPI(ctx context.Context, s *source) error {
 	var calls []pendingTool      // the last assistant message's tool calls
 	names := map[string]string{} // tool_use id -> tool name
 	reqPos, loosePos := 0, 0
-	end, err := elements(s.section(), func(e elem) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rec, err := t.element(s, key(s.name, e.i), e)
-		if rec == nil {
-			return err
-		}
-		i, raw := e.i, e.raw
+	end, err := t.records(ctx, s, func(rec *schema.Record, i int, raw []byte) error {
 		var m apiMessage
 		if len(raw) == 0 || raw[0] != '{' || lenientUnmarshal(raw, &m) != nil || m.Role == "" {
 			t.fallbackTime(rec, s)

@@ -230,6 +230,23 @@ func (t *task) base(kind schema.Kind) *schema.Record {
 	return rec
 }
 
+// records reads the elements of s's array for fn, checking ctx between
+// them: an element that makes no raw record (see element) is passed over,
+// and fn is given each other element's raw record, with its index and
+// bytes. It returns where the last whole element ends, as elements does.
+func (t *task) records(ctx context.Context, s *source, fn func(rec *schema.Record, i int, raw []byte) error) (int64, error) {
+	return elements(s.section(), func(e elem) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, err := t.element(s, key(s.name, e.i), e)
+		if rec == nil {
+			return err
+		}
+		return fn(rec, e.i, e.raw)
+	})
+}
+
 // element takes an element of a history file (k: its key): a raw record of it, or nil
 // when it is not JSON (reported). An element that is not an object (or
 // too deep to keep as JSON) is named, for it makes no message, as is an
