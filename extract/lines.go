@@ -93,22 +93,14 @@ func (o *Options) ReadLines(ctx context.Context, lr *schema.LineReader, path str
 		}
 		return o.Skip(&schema.BadInput{Path: path, Line: ln.Num, Err: err})
 	}
+	tooLong := func(ln schema.Line, err error) error {
+		consume(ln)
+		return skip(ln, err)
+	}
 	for {
-		if err := ctx.Err(); err != nil {
+		ln, ok, err := nextLine(ctx, lr, path, tooLong)
+		if !ok {
 			return read, err
-		}
-		ln, err := lr.Next()
-		switch {
-		case errors.Is(err, io.EOF):
-			return read, nil
-		case errors.Is(err, schema.ErrLineTooLong):
-			consume(ln)
-			if err := skip(ln, err); err != nil {
-				return read, err
-			}
-			continue
-		case err != nil:
-			return read, &ReadError{Path: path, Err: err}
 		}
 		if !quiet && o.Stats != nil {
 			o.Stats.Bytes.Add(ln.End() - ln.Offset)
@@ -199,6 +191,31 @@ func (o *Options) ReadLines(ctx context.Context, lr *schema.LineReader, path str
 	}
 }
 
+// nextLine reads the next line of lr for ReadLines and ReadText, checking
+// ctx first. A line longer than lr allows is handed to tooLong, whose error
+// stops the reading, and passed over. ok is false at the end of lr (err
+// nil) and when the reading stops (err says why).
+func nextLine(ctx context.Context, lr *schema.LineReader, path string, tooLong func(schema.Line, error) error) (ln schema.Line, ok bool, err error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return ln, false, err
+		}
+		ln, err = lr.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return ln, false, nil
+		case errors.Is(err, schema.ErrLineTooLong):
+			if err := tooLong(ln, err); err != nil {
+				return ln, false, err
+			}
+		case err != nil:
+			return ln, false, &ReadError{Path: path, Err: err}
+		default:
+			return ln, true, nil
+		}
+	}
+}
+
 // StopText, returned by ReadText's function, stops the reading before the
 // line it was given, which is not consumed: a line still being written,
 // left for the next run.
@@ -214,22 +231,14 @@ var StopText = errors.New("stop reading")
 // ends, and its number (lr's start when there is none).
 func (o *Options) ReadText(ctx context.Context, lr *schema.LineReader, path string, fn func(ln schema.Line) error) (LinesRead, error) {
 	read := LinesRead{Consumed: lr.Offset(), Lines: lr.Lines(), End: lr.Offset()}
+	tooLong := func(ln schema.Line, err error) error {
+		read.Consumed, read.Lines = ln.End(), ln.Num
+		return o.Skip(&schema.BadInput{Path: path, Line: ln.Num, Err: err})
+	}
 	for {
-		if err := ctx.Err(); err != nil {
+		ln, ok, err := nextLine(ctx, lr, path, tooLong)
+		if !ok {
 			return read, err
-		}
-		ln, err := lr.Next()
-		switch {
-		case errors.Is(err, io.EOF):
-			return read, nil
-		case errors.Is(err, schema.ErrLineTooLong):
-			read.Consumed, read.Lines = ln.End(), ln.Num
-			if err := o.Skip(&schema.BadInput{Path: path, Line: ln.Num, Err: err}); err != nil {
-				return read, err
-			}
-			continue
-		case err != nil:
-			return read, &ReadError{Path: path, Err: err}
 		}
 		if o.Stats != nil {
 			o.Stats.Bytes.Add(ln.End() - ln.Offset)
