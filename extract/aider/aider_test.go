@@ -25,9 +25,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // fixture copies testdata/aider/projects to a temp dir with fixed mtimes, so
 // outputs are reproducible, and returns the copy.
 func fixture(t *testing.T) string {
-	dst := filepath.Join(t.TempDir(), "projects")
-	extracttest.CopyTree(t, extracttest.Testdata("aider", "projects"), dst, extracttest.FixtureTime)
-	return dst
+	return extracttest.Fixture(t, "aider/projects", "projects")
 }
 
 // utc reads Aider's zone-less times as UTC, whatever the machine's zone.

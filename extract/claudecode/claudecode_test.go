@@ -29,9 +29,7 @@ const (
 // fixture copies testdata/claude/home to a temp dir with fixed mtimes, so
 // outputs are reproducible, and returns its .claude directory.
 func fixture(t *testing.T) string {
-	dst := t.TempDir()
-	extracttest.CopyTree(t, extracttest.Testdata("claude", "home"), dst, extracttest.FixtureTime)
-	return filepath.Join(dst, ".claude")
+	return filepath.Join(extracttest.Fixture(t, "claude/home", ""), ".claude")
 }
 
 func runExtract(t *testing.T, opt extract.Options) extracttest.Result {

@@ -30,9 +30,7 @@ const (
 // fixture copies testdata/codex/home to a temp dir with fixed mtimes and
 // returns its .codex directory.
 func fixture(t *testing.T) string {
-	dst := t.TempDir()
-	extracttest.CopyTree(t, extracttest.Testdata("codex", "home"), dst, extracttest.FixtureTime)
-	return filepath.Join(dst, ".codex")
+	return filepath.Join(extracttest.Fixture(t, "codex/home", ""), ".codex")
 }
 
 func runExtract(t *testing.T, opt extract.Options) extracttest.Result {

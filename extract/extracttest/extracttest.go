@@ -34,6 +34,17 @@ func Testdata(elem ...string) string {
 	return filepath.Join(append([]string{"..", "..", "testdata"}, elem...)...)
 }
 
+// Fixture copies the testdata tree src (a slash-separated path below
+// Testdata) into a new temporary directory, as its subdirectory name or,
+// when name is "", as the directory itself, every file with mtime
+// FixtureTime, and returns the copy.
+func Fixture(t testing.TB, src, name string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), name)
+	CopyTree(t, Testdata(filepath.FromSlash(src)), dst, FixtureTime)
+	return dst
+}
+
 // CopyTree copies the fixture tree src to dst, giving every file mtime, so
 // the adapters' file order and file_mtime times do not depend on the
 // checkout.

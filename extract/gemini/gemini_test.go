@@ -31,9 +31,7 @@ const siteHash = "67a32ece2ae96f76490f75686ef9f5cd2e43ef798ce37fe01a72ec6c279fc3
 // fixture copies testdata/gemini/home to a temp dir with fixed mtimes and
 // returns its .gemini directory.
 func fixture(t *testing.T) string {
-	dst := t.TempDir()
-	extracttest.CopyTree(t, extracttest.Testdata("gemini", "home"), dst, extracttest.FixtureTime)
-	return filepath.Join(dst, ".gemini")
+	return filepath.Join(extracttest.Fixture(t, "gemini/home", ""), ".gemini")
 }
 
 func runExtract(t *testing.T, opt extract.Options) extracttest.Result {

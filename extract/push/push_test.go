@@ -20,9 +20,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // fixture copies testdata/push/push to a temp dir with fixed mtimes and
 // returns the copy.
 func fixture(t *testing.T) string {
-	dst := filepath.Join(t.TempDir(), "push")
-	extracttest.CopyTree(t, extracttest.Testdata("push", "push"), dst, extracttest.FixtureTime)
-	return dst
+	return extracttest.Fixture(t, "push/push", "push")
 }
 
 func runExtract(t testing.TB, opt extract.Options) extracttest.Result {
