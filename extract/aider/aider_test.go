@@ -216,7 +216,7 @@ func TestFixture(t *testing.T) {
 	if len(ex) != 1 || ex[0].Usage.Input != 27000 || ex[0].Exchange.ToolCount != 3 || ex[0].Exchange.MessageCount != 5 || !strings.Contains(ex[0].Exchange.Response, "README.md has no Usage") {
 		t.Fatalf("exchange: %+v %+v", ex[0].Usage, ex[0].Exchange)
 	}
-	golden(t, "extract.golden.ndjson", root, res.Recs)
+	extracttest.GoldenRecords(t, extracttest.Testdata("aider", "extract.golden.ndjson"), res.Recs, filepath.Dir(root), *update)
 }
 
 func decodeRaw(r *schema.Record, b *rawBlock) error {
@@ -224,13 +224,6 @@ func decodeRaw(r *schema.Record, b *rawBlock) error {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
-// golden compares records with a golden file, with the fixture's temporary
-// root replaced by $ROOT.
-func golden(t *testing.T, name, root string, recs []*schema.Record) {
-	t.Helper()
-	extracttest.GoldenRecords(t, extracttest.Testdata("aider", name), recs, filepath.Dir(root), *update)
-}
 
 func appendFile(t *testing.T, path, s string) {
 	t.Helper()

@@ -159,14 +159,7 @@ func TestFixture(t *testing.T) {
 	if excerpt.Title(plans[0]) != "Fix the login redirect loop" && excerpt.Title(plans[1]) != "Fix the login redirect loop" {
 		t.Fatalf("plan titles: %q %q", plans[0].Title, plans[1].Title)
 	}
-	golden(t, "extract.golden.ndjson", root, res.Recs)
-}
-
-// golden compares records with a golden file, with the fixture's temporary
-// root replaced by $ROOT.
-func golden(t *testing.T, name, root string, recs []*schema.Record) {
-	t.Helper()
-	extracttest.GoldenRecords(t, extracttest.Testdata("claude", name), recs, filepath.Dir(root), *update)
+	extracttest.GoldenRecords(t, extracttest.Testdata("claude", "extract.golden.ndjson"), res.Recs, filepath.Dir(root), *update)
 }
 
 func TestIncremental(t *testing.T) {

@@ -176,7 +176,7 @@ func TestFixture(t *testing.T) {
 	t.Run("kilo", func(t *testing.T) { checkTaskC(t, res.Recs) })
 	t.Run("malformed", func(t *testing.T) { checkTaskD(t, res.Recs) })
 	t.Run("orphan", func(t *testing.T) { checkTaskE(t, res.Recs) })
-	golden(t, "extract.golden.ndjson", home, res.Recs)
+	extracttest.GoldenRecords(t, extracttest.Testdata("cline", "extract.golden.ndjson"), res.Recs, home, *update)
 }
 
 func checkTaskA(t *testing.T, recs []*schema.Record) {
@@ -386,13 +386,6 @@ func checkTaskE(t *testing.T, recs []*schema.Record) {
 	if s.Completeness != schema.CompletePartial || meta["ui_only"] != true || meta["fork"] != "cline" || s.Title != "Explain the build" {
 		t.Fatalf("orphan session %+v %v", s, meta)
 	}
-}
-
-// golden compares records with a golden file, with the fixture's temporary
-// root replaced by $ROOT.
-func golden(t *testing.T, name, root string, recs []*schema.Record) {
-	t.Helper()
-	extracttest.GoldenRecords(t, extracttest.Testdata("cline", name), recs, root, *update)
 }
 
 // normalized runs records through pos-normalize in-process.

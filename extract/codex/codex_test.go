@@ -225,14 +225,7 @@ func TestFixture(t *testing.T) {
 			t.Fatalf("session A: %+v %s", s, s.Meta)
 		}
 	}
-	golden(t, "extract.golden.ndjson", root, res.Recs)
-}
-
-// golden compares records with a golden file, with the fixture's temporary
-// root replaced by $ROOT.
-func golden(t *testing.T, name, root string, recs []*schema.Record) {
-	t.Helper()
-	extracttest.GoldenRecords(t, extracttest.Testdata("codex", name), recs, filepath.Dir(root), *update)
+	extracttest.GoldenRecords(t, extracttest.Testdata("codex", "extract.golden.ndjson"), res.Recs, filepath.Dir(root), *update)
 }
 
 func TestIncremental(t *testing.T) {

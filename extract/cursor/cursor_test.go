@@ -241,15 +241,9 @@ func TestFixture(t *testing.T) {
 		t.Fatalf("duplicate transcript: %+v", dup)
 	}
 
-	golden(t, "extract.golden.ndjson", home, extracttest.Encode(res.Recs))
-}
-
-// golden compares the output with a golden file, with the fixture's
-// temporary home replaced by $HOME.
-func golden(t *testing.T, name, home string, out []byte) {
-	t.Helper()
-	got := bytes.ReplaceAll(out, []byte(home), []byte("$HOME"))
-	extracttest.Golden(t, extracttest.Testdata("cursor", name), got, *update)
+	// The fixture's temporary home is written $HOME.
+	got := bytes.ReplaceAll(extracttest.Encode(res.Recs), []byte(home), []byte("$HOME"))
+	extracttest.Golden(t, extracttest.Testdata("cursor", "extract.golden.ndjson"), got, *update)
 }
 
 // TestCredentialsNeverRead plants credential rows and look-alike keys in

@@ -178,12 +178,7 @@ func TestFixture(t *testing.T) {
 			}
 		}
 	}
-	golden(t, "extract.golden.ndjson", root, res.Recs)
-}
-
-func golden(t *testing.T, name, root string, recs []*schema.Record) {
-	t.Helper()
-	extracttest.GoldenRecords(t, extracttest.Testdata("gemini", name), recs, filepath.Dir(root), *update)
+	extracttest.GoldenRecords(t, extracttest.Testdata("gemini", "extract.golden.ndjson"), res.Recs, filepath.Dir(root), *update)
 }
 
 func TestIncremental(t *testing.T) {

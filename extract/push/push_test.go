@@ -169,12 +169,7 @@ func TestFixture(t *testing.T) {
 			t.Fatalf("abc123 rollup: %+v", r.Session)
 		}
 	}
-	golden(t, "extract.golden.ndjson", root, res.Recs)
-}
-
-func golden(t *testing.T, name, root string, recs []*schema.Record) {
-	t.Helper()
-	extracttest.GoldenRecords(t, extracttest.Testdata("push", name), recs, filepath.Dir(root), *update)
+	extracttest.GoldenRecords(t, extracttest.Testdata("push", "extract.golden.ndjson"), res.Recs, filepath.Dir(root), *update)
 }
 
 func TestIncremental(t *testing.T) {
