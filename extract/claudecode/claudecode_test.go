@@ -312,14 +312,27 @@ func TestCorpusEveryLine(t *testing.T) {
 	}
 }
 
+// runProject extracts a Claude Code home whose one project holds files
+// (paths relative to the project folder) with their contents.
+func runProject(t *testing.T, files map[string]string) extracttest.Result {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), ".claude")
+	for rel, body := range files {
+		p := filepath.Join(root, "projects", "p", filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return runExtract(t, extract.Options{Roots: []string{root}})
+}
+
 // A message made in fast mode (usage.speed "fast") is its model's "-fast"
 // variant, which has its own price; "standard" and no speed leave the
 // model as written.
 func TestFastModeModel(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), ".claude", "projects", "p")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	line := func(id, speed string) string {
 		sp := ""
 		if speed != "" {
@@ -327,11 +340,7 @@ func TestFastModeModel(t *testing.T) {
 		}
 		return `{"parentUuid":null,"isSidechain":false,"sessionId":"` + s1 + `","version":"2.1.39","type":"assistant","message":{"model":"claude-opus-4-6","id":"msg_` + id + `","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":2` + sp + `}},"requestId":"req_` + id + `","uuid":"u-` + id + `","timestamp":"2026-04-01T10:00:0` + id + `.000Z"}` + "\n"
 	}
-	body := line("1", "fast") + line("2", "standard") + line("3", "")
-	if err := os.WriteFile(filepath.Join(dir, s1+".jsonl"), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res := runExtract(t, extract.Options{Roots: []string{filepath.Dir(filepath.Dir(dir))}})
+	res := runProject(t, map[string]string{s1 + ".jsonl": line("1", "fast") + line("2", "standard") + line("3", "")})
 	want := map[string]string{"msg_1": "claude-opus-4-6-fast", "msg_2": "claude-opus-4-6", "msg_3": "claude-opus-4-6"}
 	n := 0
 	for _, r := range res.Recs {
@@ -353,20 +362,13 @@ func TestFastModeModel(t *testing.T) {
 // 1-hour cache write share included); the executor's own iterations and
 // entries without a model do not.
 func TestAdvisorCalls(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), ".claude", "projects", "p")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	body := `{"parentUuid":null,"isSidechain":false,"sessionId":"` + s1 + `","version":"2.1.90","type":"assistant","message":{"model":"claude-sonnet-4-6","id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":100,"output_tokens":50,"iterations":[` +
 		`{"type":"message","input_tokens":100,"output_tokens":10},` +
 		`{"type":"advisor_message","model":"claude-opus-4-6","input_tokens":7000,"output_tokens":700,"cache_creation_input_tokens":1000,"cache_read_input_tokens":2000,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":1000}},` +
 		`{"type":"advisor_message","input_tokens":5},` +
 		`{"type":"message","output_tokens":40},` +
 		`{"type":"advisor_message","model":"claude-opus-4-6","input_tokens":10,"output_tokens":1}]}},"requestId":"req_1","uuid":"u-1","timestamp":"2026-04-01T10:00:01.000Z"}` + "\n"
-	if err := os.WriteFile(filepath.Join(dir, s1+".jsonl"), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res := runExtract(t, extract.Options{Roots: []string{filepath.Dir(filepath.Dir(dir))}})
+	res := runProject(t, map[string]string{s1 + ".jsonl": body})
 	want := []schema.ModelUsage{
 		{Model: "claude-opus-4-6", Usage: schema.Usage{Input: 7000, Output: 700, CacheCreation: 1000, CacheRead: 2000, CacheCreation1h: 1000}},
 		{Model: "claude-opus-4-6", Usage: schema.Usage{Input: 10, Output: 1}},
@@ -411,24 +413,11 @@ func TestProgressCopies(t *testing.T) {
 		{"2.0 beside the session", "agent-a1.jsonl"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), ".claude", "projects", "p")
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			write := func(rel, body string) {
-				p := filepath.Join(dir, rel)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			write(s1+".jsonl", task+copyLine("a1", "u-s", "msg_s"))
+			files := map[string]string{s1 + ".jsonl": task + copyLine("a1", "u-s", "msg_s")}
 			if tc.transcript != "" {
-				write(tc.transcript, sub("a1"))
+				files[tc.transcript] = sub("a1")
 			}
-			res := runExtract(t, extract.Options{Roots: []string{filepath.Dir(filepath.Dir(dir))}})
+			res := runProject(t, files)
 			var got []*schema.Record
 			for _, r := range res.Recs {
 				if r.Kind == schema.KindMessage && r.Model == "claude-haiku-4-5" {
