@@ -188,6 +188,20 @@ func Unchanged(t testing.TB, a extract.Adapter, opt extract.Options, files int64
 	}
 }
 
+// Since runs a with opt, whose Since is set, and fails if a record made
+// of the native data is older than --since: every one but the checkpoints
+// and the session records, which stand for whole files and sessions.
+func Since(t testing.TB, a extract.Adapter, opt extract.Options) Result {
+	t.Helper()
+	res := Run(t, a, opt)
+	for _, r := range res.Recs {
+		if r.Kind != schema.KindCheckpoint && r.Kind != schema.KindSession && r.TS.Before(opt.Since) {
+			t.Fatalf("record older than --since: %s %s %v", r.Kind, r.ID, r.TS)
+		}
+	}
+	return res
+}
+
 // Find returns the records pred accepts.
 func Find(recs []*schema.Record, pred func(*schema.Record) bool) []*schema.Record {
 	var out []*schema.Record
