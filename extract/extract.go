@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -62,8 +64,71 @@ func (o *Options) env(k string) string {
 	return o.Env(k)
 }
 
+// Stamp sets on rec what every record of the run carries whatever it was
+// made from: the user and machine, the adapter (its platform and version)
+// and the ingestion time.
+func (o *Options) Stamp(rec *schema.Record, platform, version string) {
+	rec.User, rec.Machine = o.User, o.Machine
+	rec.Adapter = &schema.Adapter{Name: platform, Version: version}
+	if o.Now != nil {
+		rec.IngestedAt = o.Now()
+	}
+}
+
+// WorkerCount is how many files an adapter reads at once: Workers, or one
+// per CPU when that is not set.
+func (o *Options) WorkerCount() int {
+	if o.Workers <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return o.Workers
+}
+
+// ParseTime reads an RFC 3339 time as native records write it, in UTC;
+// false for "" and for what does not parse.
+func ParseTime(s string) (time.Time, bool) {
+	if s == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
+}
+
 // Getenv returns an environment variable through the options.
 func (o *Options) Getenv(k string) string { return o.env(k) }
+
+// UserConfigDir is the folder applications keep per-user settings in on
+// goos, as os.UserConfigDir has it but from the options' home and
+// environment: %APPDATA% (else ~/AppData/Roaming) on Windows,
+// ~/Library/Application Support on macOS, $XDG_CONFIG_HOME (else ~/.config)
+// elsewhere. It is "" when neither is known. Editors of the VS Code family
+// keep their User folder there.
+func (o *Options) UserConfigDir(goos string) string {
+	switch goos {
+	case "windows":
+		if v := o.env("APPDATA"); v != "" {
+			return v
+		}
+		if o.Home != "" {
+			return filepath.Join(o.Home, "AppData", "Roaming")
+		}
+	case "darwin":
+		if o.Home != "" {
+			return filepath.Join(o.Home, "Library", "Application Support")
+		}
+	default:
+		if v := o.env("XDG_CONFIG_HOME"); v != "" {
+			return v
+		}
+		if o.Home != "" {
+			return filepath.Join(o.Home, ".config")
+		}
+	}
+	return ""
+}
 
 // Skip reports a bad input record; the error it returns stops the run.
 func (o *Options) Skip(b *schema.BadInput) error {
@@ -102,6 +167,38 @@ type Stats struct {
 
 // Emit receives the records an adapter produces, in order.
 type Emit func(*schema.Record) error
+
+// SessionRecord starts the session record of session: its id, platform
+// and time, which is last, the time of the session's last record, or the
+// file's mtime when the session's records carry no time.
+func SessionRecord(platform, session string, last, mtime time.Time) *schema.Record {
+	rec := schema.New(schema.KindSession)
+	rec.ID = schema.SessionRecordID(platform, session)
+	rec.Platform, rec.SessionID = platform, session
+	rec.TS, rec.TSPrecision = last, schema.PrecisionExact
+	if rec.TS.IsZero() {
+		rec.TS, rec.TSPrecision = mtime, schema.PrecisionFileMtime
+	}
+	return rec
+}
+
+// EmitRecord hands rec to emit as a line adapter's records go out: not at
+// all when it is older than --since, and, when it is not a raw record but
+// carries its native record's raw, after that raw record (schema.SplitRaw)
+// and without the raw itself, so the raw layer keeps the native record
+// once.
+func (o *Options) EmitRecord(emit Emit, rec *schema.Record) error {
+	if !o.Since.IsZero() && rec.TS.Before(o.Since) {
+		return nil
+	}
+	if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
+		if err := emit(schema.SplitRaw(rec)); err != nil {
+			return err
+		}
+		rec.Raw = nil
+	}
+	return emit(rec)
+}
 
 // Adapter reads one platform's native storage.
 type Adapter interface {

@@ -26,6 +26,17 @@ type LinesRead struct {
 	End int64
 }
 
+// Resume is where the watermark of a file read so says the next run
+// starts, for an adapter that would start again at start (after lines
+// lines), say at an exchange still open: never past what was consumed, as
+// a line after that may still be half written.
+func (r LinesRead) Resume(start, lines int64) (int64, int64) {
+	if start > r.Consumed {
+		return r.Consumed, r.Lines
+	}
+	return start, lines
+}
+
 // Line is a native line as ReadLines hands it on.
 type Line struct {
 	schema.Line
@@ -82,22 +93,14 @@ func (o *Options) ReadLines(ctx context.Context, lr *schema.LineReader, path str
 		}
 		return o.Skip(&schema.BadInput{Path: path, Line: ln.Num, Err: err})
 	}
+	tooLong := func(ln schema.Line, err error) error {
+		consume(ln)
+		return skip(ln, err)
+	}
 	for {
-		if err := ctx.Err(); err != nil {
+		ln, ok, err := nextLine(ctx, lr, path, tooLong)
+		if !ok {
 			return read, err
-		}
-		ln, err := lr.Next()
-		switch {
-		case errors.Is(err, io.EOF):
-			return read, nil
-		case errors.Is(err, schema.ErrLineTooLong):
-			consume(ln)
-			if err := skip(ln, err); err != nil {
-				return read, err
-			}
-			continue
-		case err != nil:
-			return read, &ReadError{Path: path, Err: err}
 		}
 		if !quiet && o.Stats != nil {
 			o.Stats.Bytes.Add(ln.End() - ln.Offset)
@@ -188,6 +191,31 @@ func (o *Options) ReadLines(ctx context.Context, lr *schema.LineReader, path str
 	}
 }
 
+// nextLine reads the next line of lr for ReadLines and ReadText, checking
+// ctx first. A line longer than lr allows is handed to tooLong, whose error
+// stops the reading, and passed over. ok is false at the end of lr (err
+// nil) and when the reading stops (err says why).
+func nextLine(ctx context.Context, lr *schema.LineReader, path string, tooLong func(schema.Line, error) error) (ln schema.Line, ok bool, err error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return ln, false, err
+		}
+		ln, err = lr.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return ln, false, nil
+		case errors.Is(err, schema.ErrLineTooLong):
+			if err := tooLong(ln, err); err != nil {
+				return ln, false, err
+			}
+		case err != nil:
+			return ln, false, &ReadError{Path: path, Err: err}
+		default:
+			return ln, true, nil
+		}
+	}
+}
+
 // StopText, returned by ReadText's function, stops the reading before the
 // line it was given, which is not consumed: a line still being written,
 // left for the next run.
@@ -203,22 +231,14 @@ var StopText = errors.New("stop reading")
 // ends, and its number (lr's start when there is none).
 func (o *Options) ReadText(ctx context.Context, lr *schema.LineReader, path string, fn func(ln schema.Line) error) (LinesRead, error) {
 	read := LinesRead{Consumed: lr.Offset(), Lines: lr.Lines(), End: lr.Offset()}
+	tooLong := func(ln schema.Line, err error) error {
+		read.Consumed, read.Lines = ln.End(), ln.Num
+		return o.Skip(&schema.BadInput{Path: path, Line: ln.Num, Err: err})
+	}
 	for {
-		if err := ctx.Err(); err != nil {
+		ln, ok, err := nextLine(ctx, lr, path, tooLong)
+		if !ok {
 			return read, err
-		}
-		ln, err := lr.Next()
-		switch {
-		case errors.Is(err, io.EOF):
-			return read, nil
-		case errors.Is(err, schema.ErrLineTooLong):
-			read.Consumed, read.Lines = ln.End(), ln.Num
-			if err := o.Skip(&schema.BadInput{Path: path, Line: ln.Num, Err: err}); err != nil {
-				return read, err
-			}
-			continue
-		case err != nil:
-			return read, &ReadError{Path: path, Err: err}
 		}
 		if o.Stats != nil {
 			o.Stats.Bytes.Add(ln.End() - ln.Offset)
@@ -466,6 +486,26 @@ func LineError(b []byte) error {
 	return errors.New("not a JSON object of the expected shape")
 }
 
+// OneLine returns a JSON value taken from a native record as a record
+// field may carry it, on one line so that it cannot break NDJSON: nil for
+// nothing or null, v itself when it is valid and on one line already, else
+// compacted, and a JSON string of its text when it is not JSON.
+func OneLine(v []byte) json.RawMessage {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || string(v) == "null" {
+		return nil
+	}
+	if bytes.IndexByte(v, '\n') < 0 && bytes.IndexByte(v, '\r') < 0 && json.Valid(v) {
+		return json.RawMessage(v)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v); err != nil {
+		b, _ := json.Marshal(string(v))
+		return b
+	}
+	return buf.Bytes()
+}
+
 // FirstLine returns the first non-blank line of the file at path, looking
 // at no more than its first 20 lines and 4 MB: adapters that share a file
 // extension (.jsonl) tell their files apart by it. The file is opened as
@@ -495,6 +535,22 @@ func (o *Options) FirstLine(path string) ([]byte, error) {
 		}
 	}
 	return nil, nil
+}
+
+// FirstObject returns the members of the first line of the file at path,
+// found as FirstLine finds it, for adapters that tell their JSON lines
+// files apart by the members the first line has. A file with no such line,
+// or whose first line is not a JSON object, is (nil, nil).
+func (o *Options) FirstObject(path string) (map[string]json.RawMessage, error) {
+	b, err := o.FirstLine(path)
+	if b == nil || err != nil {
+		return nil, err
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(b, &members) != nil {
+		return nil, nil
+	}
+	return members, nil
 }
 
 // Head returns up to n bytes from the start of the file at path, opened as

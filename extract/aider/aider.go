@@ -20,7 +20,6 @@ import (
 	"context"
 	"io"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -82,10 +81,7 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 	if err != nil {
 		return err
 	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := opt.WorkerCount()
 	loc := location(&opt)
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: opt.Counted(emit), loc: loc}
@@ -219,7 +215,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if err != nil {
 		return err
 	}
-	consumed, consumedLines := read.Consumed, read.Lines
+	consumed := read.Consumed
 	if err := sp.close(); err != nil {
 		return err
 	}
@@ -232,10 +228,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if r.opt.State == nil {
 		return nil
 	}
-	resume, resumeLines := fs.resume, fs.resumeLines
-	if resume > consumed {
-		resume, resumeLines = consumed, consumedLines
-	}
+	resume, resumeLines := read.Resume(fs.resume, fs.resumeLines)
 	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, fs.snap.context())
 	if err != nil {
 		return err

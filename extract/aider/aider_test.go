@@ -1,7 +1,6 @@
 package aider
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -23,20 +22,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixedNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-
 // fixture copies testdata/aider/projects to a temp dir with fixed mtimes, so
 // outputs are reproducible, and returns the copy.
 func fixture(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join("..", "..", "testdata", "aider", "projects")
-	dst := filepath.Join(t.TempDir(), "projects")
-	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
-	extracttest.CopyTree(t, src, dst, mtime)
-	return dst
+	return extracttest.Fixture(t, "aider/projects", "projects")
 }
-
-type result = extracttest.Result
 
 // utc reads Aider's zone-less times as UTC, whatever the machine's zone.
 func utc(k string) string {
@@ -46,34 +36,25 @@ func utc(k string) string {
 	return ""
 }
 
-func runExtract(t testing.TB, opt extract.Options) result {
+func runExtract(t testing.TB, opt extract.Options) extracttest.Result {
 	t.Helper()
 	return extracttest.Run(t, Adapter{}, opt)
 }
 
 var find = extracttest.Find
 
-// normalized runs the records through pos-normalize in process.
+// normalized runs copies of the records through pos-normalize in process,
+// leaving recs as the adapter emitted them.
 func normalized(t testing.TB, recs []*schema.Record) ([]*schema.Record, normalize.Stats) {
 	t.Helper()
-	var out []*schema.Record
-	n := normalize.New(normalize.Options{}, func(r *schema.Record) error {
-		out = append(out, r)
-		return nil
-	})
-	for _, r := range recs {
-		var c schema.Record
-		if err := schema.Unmarshal(schema.AppendRecord(nil, r), &c); err != nil {
-			t.Fatal(err)
-		}
-		if err := n.Add(&c); err != nil {
+	copies := make([]*schema.Record, len(recs))
+	for i, r := range recs {
+		copies[i] = new(schema.Record)
+		if err := schema.Unmarshal(schema.AppendRecord(nil, r), copies[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out, n.Stats()
+	return extracttest.Normalize(t, normalize.Options{}, copies)
 }
 
 // checkContract checks what every adapter promises: a raw record per
@@ -235,7 +216,7 @@ func TestFixture(t *testing.T) {
 	if len(ex) != 1 || ex[0].Usage.Input != 27000 || ex[0].Exchange.ToolCount != 3 || ex[0].Exchange.MessageCount != 5 || !strings.Contains(ex[0].Exchange.Response, "README.md has no Usage") {
 		t.Fatalf("exchange: %+v %+v", ex[0].Usage, ex[0].Exchange)
 	}
-	golden(t, "extract.golden.ndjson", root, res.Recs)
+	extracttest.GoldenRecords(t, extracttest.Testdata("aider", "extract.golden.ndjson"), res.Recs, filepath.Dir(root), *update)
 }
 
 func decodeRaw(r *schema.Record, b *rawBlock) error {
@@ -243,22 +224,6 @@ func decodeRaw(r *schema.Record, b *rawBlock) error {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
-// golden compares records with a golden file, with the fixture's temporary
-// root replaced by $ROOT.
-func golden(t *testing.T, name, root string, recs []*schema.Record) {
-	t.Helper()
-	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(filepath.Dir(root)), []byte("$ROOT"))
-	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "aider", name), got, *update)
-}
-
-func commit(st *extract.State, recs []*schema.Record) {
-	for _, r := range recs {
-		if r.Kind == schema.KindCheckpoint {
-			st.Put(r.Checkpoint)
-		}
-	}
-}
 
 func appendFile(t *testing.T, path, s string) {
 	t.Helper()
@@ -276,17 +241,14 @@ func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.Recs)
+	extracttest.Commit(st, first.Recs)
 	ids := map[string]bool{}
 	for _, r := range first.Recs {
 		ids[r.ID] = true
 	}
 
 	// Nothing changed: nothing is read.
-	again := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	if n := len(again.Recs); n != 0 || again.Stats.Unchanged.Load() != 2 {
-		t.Fatalf("unchanged run emitted %d records, %d files unchanged", n, again.Stats.Unchanged.Load())
-	}
+	extracttest.Unchanged(t, Adapter{}, extract.Options{Roots: []string{root}, State: st}, 2)
 
 	// notes: the half-written prompt is completed and answered. The next
 	// run reads from the last prompt on, with the same ids for what it
@@ -312,7 +274,7 @@ func TestIncremental(t *testing.T) {
 	if last.Kind != schema.KindCheckpoint || last.Checkpoint.Size != last.Checkpoint.Seen || last.Checkpoint.Lines != 14 {
 		t.Fatalf("checkpoint %+v", last.Checkpoint)
 	}
-	commit(st, inc.Recs)
+	extracttest.Commit(st, inc.Recs)
 
 	// webapp: a new session and a prompt, timed by a new input entry.
 	web := filepath.Join(root, "webapp")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -90,13 +91,9 @@ func (r *run) message(fs *fileState, b *block, in *inputEntry) *schema.Record {
 	rec.NativeType, rec.NativeID = b.kind, "line:"+strconv.FormatInt(b.line, 10)
 	rec.TS, rec.TSPrecision = fs.now()
 	rec.Project, rec.Cwd = fs.dir, fs.dir
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
 	rec.Source = &schema.Source{Path: fs.path, Line: b.line, Offset: b.offset, Mtime: fs.mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rec, platform, AdapterVersion)
 	rec.Raw = r.rawJSON(b, in)
 	return rec
 }
@@ -148,13 +145,9 @@ func (r *run) header(fs *fileState, b *block) error {
 	rec.Platform, rec.SessionID = platform, fs.st.session
 	rec.NativeType, rec.NativeID = b.kind, "line:"+strconv.FormatInt(b.line, 10)
 	rec.Project = fs.dir
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
 	rec.Source = &schema.Source{Path: fs.path, Line: b.line, Offset: b.offset, Mtime: fs.mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rec, platform, AdapterVersion)
 	rec.Raw = r.rawJSON(b, nil)
 	rec.ID = schema.RawID(rec)
 	return r.emit(rec)
@@ -331,21 +324,11 @@ func (r *run) sessionHint(fs *fileState) error {
 	if st.session == "" {
 		return nil
 	}
-	rec := schema.New(schema.KindSession)
-	rec.ID = schema.SessionRecordID(platform, st.session)
-	rec.Platform, rec.SessionID = platform, st.session
-	rec.TS, rec.TSPrecision = st.start, schema.PrecisionExact
-	if rec.TS.IsZero() {
-		rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
-	}
+	rec := extract.SessionRecord(platform, st.session, st.start, fs.mtime)
 	rec.Project, rec.Cwd = fs.dir, fs.dir
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
 	rec.Source = &schema.Source{Path: fs.path, Line: st.headerLine, Mtime: fs.mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rec, platform, AdapterVersion)
 	meta := map[string]any{}
 	for k, v := range map[string]string{"aider_version": st.version, "model": st.model, "edit_format": st.editFormat, "started_at": st.header} {
 		if v != "" {

@@ -20,7 +20,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,10 +131,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	// A session's file and its subagents' files are one job: the session
 	// names the subagents' types. Jobs run in parallel, output in order.
 	groups := changedGroups(&opt, parentsFirst(files))
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := opt.WorkerCount()
 	// *schema.LineReader of kept lines, reused: a job's files fill the
 	// rest of the last job's block before a new one is made.
 	var readers sync.Pool
@@ -433,10 +429,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if r.opt.State == nil {
 		return nil
 	}
-	resume, resumeLines := fs.resume, fs.resumeLines
-	if resume > consumed {
-		resume, resumeLines = consumed, consumedLines
-	}
+	resume, resumeLines := read.Resume(fs.resume, fs.resumeLines)
 	// Copies: a watermark lives until the run ends (--commit-state), and
 	// a line's strings would keep its reader's block (1 MB) alive.
 	ctxt := map[string]string{"session": strings.Clone(fs.session), "project": strings.Clone(fs.project),

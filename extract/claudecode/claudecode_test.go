@@ -20,8 +20,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixedNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-
 const (
 	s1 = "11111111-1111-4111-8111-111111111111"
 	s2 = "22222222-2222-4222-8222-222222222222"
@@ -31,17 +29,10 @@ const (
 // fixture copies testdata/claude/home to a temp dir with fixed mtimes, so
 // outputs are reproducible, and returns its .claude directory.
 func fixture(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join("..", "..", "testdata", "claude", "home")
-	dst := t.TempDir()
-	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
-	extracttest.CopyTree(t, src, dst, mtime)
-	return filepath.Join(dst, ".claude")
+	return filepath.Join(extracttest.Fixture(t, "claude/home", ""), ".claude")
 }
 
-type result = extracttest.Result
-
-func runExtract(t *testing.T, opt extract.Options) result {
+func runExtract(t *testing.T, opt extract.Options) extracttest.Result {
 	t.Helper()
 	return extracttest.Run(t, Adapter{}, opt)
 }
@@ -168,39 +159,17 @@ func TestFixture(t *testing.T) {
 	if excerpt.Title(plans[0]) != "Fix the login redirect loop" && excerpt.Title(plans[1]) != "Fix the login redirect loop" {
 		t.Fatalf("plan titles: %q %q", plans[0].Title, plans[1].Title)
 	}
-	golden(t, "extract.golden.ndjson", root, res.Recs)
-}
-
-// golden compares records with a golden file, with the fixture's temporary
-// root replaced by $ROOT.
-func golden(t *testing.T, name, root string, recs []*schema.Record) {
-	t.Helper()
-	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(filepath.Dir(root)), []byte("$ROOT"))
-	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "claude", name), got, *update)
-}
-
-func commit(st *extract.State, recs []*schema.Record) {
-	for _, r := range recs {
-		if r.Kind == schema.KindCheckpoint {
-			st.Put(r.Checkpoint)
-		}
-	}
+	extracttest.GoldenRecords(t, extracttest.Testdata("claude", "extract.golden.ndjson"), res.Recs, filepath.Dir(root), *update)
 }
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.Recs)
+	extracttest.Commit(st, first.Recs)
 
 	// Nothing changed: nothing is read.
-	again := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	if n := len(again.Recs); n != 0 || again.Stats.Unchanged.Load() != 7 {
-		for _, r := range again.Recs {
-			t.Logf("%s %+v", r.Kind, r.Source)
-		}
-		t.Fatalf("unchanged run emitted %d records, %d files unchanged", n, again.Stats.Unchanged.Load())
-	}
+	extracttest.Unchanged(t, Adapter{}, extract.Options{Roots: []string{root}, State: st}, 7)
 
 	// A line appended to a subagent's transcript: its session's file, in
 	// the same job, stays unchanged; only the subagent's new line is read.
@@ -216,7 +185,7 @@ func TestIncremental(t *testing.T) {
 	if len(raws) != 1 || raws[0].Source.Path != sub || subRun.Stats.Unchanged.Load() != 6 || subRun.Stats.Files.Load() != 1 {
 		t.Fatalf("subagent append: %d raw records, %d files unchanged, %d read", len(raws), subRun.Stats.Unchanged.Load(), subRun.Stats.Files.Load())
 	}
-	commit(st, subRun.Recs)
+	extracttest.Commit(st, subRun.Recs)
 
 	// Session 2's half-written line is completed and a line appended: the
 	// next run emits both and nothing before the open exchange.
@@ -269,7 +238,7 @@ func TestIncremental(t *testing.T) {
 	if last.Kind != schema.KindCheckpoint || last.Checkpoint.Lines != 7 || last.Checkpoint.Resume == 0 || last.Checkpoint.Size != last.Checkpoint.Seen {
 		t.Fatalf("checkpoint %+v", last.Checkpoint)
 	}
-	commit(st, inc.Recs)
+	extracttest.Commit(st, inc.Recs)
 
 	// A shrunk file is read again from the start.
 	p3 := filepath.Join(root, "projects", "-home-dev-webapp", s3+".jsonl")
@@ -279,7 +248,7 @@ func TestIncremental(t *testing.T) {
 	if n := len(find(shr.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })); n != 1 {
 		t.Fatalf("shrunk file: %d messages", n)
 	}
-	commit(st, shr.Recs)
+	extracttest.Commit(st, shr.Recs)
 
 	// A file replaced by another of the same size and time is read again.
 	rep := bytes.Replace(b[:bytes.IndexByte(b, '\n')+1], []byte("redirects forever"), []byte("REDIRECTS FOREVER"), 1)
@@ -296,12 +265,7 @@ func TestIncremental(t *testing.T) {
 func TestSince(t *testing.T) {
 	root := fixture(t)
 	since := time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC)
-	res := runExtract(t, extract.Options{Roots: []string{root}, Since: since})
-	for _, r := range res.Recs {
-		if r.Kind != schema.KindCheckpoint && r.Kind != schema.KindSession && r.TS.Before(since) {
-			t.Fatalf("record older than --since: %s %v", r.ID, r.TS)
-		}
-	}
+	res := extracttest.Since(t, Adapter{}, extract.Options{Roots: []string{root}, Since: since})
 	if len(find(res.Recs, func(r *schema.Record) bool { return r.SessionID == s2 && r.Kind == schema.KindMessage })) == 0 {
 		t.Fatal("newer records were dropped")
 	}
@@ -309,15 +273,8 @@ func TestSince(t *testing.T) {
 
 func TestDefaultRoots(t *testing.T) {
 	home := filepath.Dir(fixture(t))
-	res := runExtract(t, extract.Options{Home: home})
-	if len(res.Recs) == 0 {
-		t.Fatal("~/.claude/projects not discovered")
-	}
-	env := map[string]string{"CLAUDE_CONFIG_DIR": filepath.Join(t.TempDir(), "none") + "," + filepath.Join(home, ".claude")}
-	res2 := runExtract(t, extract.Options{Home: "/nonexistent", Env: func(k string) string { return env[k] }})
-	if len(res2.Recs) != len(res.Recs) {
-		t.Fatalf("CLAUDE_CONFIG_DIR: %d records, want %d", len(res2.Recs), len(res.Recs))
-	}
+	dirs := filepath.Join(t.TempDir(), "none") + "," + filepath.Join(home, ".claude")
+	extracttest.DefaultRoots(t, Adapter{}, home, "~/.claude/projects", "CLAUDE_CONFIG_DIR", dirs)
 }
 
 // corpusDir is the shared corpus of real files; tests that need it skip
@@ -350,14 +307,27 @@ func TestCorpusEveryLine(t *testing.T) {
 	}
 }
 
+// runProject extracts a Claude Code home whose one project holds files
+// (paths relative to the project folder) with their contents.
+func runProject(t *testing.T, files map[string]string) extracttest.Result {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), ".claude")
+	for rel, body := range files {
+		p := filepath.Join(root, "projects", "p", filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return runExtract(t, extract.Options{Roots: []string{root}})
+}
+
 // A message made in fast mode (usage.speed "fast") is its model's "-fast"
 // variant, which has its own price; "standard" and no speed leave the
 // model as written.
 func TestFastModeModel(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), ".claude", "projects", "p")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	line := func(id, speed string) string {
 		sp := ""
 		if speed != "" {
@@ -365,11 +335,7 @@ func TestFastModeModel(t *testing.T) {
 		}
 		return `{"parentUuid":null,"isSidechain":false,"sessionId":"` + s1 + `","version":"2.1.39","type":"assistant","message":{"model":"claude-opus-4-6","id":"msg_` + id + `","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":2` + sp + `}},"requestId":"req_` + id + `","uuid":"u-` + id + `","timestamp":"2026-04-01T10:00:0` + id + `.000Z"}` + "\n"
 	}
-	body := line("1", "fast") + line("2", "standard") + line("3", "")
-	if err := os.WriteFile(filepath.Join(dir, s1+".jsonl"), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res := runExtract(t, extract.Options{Roots: []string{filepath.Dir(filepath.Dir(dir))}})
+	res := runProject(t, map[string]string{s1 + ".jsonl": line("1", "fast") + line("2", "standard") + line("3", "")})
 	want := map[string]string{"msg_1": "claude-opus-4-6-fast", "msg_2": "claude-opus-4-6", "msg_3": "claude-opus-4-6"}
 	n := 0
 	for _, r := range res.Recs {
@@ -391,20 +357,13 @@ func TestFastModeModel(t *testing.T) {
 // 1-hour cache write share included); the executor's own iterations and
 // entries without a model do not.
 func TestAdvisorCalls(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), ".claude", "projects", "p")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	body := `{"parentUuid":null,"isSidechain":false,"sessionId":"` + s1 + `","version":"2.1.90","type":"assistant","message":{"model":"claude-sonnet-4-6","id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":100,"output_tokens":50,"iterations":[` +
 		`{"type":"message","input_tokens":100,"output_tokens":10},` +
 		`{"type":"advisor_message","model":"claude-opus-4-6","input_tokens":7000,"output_tokens":700,"cache_creation_input_tokens":1000,"cache_read_input_tokens":2000,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":1000}},` +
 		`{"type":"advisor_message","input_tokens":5},` +
 		`{"type":"message","output_tokens":40},` +
 		`{"type":"advisor_message","model":"claude-opus-4-6","input_tokens":10,"output_tokens":1}]}},"requestId":"req_1","uuid":"u-1","timestamp":"2026-04-01T10:00:01.000Z"}` + "\n"
-	if err := os.WriteFile(filepath.Join(dir, s1+".jsonl"), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res := runExtract(t, extract.Options{Roots: []string{filepath.Dir(filepath.Dir(dir))}})
+	res := runProject(t, map[string]string{s1 + ".jsonl": body})
 	want := []schema.ModelUsage{
 		{Model: "claude-opus-4-6", Usage: schema.Usage{Input: 7000, Output: 700, CacheCreation: 1000, CacheRead: 2000, CacheCreation1h: 1000}},
 		{Model: "claude-opus-4-6", Usage: schema.Usage{Input: 10, Output: 1}},
@@ -449,24 +408,11 @@ func TestProgressCopies(t *testing.T) {
 		{"2.0 beside the session", "agent-a1.jsonl"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), ".claude", "projects", "p")
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			write := func(rel, body string) {
-				p := filepath.Join(dir, rel)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			write(s1+".jsonl", task+copyLine("a1", "u-s", "msg_s"))
+			files := map[string]string{s1 + ".jsonl": task + copyLine("a1", "u-s", "msg_s")}
 			if tc.transcript != "" {
-				write(tc.transcript, sub("a1"))
+				files[tc.transcript] = sub("a1")
 			}
-			res := runExtract(t, extract.Options{Roots: []string{filepath.Dir(filepath.Dir(dir))}})
+			res := runProject(t, files)
 			var got []*schema.Record
 			for _, r := range res.Recs {
 				if r.Kind == schema.KindMessage && r.Model == "claude-haiku-4-5" {

@@ -110,18 +110,9 @@ func (r *run) sessionHint(fs *fileState) error {
 		r.slugs[strings.Clone(fs.slug)] = slugOwner{session: strings.Clone(fs.session), job: r.job}
 	}
 	r.mu.Unlock()
-	rec := schema.New(schema.KindSession)
-	rec.ID = schema.SessionRecordID(platform, fs.session)
-	rec.Platform = platform
-	rec.SessionID = fs.session
-	rec.TS, rec.TSPrecision = fs.lastTS, schema.PrecisionExact
-	if rec.TS.IsZero() {
-		rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
-	}
+	rec := extract.SessionRecord(platform, fs.session, fs.lastTS, fs.mtime)
 	rec.Project, rec.Cwd, rec.GitBranch = fs.project, fs.info.cwd, fs.info.branch
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
 	rec.Session = &schema.Session{Slug: fs.slug, PullRequests: fs.prs}
 	// The name the user gave the session outranks Claude Code's label,
 	// whichever was written last, here and across runs (title_source).
@@ -138,9 +129,7 @@ func (r *run) sessionHint(fs *fileState) error {
 			Version string `json:"version"`
 		}{fs.info.version})
 	}
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rec, platform, AdapterVersion)
 	return r.emit(rec)
 }
 
@@ -185,13 +174,9 @@ func (r *run) plan(sf extract.SourceFile) error {
 	if agent != "" {
 		rec.Agent = &schema.Agent{ID: agent, Sidechain: true}
 	}
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
 	rec.Source = &schema.Source{Path: sf.Path, Mtime: fp.Mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rec, platform, AdapterVersion)
 	if err := r.emit(rec); err != nil {
 		return err
 	}

@@ -1,16 +1,14 @@
 package claudecode
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/extracttest"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -18,14 +16,7 @@ import (
 // panics, every line ends up in the stream (as a record or a reported bad
 // line), and every record survives the wire format.
 func FuzzLine(f *testing.F) {
-	matches, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "claude", "home", ".claude", "projects", "*", "*.jsonl"))
-	for _, m := range matches {
-		b, _ := os.ReadFile(m)
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		for sc.Scan() {
-			f.Add(append([]byte(nil), sc.Bytes()...))
-		}
-	}
+	extracttest.SeedLines(f, "claude/home/.claude/projects/*/*.jsonl")
 	f.Add([]byte(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":[{"type":"image"}]}]},"timestamp":5}`))
 	f.Add([]byte(`{"type":"assistant","message":"oops","uuid":7}`))
 	// Session-state lines: names and pull request links, one with a

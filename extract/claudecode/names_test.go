@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/extracttest"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -49,7 +50,7 @@ func TestSessionNames(t *testing.T) {
 	write(namesLines...)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.Recs)
+	extracttest.Commit(st, first.Recs)
 
 	// The user's name wins over Claude Code's labels, the later one too.
 	ss := sessionRecs(first.Recs)
@@ -85,7 +86,7 @@ func TestSessionNames(t *testing.T) {
 	if len(ss) != 1 || ss[0].Title != "Login flake, round two" || ss[0].Session.TitleSource != schema.TitlePlatform {
 		t.Fatalf("incremental session records: %+v", ss)
 	}
-	commit(st, inc.Recs)
+	extracttest.Commit(st, inc.Recs)
 
 	// A blank name names nothing (the read starts again at the open
 	// exchange, whose label holds); a file without names has no title.

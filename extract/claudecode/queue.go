@@ -128,12 +128,8 @@ func (r *run) absorbedMessages(fs *fileState) error {
 		rec.ParentID = fs.lastMain
 		src := e.src
 		rec.Source = &src
-		rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-		rec.User, rec.Machine = r.opt.User, r.opt.Machine
 		rec.Completeness = schema.CompleteFull
-		if r.opt.Now != nil {
-			rec.IngestedAt = r.opt.Now()
-		}
+		r.opt.Stamp(rec, platform, AdapterVersion)
 		if ts, ok := parseTS(cmp.Or(e.at, e.ts)); ok {
 			rec.TS, rec.TSPrecision = ts, schema.PrecisionExact
 		}

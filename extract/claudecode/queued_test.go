@@ -27,16 +27,9 @@ var queuedLines = []string{
 }
 
 func TestQueuedPrompts(t *testing.T) {
-	root := filepath.Join(t.TempDir(), ".claude")
-	dir := filepath.Join(root, "projects", "-home-dev-app")
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, s4+".jsonl"), []byte(strings.Join(queuedLines, "\n")+"\n"), 0o644)
-	res := runExtract(t, extract.Options{Roots: []string{root}})
-	if len(res.Skips) != 0 {
-		t.Fatalf("skips %v", res.Skips)
-	}
+	recs := runSession(t, queuedLines)
 	byType := map[string][]*schema.Record{}
-	for _, r := range res.Recs {
+	for _, r := range recs {
 		if r.Kind == schema.KindMessage {
 			byType[r.NativeType] = append(byType[r.NativeType], r)
 		}
@@ -57,7 +50,7 @@ func TestQueuedPrompts(t *testing.T) {
 	if len(byType["attachment/hook_additional_context"]) != 0 || len(byType["queue-operation/enqueue"]) != 0 {
 		t.Fatalf("bookkeeping made messages: %v", byType)
 	}
-	if raws := find(res.Recs, func(r *schema.Record) bool {
+	if raws := find(recs, func(r *schema.Record) bool {
 		return r.Kind == schema.KindRaw && r.NativeType == "attachment/hook_additional_context"
 	}); len(raws) != 1 {
 		t.Fatalf("hook attachment: %d raw records", len(raws))
@@ -134,6 +127,13 @@ func queueSession(t *testing.T, mid ...string) []*schema.Record {
 	}
 	lines := append(append(head, mid...), tail...)
 	lines = append(lines, `{"parentUuid":"f1000000-0000-4000-8000-000000000003","type":"assistant","sessionId":"`+s4+`","uuid":"f1000000-0000-4000-8000-000000000009","timestamp":"2026-03-04T09:00:12.000Z","requestId":"req_f2","message":{"id":"msg_f2","role":"assistant","model":"claude-sonnet-4-20250514","content":[{"type":"text","text":"Fixed, and the prices are in euros."}],"usage":{"input_tokens":5,"output_tokens":9}}}`)
+	return runSession(t, lines)
+}
+
+// runSession extracts a project holding one session file of lines, which
+// must all read without a report.
+func runSession(t *testing.T, lines []string) []*schema.Record {
+	t.Helper()
 	root := filepath.Join(t.TempDir(), ".claude")
 	dir := filepath.Join(root, "projects", "-home-dev-app")
 	os.MkdirAll(dir, 0o755)

@@ -44,13 +44,9 @@ func (r *run) line(fs *fileState, l *line, b []byte, eln extract.Line) error {
 	rec.NativeID = l.UUID
 	rec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime, Replay: ln.Offset < fs.replayBelow,
 		Altered: eln.Altered()}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
 	rec.Raw = b // the caller's copy of the line
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rec, platform, AdapterVersion)
 
 	if l.SessionID != "" && fs.session == "" {
 		fs.session = l.SessionID

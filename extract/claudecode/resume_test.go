@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/extracttest"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -43,7 +44,7 @@ func TestResume(t *testing.T) {
 		assistant("3", "2", "X", `{"type":"text","text":"first answer"}`, "1"),
 	)
 	st := extract.NewState()
-	commit(st, runExtract(t, extract.Options{Roots: []string{root}, State: st}).Recs)
+	extracttest.Commit(st, runExtract(t, extract.Options{Roots: []string{root}, State: st}).Recs)
 	if tail := st.Get(platform, path).Context["tail"]; tail != msgID(uuid("2"))+":"+msgID(uuid("3")) {
 		t.Fatalf("saved merges %q", tail)
 	}
@@ -59,7 +60,7 @@ func TestResume(t *testing.T) {
 				}
 			}
 		}
-		commit(st, res.Recs)
+		extracttest.Commit(st, res.Recs)
 		return msgs, replays
 	}
 	// A new prompt, whose parent is the merged line, then its answer.

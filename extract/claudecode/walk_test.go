@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/extracttest"
 	_ "github.com/pos-lake/pos/schema/fastjson" // sonic's skipper, as pos-extract links it
 )
 
@@ -141,15 +142,7 @@ func walkFiles(t *testing.T, root string, atLeast int) {
 // FuzzWalk: what the walker decodes, sonic decodes the same; what sonic
 // refuses, the walker refuses.
 func FuzzWalk(f *testing.F) {
-	matches, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "claude", "home", ".claude", "projects", "*", "*.jsonl"))
-	for _, m := range matches {
-		b, _ := os.ReadFile(m)
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			f.Add(append([]byte(nil), sc.Bytes()...))
-		}
-	}
+	extracttest.SeedLines(f, "claude/home/.claude/projects/*/*.jsonl")
 	f.Add([]byte(`{"type":"user","message":null,"message":{"content":null}}`))
 	f.Add([]byte(`{"message":{"usage":{"cache_creation":{"ephemeral_1h_input_tokens":3}},"usage":{"input_tokens":1}}}`))
 	f.Add([]byte(`{"message":{"usage":{"speed":"fast","input_tokens":1},"model":"m"}}`))

@@ -18,15 +18,7 @@ func (t *task) readAPI(ctx context.Context, s *source) error {
 	var calls []pendingTool      // the last assistant message's tool calls
 	names := map[string]string{} // tool_use id -> tool name
 	reqPos, loosePos := 0, 0
-	end, err := elements(s.section(), func(e elem) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rec, err := t.element(s, key(s.name, e.i), e)
-		if rec == nil {
-			return err
-		}
-		i, raw := e.i, e.raw
+	end, err := t.records(ctx, s, func(rec *schema.Record, i int, raw []byte) error {
 		var m apiMessage
 		if len(raw) == 0 || raw[0] != '{' || lenientUnmarshal(raw, &m) != nil || m.Role == "" {
 			t.fallbackTime(rec, s)
@@ -139,6 +131,34 @@ type messageMeta struct {
 	Requests int      `json:"requests,omitempty"` // when more than one request produced it (retries)
 }
 
+// addRequests puts what the requests behind an assistant message used into
+// rec's usage and meta: the sum of their tokens and of their costs, and
+// their number when retries made more than one. What mi lacks of the model
+// comes from the first request that names it.
+func addRequests(rec *schema.Record, meta *messageMeta, mi *modelInfo, reqs []request) {
+	var u schema.Usage
+	cost, hasCost := 0.0, false
+	for _, r := range reqs {
+		u.Add(&r.usage)
+		if r.hasCost {
+			cost += r.cost
+			hasCost = true
+		}
+		mi.ModelID = cmp.Or(mi.ModelID, r.model.ModelID)
+		mi.ProviderID = cmp.Or(mi.ProviderID, r.model.ProviderID)
+		mi.Mode = cmp.Or(mi.Mode, r.model.Mode)
+	}
+	if !u.IsZero() {
+		rec.Usage = &u
+	}
+	if hasCost {
+		meta.Cost = &cost
+	}
+	if len(reqs) > 1 {
+		meta.Requests = len(reqs)
+	}
+}
+
 func (t *task) assistant(raw *schema.Record, i int, m *apiMessage, reqs []request) *schema.Record {
 	rec := t.message(raw, t.msgID(apiFile, strconv.Itoa(i)))
 	rec.Role = schema.RoleAssistant
@@ -161,27 +181,7 @@ func (t *task) assistant(raw *schema.Record, i int, m *apiMessage, reqs []reques
 		mi = *m.ModelInfo
 	}
 	if len(reqs) > 0 {
-		var u schema.Usage
-		cost, hasCost := 0.0, false
-		for _, r := range reqs {
-			u.Add(&r.usage)
-			if r.hasCost {
-				cost += r.cost
-				hasCost = true
-			}
-			mi.ModelID = cmp.Or(mi.ModelID, r.model.ModelID)
-			mi.ProviderID = cmp.Or(mi.ProviderID, r.model.ProviderID)
-			mi.Mode = cmp.Or(mi.Mode, r.model.Mode)
-		}
-		if !u.IsZero() {
-			rec.Usage = &u
-		}
-		if hasCost {
-			meta.Cost = &cost
-		}
-		if len(reqs) > 1 {
-			meta.Requests = len(reqs)
-		}
+		addRequests(rec, &meta, &mi, reqs)
 	} else if mt := m.Metrics; mt != nil && mt.Tokens != nil {
 		// No ui row for the request: the api history's own metrics, whose
 		// cached count mixes cache reads and writes.
@@ -196,17 +196,9 @@ func (t *task) assistant(raw *schema.Record, i int, m *apiMessage, reqs []reques
 		mi.ProviderID = cmp.Or(mi.ProviderID, ui.ProviderID)
 		mi.Mode = cmp.Or(mi.Mode, ui.Mode)
 	}
-	if mi.ModelID == "" {
-		mi = t.modelAt(rec.TS)
-	}
-	if mi.ModelID == "" {
-		mi = t.lastModel // the model in use goes on until another is named
-	}
-	t.lastModel = mi
-	rec.Model = mi.ModelID
+	mi = t.settleModel(rec, mi)
 	meta.Provider, meta.Mode = mi.ProviderID, mi.Mode
 	rec.Meta = t.marshal(meta)
-	t.noteModel(mi)
 	t.lastID = rec.ID
 	return rec
 }
@@ -220,6 +212,24 @@ func (t *task) modelAt(ts time.Time) modelInfo {
 		}
 		mi = modelInfo{ModelID: u.ModelID, ProviderID: u.Provider, Mode: u.Mode}
 	}
+	return mi
+}
+
+// settleModel gives an assistant message its model: mi as far as the
+// message and its requests name it, else the one the task metadata says
+// was in use at the message's time, else the model of the message before.
+// The model becomes the one in use, and the task's list of models and
+// modes gains it.
+func (t *task) settleModel(rec *schema.Record, mi modelInfo) modelInfo {
+	if mi.ModelID == "" {
+		mi = t.modelAt(rec.TS)
+	}
+	if mi.ModelID == "" {
+		mi = t.lastModel // the model in use goes on until another is named
+	}
+	t.lastModel = mi
+	rec.Model = mi.ModelID
+	t.noteModel(mi)
 	return mi
 }
 

@@ -90,23 +90,7 @@ var remoteServers = []string{".vscode-server", ".vscode-server-insiders", ".vsco
 
 // userDirs are the editors' user folders on goos.
 func userDirs(opt *extract.Options, goos string) []string {
-	var base string
-	switch goos {
-	case "windows":
-		base = opt.Getenv("APPDATA")
-		if base == "" && opt.Home != "" {
-			base = filepath.Join(opt.Home, "AppData", "Roaming")
-		}
-	case "darwin":
-		if opt.Home != "" {
-			base = filepath.Join(opt.Home, "Library", "Application Support")
-		}
-	default:
-		base = opt.Getenv("XDG_CONFIG_HOME")
-		if base == "" && opt.Home != "" {
-			base = filepath.Join(opt.Home, ".config")
-		}
-	}
+	base := opt.UserConfigDir(goos)
 	var out []string
 	if base != "" {
 		for _, h := range Hosts {

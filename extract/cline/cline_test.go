@@ -22,8 +22,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixedNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-
 // The fixture's task folders (testdata/cline/home).
 const (
 	taskA = "1772700000000"                        // Cline 3.5x, compact, joined times
@@ -36,11 +34,8 @@ const (
 // fixture copies testdata/cline/home to a temp dir with fixed mtimes, so
 // outputs are reproducible, and returns it (the home directory).
 func fixture(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join("..", "..", "testdata", "cline", "home")
 	dst := t.TempDir()
-	mtime := time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC)
-	extracttest.CopyTree(t, src, dst, mtime)
+	extracttest.CopyTree(t, extracttest.Testdata("cline", "home"), dst, time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC))
 	return dst
 }
 
@@ -56,9 +51,7 @@ func taskDirOf(home, id string) string {
 	return filepath.Join(home, ".cline", "data", "tasks", id)
 }
 
-type result = extracttest.Result
-
-func runExtract(t *testing.T, opt extract.Options) result {
+func runExtract(t *testing.T, opt extract.Options) extracttest.Result {
 	t.Helper()
 	return extracttest.Run(t, Adapter{}, opt)
 }
@@ -183,7 +176,7 @@ func TestFixture(t *testing.T) {
 	t.Run("kilo", func(t *testing.T) { checkTaskC(t, res.Recs) })
 	t.Run("malformed", func(t *testing.T) { checkTaskD(t, res.Recs) })
 	t.Run("orphan", func(t *testing.T) { checkTaskE(t, res.Recs) })
-	golden(t, "extract.golden.ndjson", home, res.Recs)
+	extracttest.GoldenRecords(t, extracttest.Testdata("cline", "extract.golden.ndjson"), res.Recs, home, *update)
 }
 
 func checkTaskA(t *testing.T, recs []*schema.Record) {
@@ -395,27 +388,10 @@ func checkTaskE(t *testing.T, recs []*schema.Record) {
 	}
 }
 
-// golden compares records with a golden file, with the fixture's temporary
-// root replaced by $ROOT.
-func golden(t *testing.T, name, root string, recs []*schema.Record) {
-	t.Helper()
-	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(root), []byte("$ROOT"))
-	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "cline", name), got, *update)
-}
-
 // normalized runs records through pos-normalize in-process.
 func normalized(t *testing.T, recs []*schema.Record) []*schema.Record {
 	t.Helper()
-	var out []*schema.Record
-	n := normalize.New(normalize.Options{Name: "test"}, func(r *schema.Record) error { out = append(out, r); return nil })
-	for _, r := range recs {
-		if err := n.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
+	out, _ := extracttest.Normalize(t, normalize.Options{Name: "test"}, recs)
 	return out
 }
 
@@ -445,29 +421,18 @@ func TestNormalized(t *testing.T) {
 	}
 }
 
-func commit(st *extract.State, recs []*schema.Record) {
-	for _, r := range recs {
-		if r.Kind == schema.KindCheckpoint {
-			st.Put(r.Checkpoint)
-		}
-	}
-}
-
 func TestIncremental(t *testing.T) {
 	home := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Home: home, State: st})
-	commit(st, first.Recs)
+	extracttest.Commit(st, first.Recs)
 	if n := len(find(first.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindCheckpoint })); n != 11 {
 		t.Fatalf("%d checkpoints, want one per file (11)", n)
 	}
 
 	// Nothing changed: nothing is read, and the broken file is not
 	// reported again.
-	again := runExtract(t, extract.Options{Home: home, State: st})
-	if len(again.Recs) != 0 || len(again.Skips) != 0 || again.Stats.Unchanged.Load() != 11 {
-		t.Fatalf("unchanged run: %d records, %d skips, %d unchanged files", len(again.Recs), len(again.Skips), again.Stats.Unchanged.Load())
-	}
+	extracttest.Unchanged(t, Adapter{}, extract.Options{Home: home, State: st}, 11)
 
 	// Cline rewrites the ui file of task A (a row appended): the whole task
 	// is read again, with the ids of the first run.
@@ -509,7 +474,7 @@ func TestIncremental(t *testing.T) {
 			t.Fatalf("checkpoint %+v", c.Checkpoint)
 		}
 	}
-	commit(st, inc.Recs)
+	extracttest.Commit(st, inc.Recs)
 
 	// The half-written ui file of task D is completed: it is read again.
 	ud := filepath.Join(taskDirOf(home, taskD), uiFile)
@@ -523,12 +488,7 @@ func TestIncremental(t *testing.T) {
 func TestSince(t *testing.T) {
 	home := fixture(t)
 	since := ms(1772710000000) // task B's start
-	res := runExtract(t, extract.Options{Home: home, Since: since})
-	for _, r := range res.Recs {
-		if (r.Kind == schema.KindMessage || r.Kind == schema.KindRaw) && r.TS.Before(since) {
-			t.Fatalf("record older than --since: %s %v", r.ID, r.TS)
-		}
-	}
+	res := extracttest.Since(t, Adapter{}, extract.Options{Home: home, Since: since})
 	if len(messagesOf(res.Recs, taskA)) != 0 || len(messagesOf(res.Recs, taskB)) == 0 {
 		t.Fatal("--since kept old messages or dropped newer ones")
 	}
@@ -537,7 +497,7 @@ func TestSince(t *testing.T) {
 func TestRoots(t *testing.T) {
 	home := fixture(t)
 	dir := taskDirOf(home, taskA)
-	sessions := func(res result) []string {
+	sessions := func(res extracttest.Result) []string {
 		var out []string
 		for _, r := range res.Recs {
 			if r.Kind == schema.KindSession {

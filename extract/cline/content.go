@@ -14,6 +14,7 @@ import (
 
 	"github.com/bytedance/sonic"
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/internal/anthropic"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -41,18 +42,8 @@ type modelInfo struct {
 	Mode       string `json:"mode"`
 }
 
-// block is one element of a message's content.
-type block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"` // tool_result: a string or blocks
-	IsError   bool            `json:"is_error"`
-}
+// block is one element of a message's content, as the Messages API has it.
+type block = anthropic.Block
 
 // fast decodes elements; it is several times faster than encoding/json on
 // the long strings of a history. Decoded strings share the input's memory:

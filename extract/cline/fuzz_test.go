@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/extracttest"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -106,14 +107,7 @@ func FuzzTask(f *testing.F) {
 			}
 		}
 		for _, rec := range out {
-			enc := schema.AppendRecord(nil, rec)
-			var back schema.Record
-			if err := schema.Unmarshal(enc, &back); err != nil {
-				t.Fatalf("record does not round-trip: %v\n%s", err, enc)
-			}
-			if !bytes.Equal(schema.AppendRecord(nil, &back), enc) {
-				t.Fatalf("record is not a fixed point of the wire format:\n%s", enc)
-			}
+			extracttest.FixedPoint(t, rec)
 		}
 	})
 }

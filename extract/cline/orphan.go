@@ -145,39 +145,12 @@ func (t *task) uiMessage(o *orphanState, i int, row *uiRow, raw *schema.Record) 
 		}
 		if len(o.pending) > 0 {
 			taken, o.pending = o.pending, nil
-			var u schema.Usage
 			var meta messageMeta
-			cost, hasCost := 0.0, false
-			for _, r := range taken {
-				u.Add(&r.usage)
-				if r.hasCost {
-					cost, hasCost = cost+r.cost, true
-				}
-				mi.ModelID = cmp.Or(mi.ModelID, r.model.ModelID)
-				mi.ProviderID = cmp.Or(mi.ProviderID, r.model.ProviderID)
-				mi.Mode = cmp.Or(mi.Mode, r.model.Mode)
-			}
-			if !u.IsZero() {
-				rec.Usage = &u
-			}
-			if hasCost {
-				meta.Cost = &cost
-			}
-			if len(taken) > 1 {
-				meta.Requests = len(taken)
-			}
+			addRequests(rec, &meta, &mi, taken)
 			meta.Provider, meta.Mode = mi.ProviderID, mi.Mode
 			rec.Meta = t.marshal(meta)
 		}
-		if mi.ModelID == "" {
-			mi = t.modelAt(rec.TS)
-		}
-		if mi.ModelID == "" {
-			mi = t.lastModel // the model in use goes on until another is named
-		}
-		t.lastModel = mi
-		rec.Model = mi.ModelID
-		t.noteModel(mi)
+		t.settleModel(rec, mi)
 	}
 	t.lastID = rec.ID
 	return rec, taken

@@ -226,12 +226,25 @@ func (t *task) base(kind schema.Kind) *schema.Record {
 	rec := schema.New(kind)
 	rec.Platform, rec.SessionID = platform, t.id
 	rec.Project = t.cwd
-	rec.User, rec.Machine = t.r.opt.User, t.r.opt.Machine
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	if t.r.opt.Now != nil {
-		rec.IngestedAt = t.r.opt.Now()
-	}
+	t.r.opt.Stamp(rec, platform, AdapterVersion)
 	return rec
+}
+
+// records reads the elements of s's array for fn, checking ctx between
+// them: an element that makes no raw record (see element) is passed over,
+// and fn is given each other element's raw record, with its index and
+// bytes. It returns where the last whole element ends, as elements does.
+func (t *task) records(ctx context.Context, s *source, fn func(rec *schema.Record, i int, raw []byte) error) (int64, error) {
+	return elements(s.section(), func(e elem) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, err := t.element(s, key(s.name, e.i), e)
+		if rec == nil {
+			return err
+		}
+		return fn(rec, e.i, e.raw)
+	})
 }
 
 // element takes an element of a history file (k: its key): a raw record of it, or nil

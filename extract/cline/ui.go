@@ -87,15 +87,7 @@ func (t *task) readUI(ctx context.Context, s *source) error {
 	ui.reqTS, ui.rowTS, ui.userTS, ui.models = map[int]time.Time{}, map[int]time.Time{}, map[int]time.Time{}, map[int]modelInfo{}
 	o := &orphanState{}
 	var last time.Time
-	end, err := elements(s.section(), func(e elem) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rec, err := t.element(s, key(s.name, e.i), e)
-		if rec == nil {
-			return err
-		}
-		i, raw := e.i, e.raw
+	end, err := t.records(ctx, s, func(rec *schema.Record, i int, raw []byte) error {
 		var (
 			row   uiRow
 			info  apiReqInfo

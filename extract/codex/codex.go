@@ -35,10 +35,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/codex/about"
@@ -117,10 +115,7 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 		return err
 	}
 	files = opt.Changed(files)
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := opt.WorkerCount()
 	var readers sync.Pool // *schema.LineReader: a 1 MB buffer each
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: opt.Counted(emit)}
@@ -205,7 +200,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		},
 		Line: func(raw []byte, ln extract.Line) error {
 			warn := errors.Join(odd, check(&l, &p))
-			if err := r.line(fs, &l, &p, compact(raw), ln); err != nil || warn == nil {
+			if err := r.line(fs, &l, &p, extract.OneLine(raw), ln); err != nil || warn == nil {
 				return err
 			}
 			return r.opt.Warn(&schema.BadInput{Path: sf.Path, Line: ln.Num, Err: errors.New(strings.ReplaceAll(warn.Error(), "\n", "; "))})
@@ -218,7 +213,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if err != nil {
 		return err
 	}
-	consumed, consumedLines := read.Consumed, read.Lines
+	consumed := read.Consumed
 	if err := r.finish(fs); err != nil {
 		return err
 	}
@@ -228,24 +223,10 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if r.opt.State == nil {
 		return nil
 	}
-	resume, resumeLines := fs.resume, fs.resumeLines
-	if resume > consumed {
-		resume, resumeLines = consumed, consumedLines
-	}
+	resume, resumeLines := read.Resume(fs.resume, fs.resumeLines)
 	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, fs.context())
 	if err != nil {
 		return err
 	}
 	return r.emit(cp)
-}
-
-func parseTS(s string) (time.Time, bool) {
-	if s == "" {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return t.UTC(), true
 }

@@ -2,7 +2,6 @@ package codex
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -21,8 +20,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixedNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-
 const (
 	sA = "aaaaaaaa-0000-4000-8000-000000000001"
 	sB = "bbbbbbbb-0000-4000-8000-000000000002"
@@ -33,17 +30,10 @@ const (
 // fixture copies testdata/codex/home to a temp dir with fixed mtimes and
 // returns its .codex directory.
 func fixture(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join("..", "..", "testdata", "codex", "home")
-	dst := t.TempDir()
-	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
-	extracttest.CopyTree(t, src, dst, mtime)
-	return filepath.Join(dst, ".codex")
+	return filepath.Join(extracttest.Fixture(t, "codex/home", ""), ".codex")
 }
 
-type result = extracttest.Result
-
-func runExtract(t *testing.T, opt extract.Options) result {
+func runExtract(t *testing.T, opt extract.Options) extracttest.Result {
 	t.Helper()
 	return extracttest.Run(t, Adapter{}, opt)
 }
@@ -235,30 +225,14 @@ func TestFixture(t *testing.T) {
 			t.Fatalf("session A: %+v %s", s, s.Meta)
 		}
 	}
-	golden(t, "extract.golden.ndjson", root, res.Recs)
-}
-
-// golden compares records with a golden file, with the fixture's temporary
-// root replaced by $ROOT.
-func golden(t *testing.T, name, root string, recs []*schema.Record) {
-	t.Helper()
-	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(filepath.Dir(root)), []byte("$ROOT"))
-	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "codex", name), got, *update)
-}
-
-func commit(st *extract.State, recs []*schema.Record) {
-	for _, r := range recs {
-		if r.Kind == schema.KindCheckpoint {
-			st.Put(r.Checkpoint)
-		}
-	}
+	extracttest.GoldenRecords(t, extracttest.Testdata("codex", "extract.golden.ndjson"), res.Recs, filepath.Dir(root), *update)
 }
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.Recs)
+	extracttest.Commit(st, first.Recs)
 	var cpA *schema.Checkpoint
 	for _, r := range first.Recs {
 		if r.Kind == schema.KindCheckpoint && strings.Contains(r.Checkpoint.Path, sA) {
@@ -271,10 +245,7 @@ func TestIncremental(t *testing.T) {
 		t.Fatalf("checkpoint %+v", cpA)
 	}
 
-	again := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	if len(again.Recs) != 0 || again.Stats.Unchanged.Load() != 4 {
-		t.Fatalf("unchanged run emitted %d records, %d files unchanged", len(again.Recs), again.Stats.Unchanged.Load())
-	}
+	extracttest.Unchanged(t, Adapter{}, extract.Options{Roots: []string{root}, State: st}, 4)
 
 	// The half-written prompt is finished and answered.
 	p := filepath.Join(root, "sessions", "2026", "03", "01", "rollout-2026-03-01T10-00-00-"+sA+".jsonl")
@@ -331,12 +302,7 @@ func TestIncremental(t *testing.T) {
 func TestSince(t *testing.T) {
 	root := fixture(t)
 	since := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
-	res := runExtract(t, extract.Options{Roots: []string{root}, Since: since})
-	for _, r := range res.Recs {
-		if r.Kind != schema.KindCheckpoint && r.Kind != schema.KindSession && r.TS.Before(since) {
-			t.Fatalf("record older than --since: %s %v", r.ID, r.TS)
-		}
-	}
+	res := extracttest.Since(t, Adapter{}, extract.Options{Roots: []string{root}, Since: since})
 	if len(find(messages(res.Recs), func(r *schema.Record) bool { return r.SessionID == sB })) == 0 {
 		t.Fatal("newer records were dropped")
 	}
@@ -344,15 +310,7 @@ func TestSince(t *testing.T) {
 
 func TestDefaultRoots(t *testing.T) {
 	codexHome := fixture(t)
-	res := runExtract(t, extract.Options{Home: filepath.Dir(codexHome)})
-	if len(res.Recs) == 0 {
-		t.Fatal("~/.codex/sessions not discovered")
-	}
-	env := map[string]string{"CODEX_HOME": codexHome}
-	res2 := runExtract(t, extract.Options{Home: "/nonexistent", Env: func(k string) string { return env[k] }})
-	if len(res2.Recs) != len(res.Recs) {
-		t.Fatalf("CODEX_HOME: %d records, want %d", len(res2.Recs), len(res.Recs))
-	}
+	extracttest.DefaultRoots(t, Adapter{}, filepath.Dir(codexHome), "~/.codex/sessions", "CODEX_HOME", codexHome)
 	locs := Adapter{}.Locations(extract.Options{Home: "/h"})
 	if len(locs) != 2 || locs[0] != filepath.Join("/h", ".codex", "sessions") || locs[1] != filepath.Join("/h", ".codex", "archived_sessions") {
 		t.Fatalf("locations %v", locs)
@@ -374,16 +332,7 @@ func TestCorpus(t *testing.T) {
 	if len(res.Skips) != 0 {
 		t.Fatalf("skipped lines in the corpus: %v", res.Skips)
 	}
-	var norm []*schema.Record
-	n := normalize.New(normalize.Options{Name: "corpus"}, func(r *schema.Record) error { norm = append(norm, r); return nil })
-	for _, r := range res.Recs {
-		if err := n.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
+	norm, _ := extracttest.Normalize(t, normalize.Options{Name: "corpus"}, res.Recs)
 	bySession := map[string]string{} // session -> file
 	type counts struct{ raw, msgs, exchanges int }
 	got := map[string]*counts{}

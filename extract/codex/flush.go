@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 
+	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -166,16 +167,7 @@ func (r *run) out(fs *fileState, rec *schema.Record) error {
 	if rec.Kind == schema.KindRaw && rec.ID == "" {
 		rec.ID = schema.RawID(rec)
 	}
-	if !r.opt.Since.IsZero() && rec.TS.Before(r.opt.Since) {
-		return nil
-	}
-	if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
-		if err := r.emit(schema.SplitRaw(rec)); err != nil {
-			return err
-		}
-		rec.Raw = nil
-	}
-	return r.emit(rec)
+	return r.opt.EmitRecord(r.emit, rec)
 }
 
 // sessionRecord emits what Codex knows about the session beyond its
@@ -186,20 +178,12 @@ func (r *run) sessionRecord(fs *fileState) error {
 	if !fs.haveMeta || fs.agent != nil {
 		return nil
 	}
-	rec := schema.New(schema.KindSession)
-	rec.ID = schema.SessionRecordID(platform, fs.session)
-	rec.Platform, rec.SessionID = platform, fs.session
-	rec.TS, rec.TSPrecision = fs.lastTS, schema.PrecisionExact
-	if rec.TS.IsZero() {
-		rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
-	}
+	rec := extract.SessionRecord(platform, fs.session, fs.lastTS, fs.mtime)
 	rec.Project, rec.Cwd, rec.GitBranch = fs.project, cmp.Or(fs.project, fs.cwd), fs.branch
 	rec.Title = fs.title
 	rec.Model = fs.model
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
 	rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
 	rec.Session = &schema.Session{}
 	if rec.Title != "" {
 		rec.Session.TitleSource = schema.TitlePlatform
@@ -208,8 +192,6 @@ func (r *run) sessionRecord(fs *fileState) error {
 		b, _ := json.Marshal(fs.meta) // sorted keys
 		rec.Meta = b
 	}
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rec, platform, AdapterVersion)
 	return r.emit(rec)
 }

@@ -1,14 +1,12 @@
 package codex
 
 import (
-	"bufio"
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/extracttest"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -18,15 +16,7 @@ import (
 // line that parses ends up in the stream as a raw record, and every record
 // survives the wire format.
 func FuzzLine(f *testing.F) {
-	matches, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "codex", "home", ".codex", "*", "*", "*", "*", "*.jsonl"))
-	legacy, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "codex", "home", ".codex", "archived_sessions", "*.jsonl"))
-	for _, m := range append(matches, legacy...) {
-		b, _ := os.ReadFile(m)
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		for sc.Scan() {
-			f.Add(append([]byte(nil), sc.Bytes()...))
-		}
-	}
+	extracttest.SeedLines(f, "codex/home/.codex/*/*/*/*/*.jsonl", "codex/home/.codex/archived_sessions/*.jsonl")
 	f.Add([]byte(`{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":-5},"last_token_usage":null}}}`))
 	f.Add([]byte(`{"type":"response_item","payload":{"type":"function_call_output","call_id":7,"output":{"content":[{"type":"input_image"}],"success":false}}}`))
 	f.Add([]byte(`{"type":"session_meta","payload":{"id":"other","source":{"subagent":{"thread_spawn":{"parent_thread_id":""}}}}}`))
@@ -54,7 +44,7 @@ func FuzzLine(f *testing.F) {
 		if len(bytes.TrimSpace(b)) == 0 || bytes.TrimSpace(b)[0] != '{' || parseLine(b, &l, &p) != nil {
 			return // a bad line: reported by the caller
 		}
-		raw := compact(b)
+		raw := extract.OneLine(b)
 		if err := r.line(fs, &l, &p, raw, extract.Line{Line: schema.Line{Bytes: b, Num: 2, Offset: int64(len(meta)) + 1, Terminated: true}}); err != nil {
 			t.Fatal(err)
 		}
@@ -69,14 +59,7 @@ func FuzzLine(f *testing.F) {
 			if rec.Kind == schema.KindRaw {
 				lines++
 			}
-			enc := schema.AppendRecord(nil, rec)
-			var back schema.Record
-			if err := schema.Unmarshal(enc, &back); err != nil {
-				t.Fatalf("record does not round-trip: %v\n%s", err, enc)
-			}
-			if !bytes.Equal(schema.AppendRecord(nil, &back), enc) {
-				t.Fatalf("record is not a fixed point of the wire format:\n%s\n%s", enc, schema.AppendRecord(nil, &back))
-			}
+			extracttest.FixedPoint(t, rec)
 		}
 		if lines != 2 {
 			t.Fatalf("%d raw records for 2 lines", lines)

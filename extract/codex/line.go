@@ -198,7 +198,7 @@ func lenient(b []byte, v any) (odd error, ok bool) {
 func check(l *line, p *payload) error {
 	var errs []error
 	if l.Timestamp != "" {
-		if _, ok := parseTS(l.Timestamp); !ok {
+		if _, ok := extract.ParseTime(l.Timestamp); !ok {
 			errs = append(errs, fmt.Errorf("timestamp %q is not a time: not read", l.Timestamp))
 		}
 	}
@@ -273,23 +273,6 @@ func contentText(raw rawJSON) string {
 	return strings.Join(out, "\n")
 }
 
-// compact returns v on one line: JSON inside a record must not break NDJSON.
-func compact(v []byte) json.RawMessage {
-	v = trimSpace(v)
-	if len(v) == 0 || string(v) == "null" {
-		return nil
-	}
-	if bytes.IndexByte(v, '\n') < 0 && bytes.IndexByte(v, '\r') < 0 && json.Valid(v) {
-		return json.RawMessage(v)
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, v); err != nil {
-		b, _ := json.Marshal(string(v))
-		return b
-	}
-	return buf.Bytes()
-}
-
 // toolInput is a call's input as JSON: function_call arguments are a JSON
 // string holding JSON (kept as that JSON when it parses), custom tool input
 // is free text (kept as a JSON string).
@@ -299,7 +282,7 @@ func toolInput(raw rawJSON) json.RawMessage {
 		return nil
 	}
 	if raw[0] != '"' {
-		return compact(raw)
+		return extract.OneLine(raw)
 	}
 	s := str(raw)
 	if t := strings.TrimSpace(s); t != "" && (t[0] == '{' || t[0] == '[') {
@@ -312,7 +295,7 @@ func toolInput(raw rawJSON) json.RawMessage {
 			}
 		}
 	}
-	return compact(raw)
+	return extract.OneLine(raw)
 }
 
 // toolOutput flattens a call output and tells whether it reports a

@@ -32,14 +32,10 @@ func (r *run) line(fs *fileState, l *line, p *payload, raw []byte, eln extract.L
 	rec := schema.New(schema.KindRaw)
 	rec.Platform = platform
 	rec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime, Altered: eln.Altered()}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
 	rec.Raw = raw
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
-	ts, ok := parseTS(l.Timestamp)
+	r.opt.Stamp(rec, platform, AdapterVersion)
+	ts, ok := extract.ParseTime(l.Timestamp)
 	switch {
 	case ok:
 		rec.TS, rec.TSPrecision = ts, schema.PrecisionExact
@@ -116,7 +112,7 @@ func (r *run) sessionMeta(fs *fileState, p *payload, ts time.Time) bool {
 	if first {
 		fs.own = cmp.Or(p.ID, fs.own)
 		fs.session = fs.own
-		if t, ok := parseTS(p.Timestamp); ok {
+		if t, ok := extract.ParseTime(p.Timestamp); ok {
 			fs.ownStart = t
 		} else {
 			fs.ownStart = ts
@@ -142,7 +138,7 @@ func (r *run) sessionMeta(fs *fileState, p *payload, ts time.Time) bool {
 	if s := str(p.Source); s != "" {
 		set("source", s)
 	} else if src := trimSpace(p.Source); len(src) > 0 && src[0] == '{' {
-		set("source", string(compact(src)))
+		set("source", string(extract.OneLine(src)))
 		var sub struct {
 			Subagent json.RawMessage `json:"subagent"`
 		}
@@ -277,9 +273,9 @@ func (r *run) item(fs *fileState, rec *schema.Record, p *payload, ln schema.Line
 		case "custom_tool_call":
 			t.Input = toolInput(p.Input)
 		case "local_shell_call":
-			t.Name, t.Input = cmp.Or(t.Name, "local_shell"), compact(p.Action)
+			t.Name, t.Input = cmp.Or(t.Name, "local_shell"), extract.OneLine(p.Action)
 		case "web_search_call":
-			t.Name, t.Input = cmp.Or(t.Name, "web_search"), compact(p.Action)
+			t.Name, t.Input = cmp.Or(t.Name, "web_search"), extract.OneLine(p.Action)
 		}
 		rec.Tools = []schema.Tool{t}
 		rec.Files = callFiles(t.Name, t.Input, fs.cwd)

@@ -2,9 +2,11 @@ package codex
 
 import (
 	"cmp"
+	"maps"
 	"strings"
 	"time"
 
+	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -101,11 +103,7 @@ func (fs *fileState) context() map[string]string {
 	if s.haveTotal {
 		c["total"] = s.total.String()
 	}
-	for k, v := range c {
-		if v == "" {
-			delete(c, k)
-		}
-	}
+	maps.DeleteFunc(c, func(_, v string) bool { return v == "" }) // an empty value is no value
 	return c
 }
 
@@ -123,7 +121,7 @@ func (fs *fileState) restore(c map[string]string) {
 			fs.meta[m] = v
 		}
 	}
-	if t, ok := parseTS(c["own_start"]); ok {
+	if t, ok := extract.ParseTime(c["own_start"]); ok {
 		fs.ownStart = t
 	}
 	if c["agent_id"] != "" {

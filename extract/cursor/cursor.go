@@ -46,23 +46,7 @@ func UserDirs(opt *extract.Options) []string {
 }
 
 func userDirs(opt *extract.Options, goos string) []string {
-	var base string
-	switch goos {
-	case "darwin":
-		if opt.Home != "" {
-			base = filepath.Join(opt.Home, "Library", "Application Support")
-		}
-	case "windows":
-		base = opt.Getenv("APPDATA")
-		if base == "" && opt.Home != "" {
-			base = filepath.Join(opt.Home, "AppData", "Roaming")
-		}
-	default:
-		base = opt.Getenv("XDG_CONFIG_HOME")
-		if base == "" && opt.Home != "" {
-			base = filepath.Join(opt.Home, ".config")
-		}
-	}
+	base := opt.UserConfigDir(goos)
 	if base == "" {
 		return nil
 	}
@@ -239,10 +223,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	if r.idx, err = buildIndex(ctx, &opt, dbFiles, trFiles); err != nil {
 		return err
 	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := opt.WorkerCount()
 	n := len(read) + len(trFiles)
 	return extract.Ordered(ctx, workers, n, func(ctx context.Context, i int, emit extract.Emit) error {
 		if i < len(read) {
@@ -286,13 +267,9 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 // none of the members other tools' lines carry at the top (type,
 // sessionId, payload).
 func looksLikeTranscript(opt *extract.Options, path string) (bool, error) {
-	b, err := opt.FirstLine(path)
-	if b == nil || err != nil {
+	probe, err := opt.FirstObject(path)
+	if err != nil {
 		return false, err
-	}
-	var probe map[string]json.RawMessage
-	if json.Unmarshal(b, &probe) != nil {
-		return false, nil
 	}
 	var role string
 	json.Unmarshal(probe["role"], &role)

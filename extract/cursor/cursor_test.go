@@ -18,11 +18,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixedNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-
-type result = extracttest.Result
-
-func runExtract(t testing.TB, opt extract.Options) result {
+func runExtract(t testing.TB, opt extract.Options) extracttest.Result {
 	t.Helper()
 	return extracttest.Run(t, Adapter{}, opt)
 }
@@ -245,36 +241,9 @@ func TestFixture(t *testing.T) {
 		t.Fatalf("duplicate transcript: %+v", dup)
 	}
 
-	golden(t, "extract.golden.ndjson", home, extracttest.Encode(res.Recs))
-}
-
-// golden compares the output with a golden file, with the fixture's
-// temporary home replaced by $HOME.
-func golden(t *testing.T, name, home string, out []byte) {
-	t.Helper()
-	got := bytes.ReplaceAll(out, []byte(home), []byte("$HOME"))
-	path := filepath.Join("..", "..", "testdata", "cursor", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("%s differs at line %d:\n got: %.600s\nwant: %.600s\n(go test -update rewrites it)", name, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%s: %d lines, want %d", name, len(gl), len(wl))
-	}
+	// The fixture's temporary home is written $HOME.
+	got := bytes.ReplaceAll(extracttest.Encode(res.Recs), []byte(home), []byte("$HOME"))
+	extracttest.Golden(t, extracttest.Testdata("cursor", "extract.golden.ndjson"), got, *update)
 }
 
 // TestCredentialsNeverRead plants credential rows and look-alike keys in
@@ -294,23 +263,10 @@ func TestCredentialsNeverRead(t *testing.T) {
 	}
 }
 
-func commit(st *extract.State, recs []*schema.Record) {
-	for _, r := range recs {
-		if r.Kind == schema.KindCheckpoint {
-			st.Put(r.Checkpoint)
-		}
-	}
-}
-
 func TestSince(t *testing.T) {
 	home := fixture(t)
 	since := time.Date(2026, 3, 1, 10, 10, 0, 0, time.UTC)
-	res := runExtract(t, extract.Options{Home: home, Since: since})
-	for _, r := range res.Recs {
-		if (r.Kind == schema.KindMessage || r.Kind == schema.KindRaw) && r.TS.Before(since) {
-			t.Fatalf("record older than --since: %s %v", r.ID, r.TS)
-		}
-	}
+	res := extracttest.Since(t, Adapter{}, extract.Options{Home: home, Since: since})
 	if len(find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == cKV })) == 0 {
 		t.Fatal("newer messages were dropped")
 	}
@@ -352,7 +308,7 @@ func TestRoots(t *testing.T) {
 	home := fixture(t)
 	all := runExtract(t, homeOpt(home))
 	user := filepath.Join(home, ".config", "Cursor", "User")
-	count := func(res result, pred func(*schema.Record) bool) int { return len(find(res.Recs, pred)) }
+	count := func(res extracttest.Result, pred func(*schema.Record) bool) int { return len(find(res.Recs, pred)) }
 	isMsg := func(r *schema.Record) bool { return r.Kind == schema.KindMessage }
 	for _, c := range []struct {
 		root  string

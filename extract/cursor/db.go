@@ -109,11 +109,7 @@ func (dr *dbRun) newRec(kind schema.Kind, key string) *schema.Record {
 	rec := schema.New(kind)
 	rec.Platform = platform
 	rec.Source = &schema.Source{Path: dr.d.path, Key: key, Mtime: dr.d.mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	rec.User, rec.Machine = dr.opt.User, dr.opt.Machine
-	if dr.opt.Now != nil {
-		rec.IngestedAt = dr.opt.Now()
-	}
+	dr.opt.Stamp(rec, platform, AdapterVersion)
 	return rec
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/extracttest"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -16,16 +17,13 @@ func TestIncremental(t *testing.T) {
 	opt := func(st *extract.State) extract.Options { return extract.Options{Home: home, State: st} }
 	st := extract.NewState()
 	first := runExtract(t, opt(st))
-	commit(st, first.Recs)
+	extracttest.Commit(st, first.Recs)
 	if st.Len() != 8 {
 		t.Fatalf("%d watermarks, want 8 (4 databases, 4 transcripts)", st.Len())
 	}
 
 	// Nothing changed: nothing is read.
-	again := runExtract(t, opt(st))
-	if len(again.Recs) != 0 || again.Stats.Unchanged.Load() != 8 {
-		t.Fatalf("unchanged run: %d records, %d unchanged", len(again.Recs), again.Stats.Unchanged.Load())
-	}
+	extracttest.Unchanged(t, Adapter{}, opt(st), 8)
 
 	// Cursor switches the global database to WAL mode and keeps it open:
 	// its writes land in the -wal file and the main file does not change.
@@ -40,7 +38,7 @@ func TestIncremental(t *testing.T) {
 		t.Fatal(err)
 	}
 	walRun := runExtract(t, opt(st))
-	commit(st, walRun.Recs)
+	extracttest.Commit(st, walRun.Recs)
 	if n := len(find(walRun.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindCheckpoint })); n != 1 {
 		t.Fatalf("after the switch to WAL: %d databases read", n)
 	}
@@ -73,7 +71,7 @@ func TestIncremental(t *testing.T) {
 	if m := message(t, inc.Recs, cKV, "a3"); !ids[m.ID] {
 		t.Fatal("message ids changed between runs")
 	}
-	commit(st, inc.Recs)
+	extracttest.Commit(st, inc.Recs)
 
 	// The transcript's half-written line is completed and an answer
 	// appended: the next run starts at the open exchange's prompt.
@@ -103,7 +101,7 @@ func TestIncremental(t *testing.T) {
 	if cp.Kind != schema.KindCheckpoint || cp.Checkpoint.Size != cp.Checkpoint.Seen || cp.Checkpoint.Lines != 6 {
 		t.Fatalf("checkpoint %+v", cp.Checkpoint)
 	}
-	commit(st, tr.Recs)
+	extracttest.Commit(st, tr.Recs)
 	// The last prompt is now line 7: the run after resumes there.
 	f, _ = os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(js(obj{"type": "turn_ended", "status": "success"}) + "\n")
@@ -113,7 +111,7 @@ func TestIncremental(t *testing.T) {
 	if len(msgs) != 2 || msgs[0].Text != "still typing" || msgs[0].ParentID != schema.ID(platform, trMain, "", "line", "5") {
 		t.Fatalf("second resume: %+v", msgs)
 	}
-	commit(st, tr2.Recs)
+	extracttest.Commit(st, tr2.Recs)
 
 	// A legacy .txt that is rewritten is read whole again.
 	legacy := filepath.Join(home, ".cursor", "projects", "home-dev-webapp", "agent-transcripts", trLegacy+".txt")

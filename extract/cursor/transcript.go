@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/internal/anthropic"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -103,14 +104,10 @@ func (tr *trRun) newRec(kind schema.Kind, line, offset int64) *schema.Record {
 	rec.Platform = platform
 	rec.SessionID = tr.id.session
 	rec.Source = &schema.Source{Path: tr.path, Line: line, Offset: offset, Mtime: tr.mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	rec.User, rec.Machine = tr.opt.User, tr.opt.Machine
 	rec.Project = tr.project
 	rec.TS, rec.TSPrecision = tr.mtime, schema.PrecisionFileMtime
 	rec.Completeness = schema.CompleteFull
-	if tr.opt.Now != nil {
-		rec.IngestedAt = tr.opt.Now()
-	}
+	tr.opt.Stamp(rec, platform, AdapterVersion)
 	return rec
 }
 
@@ -164,18 +161,8 @@ type trLine struct {
 	Model     string          `json:"model"`
 }
 
-// trBlock is a content block.
-type trBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
+// trBlock is a content block, as the Messages API has it.
+type trBlock = anthropic.Block
 
 // jsonl reads a .jsonl transcript from its watermark. It resumes at the
 // last prompt, so the open exchange is read whole again next time.

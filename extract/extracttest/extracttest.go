@@ -1,12 +1,15 @@
 // Package extracttest holds what the adapters' tests share: fixtures copied
 // with fixed times, a run that round-trips every record through the wire
-// format, golden files and the location of the real corpus.
+// format, checkpoints committed to a state, an in-process pos-normalize,
+// golden files and the location of the real corpus.
 package extracttest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,10 +19,31 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/transform/normalize"
 )
 
 // Now is the ingestion time of every test run, so outputs are stable.
 var Now = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+// FixtureTime is the mtime the adapters' fixture trees are copied with.
+var FixtureTime = time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
+
+// Testdata joins elem to the repository's testdata directory as an
+// adapter's tests see it from their package directory, extract/<adapter>.
+func Testdata(elem ...string) string {
+	return filepath.Join(append([]string{"..", "..", "testdata"}, elem...)...)
+}
+
+// Fixture copies the testdata tree src (a slash-separated path below
+// Testdata) into a new temporary directory, as its subdirectory name or,
+// when name is "", as the directory itself, every file with mtime
+// FixtureTime, and returns the copy.
+func Fixture(t testing.TB, src, name string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), name)
+	CopyTree(t, Testdata(filepath.FromSlash(src)), dst, FixtureTime)
+	return dst
+}
 
 // CopyTree copies the fixture tree src to dst, giving every file mtime, so
 // the adapters' file order and file_mtime times do not depend on the
@@ -81,6 +105,103 @@ func Run(t testing.TB, a extract.Adapter, opt extract.Options) Result {
 	return res
 }
 
+// BenchmarkCorpus measures a over the real corpus of platform, encoding its
+// records to NDJSON as pos-extract does; MB/s is of source bytes.
+func BenchmarkCorpus(b *testing.B, a extract.Adapter, platform string) {
+	dir := CorpusDir(b, platform)
+	var size int64
+	st := &extract.Stats{}
+	enc := schema.NewEncoder(io.Discard)
+	opt := extract.Options{Roots: []string{dir}, Stats: st, OnSkip: func(*schema.BadInput) error { return nil }}
+	for b.Loop() {
+		st.Bytes.Store(0)
+		if err := a.Extract(context.Background(), opt, enc.Encode); err != nil {
+			b.Fatal(err)
+		}
+		size = st.Bytes.Load()
+	}
+	b.SetBytes(size)
+}
+
+// FixedPoint fails t unless rec, encoded as the wire format carries it,
+// decodes to a record that encodes to the same bytes: what an adapter
+// emits passes through every stage after it unchanged. It returns the
+// encoding.
+func FixedPoint(t testing.TB, rec *schema.Record) []byte {
+	t.Helper()
+	enc := schema.AppendRecord(nil, rec)
+	var back schema.Record
+	if err := schema.Unmarshal(enc, &back); err != nil {
+		t.Fatalf("record does not round-trip: %v\n%s", err, enc)
+	}
+	if again := schema.AppendRecord(nil, &back); !bytes.Equal(again, enc) {
+		t.Fatalf("record is not a fixed point of the wire format:\n%s\n%s", enc, again)
+	}
+	return enc
+}
+
+// SeedLines adds every line of the testdata files the patterns match
+// (filepath.Glob patterns below Testdata, in order) to f's seed corpus.
+func SeedLines(f *testing.F, patterns ...string) {
+	for _, p := range patterns {
+		matches, _ := filepath.Glob(Testdata(filepath.FromSlash(p)))
+		for _, m := range matches {
+			b, _ := os.ReadFile(m)
+			sc := bufio.NewScanner(bytes.NewReader(b))
+			sc.Buffer(nil, 16<<20)
+			for sc.Scan() {
+				f.Add(append([]byte(nil), sc.Bytes()...))
+			}
+		}
+	}
+}
+
+// DefaultRoots checks that a finds records below home when given no roots
+// (where names what it looks for there, "~/.codex/sessions"), and as many
+// when there is no home but the environment variable key is set to value.
+// It returns the run over home.
+func DefaultRoots(t testing.TB, a extract.Adapter, home, where, key, value string) Result {
+	t.Helper()
+	res := Run(t, a, extract.Options{Home: home})
+	if len(res.Recs) == 0 {
+		t.Fatal(where + " not discovered")
+	}
+	env := map[string]string{key: value}
+	res2 := Run(t, a, extract.Options{Home: "/nonexistent", Env: func(k string) string { return env[k] }})
+	if len(res2.Recs) != len(res.Recs) {
+		t.Fatalf("%s: %d records, want %d", key, len(res2.Recs), len(res.Recs))
+	}
+	return res
+}
+
+// Unchanged runs a again with opt, whose State holds the watermarks of a
+// run over the same files, and fails unless nothing is read: no record, no
+// bad input reported again, and files files passed over as unchanged.
+func Unchanged(t testing.TB, a extract.Adapter, opt extract.Options, files int64) {
+	t.Helper()
+	res := Run(t, a, opt)
+	if len(res.Recs) != 0 || len(res.Skips) != 0 || res.Stats.Unchanged.Load() != files {
+		for _, r := range res.Recs {
+			t.Logf("%s %+v", r.Kind, r.Source)
+		}
+		t.Fatalf("unchanged run: %d records, %d skips, %d files unchanged, want %d", len(res.Recs), len(res.Skips), res.Stats.Unchanged.Load(), files)
+	}
+}
+
+// Since runs a with opt, whose Since is set, and fails if a record made
+// of the native data is older than --since: every one but the checkpoints
+// and the session records, which stand for whole files and sessions.
+func Since(t testing.TB, a extract.Adapter, opt extract.Options) Result {
+	t.Helper()
+	res := Run(t, a, opt)
+	for _, r := range res.Recs {
+		if r.Kind != schema.KindCheckpoint && r.Kind != schema.KindSession && r.TS.Before(opt.Since) {
+			t.Fatalf("record older than --since: %s %s %v", r.Kind, r.ID, r.TS)
+		}
+	}
+	return res
+}
+
 // Find returns the records pred accepts.
 func Find(recs []*schema.Record, pred func(*schema.Record) bool) []*schema.Record {
 	var out []*schema.Record
@@ -101,11 +222,50 @@ func Encode(recs []*schema.Record) []byte {
 	return buf
 }
 
+// Commit puts the checkpoints among recs into st, as the pipeline does
+// once the records before them are loaded.
+func Commit(st *extract.State, recs []*schema.Record) {
+	for _, r := range recs {
+		if r.Kind == schema.KindCheckpoint {
+			st.Put(r.Checkpoint)
+		}
+	}
+}
+
+// Normalize runs recs through pos-normalize in process and returns what it
+// emitted and counted. The normalizer may enrich recs in place, as it does
+// the records a pipe hands it.
+func Normalize(t testing.TB, opt normalize.Options, recs []*schema.Record) ([]*schema.Record, normalize.Stats) {
+	t.Helper()
+	var out []*schema.Record
+	n := normalize.New(opt, func(r *schema.Record) error { out = append(out, r); return nil })
+	for _, r := range recs {
+		if err := n.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out, n.Stats()
+}
+
+// GoldenRecords compares recs, encoded as NDJSON with the fixture's
+// temporary directory tmp written as $ROOT, with the golden file at path,
+// so the file does not depend on where the test ran.
+func GoldenRecords(t testing.TB, path string, recs []*schema.Record, tmp string, update bool) {
+	t.Helper()
+	Golden(t, path, bytes.ReplaceAll(Encode(recs), []byte(tmp), []byte("$ROOT")), update)
+}
+
 // Golden compares got with the golden file at path, rewriting it first
 // when update is set; a difference names the first differing line.
 func Golden(t testing.TB, path string, got []byte, update bool) {
 	t.Helper()
 	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}

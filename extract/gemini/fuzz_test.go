@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"os"
@@ -12,20 +11,15 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/extracttest"
 	"github.com/pos-lake/pos/schema"
 )
 
+// roundTrip checks that every record is a fixed point of the wire format.
 func roundTrip(t *testing.T, recs []*schema.Record) {
 	t.Helper()
 	for _, rec := range recs {
-		enc := schema.AppendRecord(nil, rec)
-		var back schema.Record
-		if err := schema.Unmarshal(enc, &back); err != nil {
-			t.Fatalf("record does not round-trip: %v\n%s", err, enc)
-		}
-		if !bytes.Equal(schema.AppendRecord(nil, &back), enc) {
-			t.Fatalf("record is not a fixed point of the wire format:\n%s", enc)
-		}
+		extracttest.FixedPoint(t, rec)
 	}
 }
 
@@ -41,14 +35,7 @@ func fuzzRun(out *[]*schema.Record) *run {
 // follows it (the conversation bookkeeping, message records): it never
 // panics and every record survives the wire format.
 func FuzzLine(f *testing.F) {
-	matches, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "gemini", "home", ".gemini", "tmp", "*", "chats", "*.jsonl"))
-	for _, m := range matches {
-		b, _ := os.ReadFile(m)
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		for sc.Scan() {
-			f.Add(append([]byte(nil), sc.Bytes()...))
-		}
-	}
+	extracttest.SeedLines(f, "gemini/home/.gemini/tmp/*/chats/*.jsonl")
 	f.Add([]byte(`{"id":"x","type":"gemini","content":{"functionResponse":{"response":7}},"toolCalls":[{"result":"s","resultDisplay":"d"}],"tokens":{"input":-1}}`))
 	f.Add([]byte(`{"$set":{"messages":[{"id":"a","type":"user"},{"id":"a"},3]}}`))
 	f.Add([]byte(`{"$rewindTo":"nothing"}`))
@@ -73,7 +60,7 @@ func FuzzLine(f *testing.F) {
 			c.rewind(*rc.RewindTo)
 		case "message":
 			c.put(rc.ID, rc.Type == "user", loc{2, -1}, ln)
-			if err := r.message(fs, &rc, compact(b), src); err != nil {
+			if err := r.message(fs, &rc, extract.OneLine(b), src); err != nil {
 				t.Fatal(err)
 			}
 		case "$set":

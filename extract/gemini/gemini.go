@@ -39,7 +39,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -171,10 +170,7 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 		return err
 	}
 	files = opt.Changed(files)
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := opt.WorkerCount()
 	projects := &sync.Map{} // project dir -> its .project_root
 	var readers sync.Pool   // *schema.LineReader: a 1 MB buffer each
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {

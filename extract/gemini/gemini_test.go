@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -20,8 +19,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixedNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-
 const (
 	sA = "aaaa1111-0000-4000-8000-000000000001" // legacy .json
 	sB = "bbbb2222-0000-4000-8000-000000000002" // .jsonl: updates, $rewindTo, $set
@@ -34,17 +31,10 @@ const siteHash = "67a32ece2ae96f76490f75686ef9f5cd2e43ef798ce37fe01a72ec6c279fc3
 // fixture copies testdata/gemini/home to a temp dir with fixed mtimes and
 // returns its .gemini directory.
 func fixture(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join("..", "..", "testdata", "gemini", "home")
-	dst := t.TempDir()
-	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
-	extracttest.CopyTree(t, src, dst, mtime)
-	return filepath.Join(dst, ".gemini")
+	return filepath.Join(extracttest.Fixture(t, "gemini/home", ""), ".gemini")
 }
 
-type result = extracttest.Result
-
-func runExtract(t *testing.T, opt extract.Options) result {
+func runExtract(t *testing.T, opt extract.Options) extracttest.Result {
 	t.Helper()
 	return extracttest.Run(t, Adapter{}, opt)
 }
@@ -188,28 +178,14 @@ func TestFixture(t *testing.T) {
 			}
 		}
 	}
-	golden(t, "extract.golden.ndjson", root, res.Recs)
-}
-
-func golden(t *testing.T, name, root string, recs []*schema.Record) {
-	t.Helper()
-	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(filepath.Dir(root)), []byte("$ROOT"))
-	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "gemini", name), got, *update)
-}
-
-func commit(st *extract.State, recs []*schema.Record) {
-	for _, r := range recs {
-		if r.Kind == schema.KindCheckpoint {
-			st.Put(r.Checkpoint)
-		}
-	}
+	extracttest.GoldenRecords(t, extracttest.Testdata("gemini", "extract.golden.ndjson"), res.Recs, filepath.Dir(root), *update)
 }
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.Recs)
+	extracttest.Commit(st, first.Recs)
 	var cpB *schema.Checkpoint
 	for _, r := range first.Recs {
 		if r.Kind == schema.KindCheckpoint && strings.HasSuffix(r.Checkpoint.Path, "bbbb2222.jsonl") {
@@ -221,10 +197,7 @@ func TestIncremental(t *testing.T) {
 	if cpB == nil || cpB.Lines != 8 || cpB.Size == cpB.Seen || cpB.Context["summary"] != "Router refactor" || cpB.Context["session_id"] != sB {
 		t.Fatalf("checkpoint %+v", cpB)
 	}
-	again := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	if len(again.Recs) != 0 || again.Stats.Unchanged.Load() != 4 {
-		t.Fatalf("unchanged run emitted %d records, %d unchanged", len(again.Recs), again.Stats.Unchanged.Load())
-	}
+	extracttest.Unchanged(t, Adapter{}, extract.Options{Roots: []string{root}, State: st}, 4)
 
 	pB := filepath.Join(root, "tmp", "webapp", "chats", "session-2026-03-02T10-00-bbbb2222.jsonl")
 	f, err := os.OpenFile(pB, os.O_APPEND|os.O_WRONLY, 0)
@@ -274,12 +247,7 @@ func TestIncremental(t *testing.T) {
 func TestSince(t *testing.T) {
 	root := fixture(t)
 	since := time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC)
-	res := runExtract(t, extract.Options{Roots: []string{root}, Since: since})
-	for _, r := range res.Recs {
-		if r.Kind != schema.KindCheckpoint && r.Kind != schema.KindSession && r.TS.Before(since) {
-			t.Fatalf("record older than --since: %s %v", r.ID, r.TS)
-		}
-	}
+	res := extracttest.Since(t, Adapter{}, extract.Options{Roots: []string{root}, Since: since})
 	if len(find(messages(res.Recs), func(r *schema.Record) bool { return r.SessionID == sC })) != 4 {
 		t.Fatal("newer records were dropped")
 	}
@@ -288,15 +256,7 @@ func TestSince(t *testing.T) {
 func TestDefaultRoots(t *testing.T) {
 	dir := fixture(t)
 	home := filepath.Dir(dir)
-	res := runExtract(t, extract.Options{Home: home})
-	if len(res.Recs) == 0 {
-		t.Fatal("~/.gemini/tmp not discovered")
-	}
-	env := map[string]string{"GEMINI_CLI_HOME": home}
-	res2 := runExtract(t, extract.Options{Home: "/nonexistent", Env: func(k string) string { return env[k] }})
-	if len(res2.Recs) != len(res.Recs) {
-		t.Fatalf("GEMINI_CLI_HOME: %d records, want %d", len(res2.Recs), len(res.Recs))
-	}
+	res := extracttest.DefaultRoots(t, Adapter{}, home, "~/.gemini/tmp", "GEMINI_CLI_HOME", home)
 	for _, root := range []string{home, dir} {
 		if n := len(runExtract(t, extract.Options{Roots: []string{root}}).Recs); n != len(res.Recs) {
 			t.Fatalf("--root %s: %d records, want %d", root, n, len(res.Recs))
@@ -320,16 +280,7 @@ func TestCorpus(t *testing.T) {
 	if len(res.Skips) != 0 {
 		t.Fatalf("skipped records in the corpus: %v", res.Skips)
 	}
-	var norm []*schema.Record
-	n := normalize.New(normalize.Options{Name: "corpus"}, func(r *schema.Record) error { norm = append(norm, r); return nil })
-	for _, r := range res.Recs {
-		if err := n.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
+	norm, _ := extracttest.Normalize(t, normalize.Options{Name: "corpus"}, res.Recs)
 	files, _ := (&extract.Options{}).Walk(context.Background(), []string{dir}, extract.Match{Name: chatName, Content: func(p string) (bool, error) { return isChat(&extract.Options{}, p) }})
 	if len(files) != 1 {
 		t.Fatalf("%d corpus files, want 1", len(files))

@@ -152,7 +152,7 @@ func (r *run) eachLine(ctx context.Context, path string, rd io.Reader, start, nu
 		},
 		Line: func(raw []byte, ln extract.Line) error {
 			warn := rc.check(odd)
-			if err := fn(ln, compact(raw), &rc); err != nil || warn == nil || !report {
+			if err := fn(ln, extract.OneLine(raw), &rc); err != nil || warn == nil || !report {
 				return err
 			}
 			return r.opt.Warn(&schema.BadInput{Path: path, Line: ln.Num, Err: warn})

@@ -150,7 +150,7 @@ func (r *record) check(odd error) error {
 		errs = append(errs, odd.Error())
 	}
 	if r.Timestamp != "" {
-		if _, ok := parseTS(r.Timestamp); !ok {
+		if _, ok := extract.ParseTime(r.Timestamp); !ok {
 			errs = append(errs, fmt.Sprintf("timestamp %q is not a time: not read", r.Timestamp))
 		}
 	}
@@ -239,7 +239,7 @@ func resultText(tc *toolCall) string {
 			case r.Error != nil:
 				out = append(out, *r.Error)
 			default:
-				out = append(out, string(compact(resp)))
+				out = append(out, string(extract.OneLine(resp)))
 			}
 		case p.Text != "":
 			out = append(out, p.Text)
@@ -252,23 +252,6 @@ func resultText(tc *toolCall) string {
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-// compact returns v on one line: JSON inside a record must not break NDJSON.
-func compact(v []byte) json.RawMessage {
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 || string(v) == "null" {
-		return nil
-	}
-	if bytes.IndexByte(v, '\n') < 0 && bytes.IndexByte(v, '\r') < 0 && json.Valid(v) {
-		return json.RawMessage(v)
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, v); err != nil {
-		b, _ := json.Marshal(string(v))
-		return b
-	}
-	return buf.Bytes()
 }
 
 // fileArgs are the tool arguments that name a file the tool read or
@@ -336,7 +319,7 @@ func fill(rec *schema.Record, m *record) bool {
 		for i := range m.ToolCalls {
 			tc := &m.ToolCalls[i]
 			rec.Tools = append(rec.Tools, schema.Tool{
-				Name: tc.Name, CallID: tc.ID, Input: compact(tc.Args),
+				Name: tc.Name, CallID: tc.ID, Input: extract.OneLine(tc.Args),
 				Output: resultText(tc), IsError: tc.Status == "error",
 			})
 			rec.Files = append(rec.Files, toolFiles(tc.Args)...)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -85,11 +86,7 @@ func (fs *fileState) context() map[string]string {
 		"last_updated": fs.meta.LastUpdated, "summary": fs.meta.Summary, "kind": fs.meta.Kind,
 		"directories": strings.Join(fs.meta.Directories, "\n"),
 	}
-	for k, v := range c {
-		if v == "" {
-			delete(c, k)
-		}
-	}
+	maps.DeleteFunc(c, func(_, v string) bool { return v == "" }) // an empty value is no value
 	return c
 }
 
@@ -104,30 +101,15 @@ func (fs *fileState) restore(c map[string]string) {
 	}
 }
 
-func parseTS(s string) (time.Time, bool) {
-	if s == "" {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return t.UTC(), true
-}
-
 // newRec starts a raw record of the file.
 func (r *run) newRec(fs *fileState, raw []byte, src *schema.Source, ts string) *schema.Record {
 	rec := schema.New(schema.KindRaw)
 	rec.Platform = platform
 	rec.Source = src
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
 	rec.Raw = raw
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
-	if t, ok := parseTS(ts); ok {
+	r.opt.Stamp(rec, platform, AdapterVersion)
+	if t, ok := extract.ParseTime(ts); ok {
 		rec.TS, rec.TSPrecision = t, schema.PrecisionExact
 		if t.After(fs.lastTS) {
 			fs.lastTS = t
@@ -167,16 +149,7 @@ func (r *run) out(fs *fileState, rec *schema.Record) error {
 	if rec.Kind == schema.KindRaw && rec.ID == "" {
 		rec.ID = schema.RawID(rec)
 	}
-	if !r.opt.Since.IsZero() && rec.TS.Before(r.opt.Since) {
-		return nil
-	}
-	if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
-		if err := r.emit(schema.SplitRaw(rec)); err != nil {
-			return err
-		}
-		rec.Raw = nil
-	}
-	return r.emit(rec)
+	return r.opt.EmitRecord(r.emit, rec)
 }
 
 // sessionRecord emits what Gemini CLI knows about a main conversation
@@ -188,7 +161,7 @@ func (r *run) sessionRecord(fs *fileState) error {
 	rec := schema.New(schema.KindSession)
 	rec.ID = schema.SessionRecordID(platform, fs.session)
 	rec.Platform, rec.SessionID = platform, fs.session
-	if t, ok := parseTS(fs.meta.LastUpdated); ok {
+	if t, ok := extract.ParseTime(fs.meta.LastUpdated); ok {
 		rec.TS, rec.TSPrecision = t, schema.PrecisionExact
 	} else if !fs.lastTS.IsZero() {
 		rec.TS, rec.TSPrecision = fs.lastTS, schema.PrecisionExact
@@ -212,13 +185,9 @@ func (r *run) sessionRecord(fs *fileState) error {
 		meta["directories"] = fs.meta.Directories
 	}
 	rec.Meta, _ = json.Marshal(meta) // sorted keys
-	rec.User, rec.Machine = r.opt.User, r.opt.Machine
 	rec.Completeness = schema.CompleteFull
 	rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
-	rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	if r.opt.Now != nil {
-		rec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rec, platform, AdapterVersion)
 	return r.emit(rec)
 }
 
@@ -421,7 +390,7 @@ func splitConversation(b []byte, tokens bool) ([]byte, []element, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return compact(top), elems, nil
+	return extract.OneLine(top), elems, nil
 }
 
 // tokenValue reads the next value of dec, whose input is b, token by token

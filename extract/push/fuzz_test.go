@@ -1,16 +1,14 @@
 package push
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/extracttest"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -18,14 +16,7 @@ import (
 // a line is either reported bad (not JSON) or kept as a raw record with its
 // messages after it; and every record is a fixed point of the wire format.
 func FuzzLine(f *testing.F) {
-	matches, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "push", "push", "*", "*.jsonl"))
-	for _, m := range matches {
-		b, _ := os.ReadFile(m)
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		for sc.Scan() {
-			f.Add(append([]byte(nil), sc.Bytes()...))
-		}
-	}
+	extracttest.SeedLines(f, "push/push/*/*.jsonl")
 	f.Add([]byte(`{"type":"exchange","user":5,"ai":["x"],"usage":{"input":"many"},"tools":[{"input":{"a":` + "\n" + `1}}]}`))
 	f.Add([]byte(`{"v":"1","type":"message","role":"tool","tools":[null,{"output":null}],"meta":[1]}`))
 	f.Add([]byte(`{"type":"session_resume","previous_session":"a","new_session":"a","timestamp":"2025-13-45T99:00:00Z"}`))
@@ -55,14 +46,7 @@ func FuzzLine(f *testing.F) {
 			t.Fatal("a JSON line made no raw record")
 		}
 		for _, rec := range out {
-			enc := schema.AppendRecord(nil, rec)
-			var back schema.Record
-			if err := schema.Unmarshal(enc, &back); err != nil {
-				t.Fatalf("record does not round-trip: %v\n%s", err, enc)
-			}
-			if again := schema.AppendRecord(nil, &back); !bytes.Equal(again, enc) {
-				t.Fatalf("record is not a fixed point of the wire format:\n%s\n%s", enc, again)
-			}
+			enc := extracttest.FixedPoint(t, rec)
 			if rec.Kind == schema.KindMessage && (rec.ID == "" || rec.SessionID == "" || rec.TS.IsZero()) {
 				t.Fatalf("message without id, session or time: %s", enc)
 			}

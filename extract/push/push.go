@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -102,10 +101,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		return err
 	}
 	files = opt.Changed(files)
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := opt.WorkerCount()
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: opt.Counted(emit)}
 		return opt.FileDone(r.file(ctx, files[i]))
@@ -297,13 +293,9 @@ func (r *run) line(fs *fileState, e *event, object bool, bad string, raw []byte,
 	rawRec.TS, rawRec.TSPrecision = ts, prec
 	rawRec.NativeType, rawRec.NativeID = e.Type, e.ID
 	rawRec.Project = e.Project
-	rawRec.User, rawRec.Machine = r.opt.User, r.opt.Machine
 	rawRec.Completeness = schema.CompleteFull
 	rawRec.Source = &schema.Source{Path: fs.path, Line: ln.Num, Offset: ln.Offset, Mtime: fs.mtime, Altered: eln.Altered()}
-	rawRec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-	if r.opt.Now != nil {
-		rawRec.IngestedAt = r.opt.Now()
-	}
+	r.opt.Stamp(rawRec, platform, AdapterVersion)
 	rawRec.Raw = raw
 	rawRec.ID = schema.RawID(rawRec)
 	var msgs []*schema.Record
@@ -343,24 +335,14 @@ func (r *run) sessionHints(fs *fileState) error {
 		if !s.seen || s.empty() {
 			continue
 		}
-		rec := schema.New(schema.KindSession)
-		rec.ID = schema.SessionRecordID(platform, id)
-		rec.Platform, rec.SessionID = platform, id
-		rec.TS, rec.TSPrecision = s.lastTS, schema.PrecisionExact
-		if rec.TS.IsZero() {
-			rec.TS, rec.TSPrecision = fs.mtime, schema.PrecisionFileMtime
-		}
+		rec := extract.SessionRecord(platform, id, s.lastTS, fs.mtime)
 		rec.Title = s.Title
 		rec.Project, rec.Cwd, rec.GitBranch = s.Project, s.Cwd, s.Branch
 		if s.Previous != "" {
 			rec.ParentID = schema.SessionRecordID(platform, s.Previous)
 		}
-		rec.User, rec.Machine = r.opt.User, r.opt.Machine
 		rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
-		rec.Adapter = &schema.Adapter{Name: platform, Version: AdapterVersion}
-		if r.opt.Now != nil {
-			rec.IngestedAt = r.opt.Now()
-		}
+		r.opt.Stamp(rec, platform, AdapterVersion)
 		extra := map[string]any{}
 		if s.Agent != "" {
 			extra["agent"] = s.Agent
@@ -381,13 +363,9 @@ func (r *run) sessionHints(fs *fileState) error {
 // that mark another tool's transcript (Claude Code's sessionId and uuid,
 // Codex's payload).
 func isPushLog(opt *extract.Options, path string) (bool, error) {
-	b, err := opt.FirstLine(path)
-	if b == nil || err != nil {
+	probe, err := opt.FirstObject(path)
+	if err != nil {
 		return false, err
-	}
-	var probe map[string]json.RawMessage
-	if json.Unmarshal(b, &probe) != nil {
-		return false, nil
 	}
 	var typ string
 	json.Unmarshal(probe["type"], &typ)

@@ -1,7 +1,6 @@
 package push
 
 import (
-	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
@@ -18,22 +17,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixedNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-
 // fixture copies testdata/push/push to a temp dir with fixed mtimes and
 // returns the copy.
 func fixture(t *testing.T) string {
-	t.Helper()
-	src := filepath.Join("..", "..", "testdata", "push", "push")
-	dst := filepath.Join(t.TempDir(), "push")
-	mtime := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
-	extracttest.CopyTree(t, src, dst, mtime)
-	return dst
+	return extracttest.Fixture(t, "push/push", "push")
 }
 
-type result = extracttest.Result
-
-func runExtract(t testing.TB, opt extract.Options) result {
+func runExtract(t testing.TB, opt extract.Options) extracttest.Result {
 	t.Helper()
 	return extracttest.Run(t, Adapter{}, opt)
 }
@@ -167,17 +157,8 @@ func TestFixture(t *testing.T) {
 	}
 
 	// pos-normalize: one exchange per prompt, the subagent's thread its own.
-	var out []*schema.Record
-	n := normalize.New(normalize.Options{}, func(r *schema.Record) error { out = append(out, r); return nil })
-	for _, r := range res.Recs {
-		if err := n.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if st := n.Stats(); st.Exchanges != 6 || st.Sessions != 3 {
+	out, st := extracttest.Normalize(t, normalize.Options{}, res.Recs)
+	if st.Exchanges != 6 || st.Sessions != 3 {
 		t.Fatalf("normalize: %+v", st)
 	}
 	for _, r := range out {
@@ -188,36 +169,19 @@ func TestFixture(t *testing.T) {
 			t.Fatalf("abc123 rollup: %+v", r.Session)
 		}
 	}
-	golden(t, "extract.golden.ndjson", root, res.Recs)
-}
-
-func golden(t *testing.T, name, root string, recs []*schema.Record) {
-	t.Helper()
-	got := bytes.ReplaceAll(extracttest.Encode(recs), []byte(filepath.Dir(root)), []byte("$ROOT"))
-	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "push", name), got, *update)
-}
-
-func commit(st *extract.State, recs []*schema.Record) {
-	for _, r := range recs {
-		if r.Kind == schema.KindCheckpoint {
-			st.Put(r.Checkpoint)
-		}
-	}
+	extracttest.GoldenRecords(t, extracttest.Testdata("push", "extract.golden.ndjson"), res.Recs, filepath.Dir(root), *update)
 }
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	st := extract.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	commit(st, first.Recs)
+	extracttest.Commit(st, first.Recs)
 	ids := map[string]bool{}
 	for _, r := range first.Recs {
 		ids[r.ID] = true
 	}
-	again := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	if len(again.Recs) != 0 || again.Stats.Unchanged.Load() != 2 {
-		t.Fatalf("unchanged run emitted %d records", len(again.Recs))
-	}
+	extracttest.Unchanged(t, Adapter{}, extract.Options{Roots: []string{root}, State: st}, 2)
 
 	// The half-written line is finished and an answer appended, with echo.
 	p := filepath.Join(root, "my-agent", "s-42.jsonl")
@@ -288,12 +252,7 @@ func TestDefaultLocation(t *testing.T) {
 func TestSince(t *testing.T) {
 	root := fixture(t)
 	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	res := runExtract(t, extract.Options{Roots: []string{root}, Since: since})
-	for _, r := range res.Recs {
-		if (r.Kind == schema.KindRaw || r.Kind == schema.KindMessage) && r.TS.Before(since) {
-			t.Fatalf("record older than --since: %+v", r)
-		}
-	}
+	res := extracttest.Since(t, Adapter{}, extract.Options{Roots: []string{root}, Since: since})
 	if len(messages(res.Recs)) == 0 {
 		t.Fatal("newer records were dropped")
 	}
