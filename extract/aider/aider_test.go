@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/watermark"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -252,7 +253,7 @@ func golden(t *testing.T, name, root string, recs []*schema.Record) {
 	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "aider", name), got, *update)
 }
 
-func commit(st *extract.State, recs []*schema.Record) {
+func commit(st *watermark.State, recs []*schema.Record) {
 	for _, r := range recs {
 		if r.Kind == schema.KindCheckpoint {
 			st.Put(r.Checkpoint)
@@ -274,7 +275,7 @@ func appendFile(t *testing.T, path, s string) {
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
-	st := extract.NewState()
+	st := watermark.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
 	commit(st, first.Recs)
 	ids := map[string]bool{}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -179,7 +180,7 @@ func golden(t *testing.T, name, root string, recs []*schema.Record) {
 	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "claude", name), got, *update)
 }
 
-func commit(st *extract.State, recs []*schema.Record) {
+func commit(st *watermark.State, recs []*schema.Record) {
 	for _, r := range recs {
 		if r.Kind == schema.KindCheckpoint {
 			st.Put(r.Checkpoint)
@@ -189,7 +190,7 @@ func commit(st *extract.State, recs []*schema.Record) {
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
-	st := extract.NewState()
+	st := watermark.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
 	commit(st, first.Recs)
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -47,7 +48,7 @@ func TestSessionNames(t *testing.T) {
 		f.Close()
 	}
 	write(namesLines...)
-	st := extract.NewState()
+	st := watermark.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
 	commit(st, first.Recs)
 

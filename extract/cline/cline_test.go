@@ -16,6 +16,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/normalize"
 )
@@ -445,7 +446,7 @@ func TestNormalized(t *testing.T) {
 	}
 }
 
-func commit(st *extract.State, recs []*schema.Record) {
+func commit(st *watermark.State, recs []*schema.Record) {
 	for _, r := range recs {
 		if r.Kind == schema.KindCheckpoint {
 			st.Put(r.Checkpoint)
@@ -455,7 +456,7 @@ func commit(st *extract.State, recs []*schema.Record) {
 
 func TestIncremental(t *testing.T) {
 	home := fixture(t)
-	st := extract.NewState()
+	st := watermark.NewState()
 	first := runExtract(t, extract.Options{Home: home, State: st})
 	commit(st, first.Recs)
 	if n := len(find(first.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindCheckpoint })); n != 11 {

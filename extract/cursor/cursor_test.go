@@ -13,6 +13,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -281,7 +282,7 @@ func golden(t *testing.T, name, home string, out []byte) {
 // every database and checks that nothing of them reaches the output.
 func TestCredentialsNeverRead(t *testing.T) {
 	home := fixture(t)
-	st := extract.NewState()
+	st := watermark.NewState()
 	res := runExtract(t, extract.Options{Home: home, State: st})
 	if len(res.Recs) < 50 {
 		t.Fatalf("only %d records", len(res.Recs))
@@ -294,7 +295,7 @@ func TestCredentialsNeverRead(t *testing.T) {
 	}
 }
 
-func commit(st *extract.State, recs []*schema.Record) {
+func commit(st *watermark.State, recs []*schema.Record) {
 	for _, r := range recs {
 		if r.Kind == schema.KindCheckpoint {
 			st.Put(r.Checkpoint)

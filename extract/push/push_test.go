@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/watermark"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -197,7 +198,7 @@ func golden(t *testing.T, name, root string, recs []*schema.Record) {
 	extracttest.Golden(t, filepath.Join("..", "..", "testdata", "push", name), got, *update)
 }
 
-func commit(st *extract.State, recs []*schema.Record) {
+func commit(st *watermark.State, recs []*schema.Record) {
 	for _, r := range recs {
 		if r.Kind == schema.KindCheckpoint {
 			st.Put(r.Checkpoint)
@@ -207,7 +208,7 @@ func commit(st *extract.State, recs []*schema.Record) {
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
-	st := extract.NewState()
+	st := watermark.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
 	commit(st, first.Recs)
 	ids := map[string]bool{}
