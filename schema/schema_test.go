@@ -385,15 +385,34 @@ func BenchmarkID(b *testing.B) {
 	}
 }
 
+// RawID keeps of a source path what filepath.Join(filepath.Base(
+// filepath.Dir(path)), filepath.Base(path)) gives, for any path.
+func FuzzRawBase(f *testing.F) {
+	for _, p := range []string{"a/b/c.jsonl", "c", "/c", "", ".", "..", "a/..", "//a//b//", "a/./b", `a\b/c`} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		want := filepath.Join(filepath.Base(filepath.Dir(path)), filepath.Base(path))
+		if got := string(appendRawBase([]byte("x"), path)); got != "x"+want {
+			t.Errorf("appendRawBase(%q) = %q, want %q", path, got[1:], want)
+		}
+	})
+}
+
 func TestRawIDIsID(t *testing.T) {
 	for _, r := range []*Record{
 		{Platform: "codex", SessionID: "s", Source: &Source{Path: "a/b/c.jsonl", Offset: 7}, Raw: []byte(`{}`)},
 		{Platform: "cursor", SessionID: "", Source: &Source{Path: "db", Key: "bubble:1"}, Raw: []byte(`[1]`)},
 		{Platform: "aider", SessionID: "x"},
+		{Platform: "gemini", SessionID: "s", Source: &Source{Path: "c.jsonl"}},
+		{Platform: "gemini", SessionID: "s", Source: &Source{Path: "/c.jsonl"}},
+		{Platform: "gemini", SessionID: "s", Source: &Source{Path: "a/../b/./c.jsonl/"}},
+		{Platform: "gemini", SessionID: "s", Source: &Source{Path: ""}},
+		{Platform: "gemini", SessionID: "s", Source: &Source{Path: "../.."}},
 	} {
 		var base, at string
 		if s := r.Source; s != nil {
-			base, at = rawBase(s.Path), strconv.FormatInt(s.Offset, 10)
+			base, at = filepath.Join(filepath.Base(filepath.Dir(s.Path)), filepath.Base(s.Path)), strconv.FormatInt(s.Offset, 10)
 			if s.Key != "" {
 				at += "/" + s.Key
 			}
