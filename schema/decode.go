@@ -24,8 +24,8 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 
 // UnmarshalCheckpoints decodes a JSON array of watermarks (a state file);
 // null elements are left out. The watermarks' strings share b's memory
-// (a state file of 2,000 watermarks is ~1 MB, read on every sync): b must
-// not change afterwards.
+// (a state file holds a watermark for each file of a home, and is read on
+// every sync): b must not change afterwards.
 func UnmarshalCheckpoints(b []byte) ([]*Checkpoint, error) {
 	var list []*Checkpoint
 	d := &mdec{scanner: scanner{b: b}, s: unsafe.String(unsafe.SliceData(b), len(b))}

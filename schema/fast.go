@@ -11,8 +11,8 @@ import (
 // links package schema/fastjson, which plugs in sonic's SIMD skipper and
 // validator and its one-pass decoder (used past a process's first 16 MB).
 // A binary that decodes few records (pos-query, pos-mcp) does without:
-// sonic's start-up (~15 ms of package initialisation, more in page faults)
-// costs it more than sonic would save.
+// sonic's start-up (its package initialisation and the page faults that
+// brings) costs it more than sonic would save.
 type Fast struct {
 	// Skip returns the length of the JSON value at the start of b (after
 	// any leading spaces), or -1 if it is not one.
