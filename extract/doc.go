@@ -2,8 +2,9 @@
 // and turns them into canonical pos records. Each platform is an Adapter in
 // a package of its own (extract/claudecode, extract/cline, …) that registers
 // itself (Register, from init) and is linked in by extract/all. This package
-// holds what adapters share: discovery (Walk), the incremental watermarks
-// (State, OpenSource, Checkpoint), ordered parallel reading (Ordered) and the
+// holds what adapters share: discovery (Walk), reading from the incremental
+// watermarks (OpenSource, Checkpoint; the watermarks themselves are kept by
+// package internal/watermark), ordered parallel reading (Ordered) and the
 // capability matrix.
 //
 // The contract every adapter keeps (extract/claudecode is the reference):

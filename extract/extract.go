@@ -1,7 +1,6 @@
 package extract
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sync/atomic"
 	"time"
 
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -30,7 +29,7 @@ type Options struct {
 	// not modified since.
 	Since time.Time
 	// State holds the watermarks of earlier runs; nil reads everything.
-	State *State
+	State *watermark.State
 	// User and Machine are stamped on every record.
 	User, Machine string
 	// Now is the ingestion clock.
@@ -216,8 +215,8 @@ type Adapter interface {
 
 // Checkpoint builds the checkpoint record for a file read up to consumed
 // bytes, to be resumed at resume.
-func Checkpoint(platform string, f *os.File, path string, fp Fingerprint, consumed, resume, resumeLines int64, ctx map[string]string) (*schema.Record, error) {
-	head, err := HeadHash(f, consumed)
+func Checkpoint(platform string, f *os.File, path string, fp watermark.Fingerprint, consumed, resume, resumeLines int64, ctx map[string]string) (*schema.Record, error) {
+	head, err := watermark.HeadHash(f, consumed)
 	if err != nil {
 		return nil, &ReadError{Path: path, Err: err}
 	}
@@ -232,10 +231,6 @@ func Checkpoint(platform string, f *os.File, path string, fp Fingerprint, consum
 
 // Errorf wraps an error with the file it concerns.
 func Errorf(path string, err error) error { return fmt.Errorf("%s: %w", path, err) }
-
-func sortCheckpoints(list []*schema.Checkpoint) {
-	slices.SortFunc(list, func(a, b *schema.Checkpoint) int { return cmp.Compare(a.Path, b.Path) })
-}
 
 // Unchanged reports whether a file is the one its watermark describes, with
 // nothing new (and not older than --since): most files of a home did not
@@ -263,7 +258,7 @@ func (o *Options) UnchangedFile(f SourceFile) bool {
 }
 
 func (o *Options) unchanged(path string, fi fs.FileInfo) bool {
-	return o.State.Unchanged(o.Platform, path, Stat(fi)) &&
+	return o.State.Unchanged(o.Platform, path, watermark.Stat(fi)) &&
 		(o.Since.IsZero() || !fi.ModTime().Before(o.Since))
 }
 
@@ -288,8 +283,8 @@ func (o *Options) Changed(files []SourceFile) []SourceFile {
 // Source is a source file opened for reading against its watermark.
 type Source struct {
 	File *os.File
-	FP   Fingerprint
-	Plan Plan // where to start; Plan.Skip when there is nothing new
+	FP   watermark.Fingerprint
+	Plan watermark.Plan // where to start; Plan.Skip when there is nothing new
 }
 
 // OpenSource opens a file an adapter found (with OpenFile) and decides,
@@ -314,7 +309,7 @@ func (o *Options) OpenSource(path string) (*Source, error) {
 	if err != nil {
 		return nil, o.SkipFile(path, err)
 	}
-	s := &Source{File: f, FP: Stat(fi)}
+	s := &Source{File: f, FP: watermark.Stat(fi)}
 	if !o.Since.IsZero() && fi.ModTime().Before(o.Since) {
 		f.Close()
 		return nil, nil

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -121,12 +122,12 @@ func (o *Options) ReadLines(ctx context.Context, lr *schema.LineReader, path str
 		// kept: why the line is kept by RawOnly; bad: why it is not JSON.
 		var kept, bad error
 		switch {
-		case schema.Deeper(raw, schema.MaxNesting):
-			if !schema.ValidDeep(raw) {
+		case jsontext.Deeper(raw, schema.MaxNesting):
+			if !jsontext.ValidDeep(raw) {
 				bad = errors.New("invalid JSON")
 				break
 			}
-			raw = schema.AppendString(nil, unsafe.String(unsafe.SliceData(raw), len(raw)))
+			raw = jsontext.AppendString(nil, unsafe.String(unsafe.SliceData(raw), len(raw)))
 			line.Repairs |= schema.RepairText
 			kept = RawOnlyReason(raw, line.Repairs)
 		case raw[0] != '{':
@@ -350,11 +351,11 @@ func RawText(b []byte) ([]byte, schema.Repairs) { return rawLine(b, true) }
 // levels deep as one JSON string holding its text (RepairText).
 func RawJSON(b []byte) ([]byte, schema.Repairs, error) {
 	raw, rep := rawLine(b, true)
-	if schema.Deeper(raw, schema.MaxNesting) {
-		if !schema.ValidDeep(raw) {
+	if jsontext.Deeper(raw, schema.MaxNesting) {
+		if !jsontext.ValidDeep(raw) {
 			return nil, 0, errors.New("invalid JSON")
 		}
-		return schema.AppendString(nil, unsafe.String(unsafe.SliceData(raw), len(raw))), rep | schema.RepairText, nil
+		return jsontext.AppendString(nil, unsafe.String(unsafe.SliceData(raw), len(raw))), rep | schema.RepairText, nil
 	}
 	if !json.Valid(raw) {
 		return nil, 0, LineError(raw)
@@ -379,15 +380,15 @@ func rawLine(b []byte, clone bool) ([]byte, schema.Repairs) {
 	case clone:
 		out = bytes.Clone(b)
 	}
-	escapes, lone := schema.CheckEscapes(out)
+	escapes, lone := jsontext.CheckEscapes(out)
 	if ctrl || !escapes {
 		var r schema.Repairs
 		out, r = strictStrings(out)
 		rep |= r
-		lone = schema.LoneSurrogate(out)
+		lone = jsontext.LoneSurrogate(out)
 	}
 	if lone {
-		out, rep = schema.FixSurrogates(out), rep|schema.RepairSurrogate
+		out, rep = jsontext.FixSurrogates(out), rep|schema.RepairSurrogate
 	}
 	return out, rep
 }
@@ -455,7 +456,7 @@ func strictStrings(b []byte) ([]byte, schema.Repairs) {
 		case c == '"':
 			in = false
 		case c == '\\':
-			if n := schema.EscapeLen(b[i:]); n > 0 {
+			if n := jsontext.EscapeLen(b[i:]); n > 0 {
 				out = append(out, b[i:i+n]...)
 				i += n - 1
 				continue

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -109,7 +110,7 @@ func readAll(t testing.TB, data []byte) readResult {
 		t.Fatal(err)
 	}
 	for n, raw := range res.raws {
-		if strings.ContainsAny(raw, "\n\r") || !json.Valid([]byte(raw)) || schema.LoneSurrogate([]byte(raw)) || schema.Deeper([]byte(raw), schema.MaxNesting) {
+		if strings.ContainsAny(raw, "\n\r") || !json.Valid([]byte(raw)) || jsontext.LoneSurrogate([]byte(raw)) || jsontext.Deeper([]byte(raw), schema.MaxNesting) {
 			t.Fatalf("line %d handed on as %.80q: not one line of strict JSON", n, raw)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/pos-lake/pos/extract/platforms"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -93,10 +94,10 @@ func (o *RunOptions) UseState(stateDir, lake string, full bool) error {
 	}
 	o.StateDir = stateDir
 	if full {
-		o.State = NewState()
+		o.State = watermark.NewState()
 		return nil
 	}
-	o.State, err = LoadState(stateDir)
+	o.State, err = watermark.LoadState(stateDir)
 	return err
 }
 
@@ -104,7 +105,7 @@ func (o *RunOptions) UseState(stateDir, lake string, full bool) error {
 // which it closes; with Commit it then saves the run's watermarks. The
 // output ends at a record's end whatever stops the run.
 func Run(ctx context.Context, out io.WriteCloser, opt RunOptions) error {
-	newMarks := NewState()
+	newMarks := watermark.NewState()
 	enc := schema.NewEncoder(out)
 	enc.FlushEach = opt.FlushEach
 	emit := func(r *schema.Record) error {
@@ -136,7 +137,7 @@ func Run(ctx context.Context, out io.WriteCloser, opt RunOptions) error {
 		return err
 	}
 	if opt.Commit && newMarks.Len() > 0 {
-		if err := MergeState(opt.StateDir, newMarks); err != nil {
+		if err := watermark.MergeState(opt.StateDir, newMarks); err != nil {
 			return fmt.Errorf("saving watermarks: %w", err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -28,8 +29,8 @@ func TestUnchangedFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fp := Stat(fi)
-		st := NewState()
+		fp := watermark.Stat(fi)
+		st := watermark.NewState()
 		st.Put(&schema.Checkpoint{Platform: "p", Path: p, Size: fp.Size, Seen: fp.Size, Mtime: fp.Mtime, Inode: fp.Inode})
 		opt := &Options{Platform: "p", State: st, FollowLinks: follow}
 		match := Match{Name: func(q string) bool { return q == p }}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -356,7 +357,7 @@ func TestOpenSourceReplaced(t *testing.T) {
 		write(t, filepath.Join(dir, name), "{}\n")
 	}
 	var rep reports
-	opt := &Options{OnSkip: rep.skip, State: NewState(), Stats: &Stats{}}
+	opt := &Options{OnSkip: rep.skip, State: watermark.NewState(), Stats: &Stats{}}
 	files, err := opt.Walk(context.Background(), []string{dir}, jsonl)
 	if err != nil || len(files) != len(cases) {
 		t.Fatalf("walk: %v %v", files, err)

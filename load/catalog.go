@@ -16,7 +16,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/duckdb/duckdb-go/v2"
-	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/atomicfile"
 )
 
 // dsnOptions keep DuckDB from ever reaching for the network: every
@@ -451,7 +451,7 @@ func WriteCatalog(ctx context.Context, lake string) error {
 		}
 	}
 	os.MkdirAll(filepath.Dir(stamp), 0o700)
-	return extract.WriteFileAtomic(stamp, []byte(sum))
+	return atomicfile.Write(stamp, []byte(sum))
 }
 
 // copyFile copies the file from to a new file to, the user's alone.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
-	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/internal/fsglob"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
@@ -273,7 +273,7 @@ func Embeddings(lake string) ([]EmbeddingModel, error) {
 
 func writeEmbeddings(lake string, ms []EmbeddingModel) error {
 	b, _ := json.MarshalIndent(map[string]any{"models": ms}, "", " ")
-	return extract.WriteFileAtomic(filepath.Join(lake, "_state", embeddingsFile), b)
+	return atomicfile.Write(filepath.Join(lake, "_state", embeddingsFile), b)
 }
 
 // embeddingsInData reads the models of the chunks in a lake's files (for a

@@ -12,7 +12,7 @@ import (
 	"syscall"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/load/internal/durable"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/transform/embed/lexical"
@@ -419,7 +419,7 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 	}
 	rel := func(p string) string { r, _ := filepath.Rel(lake, p); return r }
 	j, _ := json.Marshal(chunksJournal{Chunks: rel(dirC), Postings: rel(dirP), StageC: rel(stC.dir), StageP: rel(stP.dir), Merged: name})
-	if err := extract.WriteFileAtomic(filepath.Join(lake, "_state", compactDir, journalFile), j); err != nil {
+	if err := atomicfile.Write(filepath.Join(lake, "_state", compactDir, journalFile), j); err != nil {
 		return 0, err
 	}
 	if err := stP.swap(lake, dirP); err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/internal/peakmem"
 	"github.com/pos-lake/pos/schema"
 )
@@ -22,7 +23,7 @@ func hugeStream(size int) []byte {
 	}
 	t := text.String()
 	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	raw := schema.AppendString([]byte(`{"type":"user","message":{"role":"user","content":`), t)
+	raw := jsontext.AppendString([]byte(`{"type":"user","message":{"role":"user","content":`), t)
 	raw = append(raw, "}}"...)
 	base := func(kind schema.Kind, id string) *schema.Record {
 		r := schema.New(kind)

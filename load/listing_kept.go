@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/atomicfile"
 )
 
 // The kept listing: a process that searches once (pos-query) would list
@@ -83,7 +83,7 @@ func (l *Listing) tableFiles(lake, table, stamp string, whole bool) (rel []strin
 		rel = append(rel, r)
 	}
 	if os.MkdirAll(filepath.Join(lake, RollupDir), 0o700) == nil &&
-		extract.WriteFileAtomic(path, encodeKeptListing(stamp, table, rel)) == nil {
+		atomicfile.Write(path, encodeKeptListing(stamp, table, rel)) == nil {
 		l.keep(key, stamp, path, rel)
 	} else {
 		l.keep(key, stamp, "", rel) // a read-only lake: this process keeps them

@@ -13,8 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 	"golang.org/x/sync/semaphore"
@@ -88,11 +89,11 @@ type Loader struct {
 	lock       *os.File
 	runID      string
 	seq        atomic.Int64
-	marks      *extract.State // watermarks committed to this lake's _state
+	marks      *watermark.State // watermarks committed to this lake's _state
 	// watermarks committed to other state directories (pos-extract
 	// --state), and whether each lake a checkpoint named is this one (see
 	// mark)
-	elsewhere map[string]*extract.State
+	elsewhere map[string]*watermark.State
 	lakes     map[string]bool
 	stats     Stats // In and Skipped; the lanes count the rest
 	clean     bool  // every file of the run is in place (see unlock)
@@ -172,7 +173,7 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 	}
 	l := &Loader{
 		opt: opt, ctx: ctx, lock: lk, runID: newRunID(opt.Now()),
-		marks: extract.NewState(), versioned: map[string]bool{},
+		marks: watermark.NewState(), versioned: map[string]bool{},
 		stats: Stats{Rows: map[string]int64{}}, laneFor: map[string]*lane{},
 		inflight: semaphore.NewWeighted(maxInflight), failed: make(chan struct{}),
 	}
@@ -394,7 +395,7 @@ func (l *Loader) noteSchema(table string) error {
 	}
 	l.schemas[table] = append(l.schemas[table], fp)
 	b, _ := json.MarshalIndent(l.schemas, "", " ")
-	return extract.WriteFileAtomic(filepath.Join(l.opt.Lake, "_state", schemasFile), b)
+	return atomicfile.Write(filepath.Join(l.opt.Lake, "_state", schemasFile), b)
 }
 
 // duck returns the DuckDB connection that reads partitions' ids, opened

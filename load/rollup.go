@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/pricing"
 	"golang.org/x/sync/errgroup"
 )
@@ -365,7 +365,7 @@ func UpdateRollup(ctx context.Context, lake string) error {
 	}
 	m := RollupManifest{Version: rollupVersion, File: name, Thresholds: thresholds, Partitions: parts}
 	b, _ := json.MarshalIndent(m, "", " ")
-	if err := extract.WriteFileAtomic(filepath.Join(dir, rollupManifest), b); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, rollupManifest), b); err != nil {
 		return err
 	}
 	// Keep the previous file: a reader may have read the old manifest.

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -80,7 +80,7 @@ func ReadScrubState(lake string) (*ScrubState, error) {
 
 func writeScrubState(lake string, st *ScrubState) error {
 	b, _ := json.MarshalIndent(st, "", " ")
-	return extract.WriteFileAtomic(filepath.Join(lake, "_state", scrubStateFile), b)
+	return atomicfile.Write(filepath.Join(lake, "_state", scrubStateFile), b)
 }
 
 // Unscrubbed returns, per table, the rows whose secrets were not redacted

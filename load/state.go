@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 )
@@ -112,7 +112,7 @@ func Versioned(lake string) map[string]bool {
 
 func writeVersioned(lake string, m map[string]bool) error {
 	b, _ := json.Marshal(m)
-	return extract.WriteFileAtomic(filepath.Join(lake, "_state", versionedFile), b)
+	return atomicfile.Write(filepath.Join(lake, "_state", versionedFile), b)
 }
 
 const schemasFile = "schemas.json"

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/internal/lazyre"
 	"github.com/pos-lake/pos/schema"
 )
@@ -363,7 +364,7 @@ func extraJSON(r *schema.Record) string {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = schema.AppendString(b, f.Key)
+		b = jsontext.AppendString(b, f.Key)
 		b = append(b, ':')
 		b = append(b, f.Value...)
 	}

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -47,11 +47,11 @@ func (l *Loader) mark(c *schema.Checkpoint) error {
 			break
 		}
 		if l.elsewhere == nil {
-			l.elsewhere = map[string]*extract.State{}
+			l.elsewhere = map[string]*watermark.State{}
 		}
 		s := l.elsewhere[dir]
 		if s == nil {
-			s = extract.NewState()
+			s = watermark.NewState()
 			l.elsewhere[dir] = s
 		}
 		s.Put(c)
@@ -82,7 +82,7 @@ func (l *Loader) mark(c *schema.Checkpoint) error {
 func (l *Loader) commitMarks() (int, error) {
 	n := 0
 	if l.marks.Len() > 0 {
-		if err := extract.MergeState(filepath.Join(l.opt.Lake, "_state"), l.marks); err != nil {
+		if err := watermark.MergeState(filepath.Join(l.opt.Lake, "_state"), l.marks); err != nil {
 			return n, fmt.Errorf("committing watermarks: %w", err)
 		}
 		n += l.marks.Len()
@@ -93,7 +93,7 @@ func (l *Loader) commitMarks() (int, error) {
 	}
 	slices.Sort(dirs)
 	for _, d := range dirs {
-		if err := extract.MergeState(d, l.elsewhere[d]); err != nil {
+		if err := watermark.MergeState(d, l.elsewhere[d]); err != nil {
 			return n, fmt.Errorf("committing watermarks to %s: %w", d, err)
 		}
 		n += l.elsewhere[d].Len()

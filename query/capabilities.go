@@ -5,7 +5,8 @@ import (
 	"database/sql"
 	"math"
 
-	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/platform"
+	"github.com/pos-lake/pos/extract/platforms"
 )
 
 // PlatformCapabilities sets what a platform's adapter declares (yes,
@@ -34,7 +35,7 @@ type PlatformCapabilities struct {
 	FullSessions float64  `json:"full_sessions_pct"` // % of sessions whose records are complete
 }
 
-func declared(c extract.Capabilities) PlatformCapabilities {
+func declared(c platform.Capabilities) PlatformCapabilities {
 	return PlatformCapabilities{
 		Platform: c.Platform, Exchanges: string(c.Exchanges), Timestamps: string(c.Timestamps),
 		Tokens: string(c.Tokens), Cost: string(c.Cost), Models: string(c.Models), ToolCalls: string(c.ToolCalls),
@@ -53,7 +54,7 @@ func (d *DB) Capabilities(ctx context.Context) ([]PlatformCapabilities, error) {
 	}
 	actual := map[string]*PlatformCapabilities{}
 	var order []string
-	for _, c := range extract.AllDeclared() {
+	for _, c := range platforms.Capabilities() {
 		p := new(PlatformCapabilities)
 		*p = declared(c)
 		actual[c.Platform] = p

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/load"
 )
 
@@ -110,7 +110,7 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 		if old.State != state && state != "" {
 			old.State = state
 			if b, err := json.MarshalIndent(old, "", " "); err == nil {
-				extract.WriteFileAtomic(filepath.Join(dir, sessionCacheManifest), b) // a read-only lake keeps the old one
+				atomicfile.Write(filepath.Join(dir, sessionCacheManifest), b) // a read-only lake keeps the old one
 			}
 		}
 		return partsSQL, metaSQL, nil
@@ -143,7 +143,7 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 		return parts, meta, d.need(ctx, "messages", "exchange_rows", "session_rows")
 	}
 	b, _ := json.MarshalIndent(next, "", " ")
-	if extract.WriteFileAtomic(filepath.Join(dir, sessionCacheManifest), b) == nil {
+	if atomicfile.Write(filepath.Join(dir, sessionCacheManifest), b) == nil {
 		// Keep the files the previous manifest named: a reader may be
 		// reading them.
 		ents, _ := os.ReadDir(dir)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/pos-lake/pos/internal/jsontext"
 )
 
 // SyntaxError reports a line of the stream that is not a valid record. The
@@ -24,8 +26,8 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 
 // UnmarshalCheckpoints decodes a JSON array of watermarks (a state file);
 // null elements are left out. The watermarks' strings share b's memory
-// (a state file of 2,000 watermarks is ~1 MB, read on every sync): b must
-// not change afterwards.
+// (a state file holds a watermark for each file of a home, and is read on
+// every sync): b must not change afterwards.
 func UnmarshalCheckpoints(b []byte) ([]*Checkpoint, error) {
 	var list []*Checkpoint
 	d := &mdec{scanner: scanner{b: b}, s: unsafe.String(unsafe.SliceData(b), len(b))}
@@ -198,7 +200,7 @@ func unmarshalWhole(data []byte, rec *Record) bool {
 // reports what that changed and whether its escapes are valid; a value
 // with an invalid escape is left as it is.
 func strictRaw(b *json.RawMessage) (Repairs, bool) {
-	valid, lone := CheckEscapes(*b)
+	valid, lone := jsontext.CheckEscapes(*b)
 	if !valid {
 		return 0, false
 	}
@@ -208,8 +210,8 @@ func strictRaw(b *json.RawMessage) (Repairs, bool) {
 }
 
 // strictValue returns the JSON value b (valid escapes; lone says whether
-// it holds a lone surrogate escape, see CheckEscapes) as the lake keeps
-// it: valid UTF-8 (invalid bytes become U+FFFD) and without lone
+// it holds a lone surrogate escape, see jsontext.CheckEscapes) as the
+// lake keeps it: valid UTF-8 (invalid bytes become U+FFFD) and without lone
 // surrogate escapes, which DuckDB's JSON reader refuses (they become
 // \ufffd, as the other readers decode them), and says what it changed.
 // A value that needs neither is returned as it is.
@@ -222,7 +224,7 @@ func strictValue(b json.RawMessage, lone bool) (json.RawMessage, Repairs) {
 		b, r = bytes.ToValidUTF8(b, []byte("\uFFFD")), RepairUTF8
 	}
 	if lone {
-		b, r = FixSurrogates(b), r|RepairSurrogate
+		b, r = jsontext.FixSurrogates(b), r|RepairSurrogate
 	}
 	return b, r
 }
@@ -245,7 +247,7 @@ func rawValue(val []byte) (json.RawMessage, Repairs, error) {
 	if !validJSON(val) {
 		return nil, 0, invalidValue(val)
 	}
-	out, r := strictValue(val, LoneSurrogate(val))
+	out, r := strictValue(val, jsontext.LoneSurrogate(val))
 	if r == 0 {
 		out = bytes.Clone(out) // the repairs made a copy
 	}
@@ -254,10 +256,10 @@ func rawValue(val []byte) (json.RawMessage, Repairs, error) {
 
 // invalidValue says why validJSON refused val.
 func invalidValue(val []byte) error {
-	if !ValidEscapes(val) {
+	if !jsontext.ValidEscapes(val) {
 		return errors.New("invalid JSON value: a backslash that starts no escape")
 	}
-	if Deeper(val, maxDepth) {
+	if jsontext.Deeper(val, maxDepth) {
 		return errors.New("invalid JSON value: nested deeper than 10,000 levels")
 	}
 	return errors.New("invalid JSON value")
@@ -322,7 +324,7 @@ func (s *scanner) str() (start, end int, escaped bool, err error) {
 func (s *scanner) skip() error {
 	n := skipValue(s.b[s.i:])
 	if n < 0 {
-		if Deeper(s.b[s.i:], maxDepth) {
+		if jsontext.Deeper(s.b[s.i:], maxDepth) {
 			return s.errf("invalid JSON value: nested deeper than 10,000 levels")
 		}
 		return s.errf("invalid JSON value")

@@ -11,8 +11,8 @@
 //
 // Two decoders give the same records: a process's first 16 MB are decoded
 // member by member in Go, the rest by sonic, which is faster in bulk but
-// compiles its decoder on first use (~40 ms of CPU, paid by every stage of
-// an incremental sync that reads a few hundred KB). sonic is plugged in by
+// compiles its decoder on first use, a cost in CPU that every stage of a
+// small incremental sync would pay and never earn back. sonic is plugged in by
 // the binaries that stream records (package schema/fastjson); the lake's
 // readers (pos-query, pos-mcp) decode in Go alone and start without it.
 //

@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
-	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
-	"unsafe"
+
+	"github.com/pos-lake/pos/internal/jsontext"
 )
 
 // AppendRecord appends the canonical JSON encoding of r to b, without a
@@ -281,7 +280,7 @@ func (o *obj) key(k string) {
 // anyKey appends a key of any content, escaped.
 func (o *obj) anyKey(k string) {
 	o.next()
-	o.b = AppendString(o.b, k)
+	o.b = jsontext.AppendString(o.b, k)
 	o.b = append(o.b, ':')
 }
 
@@ -293,7 +292,7 @@ func (o *obj) str(k, v string) {
 
 func (o *obj) strAlways(k, v string) {
 	o.key(k)
-	o.b = AppendString(o.b, v)
+	o.b = jsontext.AppendString(o.b, v)
 }
 
 func (o *obj) strs(k string, v []string) {
@@ -306,7 +305,7 @@ func (o *obj) strs(k string, v []string) {
 		if i > 0 {
 			o.b = append(o.b, ',')
 		}
-		o.b = AppendString(o.b, s)
+		o.b = jsontext.AppendString(o.b, s)
 	}
 	o.b = append(o.b, ']')
 }
@@ -377,98 +376,6 @@ func appendFloat32(b []byte, f float32) []byte {
 	return strconv.AppendFloat(b, float64(f), 'g', -1, 32)
 }
 
-// AppendStringBytes is AppendString for a byte slice, without copying it.
-func AppendStringBytes(b, s []byte) []byte {
-	return AppendString(b, unsafe.String(unsafe.SliceData(s), len(s)))
-}
-
-// safeASCII marks the ASCII bytes a JSON string can hold unescaped.
-var safeASCII = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-const hexDigits = "0123456789abcdef"
-
-// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
-// HTML characters and U+2028/U+2029 are left as they are (NDJSON is split on
-// '\n' only).
-func AppendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		// Eight bytes at a time while none needs attention, then straight
-		// to the first that does.
-		for i+8 <= len(s) {
-			if m := attention8(load8(s, i)); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
-		if i >= len(s) {
-			break
-		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if safeASCII[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\uFFFD"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// load8 reads eight bytes of s at i as a little-endian word.
-func load8(s string, i int) uint64 {
-	return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))
-}
-
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
-
-// attention8 marks (with its high bit) each byte of x that is a control
-// character, '"', '\\' or not ASCII: the bytes AppendString cannot copy as
-// they are. A byte above a marked one may be marked too (a borrow carries
-// up), but the lowest mark is always a true one.
-func attention8(x uint64) uint64 {
-	ctl := (x - lsb*0x20) & ^x
-	q := x ^ (lsb * '"')
-	bs := x ^ (lsb * '\\')
-	return (ctl | (q-lsb) & ^q | (bs-lsb) & ^bs | x) & msb
-}
-
 // AppendCheckpoint appends a watermark's JSON object to b, as a checkpoint
 // record carries it and the state file holds it.
 func AppendCheckpoint(b []byte, c *Checkpoint) []byte {
@@ -496,7 +403,7 @@ func AppendCheckpoint(b []byte, c *Checkpoint) []byte {
 		co := obj{b: append(o.b, '{')}
 		for _, k := range slices.Sorted(maps.Keys(c.Context)) {
 			co.anyKey(k)
-			co.b = AppendString(co.b, c.Context[k])
+			co.b = jsontext.AppendString(co.b, c.Context[k])
 		}
 		o.b = append(co.b, '}')
 	}

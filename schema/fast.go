@@ -3,6 +3,8 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/pos-lake/pos/internal/jsontext"
 )
 
 // Fast is bulk JSON machinery a binary may plug into this package. Alone,
@@ -11,8 +13,8 @@ import (
 // links package schema/fastjson, which plugs in sonic's SIMD skipper and
 // validator and its one-pass decoder (used past a process's first 16 MB).
 // A binary that decodes few records (pos-query, pos-mcp) does without:
-// sonic's start-up (~15 ms of package initialisation, more in page faults)
-// costs it more than sonic would save.
+// sonic's start-up (its package initialisation and the page faults that
+// brings) costs it more than sonic would save.
 type Fast struct {
 	// Skip returns the length of the JSON value at the start of b (after
 	// any leading spaces), or -1 if it is not one.
@@ -44,9 +46,9 @@ func UseFast(f Fast) { fast = f }
 func validJSON(b []byte) bool {
 	if fast.Valid != nil {
 		if fast.Valid(b) {
-			return ValidEscapes(b)
+			return jsontext.ValidEscapes(b)
 		}
-		if !Deeper(b, fastDepth) {
+		if !jsontext.Deeper(b, fastDepth) {
 			return false
 		}
 	}
@@ -72,7 +74,7 @@ func spaceControls(b []byte) []byte {
 // any leading spaces), or -1 if it is not one.
 func skipValue(b []byte) int {
 	if fast.Skip != nil {
-		if n := fast.Skip(b); n >= 0 || !Deeper(b, fastDepth) {
+		if n := fast.Skip(b); n >= 0 || !jsontext.Deeper(b, fastDepth) {
 			return n
 		}
 	}
@@ -131,46 +133,4 @@ func mapControls(b []byte, f func(out []byte, ch byte) []byte) []byte {
 		out = append(out, b[i])
 	}
 	return out
-}
-
-// ValidEscapes reports whether every backslash in b starts a JSON escape.
-// sonic's validator (v1.15) takes a backslash followed by anything in a
-// string. In valid JSON a backslash is only ever inside a string, so b is
-// read as a whole.
-func ValidEscapes(b []byte) bool {
-	for i := 0; ; {
-		j := bytes.IndexByte(b[i:], '\\')
-		if j < 0 {
-			return true
-		}
-		i += j
-		n := EscapeLen(b[i:])
-		if n == 0 {
-			return false
-		}
-		i += n
-	}
-}
-
-// EscapeLen is the length of the JSON escape at the start of b (a
-// backslash), or 0 when it starts none.
-func EscapeLen(b []byte) int {
-	if len(b) < 2 {
-		return 0
-	}
-	switch b[1] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return 2
-	case 'u':
-		if len(b) < 6 {
-			return 0
-		}
-		for _, c := range b[2:6] {
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return 0
-			}
-		}
-		return 6
-	}
-	return 0
 }

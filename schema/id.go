@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"path/filepath"
 	"strconv"
-	"sync/atomic"
+	"strings"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -56,7 +56,7 @@ func RawID(rec *Record) string {
 	b = append(b, rec.SessionID...)
 	b = append(b, 0)
 	if s := rec.Source; s != nil {
-		b = append(b, rawBase(s.Path)...)
+		b = appendRawBase(b, s.Path)
 		b = append(b, 0)
 		b = strconv.AppendInt(b, s.Offset, 10)
 		if s.Key != "" {
@@ -71,22 +71,28 @@ func RawID(rec *Record) string {
 	return idOf(b)
 }
 
-// rawBase is the part of a source path a raw id keeps: its directory's
-// name and its own. Every line of a file asks for the same one, so the
-// last few are remembered (a slot per path length; a miss recomputes).
-func rawBase(path string) string {
-	slot := &rawBases[len(path)%len(rawBases)]
-	if c := slot.Load(); c != nil && c.path == path {
-		return c.base
+// appendRawBase appends the part of a source path a raw id keeps: its
+// directory's name and its own, as filepath.Join(filepath.Base(
+// filepath.Dir(path)), filepath.Base(path)) gives them. Every line of a
+// file asks for the same one, so the common case (two plain names) is
+// appended without building the joined string.
+func appendRawBase(b []byte, path string) []byte {
+	dir, base := filepath.Base(filepath.Dir(path)), filepath.Base(path)
+	if plainName(dir) && plainName(base) {
+		// Join of two names without separators or dot elements adds
+		// one separator and cleans nothing.
+		b = append(b, dir...)
+		b = append(b, filepath.Separator)
+		return append(b, base...)
 	}
-	base := filepath.Join(filepath.Base(filepath.Dir(path)), filepath.Base(path))
-	slot.Store(&pathBase{path, base})
-	return base
+	return append(b, filepath.Join(dir, base)...)
 }
 
-type pathBase struct{ path, base string }
-
-var rawBases [64]atomic.Pointer[pathBase]
+// plainName reports whether a path element is a name filepath.Join keeps
+// as it is: not empty, not "." or "..", without a separator.
+func plainName(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.ContainsRune(s, filepath.Separator)
+}
 
 // SessionRecordID is the id of a session's record: one per platform session.
 func SessionRecordID(platform, session string) string {

@@ -1,15 +1,14 @@
 package schema
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/pos-lake/pos/internal/jsontext"
 )
 
 // object decodes an object, calling fn for each member with a non-null
@@ -111,7 +110,7 @@ func (d *mdec) str() (string, error) {
 		}
 		return d.s[start:end], nil
 	}
-	return unescape(d.b[start:end])
+	return jsontext.Unescape(d.b[start:end])
 }
 
 func (d *mdec) strings() ([]string, error) {
@@ -127,7 +126,7 @@ func (d *mdec) strings() ([]string, error) {
 // number returns the next token if it is a JSON number.
 func (d *mdec) number() (string, error) {
 	j := d.literalEnd()
-	if !ValidNumber(d.b[d.i:j]) {
+	if !jsontext.ValidNumber(d.b[d.i:j]) {
 		return "", d.errf("expected a number")
 	}
 	tok := d.s[d.i:j]
@@ -244,126 +243,7 @@ func (d *mdec) skipValue() error {
 	return err
 }
 
-// ValidNumber reports whether b is a JSON number.
-func ValidNumber(b []byte) bool {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return false
-		}
-	}
-	return i == len(b)
-}
-
-// unescape decodes the body of a JSON string that holds escapes, as
-// encoding/json does: a lone surrogate becomes U+FFFD.
-func unescape(b []byte) (string, error) {
-	out := make([]byte, 0, len(b))
-	for {
-		k := bytes.IndexByte(b, '\\')
-		if k < 0 {
-			out = append(out, b...)
-			break
-		}
-		out = append(out, b[:k]...)
-		if k+1 >= len(b) {
-			return "", errors.New("invalid escape at the end of a string")
-		}
-		c := b[k+1]
-		b = b[k+2:]
-		switch c {
-		case '"', '\\', '/':
-			out = append(out, c)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := Hex4(b)
-			if !ok {
-				return "", errors.New(`invalid \u escape in a string`)
-			}
-			b = b[4:]
-			if utf16.IsSurrogate(r) {
-				r2 := utf8.RuneError
-				if len(b) >= 6 && b[0] == '\\' && b[1] == 'u' {
-					if lo, ok := Hex4(b[2:]); ok {
-						if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
-							r2 = dec
-							b = b[6:]
-						}
-					}
-				}
-				r = r2
-			}
-			out = utf8.AppendRune(out, r)
-		default:
-			return "", fmt.Errorf("invalid escape %q in a string", "\\"+string(c))
-		}
-	}
-	return string(out), nil
-}
-
-// Hex4 decodes the four hex digits of a \u escape at the start of b.
-func Hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
-// validKey is key as AppendString writes it: each invalid UTF-8 byte made
+// validKey is key as jsontext.AppendString writes it: each invalid UTF-8 byte made
 // U+FFFD. Unknown members are written sorted by key, so a record keeps
 // their order only if it sorts them by the keys it writes.
 func validKey(key string) string {

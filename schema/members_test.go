@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pos-lake/pos/internal/jsontext"
 )
 
 // memberCases are records of every kind and nested type, with the forms a
@@ -248,7 +250,7 @@ func TestBadEscapes(t *testing.T) {
 		checkWithoutFast(t, []byte(l))
 	}
 	for _, good := range []string{`"\"\\\/\b\f\n\r\t\u00e9\uD83D"`, `{"a\\":["\\\\"]}`, `1`} {
-		if !ValidEscapes([]byte(good)) {
+		if !jsontext.ValidEscapes([]byte(good)) {
 			t.Errorf("ValidEscapes refuses %s", good)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pos-lake/pos/internal/jsontext"
 )
 
 // Version is written in the "schema" field of every record this build
@@ -437,12 +439,12 @@ func (r *Record) SetScrubMark(mark string) {
 			if mark == "" {
 				r.Extra = slices.Delete(r.Extra, i, i+1)
 			} else {
-				r.Extra[i].Value = AppendString(nil, mark)
+				r.Extra[i].Value = jsontext.AppendString(nil, mark)
 			}
 			return
 		}
 	}
 	if mark != "" {
-		r.Extra = append(r.Extra, Field{Key: ScrubField, Value: AppendString(nil, mark)})
+		r.Extra = append(r.Extra, Field{Key: ScrubField, Value: jsontext.AppendString(nil, mark)})
 	}
 }

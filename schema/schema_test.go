@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -214,25 +213,6 @@ func TestSkipValue(t *testing.T) {
 	}
 }
 
-func TestAppendStringMatchesEncodingJSON(t *testing.T) {
-	for _, s := range []string{"", "plain ascii text that is long enough", "tab\there \"quoted\" back\\slash", "ctl\x01\x1f\x7f",
-		"日本語のテキスト and ascii", "bad \xff utf8 \xc3", "<html>&amp;</html>", strings.Repeat("abcdefg\"", 9), "\u2028\u2029"} {
-		got := AppendString(nil, s)
-		var back string
-		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatalf("%q -> %s: %v", s, got, err)
-		}
-		if want := strings.ToValidUTF8(s, "\uFFFD"); back != want {
-			t.Fatalf("%q -> %s -> %q", s, got, back)
-		}
-	}
-	for _, tm := range []time.Time{time.Date(2026, 2, 10, 21, 11, 56, 846999999, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 31, 23, 59, 59, 0, time.FixedZone("x", 3600))} {
-		if got, want := string(AppendTime(nil, tm)), tm.UTC().Format("2006-01-02T15:04:05.000Z07:00"); got != want {
-			t.Fatalf("AppendTime %s, want %s", got, want)
-		}
-	}
-}
-
 func TestEachKeepsOrderAndReportsBadLines(t *testing.T) {
 	var in strings.Builder
 	for i := range 3000 {
@@ -287,58 +267,6 @@ func TestLazyKindsPassVerbatim(t *testing.T) {
 	}
 }
 
-// BenchmarkAppendString escapes text like a transcript's: code with
-// newlines, tabs and quotes, some non-ASCII prose, long plain runs.
-func BenchmarkAppendString(b *testing.B) {
-	var sb strings.Builder
-	for i := range 200 {
-		sb.WriteString("func main() {\n\tfmt.Println(\"hello, world\")\n\tx := map[string]int{\"a\": 1}\n}\n")
-		sb.WriteString("The build failed because the path C:\\\\tmp\\\\out was not found; retry with --verbose.\n")
-		if i%10 == 0 {
-			sb.WriteString("日本語のテキストと émoji ✓ mixed in.\n")
-		}
-		sb.WriteString(strings.Repeat("plain words without anything to escape ", 4))
-	}
-	s := sb.String()
-	buf := make([]byte, 0, 2*len(s))
-	b.SetBytes(int64(len(s)))
-	b.ResetTimer()
-	for b.Loop() {
-		buf = AppendString(buf[:0], s)
-	}
-}
-
-// AppendString on random strings dense in the bytes that need escaping,
-// at every alignment: valid JSON that decodes to the string.
-func TestAppendStringRandom(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	alphabet := []byte("ab \"\\\n\t\x01\x1f\x7f\xc3\xa9\xe6\x97\xa5\xff")
-	for range 20000 {
-		n := r.IntN(40)
-		b := make([]byte, n)
-		for i := range b {
-			if r.IntN(3) == 0 {
-				b[i] = alphabet[r.IntN(len(alphabet))]
-			} else {
-				b[i] = byte('a' + r.IntN(26))
-			}
-		}
-		s := string(b)
-		got := AppendString(nil, s)
-		var back string
-		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatalf("%q -> %s: %v", s, got, err)
-		}
-		// As encoding/json: each invalid byte becomes U+FFFD.
-		std, _ := json.Marshal(s)
-		var want string
-		json.Unmarshal(std, &want)
-		if back != want {
-			t.Fatalf("%q -> %s -> %q, want %q", s, got, back, want)
-		}
-	}
-}
-
 // RawID remembers the last paths' bases; the ids are those of the formula,
 // whatever the order the paths come in (two files of one length share a
 // slot).
@@ -385,15 +313,34 @@ func BenchmarkID(b *testing.B) {
 	}
 }
 
+// RawID keeps of a source path what filepath.Join(filepath.Base(
+// filepath.Dir(path)), filepath.Base(path)) gives, for any path.
+func FuzzRawBase(f *testing.F) {
+	for _, p := range []string{"a/b/c.jsonl", "c", "/c", "", ".", "..", "a/..", "//a//b//", "a/./b", `a\b/c`} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		want := filepath.Join(filepath.Base(filepath.Dir(path)), filepath.Base(path))
+		if got := string(appendRawBase([]byte("x"), path)); got != "x"+want {
+			t.Errorf("appendRawBase(%q) = %q, want %q", path, got[1:], want)
+		}
+	})
+}
+
 func TestRawIDIsID(t *testing.T) {
 	for _, r := range []*Record{
 		{Platform: "codex", SessionID: "s", Source: &Source{Path: "a/b/c.jsonl", Offset: 7}, Raw: []byte(`{}`)},
 		{Platform: "cursor", SessionID: "", Source: &Source{Path: "db", Key: "bubble:1"}, Raw: []byte(`[1]`)},
 		{Platform: "aider", SessionID: "x"},
+		{Platform: "gemini", SessionID: "s", Source: &Source{Path: "c.jsonl"}},
+		{Platform: "gemini", SessionID: "s", Source: &Source{Path: "/c.jsonl"}},
+		{Platform: "gemini", SessionID: "s", Source: &Source{Path: "a/../b/./c.jsonl/"}},
+		{Platform: "gemini", SessionID: "s", Source: &Source{Path: ""}},
+		{Platform: "gemini", SessionID: "s", Source: &Source{Path: "../.."}},
 	} {
 		var base, at string
 		if s := r.Source; s != nil {
-			base, at = rawBase(s.Path), strconv.FormatInt(s.Offset, 10)
+			base, at = filepath.Join(filepath.Base(filepath.Dir(s.Path)), filepath.Base(s.Path)), strconv.FormatInt(s.Offset, 10)
 			if s.Key != "" {
 				at += "/" + s.Key
 			}
@@ -450,6 +397,14 @@ func TestEncoderRamp(t *testing.T) {
 	for i, n := range w.sizes[5 : len(w.sizes)-1] {
 		if n < encoderBuffer-2048 || n > encoderBuffer {
 			t.Fatalf("write %d is %d bytes, want a full buffer of %d (writes %v)", i+5, n, encoderBuffer, w.sizes)
+		}
+	}
+}
+
+func TestAppendTime(t *testing.T) {
+	for _, tm := range []time.Time{time.Date(2026, 2, 10, 21, 11, 56, 846999999, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 31, 23, 59, 59, 0, time.FixedZone("x", 3600))} {
+		if got, want := string(AppendTime(nil, tm)), tm.UTC().Format("2006-01-02T15:04:05.000Z07:00"); got != want {
+			t.Fatalf("AppendTime %s, want %s", got, want)
 		}
 	}
 }

@@ -5,7 +5,7 @@ import "unsafe"
 // Walker decodes one JSON text by hand: the caller walks its objects and
 // arrays and takes the values it wants, and the walker skips the rest. It
 // is for the decoding a process does before a compiled decoder would pay
-// off: sonic compiles one per type on first use (10-40 ms of CPU), which a
+// off: sonic compiles one per type on first use, a cost in CPU which a
 // small incremental sync pays in every process and never earns back, and
 // for values decoded once.
 //

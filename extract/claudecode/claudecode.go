@@ -28,6 +28,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/claudecode/about"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -288,7 +289,7 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 // fileState is what is known about the file being read.
 type fileState struct {
 	path         string
-	fi           extract.Fingerprint
+	fi           watermark.Fingerprint
 	mtime        time.Time
 	session      string // the session the file belongs to, once known
 	project      string // the first cwd in the file

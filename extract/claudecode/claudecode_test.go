@@ -15,6 +15,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -164,7 +165,7 @@ func TestFixture(t *testing.T) {
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
-	st := extract.NewState()
+	st := watermark.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
 	extracttest.Commit(st, first.Recs)
 

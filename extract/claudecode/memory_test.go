@@ -12,6 +12,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -41,7 +42,7 @@ func TestWatermarksKeepNoBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	opt := extract.Options{Roots: []string{root}, State: extract.NewState(), Stats: &extract.Stats{},
+	opt := extract.Options{Roots: []string{root}, State: watermark.NewState(), Stats: &extract.Stats{},
 		User: "dev", Machine: "box", Now: func() time.Time { return extracttest.Now }}
 	var marks []*schema.Checkpoint
 	err := Adapter{}.Extract(context.Background(), opt, func(r *schema.Record) error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -48,7 +49,7 @@ func TestSessionNames(t *testing.T) {
 		f.Close()
 	}
 	write(namesLines...)
-	st := extract.NewState()
+	st := watermark.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
 	extracttest.Commit(st, first.Recs)
 

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -96,7 +96,7 @@ func parseTail(s string) map[string]string {
 // watermark (plan.Replay), with the number of lines before it, when the
 // first line there is a prompt of the main thread and the last run saved
 // its merges and its line count.
-func skipReplay(f io.ReaderAt, fs *fileState, plan extract.Plan) (start, lines int64, merged map[string]string, ok bool) {
+func skipReplay(f io.ReaderAt, fs *fileState, plan watermark.Plan) (start, lines int64, merged map[string]string, ok bool) {
 	tail, saved := plan.Context["tail"]
 	lines, err := strconv.ParseInt(plan.Context["lines"], 10, 64)
 	if !saved || err != nil || fs.agentID != "" || plan.Replay <= plan.Start {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -43,7 +44,7 @@ func TestResume(t *testing.T) {
 		assistant("2", "1", "X", `{"type":"thinking","thinking":"hmm"}`, "1"),
 		assistant("3", "2", "X", `{"type":"text","text":"first answer"}`, "1"),
 	)
-	st := extract.NewState()
+	st := watermark.NewState()
 	extracttest.Commit(st, runExtract(t, extract.Options{Roots: []string{root}, State: st}).Recs)
 	if tail := st.Get(platform, path).Context["tail"]; tail != msgID(uuid("2"))+":"+msgID(uuid("3")) {
 		t.Fatalf("saved merges %q", tail)

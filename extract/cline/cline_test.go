@@ -16,6 +16,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/normalize"
 )
@@ -423,7 +424,7 @@ func TestNormalized(t *testing.T) {
 
 func TestIncremental(t *testing.T) {
 	home := fixture(t)
-	st := extract.NewState()
+	st := watermark.NewState()
 	first := runExtract(t, extract.Options{Home: home, State: st})
 	extracttest.Commit(st, first.Recs)
 	if n := len(find(first.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindCheckpoint })); n != 11 {

@@ -15,6 +15,7 @@ import (
 	"github.com/bytedance/sonic"
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/internal/anthropic"
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -524,9 +525,9 @@ func xmlParams(inner string) json.RawMessage {
 		if n > 0 {
 			b = append(b, ',')
 		}
-		b = schema.AppendString(b, name)
+		b = jsontext.AppendString(b, name)
 		b = append(b, ':')
-		b = schema.AppendString(b, v)
+		b = jsontext.AppendString(b, v)
 		n++
 		inner = inner[loc[1]+j+len(closeTag):]
 	}

@@ -10,13 +10,14 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
 // memSource is a history file held in memory.
 func memSource(name string, b []byte) *source {
 	return &source{name: name, path: "/h/tasks/1/" + name, ra: bytes.NewReader(b),
-		fp: extract.Fingerprint{Size: int64(len(b)), Mtime: time.Unix(1, 0).UTC()}}
+		fp: watermark.Fingerprint{Size: int64(len(b)), Mtime: time.Unix(1, 0).UTC()}}
 }
 
 // count is how many elements the array reader takes from b.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -109,7 +110,7 @@ func (t *task) uiMessage(o *orphanState, i int, row *uiRow, raw *schema.Record) 
 		}
 	case row.Ask == "command" || row.Say == "command":
 		mk(schema.RoleAssistant, schema.ContentToolUse)
-		in := schema.AppendString([]byte(`{"command":`), text)
+		in := jsontext.AppendString([]byte(`{"command":`), text)
 		rec.Tools = []schema.Tool{{Name: "execute_command", Input: append(in, '}')}}
 	case row.Say == "command_output":
 		mk(schema.RoleTool, schema.ContentToolResult)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -29,7 +30,7 @@ type source struct {
 	name, path string
 	f          *os.File
 	ra         io.ReaderAt // what is read: f, or the bytes of a test
-	fp         extract.Fingerprint
+	fp         watermark.Fingerprint
 	consumed   int64 // bytes read whole, for the checkpoint
 }
 
@@ -127,7 +128,7 @@ func (r *run) task(ctx context.Context, td taskDir) error {
 			}
 			continue
 		}
-		t.srcs[name] = &source{name: name, path: p, f: f, fp: extract.Stat(fi)}
+		t.srcs[name] = &source{name: name, path: p, f: f, fp: watermark.Stat(fi)}
 		if st := r.opt.Stats; st != nil {
 			// OpenSource counted it unchanged (unless it is older than
 			// --since); it is read after all.

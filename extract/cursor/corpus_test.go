@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/watermark"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -66,7 +67,7 @@ type counts struct{ raw, messages, metadataOnly, exchanges, sessions int }
 func TestCorpus(t *testing.T) {
 	dir := corpusDir(t)
 	before := checksums(t, dir)
-	res := runExtract(t, extract.Options{Roots: []string{dir}, State: extract.NewState()})
+	res := runExtract(t, extract.Options{Roots: []string{dir}, State: watermark.NewState()})
 	if len(res.Skips) != 0 {
 		t.Fatalf("skipped records in the corpus: %v", res.Skips)
 	}
@@ -179,7 +180,7 @@ func TestCorpus(t *testing.T) {
 // run reads nothing.
 func TestCorpusIncremental(t *testing.T) {
 	dir := corpusDir(t)
-	st := extract.NewState()
+	st := watermark.NewState()
 	first := runExtract(t, extract.Options{Roots: []string{dir}, State: st})
 	extracttest.Commit(st, first.Recs)
 	if st.Len() != 3 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -250,7 +251,7 @@ func TestFixture(t *testing.T) {
 // every database and checks that nothing of them reaches the output.
 func TestCredentialsNeverRead(t *testing.T) {
 	home := fixture(t)
-	st := extract.NewState()
+	st := watermark.NewState()
 	res := runExtract(t, extract.Options{Home: home, State: st})
 	if len(res.Recs) < 50 {
 		t.Fatalf("only %d records", len(res.Recs))

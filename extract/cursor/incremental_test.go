@@ -9,13 +9,14 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
 func TestIncremental(t *testing.T) {
 	home := fixture(t)
-	opt := func(st *extract.State) extract.Options { return extract.Options{Home: home, State: st} }
-	st := extract.NewState()
+	opt := func(st *watermark.State) extract.Options { return extract.Options{Home: home, State: st} }
+	st := watermark.NewState()
 	first := runExtract(t, opt(st))
 	extracttest.Commit(st, first.Recs)
 	if st.Len() != 8 {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -203,7 +204,7 @@ func TestConcurrentWriter(t *testing.T) {
 			fields := strings.Fields(expect("stopped"))
 			written, _ := strconv.Atoi(fields[1])
 			before := sumFiles(t, path)
-			res := runExtract(t, extract.Options{Roots: []string{path}, State: extract.NewState()})
+			res := runExtract(t, extract.Options{Roots: []string{path}, State: watermark.NewState()})
 			after := sumFiles(t, path)
 			if len(before) == 0 || fmt.Sprint(before) != fmt.Sprint(after) {
 				t.Fatalf("the read changed the database: %x -> %x", before, after)

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/watermark"
 	_ "modernc.org/sqlite" // pure-Go SQLite: no cgo
 )
 
@@ -91,7 +92,7 @@ func snapshot(ctx context.Context, path, tmp string) (string, func(), error) {
 // file may not change for a long time).
 type dbFile struct {
 	path    string
-	fp      extract.Fingerprint
+	fp      watermark.Fingerprint
 	walSize int64
 	walTime time.Time
 	mtime   time.Time // the later of the two
@@ -108,7 +109,7 @@ func statDB(opt *extract.Options, path string) (*dbFile, error) {
 		return nil, err
 	}
 	f.Close()
-	d := &dbFile{path: path, fp: extract.Stat(fi), mtime: fi.ModTime().UTC()}
+	d := &dbFile{path: path, fp: watermark.Stat(fi), mtime: fi.ModTime().UTC()}
 	d.walSize = -1
 	if wi, err := os.Stat(path + "-wal"); err == nil {
 		d.walSize, d.walTime = wi.Size(), wi.ModTime().UTC()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/normalize"
 )
@@ -224,7 +225,7 @@ func Encode(recs []*schema.Record) []byte {
 
 // Commit puts the checkpoints among recs into st, as the pipeline does
 // once the records before them are loaded.
-func Commit(st *extract.State, recs []*schema.Record) {
+func Commit(st *watermark.State, recs []*schema.Record) {
 	for _, r := range recs {
 		if r.Kind == schema.KindCheckpoint {
 			st.Put(r.Checkpoint)

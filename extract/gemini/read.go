@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -242,7 +243,7 @@ func (r *run) json(ctx context.Context, sf extract.SourceFile) error {
 func (r *run) conversation(ctx context.Context, fs *fileState, b []byte) error {
 	b, rep := extract.RawText(bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF")))
 	top, elems, err := splitConversation(b, false)
-	if err != nil && schema.Deeper(b, 9000) {
+	if err != nil && jsontext.Deeper(b, 9000) {
 		// Nested beyond encoding/json's limit: read again token by token.
 		top, elems, err = splitConversation(b, true)
 	}

@@ -57,6 +57,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	_ "github.com/pos-lake/pos/extract/all" // every adapter
+	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/schema"
@@ -455,7 +456,7 @@ func BuildLake(ctx context.Context, root, lake string) error {
 	var extracted, normalized, embedded bytes.Buffer
 	enc := schema.NewEncoder(&extracted)
 	opt := extract.Options{Roots: []string{root}, User: "eval", Machine: "eval", Now: func() time.Time { return now },
-		State: extract.NewState(), OnSkip: func(*schema.BadInput) error { return nil }}
+		State: watermark.NewState(), OnSkip: func(*schema.BadInput) error { return nil }}
 	for _, a := range extract.Adapters() {
 		if err := a.Extract(ctx, opt, enc.Encode); err != nil {
 			return fmt.Errorf("%s: %w", a.Platform(), err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/internal/peakmem"
 	"github.com/pos-lake/pos/schema"
 )
@@ -31,7 +32,7 @@ func hugePrompt(size int) []byte {
 		out = append(schema.AppendRecord(out, r), '\n')
 	}
 	add(schema.KindRaw, "r1", func(r *schema.Record) {
-		r.Raw = append(schema.AppendString([]byte(`{"type":"user","message":{"content":`), t), "}}"...)
+		r.Raw = append(jsontext.AppendString([]byte(`{"type":"user","message":{"content":`), t), "}}"...)
 	})
 	add(schema.KindMessage, "m1", func(r *schema.Record) {
 		r.Role, r.ContentType, r.Text = schema.RoleUser, schema.ContentText, t

@@ -7,7 +7,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/internal/jsontext"
 )
 
 // A doc is one JSON document (a record's line) prepared for scanning.
@@ -309,7 +309,7 @@ func (p *parser) literal() error {
 	case len(lit) == 0:
 		return p.errf("unexpected character %q", p.src[p.i])
 	case string(lit) == "true", string(lit) == "false", string(lit) == "null":
-	case !schema.ValidNumber(lit):
+	case !jsontext.ValidNumber(lit):
 		return p.errf("invalid literal %q", lit)
 	}
 	p.put(lit)
@@ -414,7 +414,7 @@ func (p *parser) unescape(i int) (int, error) {
 }
 
 // hex4 decodes the \u escape's four hex digits at b[i:].
-func hex4(b []byte, i int) (rune, bool) { return schema.Hex4(b[min(i, len(b)):]) }
+func hex4(b []byte, i int) (rune, bool) { return jsontext.Hex4(b[min(i, len(b)):]) }
 
 // tokenAt returns the index of the first token whose decoded body ends
 // after off.

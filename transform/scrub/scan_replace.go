@@ -7,7 +7,7 @@ import (
 	"encoding/hex"
 	"strings"
 
-	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/internal/jsontext"
 )
 
 // plain returns a secret as it reads with JSON's escapes decoded, up to
@@ -33,7 +33,7 @@ func escapeJSON(s []byte) []byte {
 	if bytes.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' }) < 0 {
 		return s
 	}
-	b := schema.AppendStringBytes(nil, s)
+	b := jsontext.AppendStringBytes(nil, s)
 	return b[1 : len(b)-1]
 }
 
@@ -123,7 +123,7 @@ func (sc *scanner) apply(counts map[string]int64) ([]byte, bool) {
 		body = append(body, d.text[at:t.txt1]...)
 		sc.body = body
 		out = append(out, d.src[prev:t.src0-1]...)
-		out = schema.AppendStringBytes(out, body)
+		out = jsontext.AppendStringBytes(out, body)
 		prev = t.src1 + 1
 	}
 	out = append(out, d.src[prev:]...)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -365,7 +366,7 @@ func (sc *scanner) appendMarked(out, line []byte) ([]byte, error) {
 				out = append(out, ',')
 			}
 			out = append(out, scrubKey...)
-			out = schema.AppendString(out, sc.s.mark)
+			out = jsontext.AppendString(out, sc.s.mark)
 			out = append(out, line[end:]...)
 			return append(out, '\n'), nil
 		}
