@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 	"unsafe"
@@ -149,17 +150,19 @@ func ReadRows[T any](pf *parquet.File, out []T, need ...string) ([]T, error) {
 	for _, rg := range pf.RowGroups() {
 		// The rows are made as values are read, not from the row count
 		// the file states.
-		base, n := len(out), rg.NumRows()
+		base, n, read := len(out), rg.NumRows(), 0
 		err := ReadColumns(rg, cols, func(c, i int, v parquet.Value) error {
 			if int64(i) >= n {
 				return errors.New("a column has more values than the row group has rows")
 			}
 			if base+i >= len(out) {
-				out = append(out, make([]T, base+i+1-len(out))...)
+				out = grow(out, base, i, n, 1)
 			}
+			read = max(read, i+1)
 			flat[c].set(unsafe.Pointer(&out[base+i]), cols[c], v)
 			return nil
 		})
+		out = out[:base+read]
 		if err != nil {
 			return out, err
 		}
@@ -253,18 +256,19 @@ func ReadCells(pf *parquet.File, out []Cell, names []string, need ...string) ([]
 	for _, rg := range pf.RowGroups() {
 		// The rows are made as values are read, not from the row count
 		// the file states.
-		base, n := len(out), rg.NumRows()
+		base, n, read := len(out), rg.NumRows(), 0
 		err := ReadColumns(rg, cols, func(c, i int, v parquet.Value) error {
 			if int64(i) >= n {
 				return errors.New("a column has more values than the row group has rows")
 			}
 			if end := base + (i+1)*w; end > len(out) {
 				k := len(out)
-				out = append(out, make([]Cell, end-k)...)
-				for j := k; j < end; j++ {
+				out = grow(out, base, i, n, w)
+				for j := k; j < len(out); j++ {
 					out[j].Null = missing[(j-base)%w]
 				}
 			}
+			read = max(read, i+1)
 			cell := &out[base+i*w+at[c]]
 			switch col := cols[c]; {
 			case v.IsNull():
@@ -282,11 +286,26 @@ func ReadCells(pf *parquet.File, out []Cell, names []string, need ...string) ([]
 			}
 			return nil
 		})
+		out = out[:base+read*w]
 		if err != nil {
 			return out, err
 		}
 	}
 	return out, nil
+}
+
+// grow makes room in out for row i of a row group of n rows that starts at
+// base, w elements a row: twice the rows it has, at least 1024, at most n.
+// The rows added are zero; the caller drops those no value was read for.
+func grow[E any](out []E, base, i int, n int64, w int) []E {
+	rows := max(i+1, 2*(len(out)-base)/w, 1024)
+	rows = int(min(int64(rows), n))
+	end := base + rows*w
+	out = slices.Grow(out, end-len(out))
+	k := len(out)
+	out = out[:end]
+	clear(out[k:])
+	return out
 }
 
 // isBytes says v is a string's bytes (not NULL, nor of another type).
