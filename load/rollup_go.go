@@ -1,7 +1,6 @@
 package load
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,84 +43,24 @@ func (r *RollupRow) DateString() string {
 // ReadRollupRows reads a rollup file whole: it is small, a row per session,
 // model, hour and long-context rank.
 func ReadRollupRows(path string) ([]RollupRow, error) {
+	rows, err := pqread.ReadFile[RollupRow](path, nil, RollupColumns...)
 	// A session, project or model fills many rows: one string each.
 	strs := map[string]string{}
-	intern := func(b []byte) string {
-		if s, ok := strs[string(b)]; ok {
-			return s
-		}
-		s := string(b)
-		strs[s] = s
-		return s
-	}
-	return readFlatRows(path, nil, RollupColumns, func(string) bool { return true },
-		func(r *RollupRow, name string, col pqread.Column, v parquet.Value) {
-			switch name {
-			case "platform":
-				r.Platform = intern(v.ByteArray())
-			case "date":
-				r.Date = v.Int32()
-			case "session_id":
-				r.SessionID = intern(v.ByteArray())
-			case "project":
-				r.Project = intern(v.ByteArray())
-			case "model":
-				r.Model = intern(v.ByteArray())
-			case "hour":
-				r.Hour = col.Time(v)
-			case "ctx_rank":
-				r.CtxRank = uint8(v.Int32())
-			default:
-				*r.count(name) = col.Int(v)
-			}
-		})
-}
-
-// readFlatRows appends to out a row of T for each row of the Parquet file
-// at path, set filling a row's field from each of the named flat columns
-// (a column the file does not have reads as NULL, unless need says it
-// must be there).
-func readFlatRows[T any](path string, out []T, names []string, need func(name string) bool,
-	set func(r *T, name string, col pqread.Column, v parquet.Value)) ([]T, error) {
-	return readRowGroups(path, out, names, need, set, nil)
-}
-
-// readRowGroups is readFlatRows, calling then (when given) after the flat
-// columns of each row group with the file, the row group and its rows: to
-// read a column that is not flat.
-func readRowGroups[T any](path string, out []T, names []string, need func(name string) bool,
-	set func(r *T, name string, col pqread.Column, v parquet.Value),
-	then func(pf *parquet.File, rg parquet.RowGroup, rows []T) error) ([]T, error) {
-	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
-	if err != nil {
-		return out, err
-	}
-	defer f.Close()
-	cols := make([]pqread.Column, len(names))
-	for i, name := range names {
-		if cols[i], err = pqread.LookupColumn(pf, name, need(name)); err != nil {
-			return out, fmt.Errorf("%s: %w", path, err)
+	intern := func(s *string) {
+		if v, ok := strs[*s]; ok {
+			*s = v
+		} else {
+			strs[*s] = *s
 		}
 	}
-	for _, rg := range pf.RowGroups() {
-		base := len(out)
-		out = append(out, make([]T, rg.NumRows())...)
-		rows := out[base:]
-		err := pqread.ReadColumns(rg, cols, func(c, i int, v parquet.Value) error {
-			if i >= len(rows) {
-				return errors.New("a column has more values than the row group has rows")
-			}
-			set(&rows[i], names[c], cols[c], v)
-			return nil
-		})
-		if err == nil && then != nil {
-			err = then(pf, rg, rows)
-		}
-		if err != nil {
-			return out, fmt.Errorf("%s: %w", path, err)
-		}
+	for i := range rows {
+		r := &rows[i]
+		intern(&r.Platform)
+		intern(&r.SessionID)
+		intern(&r.Project)
+		intern(&r.Model)
 	}
-	return out, nil
+	return rows, err
 }
 
 // partitionFiles lists the Parquet files of one partition of a table (none
@@ -130,36 +69,22 @@ func partitionFiles(lake, table, platform, date string) ([]string, error) {
 	return filepath.Glob(filepath.Join(fsglob.Quote(Dir(lake, table, platform, date)), "*.parquet"))
 }
 
-// count is the field of a count column.
-func (r *RollupRow) count(name string) *int64 {
-	switch name {
-	case "messages":
-		return &r.Messages
-	case "input_tokens":
-		return &r.Input
-	case "output_tokens":
-		return &r.Output
-	case "cache_creation_tokens":
-		return &r.CacheCreation
-	case "cache_read_tokens":
-		return &r.CacheRead
-	case "cache_creation_1h_tokens":
-		return &r.CacheCreation1h
-	}
-	return &r.No1h
-}
-
-// rollupMessageColumns are the messages columns a partition's rollup reads.
-var rollupMessageColumns = []string{"id", "ingested_at", "content_hash", "role", "model", "session_id", "project", "ts",
-	"input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens", "cache_creation_1h_tokens"}
-
 // rollupMessage is what the rollup needs of a message.
 type rollupMessage struct {
-	id, hash, role, model, session, project string
-	ingested, ts                            time.Time
-	in, out, cw, cr                         int64
-	cw1h                                    int64
-	has1h                                   bool // the file has the 1-hour column
+	ID       string    `parquet:"id"`
+	Ingested time.Time `parquet:"ingested_at"`
+	Hash     string    `parquet:"content_hash"`
+	Role     string    `parquet:"role"`
+	Model    string    `parquet:"model"`
+	Session  string    `parquet:"session_id"`
+	Project  string    `parquet:"project"`
+	TS       time.Time `parquet:"ts"`
+	In       int64     `parquet:"input_tokens"`
+	Out      int64     `parquet:"output_tokens"`
+	CW       int64     `parquet:"cache_creation_tokens"`
+	CR       int64     `parquet:"cache_read_tokens"`
+	CW1h     int64     `parquet:"cache_creation_1h_tokens"`
+	has1h    bool      // the file has the 1-hour column
 }
 
 // rollupPartition computes the rollup rows of one messages partition
@@ -188,13 +113,13 @@ func rollupPartition(lake, part string, thresholds []int64, versioned bool) ([]R
 		latest := make(map[string]int, len(msgs))
 		kept := msgs[:0:0]
 		for _, m := range msgs {
-			j, ok := latest[m.id]
+			j, ok := latest[m.ID]
 			if !ok {
-				latest[m.id] = len(kept)
+				latest[m.ID] = len(kept)
 				kept = append(kept, m)
 				continue
 			}
-			if o := kept[j]; m.ingested.After(o.ingested) || m.ingested.Equal(o.ingested) && m.hash < o.hash {
+			if o := kept[j]; m.Ingested.After(o.Ingested) || m.Ingested.Equal(o.Ingested) && m.Hash < o.Hash {
 				kept[j] = m
 			}
 		}
@@ -207,30 +132,30 @@ func rollupPartition(lake, part string, thresholds []int64, versioned bool) ([]R
 	}
 	groups := map[key]*RollupRow{}
 	for _, m := range msgs {
-		if m.role != "assistant" || m.model == "<synthetic>" {
+		if m.Role != "assistant" || m.Model == "<synthetic>" {
 			continue
 		}
 		var rank uint8
 		for _, t := range thresholds {
-			if m.in+m.cw+m.cr > t {
+			if m.In+m.CW+m.CR > t {
 				rank++
 			}
 		}
-		hour := m.ts.Truncate(time.Hour)
-		k := key{m.session, m.project, m.model, hour.UnixMicro(), rank}
+		hour := m.TS.Truncate(time.Hour)
+		k := key{m.Session, m.Project, m.Model, hour.UnixMicro(), rank}
 		g := groups[k]
 		if g == nil {
-			g = &RollupRow{Platform: platform, Date: int32(day.Unix() / 86400), SessionID: m.session, Project: m.project,
-				Model: m.model, Hour: hour, CtxRank: rank}
+			g = &RollupRow{Platform: platform, Date: int32(day.Unix() / 86400), SessionID: m.Session, Project: m.Project,
+				Model: m.Model, Hour: hour, CtxRank: rank}
 			groups[k] = g
 		}
 		g.Messages++
-		g.Input += m.in
-		g.Output += m.out
-		g.CacheCreation += m.cw
-		g.CacheRead += m.cr
-		g.CacheCreation1h += min(m.cw1h, m.cw)
-		if !m.has1h && platform == "claude_code" && m.cw > 0 {
+		g.Input += m.In
+		g.Output += m.Out
+		g.CacheCreation += m.CW
+		g.CacheRead += m.CR
+		g.CacheCreation1h += min(m.CW1h, m.CW)
+		if !m.has1h && platform == "claude_code" && m.CW > 0 {
 			g.No1h++
 		}
 	}
@@ -245,38 +170,21 @@ func rollupPartition(lake, part string, thresholds []int64, versioned bool) ([]R
 // must be there: a column a file predates reads as NULL, as the view's
 // union_by_name gives it.
 func readRollupMessages(path string, out []rollupMessage) ([]rollupMessage, error) {
-	return readFlatRows(path, out, rollupMessageColumns, func(name string) bool { return name == "id" },
-		func(m *rollupMessage, name string, col pqread.Column, v parquet.Value) {
-			switch name {
-			case "id":
-				m.id = string(v.ByteArray())
-			case "ingested_at":
-				m.ingested = col.Time(v)
-			case "content_hash":
-				m.hash = string(v.ByteArray())
-			case "role":
-				m.role = string(v.ByteArray())
-			case "model":
-				m.model = string(v.ByteArray())
-			case "session_id":
-				m.session = string(v.ByteArray())
-			case "project":
-				m.project = string(v.ByteArray())
-			case "ts":
-				m.ts = col.Time(v)
-			case "input_tokens":
-				m.in = col.Int(v)
-			case "output_tokens":
-				m.out = col.Int(v)
-			case "cache_creation_tokens":
-				m.cw = col.Int(v)
-			case "cache_read_tokens":
-				m.cr = col.Int(v)
-			case "cache_creation_1h_tokens":
-				// A file that has the column has the split (NULL: none).
-				m.cw1h, m.has1h = col.Int(v), col.Index >= 0
-			}
-		})
+	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err != nil {
+		return out, err
+	}
+	defer f.Close()
+	base := len(out)
+	if out, err = pqread.ReadRows(pf, out, "id"); err != nil {
+		return out, fmt.Errorf("%s: %w", path, err)
+	}
+	// A file that has the column has the split (NULL: none).
+	_, has1h := pf.Schema().Lookup("cache_creation_1h_tokens")
+	for i := base; i < len(out); i++ {
+		out[i].has1h = has1h
+	}
+	return out, nil
 }
 
 // writeRollup writes rows, sorted as readers expect them (platform, date,

@@ -18,12 +18,13 @@ import (
 
 // ExchangeHead is what search reads of an exchange.
 type ExchangeHead struct {
-	ID, Platform, SessionID, AgentID string
-	TS                               time.Time
-	Prompt                           string // only for the exchanges asked for
+	ID        string    `parquet:"id"`
+	Platform  string    `parquet:"-"` // the partition's
+	SessionID string    `parquet:"session_id"`
+	AgentID   string    `parquet:"agent_id"`
+	TS        time.Time `parquet:"ts"`
+	Prompt    string    `parquet:"-"` // only for the exchanges asked for
 }
-
-var exchangeRowColumns = []string{"id", "session_id", "agent_id", "ts", "prompt"}
 
 // ReadExchangeRows returns the exchanges of the given partitions whose
 // session is in sessions (keys platform + "\x00" + session_id), each with
@@ -38,43 +39,60 @@ func ReadExchangeRows(lake string, parts []Partition, sessions map[string]bool, 
 			return nil, err
 		}
 		for _, f := range files {
-			type row struct {
-				id, session, agent string
-				ts                 time.Time
-				prompt             string
-			}
-			rows, err := readFlatRows(f, nil, exchangeRowColumns, func(name string) bool { return name == "id" || name == "session_id" },
-				func(r *row, name string, col pqread.Column, v parquet.Value) {
-					if v.IsNull() {
-						return
-					}
-					switch name {
-					case "id":
-						r.id = string(v.ByteArray())
-					case "session_id":
-						r.session = string(v.ByteArray())
-					case "agent_id":
-						r.agent = string(v.ByteArray())
-					case "ts":
-						r.ts = col.Time(v)
-					case "prompt": // read after the id (columns are read in order)
-						if prompt != nil && prompt(r.id) {
-							r.prompt = string(v.ByteArray())
-						}
-					}
-				})
+			rows, err := readExchangeHeads(f, prompt)
 			if err != nil {
 				return nil, err
 			}
 			for _, r := range rows {
-				if !sessions[p.Platform+"\x00"+r.session] {
+				if !sessions[p.Platform+"\x00"+r.SessionID] {
 					continue
 				}
-				out = append(out, ExchangeHead{ID: r.id, Platform: p.Platform, SessionID: r.session, AgentID: r.agent, TS: r.ts, Prompt: r.prompt})
+				r.Platform = p.Platform
+				out = append(out, r)
 			}
 		}
 	}
 	return out, nil
+}
+
+// readExchangeHeads reads the exchanges of one file, with the prompts of
+// those prompt asks for (none when it is nil).
+func readExchangeHeads(path string, prompt func(id string) bool) ([]ExchangeHead, error) {
+	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := pqread.ReadRows[ExchangeHead](pf, nil, "id", "session_id")
+	if err == nil && prompt != nil {
+		want := make([]bool, len(rows))
+		for i := range rows {
+			want[i] = prompt(rows[i].ID)
+		}
+		err = readStrings(pf, want, func(row int, s string) { rows[row].Prompt = s }, "prompt")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rows, nil
+}
+
+// readStrings calls fn with the strings of a column of strings (leaf, its
+// path) of every row group of pf, for the rows want says.
+func readStrings(pf *parquet.File, want []bool, fn func(row int, s string), leaf ...string) error {
+	base := 0
+	for _, rg := range pf.RowGroups() {
+		n := int(rg.NumRows())
+		if base+n > len(want) {
+			return errors.New("the file has more rows than were read")
+		}
+		err := pqread.ReadStrings(pf, rg, n, want[base:base+n], func(row int, s string) { fn(base+row, s) }, leaf...)
+		if err != nil {
+			return err
+		}
+		base += n
+	}
+	return nil
 }
 
 // SessionTitleRow is what search reads of a session cache's rollup row:
@@ -97,42 +115,32 @@ type SessionTitleRow struct {
 // The flat columns are read first; the labels, a list, only when a
 // wanted session has no title of the user's or the platform's.
 func ReadSessionTitleRows(path string, want map[string]bool) ([]SessionTitleRow, error) {
-	type row struct {
-		SessionTitleRow
-		wanted bool
-	}
-	names := []string{"platform", "session_id", "title", "title_source", "ingested_at", "first_ts", "ts", "project"}
-	rows, err := readFlatRows(path, nil, names, func(name string) bool { return name == "platform" || name == "session_id" },
-		func(r *row, name string, col pqread.Column, v parquet.Value) {
-			if v.IsNull() || name != "platform" && name != "session_id" && !r.wanted {
-				return
-			}
-			switch name {
-			case "platform":
-				r.Platform = string(v.ByteArray())
-			case "session_id": // after the platform
-				r.SessionID = string(v.ByteArray())
-				r.wanted = want[r.Platform+"\x00"+r.SessionID]
-			case "title":
-				r.Title = string(v.ByteArray())
-			case "title_source":
-				r.TitleSource = string(v.ByteArray())
-			case "ingested_at":
-				r.IngestedAt = col.Time(v)
-			case "first_ts":
-				r.FirstTS = col.Time(v)
-			case "ts":
-				r.TS = col.Time(v)
-			case "project":
-				r.Project = string(v.ByteArray())
-			}
-		})
+	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	type row struct {
+		Platform    string    `parquet:"platform"`
+		SessionID   string    `parquet:"session_id"`
+		Title       string    `parquet:"title"`
+		TitleSource string    `parquet:"title_source"`
+		IngestedAt  time.Time `parquet:"ingested_at"`
+		FirstTS     time.Time `parquet:"first_ts"`
+		TS          time.Time `parquet:"ts"`
+		Project     string    `parquet:"project"`
+	}
+	rows, err := pqread.ReadRows[row](pf, nil, "platform", "session_id")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	wanted := make([]bool, len(rows))
+	for i, r := range rows {
+		wanted[i] = want[r.Platform+"\x00"+r.SessionID]
+	}
 	titled := map[string]bool{}
-	for _, r := range rows {
-		if r.wanted && r.Title != "" && (r.TitleSource == "user" || r.TitleSource == "platform") {
+	for i, r := range rows {
+		if wanted[i] && r.Title != "" && (r.TitleSource == "user" || r.TitleSource == "platform") {
 			titled[r.Platform+"\x00"+r.SessionID] = true
 		}
 	}
@@ -140,23 +148,22 @@ func ReadSessionTitleRows(path string, want map[string]bool) ([]SessionTitleRow,
 	for k := range want {
 		need = need || !titled[k]
 	}
-	var labels [][]string
+	labels := make([][]string, len(rows))
 	if need {
-		wanted := make([]bool, len(rows))
+		untitled := make([]bool, len(rows))
 		for i, r := range rows {
-			wanted[i] = r.wanted && !titled[r.Platform+"\x00"+r.SessionID]
+			untitled[i] = wanted[i] && !titled[r.Platform+"\x00"+r.SessionID]
 		}
-		if labels, err = readListColumn(path, len(rows), wanted, "labels", "list", "element"); err != nil {
-			return nil, err
+		err := readStrings(pf, untitled, func(row int, s string) { labels[row] = append(labels[row], s) }, "labels", "list", "element")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	var out []SessionTitleRow
 	for i, r := range rows {
-		if r.wanted {
-			if labels != nil {
-				r.Labels = labels[i]
-			}
-			out = append(out, r.SessionTitleRow)
+		if wanted[i] {
+			out = append(out, SessionTitleRow{Platform: r.Platform, SessionID: r.SessionID, Title: r.Title, TitleSource: r.TitleSource,
+				IngestedAt: r.IngestedAt, FirstTS: r.FirstTS, TS: r.TS, Project: r.Project, Labels: labels[i]})
 		}
 	}
 	return out, nil
@@ -250,64 +257,6 @@ func ReadStoryMessages(lake string, parts []Partition, keep func(platform, sessi
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
 		}
-	}
-	return out, nil
-}
-
-// readListColumn reads a list of strings column (the path of its leaf)
-// of a Parquet file of n rows, for the rows wanted says.
-func readListColumn(path string, n int, wanted []bool, leaf ...string) ([][]string, error) {
-	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	out := make([][]string, n)
-	c, ok := pf.Schema().Lookup(leaf...)
-	if !ok {
-		return out, nil // a file before the column: NULL
-	}
-	row := -1
-	buf := make([]parquet.Value, 1024)
-	for _, rg := range pf.RowGroups() {
-		pages := rg.ColumnChunks()[c.ColumnIndex].Pages()
-		for {
-			p, err := pages.ReadPage()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				pages.Close()
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			vr := p.Values()
-			for {
-				k, err := vr.ReadValues(buf)
-				for _, v := range buf[:k] {
-					if v.RepetitionLevel() == 0 {
-						row++
-					}
-					if row >= n {
-						parquet.Release(p)
-						pages.Close()
-						return nil, fmt.Errorf("%s: more lists than rows", path)
-					}
-					if wanted[row] && v.DefinitionLevel() == c.MaxDefinitionLevel {
-						out[row] = append(out[row], string(v.ByteArray()))
-					}
-				}
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					parquet.Release(p)
-					pages.Close()
-					return nil, fmt.Errorf("%s: %w", path, err)
-				}
-			}
-			parquet.Release(p)
-		}
-		pages.Close()
 	}
 	return out, nil
 }

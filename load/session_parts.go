@@ -3,9 +3,11 @@ package load
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -18,9 +20,11 @@ import (
 // thousands of message, exchange and session files, so building the cache
 // with SessionPartsSQL and SessionMetaRowsSQL is mostly that cost. These
 // read the same columns with parquet-go and give the same rows
-// (TestSessionRowsInGo, in query). They serve lakes whose messages,
-// exchanges and sessions have a single version of each row; the SQL keeps
-// the others.
+// (TestSessionRowsInGo, in query): the session parts' columns are stated
+// once, as rules (sessionMessageRules) that both SessionPartsSQL and
+// sessionParts are made from. They serve lakes whose messages, exchanges
+// and sessions have a single version of each row; the SQL keeps the
+// others.
 
 // SessionPartRow is a row of SessionPartsSQL: the counts of one session in
 // one partition, from its messages (ExchangeCount NULL) or from its
@@ -134,239 +138,375 @@ func forPartitions[T any](parts []string, fn func(platform, date string, day int
 	return slices.Concat(out...), nil
 }
 
-// partMessage is what the session parts read of a message. A NULL reads
-// as the zero value, with has* saying which were NULL where it matters.
-type partMessage struct {
-	session, role, contentType, agent, model, project, user, machine string
-	ts                                                               time.Time
-	sidechain, hasSidechain                                          bool
-	tools, in, out, cw, cr                                           int64
-	hasTools, hasIn, hasOut, hasCW, hasCR                            bool
+// sessionMessageRules are the columns of SessionPartsSQL computed from a
+// session's messages in one partition, and sessionExchangeRules those
+// computed from its exchanges: the one statement of each column's rule,
+// from which both SessionPartsSQL's select lists and sessionParts's
+// aggregation are made. Their names and order are SessionPartRow's, after
+// platform, date and session_id.
+var (
+	sessionMessageRules = []partRule{
+		{name: "first_ts", agg: aggMin, arg: "ts"},
+		{name: "last_ts", agg: aggMax, arg: "ts"},
+		{name: "message_count", agg: aggCount},
+		{name: "user_count", agg: aggCount, where: []cond{in("role", "user"), in("content_type", "text", "command"), isFalse("sidechain")}},
+		{name: "assistant_count", agg: aggCount, where: []cond{in("role", "assistant")}},
+		{name: "tool_count", agg: aggSum, arg: "tool_count", where: []cond{in("role", "assistant")}},
+		{name: "compactions", agg: aggCount, where: []cond{in("content_type", "compact_boundary")}},
+		{name: "agents", agg: aggDistinct, arg: "agent_id", where: []cond{isTrue("sidechain")}},
+		{name: "input_tokens", agg: aggSum, arg: "input_tokens"},
+		{name: "output_tokens", agg: aggSum, arg: "output_tokens"},
+		{name: "cache_creation_tokens", agg: aggSum, arg: "cache_creation_tokens"},
+		{name: "cache_read_tokens", agg: aggSum, arg: "cache_read_tokens"},
+		{name: "models", agg: aggDistinct, arg: "model", where: []cond{notEq("model", "<synthetic>")}},
+		// The times of the rows arg_min and arg_max keep, so that the parts
+		// of several partitions combine to the session's.
+		{name: "msg_project", agg: aggArgMin, arg: "project", by: "ts"},
+		{name: "msg_project_ts", agg: aggMin, arg: "ts", where: []cond{notNull("project")}},
+		{name: "user", agg: aggArgMax, arg: "user", by: "ts"},
+		{name: "user_ts", agg: aggMax, arg: "ts", where: []cond{notNull("user")}},
+		{name: "machine", agg: aggArgMax, arg: "machine", by: "ts"},
+		{name: "machine_ts", agg: aggMax, arg: "ts", where: []cond{notNull("machine")}},
+	}
+	sessionExchangeRules = []partRule{
+		{name: "exchange_count", agg: aggCount, where: []cond{isFalse("sidechain")}},
+	}
+)
+
+// partRule is a column of the session parts: an aggregate of a session's
+// rows in a partition.
+type partRule struct {
+	name  string // the column
+	agg   aggKind
+	arg   string // the column aggregated (none for a count)
+	by    string // the column arg_min and arg_max order by
+	where []cond // the rows aggregated: those all of these hold for
 }
 
-var partMessageColumns = []string{"session_id", "ts", "role", "content_type", "sidechain", "tool_count", "agent_id",
-	"input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens", "model", "project", "user", "machine"}
+type aggKind int
 
-// sessionAgg accumulates one session's SessionPartRow from its messages.
-// msg_project_ts, user_ts and machine_ts (min or max of ts where the
-// value is not NULL) are the times of the rows arg_min and arg_max keep.
-type sessionAgg struct {
-	row                     SessionPartRow
-	n, users, assistants    int64
-	compactions             int64
-	tools, in, out, cw, cr  int64
-	hasTools, hasIn, hasOut bool
-	hasCW, hasCR            bool
-	agents, models          map[string]bool
-	minTS, maxTS            time.Time
-	hasTS                   bool
-	projectTS               time.Time // of the row arg_min(project, ts) keeps
-	userTS, machineTS       time.Time // of the rows arg_max(user|machine, ts) keep
-	hasProject, hasUser     bool
-	hasMachine              bool
+const (
+	aggCount    aggKind = iota // the rows: BIGINT
+	aggSum                     // the sum of arg, NULL for none: BIGINT
+	aggMin                     // the least of arg, NULLs aside
+	aggMax                     // the greatest of arg, NULLs aside
+	aggArgMin                  // arg of the row of least by (of equal ones, the first read); NULLs aside
+	aggArgMax                  // arg of the row of greatest by (likewise)
+	aggDistinct                // the distinct values of arg, NULL aside: a list, NULL for none
+)
+
+// cond is a condition on a column; a NULL holds for none but notNull's
+// negation.
+type cond struct {
+	col  string
+	op   condOp
+	vals []string
 }
 
-func (a *sessionAgg) add(m *partMessage) {
-	a.n++
-	if !m.ts.IsZero() {
-		if !a.hasTS || m.ts.Before(a.minTS) {
-			a.minTS = m.ts
+type condOp int
+
+const (
+	opIn      condOp = iota // the column is one of vals
+	opNotEq                 // the column is not vals[0]
+	opTrue                  // the boolean column is true
+	opFalse                 // the boolean column is false
+	opNotNull               // the column is not NULL
+)
+
+func in(col string, vals ...string) cond { return cond{col, opIn, vals} }
+func notEq(col, val string) cond         { return cond{col, opNotEq, []string{val}} }
+func isTrue(col string) cond             { return cond{col: col, op: opTrue} }
+func isFalse(col string) cond            { return cond{col: col, op: opFalse} }
+func notNull(col string) cond            { return cond{col: col, op: opNotNull} }
+
+// conds is the rule's condition, with the one its aggregate implies.
+func (r *partRule) conds() []cond {
+	if r.agg == aggDistinct {
+		return append(slices.Clone(r.where), notNull(r.arg))
+	}
+	return r.where
+}
+
+// sql is the rule's select item.
+func (r *partRule) sql() string {
+	var e string
+	switch r.agg {
+	case aggCount:
+		e = "count(*)"
+	case aggSum:
+		e = "sum(" + r.arg + ")"
+	case aggMin:
+		e = "min(" + r.arg + ")"
+	case aggMax:
+		e = "max(" + r.arg + ")"
+	case aggArgMin:
+		e = "arg_min(" + r.arg + ", " + r.by + ")"
+	case aggArgMax:
+		e = "arg_max(" + r.arg + ", " + r.by + ")"
+	case aggDistinct:
+		e = "list(DISTINCT " + r.arg + ")"
+	}
+	if cs := r.conds(); len(cs) > 0 {
+		parts := make([]string, len(cs))
+		for i, c := range cs {
+			parts[i] = c.sql()
 		}
-		if !a.hasTS || m.ts.After(a.maxTS) {
-			a.maxTS = m.ts
+		e += " FILTER (WHERE " + strings.Join(parts, " AND ") + ")"
+	}
+	if r.agg == aggSum {
+		e = "CAST(" + e + " AS BIGINT)"
+	}
+	return e + " AS " + r.name
+}
+
+func (c cond) sql() string {
+	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	switch c.op {
+	case opIn:
+		if len(c.vals) == 1 {
+			return c.col + " = " + quote(c.vals[0])
 		}
-		a.hasTS = true
-	}
-	if m.role == "user" && (m.contentType == "text" || m.contentType == "command") && m.hasSidechain && !m.sidechain {
-		a.users++
-	}
-	if m.role == "assistant" {
-		a.assistants++
-		if m.hasTools {
-			a.tools += m.tools
-			a.hasTools = true
+		q := make([]string, len(c.vals))
+		for i, v := range c.vals {
+			q[i] = quote(v)
 		}
+		return c.col + " IN (" + strings.Join(q, ", ") + ")"
+	case opNotEq:
+		return c.col + " <> " + quote(c.vals[0])
+	case opTrue:
+		return c.col
+	case opFalse:
+		return "NOT " + c.col
 	}
-	if m.contentType == "compact_boundary" {
-		a.compactions++
+	return c.col + " IS NOT NULL"
+}
+
+// sessionPartsSelect is the select list of rules, for SessionPartsSQL.
+func sessionPartsSelect(rules []partRule) string {
+	items := make([]string, len(rules))
+	for i := range rules {
+		items[i] = rules[i].sql()
 	}
-	if m.hasSidechain && m.sidechain && m.agent != "" {
-		if a.agents == nil {
-			a.agents = map[string]bool{}
+	return strings.Join(items, ",\n  ")
+}
+
+// partPlan is rules made ready to apply in Go to the cells of the columns
+// they read (cols, session_id first).
+type partPlan struct {
+	rules []partRule
+	cols  []string
+	arg   []int // of each rule, the cell of arg and of by (-1: none)
+	by    []int
+	conds [][]boundCond
+	field []int // of each rule, its field of SessionPartRow
+}
+
+type boundCond struct {
+	cond
+	cell int
+}
+
+func newPartPlan(rules []partRule) (*partPlan, error) {
+	p := &partPlan{rules: rules, cols: []string{"session_id"}}
+	cell := func(name string) int {
+		if name == "" {
+			return -1
 		}
-		a.agents[m.agent] = true
-	}
-	sum := func(total *int64, has *bool, v int64, ok bool) {
-		if ok {
-			*total += v
-			*has = true
+		if i := slices.Index(p.cols, name); i >= 0 {
+			return i
 		}
+		p.cols = append(p.cols, name)
+		return len(p.cols) - 1
 	}
-	sum(&a.in, &a.hasIn, m.in, m.hasIn)
-	sum(&a.out, &a.hasOut, m.out, m.hasOut)
-	sum(&a.cw, &a.hasCW, m.cw, m.hasCW)
-	sum(&a.cr, &a.hasCR, m.cr, m.hasCR)
-	if m.model != "" && m.model != "<synthetic>" {
-		if a.models == nil {
-			a.models = map[string]bool{}
+	fields := map[string]int{}
+	rt := reflect.TypeFor[SessionPartRow]()
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("parquet"), ",")
+		fields[name] = i
+	}
+	for i := range rules {
+		r := &rules[i]
+		f, ok := fields[r.name]
+		if !ok {
+			return nil, fmt.Errorf("session parts: SessionPartRow has no column %s", r.name)
 		}
-		a.models[m.model] = true
-	}
-	if m.ts.IsZero() {
-		return // arg_min, arg_max and the FILTERed min and max skip a NULL ts
-	}
-	// arg_min and arg_max skip a NULL argument; of equal times the first
-	// row seen wins, as DuckDB's scan of one partition gives it.
-	if m.project != "" {
-		if !a.hasProject || m.ts.Before(a.projectTS) {
-			a.row.MsgProject, a.projectTS, a.hasProject = m.project, m.ts, true
+		p.field = append(p.field, f)
+		p.arg, p.by = append(p.arg, cell(r.arg)), append(p.by, cell(r.by))
+		var bc []boundCond
+		for _, c := range r.conds() {
+			bc = append(bc, boundCond{c, cell(c.col)})
 		}
+		p.conds = append(p.conds, bc)
 	}
-	if m.user != "" {
-		if !a.hasUser || m.ts.After(a.userTS) {
-			a.row.User, a.userTS, a.hasUser = m.user, m.ts, true
+	return p, nil
+}
+
+var (
+	messagePlan  = sync.OnceValues(func() (*partPlan, error) { return newPartPlan(sessionMessageRules) })
+	exchangePlan = sync.OnceValues(func() (*partPlan, error) { return newPartPlan(sessionExchangeRules) })
+)
+
+func (c *boundCond) holds(row []pqread.Cell) bool {
+	v := row[c.cell]
+	if v.Null {
+		return false
+	}
+	switch c.op {
+	case opIn:
+		return slices.Contains(c.vals, v.Str)
+	case opNotEq:
+		return v.Str != c.vals[0]
+	case opTrue:
+		return v.Int != 0
+	case opFalse:
+		return v.Int == 0
+	}
+	return true
+}
+
+// aggState is a rule's aggregate so far.
+type aggState struct {
+	n    int64 // the count, the sum, the least or greatest time (ns), or arg_min's or arg_max's by
+	has  bool  // n or s holds a value
+	s    string
+	seen map[string]bool
+}
+
+func (p *partPlan) add(states []aggState, row []pqread.Cell) {
+rules:
+	for i := range p.rules {
+		for j := range p.conds[i] {
+			if !p.conds[i][j].holds(row) {
+				continue rules
+			}
 		}
-	}
-	if m.machine != "" {
-		if !a.hasMachine || m.ts.After(a.machineTS) {
-			a.row.Machine, a.machineTS, a.hasMachine = m.machine, m.ts, true
+		st := &states[i]
+		if p.rules[i].agg == aggCount {
+			st.n++
+			continue
+		}
+		v := row[p.arg[i]]
+		if v.Null {
+			continue
+		}
+		switch p.rules[i].agg {
+		case aggSum:
+			st.n += v.Int
+			st.has = true
+		case aggMin:
+			if !st.has || v.Int < st.n {
+				st.n, st.has = v.Int, true
+			}
+		case aggMax:
+			if !st.has || v.Int > st.n {
+				st.n, st.has = v.Int, true
+			}
+		case aggArgMin, aggArgMax:
+			by := row[p.by[i]]
+			if by.Null {
+				continue
+			}
+			if !st.has || p.rules[i].agg == aggArgMin && by.Int < st.n || p.rules[i].agg == aggArgMax && by.Int > st.n {
+				st.n, st.s, st.has = by.Int, v.Str, true
+			}
+		case aggDistinct:
+			if st.seen == nil {
+				st.seen = map[string]bool{}
+			}
+			st.seen[v.Str] = true
 		}
 	}
 }
 
-func (a *sessionAgg) finish() SessionPartRow {
-	r := a.row
-	p := func(v int64) *int64 { return &v }
-	r.FirstTS, r.LastTS = a.minTS, a.maxTS
-	r.MessageCount, r.UserCount, r.AssistantCount, r.Compactions = p(a.n), p(a.users), p(a.assistants), p(a.compactions)
-	opt := func(v int64, has bool) *int64 {
-		if !has {
-			return nil
+// finish sets the rules' columns of r from their aggregates.
+func (p *partPlan) finish(states []aggState, r *SessionPartRow) {
+	rv := reflect.ValueOf(r).Elem()
+	for i := range p.rules {
+		st := &states[i]
+		f := rv.Field(p.field[i])
+		switch p.rules[i].agg {
+		case aggCount:
+			f.Set(reflect.ValueOf(&st.n))
+		case aggSum:
+			if st.has {
+				f.Set(reflect.ValueOf(&st.n))
+			}
+		case aggMin, aggMax:
+			if st.has {
+				f.Set(reflect.ValueOf(time.Unix(0, st.n).UTC()))
+			}
+		case aggArgMin, aggArgMax:
+			f.SetString(st.s)
+		case aggDistinct:
+			if len(st.seen) > 0 {
+				f.Set(reflect.ValueOf(slices.Sorted(maps.Keys(st.seen))))
+			}
 		}
-		return p(v)
 	}
-	r.ToolCount = opt(a.tools, a.hasTools)
-	r.InputTokens, r.OutputTokens = opt(a.in, a.hasIn), opt(a.out, a.hasOut)
-	r.CacheCreationTokens, r.CacheReadTokens = opt(a.cw, a.hasCW), opt(a.cr, a.hasCR)
-	r.Agents = slices.Sorted(maps.Keys(a.agents))
-	r.Models = slices.Sorted(maps.Keys(a.models))
-	r.MsgProjectTS, r.UserTS, r.MachineTS = a.projectTS, a.userTS, a.machineTS
-	return r
 }
 
-// sessionParts computes the SessionPartsSQL rows of one partition.
+// sessionParts computes the SessionPartsSQL rows of one partition: the
+// rows of the messages' sessions, then those of the exchanges', each
+// session in the order first read.
 func sessionParts(lake, platform, date string, day int32) ([]SessionPartRow, error) {
-	files, err := partitionFiles(lake, TableMessages, platform, date)
-	if err != nil {
-		return nil, err
-	}
-	aggs := map[string]*sessionAgg{}
-	var order []string
-	var msgs []partMessage
-	for _, path := range files {
-		msgs, err = readFlatRows(path, msgs[:0], partMessageColumns, func(name string) bool { return name == "session_id" },
-			func(m *partMessage, name string, col pqread.Column, v parquet.Value) {
-				null := v.IsNull()
-				switch name {
-				case "session_id":
-					m.session = string(v.ByteArray())
-				case "ts":
-					m.ts = col.Time(v)
-				case "role":
-					m.role = string(v.ByteArray())
-				case "content_type":
-					m.contentType = string(v.ByteArray())
-				case "sidechain":
-					m.sidechain, m.hasSidechain = v.Boolean(), !null
-				case "tool_count":
-					m.tools, m.hasTools = col.Int(v), !null
-				case "agent_id":
-					m.agent = string(v.ByteArray())
-				case "input_tokens":
-					m.in, m.hasIn = col.Int(v), !null
-				case "output_tokens":
-					m.out, m.hasOut = col.Int(v), !null
-				case "cache_creation_tokens":
-					m.cw, m.hasCW = col.Int(v), !null
-				case "cache_read_tokens":
-					m.cr, m.hasCR = col.Int(v), !null
-				case "model":
-					m.model = string(v.ByteArray())
-				case "project":
-					m.project = string(v.ByteArray())
-				case "user":
-					m.user = string(v.ByteArray())
-				case "machine":
-					m.machine = string(v.ByteArray())
-				}
-			})
+	var out []SessionPartRow
+	for _, t := range []struct {
+		table string
+		plan  func() (*partPlan, error)
+	}{{TableMessages, messagePlan}, {TableExchanges, exchangePlan}} {
+		p, err := t.plan()
 		if err != nil {
 			return nil, err
 		}
-		for i := range msgs {
-			m := &msgs[i]
-			a := aggs[m.session]
-			if a == nil {
-				a = &sessionAgg{row: SessionPartRow{Platform: platform, Date: day, SessionID: m.session}}
-				aggs[m.session] = a
-				order = append(order, m.session)
-			}
-			a.add(m)
-		}
-	}
-	out := make([]SessionPartRow, 0, len(order)*2)
-	for _, s := range order {
-		out = append(out, aggs[s].finish())
-	}
-	// The exchanges' rows: count(*) FILTER (WHERE NOT sidechain) per session.
-	files, err = partitionFiles(lake, TableExchanges, platform, date)
-	if err != nil {
-		return nil, err
-	}
-	type exchange struct {
-		session            string
-		sidechain, hasSide bool
-	}
-	counts := map[string]*int64{}
-	order = order[:0]
-	var exs []exchange
-	for _, path := range files {
-		exs, err = readFlatRows(path, exs[:0], []string{"session_id", "sidechain"}, func(name string) bool { return name == "session_id" },
-			func(e *exchange, name string, _ pqread.Column, v parquet.Value) {
-				if name == "session_id" {
-					e.session = string(v.ByteArray())
-				} else {
-					e.sidechain, e.hasSide = v.Boolean(), !v.IsNull()
-				}
-			})
+		files, err := partitionFiles(lake, t.table, platform, date)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range exs {
-			c := counts[e.session]
-			if c == nil {
-				c = new(int64)
-				counts[e.session] = c
-				order = append(order, e.session)
+		aggs := map[string][]aggState{}
+		var order []string
+		var cells []pqread.Cell
+		w := len(p.cols)
+		for _, path := range files {
+			if cells, err = readCells(path, cells[:0], p.cols); err != nil {
+				return nil, err
 			}
-			if e.hasSide && !e.sidechain {
-				*c++
+			for i := 0; i+w <= len(cells); i += w {
+				row := cells[i : i+w]
+				st := aggs[row[0].Str]
+				if st == nil {
+					st = make([]aggState, len(p.rules))
+					aggs[row[0].Str] = st
+					order = append(order, row[0].Str)
+				}
+				p.add(st, row)
 			}
 		}
-	}
-	for _, s := range order {
-		out = append(out, SessionPartRow{Platform: platform, Date: day, SessionID: s, ExchangeCount: counts[s]})
+		for _, s := range order {
+			r := SessionPartRow{Platform: platform, Date: day, SessionID: s}
+			p.finish(aggs[s], &r)
+			out = append(out, r)
+		}
 	}
 	return out, nil
 }
 
-// sessionMetaColumns are the flat columns of the sessions table
-// SessionMetaRowsSQL reads; the lists (sessionMetaLists) are read apart.
-var sessionMetaColumns = []string{"session_id", "title", "title_source", "ingested_at", "first_ts", "ts", "last_ts",
-	"slug", "plan_id", "cwd", "git_branch", "project", "meta", "completeness"}
+// readCells appends the cells of the named columns of each row of the
+// Parquet file at path; the first column must be there.
+func readCells(path string, out []pqread.Cell, names []string) ([]pqread.Cell, error) {
+	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err != nil {
+		return out, err
+	}
+	defer f.Close()
+	if out, err = pqread.ReadCells(pf, out, names, names[0]); err != nil {
+		return out, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
 
 // sessionMeta reads the SessionMetaRowsSQL rows of one partition of the
-// sessions table.
+// sessions table: only the columns the rows hold (a rollup's models and
+// extra are not).
 func sessionMeta(lake, platform, date string, day int32) ([]SessionMetaRow, error) {
 	files, err := partitionFiles(lake, TableSessions, platform, date)
 	if err != nil {
@@ -374,92 +514,13 @@ func sessionMeta(lake, platform, date string, day int32) ([]SessionMetaRow, erro
 	}
 	var out []SessionMetaRow
 	for _, path := range files {
-		if out, err = readSessionMeta(path, platform, day, out); err != nil {
+		base := len(out)
+		if out, err = pqread.ReadFile(path, out, "session_id"); err != nil {
 			return nil, err
+		}
+		for i := base; i < len(out); i++ {
+			out[i].Platform, out[i].Date = platform, day
 		}
 	}
 	return out, nil
-}
-
-// readSessionMeta appends the rows of one sessions file: only the columns
-// the rows hold are read (a rollup's models and extra are not).
-func readSessionMeta(path, platform string, day int32, out []SessionMetaRow) ([]SessionMetaRow, error) {
-	return readRowGroups(path, out, sessionMetaColumns, func(name string) bool { return name == "session_id" },
-		func(r *SessionMetaRow, name string, col pqread.Column, v parquet.Value) {
-			switch name {
-			case "session_id":
-				r.SessionID = string(v.ByteArray())
-			case "title":
-				r.Title = string(v.ByteArray())
-			case "title_source":
-				r.TitleSource = string(v.ByteArray())
-			case "ingested_at":
-				r.IngestedAt = col.Time(v)
-			case "first_ts":
-				r.FirstTS = col.Time(v)
-			case "ts":
-				r.TS = col.Time(v)
-			case "last_ts":
-				r.LastTS = col.Time(v)
-			case "slug":
-				r.Slug = string(v.ByteArray())
-			case "plan_id":
-				r.PlanID = string(v.ByteArray())
-			case "cwd":
-				r.Cwd = string(v.ByteArray())
-			case "git_branch":
-				r.GitBranch = string(v.ByteArray())
-			case "project":
-				r.Project = string(v.ByteArray())
-			case "meta":
-				r.Meta = string(v.ByteArray())
-			case "completeness":
-				if !v.IsNull() {
-					c := string(v.ByteArray())
-					r.Completeness = &c
-				}
-			}
-		},
-		func(pf *parquet.File, rg parquet.RowGroup, rows []SessionMetaRow) error {
-			for i := range rows {
-				rows[i].Platform, rows[i].Date = platform, day
-			}
-			for _, l := range sessionMetaLists {
-				col, ok := pf.Schema().Lookup(l.name, "list", "element")
-				if !ok {
-					continue // a file that predates the column: NULL
-				}
-				// A list's values: repetition level 0 starts a row; a value
-				// at the full definition level is an element (below it: an
-				// empty list).
-				row := -1
-				err := pqread.ReadColumns(rg, []pqread.Column{{Index: col.ColumnIndex}}, func(_, _ int, v parquet.Value) error {
-					if v.RepetitionLevel() == 0 {
-						row++
-					}
-					if row < 0 || row >= len(rows) {
-						return fmt.Errorf("%s: more lists than the row group has rows", l.name)
-					}
-					if v.DefinitionLevel() == col.MaxDefinitionLevel {
-						p := l.of(&rows[row])
-						*p = append(*p, string(v.ByteArray()))
-					}
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-}
-
-// sessionMetaLists are the list columns of the sessions table
-// SessionMetaRowsSQL reads, and where a row keeps each.
-var sessionMetaLists = []struct {
-	name string
-	of   func(*SessionMetaRow) *[]string
-}{
-	{"labels", func(r *SessionMetaRow) *[]string { return &r.Labels }},
-	{"pull_requests", func(r *SessionMetaRow) *[]string { return &r.PullRequests }},
 }

@@ -247,25 +247,13 @@ FROM m FULL JOIN meta USING (platform, session_id) LEFT JOIN e USING (platform, 
 // so the parts of unchanged partitions can be kept between queries.
 func SessionPartsSQL(where string) string {
 	return `SELECT platform, date, session_id,
-  min(ts) AS first_ts, max(ts) AS last_ts,
-  count(*) AS message_count,
-  count(*) FILTER (WHERE role = 'user' AND content_type IN ('text', 'command') AND NOT sidechain) AS user_count,
-  count(*) FILTER (WHERE role = 'assistant') AS assistant_count,
-  CAST(sum(tool_count) FILTER (WHERE role = 'assistant') AS BIGINT) AS tool_count,
-  count(*) FILTER (WHERE content_type = 'compact_boundary') AS compactions,
-  list(DISTINCT agent_id) FILTER (WHERE sidechain AND agent_id IS NOT NULL) AS agents,
-  CAST(sum(input_tokens) AS BIGINT) AS input_tokens, CAST(sum(output_tokens) AS BIGINT) AS output_tokens,
-  CAST(sum(cache_creation_tokens) AS BIGINT) AS cache_creation_tokens, CAST(sum(cache_read_tokens) AS BIGINT) AS cache_read_tokens,
-  list(DISTINCT model) FILTER (WHERE model IS NOT NULL AND model <> '<synthetic>') AS models,
-  arg_min(project, ts) AS msg_project, min(ts) FILTER (WHERE project IS NOT NULL) AS msg_project_ts,
-  arg_max(user, ts) AS user, max(ts) FILTER (WHERE user IS NOT NULL) AS user_ts,
-  arg_max(machine, ts) AS machine, max(ts) FILTER (WHERE machine IS NOT NULL) AS machine_ts,
+  ` + sessionPartsSelect(sessionMessageRules) + `,
   CAST(NULL AS BIGINT) AS exchange_count
 FROM messages
 WHERE ` + where + `
 GROUP BY platform, date, session_id
 UNION ALL BY NAME
-SELECT platform, date, session_id, count(*) FILTER (WHERE NOT sidechain) AS exchange_count
+SELECT platform, date, session_id, ` + sessionPartsSelect(sessionExchangeRules) + `
 FROM exchange_rows
 WHERE ` + where + `
 GROUP BY platform, date, session_id`

@@ -1,7 +1,10 @@
 // Package pqread reads Parquet files column by column with parquet-go:
 // what pos-load and search read of the lake's files in Go, where a query
 // engine would spend more opening them than reading the few columns
-// wanted. It writes nothing.
+// wanted. It reads the columns a struct's tags name into rows of that
+// struct (ReadRows), or named columns into cells (ReadCells), alike from
+// every version of a table's files: a column a file predates reads as
+// NULL. It writes nothing.
 package pqread
 
 import (
@@ -35,8 +38,9 @@ func Open(path string, opts ...parquet.FileOption) (*os.File, *parquet.File, err
 
 // Column is a leaf column of a file, with how to read its values.
 type Column struct {
-	Index int // -1: the file has no such column (its values are NULL)
-	Unit  time.Duration
+	Index     int // -1: the file has no such column (its values are NULL)
+	Unit      time.Duration
+	Timestamp bool // a timestamp in Unit
 }
 
 // LookupColumn finds a top-level column of pf; without need, a missing one
@@ -52,7 +56,7 @@ func LookupColumn(pf *parquet.File, name string, need bool) (Column, error) {
 	col := Column{Index: c.ColumnIndex, Unit: time.Millisecond}
 	if lt := c.Node.Type().LogicalType(); lt != nil {
 		if ts, ok := lt.Value.(*format.TimestampType); ok && ts.Unit.Value != nil {
-			col.Unit = ts.Unit.Value.Duration()
+			col.Unit, col.Timestamp = ts.Unit.Value.Duration(), true
 		}
 	}
 	return col, nil
