@@ -14,6 +14,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/pos-lake/pos/extract/platforms"
+	"github.com/pos-lake/pos/internal/errjoin"
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
@@ -133,7 +134,7 @@ func Run(ctx context.Context, out io.WriteCloser, opt RunOptions) error {
 			break
 		}
 	}
-	if err = joinErrs(err, enc.Flush(), out.Close()); err != nil {
+	if err = errjoin.Join(err, enc.Flush(), out.Close()); err != nil {
 		return err
 	}
 	if opt.Commit && newMarks.Len() > 0 {
@@ -254,21 +255,4 @@ func plural(n int64, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// joinErrs is errors.Join that returns a single error as it is.
-func joinErrs(errs ...error) error {
-	var keep []error
-	for _, e := range errs {
-		if e != nil {
-			keep = append(keep, e)
-		}
-	}
-	switch len(keep) {
-	case 0:
-		return nil
-	case 1:
-		return keep[0]
-	}
-	return errors.Join(keep...)
 }

@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -12,38 +11,20 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/pos-lake/pos/extract"
-	"github.com/pos-lake/pos/extract/claudecode"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/internal/testlake"
 	"github.com/pos-lake/pos/mcpserver"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/query/querytest"
-	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
-	"github.com/pos-lake/pos/transform/enrich"
-	"github.com/pos-lake/pos/transform/normalize"
 )
 
 const sessA = "11111111-1111-4111-8111-111111111111"
 
-// buildLake runs the fixture through the whole chain, pos-embed included.
+// buildLake runs the transcripts under root through the whole chain,
+// pos-embed included.
 func buildLake(t *testing.T, root, lake string) {
 	t.Helper()
-	ctx := context.Background()
-	var extracted, normalized, embedded bytes.Buffer
-	enc := schema.NewEncoder(&extracted)
-	opt := extract.Options{Roots: []string{root}, User: "dev", Machine: "box", Now: func() time.Time { return querytest.Now }}
-	if err := (claudecode.Adapter{}).Extract(ctx, opt, enc.Encode); err != nil {
-		t.Fatal(err)
-	}
-	enc.Flush()
-	if _, err := normalize.Normalize(ctx, &extracted, &normalized, normalize.Options{Enrich: enrich.All}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := embed.Embed(ctx, &normalized, &embedded, embed.Options{Provider: embed.NewHash(0)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := load.Load(ctx, &embedded, load.Options{Lake: lake, Now: func() time.Time { return querytest.Now }, NoCatalog: true}); err != nil {
+	if err := testlake.Embedded(context.Background(), root, lake, false); err != nil {
 		t.Fatal(err)
 	}
 }

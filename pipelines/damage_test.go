@@ -5,7 +5,6 @@ import (
 	"crypto/md5"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,18 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/testbin"
+
+	"github.com/pos-lake/pos/internal/corpus"
 	"github.com/pos-lake/pos/testdata/damage"
 )
-
-// corpusDir is the real-file corpus, or "" (the damaged home then makes up
-// lines of the same shapes).
-func corpusDir() string {
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		return d
-	}
-	d, _ := filepath.Abs(filepath.Join("..", "..", "shared", "corpus"))
-	return d
-}
 
 // stageRun is one run of the whole pipeline over a home.
 type stageRun struct {
@@ -55,13 +47,7 @@ func pipeline(t *testing.T, home, lake string, extractArgs ...string) stageRun {
 	if ctx.Err() != nil {
 		t.Fatalf("the pipeline did not end within 10 minutes (a hang): %v", err)
 	}
-	run := stageRun{stderr: map[string]string{}}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		run.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	run := stageRun{code: testbin.ExitCode(t, err), stderr: map[string]string{}}
 	for i, s := range stages {
 		b, _ := os.ReadFile(fmt.Sprintf("%s/%d.err", dir, i))
 		run.stderr[strings.Fields(s)[0]] = string(b)
@@ -89,7 +75,7 @@ func TestDamagedLines(t *testing.T) { damagedHome(t, damage.Options{Seed: 31, No
 func damagedHome(t *testing.T, opt damage.Options) {
 	tmp := t.TempDir()
 	home, lake := filepath.Join(tmp, "home"), filepath.Join(tmp, "lake")
-	opt.Corpus = corpusDir()
+	opt.Corpus = corpus.Path() // the damaged home makes up lines of the same shapes where it is absent
 	h, err := damage.Write(home, opt)
 	if err != nil {
 		t.Fatal(err)

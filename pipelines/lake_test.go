@@ -12,26 +12,48 @@ import (
 	"testing"
 	"time"
 
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	codex "github.com/pos-lake/pos/extract/codex/about"
+	gemini "github.com/pos-lake/pos/extract/gemini/about"
+	"github.com/pos-lake/pos/extract/platforms"
 	"github.com/pos-lake/pos/load"
 )
 
-// extractFixtures writes the stream of the Claude Code and Codex fixture
-// homes (some of whose lines are damaged on purpose: exit 3) to a file.
-func extractFixtures(t *testing.T, dir string, platforms ...string) string {
+// extractFixtures writes the stream of the named platforms' fixture homes
+// (by default Claude Code's and Codex's, some of whose lines are damaged on
+// purpose: exit 3) to a file.
+func extractFixtures(t *testing.T, dir string, names ...string) string {
 	t.Helper()
-	if len(platforms) == 0 {
-		platforms = []string{"claude_code", "codex"}
+	if len(names) == 0 {
+		names = []string{claudecode.Name, codex.Name}
 	}
 	out := filepath.Join(dir, "extracted.ndjson")
-	roots := map[string]string{"claude_code": "../testdata/claude/home/.claude", "codex": "../testdata/codex/home/.codex",
-		"gemini": "../testdata/gemini/home/.gemini"}
 	var script strings.Builder
 	fmt.Fprintf(&script, ": > %q", out)
-	for _, p := range platforms {
-		fmt.Fprintf(&script, "; { pos-extract -q --full -p %s --root %q >> %q || [ $? = 3 ]; }", p, roots[p], out)
+	for _, p := range names {
+		fmt.Fprintf(&script, "; { pos-extract -q --full -p %s --root %q >> %q || [ $? = 3 ]; }", p, fixtureRoot(t, p), out)
 	}
 	mustSh(t, script.String())
 	return out
+}
+
+// fixtureRoot is where a platform's history lies in its fixture home,
+// ../testdata/F/home/.F, F being the first of the platform's name and
+// aliases (Claude Code's is "claude") that has one.
+func fixtureRoot(t *testing.T, name string) string {
+	t.Helper()
+	p, ok := platforms.Lookup(name)
+	if !ok {
+		t.Fatalf("no platform %q", name)
+	}
+	for _, f := range append([]string{p.Name}, p.Aliases...) {
+		root := filepath.Join("..", "testdata", f, "home", "."+f)
+		if fi, err := os.Stat(root); err == nil && fi.IsDir() {
+			return root
+		}
+	}
+	t.Fatalf("no fixture home holds %s's history", name)
+	return ""
 }
 
 // catalogAnswers reads every view of pos.duckdb, opened by its path as the
@@ -87,7 +109,7 @@ func TestMovedLakeAnswersAlike(t *testing.T) {
 	// The decoy: "moved a1Zb" matches the pattern "moved a[1]*b"; it
 	// holds another lake (Gemini's fixture).
 	decoyDir := t.TempDir()
-	build(extractFixtures(t, decoyDir, "gemini"), filepath.Join(dir, "moved a1Zb", "lake2"))
+	build(extractFixtures(t, decoyDir, gemini.Name), filepath.Join(dir, "moved a1Zb", "lake2"))
 
 	session := strings.TrimSpace(mustSh(t, fmt.Sprintf("pos-query sql --lake %q --format csv 'SELECT session_id FROM sessions ORDER BY last_ts DESC, session_id LIMIT 1' | tail -1", orig)))
 	commands := [][]string{
@@ -162,7 +184,7 @@ func TestMovedLakeAnswersAlike(t *testing.T) {
 // itself: the pos_lake variable says where the lake is.
 func TestCatalogAttachedWithLakeVariable(t *testing.T) {
 	dir := t.TempDir()
-	stream := extractFixtures(t, dir, "claude_code")
+	stream := extractFixtures(t, dir, claudecode.Name)
 	orig := filepath.Join(dir, "orig")
 	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --key lake-test-key-of-32-bytes-or-more | pos-load -q --lake %q", stream, orig))
 	want := catalogAnswers(t, filepath.Join(orig, load.CatalogFile))
@@ -312,7 +334,7 @@ func TestScrubMarks(t *testing.T) {
 		t.Errorf("declared lake: %v", m)
 	}
 	// New rows of the old pipe after that are warned of again.
-	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-load -q --lake %q", extractFixtures(t, t.TempDir(), "gemini"), lake("old")))
+	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-load -q --lake %q", extractFixtures(t, t.TempDir(), gemini.Name), lake("old")))
 	if _, errs, _ = sh(t, fmt.Sprintf("pos-query recent --lake %q", lake("old"))); !strings.Contains(errs, "holds rows loaded without pos-scrub") {
 		t.Errorf("unscrubbed rows added to a declared lake: %s", errs)
 	}
@@ -334,7 +356,7 @@ func countKeys(m map[string]bool, sub string) int {
 // older build's (an hour old) — and keeps a live writer's.
 func TestStaleTempsRemovedByNextRun(t *testing.T) {
 	dir := t.TempDir()
-	stream := extractFixtures(t, dir, "claude_code")
+	stream := extractFixtures(t, dir, claudecode.Name)
 	lake := filepath.Join(dir, "lake")
 	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --key lake-test-key-of-32-bytes-or-more | pos-load -q --lake %q", stream, lake))
 	sleep := exec.Command("sleep", "60")

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -19,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	"github.com/pos-lake/pos/internal/corpus"
+	"github.com/pos-lake/pos/internal/testbin"
 	"github.com/pos-lake/pos/load"
 )
 
@@ -28,28 +30,16 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "pos-bin-")
-	if err != nil {
-		panic(err)
-	}
-	// As people build them: make build, with its flags. Without make, go
-	// build (and TestBuildLinks skips).
-	cmd := exec.Command("make", "-s", "-C", "..", "build", "BIN="+dir)
-	if _, err := exec.LookPath("make"); err != nil {
-		fmt.Fprintln(os.Stderr, "pipelines: no make; building with go build")
-		cmd = exec.Command("go", "build", "-o", dir+"/", "../cmd/...")
-	} else {
+	testbin.Main(m, "pos-bin-", &binDir, func(dir string) *exec.Cmd {
+		// As people build them: make build, with its flags. Without make,
+		// go build (and TestBuildLinks skips).
+		if _, err := exec.LookPath("make"); err != nil {
+			fmt.Fprintln(os.Stderr, "pipelines: no make; building with go build")
+			return exec.Command("go", "build", "-o", dir+"/", "../cmd/...")
+		}
 		builtByMake = true
-	}
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the binaries:", err)
-		os.Exit(1)
-	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+		return exec.Command("make", "-s", "-C", "..", "build", "BIN="+dir)
+	})
 }
 
 // sh runs a bash pipeline with pipefail and the binaries first on PATH. It
@@ -60,14 +50,7 @@ func sh(t *testing.T, script string, env ...string) (string, string, int) {
 	cmd.Env = append(os.Environ(), append([]string{"PATH=" + binDir + ":" + os.Getenv("PATH"), "POS_LAKE=", "XDG_DATA_HOME=" + t.TempDir()}, env...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	code := testbin.ExitCode(t, cmd.Run())
 	return out.String(), errb.String(), code
 }
 
@@ -110,22 +93,11 @@ func tableCounts(t *testing.T, db *sql.DB) string {
 	return strings.Join(parts, " ")
 }
 
-func corpus(t *testing.T) string {
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "shared", "corpus", "claude"))
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		dir, _ = filepath.Abs(filepath.Join(d, "claude"))
-	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		t.Skip("../shared/corpus/claude is absent: the real-file corpus tests need it")
-	}
-	return dir
-}
-
 // The corpus, end to end: every line of every file is loaded, nothing is
 // skipped, and the per-file counts of raw lines, messages and exchanges are
 // those computed independently from the files.
 func TestCorpusLake(t *testing.T) {
-	dir := corpus(t)
+	dir := corpus.Platform(t, claudecode.Name)
 	lake := filepath.Join(t.TempDir(), "lake")
 	_, errs, code := sh(t, fmt.Sprintf("pos-extract --platform claude_code --root %q --full | pos-normalize | pos-load --lake %q", dir, lake))
 	if code != 0 || strings.Contains(errs, "invalid") {
@@ -289,7 +261,7 @@ func TestLoadTwice(t *testing.T) {
 // Killing pos-load midway leaves only complete files where readers look,
 // and running the load again completes the lake.
 func TestKillLoad(t *testing.T) {
-	dir := corpus(t)
+	dir := corpus.Platform(t, claudecode.Name)
 	tmp := t.TempDir()
 	mustSh(t, fmt.Sprintf("pos-extract --root %q --full -q | pos-normalize -q > %s/n.ndjson", dir, tmp))
 	clean := filepath.Join(tmp, "clean")
@@ -352,7 +324,7 @@ func TestKillLoad(t *testing.T) {
 // An incremental sync after lines are appended gives the lake a full load
 // of the final files gives.
 func TestIncrementalSync(t *testing.T) {
-	dir := corpus(t)
+	dir := corpus.Platform(t, claudecode.Name)
 	tmp := t.TempDir()
 	src := filepath.Join(dir, "spotter", "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl")
 	b, err := os.ReadFile(src)
@@ -432,7 +404,7 @@ func TestBadInputAndStrict(t *testing.T) {
 
 // A closed downstream pipe ends a filter quietly.
 func TestClosedPipe(t *testing.T) {
-	dir := corpus(t)
+	dir := corpus.Platform(t, claudecode.Name)
 	out, errs, _ := sh(t, fmt.Sprintf(`pos-extract --root %q --full | head -c 100 > /dev/null; echo "${PIPESTATUS[0]}"`, dir))
 	if strings.TrimSpace(out) != "141" || strings.Contains(errs, "broken pipe") || strings.Contains(errs, "panic") {
 		t.Fatalf("exit %q, stderr:\n%s", out, errs)

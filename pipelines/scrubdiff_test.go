@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,8 @@ import (
 	"github.com/zricethezav/gitleaks/v8/sources"
 	_ "modernc.org/sqlite" // Cursor's state.vscdb of the generated home
 
+	"github.com/pos-lake/pos/extract/platforms"
+	"github.com/pos-lake/pos/internal/corpus"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/transform/scrub/scrubtest"
 )
@@ -51,10 +52,7 @@ func TestScrubDifferential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	corpusDir, _ := filepath.Abs(filepath.Join("..", "..", "shared", "corpus"))
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		corpusDir, _ = filepath.Abs(d)
-	}
+	corpusDir := corpus.Path()
 	haveCorpus := true
 	if _, err := os.Stat(corpusDir); err != nil {
 		t.Log("../shared/corpus is absent: the generated home alone")
@@ -79,8 +77,10 @@ func TestScrubDifferential(t *testing.T) {
 		fmt.Sprintf("pos-extract --full -q --lake %q --platform aider --root %q", lake, h.AiderRoot),
 	}
 	if haveCorpus {
-		for _, p := range []struct{ platform, dir string }{{"claude_code", "claude"}, {"codex", "codex"}, {"cline", "cline"}, {"gemini", "gemini"}, {"aider", "aider"}, {"cursor", "cursor"}} {
-			runs = append(runs, fmt.Sprintf("pos-extract --full -q --lake %q --platform %s --root %q", lake, p.platform, filepath.Join(corpusDir, p.dir)))
+		for _, p := range platforms.All() {
+			if dir, ok := corpus.Folder(corpusDir, p); ok {
+				runs = append(runs, fmt.Sprintf("pos-extract --full -q --lake %q --platform %s --root %q", lake, p.Name, dir))
+			}
 		}
 	}
 	for _, r := range runs {
@@ -130,51 +130,28 @@ func TestScrubDifferential(t *testing.T) {
 	}
 	found := map[string]string{} // needle -> where
 	m := newMatcher(needles)
-	var files, parquets []string
-	err = filepath.WalkDir(lake, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		files = append(files, p)
-		if strings.HasSuffix(p, ".parquet") {
-			parquets = append(parquets, p)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		m.scan(b, func(n string) { found[n] = p })
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(parquets) == 0 {
-		t.Fatalf("no Parquet in the lake: %v", files)
-	}
 	db, err := load.OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows := 0
 	var lakeText bytes.Buffer // what DuckDB reads: for the look-alikes
-	for _, p := range parquets {
-		rows += eachText(t, db, `SELECT CAST(t AS VARCHAR) FROM read_parquet('`+strings.ReplaceAll(p, "'", "''")+`') AS t`, func(s string) {
-			m.scan([]byte(s), func(n string) { found[n] = p + " (through DuckDB)" })
-			if len(elsewhere) > 0 {
-				low := strings.ToLower(s)
-				for secret, kws := range elsewhere {
-					if strings.Contains(s, secret) && slices.ContainsFunc(kws, func(k string) bool { return strings.Contains(low, strings.ToLower(k)) }) {
-						t.Errorf("a secret gitleaks finds is in a row that holds its rule's keyword: %s", p)
-					}
+	scan := scrubtest.ScanLake(t, db, lake, func(p string, b []byte) {
+		m.scan(b, func(n string) { found[n] = p })
+	}, func(p, s string) {
+		m.scan([]byte(s), func(n string) { found[n] = p + " (through DuckDB)" })
+		if len(elsewhere) > 0 {
+			low := strings.ToLower(s)
+			for secret, kws := range elsewhere {
+				if strings.Contains(s, secret) && slices.ContainsFunc(kws, func(k string) bool { return strings.Contains(low, strings.ToLower(k)) }) {
+					t.Errorf("a secret gitleaks finds is in a row that holds its rule's keyword: %s", p)
 				}
 			}
-			lakeText.WriteString(s)
-			lakeText.WriteByte('\n')
-		})
-	}
-	t.Logf("lake: %d files, %d Parquet files, %d rows, %d markers; %d needles (%d from gitleaks)", len(files), len(parquets), rows,
+		}
+		lakeText.WriteString(s)
+		lakeText.WriteByte('\n')
+	})
+	t.Logf("lake: %d files, %d Parquet files, %d rows, %d markers; %d needles (%d from gitleaks)", len(scan.Files), len(scan.Parquets), scan.Rows,
 		bytes.Count(lakeText.Bytes(), []byte("[REDACTED:")), len(needles), nGitleaks)
 
 	// 4. Nothing survives; recall by kind, platform and place.
@@ -314,28 +291,6 @@ func writeCursorDB(path string, rows [][2]string) error {
 		}
 	}
 	return nil
-}
-
-func eachText(t *testing.T, db *sql.DB, q string, fn func(string)) int {
-	t.Helper()
-	rs, err := db.Query(q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rs.Close()
-	n := 0
-	for rs.Next() {
-		var s sql.NullString
-		if err := rs.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		fn(s.String)
-		n++
-	}
-	if err := rs.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // matcher finds needles in text: one map lookup per byte, by the needles'

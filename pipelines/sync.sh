@@ -40,16 +40,22 @@ MSG
 fi
 export POS_LAKE=$lake
 
-# extract reads this machine's histories, or, for the demo, each platform's
-# synthetic home in testdata/ (the tools' default locations under that HOME).
+# extract reads this machine's histories, or, for the demo, the synthetic
+# homes in testdata/: each platform whose default location under such a HOME
+# holds files (as pos-extract --list finds them) is read from it. Aider's
+# and push's bundled histories are not under a home; they are named by
+# --root.
 extract() {
   if [ -z "$demo" ]; then
     pos-extract
     return
   fi
-  local t=$here/../testdata rc=0 c
-  for p in claude_code:claude cline:cline codex:codex gemini:gemini; do
-    HOME=$t/${p#*:}/home pos-extract -q -p "${p%%:*}" || { c=$?; [ "$c" = 3 ] && rc=3 || return "$c"; }
+  local t rc=0 c home p
+  t=$(cd "$here/../testdata" && pwd) # clean, as the paths --list prints are
+  for home in "$t"/*/home; do
+    for p in $(HOME=$home pos-extract --list | awk -F'\t' -v h="$home/" '$3 > 0 && index($2, h) == 1 {print $1}' | uniq); do
+      HOME=$home pos-extract -q -p "$p" || { c=$?; [ "$c" = 3 ] && rc=3 || return "$c"; }
+    done
   done
   pos-extract -q -p aider --root "$t/aider/projects" || { c=$?; [ "$c" = 3 ] && rc=3 || return "$c"; }
   pos-extract -q -p push --root "$t/push/push" || { c=$?; [ "$c" = 3 ] && rc=3 || return "$c"; }

@@ -65,22 +65,13 @@ func newLLM(o LLMOptions) (*llmClient, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Minute
 	}
-	switch {
-	case o.Retries == 0:
-		o.Retries = 3
-	case o.Retries < 0:
-		o.Retries = 0
-	}
-	if o.Backoff <= 0 {
-		o.Backoff = time.Second
-	}
+	o.Retries = oaiwire.Retries(o.Retries, 3)
+	o.Backoff = oaiwire.Backoff(o.Backoff)
 	if o.Concurrency <= 0 {
 		o.Concurrency = 4
 	}
-	cfg := openai.DefaultConfig(o.APIKey)
-	cfg.BaseURL = o.BaseURL
-	cfg.HTTPClient = &oaiwire.HTTPClient{C: &http.Client{}}
-	return &llmClient{client: openai.NewClientWithConfig(cfg), opt: o, sleep: oaiwire.Sleep}, nil
+	// o.Timeout bounds each attempt through its context.
+	return &llmClient{client: oaiwire.NewClient(o.BaseURL, o.APIKey, 0), opt: o, sleep: oaiwire.Sleep}, nil
 }
 
 func (l *llmClient) notes() []string {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
+	"github.com/pos-lake/pos/internal/errjoin"
 	_ "github.com/pos-lake/pos/schema/fastjson" // sonic for bulk decoding
 	"github.com/pos-lake/pos/transform/embed"
 	"github.com/urfave/cli/v2"
@@ -87,7 +88,7 @@ func run(c *cli.Context) error {
 		return err
 	})
 	// What was computed before a failure stays cached.
-	if err := cmdio.Join(err, closeErr, closeCache(opt.Cache)); err != nil {
+	if err := errjoin.Join(err, closeErr, closeCache(opt.Cache)); err != nil {
 		return err
 	}
 	cmdio.Summary(c, "%s; %d bad lines skipped (%.1fs)", total.Summary(p.Model(), p.Dim()), skips.N(), time.Since(start).Seconds())

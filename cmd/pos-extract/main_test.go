@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/clitest"
+	"github.com/pos-lake/pos/internal/testbin"
 )
 
 // These tests run the built binaries, as a user or a timer runs them.
@@ -28,18 +29,11 @@ func TestMain(m *testing.M) { clitest.Main(m, "pos-extract", main, buildBinaries
 // buildBinaries builds pos-extract and pos-load for the tests that run them
 // as processes of their own, and returns what removes them.
 func buildBinaries() func() {
-	dir, err := os.MkdirTemp("", "pos-extract-bin-")
-	if err != nil {
-		panic(err)
-	}
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".", "../pos-load")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building pos-extract and pos-load:", err)
-		os.Exit(1)
-	}
+	dir, remove := testbin.Build("pos-extract-bin-", func(dir string) *exec.Cmd {
+		return exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".", "../pos-load")
+	})
 	binDir = dir
-	return func() { os.RemoveAll(dir) }
+	return remove
 }
 
 // env is a clean environment: home as HOME, the lake as POS_LAKE.
@@ -241,14 +235,7 @@ func sh(t *testing.T, dir string, environ []string, script string) (string, int)
 	cmd.Dir = dir
 	cmd.Env = environ
 	out, err := cmd.CombinedOutput()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return string(out), code
+	return string(out), testbin.ExitCode(t, err)
 }
 
 // TestStateCommittedWhereRead: the watermarks a run read from --state DIR

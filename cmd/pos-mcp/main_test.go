@@ -17,6 +17,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/pos-lake/pos/cmd/internal/clitest"
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	"github.com/pos-lake/pos/internal/corpus"
+	"github.com/pos-lake/pos/internal/testbin"
 )
 
 // The end-to-end test: the real binaries build a lake from the Claude Code
@@ -30,38 +33,17 @@ func TestMain(m *testing.M) { clitest.Main(m, "pos-mcp", main, buildBinaries) }
 // buildBinaries builds the pipeline's binaries and pos-mcp for the tests
 // that run them as processes of their own, and returns what removes them.
 func buildBinaries() func() {
-	dir, err := os.MkdirTemp("", "pos-mcp-bin-")
-	if err != nil {
-		panic(err)
-	}
-	cmd := exec.Command("go", "build", "-o", dir+"/", "../pos-extract", "../pos-normalize", "../pos-embed", "../pos-load", ".")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the binaries:", err)
-		os.Exit(1)
-	}
+	dir, remove := testbin.Build("pos-mcp-bin-", func(dir string) *exec.Cmd {
+		return exec.Command("go", "build", "-o", dir+"/", "../pos-extract", "../pos-normalize", "../pos-embed", "../pos-load", ".")
+	})
 	binDir = dir
-	return func() { os.RemoveAll(dir) }
-}
-
-// corpus is the real Claude Code corpus; $POS_CORPUS points elsewhere.
-func corpus(t *testing.T) string {
-	dir := filepath.Join("..", "..", "..", "shared", "corpus")
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		dir = d
-	}
-	dir = filepath.Join(dir, "claude")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("skipped: the Claude Code corpus is not at %s (set POS_CORPUS to the corpus directory)", dir)
-	}
-	abs, _ := filepath.Abs(dir)
-	return abs
+	return remove
 }
 
 // corpusLake builds the lake with the binaries.
 func corpusLake(t *testing.T) (lake string, env []string) {
 	t.Helper()
-	root := corpus(t)
+	root := corpus.Platform(t, claudecode.Name)
 	tmp := t.TempDir()
 	lake = filepath.Join(tmp, "lake")
 	env = append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"), "POS_LAKE="+lake, "XDG_DATA_HOME="+filepath.Join(tmp, "xdg"),

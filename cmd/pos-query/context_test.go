@@ -9,13 +9,7 @@ import (
 func TestContextQuery(t *testing.T) {
 	elake := embeddedLake(t)
 	const a = "11111111-1111-4111-8111-111111111111"
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		code   int
-		stdout string // regexp
-		stderr string // regexp
-	}{
+	for _, tc := range []cliCase{
 		{name: "picks the matching session", args: []string{"context", "--lake", elake, "--query", "exponential backoff", "--sessions", "1", "--dry-run", "-f", "table", "--width", "200"},
 			stdout: `(?m)^SESSION_ID +KIND .*\n(` + a + ` .*\n)+$`,
 			stderr: `pos-query: --query picked claude_code session ` + a + ` \(score [0-9.]+\): Add a retry to the fetcher\n`},
@@ -26,18 +20,7 @@ func TestContextQuery(t *testing.T) {
 		{name: "bad --sessions", args: []string{"context", "--lake", elake, "--query", "retry", "--sessions", "0"}, code: 2,
 			stderr: `--sessions must be at least 1`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := run("", tc.args...)
-			if code != tc.code {
-				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
-			}
-			if !regexp.MustCompile(tc.stdout).MatchString(stdout) {
-				t.Errorf("stdout %q does not match %q", stdout, tc.stdout)
-			}
-			if !regexp.MustCompile(tc.stderr).MatchString(stderr) {
-				t.Errorf("stderr %q does not match %q", stderr, tc.stderr)
-			}
-		})
+		t.Run(tc.name, tc.check)
 	}
 	// A lake without pos-embed's chunks: search says what to do.
 	code, _, stderr := run("", "context", "--lake", lake, "--query", "retry")

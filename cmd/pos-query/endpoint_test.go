@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/testbin"
+
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/claudecode"
 	"github.com/pos-lake/pos/query/querytest"
@@ -208,12 +210,7 @@ func TestSearchThroughTheLakesEndpoint(t *testing.T) {
 		start := time.Now()
 		err := cmd.Run()
 		took = time.Since(start)
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, out.String(), errb.String(), took
+		return testbin.ExitCode(t, err), out.String(), errb.String(), took
 	}
 	type hit struct {
 		VectorRank  int `json:"vector_rank"`

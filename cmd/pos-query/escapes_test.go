@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,17 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
-	"github.com/pos-lake/pos/extract"
-	"github.com/pos-lake/pos/extract/claudecode"
-	"github.com/pos-lake/pos/load"
-	"github.com/pos-lake/pos/query/querytest"
-	"github.com/pos-lake/pos/schema"
-	"github.com/pos-lake/pos/transform/embed"
-	"github.com/pos-lake/pos/transform/enrich"
-	"github.com/pos-lake/pos/transform/normalize"
+	"github.com/pos-lake/pos/internal/testlake"
 )
 
 // hostile is text a history can hold that acts on a terminal: a clipboard
@@ -76,22 +67,8 @@ func hostileLake(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, sid+".jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	lake := filepath.Join(t.TempDir(), "lake")
-	var extracted, normalized, embedded bytes.Buffer
-	enc := schema.NewEncoder(&extracted)
-	opt := extract.Options{Roots: []string{root}, User: "dev", Machine: "box", Now: func() time.Time { return querytest.Now }}
-	if err := (claudecode.Adapter{}).Extract(ctx, opt, enc.Encode); err != nil {
-		t.Fatal(err)
-	}
-	enc.Flush()
-	if _, err := normalize.Normalize(ctx, &extracted, &normalized, normalize.Options{Enrich: enrich.All}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := embed.Embed(ctx, &normalized, &embedded, embed.Options{Provider: embed.NewHash(0)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := load.Load(ctx, &embedded, load.Options{Lake: lake, Now: func() time.Time { return querytest.Now }}); err != nil {
+	if err := testlake.Embedded(context.Background(), root, lake, true); err != nil {
 		t.Fatal(err)
 	}
 	return lake

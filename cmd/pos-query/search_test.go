@@ -1,59 +1,54 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/pos-lake/pos/extract"
-	"github.com/pos-lake/pos/extract/claudecode"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/internal/testlake"
 	"github.com/pos-lake/pos/query/querytest"
-	"github.com/pos-lake/pos/schema"
-	"github.com/pos-lake/pos/transform/embed"
-	"github.com/pos-lake/pos/transform/enrich"
-	"github.com/pos-lake/pos/transform/normalize"
 )
 
-// embeddedLake runs the fixture through extract, normalize, embed and load.
+// embeddedLake builds a lake with vectors from the fixture.
 func embeddedLake(t *testing.T) string {
 	t.Helper()
-	ctx := context.Background()
 	lake := filepath.Join(t.TempDir(), "lake")
-	var extracted, normalized, embedded bytes.Buffer
-	enc := schema.NewEncoder(&extracted)
-	opt := extract.Options{Roots: []string{querytest.Fixture()}, User: "dev", Machine: "box", Now: func() time.Time { return querytest.Now }}
-	if err := (claudecode.Adapter{}).Extract(ctx, opt, enc.Encode); err != nil {
-		t.Fatal(err)
-	}
-	enc.Flush()
-	if _, err := normalize.Normalize(ctx, &extracted, &normalized, normalize.Options{Enrich: enrich.All}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := embed.Embed(ctx, &normalized, &embedded, embed.Options{Provider: embed.NewHash(0)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := load.Load(ctx, &embedded, load.Options{Lake: lake, Now: func() time.Time { return querytest.Now }, NoCatalog: true}); err != nil {
+	if err := testlake.Embedded(context.Background(), querytest.Fixture(), lake, false); err != nil {
 		t.Fatal(err)
 	}
 	return lake
 }
 
+// cliCase is a run of pos-query over a lake with vectors and what it must
+// print; an empty stdout or stderr accepts anything.
+type cliCase struct {
+	name   string
+	args   []string
+	code   int
+	stdout string // regexp
+	stderr string // regexp
+}
+
+func (tc cliCase) check(t *testing.T) {
+	code, stdout, stderr := run("", tc.args...)
+	if code != tc.code {
+		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
+	}
+	if !regexp.MustCompile(tc.stdout).MatchString(stdout) {
+		t.Errorf("stdout %q does not match %q", stdout, tc.stdout)
+	}
+	if !regexp.MustCompile(tc.stderr).MatchString(stderr) {
+		t.Errorf("stderr %q does not match %q", stderr, tc.stderr)
+	}
+}
+
 func TestSearchCLI(t *testing.T) {
 	elake := embeddedLake(t)
 	const a = "11111111-1111-4111-8111-111111111111"
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		code   int
-		stdout string // regexp
-		stderr string // regexp
-	}{
+	for _, tc := range []cliCase{
 		{name: "table", args: []string{"search", "retry with exponential backoff", "--lake", elake, "-f", "table", "--width", "160", "-k", "2"},
 			stdout: `^0\.[5-9][0-9] +[0-9a-z ]+ ago +(exchange|user_prompt) +` + a + `  Add a retry to the fetcher\n(    [^\n]+\n)*    [^\n]*\*\*exponential\*\*[^\n]*\n(    [^\n]+\n)*(\n0\.[0-9]+ .*\n(    [^\n]+\n)+)?$`}, // a second block only if it matches: noise is below the minimum similarity
 		{name: "unquoted words", args: []string{"search", "--lake", elake, "-f", "csv", "-k", "1", "exponential", "backoff"},
@@ -89,18 +84,7 @@ func TestSearchCLI(t *testing.T) {
 		{name: "lake without chunks", args: []string{"search", "fetcher", "--lake", lake}, code: 2,
 			stderr: `pos-embed`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := run("", tc.args...)
-			if code != tc.code {
-				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, stderr)
-			}
-			if !regexp.MustCompile(tc.stdout).MatchString(stdout) {
-				t.Errorf("stdout %q does not match %q", stdout, tc.stdout)
-			}
-			if tc.stderr != "" && !regexp.MustCompile(tc.stderr).MatchString(stderr) {
-				t.Errorf("stderr %q does not match %q", stderr, tc.stderr)
-			}
-		})
+		t.Run(tc.name, tc.check)
 	}
 	// The JSON of a hit carries what an agent needs to follow up.
 	_, stdout, _ := run("", "search", "retry with exponential backoff", "--lake", elake, "-f", "json", "-k", "1")

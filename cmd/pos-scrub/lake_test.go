@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,76 +82,27 @@ func TestLakeHoldsNoPlantedSecret(t *testing.T) {
 		}
 	}
 
-	// 1. The bytes of every file.
-	var files, parquets []string
-	filepath.WalkDir(lake, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		files = append(files, p)
-		if strings.HasSuffix(p, ".parquet") {
-			parquets = append(parquets, p)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		found(p, b)
-		return nil
-	})
-	if len(parquets) == 0 {
-		t.Fatalf("no Parquet in the lake: %v", files)
-	}
-
-	// 2. Every row of every Parquet file, every column as text.
+	// 1. The bytes of every file, and 2. every row of every Parquet file,
+	// every column as text.
 	db, err := load.OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows := 0
-	for _, p := range parquets {
-		rows += scanText(t, db, `SELECT CAST(t AS VARCHAR) FROM read_parquet(`+quote(p)+`) AS t`, func(s string) { found(p, []byte(s)) })
-	}
+	scan := scrubtest.ScanLake(t, db, lake, found, func(p, text string) { found(p, []byte(text)) })
 	// 3. The views users query, as DuckDB defines them.
 	if err := load.DefineViews(context.Background(), db, lake); err != nil {
 		t.Fatal(err)
 	}
 	redacted := 0
 	for _, v := range []string{"raw", "messages", "exchanges", "sessions", "documents"} {
-		scanText(t, db, `SELECT CAST(v AS VARCHAR) FROM `+v+` AS v`, func(s string) {
+		scrubtest.EachText(t, db, `SELECT CAST(v AS VARCHAR) FROM `+v+` AS v`, func(s string) {
 			found("view "+v, []byte(s))
 			redacted += strings.Count(s, "[REDACTED:")
 		})
 	}
-	if rows < len(set)/2 || redacted < len(set) {
-		t.Errorf("the lake holds %d rows and %d markers for %d planted records: the check proves little", rows, redacted, len(set))
+	if scan.Rows < len(set)/2 || redacted < len(set) {
+		t.Errorf("the lake holds %d rows and %d markers for %d planted records: the check proves little", scan.Rows, redacted, len(set))
 	}
-	t.Logf("%d files, %d Parquet files, %d rows, %d markers in the views", len(files), len(parquets), rows, redacted)
+	t.Logf("%d files, %d Parquet files, %d rows, %d markers in the views", len(scan.Files), len(scan.Parquets), scan.Rows, redacted)
 }
-
-func scanText(t *testing.T, db *sql.DB, q string, fn func(string)) int {
-	t.Helper()
-	rs, err := db.Query(q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rs.Close()
-	n := 0
-	for rs.Next() {
-		var s sql.NullString
-		if err := rs.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		fn(s.String)
-		n++
-	}
-	if err := rs.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-// quote makes a SQL string literal of a path this test made (read_parquet
-// takes no parameters in a FROM clause).
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -90,6 +90,37 @@ func (h *HTTPClient) Do(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
+// NewClient returns a client of the OpenAI-compatible API at baseURL (a
+// trailing slash dropped) that sends key and fills in the Hint of each
+// request's context; timeout bounds each HTTP request (0: no bound).
+func NewClient(baseURL, key string, timeout time.Duration) *openai.Client {
+	cfg := openai.DefaultConfig(key)
+	cfg.BaseURL = strings.TrimRight(baseURL, "/")
+	cfg.HTTPClient = &HTTPClient{C: &http.Client{Timeout: timeout}}
+	return openai.NewClientWithConfig(cfg)
+}
+
+// Retries is how many times a client retries a failed request, from its
+// option n: def when n is 0 (not set), none when n is negative.
+func Retries(n, def int) int {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
+// Backoff is the first wait between attempts, from its option d: a second
+// unless d is set.
+func Backoff(d time.Duration) time.Duration {
+	if d <= 0 {
+		return time.Second
+	}
+	return d
+}
+
 // ParseRetryAfter reads a Retry-After header: seconds or an HTTP date.
 func ParseRetryAfter(v string) time.Duration {
 	if v == "" {

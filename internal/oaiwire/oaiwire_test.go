@@ -63,3 +63,16 @@ func TestSleepEndsWithContext(t *testing.T) {
 		t.Fatalf("Sleep on a cancelled context: %v", err)
 	}
 }
+
+func TestRetriesAndBackoff(t *testing.T) {
+	for _, c := range []struct{ n, def, want int }{{0, 3, 3}, {-1, 3, 0}, {7, 3, 7}, {0, 5, 5}} {
+		if got := Retries(c.n, c.def); got != c.want {
+			t.Errorf("Retries(%d, %d) = %d, want %d", c.n, c.def, got, c.want)
+		}
+	}
+	for d, want := range map[time.Duration]time.Duration{0: time.Second, -1: time.Second, 3 * time.Second: 3 * time.Second} {
+		if got := Backoff(d); got != want {
+			t.Errorf("Backoff(%v) = %v, want %v", d, got, want)
+		}
+	}
+}

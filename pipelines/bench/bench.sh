@@ -14,7 +14,8 @@
 #   BENCH_INC    fraction of lines appended for the incremental run (default 0.01)
 #   BENCH_SEED   generator seed (default 1)
 #   BENCH_KEEP=1 keep the temporary directory (binaries, streams, lakes)
-#   BENCH_PLATFORMS  platforms the generator replicates (default claude_code,codex,gemini,aider)
+#   BENCH_PLATFORMS  platforms the generator replicates, comma-separated
+#                (default: every one it can, as pos-bench-gen --help lists them)
 #   BENCH_QREPS  runs of each query latency (default 5; median and p95)
 #   BENCH_COPIES copies of the lake in the query lake (default 8: about 1 M messages at 1GB)
 #   BENCH_SREPS  runs of each search latency (default 10; median and p95)
@@ -36,7 +37,7 @@ INC_FRACTION=${BENCH_INC:-0.01}
 SEED=${BENCH_SEED:-1}
 if [[ -z ${BENCH_SRC:-} && -n ${POS_CORPUS:-} ]]; then BENCH_SRC=$POS_CORPUS/claude; fi
 SRC=${BENCH_SRC:-../shared/corpus/claude}
-PLATFORMS=${BENCH_PLATFORMS:-claude_code,codex,gemini,aider}
+PLATFORMS=${BENCH_PLATFORMS:-}
 QREPS=${BENCH_QREPS:-5}
 TOL=${BENCH_TOL:-0.1}
 COPIES=${BENCH_COPIES:-8}
@@ -111,7 +112,9 @@ else
 	DIR=${BENCH_DIR:-$TMP/corpus}
 	[[ -d $SRC ]] || die "no source corpus at $SRC (set BENCH_SRC)"
 	log "generating $SIZE from $SRC into $DIR"
-	GEN_LINE=$("$BIN/pos-bench-gen" --src "$SRC" --out "$DIR" --size "$SIZE" --seed "$SEED" --platforms "$PLATFORMS")
+	gen_platforms=() # none: the generator's default, the registry's platforms it can replicate
+	if [[ -n $PLATFORMS ]]; then gen_platforms=(--platforms "$PLATFORMS"); fi
+	GEN_LINE=$("$BIN/pos-bench-gen" --src "$SRC" --out "$DIR" --size "$SIZE" --seed "$SEED" "${gen_platforms[@]}")
 	log "$GEN_LINE"
 fi
 # SOURCE bytes: the transcripts; every MB/s figure below is over these.

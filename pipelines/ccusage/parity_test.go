@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	"github.com/pos-lake/pos/internal/corpus"
 )
 
 // TestParity installs ccusage 20.0.24 from the npm registry (once, into the
@@ -21,14 +23,8 @@ func TestParity(t *testing.T) {
 			t.Skip("skipped: npm is not installed, so ccusage cannot be installed (apt-get install npm, or set CCUSAGE_BIN)")
 		}
 	}
-	corpus := os.Getenv("POS_CORPUS")
-	if corpus == "" {
-		corpus = filepath.Join("..", "..", "..", "shared", "corpus")
-	}
-	if _, err := os.Stat(filepath.Join(corpus, "claude")); err != nil {
-		t.Skipf("skipped: no corpus at %s/claude (set POS_CORPUS); the parity check needs the real Claude folders", corpus)
-	}
-	abs, _ := filepath.Abs(corpus)
+	corpus.Platform(t, claudecode.Name) // the parity check needs the real Claude folders
+	abs := corpus.Path()
 	cmd := exec.Command("bash", "parity.sh")
 	cmd.Env = append(os.Environ(), "POS_CORPUS="+abs)
 	var out, errb bytes.Buffer

@@ -15,27 +15,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/testbin"
 	"github.com/pos-lake/pos/query"
 )
 
 var binDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "pos-hooks-bin-")
-	if err != nil {
-		panic(err)
-	}
-	cmd := exec.Command("go", "build", "-o", dir+"/", "../../cmd/pos-extract", "../../cmd/pos-normalize",
-		"../../cmd/pos-scrub", "../../cmd/pos-embed", "../../cmd/pos-load")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the binaries:", err)
-		os.Exit(1)
-	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testbin.Main(m, "pos-hooks-bin-", &binDir, func(dir string) *exec.Cmd {
+		return exec.Command("go", "build", "-o", dir+"/", "../../cmd/pos-extract", "../../cmd/pos-normalize",
+			"../../cmd/pos-scrub", "../../cmd/pos-embed", "../../cmd/pos-load")
+	})
 }
 
 const sessionID = "11111111-1111-4111-8111-111111111111"
@@ -215,13 +205,7 @@ func TestBackfill(t *testing.T) {
 		cmd := exec.Command("./backfill.sh", args...)
 		cmd.Env = h.env
 		out, err := cmd.CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return string(out), code
+		return string(out), testbin.ExitCode(t, err)
 	}
 	// The fixture holds a broken line on purpose: exit 3, the rest loaded.
 	out, code := run("--since", "2020-01-01")

@@ -5,9 +5,6 @@ package embed_test
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -15,14 +12,9 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
-	aider "github.com/pos-lake/pos/extract/aider/about"
 	_ "github.com/pos-lake/pos/extract/all"
-	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
-	cline "github.com/pos-lake/pos/extract/cline/about"
-	codex "github.com/pos-lake/pos/extract/codex/about"
-	cursor "github.com/pos-lake/pos/extract/cursor/about"
-	gemini "github.com/pos-lake/pos/extract/gemini/about"
-	push "github.com/pos-lake/pos/extract/push/about"
+	"github.com/pos-lake/pos/extract/platforms"
+	"github.com/pos-lake/pos/internal/corpus"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
@@ -30,32 +22,6 @@ import (
 	"github.com/pos-lake/pos/transform/normalize"
 	"github.com/pos-lake/pos/transform/scrub"
 )
-
-// corpusPlatforms are the corpus's directories and the platforms whose
-// adapters read them.
-var corpusPlatforms = [][2]string{
-	{"claude", claudecode.Name}, {"codex", codex.Name}, {"gemini", gemini.Name},
-	{"cline", cline.Name}, {"cursor", cursor.Name}, {"aider", aider.Name},
-	{"push", push.Name},
-}
-
-// corpusDir is the real corpus beside the checkout ($POS_CORPUS
-// elsewhere); tests and benchmarks that need it skip without it.
-func corpusDir(tb testing.TB) string {
-	tb.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "corpus")
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		dir = d
-	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		tb.Skipf("%s is absent: the real-corpus tests need it (set POS_CORPUS)", dir)
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return abs
-}
 
 var chainNow = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 
@@ -65,19 +31,19 @@ func extractCorpus(tb testing.TB, dir string) []byte {
 	tb.Helper()
 	var out bytes.Buffer
 	enc := schema.NewEncoder(&out)
-	for _, p := range corpusPlatforms {
-		root := filepath.Join(dir, p[0])
-		if _, err := os.Stat(root); err != nil {
+	for _, p := range platforms.All() {
+		root, ok := corpus.Folder(dir, p)
+		if !ok {
 			continue
 		}
-		a, ok := extract.Lookup(p[1])
+		a, ok := extract.Lookup(p.Name)
 		if !ok {
-			tb.Fatalf("no adapter for %s", p[1])
+			tb.Fatalf("no adapter for %s", p.Name)
 		}
 		opt := extract.Options{Roots: []string{root}, User: "dev", Machine: "box", Now: func() time.Time { return chainNow },
-			Platform: p[1], OnSkip: func(*schema.BadInput) error { return nil }, OnWarn: func(*schema.BadInput) error { return nil }}
+			Platform: p.Name, OnSkip: func(*schema.BadInput) error { return nil }, OnWarn: func(*schema.BadInput) error { return nil }}
 		if err := a.Extract(context.Background(), opt, enc.Encode); err != nil {
-			tb.Fatalf("%s: %v", p[0], err)
+			tb.Fatalf("%s: %v", filepath.Base(root), err)
 		}
 	}
 	if err := enc.Flush(); err != nil {
@@ -139,7 +105,7 @@ func coldChain(tb testing.TB, extracted []byte, lake string, types []string) emb
 // system) over the iterations and how much slower all is than said
 // (go test -run '^$' -bench ColdChain -benchtime 10x).
 func BenchmarkColdChain(b *testing.B) {
-	dir := corpusDir(b)
+	dir := corpus.Dir(b)
 	var wall, cpu [2][]float64
 	var chunks [2]int64
 	types := [2][]string{saidTypes, nil}

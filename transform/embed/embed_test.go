@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/testrec"
+
 	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
 	"github.com/pos-lake/pos/schema"
 )
@@ -88,18 +90,6 @@ func runEmbed(t *testing.T, in []byte, opt Options) ([]byte, Stats) {
 	return out.Bytes(), st
 }
 
-func decodeAll(t *testing.T, b []byte) []*schema.Record {
-	t.Helper()
-	var out []*schema.Record
-	for r, err := range schema.NewDecoder(bytes.NewReader(b)).All() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 func TestEmbedStream(t *testing.T) {
 	in := sample(t)
 	out, st := runEmbed(t, in, Options{Chunker: Chunker{MaxTokens: 200, Overlap: 20}})
@@ -119,7 +109,7 @@ func TestEmbedStream(t *testing.T) {
 	if strings.Join(passed, "\n") != strings.Join(inLines, "\n") {
 		t.Fatalf("records changed in passing:\n%s", out)
 	}
-	recs := decodeAll(t, out)
+	recs := testrec.Decode(t, bytes.NewReader(out))
 	byType := map[string]int{}
 	for i, r := range recs {
 		if r.Kind != schema.KindChunk {
@@ -214,7 +204,7 @@ func TestEmbedOrderAcrossJobs(t *testing.T) {
 		}))
 	}
 	out, st := runEmbed(t, stream(t, recs...), Options{Workers: 4})
-	got := decodeAll(t, out)
+	got := testrec.Decode(t, bytes.NewReader(out))
 	if len(got) != 6000 || st.Chunks != 3000 {
 		t.Fatalf("%d records, %d chunks", len(got), st.Chunks)
 	}

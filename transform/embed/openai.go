@@ -46,28 +46,16 @@ func NewOpenAI(c Config) (*OpenAI, error) {
 		base = "https://api.openai.com/v1"
 	}
 	base = strings.TrimRight(base, "/")
-	cfg := openai.DefaultConfig(c.APIKey)
-	cfg.BaseURL = base
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
-	cfg.HTTPClient = &oaiwire.HTTPClient{C: &http.Client{Timeout: timeout}}
 	p := &OpenAI{
-		client: openai.NewClientWithConfig(cfg), model: model, baseURL: base, dims: c.Dimensions, expect: c.Dimensions,
-		batch: c.Batch, retries: c.Retries, backoff: c.Backoff, sleep: oaiwire.Sleep,
+		client: oaiwire.NewClient(base, c.APIKey, timeout), model: model, baseURL: base, dims: c.Dimensions, expect: c.Dimensions,
+		batch: c.Batch, retries: oaiwire.Retries(c.Retries, 5), backoff: oaiwire.Backoff(c.Backoff), sleep: oaiwire.Sleep,
 	}
 	if p.batch <= 0 {
 		p.batch = 64
-	}
-	switch {
-	case c.Retries == 0:
-		p.retries = 5
-	case c.Retries < 0:
-		p.retries = 0
-	}
-	if p.backoff <= 0 {
-		p.backoff = time.Second
 	}
 	return p, nil
 }

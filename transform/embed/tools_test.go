@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/testrec"
+
 	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
 	codex "github.com/pos-lake/pos/extract/codex/about"
 	"github.com/pos-lake/pos/internal/excerpt"
@@ -161,14 +163,7 @@ func embedStream(t *testing.T, in []byte, opt Options) ([]*schema.Record, Stats)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []*schema.Record
-	for rec, err := range schema.NewDecoder(&out).All() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, rec)
-	}
-	return recs, st
+	return testrec.Decode(t, &out), st
 }
 
 // TestEmbedToolUnits: a tool's command and its failed output become chunks

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pos-lake/pos/internal/testrec"
+
 	"github.com/pos-lake/pos/extract/extracttest"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/enrich"
@@ -39,14 +41,7 @@ func TestGoldenPerPlatform(t *testing.T) {
 				normalize.Options{Name: p, Enrich: enrich.All}); err != nil {
 				t.Fatal(err)
 			}
-			var recs []*schema.Record
-			for r, err := range schema.NewDecoder(&out).All() {
-				if err != nil {
-					t.Fatal(err)
-				}
-				recs = append(recs, r)
-			}
-			got := Summary(recs)
+			got := Summary(testrec.Decode(t, &out))
 			extracttest.Golden(t, filepath.Join("testdata", p+".golden"), got, *update)
 		})
 	}

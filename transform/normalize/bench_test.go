@@ -4,22 +4,17 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
+
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	"github.com/pos-lake/pos/internal/corpus"
 )
 
 // BenchmarkNormalizeCorpus measures pos-normalize over pos-extract's output
 // for the real corpus; MB/s is of that NDJSON stream.
 func BenchmarkNormalizeCorpus(b *testing.B) {
-	dir := filepath.Join("..", "..", "..", "shared", "corpus", "claude")
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		dir = filepath.Join(d, "claude")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		b.Skip("../shared/corpus/claude is absent")
-	}
+	dir := corpus.Platform(b, claudecode.Name)
 	out, err := exec.Command("go", "run", "../../cmd/pos-extract", "--root", dir, "--full", "-q").Output()
 	if err != nil && len(out) == 0 {
 		b.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pos-lake/pos/internal/testrec"
+
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/enrich"
 )
@@ -34,14 +36,7 @@ func normalizeAll(t *testing.T, in []byte) ([]*schema.Record, Stats) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []*schema.Record
-	for r, err := range schema.NewDecoder(&out).All() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
-	return recs, st
+	return testrec.Decode(t, &out), st
 }
 
 func TestFixture(t *testing.T) {

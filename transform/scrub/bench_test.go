@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
+
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	"github.com/pos-lake/pos/internal/corpus"
 
 	"github.com/pos-lake/pos/transform/normalize"
 )
@@ -16,13 +17,7 @@ import (
 // Code corpus: the stream pos-scrub reads in a pipeline.
 func corpusStream(tb testing.TB) []byte {
 	tb.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "corpus", "claude")
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		dir = filepath.Join(d, "claude")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		tb.Skip("../shared/corpus/claude is absent")
-	}
+	dir := corpus.Platform(tb, claudecode.Name)
 	out, err := exec.Command("go", "run", "../../cmd/pos-extract", "--platform", "claude_code", "--root", dir, "--full", "-q").Output()
 	if err != nil && len(out) == 0 {
 		tb.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/pos-lake/pos/internal/jsonesc"
 	"github.com/pos-lake/pos/internal/jsontext"
 )
 
@@ -373,44 +374,34 @@ func (p *parser) unescape(i int) (int, error) {
 		p.i = i
 		return 0, p.errf("unterminated escape")
 	}
-	switch c := src[i+1]; c {
-	case '"', '\\', '/':
-		d.text = append(d.text, c)
-	case 'b':
-		d.text = append(d.text, '\b')
-	case 'f':
-		d.text = append(d.text, '\f')
-	case 'n':
-		d.text = append(d.text, '\n')
-	case 'r':
-		d.text = append(d.text, '\r')
-	case 't':
-		d.text = append(d.text, '\t')
-	case 'u':
-		r, ok := hex4(src, i+2)
-		if !ok {
-			p.i = i
-			return 0, p.errf(`invalid \u escape`)
-		}
-		n := 6
-		if utf16.IsSurrogate(r) {
-			if r2, ok := hex4(src, i+8); ok && i+7 < len(src) && src[i+6] == '\\' && src[i+7] == 'u' {
-				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-					r, n = dec, 12
-				} else {
-					r = utf8.RuneError
-				}
-			} else {
-				r = utf8.RuneError
-			}
-		}
-		d.text = utf8.AppendRune(d.text, r)
-		return n, nil
-	default:
+	c := src[i+1]
+	if e, ok := jsonesc.Simple(c); ok {
+		d.text = append(d.text, e)
+		return 2, nil
+	}
+	if c != 'u' {
 		p.i = i
 		return 0, p.errf("invalid escape %q", src[i:i+2])
 	}
-	return 2, nil
+	r, ok := hex4(src, i+2)
+	if !ok {
+		p.i = i
+		return 0, p.errf(`invalid \u escape`)
+	}
+	n := 6
+	if utf16.IsSurrogate(r) {
+		if r2, ok := hex4(src, i+8); ok && i+7 < len(src) && src[i+6] == '\\' && src[i+7] == 'u' {
+			if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+				r, n = dec, 12
+			} else {
+				r = utf8.RuneError
+			}
+		} else {
+			r = utf8.RuneError
+		}
+	}
+	d.text = utf8.AppendRune(d.text, r)
+	return n, nil
 }
 
 // hex4 decodes the \u escape's four hex digits at b[i:].

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pos-lake/pos/internal/jsonesc"
 	"github.com/pos-lake/pos/internal/keyword"
 
 	"github.com/cespare/xxhash/v2"
@@ -245,29 +246,20 @@ func unescapeLoose(b []byte) []byte {
 			out = append(out, c)
 			continue
 		}
-		switch n := b[i+1]; n {
-		case '"', '\\', '/':
-			out = append(out, n)
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'u':
+		n := b[i+1]
+		if e, ok := jsonesc.Simple(n); ok {
+			out = append(out, e)
+			i++
+			continue
+		}
+		if n == 'u' {
 			if r, ok := hex4(b, i+2); ok {
 				out = utf8.AppendRune(out, r)
-				i += 4
-			} else {
-				out = append(out, c, n)
+				i += 5
+				continue
 			}
-		default:
-			out = append(out, c, n)
 		}
+		out = append(out, c, n)
 		i++
 	}
 	return out

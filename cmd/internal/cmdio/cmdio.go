@@ -342,24 +342,6 @@ func Inputs(c *cli.Context) []string {
 	return c.Args().Slice()
 }
 
-// Join is errors.Join that keeps a nil when all are nil and puts the most
-// meaningful error first.
-func Join(errs ...error) error {
-	var keep []error
-	for _, e := range errs {
-		if e != nil {
-			keep = append(keep, e)
-		}
-	}
-	switch len(keep) {
-	case 0:
-		return nil
-	case 1:
-		return keep[0]
-	}
-	return errors.Join(keep...)
-}
-
 // Plural formats a count with its noun.
 func Plural(n int64, noun string) string {
 	if n == 1 {

@@ -12,25 +12,15 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract/claudecode"
+	"github.com/pos-lake/pos/internal/corpus"
 )
-
-func corpus(t *testing.T) string {
-	dir := filepath.Join("..", "..", "..", "..", "shared", "corpus")
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		dir = d
-	}
-	if _, err := os.Stat(filepath.Join(dir, "claude")); err != nil {
-		t.Skipf("skipped: no corpus at %s (set POS_CORPUS)", dir)
-	}
-	return dir
-}
 
 // Every platform is laid out as its tool lays it out, each replica with
 // fresh ids, and a replica never ends between a session and its subagents.
 func TestGenerateEveryPlatform(t *testing.T) {
-	src := corpus(t)
+	src := corpus.Platform(t, claudeCode)
 	out := t.TempDir()
-	if err := run([]string{"--src", filepath.Join(src, "claude"), "--out", out, "--size", "31MB"}, io.Discard); err != nil {
+	if err := run([]string{"--src", src, "--out", out, "--size", "31MB"}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	count := map[string]int{}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"io/fs"
@@ -14,21 +13,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-// corpusDir is the real corpus ($POS_CORPUS, or ../shared/corpus beside the
-// repository); the test skips, saying so, when it is absent.
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "..", "..", "shared", "corpus")
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		dir = d
-	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("%s is absent: the corpus tests need it (set POS_CORPUS)", dir)
-	}
-	return dir
-}
+	"github.com/pos-lake/pos/internal/corpus"
+)
 
 // corpusTexts calls fn with the texts of the corpus's session files, in a
 // fixed order: every string of a JSON line or document (messages, tool
@@ -36,7 +23,7 @@ func corpusDir(t testing.TB) string {
 // files. SQLite databases are left out.
 func corpusTexts(t testing.TB, fn func(string)) {
 	t.Helper()
-	root := corpusDir(t)
+	root := corpus.Dir(t)
 	var walk func(v any)
 	walk = func(v any) {
 		switch v := v.(type) {
