@@ -1,6 +1,6 @@
 // Package jsontext is the JSON text machinery beneath pos's wire format:
 // writing a string as the canonical encoding escapes it (AppendString),
-// decoding a string's escapes (Unescape), and checking a text without
+// decoding a string's escapes (Unescape, Simple), and checking a text without
 // decoding it: its escapes (ValidEscapes, CheckEscapes, LoneSurrogate,
 // FixSurrogates), its numbers (ValidNumber) and its nesting (Deeper,
 // ValidDeep).
@@ -128,19 +128,11 @@ func Unescape(b []byte) (string, error) {
 		}
 		c := b[k+1]
 		b = b[k+2:]
+		if e, ok := Simple(c); ok {
+			out = append(out, e)
+			continue
+		}
 		switch c {
-		case '"', '\\', '/':
-			out = append(out, c)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
 		case 'u':
 			r, ok := Hex4(b)
 			if !ok {
@@ -165,4 +157,25 @@ func Unescape(b []byte) (string, error) {
 		}
 	}
 	return string(out), nil
+}
+
+// Simple returns the byte the escape \c stands for, for each of JSON's
+// two-character escapes (\" \\ \/ \b \f \n \r \t); \u and anything else
+// are not one. Readers that decode escapes themselves share it.
+func Simple(c byte) (byte, bool) {
+	switch c {
+	case '"', '\\', '/':
+		return c, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
 }

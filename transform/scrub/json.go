@@ -7,7 +7,6 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/pos-lake/pos/internal/jsonesc"
 	"github.com/pos-lake/pos/internal/jsontext"
 )
 
@@ -375,7 +374,7 @@ func (p *parser) unescape(i int) (int, error) {
 		return 0, p.errf("unterminated escape")
 	}
 	c := src[i+1]
-	if e, ok := jsonesc.Simple(c); ok {
+	if e, ok := jsontext.Simple(c); ok {
 		d.text = append(d.text, e)
 		return 2, nil
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/pos-lake/pos/internal/jsonesc"
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/internal/keyword"
 
 	"github.com/cespare/xxhash/v2"
@@ -247,7 +247,7 @@ func unescapeLoose(b []byte) []byte {
 			continue
 		}
 		n := b[i+1]
-		if e, ok := jsonesc.Simple(n); ok {
+		if e, ok := jsontext.Simple(n); ok {
 			out = append(out, e)
 			i++
 			continue
