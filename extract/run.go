@@ -14,6 +14,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/pos-lake/pos/extract/platforms"
+	"github.com/pos-lake/pos/internal/english"
 	"github.com/pos-lake/pos/internal/errjoin"
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
@@ -150,10 +151,10 @@ func Run(ctx context.Context, out io.WriteCloser, opt RunOptions) error {
 // those kept with a warning.
 func (st *Stats) Summary(skipped, warned int64, elapsed time.Duration) string {
 	return fmt.Sprintf("%s read (%s unchanged), %s, %s, %s emitted, %s skipped, %s kept with warnings, %s left for the next run; %.1f MB/s",
-		plural(st.Files.Load(), "file"), fmt.Sprint(st.Unchanged.Load()),
-		humanize.Bytes(uint64(max(st.Bytes.Load(), 0))), plural(st.Lines.Load(), "line"),
-		plural(st.Records.Load(), "record"), fmt.Sprint(skipped), fmt.Sprint(warned),
-		plural(st.Partial.Load(), "partial line"),
+		english.Plural(st.Files.Load(), "file"), fmt.Sprint(st.Unchanged.Load()),
+		humanize.Bytes(uint64(max(st.Bytes.Load(), 0))), english.Plural(st.Lines.Load(), "line"),
+		english.Plural(st.Records.Load(), "record"), fmt.Sprint(skipped), fmt.Sprint(warned),
+		english.Plural(st.Partial.Load(), "partial line"),
 		float64(st.Bytes.Load())/1e6/max(elapsed.Seconds(), 1e-3))
 }
 
@@ -250,9 +251,3 @@ func lookedIn(locs []string) string {
 }
 
 // plural formats a count with its noun (a noun whose plural takes an s).
-func plural(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/pos-lake/pos/internal/english"
 )
 
 // Summary says what a load did, on one line, for a person (pos-load prints
@@ -22,10 +24,10 @@ func (st Stats) Summary() string {
 	}
 	compacted := ""
 	if st.Compacted > 0 {
-		compacted = fmt.Sprintf(" (%s compacted: %d small files merged)", plural(st.Compacted, "partition"), st.Merged)
+		compacted = fmt.Sprintf(" (%s compacted: %d small files merged)", english.Plural(st.Compacted, "partition"), st.Merged)
 	}
 	return fmt.Sprintf("%d records in: %s; %d unchanged, %d new versions; %s%s, %d watermarks committed",
-		st.In, rows, st.Duplicates, st.Versions, plural(st.Files, "file"), compacted, st.Checkpoints)
+		st.In, rows, st.Duplicates, st.Versions, english.Plural(st.Files, "file"), compacted, st.Checkpoints)
 }
 
 // Warnings are the lines that say what a load that succeeded left undone
@@ -49,9 +51,3 @@ func (st Stats) Warnings() []string {
 }
 
 // plural formats a count with its noun (a noun whose plural takes an s).
-func plural(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/pos-lake/pos/internal/english"
 	"github.com/pos-lake/pos/load"
 )
 
@@ -315,26 +316,19 @@ func (p *ContextPack) leftOut(n int) string {
 	if len(gone) > maxNamed {
 		list += fmt.Sprintf(" and %d more", len(gone)-maxNamed)
 	}
-	return fmt.Sprintf("left out %s to fit the %s-token budget: %s", plural(len(gone), "session"), budget, list)
+	return fmt.Sprintf("left out %s to fit the %s-token budget: %s", english.Plural(len(gone), "session"), budget, list)
 }
 
 // maxNamed is how many left-out sessions a warning names.
 const maxNamed = 5
 
 func droppedWarning(s ContextSession) string {
-	return fmt.Sprintf("session %s: left out %s that did not fit (whole items are never cut)", s.SessionID, plural(s.Dropped, "item"))
+	return fmt.Sprintf("session %s: left out %s that did not fit (whole items are never cut)", s.SessionID, english.Plural(s.Dropped, "item"))
 }
 
 func warningLine(w string) string { return "> Warning: " + w + "\n\n" }
 
 const endLine = "_End of context from previous sessions._\n"
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
 
 // contextItems reads a session's candidate items for a mode, in priority
 // order (and time order within a priority).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"github.com/pos-lake/pos/internal/english"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -48,7 +49,7 @@ func TurnBlocks(turns []Turn, tools bool, now time.Time) []Block {
 func SessionHitBlocks(sessions []SessionHit, now time.Time) []Block {
 	blocks := make([]Block, len(sessions))
 	for i, h := range sessions {
-		blocks[i] = Block{Head: []string{score(h.Score), plural(h.Hits, "hit"), relTime(h.LastTS, now), h.SessionID},
+		blocks[i] = Block{Head: []string{score(h.Score), english.Plural(h.Hits, "hit"), relTime(h.LastTS, now), h.SessionID},
 			Title: h.Title}
 		for _, b := range h.Best {
 			blocks[i].Texts = append(blocks[i].Texts, Para{Prefix: hitIndent + "- ", S: b.ContentType + ": " + b.Snippet, Max: 2})

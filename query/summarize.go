@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"github.com/pos-lake/pos/internal/english"
 	"github.com/pos-lake/pos/load"
 )
 
@@ -299,7 +300,7 @@ func autoNote(strategy string, m *material, opt SummarizeOptions) string {
 	}
 	n := len(chunkSegments(m.segments, contentBudget(opt)))
 	return fmt.Sprintf("auto: %s for a session of %s (%s of at most %s tokens)", strategy,
-		plural(m.exchanges, "exchange"), plural(n, "chunk"), humanize.Comma(int64(opt.ChunkTokens)))
+		english.Plural(m.exchanges, "exchange"), english.Plural(n, "chunk"), humanize.Comma(int64(opt.ChunkTokens)))
 }
 
 // sessionState fills in the session's last message and message count: the
@@ -392,7 +393,7 @@ func (s *Summary) Markdown() string {
 	if s.Project != "" {
 		fmt.Fprintf(&b, " in %s", s.Project)
 	}
-	fmt.Fprintf(&b, ", %s, up to %s.\n", plural(int(s.Exchanges), "exchange"), s.LastTS.UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&b, ", %s, up to %s.\n", english.Plural(int(s.Exchanges), "exchange"), s.LastTS.UTC().Format("2006-01-02 15:04 UTC"))
 	how := s.Strategy
 	if s.Model != "" {
 		how += " with " + s.Model
@@ -402,7 +403,7 @@ func (s *Summary) Markdown() string {
 	case s.Reused:
 		fmt.Fprintf(&b, "; reused the summary made %s for this state of the session (--refresh makes a new one)", s.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
 	case s.Calls > 0:
-		fmt.Fprintf(&b, "; %s, %s tokens in, %s out", plural(int(s.Calls), "LLM call"), humanize.Comma(s.InputTokens), humanize.Comma(s.OutputTokens))
+		fmt.Fprintf(&b, "; %s, %s tokens in, %s out", english.Plural(int(s.Calls), "LLM call"), humanize.Comma(s.InputTokens), humanize.Comma(s.OutputTokens))
 	}
 	b.WriteString(".\n\n")
 	for _, n := range s.Notes {

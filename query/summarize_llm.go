@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
+	"github.com/pos-lake/pos/internal/english"
 	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/internal/oaiwire"
 	openai "github.com/sashabaranov/go-openai"
@@ -78,7 +79,7 @@ func (l *llmClient) notes() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.truncations > 0 {
-		return []string{fmt.Sprintf("the model stopped %s at its length limit", plural(l.truncations, "answer"))}
+		return []string{fmt.Sprintf("the model stopped %s at its length limit", english.Plural(l.truncations, "answer"))}
 	}
 	return nil
 }
@@ -145,7 +146,7 @@ func (l *llmClient) explain(status int, msg string, err error, attempt int) erro
 	if status == 0 {
 		what = err.Error()
 	}
-	return fmt.Errorf("the LLM at %s failed after %s: %s", at, plural(attempt+1, "attempt"), what)
+	return fmt.Errorf("the LLM at %s failed after %s: %s", at, english.Plural(attempt+1, "attempt"), what)
 }
 
 // The prompts. Each request is the system prompt and one user message:
@@ -330,13 +331,13 @@ func summarizeLLM(ctx context.Context, l *llmClient, m *material, strategy strin
 		if left > 0 {
 			s.Notes = append(s.Notes, fmt.Sprintf("abstractive: %s of %s did not fit one request of %s tokens and were left out "+
 				"(the first and the latest were kept); rolling, map-reduce or hierarchical read the whole session",
-				plural(left, "segment"), plural(len(m.segments), "segment"), humanize.Comma(int64(opt.ChunkTokens))))
+				english.Plural(left, "segment"), english.Plural(len(m.segments), "segment"), humanize.Comma(int64(opt.ChunkTokens))))
 		}
 		s.Text, err = l.chat(ctx, systemPrompt, fmt.Sprintf(abstractivePrompt, words)+"\n\n"+head+"\nTranscript:\n"+text)
 	case StrategyRolling:
 		s.Text, err = rolling(ctx, l, chunks, head, words)
 		if err == nil && len(chunks) > 1 {
-			s.Notes = append(s.Notes, fmt.Sprintf("rolling: %s folded in order", plural(len(chunks), "chunk")))
+			s.Notes = append(s.Notes, fmt.Sprintf("rolling: %s folded in order", english.Plural(len(chunks), "chunk")))
 		}
 	case StrategyMapReduce:
 		if len(chunks) == 1 {
@@ -351,7 +352,7 @@ func summarizeLLM(ctx context.Context, l *llmClient, m *material, strategy strin
 		final, _, err = reduceParts(ctx, l, parts, head, words, budget)
 		s.Text = final.Text
 		s.Notes = append(s.Notes, fmt.Sprintf("map-reduce: %s summarized concurrently (at most %d at once), then combined",
-			plural(len(chunks), "chunk"), l.opt.Concurrency))
+			english.Plural(len(chunks), "chunk"), l.opt.Concurrency))
 	case StrategyHierarchical:
 		err = hierarchical(ctx, l, chunks, head, words, partWords, budget, s)
 	default:
@@ -384,7 +385,7 @@ func fitOneRequest(segs []segment, budget int) (string, int) {
 		from = i
 	}
 	left := from - 1
-	return first + fmt.Sprintf("[… %s left out …]\n\n", plural(left, "segment")) + strings.Join(all[from:], ""), left
+	return first + fmt.Sprintf("[… %s left out …]\n\n", english.Plural(left, "segment")) + strings.Join(all[from:], ""), left
 }
 
 func rolling(ctx context.Context, l *llmClient, chunks []chunk, head string, words int) (string, error) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pos-lake/pos/internal/english"
 	"github.com/pos-lake/pos/load"
 )
 
@@ -134,7 +135,7 @@ WHERE platform = ? AND session_id = ? AND content_type = 'compact_summary' ORDER
 // used most and the files it touched most.
 func (m *material) facts() string {
 	var parts []string
-	span := plural(m.exchanges, "exchange")
+	span := english.Plural(m.exchanges, "exchange")
 	if !m.first.IsZero() {
 		span += " from " + m.first.UTC().Format("2006-01-02 15:04")
 		if m.last.Sub(m.first) > time.Minute {
@@ -164,10 +165,10 @@ func (m *material) facts() string {
 		}
 	}
 	if reports > 0 {
-		parts = append(parts, plural(reports, "subagent report"))
+		parts = append(parts, english.Plural(reports, "subagent report"))
 	}
 	if compactions > 0 {
-		parts = append(parts, plural(compactions, "compaction"))
+		parts = append(parts, english.Plural(compactions, "compaction"))
 	}
 	if top := tools.top(5); len(top) > 0 {
 		parts = append(parts, "tools most used: "+strings.Join(top, ", "))

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/pos-lake/pos/internal/english"
 	"github.com/pos-lake/pos/internal/oaiwire"
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -184,12 +184,5 @@ func (p *OpenAI) explain(status int, msg string, err error, attempt int) error {
 	if status == 0 {
 		what = err.Error()
 	}
-	return fmt.Errorf("embedding at %s failed after %s: %s", at, plural(attempt+1, "attempt"), what)
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
+	return fmt.Errorf("embedding at %s failed after %s: %s", at, english.Plural(attempt+1, "attempt"), what)
 }

@@ -1,6 +1,10 @@
 package embed
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/pos-lake/pos/internal/english"
+)
 
 // Add adds the counts of s to t: the totals of a run over several inputs.
 func (t *Stats) Add(s Stats) {
@@ -16,5 +20,5 @@ func (t Stats) Summary(model string, dim int) string {
 		model = fmt.Sprintf("%s (%d-d)", model, dim)
 	}
 	return fmt.Sprintf("%d records in, %d out: %s from %s; vectors: %d computed, %d reused, %d skipped (units with no text); model %s",
-		t.In, t.Out, plural(int(t.Chunks), "chunk"), plural(int(t.Units), "unit"), t.Computed, t.Reused, t.Skipped, model)
+		t.In, t.Out, english.Plural(int(t.Chunks), "chunk"), english.Plural(int(t.Units), "unit"), t.Computed, t.Reused, t.Skipped, model)
 }

@@ -342,17 +342,6 @@ func Inputs(c *cli.Context) []string {
 	return c.Args().Slice()
 }
 
-// Plural formats a count with its noun.
-func Plural(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if strings.HasSuffix(noun, "y") && !strings.HasSuffix(noun, "ey") {
-		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // UserName is the login name, for the user stamped on records.
 func UserName() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
