@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/corpus"
 	"github.com/pos-lake/pos/internal/watermark"
 
 	"github.com/pos-lake/pos/extract"
@@ -363,7 +364,7 @@ func TestParseTokens(t *testing.T) {
 // corpusDir is the shared corpus of real files; tests that need it skip
 // without it.
 func corpusDir(t testing.TB) string {
-	return extracttest.CorpusDir(t, "aider")
+	return corpus.Platform(t, "aider")
 }
 
 // Independent counts over the real file: Aider's usage lines, by regular

@@ -9,5 +9,5 @@ import (
 // BenchmarkExtractCorpus measures the adapter over the real corpus,
 // encoding to NDJSON as pos-extract does; MB/s is of source bytes.
 func BenchmarkExtractCorpus(b *testing.B) {
-	extracttest.BenchmarkCorpus(b, Adapter{}, "claude")
+	extracttest.BenchmarkCorpus(b, Adapter{}, "claude_code")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/pos-lake/pos/extract/extracttest"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/corpus"
 	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
@@ -281,7 +282,7 @@ func TestDefaultRoots(t *testing.T) {
 // corpusDir is the shared corpus of real files; tests that need it skip
 // without it.
 func corpusDir(t testing.TB) string {
-	return extracttest.CorpusDir(t, "claude")
+	return corpus.Platform(t, "claude_code")
 }
 
 func TestCorpusEveryLine(t *testing.T) {

@@ -9,16 +9,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pos-lake/pos/extract/extracttest"
-
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/corpus"
 	"github.com/pos-lake/pos/schema"
 )
 
 // corpusDir is the shared corpus of real files ($POS_CORPUS/cline, else
 // ../shared/corpus/cline); tests that need it skip without it.
 func corpusDir(t testing.TB) string {
-	return extracttest.CorpusDir(t, "cline")
+	return corpus.Platform(t, "cline")
 }
 
 // independent is what encoding/json alone says about a task's files: the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/corpus"
 	"github.com/pos-lake/pos/internal/watermark"
 
 	"github.com/pos-lake/pos/extract"
@@ -321,7 +322,7 @@ func TestDefaultRoots(t *testing.T) {
 // corpusDir is the shared corpus of real files; tests that need it skip
 // without it.
 func corpusDir(t *testing.T) string {
-	return extracttest.CorpusDir(t, "codex")
+	return corpus.Platform(t, "codex")
 }
 
 // TestCorpus reads the real rollouts, runs the records through

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/corpus"
 	"github.com/pos-lake/pos/internal/watermark"
 
 	"github.com/pos-lake/pos/extract"
@@ -21,7 +22,7 @@ import (
 // corpusDir is the shared corpus of real Cursor databases; tests that need
 // it skip without it. $POS_CORPUS names another corpus root.
 func corpusDir(t testing.TB) string {
-	return extracttest.CorpusDir(t, "cursor")
+	return corpus.Platform(t, "cursor")
 }
 
 // checksums hashes every file under dir (databases and any -wal/-shm).

@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/corpus"
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/normalize"
@@ -109,7 +109,7 @@ func Run(t testing.TB, a extract.Adapter, opt extract.Options) Result {
 // BenchmarkCorpus measures a over the real corpus of platform, encoding its
 // records to NDJSON as pos-extract does; MB/s is of source bytes.
 func BenchmarkCorpus(b *testing.B, a extract.Adapter, platform string) {
-	dir := CorpusDir(b, platform)
+	dir := corpus.Platform(b, platform)
 	var size int64
 	st := &extract.Stats{}
 	enc := schema.NewEncoder(io.Discard)
@@ -285,24 +285,4 @@ func Golden(t testing.TB, path string, got []byte, update bool) {
 		}
 	}
 	t.Fatalf("%s: %d lines, want %d (go test -update rewrites it)", filepath.Base(path), len(gl), len(wl))
-}
-
-// CorpusDir is the real corpus of a platform: $POS_CORPUS/<platform>, or
-// ../shared/corpus/<platform> beside the repository. Tests that need it
-// skip, saying so, when it is absent.
-func CorpusDir(t testing.TB, platform string) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "corpus", platform)
-	if d := os.Getenv("POS_CORPUS"); d != "" {
-		dir = filepath.Join(d, platform)
-	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("%s is absent: the real-file corpus tests need it (set POS_CORPUS)", dir)
-	}
-	// Absolute, as the paths the adapters record are.
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/corpus"
 	"github.com/pos-lake/pos/internal/watermark"
 
 	"github.com/pos-lake/pos/extract"
@@ -269,7 +270,7 @@ func TestDefaultRoots(t *testing.T) {
 }
 
 func corpusDir(t *testing.T) string {
-	return extracttest.CorpusDir(t, "gemini")
+	return corpus.Platform(t, "gemini")
 }
 
 // TestCorpus reads the real chat file, runs the records through
