@@ -38,10 +38,16 @@ const (
 	rollupVersion  = 1
 )
 
-// RollupColumns are the rollup file's columns, in order.
-var RollupColumns = []string{"platform", "date", "session_id", "project", "model", "hour", "ctx_rank",
-	"messages", "input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens",
-	"cache_creation_1h_tokens", "no1h"}
+// RollupColumns are the rollup file's columns, in order: its keys, then
+// its sums (rollupMeasures).
+var RollupColumns = func() []string {
+	cols := append([]string{"platform", "date"}, rollupStringKeys...)
+	cols = append(cols, "hour", "ctx_rank")
+	for _, m := range rollupMeasures {
+		cols = append(cols, m.name)
+	}
+	return cols
+}()
 
 // RollupManifest describes the current rollup file.
 type RollupManifest struct {
@@ -232,10 +238,103 @@ func PartitionFilter(parts []string) string {
 	return "(" + strings.Join(ors, " OR ") + ")"
 }
 
-// RollupRank is the expression of a message's long-context rank: how many
-// of thresholds its prompt (input, cache writes and cache reads) exceeds.
-func RollupRank(thresholds []int64) string {
-	ctx := "coalesce(input_tokens, 0) + coalesce(cache_creation_tokens, 0) + coalesce(cache_read_tokens, 0)"
+// The rollup's rules, stated once: RollupSelect makes its SQL of them and
+// rollupPartition applies them in Go. A row's keys are its messages'
+// platform and date partition, rollupStringKeys (NULL read as ""), the
+// hour of ts and the long-context rank (rollupPrompt against the
+// thresholds); its sums are rollupMeasures. RollupColumns lists them all.
+var (
+	// rollupFilter keeps the messages the rollup counts: assistant
+	// messages, the placeholder model "<synthetic>" left out.
+	rollupFilter = []rollupCond{{col: "role", val: "assistant"}, {col: "model", val: "<synthetic>", not: true}}
+	// rollupStringKeys are the grouping columns read from the messages as
+	// they are, NULL read as "".
+	rollupStringKeys = []string{"session_id", "project", "model"}
+	// rollupPrompt are the columns whose sum (NULL read as 0) is a
+	// message's prompt, the size its long-context rank is of.
+	rollupPrompt = []string{"input_tokens", "cache_creation_tokens", "cache_read_tokens"}
+	// rollupMeasures are the rollup's sums over a row's messages, in
+	// RollupColumns' order.
+	rollupMeasures = []rollupMeasure{
+		{name: "messages", kind: measureCount},
+		{name: "input_tokens", kind: measureSum, col: "input_tokens"},
+		{name: "output_tokens", kind: measureSum, col: "output_tokens"},
+		{name: "cache_creation_tokens", kind: measureSum, col: "cache_creation_tokens"},
+		{name: "cache_read_tokens", kind: measureSum, col: "cache_read_tokens"},
+		// The 1-hour share of a message's cache writes, never more than
+		// the writes.
+		{name: "cache_creation_1h_tokens", kind: measureSum, col: rollupOneHour, atMost: "cache_creation_tokens"},
+		// Claude Code messages with cache writes whose file predates the
+		// 1-hour column: Stats prices their writes as 5-minute ones and
+		// says how many there are.
+		{name: "no1h", kind: measureMissing, col: rollupOneHour, platform: "claude_code", positive: "cache_creation_tokens"},
+	}
+)
+
+// rollupOneHour is the messages column of the 1-hour share of cache
+// writes, which a source may give by other means (RollupSource.OneHour).
+const rollupOneHour = "cache_creation_1h_tokens"
+
+// rollupCond is a condition on a string column: it equals val (not: it
+// does not), NULL read as "".
+type rollupCond struct {
+	col, val string
+	not      bool
+}
+
+type measureKind int
+
+const (
+	measureCount   measureKind = iota // the messages
+	measureSum                        // the sum of col (NULL read as 0), each message's value at most atMost's
+	measureMissing                    // the messages on platform whose col is NULL and positive column above 0
+)
+
+// rollupMeasure is a sum of the rollup over a row's messages.
+type rollupMeasure struct {
+	name     string // the rollup column
+	kind     measureKind
+	col      string
+	atMost   string
+	platform string
+	positive string
+}
+
+// RollupSource is a relation of messages RollupSelect rolls up.
+type RollupSource struct {
+	// From is the relation: the messages view, or a join of it.
+	From string
+	// Alias qualifies the messages' columns in From ("m." or "").
+	Alias string
+	// Thresholds are the long-context thresholds ctx_rank counts.
+	Thresholds []int64
+	// ExactTime puts each message's ts in the hour column instead of its
+	// hour: for a price tier that ends within an hour.
+	ExactTime bool
+	// OneHour, when set, is the expression of a message's 1-hour share of
+	// cache writes for a relation without the column
+	// cache_creation_1h_tokens; no message then counts in no1h.
+	OneHour string
+}
+
+// sql is the condition in SQL on the columns qualified by alias. A
+// condition that a column equals a value other than "" is false for NULL
+// without coalesce.
+func (c rollupCond) sql(alias string) string {
+	if c.not {
+		return "coalesce(" + alias + c.col + ", '') <> " + sqlString(c.val)
+	}
+	return alias + c.col + " = " + sqlString(c.val)
+}
+
+// rollupRank is the expression of a message's long-context rank: how many
+// of thresholds its prompt exceeds.
+func rollupRank(alias string, thresholds []int64) string {
+	var prompt []string
+	for _, c := range rollupPrompt {
+		prompt = append(prompt, "coalesce("+alias+c+", 0)")
+	}
+	ctx := strings.Join(prompt, " + ")
 	rank := "0"
 	if len(thresholds) > 0 {
 		var terms []string
@@ -247,21 +346,67 @@ func RollupRank(thresholds []int64) string {
 	return "CAST(" + rank + " AS UTINYINT)"
 }
 
-// RollupSelect is the query that rolls up the messages matching where (a
-// SQL condition on the messages view), with the rollup's columns.
-func RollupSelect(thresholds []int64, where string) string {
-	return `SELECT platform, date, session_id, project, coalesce(model, '') AS model,
-  date_trunc('hour', ts) AS hour, ` + RollupRank(thresholds) + ` AS ctx_rank,
-  count(*) AS messages,
-  CAST(sum(coalesce(input_tokens, 0)) AS BIGINT) AS input_tokens,
-  CAST(sum(coalesce(output_tokens, 0)) AS BIGINT) AS output_tokens,
-  CAST(sum(coalesce(cache_creation_tokens, 0)) AS BIGINT) AS cache_creation_tokens,
-  CAST(sum(coalesce(cache_read_tokens, 0)) AS BIGINT) AS cache_read_tokens,
-  CAST(sum(least(coalesce(cache_creation_1h_tokens, 0), coalesce(cache_creation_tokens, 0))) AS BIGINT) AS cache_creation_1h_tokens,
-  count(*) FILTER (WHERE cache_creation_1h_tokens IS NULL AND platform = 'claude_code' AND coalesce(cache_creation_tokens, 0) > 0) AS no1h
-FROM messages
-WHERE role = 'assistant' AND coalesce(model, '') <> '<synthetic>' AND ` + where + `
-GROUP BY ALL`
+// RollupSelect is the query that rolls up the messages of src to rows of
+// the rollup, with its columns (a NULL session, project or model read as
+// "", ctx_rank a BIGINT): those of rollupFilter that meet one of where
+// (SQL conditions on src, each read on its own and the rows of all summed
+// together; none or "": every message).
+func RollupSelect(src RollupSource, where ...string) string {
+	a := src.Alias
+	hour := "date_trunc('hour', " + a + "ts)"
+	if src.ExactTime {
+		hour = a + "ts"
+	}
+	items := []string{a + "platform AS platform", a + "date AS date"}
+	for _, k := range rollupStringKeys {
+		items = append(items, "coalesce("+a+k+", '') AS "+k)
+	}
+	items = append(items, hour+" AS hour", "CAST("+rollupRank(a, src.Thresholds)+" AS BIGINT) AS ctx_rank")
+	outer := []string{"platform", "date"}
+	outer = append(outer, rollupStringKeys...)
+	outer = append(outer, "hour", "ctx_rank")
+	col := func(c string) string {
+		if c == rollupOneHour && src.OneHour != "" {
+			return "coalesce(" + src.OneHour + ", 0)"
+		}
+		return "coalesce(" + a + c + ", 0)"
+	}
+	for _, m := range rollupMeasures {
+		switch m.kind {
+		case measureCount:
+			outer = append(outer, "count(*) AS "+m.name)
+			continue
+		case measureSum:
+			e := col(m.col)
+			if m.atMost != "" {
+				e = "least(" + e + ", " + col(m.atMost) + ")"
+			}
+			items = append(items, e+" AS "+m.name)
+		case measureMissing:
+			e := "CAST(0 AS BIGINT)"
+			if m.col != rollupOneHour || src.OneHour == "" {
+				e = "CAST(" + a + m.col + " IS NULL AND " + a + "platform = " + sqlString(m.platform) + " AND " + col(m.positive) + " > 0 AS BIGINT)"
+			}
+			items = append(items, e+" AS "+m.name)
+		}
+		outer = append(outer, "CAST(sum("+m.name+") AS BIGINT) AS "+m.name)
+	}
+	var filter []string
+	for _, c := range rollupFilter {
+		filter = append(filter, c.sql(a))
+	}
+	if len(where) == 0 {
+		where = []string{""}
+	}
+	var bodies []string
+	for _, w := range where {
+		conds := filter
+		if w != "" {
+			conds = append(slices.Clone(filter), w)
+		}
+		bodies = append(bodies, "SELECT "+strings.Join(items, ", ")+"\n    FROM "+src.From+"\n    WHERE "+strings.Join(conds, "\n      AND "))
+	}
+	return "SELECT " + strings.Join(outer, ", ") + "\nFROM (\n  " + strings.Join(bodies, "\n  UNION ALL\n  ") + "\n)\nGROUP BY ALL"
 }
 
 // RollupTextSQL prints the rollup rows of the source %s (a file's

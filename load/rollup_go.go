@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -69,28 +70,60 @@ func partitionFiles(lake, table, platform, date string) ([]string, error) {
 	return filepath.Glob(filepath.Join(fsglob.Quote(Dir(lake, table, platform, date)), "*.parquet"))
 }
 
-// rollupMessage is what the rollup needs of a message.
-type rollupMessage struct {
-	ID       string    `parquet:"id"`
-	Ingested time.Time `parquet:"ingested_at"`
-	Hash     string    `parquet:"content_hash"`
-	Role     string    `parquet:"role"`
-	Model    string    `parquet:"model"`
-	Session  string    `parquet:"session_id"`
-	Project  string    `parquet:"project"`
-	TS       time.Time `parquet:"ts"`
-	In       int64     `parquet:"input_tokens"`
-	Out      int64     `parquet:"output_tokens"`
-	CW       int64     `parquet:"cache_creation_tokens"`
-	CR       int64     `parquet:"cache_read_tokens"`
-	CW1h     int64     `parquet:"cache_creation_1h_tokens"`
-	has1h    bool      // the file has the 1-hour column
+// rollupPlan is the rollup's rules made ready to apply in Go to the
+// cells of the columns they read (cols).
+type rollupPlan struct {
+	cols   []string
+	filter []int // of each of rollupFilter, its cell
+	keys   []int // of each of rollupStringKeys, its cell
+	ts     int
+	prompt []int // of each of rollupPrompt, its cell
+	col    []int // of each of rollupMeasures, the cells of col, atMost and positive (-1: none)
+	atMost []int
+	pos    []int
+	// The cells of id, ingested_at and content_hash, which tell the
+	// versions of a message apart: the last two are read for versioned
+	// tables only, and come last.
+	version [3]int
 }
 
+var rollupRules = sync.OnceValue(func() *rollupPlan {
+	p := &rollupPlan{}
+	cell := func(name string) int {
+		if name == "" {
+			return -1
+		}
+		if i := slices.Index(p.cols, name); i >= 0 {
+			return i
+		}
+		p.cols = append(p.cols, name)
+		return len(p.cols) - 1
+	}
+	// The id first: every file has it.
+	p.version[0] = cell("id")
+	for _, c := range rollupFilter {
+		p.filter = append(p.filter, cell(c.col))
+	}
+	for _, k := range rollupStringKeys {
+		p.keys = append(p.keys, cell(k))
+	}
+	p.ts = cell("ts")
+	for _, c := range rollupPrompt {
+		p.prompt = append(p.prompt, cell(c))
+	}
+	for _, m := range rollupMeasures {
+		p.col, p.atMost, p.pos = append(p.col, cell(m.col)), append(p.atMost, cell(m.atMost)), append(p.pos, cell(m.positive))
+	}
+	p.version[1], p.version[2] = cell("ingested_at"), cell("content_hash")
+	return p
+})
+
 // rollupPartition computes the rollup rows of one messages partition
-// ("platform/date") in Go: RollupSelect over that partition of the
-// messages view, the latest version of each message when the table is
-// versioned. TestRollupGoMatchesSQL holds the two to the same rows.
+// ("platform/date") in Go, by the rules RollupSelect is made of: its rows
+// over that partition of the messages view, the latest version of each
+// message when the table is versioned. It spares pos-load opening DuckDB
+// and paying its cost per file. RollupRowsMatchSQL (load) and
+// TestRollupRowsCorpus (query) hold the two to the same rows.
 func rollupPartition(lake, part string, thresholds []int64, versioned bool) ([]RollupRow, error) {
 	platform, date, _ := strings.Cut(part, "/")
 	day, err := time.Parse(time.DateOnly, date)
@@ -101,98 +134,163 @@ func rollupPartition(lake, part string, thresholds []int64, versioned bool) ([]R
 	if err != nil {
 		return nil, err
 	}
-	var msgs []rollupMessage
+	p := rollupRules()
+	cols := p.cols
+	if !versioned {
+		cols = cols[:p.version[1]]
+	}
+	var cells []pqread.Cell
 	for _, path := range files {
-		if msgs, err = readRollupMessages(path, msgs); err != nil {
+		if cells, err = readCells(path, cells, cols); err != nil {
 			return nil, err
 		}
+	}
+	w := len(cols)
+	rows := make([][]pqread.Cell, 0, len(cells)/w)
+	for i := 0; i+w <= len(cells); i += w {
+		rows = append(rows, cells[i:i+w])
 	}
 	if versioned {
 		// The newest version of each id (latest ingested_at, then the least
 		// content hash), as the view's QUALIFY keeps.
-		latest := make(map[string]int, len(msgs))
-		kept := msgs[:0:0]
-		for _, m := range msgs {
-			j, ok := latest[m.ID]
+		id, at, hash := p.version[0], p.version[1], p.version[2]
+		latest := make(map[string]int, len(rows))
+		kept := rows[:0:0]
+		for _, m := range rows {
+			j, ok := latest[m[id].Str]
 			if !ok {
-				latest[m.ID] = len(kept)
+				latest[m[id].Str] = len(kept)
 				kept = append(kept, m)
 				continue
 			}
-			if o := kept[j]; m.Ingested.After(o.Ingested) || m.Ingested.Equal(o.Ingested) && m.Hash < o.Hash {
+			if o := kept[j]; m[at].Int > o[at].Int || m[at].Int == o[at].Int && m[hash].Str < o[hash].Str {
 				kept[j] = m
 			}
 		}
-		msgs = kept
+		rows = kept
 	}
 	type key struct {
-		session, project, model string
-		hour                    int64
-		rank                    uint8
+		strs [3]string
+		hour int64
+		rank uint8
 	}
-	groups := map[key]*RollupRow{}
-	for _, m := range msgs {
-		if m.Role != "assistant" || m.Model == "<synthetic>" {
-			continue
+	if len(rollupStringKeys) != len(key{}.strs) {
+		return nil, fmt.Errorf("rollup: %d string keys", len(rollupStringKeys))
+	}
+	groups := map[key][]int64{}
+	var order []key
+	sums := len(rollupMeasures)
+rows:
+	for _, m := range rows {
+		for i, c := range rollupFilter {
+			if (m[p.filter[i]].Str == c.val) == c.not { // NULL reads as ""
+				continue rows
+			}
+		}
+		var prompt int64
+		for _, c := range p.prompt {
+			prompt += m[c].Int // NULL reads as 0
 		}
 		var rank uint8
 		for _, t := range thresholds {
-			if m.In+m.CW+m.CR > t {
+			if prompt > t {
 				rank++
 			}
 		}
-		hour := m.TS.Truncate(time.Hour)
-		k := key{m.Session, m.Project, m.Model, hour.UnixMicro(), rank}
+		var k key
+		for i, c := range p.keys {
+			k.strs[i] = m[c].Str
+		}
+		k.rank = rank
+		if ts := m[p.ts]; !ts.Null {
+			k.hour = time.Unix(0, ts.Int).Truncate(time.Hour).UnixMicro()
+		} else {
+			k.hour = time.Time{}.UnixMicro()
+		}
 		g := groups[k]
 		if g == nil {
-			g = &RollupRow{Platform: platform, Date: int32(day.Unix() / 86400), SessionID: m.Session, Project: m.Project,
-				Model: m.Model, Hour: hour, CtxRank: rank}
+			g = make([]int64, sums)
 			groups[k] = g
+			order = append(order, k)
 		}
-		g.Messages++
-		g.Input += m.In
-		g.Output += m.Out
-		g.CacheCreation += m.CW
-		g.CacheRead += m.CR
-		g.CacheCreation1h += min(m.CW1h, m.CW)
-		if !m.has1h && platform == "claude_code" && m.CW > 0 {
-			g.No1h++
+		for i, r := range rollupMeasures {
+			switch r.kind {
+			case measureCount:
+				g[i]++
+			case measureSum:
+				v := m[p.col[i]].Int
+				if r.atMost != "" {
+					v = min(v, m[p.atMost[i]].Int)
+				}
+				g[i] += v
+			case measureMissing:
+				if m[p.col[i]].Null && platform == r.platform && m[p.pos[i]].Int > 0 {
+					g[i]++
+				}
+			}
 		}
 	}
 	out := make([]RollupRow, 0, len(groups))
-	for _, g := range groups {
-		out = append(out, *g)
+	for _, k := range order {
+		r := RollupRow{Platform: platform, Date: int32(day.Unix() / 86400), Hour: time.UnixMicro(k.hour).UTC(), CtxRank: k.rank}
+		if err := r.set(k.strs[:], groups[k]); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }
 
-// readRollupMessages appends the messages of one part file. Only the id
-// must be there: a column a file predates reads as NULL, as the view's
-// union_by_name gives it.
-func readRollupMessages(path string, out []rollupMessage) ([]rollupMessage, error) {
-	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
-	if err != nil {
-		return out, err
+// set fills the fields of the string keys and sums of r, by their columns'
+// names.
+func (r *RollupRow) set(strs []string, sums []int64) error {
+	for i, k := range rollupStringKeys {
+		switch k {
+		case "session_id":
+			r.SessionID = strs[i]
+		case "project":
+			r.Project = strs[i]
+		case "model":
+			r.Model = strs[i]
+		default:
+			return fmt.Errorf("rollup: RollupRow has no key %s", k)
+		}
 	}
-	defer f.Close()
-	base := len(out)
-	if out, err = pqread.ReadRows(pf, out, "id"); err != nil {
-		return out, fmt.Errorf("%s: %w", path, err)
+	for i, m := range rollupMeasures {
+		f := r.sum(m.name)
+		if f == nil {
+			return fmt.Errorf("rollup: RollupRow has no column %s", m.name)
+		}
+		*f = sums[i]
 	}
-	// A file that has the column has the split (NULL: none).
-	_, has1h := pf.Schema().Lookup("cache_creation_1h_tokens")
-	for i := base; i < len(out); i++ {
-		out[i].has1h = has1h
+	return nil
+}
+
+// sum is the field of r that holds the named sum.
+func (r *RollupRow) sum(name string) *int64 {
+	switch name {
+	case "messages":
+		return &r.Messages
+	case "input_tokens":
+		return &r.Input
+	case "output_tokens":
+		return &r.Output
+	case "cache_creation_tokens":
+		return &r.CacheCreation
+	case "cache_read_tokens":
+		return &r.CacheRead
+	case "cache_creation_1h_tokens":
+		return &r.CacheCreation1h
+	case "no1h":
+		return &r.No1h
 	}
-	return out, nil
+	return nil
 }
 
 // writeRollup writes rows, sorted as readers expect them (platform, date,
 // session, hour), to path.
 func writeRollup(path string, rows []RollupRow) error {
-	slices.SortFunc(rows, func(a, b RollupRow) int {
-		return cmpRollup(&a, &b)
-	})
+	slices.SortFunc(rows, CompareRollupRows)
 	return writeParquetFile(path, rows)
 }
 
@@ -217,7 +315,10 @@ func writeParquetFile[T any](path string, rows []T, opts ...parquet.WriterOption
 	return err
 }
 
-func cmpRollup(a, b *RollupRow) int {
+// CompareRollupRows orders rows as the rollup file stores them: by
+// platform, date, session and hour, then project, model and rank. Stats
+// sums costs in this order whichever source its rows come from.
+func CompareRollupRows(a, b RollupRow) int {
 	if c := strings.Compare(a.Platform, b.Platform); c != 0 {
 		return c
 	}

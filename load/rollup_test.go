@@ -97,7 +97,7 @@ func RollupRowsMatchSQL(t *testing.T, lake string) {
 	}
 	db := views(t, lake)
 	goRows := rollupText(t, db, "read_parquet("+sqlString(st.Path)+")")
-	sqlRows := rollupText(t, db, "("+RollupSelect(st.Manifest.Thresholds, "true")+")")
+	sqlRows := rollupText(t, db, "("+RollupSelect(RollupSource{From: "messages", Thresholds: st.Manifest.Thresholds})+")")
 	if goRows != sqlRows {
 		t.Fatalf("rollup rows differ\nwritten:\n%s\nby SQL:\n%s", goRows, sqlRows)
 	}

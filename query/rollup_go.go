@@ -174,30 +174,6 @@ func rollupRows(opt StatsOptions, p *rollupPlan) ([]load.RollupRow, error) {
 	}), nil
 }
 
-// cmpRows orders rows as the rollup file stores them (platform, date,
-// session, hour, project, model, rank), so that costs are summed in one
-// order whichever source the rows come from.
-func cmpRows(a, b load.RollupRow) int {
-	if c := strings.Compare(a.Platform, b.Platform); c != 0 {
-		return c
-	}
-	if a.Date != b.Date {
-		return int(a.Date - b.Date)
-	}
-	if c := strings.Compare(a.SessionID, b.SessionID); c != 0 {
-		return c
-	}
-	if c := a.Hour.Compare(b.Hour); c != 0 {
-		return c
-	}
-	for _, c := range []int{strings.Compare(a.Project, b.Project), strings.Compare(a.Model, b.Model), int(a.CtxRank) - int(b.CtxRank)} {
-		if c != 0 {
-			return c
-		}
-	}
-	return 0
-}
-
 // rollupKey is a rollup row's value of a grouping key; date is the row's
 // date partition. day: the UTC day (the date partition); week: the Monday
 // its ISO week starts on; month: YYYY-MM; model, project, platform,

@@ -249,7 +249,7 @@ func TestRollupRowsCorpus(t *testing.T) {
 		return fmt.Sprint(tb.Rows[0][0])
 	}
 	written := text("read_parquet('" + strings.ReplaceAll(st.Path, "'", "''") + "')")
-	bySQL := text("(" + load.RollupSelect(st.Manifest.Thresholds, "true") + ")")
+	bySQL := text("(" + load.RollupSelect(load.RollupSource{From: "messages", Thresholds: st.Manifest.Thresholds}) + ")")
 	if written != bySQL {
 		t.Fatalf("rollup rows differ\nwritten:\n%s\nby SQL:\n%s", written, bySQL)
 	}

@@ -214,7 +214,7 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 		}
 		rows = append(rows, msgs...)
 		// Costs are summed in the rollup file's order of rows.
-		slices.SortFunc(rows, cmpRows)
+		slices.SortFunc(rows, load.CompareRollupRows)
 	}
 	acc := newStatsAcc(opt, prices, thresholds)
 	for i := range rows {
@@ -304,12 +304,11 @@ func sortedKeys(m map[string]int64) []string {
 	return keys
 }
 
-// statsFilter is the WHERE clause of the messages Stats counts; alias
-// qualifies the columns ("m." or "").
+// statsFilter is the WHERE clause of opt's filters and window on the
+// messages, beside the rollup's own (load.RollupSelect); alias qualifies
+// the columns ("m." or "").
 func statsFilter(opt StatsOptions, alias string) where {
 	var w where
-	w.add(alias + "role = 'assistant'")
-	w.add("coalesce(" + alias + "model, '') <> '<synthetic>'")
 	w.eq(alias+"platform", opt.Platform)
 	w.contains(alias+"project", opt.Project)
 	// The date partition as well as ts, so that DuckDB skips the files
@@ -326,43 +325,21 @@ func statsFilter(opt StatsOptions, alias string) where {
 }
 
 // statsRowsQuery is the SQL that rolls up the messages Stats reads to the
-// rows of the usage rollup (load.RollupColumns, a NULL session or project
-// read as ""): the messages in opt's filters and window, and in one of
-// parts when there are parts. how says where the 1-hour share of cache
-// writes comes from; thresholds rank the prompts; exact puts each
-// message's time in the hour column instead of its hour. The grouping
-// keys and prices apply in Go; filter values are parameters.
+// rows of the usage rollup (load.RollupSelect): the messages in opt's
+// filters and window, and in one of parts when there are parts. how says
+// where the 1-hour share of cache writes comes from; thresholds rank the
+// prompts; exact puts each message's time in the hour column instead of
+// its hour. The grouping keys and prices apply in Go; filter values are
+// parameters.
 func statsRowsQuery(opt StatsOptions, how split, thresholds []int64, exact bool, parts []where) (string, []any) {
+	src := load.RollupSource{From: "messages", Thresholds: thresholds, ExactTime: exact}
 	var args, fromArgs []any
-	alias := ""
-	if how == splitRaw {
-		alias = "m."
-	}
-	cw := "coalesce(" + alias + "cache_creation_tokens, 0)"
-	cc1h := "0"
 	switch how {
-	case splitColumn:
-		cc1h = "coalesce(" + Column1h + ", 0)"
 	case splitRaw:
-		cc1h = "coalesce(r.cc1h, 0)"
+		src.Alias, src.OneHour = "m.", "r.cc1h"
+	case splitNone:
+		src.OneHour = "0"
 	}
-	no1h := "CAST(0 AS BIGINT)"
-	if how == splitColumn {
-		// Files written before the column have NULL there: their cache
-		// writes count as 5-minute ones, and a note says how many.
-		no1h = "CAST(" + Column1h + " IS NULL AND platform = 'claude_code' AND " + cw + " > 0 AS BIGINT)"
-	}
-	hour := "date_trunc('hour', " + alias + "ts)"
-	if exact {
-		hour = alias + "ts"
-	}
-	sel := []string{alias + "platform AS platform", alias + "date AS date", "coalesce(" + alias + "session_id, '') AS session_id",
-		"coalesce(" + alias + "project, '') AS project", "coalesce(" + alias + "model, '') AS model", hour + " AS hour",
-		"CAST(" + load.RollupRank(thresholds) + " AS BIGINT) AS ctx_rank",
-		"coalesce(" + alias + "input_tokens, 0) AS input_tokens", "coalesce(" + alias + "output_tokens, 0) AS output_tokens",
-		cw + " AS cache_creation_tokens", "coalesce(" + alias + "cache_read_tokens, 0) AS cache_read_tokens",
-		"least(" + cc1h + ", " + cw + ") AS cc1h", no1h + " AS no1h"}
-	from := "messages"
 	if how == splitRaw {
 		// For each assistant message, the value on its last line (the one
 		// whose usage pos keeps).
@@ -376,7 +353,7 @@ func statsRowsQuery(opt StatsOptions, how split, thresholds []int64, exact bool,
 		if !opt.Until.IsZero() {
 			rw.add("date <= CAST(? AS DATE)", opt.Until.UTC().AddDate(0, 0, 1).Format(time.DateOnly))
 		}
-		from = `messages m
+		src.From = `messages m
     LEFT JOIN (
       SELECT source_path, native_id, j[1] AS request_id, arg_max(TRY_CAST(j[2] AS BIGINT), source_offset) AS cc1h
       FROM (
@@ -393,20 +370,13 @@ func statsRowsQuery(opt StatsOptions, how split, thresholds []int64, exact bool,
 	if len(parts) == 0 {
 		parts = []where{{}}
 	}
-	var bodies []string
+	var conds []string
 	for _, p := range parts {
-		w := statsFilter(opt, alias)
+		w := statsFilter(opt, src.Alias)
 		w.conds = append(w.conds, p.conds...)
 		w.args = append(w.args, p.args...)
-		bodies = append(bodies, "SELECT "+strings.Join(sel, ", ")+"\n    FROM "+from+strings.ReplaceAll(w.sql(), "\n", "\n    "))
+		conds = append(conds, strings.Join(w.conds, "\n      AND "))
 		args = append(append(args, fromArgs...), w.args...)
 	}
-	return `SELECT platform, date, session_id, project, model, hour, ctx_rank, count(*) AS messages,
-  CAST(sum(input_tokens) AS BIGINT), CAST(sum(output_tokens) AS BIGINT),
-  CAST(sum(cache_creation_tokens) AS BIGINT), CAST(sum(cache_read_tokens) AS BIGINT),
-  CAST(sum(cc1h) AS BIGINT), CAST(sum(no1h) AS BIGINT)
-FROM (
-  ` + strings.Join(bodies, "\n  UNION ALL\n  ") + `
-)
-GROUP BY ALL`, args
+	return load.RollupSelect(src, conds...), args
 }
