@@ -512,8 +512,9 @@ func (f *replayFilter) seen(id string) bool {
 	}
 	if f.cur == nil || len(f.cur) >= f.max {
 		// The first generation grows from empty: a sync of a few thousand
-		// lines would otherwise clear a table of 65,536 slots (~3 ms and
-		// a megabyte of fresh pages); once one has filled, the next will.
+		// lines would otherwise clear a table of 65,536 slots (CPU time
+		// and a megabyte of fresh pages); once one has filled, the next
+		// will.
 		hint := 0
 		if f.cur != nil {
 			hint = min(f.max, 1<<16)
