@@ -52,6 +52,8 @@ type Options struct {
 	// DeclareScrubbed records, on the user's word, that the rows a build
 	// loaded before records were marked passed pos-scrub.
 	DeclareScrubbed bool
+	// Fast decodes the records; nil decodes them in Go.
+	Fast *schema.Fast
 }
 
 // Stats counts what a load did.
@@ -239,7 +241,7 @@ func (l *Loader) AddStream(r io.Reader) error { return l.AddNamedStream(r, l.opt
 // diagnostics (file:line) by name: the loader reads several inputs.
 func (l *Loader) AddNamedStream(r io.Reader, name string) error {
 	l.input, l.inputStart = name, l.stats.In
-	n, err := schema.Each(l.ctx, r, schema.EachOptions{Name: name, OnSkip: l.opt.OnSkip}, l.Add)
+	n, err := schema.Each(l.ctx, r, schema.EachOptions{Name: name, OnSkip: l.opt.OnSkip, Fast: l.opt.Fast}, l.Add)
 	l.stats.Skipped += n
 	return err
 }

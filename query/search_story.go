@@ -445,10 +445,10 @@ func story(h *SearchHit, msgs []storyMessage, terms []string) (*ToolStep, []Tool
 			if t.Input != "" {
 				c := &storyCall{name: t.Name, ts: m.ts}
 				st := schema.Tool{Name: t.Name, CallID: t.CallID, Input: json.RawMessage(t.Input)}
-				c.command, _ = enrich.ShellCommand(st)
+				c.command, _ = enrich.ShellCommand(nil, st)
 				rec := &schema.Record{Cwd: m.cwd, Tools: []schema.Tool{st}}
 				if json.Valid(st.Input) {
-					for _, f := range enrich.FileRefs(rec) {
+					for _, f := range enrich.FileRefs(nil, rec) {
 						if (f.Action == "edit" || f.Action == "write") && !slices.Contains(c.files, f.Path) {
 							c.files = append(c.files, f.Path)
 						}

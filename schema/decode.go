@@ -62,6 +62,9 @@ type Decoder struct {
 	// that does not change a record can write it back without encoding it.
 	// The stage clears Line when it changes the record.
 	KeepLines bool
+	// Fast decodes the records (see Fast.UnmarshalRecord); nil decodes
+	// them in Go.
+	Fast *Fast
 }
 
 // NewDecoder reads records from r. Blank lines are skipped.
@@ -89,7 +92,7 @@ func (d *Decoder) Decode(rec *Record) error {
 			rec.Schema, rec.Kind, rec.Line = Version, k, d.own(l.Bytes)
 			return nil
 		}
-		if err := Unmarshal(l.Bytes, rec); err != nil {
+		if err := d.Fast.UnmarshalRecord(l.Bytes, rec); err != nil {
 			return &SyntaxError{Line: l.Num, Err: err}
 		}
 		if d.KeepLines && utf8.Valid(l.Bytes) {
@@ -151,29 +154,36 @@ func (d *Decoder) All() iter.Seq2[*Record, error] {
 	}
 }
 
-// Unmarshal decodes one record from a JSON object. Unknown members are kept
-// in rec.Extra. The record must have a "kind"; a missing "schema" is
-// accepted as the current version.
+// Unmarshal decodes one record from a JSON object, in Go. Unknown members
+// are kept in rec.Extra. The record must have a "kind"; a missing "schema"
+// is accepted as the current version.
 func Unmarshal(data []byte, rec *Record) error {
+	return (*Fast)(nil).UnmarshalRecord(data, rec)
+}
+
+// UnmarshalRecord is Unmarshal with f's machinery: past f's first
+// memberBudget bytes of records, a record goes through f.Unmarshal, and
+// through the member decoder when that declines it. f may be nil.
+func (f *Fast) UnmarshalRecord(data []byte, rec *Record) error {
 	// A huge line goes to the member decoder, which copies its strings one
 	// by one (bigLine): sonic's strings share one copy of the line.
-	if fast.Unmarshal != nil && len(data) <= bigLine {
-		if memberBudget.Load() > 0 {
-			memberBudget.Add(-int64(len(data)))
-		} else if unmarshalWhole(data, rec) {
+	if f != nil && f.Unmarshal != nil && len(data) <= bigLine {
+		if f.decoded.Load() < memberBudget {
+			f.decoded.Add(int64(len(data)))
+		} else if f.unmarshalWhole(data, rec) {
 			return nil
 		}
 	}
 	*rec = Record{}
-	return unmarshalMembers(data, rec)
+	return unmarshalMembers(f, data, rec)
 }
 
-// unmarshalWhole is the bulk path: one pass of Fast.Unmarshal (sonic) into
+// unmarshalWhole is the bulk path: one pass of f.Unmarshal (sonic) into
 // the struct. It declines records with members this build does not know
 // (and anything malformed); the member-by-member decoder keeps those
 // members, or says what is wrong.
-func unmarshalWhole(data []byte, rec *Record) bool {
-	if err := fast.Unmarshal(data, rec); err != nil || rec.Kind == "" || (rec.Schema != "" && !strings.HasPrefix(rec.Schema, "pos/")) || !timesInRange(rec) {
+func (f *Fast) unmarshalWhole(data []byte, rec *Record) bool {
+	if err := f.Unmarshal(data, rec); err != nil || rec.Kind == "" || (rec.Schema != "" && !strings.HasPrefix(rec.Schema, "pos/")) || !timesInRange(rec) {
 		return false
 	}
 	// sonic takes any escape in the values it keeps undecoded; the member
@@ -243,8 +253,8 @@ func markRaw(rec *Record, r Repairs) {
 
 // rawValue validates a JSON value and returns a compact, strict copy (see
 // strictValue) and what making it strict changed.
-func rawValue(val []byte) (json.RawMessage, Repairs, error) {
-	if !validJSON(val) {
+func (f *Fast) rawValue(val []byte) (json.RawMessage, Repairs, error) {
+	if !f.validJSON(val) {
 		return nil, 0, invalidValue(val)
 	}
 	out, r := strictValue(val, jsontext.LoneSurrogate(val))
@@ -269,6 +279,8 @@ func invalidValue(val []byte) error {
 type scanner struct {
 	b []byte
 	i int
+	// fast skips and validates values; nil does it in Go.
+	fast *Fast
 }
 
 func (s *scanner) errf(format string, args ...any) error {
@@ -322,7 +334,7 @@ func (s *scanner) str() (start, end int, escaped bool, err error) {
 // skip moves past one JSON value. Containers are checked for balance here
 // and validated in full by whoever decodes them.
 func (s *scanner) skip() error {
-	n := skipValue(s.b[s.i:])
+	n := s.fast.skipValue(s.b[s.i:])
 	if n < 0 {
 		if jsontext.Deeper(s.b[s.i:], maxDepth) {
 			return s.errf("invalid JSON value: nested deeper than 10,000 levels")
@@ -335,11 +347,11 @@ func (s *scanner) skip() error {
 
 // skipPortable is skipValue in Go, without Fast: it balances containers,
 // then validates the span.
-func skipPortable(b []byte) int {
-	s := scanner{b: b}
+func (f *Fast) skipPortable(b []byte) int {
+	s := scanner{b: b, fast: f}
 	s.ws()
 	start := s.i
-	if s.skipSlow() != nil || !validJSON(b[start:s.i]) {
+	if s.skipSlow() != nil || !f.validJSON(b[start:s.i]) {
 		return -1
 	}
 	return s.i
@@ -391,7 +403,7 @@ func (s *scanner) skipSlow() error {
 		return s.errf("unterminated %c", c)
 	default:
 		j := s.literalEnd()
-		if !validJSON(s.b[s.i:j]) {
+		if !s.fast.validJSON(s.b[s.i:j]) {
 			return s.errf("invalid value %q", s.b[s.i:j])
 		}
 		s.i = j

@@ -9,12 +9,15 @@
 // (Record.Extra) so they pass through a filter untouched, and reports a bad
 // line as a *SyntaxError without losing its place in the stream.
 //
-// Two decoders give the same records: a process's first 16 MB are decoded
-// member by member in Go, the rest by sonic, which is faster in bulk but
-// compiles its decoder on first use, a cost in CPU that every stage of a
-// small incremental sync would pay and never earn back. sonic is plugged in by
-// the binaries that stream records (package schema/fastjson); the lake's
-// readers (pos-query, pos-mcp) decode in Go alone and start without it.
+// Two decoders give the same records: the member-by-member decoder in Go,
+// and sonic's, which is faster in bulk but compiles its decoder on first
+// use, a cost in CPU that every stage of a small incremental sync would pay
+// and never earn back. sonic comes in a *Fast, which the binaries that
+// stream records make once per process (package schema/fastjson) and pass
+// to their stages: its first 16 MB of records are decoded in Go, the rest
+// by sonic. The lake's readers (pos-query, pos-mcp) pass none, decode in Go
+// alone and start without sonic. The package holds no mutable state of its
+// own.
 //
 // Paths ending in ".zst" are read and written zstd-compressed.
 //

@@ -13,9 +13,10 @@ type EachOptions struct {
 	// OnSkip is told about each bad line; its error stops the loop.
 	// Without it, the first bad line stops the loop.
 	OnSkip SkipFunc
-	// Lazy and KeepLines are the Decoder's.
+	// Lazy, KeepLines and Fast are the Decoder's.
 	Lazy      []Kind
 	KeepLines bool
+	Fast      *Fast
 }
 
 // Each decodes the records of an NDJSON stream and calls fn with each, in
@@ -47,7 +48,7 @@ func Each(ctx context.Context, r io.Reader, opt EachOptions, fn func(*Record) er
 		} else {
 			dec = NewDecoder(r)
 		}
-		dec.Lazy, dec.KeepLines = opt.Lazy, opt.KeepLines
+		dec.Lazy, dec.KeepLines, dec.Fast = opt.Lazy, opt.KeepLines, opt.Fast
 		var batch []item
 		size := 0
 		send := func() bool {

@@ -3,18 +3,26 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"sync/atomic"
 
 	"github.com/pos-lake/pos/internal/jsontext"
 )
 
-// Fast is bulk JSON machinery a binary may plug into this package. Alone,
-// schema decodes in Go: the member-by-member decoder, a portable skipper
-// and encoding/json's validator. A binary that streams records in bulk
-// links package schema/fastjson, which plugs in sonic's SIMD skipper and
-// validator and its one-pass decoder (used past a process's first 16 MB).
-// A binary that decodes few records (pos-query, pos-mcp) does without:
-// sonic's start-up (its package initialisation and the page faults that
-// brings) costs it more than sonic would save.
+// Fast is bulk JSON machinery a binary hands to the decoders. A nil *Fast
+// (or one without functions) decodes in Go: the member-by-member decoder, a
+// portable skipper and encoding/json's validator. A binary that streams
+// records in bulk makes one per process with package schema/fastjson,
+// which fills in sonic's SIMD skipper and validator and its one-pass
+// decoder, and passes it to each stage's options. A binary that decodes few
+// records (pos-query, pos-mcp) does without: sonic's start-up (its package
+// initialisation and the page faults that brings) costs it more than sonic
+// would save.
+//
+// A Fast also counts the bytes of records it has decoded: the first
+// memberBudget bytes go through the member decoder, whose cost starts at
+// nothing, and the rest through sonic's, which is compiled on first use and
+// faster in bulk. One Fast per process keeps that rule for the process. It
+// is safe for concurrent use; it must not be copied.
 type Fast struct {
 	// Skip returns the length of the JSON value at the start of b (after
 	// any leading spaces), or -1 if it is not one.
@@ -27,12 +35,16 @@ type Fast struct {
 	// UnmarshalNested decodes a nested object (a chunk and its vector),
 	// copying its strings out of data.
 	UnmarshalNested func(data []byte, v any) error
+
+	// decoded is how many bytes of records went to the member decoder.
+	decoded atomic.Int64
 }
 
-var fast Fast
-
-// UseFast plugs f in. Call it from an init function, before any decoding.
-func UseFast(f Fast) { fast = f }
+// memberBudget is how many bytes of records a Fast sends to the member
+// decoder before it uses Unmarshal. sonic's decoder for Record is compiled
+// on first use, a cost that a stage of a small incremental sync would pay
+// in every process for little input.
+const memberBudget = 16 << 20
 
 // validJSON reports whether b is one valid JSON value. Like sonic's
 // validator, it takes control characters inside strings, which some native
@@ -43,9 +55,9 @@ func UseFast(f Fast) { fast = f }
 // sonic stops at 4,095 levels of nesting: what nests deeper is read as
 // without Fast, by encoding/json, which stops at 10,000 as pos-scrub's
 // parser does, so that every stage takes the same records.
-func validJSON(b []byte) bool {
-	if fast.Valid != nil {
-		if fast.Valid(b) {
+func (f *Fast) validJSON(b []byte) bool {
+	if f != nil && f.Valid != nil {
+		if f.Valid(b) {
 			return jsontext.ValidEscapes(b)
 		}
 		if !jsontext.Deeper(b, fastDepth) {
@@ -72,13 +84,13 @@ func spaceControls(b []byte) []byte {
 
 // skipValue returns the length of the JSON value at the start of b (after
 // any leading spaces), or -1 if it is not one.
-func skipValue(b []byte) int {
-	if fast.Skip != nil {
-		if n := fast.Skip(b); n >= 0 || !jsontext.Deeper(b, fastDepth) {
+func (f *Fast) skipValue(b []byte) int {
+	if f != nil && f.Skip != nil {
+		if n := f.Skip(b); n >= 0 || !jsontext.Deeper(b, fastDepth) {
 			return n
 		}
 	}
-	return skipPortable(b)
+	return f.skipPortable(b)
 }
 
 // fastDepth is a nesting below sonic's limit (4,095 levels): a text sonic
@@ -88,9 +100,9 @@ const fastDepth = 4000
 // maxDepth is encoding/json's limit on nesting, and pos-scrub's.
 const maxDepth = 10000
 
-func unmarshalNested(data []byte, v any) error {
-	if fast.UnmarshalNested != nil {
-		return fast.UnmarshalNested(data, v)
+func (f *Fast) unmarshalNested(data []byte, v any) error {
+	if f != nil && f.UnmarshalNested != nil {
+		return f.UnmarshalNested(data, v)
 	}
 	err := json.Unmarshal(data, v)
 	if err != nil && bytes.IndexFunc(data, func(r rune) bool { return r < 0x20 }) >= 0 {

@@ -1,6 +1,11 @@
 package schema_test
 
-// The package's tests run with sonic plugged in, as the bulk binaries run
+// The package's tests decode with sonic, as the bulk binaries do
 // (TestDecodersAgree and FuzzDecoders set its one-pass decoder against the
 // member decoder; the skipper test sets its skipper against skipPortable).
-import _ "github.com/pos-lake/pos/schema/fastjson"
+import (
+	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/schema/fastjson"
+)
+
+func init() { schema.SetTestFast(fastjson.New()) }

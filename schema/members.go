@@ -4,20 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"unsafe"
 )
-
-// A process decodes its first records member by member, in Go: sonic's
-// decoder for Record is compiled on first use, a cost that a stage of a
-// small incremental sync would pay in every process for little input.
-// Past memberBudget bytes, Unmarshal uses sonic, which is faster in bulk
-// and falls back to this decoder for what it declines.
-const memberBudgetBytes = 16 << 20
-
-var memberBudget atomic.Int64
-
-func init() { memberBudget.Store(memberBudgetBytes) }
 
 // mdec walks one JSON value. s is b as a string: strings without escapes
 // are substrings of it, so a record's strings share one copy of its line,
@@ -35,8 +23,10 @@ type mdec struct {
 // keep a copy of all of a huge record's line alive with its texts.
 const bigLine = 1 << 20
 
-func unmarshalMembers(data []byte, rec *Record) error {
-	d := &mdec{scanner: scanner{b: data}}
+// unmarshalMembers decodes a record member by member, with f's skipper and
+// validator when it has them.
+func unmarshalMembers(f *Fast, data []byte, rec *Record) error {
+	d := &mdec{scanner: scanner{b: data, fast: f}}
 	if len(data) > bigLine {
 		d.s, d.clone = unsafe.String(unsafe.SliceData(data), len(data)), true
 	} else {
@@ -181,7 +171,7 @@ func (r *Record) member(d *mdec, key string) (err error) {
 		var val []byte
 		if val, err = d.value(); err == nil {
 			r.Chunk = reuse(r.Chunk)
-			err = unmarshalNested(val, r.Chunk)
+			err = d.fast.unmarshalNested(val, r.Chunk)
 		}
 	case "checkpoint":
 		r.Checkpoint = reuse(r.Checkpoint)

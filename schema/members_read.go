@@ -230,14 +230,14 @@ func (d *mdec) rawStrict() (json.RawMessage, Repairs, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return rawValue(val)
+	return d.fast.rawValue(val)
 }
 
 // skipValue moves past a value this build does not decode; it must still
 // be valid JSON.
 func (d *mdec) skipValue() error {
 	val, err := d.value()
-	if err == nil && !validJSON(val) {
+	if err == nil && !d.fast.validJSON(val) {
 		err = invalidValue(val)
 	}
 	return err

@@ -64,10 +64,10 @@ func decodingLines(t testing.TB) [][]byte {
 func checkPathsAgree(t *testing.T, line []byte) (accepted bool) {
 	t.Helper()
 	var viaSonic, viaMembers Record
-	if !unmarshalWhole(line, &viaSonic) {
+	if !testFast.unmarshalWhole(line, &viaSonic) {
 		return false
 	}
-	if err := unmarshalMembers(line, &viaMembers); err != nil {
+	if err := unmarshalMembers(testFast, line, &viaMembers); err != nil {
 		t.Fatalf("sonic decodes %s\nbut the member decoder says: %v", line, err)
 	}
 	a, b := AppendRecord(nil, &viaSonic), AppendRecord(nil, &viaMembers)
@@ -89,7 +89,7 @@ func TestDecodersAgree(t *testing.T) {
 			// What sonic declines, the member decoder must still take
 			// when it is a record (unknown members, invalid UTF-8).
 			var r Record
-			if err := unmarshalMembers(l, &r); err != nil {
+			if err := unmarshalMembers(testFast, l, &r); err != nil {
 				t.Errorf("neither decoder takes %s: %v", l, err)
 			}
 		}
@@ -102,7 +102,7 @@ func TestDecodersAgree(t *testing.T) {
 
 func TestMemberDecoderValues(t *testing.T) {
 	var r Record
-	if err := unmarshalMembers([]byte(memberCases[0]), &r); err != nil {
+	if err := unmarshalMembers(testFast, []byte(memberCases[0]), &r); err != nil {
 		t.Fatal(err)
 	}
 	if want := "line\nnext \"q\" \\ / \t é 😀 \uFFFD x"; r.Text != want {
@@ -121,7 +121,7 @@ func TestMemberDecoderValues(t *testing.T) {
 		t.Errorf("source %+v agent %+v", r.Source, r.Agent)
 	}
 	var c Record
-	if err := unmarshalMembers([]byte(memberCases[5]), &c); err != nil {
+	if err := unmarshalMembers(testFast, []byte(memberCases[5]), &c); err != nil {
 		t.Fatal(err)
 	}
 	if c.Checkpoint == nil || c.Checkpoint.Inode != 1<<64-1 || c.Checkpoint.Context["session"] != "s" || len(c.Checkpoint.Context) != 2 ||
@@ -129,7 +129,7 @@ func TestMemberDecoderValues(t *testing.T) {
 		t.Errorf("checkpoint %+v", c.Checkpoint)
 	}
 	var u Record
-	if err := unmarshalMembers([]byte(memberCases[10]), &u); err != nil {
+	if err := unmarshalMembers(testFast, []byte(memberCases[10]), &u); err != nil {
 		t.Fatal(err)
 	}
 	if len(u.Extra) != 2 || u.Extra[0].Key != "future" || u.Usage.Input != 1 || u.Source.Path != "p" {
@@ -160,30 +160,40 @@ func TestMemberDecoderRejects(t *testing.T) {
 		`{"kind":"message","tools":[{"name":"a"},]}`,
 	} {
 		var r Record
-		if err := unmarshalMembers([]byte(bad), &r); err == nil {
+		if err := unmarshalMembers(testFast, []byte(bad), &r); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
 	}
 }
 
-// Unmarshal takes the member decoder for a process's first bytes, then sonic.
+// A Fast sends its first bytes of records to the member decoder, then
+// decodes with sonic.
 func TestUnmarshalBudget(t *testing.T) {
-	defer memberBudget.Store(memberBudget.Load())
+	if testFast == nil {
+		t.Skip("no sonic on this platform")
+	}
+	f := &Fast{Skip: testFast.Skip, Valid: testFast.Valid, Unmarshal: testFast.Unmarshal, UnmarshalNested: testFast.UnmarshalNested}
 	line := []byte(memberCases[0])
-	memberBudget.Store(int64(len(line)))
+	f.decoded.Store(memberBudget - int64(len(line)))
 	var r Record
-	if err := Unmarshal(line, &r); err != nil || r.Text == "" {
+	if err := f.UnmarshalRecord(line, &r); err != nil || r.Text == "" {
 		t.Fatal(err)
 	}
-	if got := memberBudget.Load(); got != 0 {
-		t.Fatalf("budget %d after one line of its size, want 0", got)
+	if got := f.decoded.Load(); got != memberBudget {
+		t.Fatalf("%d bytes counted after one line of the budget's rest, want %d", got, memberBudget)
 	}
 	var s Record
-	if err := Unmarshal(line, &s); err != nil || !bytes.Equal(AppendRecord(nil, &r), AppendRecord(nil, &s)) {
+	if err := f.UnmarshalRecord(line, &s); err != nil || !bytes.Equal(AppendRecord(nil, &r), AppendRecord(nil, &s)) {
 		t.Fatalf("sonic's decode differs: %v", err)
 	}
-	if got := memberBudget.Load(); got != 0 {
-		t.Fatalf("budget %d: the sonic path spent it", got)
+	if got := f.decoded.Load(); got != memberBudget {
+		t.Fatalf("%d bytes counted: the sonic path counted", got)
+	}
+	// Another Fast has its own count.
+	var u Record
+	g := &Fast{Unmarshal: testFast.Unmarshal}
+	if err := g.UnmarshalRecord(line, &u); err != nil || g.decoded.Load() != int64(len(line)) || f.decoded.Load() != memberBudget {
+		t.Fatalf("counts %d and %d, %v", g.decoded.Load(), f.decoded.Load(), err)
 	}
 }
 
@@ -198,9 +208,9 @@ func FuzzDecoders(f *testing.F) {
 		checkPathsAgree(t, data)
 		checkWithoutFast(t, data)
 		var r Record
-		if unmarshalMembers(data, &r) == nil {
+		if unmarshalMembers(testFast, data, &r) == nil {
 			var back Record
-			if err := unmarshalMembers(AppendRecord(nil, &r), &back); err != nil {
+			if err := unmarshalMembers(testFast, AppendRecord(nil, &r), &back); err != nil {
 				t.Fatalf("re-decoding %s: %v", AppendRecord(nil, &r), err)
 			}
 		}
@@ -213,11 +223,8 @@ func FuzzDecoders(f *testing.F) {
 func checkWithoutFast(t *testing.T, line []byte) {
 	t.Helper()
 	var with, without Record
-	errWith := unmarshalMembers(line, &with)
-	saved := fast
-	fast = Fast{}
-	errWithout := unmarshalMembers(line, &without)
-	fast = saved
+	errWith := unmarshalMembers(testFast, line, &with)
+	errWithout := unmarshalMembers(nil, line, &without)
 	if (errWith == nil) != (errWithout == nil) {
 		t.Fatalf("%q: with sonic: %v; without: %v", line, errWith, errWithout)
 	}
@@ -239,10 +246,10 @@ func TestBadEscapes(t *testing.T) {
 		`{"schema":"pos/1","kind":"message","text":"\0"}`,
 	} {
 		var r Record
-		if unmarshalWhole([]byte(l), &r) {
+		if testFast.unmarshalWhole([]byte(l), &r) {
 			t.Errorf("sonic's path takes %s", l)
 		}
-		if err := Unmarshal([]byte(l), &r); err == nil {
+		if err := testFast.UnmarshalRecord([]byte(l), &r); err == nil {
 			t.Errorf("Unmarshal takes %s", l)
 		} else if !strings.Contains(err.Error(), "escape") {
 			t.Errorf("%s: %v does not say the escape is wrong", l, err)
@@ -257,7 +264,7 @@ func TestBadEscapes(t *testing.T) {
 }
 
 func TestWithoutFast(t *testing.T) {
-	if fast.Unmarshal == nil {
+	if testFast == nil {
 		t.Fatal("the tests run without sonic plugged in: see fast_ext_test.go")
 	}
 	lines := decodingLines(t)

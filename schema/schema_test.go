@@ -40,7 +40,7 @@ func TestRoundTripKeepsEverything(t *testing.T) {
 	r := sample()
 	b := AppendRecord(nil, r)
 	var got Record
-	if err := Unmarshal(b, &got); err != nil {
+	if err := testFast.UnmarshalRecord(b, &got); err != nil {
 		t.Fatalf("unmarshal %s: %v", b, err)
 	}
 	b2 := AppendRecord(nil, &got)
@@ -205,10 +205,10 @@ func TestSkipValue(t *testing.T) {
 	}{
 		{`"a\"b",1`, 6}, {`{"a":[1,{"b":"}"}]} ,`, 19}, {`  true}`, 6}, {`-1.5e3]`, 6}, {`[1,2`, -1}, {`{"a"}`, -1}, {`nul`, -1}, {`"abc`, -1},
 	} {
-		got := skipValue([]byte(c.in))
-		slow := skipPortable([]byte(c.in))
+		got := testFast.skipValue([]byte(c.in))
+		slow := testFast.skipPortable([]byte(c.in))
 		if got != c.want || slow != c.want {
-			t.Errorf("skipValue(%q) = %d (portable %d), want %d", c.in, got, slow, c.want)
+			t.Errorf("testFast.skipValue(%q) = %d (portable %d), want %d", c.in, got, slow, c.want)
 		}
 	}
 }

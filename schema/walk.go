@@ -17,9 +17,15 @@ import "unsafe"
 type Walker struct{ d mdec }
 
 // WalkValue walks b, one JSON value, with fn; it reports fn's error, or
-// one when anything but white space follows the value.
+// one when anything but white space follows the value. It skips and
+// validates values in Go.
 func WalkValue(b []byte, fn func(w *Walker) error) error {
-	w := Walker{d: mdec{scanner: scanner{b: b}, s: unsafe.String(unsafe.SliceData(b), len(b))}}
+	return (*Fast)(nil).WalkValue(b, fn)
+}
+
+// WalkValue is WalkValue with f's skipper and validator; f may be nil.
+func (f *Fast) WalkValue(b []byte, fn func(w *Walker) error) error {
+	w := Walker{d: mdec{scanner: scanner{b: b, fast: f}, s: unsafe.String(unsafe.SliceData(b), len(b))}}
 	if err := fn(&w); err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/internal/errjoin"
-	_ "github.com/pos-lake/pos/schema/fastjson" // sonic for bulk decoding
+	"github.com/pos-lake/pos/schema/fastjson"
 	"github.com/pos-lake/pos/transform/embed"
 	"github.com/urfave/cli/v2"
 )
@@ -60,7 +60,7 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return cmdio.UsageError{Err: err}
 	}
-	opt := embed.Options{Provider: p, Workers: c.Int("workers"), FlushEach: cmdio.IsTerminal(c.App.Writer)}
+	opt := embed.Options{Provider: p, Workers: c.Int("workers"), FlushEach: cmdio.IsTerminal(c.App.Writer), Fast: fastjson.New()}
 	if s := c.String("types"); s != "" {
 		if opt.Types, err = embed.ParseTypes(s); err != nil {
 			return cmdio.Usagef("--types: %w", err)

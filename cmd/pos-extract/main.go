@@ -16,7 +16,6 @@ import (
 	"github.com/pos-lake/pos/extract"
 	_ "github.com/pos-lake/pos/extract/all" // every platform adapter
 	"github.com/pos-lake/pos/schema"
-	_ "github.com/pos-lake/pos/schema/fastjson" // sonic for bulk decoding
 	"github.com/urfave/cli/v2"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/load"
-	_ "github.com/pos-lake/pos/schema/fastjson" // sonic for bulk decoding
+	"github.com/pos-lake/pos/schema/fastjson"
 	"github.com/urfave/cli/v2"
 )
 
@@ -63,6 +63,7 @@ func run(c *cli.Context) error {
 		AllowMixedEmbeddings: c.Bool("allow-mixed-embeddings"),
 		RequireScrubbed:      c.Bool("require-scrubbed"),
 		DeclareScrubbed:      c.Bool("declare-scrubbed"),
+		Fast:                 fastjson.New(),
 	})
 	if err != nil {
 		return err

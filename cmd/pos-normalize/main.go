@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
-	_ "github.com/pos-lake/pos/schema/fastjson" // sonic for bulk decoding
+	"github.com/pos-lake/pos/schema/fastjson"
 	"github.com/pos-lake/pos/transform/enrich"
 	"github.com/pos-lake/pos/transform/normalize"
 	"github.com/urfave/cli/v2"
@@ -49,7 +49,7 @@ func newApp() *cli.App {
 func run(c *cli.Context) error {
 	skips := cmdio.NewSkips(c)
 	en := !c.Bool("no-enrich")
-	opt := normalize.Options{KeepRaw: c.Bool("keep-raw"), OnSkip: skips.Skip, Enrich: enrich.Options{
+	opt := normalize.Options{KeepRaw: c.Bool("keep-raw"), OnSkip: skips.Skip, Fast: fastjson.New(), Enrich: enrich.Options{
 		Files: en && !c.Bool("no-files"), Commits: en && !c.Bool("no-commits"),
 		Tags: en && !c.Bool("no-tags"), Decisions: en && !c.Bool("no-decisions"),
 	}}

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
-	_ "github.com/pos-lake/pos/schema/fastjson" // sonic for bulk decoding
+	"github.com/pos-lake/pos/schema/fastjson"
 	"github.com/pos-lake/pos/transform/scrub"
 	"github.com/urfave/cli/v2"
 )
@@ -62,7 +62,7 @@ func run(c *cli.Context) error {
 		return cmdio.Usagef("--report: want text or json, not %q", format)
 	}
 	skips := cmdio.NewSkips(c)
-	opt := scrub.Options{PII: c.Bool("pii"), Off: c.Bool("off"), Workers: c.Int("workers"), OnSkip: skips.Skip}
+	opt := scrub.Options{PII: c.Bool("pii"), Off: c.Bool("off"), Workers: c.Int("workers"), OnSkip: skips.Skip, Fast: fastjson.New()}
 	if opt.Off && opt.PII {
 		return cmdio.Usagef("--off and --pii exclude each other")
 	}

@@ -1,15 +1,22 @@
 package claudecode
 
-import "github.com/pos-lake/pos/schema"
+import (
+	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/schema/fastjson"
+)
 
 // Lines are decoded by hand, with schema.Walker: as fast as sonic's
-// compiled decoder on the corpus (~1 GB/s each; sonic's skipper does the
-// bulk of both), without its compile on first use, 25-40 ms of CPU for
-// line and 5-10 ms for []block. That compile was a third of an incremental
-// sync's extract, on the sync's critical path. What the walker refuses goes
-// to sonic, so that the two take the same lines; where both take a line
-// they decode it the same (TestWalkCorpus on every corpus line, FuzzWalk
-// on what it makes up).
+// compiled decoder on these lines (sonic's skipper does the bulk of both),
+// without the compile of that decoder on first use, a cost in CPU that an
+// incremental sync's extract would pay on its critical path. What the
+// walker refuses goes to sonic, so that the two take the same lines; where
+// both take a line they decode it the same (TestWalkCorpus on every corpus
+// line, FuzzWalk on what it makes up).
+
+// walkFast gives the walker sonic's skipper and validator: the package
+// links sonic anyway, for the lines the walker refuses. It is set once and
+// only read (the walker does not use its count of decoded records).
+var walkFast = fastjson.New()
 
 // str, integer and boolean decode a member's value into *p; a null leaves
 // *p as it was, as sonic does.
@@ -254,7 +261,7 @@ func (a *attachment) member(w *schema.Walker, key string) error {
 
 // walkBlocks decodes message.content's blocks as sonic does into []block.
 func walkBlocks(b []byte, out *[]block) error {
-	return schema.WalkValue(b, func(w *schema.Walker) error {
+	return walkFast.WalkValue(b, func(w *schema.Walker) error {
 		if w.Null() {
 			*out = nil
 			return nil
@@ -302,13 +309,13 @@ func (b *block) member(w *schema.Walker, key string) error {
 
 // walkString decodes a JSON string as sonic does into a string.
 func walkString(b []byte, s *string) error {
-	return schema.WalkValue(b, func(w *schema.Walker) error { return str(w, s) })
+	return walkFast.WalkValue(b, func(w *schema.Walker) error { return str(w, s) })
 }
 
 // members calls fn with each member of a JSON object: a line, and the
 // small decodes (a tool's input, a subagent's meta file).
 func members(b []byte, fn func(w *schema.Walker, key string) error) error {
-	return schema.WalkValue(b, func(w *schema.Walker) error {
+	return walkFast.WalkValue(b, func(w *schema.Walker) error {
 		return w.Object(func(key string) error { return fn(w, key) })
 	})
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/extracttest"
-	_ "github.com/pos-lake/pos/schema/fastjson" // sonic's skipper, as pos-extract links it
 )
 
 // sonicLine, sonicContent and sonicToolFiles decode as the package did

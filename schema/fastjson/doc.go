@@ -1,10 +1,12 @@
-// Package fastjson plugs sonic (github.com/bytedance/sonic) into package
-// schema: its SIMD skipper and validator, and its one-pass decoder for
-// records past a process's first 16 MB. A binary that decodes records in
-// bulk links it for its side effect:
+// Package fastjson makes the schema.Fast that decodes with sonic
+// (github.com/bytedance/sonic): its SIMD skipper and validator, and its
+// one-pass decoder for records past the first 16 MB a Fast has decoded. A
+// binary that decodes records in bulk makes one in main and passes it to
+// its stages' options:
 //
-//	import _ "github.com/pos-lake/pos/schema/fastjson"
+//	opt.Fast = fastjson.New()
 //
-// On a platform sonic's native code does not support, linking it changes
-// nothing: schema decodes in Go.
+// A binary that does not import this package does not link sonic. On a
+// platform sonic's native code does not support, New returns nil, and
+// schema decodes in Go.
 package fastjson

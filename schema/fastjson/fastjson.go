@@ -8,15 +8,14 @@ import (
 	"github.com/pos-lake/pos/schema"
 )
 
-func init() { schema.UseFast(Fast()) }
-
-// Fast is sonic's machinery as schema takes it.
-func Fast() schema.Fast {
+// New returns sonic's machinery as schema takes it, with its own count of
+// the bytes decoded: make one per process and hand it to every stage.
+func New() *schema.Fast {
 	whole := sonic.Config{DisallowUnknownFields: true, CaseSensitive: true}.Froze()
 	// Strings of nested objects are copied out of the line, so a small
 	// field never keeps a multi-MB line alive.
 	nested := sonic.Config{CopyString: true}.Froze()
-	return schema.Fast{
+	return &schema.Fast{
 		Skip:            skip,
 		Valid:           sonic.ConfigStd.Valid,
 		Unmarshal:       whole.Unmarshal,

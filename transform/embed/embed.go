@@ -38,6 +38,9 @@ type Options struct {
 	// FlushEach flushes the output after every group of records (for a
 	// terminal).
 	FlushEach bool
+	// Fast decodes the records and reads the tools' inputs; nil does it
+	// in Go.
+	Fast *schema.Fast
 }
 
 // Indexable lists the content types pos-embed makes chunks of: the units
@@ -136,7 +139,7 @@ func Embed(ctx context.Context, r io.Reader, w io.Writer, opt Options) (Stats, e
 	}
 	var tracker *toolTracker
 	if slices.ContainsFunc(types, IsToolType) {
-		tracker = newToolTracker()
+		tracker = newToolTracker(opt.Fast)
 	}
 	enc := schema.NewEncoder(w)
 	g, gctx := errgroup.WithContext(ctx)
@@ -204,7 +207,7 @@ func Embed(ctx context.Context, r io.Reader, w io.Writer, opt Options) (Stats, e
 	}
 	cur := &job{}
 	bad, err := schema.Each(gctx, r, schema.EachOptions{
-		Name: opt.Name, OnSkip: opt.OnSkip, Lazy: lazyKinds, KeepLines: true,
+		Name: opt.Name, OnSkip: opt.OnSkip, Lazy: lazyKinds, KeepLines: true, Fast: opt.Fast,
 	}, func(rec *schema.Record) error {
 		cur.recs = append(cur.recs, rec)
 		cur.size += len(rec.Line) + len(rec.Text)

@@ -82,6 +82,7 @@ const (
 // after their calls, whichever comes first, and texts a session already
 // had are dropped.
 type toolTracker struct {
+	fast    *schema.Fast // reads the tools' inputs
 	threads map[string]*heldUnits
 	order   []string               // threads in the order they began holding
 	calls   map[string]callInfo    // a call seen, by platform, session and call id
@@ -98,8 +99,8 @@ type heldUnits struct {
 // callInfo is what a result needs of its call.
 type callInfo struct{ name, command string }
 
-func newToolTracker() *toolTracker {
-	return &toolTracker{threads: map[string]*heldUnits{}, calls: map[string]callInfo{},
+func newToolTracker(fast *schema.Fast) *toolTracker {
+	return &toolTracker{fast: fast, threads: map[string]*heldUnits{}, calls: map[string]callInfo{},
 		waiting: map[string][]*toolUnit{}, seen: map[uint64]struct{}{}}
 }
 
@@ -144,7 +145,7 @@ func (tt *toolTracker) add(rec *schema.Record) []*toolUnit {
 		}
 		cmd := ""
 		if len(t.Input) > 0 {
-			cmd, _ = enrich.ShellCommand(t)
+			cmd, _ = enrich.ShellCommand(tt.fast, t)
 		}
 		if key != "" && t.Name != "" && len(t.Input) > 0 {
 			// A call: it names its results, held or to come.

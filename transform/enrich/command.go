@@ -11,12 +11,13 @@ import (
 // exec_command / shell / local_shell, Gemini run_shell_command, Cline
 // execute_command, Cursor run_terminal_cmd, Aider shell) whose input names
 // a command, as a string or an argv list. pos-embed indexes these scripts
-// as what the agent did.
-func ShellCommand(t schema.Tool) (string, bool) {
+// as what the agent did. fast reads the input (nil: in
+// Go).
+func ShellCommand(fast *schema.Fast, t schema.Tool) (string, bool) {
 	if !shellTools[strings.ToLower(t.Name)] || len(t.Input) == 0 || t.Input[0] != '{' {
 		return "", false
 	}
-	in, ok := inputMembers(t.Input)
+	in, ok := inputMembers(fast, t.Input)
 	if !ok {
 		return "", false
 	}

@@ -49,8 +49,9 @@ var pathKeys = []string{"file_path", "notebook_path", "path", "target_file", "ta
 
 // FileRefs returns the files a message's tool calls name, with what the
 // tool did to them, plus the files the platform listed on the message.
-// Relative paths are taken relative to the message's cwd.
-func FileRefs(m *schema.Record) []schema.FileRef {
+// Relative paths are taken relative to the message's cwd. fast reads
+// the tools' inputs (nil: in Go).
+func FileRefs(fast *schema.Fast, m *schema.Record) []schema.FileRef {
 	var out []schema.FileRef
 	// addIn adds a path relative to dir; add, relative to the message's cwd.
 	addIn := func(dir, p, action, tool string) {
@@ -83,7 +84,7 @@ func FileRefs(m *schema.Record) []schema.FileRef {
 		if t.Input[0] != '{' {
 			continue
 		}
-		in, ok := inputMembers(t.Input)
+		in, ok := inputMembers(fast, t.Input)
 		if !ok {
 			continue
 		}
@@ -105,7 +106,7 @@ func FileRefs(m *schema.Record) []schema.FileRef {
 		}
 		// MultiEdit-style and Cursor-style lists of edits.
 		if v, ok := in["edits"]; ok && len(v) > 0 && v[0] == '[' {
-			if edits, ok := editStrings(v); ok {
+			if edits, ok := editStrings(fast, v); ok {
 				for _, e := range edits {
 					for _, k := range pathKeys {
 						if s, ok := e[k]; ok {

@@ -32,7 +32,7 @@ func TestFileRefsAcrossPlatforms(t *testing.T) {
 		tool("Bash", `{"command":"go test ./..."}`),
 	}, Files: []string{"README.md"}}
 	var got []string
-	for _, f := range FileRefs(m) {
+	for _, f := range FileRefs(testFast, m) {
 		got = append(got, f.Action+" "+f.Path)
 	}
 	want := []string{
@@ -58,7 +58,7 @@ func TestFileRefsWindowsCwd(t *testing.T) {
 		tool("read_file", `{"path":"..\\other\\x.txt"}`),
 	}}
 	var got []string
-	for _, f := range FileRefs(m) {
+	for _, f := range FileRefs(testFast, m) {
 		got = append(got, f.Action+" "+f.Path)
 	}
 	want := []string{`read C:\Users\dev\proj\src\main.go`, `write C:\Users\dev\proj\src\main.go`, `read C:\Users\dev\proj\README.md`,

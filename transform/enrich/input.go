@@ -3,17 +3,18 @@ package enrich
 import "github.com/pos-lake/pos/schema"
 
 // A tool's input is read with schema.Walker, not a compiled decoder: each
-// input is small and read once, and the compile of sonic's decoders for
-// these types cost every pos-normalize ~5 ms of an incremental sync's
-// 60. They decode as sonic (and encoding/json) do: the last member of a
-// key holds, and a value of another type than the one asked for is
-// refused.
+// input is small and read once, and compiling sonic's decoders for these
+// types would cost every pos-normalize of a small incremental sync more
+// than it saves. They decode as sonic (and encoding/json) do: the last
+// member of a key holds, and a value of another type than the one asked
+// for is refused.
 
 // inputMembers returns the members of a JSON object, each value as it is
-// written (null as "null"), or false when input is not one.
-func inputMembers(input []byte) (map[string][]byte, bool) {
+// written (null as "null"), or false when input is not one. f skips the
+// values (nil: in Go).
+func inputMembers(f *schema.Fast, input []byte) (map[string][]byte, bool) {
 	in := map[string][]byte{}
-	err := schema.WalkValue(input, func(w *schema.Walker) error {
+	err := f.WalkValue(input, func(w *schema.Walker) error {
 		return w.Object(func(key string) error {
 			v, err := w.Raw()
 			in[key] = v
@@ -53,10 +54,10 @@ func jsonStrings(v []byte) ([]string, bool) {
 // editStrings decodes an array of objects (null, or a null element: none), keeping
 // each object's string members, or reports false. A key whose last member
 // is not a string is left out, as a type check on the decoded value
-// would.
-func editStrings(v []byte) ([]map[string]string, bool) {
+// would. f skips the other members (nil: in Go).
+func editStrings(f *schema.Fast, v []byte) ([]map[string]string, bool) {
 	var out []map[string]string
-	err := schema.WalkValue(v, func(w *schema.Walker) error {
+	err := f.WalkValue(v, func(w *schema.Walker) error {
 		if w.Null() {
 			return nil
 		}

@@ -71,7 +71,7 @@ func TestFileRefsShell(t *testing.T) {
 		m.ID, m.Cwd, m.Role = "m1", "/w/app", schema.RoleAssistant
 		m.Tools = []schema.Tool{{Name: tc.tool, Input: json.RawMessage(tc.input)}}
 		var got []string
-		for _, r := range FileRefs(m) {
+		for _, r := range FileRefs(testFast, m) {
 			if r.Tool != tc.tool {
 				t.Errorf("%s: tool %q", tc.tool, r.Tool)
 			}
@@ -103,6 +103,6 @@ EOF`, `find . -name '*.go' | xargs grep -l TODO`, `cp a b c/`, `echo $(cat V) > 
 		m := schema.New(schema.KindMessage)
 		in, _ := json.Marshal(map[string]string{"command": script, "workdir": "/w"})
 		m.Tools = []schema.Tool{{Name: "Bash", Input: in}}
-		FileRefs(m)
+		FileRefs(testFast, m)
 	})
 }

@@ -22,7 +22,7 @@ func (n *Normalizer) enrich(t *thread, m *schema.Record, write bool) error {
 		exchangeID = schema.ExchangeID(t.ex.rec.Platform, t.ex.rec.ID)
 	}
 	if opt.Files && (len(m.Tools) > 0 || len(m.Files) > 0) && m.Role != schema.RoleTool {
-		for _, ref := range enrich.FileRefs(m) {
+		for _, ref := range enrich.FileRefs(n.opt.Fast, m) {
 			ref.ExchangeID = exchangeID
 			r := derived(m, schema.KindFileRef, schema.ID(m.Platform, "file", m.ID, ref.Action, ref.Path))
 			r.FileRef = &ref

@@ -40,6 +40,9 @@ type Options struct {
 	// Enrich chooses the enrichment: file references, commits, tags and
 	// decisions (see transform/enrich).
 	Enrich enrich.Options
+	// Fast decodes the records and reads the tools' inputs; nil does it
+	// in Go.
+	Fast *schema.Fast
 }
 
 // Stats counts what a run did.
@@ -67,7 +70,7 @@ func Normalize(ctx context.Context, r io.Reader, w io.Writer, opt Options) (Stat
 	// Raw records pass through undecoded; records normalize does not change
 	// are written back as they were read, without encoding.
 	skipped, err := schema.Each(ctx, r, schema.EachOptions{
-		Name: opt.Name, OnSkip: opt.OnSkip, Lazy: []schema.Kind{schema.KindRaw}, KeepLines: true,
+		Name: opt.Name, OnSkip: opt.OnSkip, Lazy: []schema.Kind{schema.KindRaw}, KeepLines: true, Fast: opt.Fast,
 	}, n.Add)
 	n.stats.Skipped += skipped
 	if err == nil {
@@ -509,8 +512,9 @@ func (f *replayFilter) seen(id string) bool {
 	}
 	if f.cur == nil || len(f.cur) >= f.max {
 		// The first generation grows from empty: a sync of a few thousand
-		// lines would otherwise clear a table of 65,536 slots (~3 ms and
-		// a megabyte of fresh pages); once one has filled, the next will.
+		// lines would otherwise clear a table of 65,536 slots (CPU time
+		// and a megabyte of fresh pages); once one has filled, the next
+		// will.
 		hint := 0
 		if f.cur != nil {
 			hint = min(f.max, 1<<16)

@@ -38,6 +38,8 @@ type Options struct {
 	// OnSkip is told about each bad input line; its error stops the run.
 	// Without it, the first bad line stops the run.
 	OnSkip schema.SkipFunc
+	// Fast decodes the records; nil decodes them in Go.
+	Fast *schema.Fast
 }
 
 // A Scrubber redacts secrets (and, with Options.PII, personal data) in pos
@@ -221,7 +223,7 @@ func (s *Scrubber) read(ctx context.Context, r io.Reader, name string, todo, ord
 	defer close(order)
 	defer close(todo)
 	dec := schema.NewDecoder(r)
-	dec.Lazy, dec.KeepLines = lazyKinds, true
+	dec.Lazy, dec.KeepLines, dec.Fast = lazyKinds, true, s.opt.Fast
 	b, size := &batch{done: make(chan struct{})}, 0
 	send := func() bool {
 		select {
@@ -302,7 +304,7 @@ func (sc *scanner) record(rec *schema.Record, rep *Report, out []byte) ([]byte, 
 		// A lazily read line was not decoded: decode it now, as the
 		// decoder would have, to say what is wrong or to re-encode it.
 		var full schema.Record
-		if uerr := schema.Unmarshal(line, &full); uerr != nil {
+		if uerr := sc.s.opt.Fast.UnmarshalRecord(line, &full); uerr != nil {
 			return out, uerr
 		}
 		sc.enc = schema.AppendRecord(sc.enc[:0], &full)
@@ -331,7 +333,7 @@ func (sc *scanner) record(rec *schema.Record, rep *Report, out []byte) ([]byte, 
 	// record in canonical form, and the record's Line (the line as read)
 	// is gone with the old record.
 	var nr schema.Record
-	err := schema.Unmarshal(scrubbed, &nr)
+	err := sc.s.opt.Fast.UnmarshalRecord(scrubbed, &nr)
 	if cap(sc.out) > 64<<20 {
 		sc.out, sc.body = nil, nil // do not keep one huge record's buffers
 	}
@@ -372,7 +374,7 @@ func (sc *scanner) appendMarked(out, line []byte) ([]byte, error) {
 		}
 	}
 	var rec schema.Record
-	if err := schema.Unmarshal(line, &rec); err != nil {
+	if err := sc.s.opt.Fast.UnmarshalRecord(line, &rec); err != nil {
 		return out, err
 	}
 	if schema.ScrubRank(rec.ScrubMark()) >= schema.ScrubRank(sc.s.mark) {
@@ -420,7 +422,7 @@ func (s *Scrubber) Record(rec *schema.Record) (bool, error) {
 		return false, nil
 	}
 	var nr schema.Record
-	if err := schema.Unmarshal(out[:len(out)-1], &nr); err != nil {
+	if err := s.opt.Fast.UnmarshalRecord(out[:len(out)-1], &nr); err != nil {
 		return false, err
 	}
 	*rec = nr
