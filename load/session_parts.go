@@ -21,8 +21,9 @@ import (
 // with SessionPartsSQL and SessionMetaRowsSQL is mostly that cost. These
 // read the same columns with parquet-go and give the same rows
 // (TestSessionRowsInGo, in query): the session parts' columns are stated
-// once, as rules (sessionMessageRules) that both SessionPartsSQL and
-// sessionParts are made from. They serve lakes whose messages, exchanges
+// once, as rules (sessionMessageRules) that SessionPartsSQL, sessionParts
+// and the sessions view's combining of parts (sessionsSQL) are all made
+// from. They serve lakes whose messages, exchanges
 // and sessions have a single version of each row; the SQL keeps the
 // others.
 
@@ -141,8 +142,8 @@ func forPartitions[T any](parts []string, fn func(platform, date string, day int
 // sessionMessageRules are the columns of SessionPartsSQL computed from a
 // session's messages in one partition, and sessionExchangeRules those
 // computed from its exchanges: the one statement of each column's rule,
-// from which both SessionPartsSQL's select lists and sessionParts's
-// aggregation are made. Their names and order are SessionPartRow's, after
+// from which SessionPartsSQL's select lists, sessionParts's aggregation
+// and the sessions view's combining of parts by session are made. Their names and order are SessionPartRow's, after
 // platform, date and session_id.
 var (
 	sessionMessageRules = []partRule{
@@ -159,13 +160,13 @@ var (
 		{name: "cache_creation_tokens", agg: aggSum, arg: "cache_creation_tokens"},
 		{name: "cache_read_tokens", agg: aggSum, arg: "cache_read_tokens"},
 		{name: "models", agg: aggDistinct, arg: "model", where: []cond{notEq("model", "<synthetic>")}},
-		// The times of the rows arg_min and arg_max keep, so that the parts
-		// of several partitions combine to the session's.
-		{name: "msg_project", agg: aggArgMin, arg: "project", by: "ts"},
+		// The times of the rows arg_min and arg_max keep (at), so that the
+		// parts of several partitions combine to the session's.
+		{name: "msg_project", agg: aggArgMin, arg: "project", by: "ts", at: "msg_project_ts"},
 		{name: "msg_project_ts", agg: aggMin, arg: "ts", where: []cond{notNull("project")}},
-		{name: "user", agg: aggArgMax, arg: "user", by: "ts"},
+		{name: "user", agg: aggArgMax, arg: "user", by: "ts", at: "user_ts"},
 		{name: "user_ts", agg: aggMax, arg: "ts", where: []cond{notNull("user")}},
-		{name: "machine", agg: aggArgMax, arg: "machine", by: "ts"},
+		{name: "machine", agg: aggArgMax, arg: "machine", by: "ts", at: "machine_ts"},
 		{name: "machine_ts", agg: aggMax, arg: "ts", where: []cond{notNull("machine")}},
 	}
 	sessionExchangeRules = []partRule{
@@ -180,6 +181,7 @@ type partRule struct {
 	agg   aggKind
 	arg   string // the column aggregated (none for a count)
 	by    string // the column arg_min and arg_max order by
+	at    string // for arg_min and arg_max, the rule that keeps by of the row kept
 	where []cond // the rows aggregated: those all of these hold for
 }
 
@@ -279,6 +281,44 @@ func (c cond) sql() string {
 		return "NOT " + c.col
 	}
 	return c.col + " IS NOT NULL"
+}
+
+// combineSQL is the select item that combines the rule's column over a
+// session's parts, in any number of partitions, into the rule's aggregate
+// over all its rows: counts and sums add up (a count stays a BIGINT, a sum
+// is DuckDB's sum), the least of the least, the greatest of the greatest,
+// arg_min and arg_max keep the value of the part whose at is least or
+// greatest, and distinct values are those of every part (unsorted; none:
+// an empty list or NULL).
+func (r *partRule) combineSQL() string {
+	var e string
+	switch r.agg {
+	case aggCount:
+		e = "CAST(sum(" + r.name + ") AS BIGINT)"
+	case aggSum:
+		e = "sum(" + r.name + ")"
+	case aggMin:
+		e = "min(" + r.name + ")"
+	case aggMax:
+		e = "max(" + r.name + ")"
+	case aggArgMin:
+		e = "arg_min(" + r.name + ", " + r.at + ")"
+	case aggArgMax:
+		e = "arg_max(" + r.name + ", " + r.at + ")"
+	case aggDistinct:
+		e = "list_distinct(flatten(list(" + r.name + ")))"
+	}
+	return e + " AS " + r.name
+}
+
+// sessionCombineSelect is the select list that combines the parts' columns
+// of rules, for SessionsFromPartsSQL.
+func sessionCombineSelect(rules []partRule) string {
+	items := make([]string, len(rules))
+	for i := range rules {
+		items[i] = rules[i].combineSQL()
+	}
+	return strings.Join(items, ",\n    ")
 }
 
 // sessionPartsSelect is the select list of rules, for SessionPartsSQL.

@@ -37,7 +37,7 @@ var viewDeps = map[string][]string{
 	"raw": {TableRaw}, "messages": {TableMessages}, "documents": {TableDocuments},
 	"decisions": {TableDecisions}, "file_refs": {TableFileRefs}, "other": {TableOther},
 	"exchange_rows": {TableExchanges}, "exchanges": {"view:exchange_rows"},
-	"sessions": {TableSessions, "view:messages", "view:exchanges"},
+	"sessions": {TableSessions, "view:messages", "view:exchange_rows"},
 	"chunks":   {TableChunks}, "chunk_rows": {TableChunks}, "postings": {TablePostings},
 	"session_rows": {TableSessions}, "summaries": {TableSummaries},
 }
@@ -155,7 +155,7 @@ JOIN (
 ) n USING (id)`)
 	}
 	if want["sessions"] {
-		stmts = append(stmts, "CREATE OR REPLACE VIEW sessions AS\n"+fmt.Sprintf(sessionsQuery, src[TableSessions], "", "exchanges"))
+		stmts = append(stmts, "CREATE OR REPLACE VIEW sessions AS\n"+sessionsSQL("("+messagePartsSQL("true")+")", "("+exchangePartsSQL("true")+")", src[TableSessions]))
 	}
 	if want["chunks"] || want["chunk_rows"] || want["postings"] || want["session_rows"] {
 		for _, s := range chunkViews(lake, src, versioned) {
@@ -171,18 +171,33 @@ JOIN (
 	return stmts, nil
 }
 
-// sessionsQuery is the sessions view: it keeps the latest metadata of each
-// session (titles by preference: the name the user gave it, the
-// platform's own, the latest summary label, the first prompt) and counts everything else from the messages and
-// exchanges, so sessions loaded in several incremental runs add up. %[1]s is
-// the session rollups' source, %[2]s a filter each part applies to its own
-// rows, %[3]s the exchanges' source.
-const sessionsQuery = "WITH " + sessionsMeta + ", " + sessionsM + ", " + sessionsE + "\n" + sessionsSelect
+// sessionsSQL is the sessions view's query: it keeps the latest metadata
+// of each session from its rollups, meta (titles by preference: the name
+// the user gave it, the platform's own, the latest summary label, the first
+// prompt), and counts everything else from its messages and exchanges, so
+// sessions loaded in several incremental runs add up. The counts come from
+// session parts (see SessionPartsSQL): msgParts and exParts are sources of
+// the parts of the messages and of the exchanges, which the query combines
+// by session with the same rules that made them.
+func sessionsSQL(msgParts, exParts, meta string) string {
+	return "WITH " + fmt.Sprintf(sessionsMeta, meta) + `, m AS (
+  SELECT platform, session_id,
+    ` + sessionCombineSelect(sessionMessageRules) + `
+  FROM ` + msgParts + `
+  GROUP BY ALL
+), e AS (
+  SELECT platform, session_id,
+    ` + sessionCombineSelect(sessionExchangeRules) + `
+  FROM ` + exParts + `
+  GROUP BY ALL
+)
+` + sessionsSelect
+}
 
 // The parts of the sessions view's query: the metadata of each session
-// from the session rollups (%[1]s, each part filtering its rows with
-// %[2]s), the counts from the messages and the exchanges (%[3]s), and the
-// select that joins them.
+// from the session rollups (%[1]s), and the select that joins it to the
+// counts combined from the parts (m, of the messages, and e, of the
+// exchanges).
 const (
 	sessionsMeta = `meta AS (
   SELECT platform, session_id,
@@ -198,28 +213,7 @@ const (
     flatten(list(labels ORDER BY ingested_at)) AS all_labels,
     flatten(list(pull_requests ORDER BY ingested_at)) AS all_prs
   FROM %[1]s
-  %[2]sGROUP BY ALL
-)`
-	sessionsM = `m AS (
-  SELECT platform, session_id,
-    min(ts) AS first_ts, max(ts) AS last_ts,
-    count(*) AS message_count,
-    count(*) FILTER (WHERE role = 'user' AND content_type IN ('text', 'command') AND NOT sidechain) AS user_count,
-    count(*) FILTER (WHERE role = 'assistant') AS assistant_count,
-    sum(tool_count) FILTER (WHERE role = 'assistant') AS tool_count,
-    count(*) FILTER (WHERE content_type = 'compact_boundary') AS compactions,
-    count(DISTINCT agent_id) FILTER (WHERE sidechain) AS subagents,
-    sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
-    sum(cache_creation_tokens) AS cache_creation_tokens, sum(cache_read_tokens) AS cache_read_tokens,
-    list(DISTINCT model ORDER BY model) FILTER (WHERE model IS NOT NULL AND model <> '<synthetic>') AS models,
-    arg_min(project, ts) AS msg_project, arg_max(user, ts) AS user, arg_max(machine, ts) AS machine
-  FROM messages
-  %[2]sGROUP BY ALL
-)`
-	sessionsE = `e AS (
-  SELECT platform, session_id, count(*) FILTER (WHERE NOT sidechain) AS exchange_count
-  FROM %[3]s
-  %[2]sGROUP BY ALL
+  GROUP BY ALL
 )`
 	sessionsSelect = `SELECT
   platform, session_id,
@@ -228,10 +222,11 @@ const (
   coalesce(m.message_count, 0) AS message_count, coalesce(m.user_count, 0) AS user_count,
   coalesce(m.assistant_count, 0) AS assistant_count, coalesce(m.tool_count, 0) AS tool_count,
   coalesce(e.exchange_count, 0) AS exchange_count,
-  coalesce(m.compactions, 0) AS compactions, coalesce(m.subagents, 0) AS subagents,
+  coalesce(m.compactions, 0) AS compactions, coalesce(length(m.agents), 0) AS subagents,
   coalesce(m.input_tokens, 0) AS input_tokens, coalesce(m.output_tokens, 0) AS output_tokens,
   coalesce(m.cache_creation_tokens, 0) AS cache_creation_tokens, coalesce(m.cache_read_tokens, 0) AS cache_read_tokens,
-  m.models, list_filter(meta.all_labels, (x, i) -> list_position(meta.all_labels, x) = i) AS labels, meta.plan_id,
+  CASE WHEN len(m.models) > 0 THEN list_sort(m.models) END AS models,
+  list_filter(meta.all_labels, (x, i) -> list_position(meta.all_labels, x) = i) AS labels, meta.plan_id,
   list_filter(meta.all_prs, (x, i) -> list_position(meta.all_prs, x) = i) AS pull_requests,
   coalesce(meta.project, m.msg_project) AS project, meta.cwd, meta.git_branch, m.user, m.machine,
   meta.completeness, meta.meta, meta.ingested_at,
@@ -246,14 +241,24 @@ FROM m FULL JOIN meta USING (platform, session_id) LEFT JOIN e USING (platform, 
 // SessionsFromPartsSQL combines any set of them into what the view gives,
 // so the parts of unchanged partitions can be kept between queries.
 func SessionPartsSQL(where string) string {
+	return messagePartsSQL(where) + `
+UNION ALL BY NAME
+` + exchangePartsSQL(where)
+}
+
+// messagePartsSQL is SessionPartsSQL's rows of the messages.
+func messagePartsSQL(where string) string {
 	return `SELECT platform, date, session_id,
   ` + sessionPartsSelect(sessionMessageRules) + `,
   CAST(NULL AS BIGINT) AS exchange_count
 FROM messages
 WHERE ` + where + `
-GROUP BY platform, date, session_id
-UNION ALL BY NAME
-SELECT platform, date, session_id, ` + sessionPartsSelect(sessionExchangeRules) + `
+GROUP BY platform, date, session_id`
+}
+
+// exchangePartsSQL is SessionPartsSQL's rows of the exchanges.
+func exchangePartsSQL(where string) string {
+	return `SELECT platform, date, session_id, ` + sessionPartsSelect(sessionExchangeRules) + `
 FROM exchange_rows
 WHERE ` + where + `
 GROUP BY platform, date, session_id`
@@ -272,26 +277,8 @@ WHERE ` + where
 // (SessionPartsSQL's rows, from the source parts) and session rollup rows
 // (SessionMetaRowsSQL's, from the source meta).
 func SessionsFromPartsSQL(parts, meta string) string {
-	return "WITH " + fmt.Sprintf(sessionsMeta, meta, "") + `, m AS (
-  SELECT platform, session_id,
-    min(first_ts) AS first_ts, max(last_ts) AS last_ts,
-    CAST(sum(message_count) AS BIGINT) AS message_count, CAST(sum(user_count) AS BIGINT) AS user_count,
-    CAST(sum(assistant_count) AS BIGINT) AS assistant_count, sum(tool_count) AS tool_count,
-    CAST(sum(compactions) AS BIGINT) AS compactions, length(list_distinct(flatten(list(agents)))) AS subagents,
-    sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
-    sum(cache_creation_tokens) AS cache_creation_tokens, sum(cache_read_tokens) AS cache_read_tokens,
-    list_sort(list_distinct(flatten(list(models)))) AS all_models,
-    arg_min(msg_project, msg_project_ts) AS msg_project, arg_max(user, user_ts) AS user, arg_max(machine, machine_ts) AS machine
-  FROM ` + parts + `
-  WHERE message_count IS NOT NULL
-  GROUP BY ALL
-), e AS (
-  SELECT platform, session_id, CAST(sum(exchange_count) AS BIGINT) AS exchange_count
-  FROM ` + parts + `
-  WHERE exchange_count IS NOT NULL
-  GROUP BY ALL
-)
-` + strings.Replace(sessionsSelect, "  m.models,", "  CASE WHEN len(m.all_models) > 0 THEN m.all_models END AS models,", 1)
+	return sessionsSQL("(SELECT * FROM "+parts+" WHERE message_count IS NOT NULL)",
+		"(SELECT * FROM "+parts+" WHERE exchange_count IS NOT NULL)", meta)
 }
 
 // ExchangeNumber numbers a thread's exchanges from 1 in time order: the
@@ -318,7 +305,8 @@ func OneSessionExchangesFrom(src string) string {
 // would stop at the FULL JOIN, so looking up one session through the view
 // aggregates every message of the lake.
 func OneSessionSQL() string {
-	return fmt.Sprintf(sessionsQuery, "session_rows", "WHERE platform = $1 AND session_id = $2\n  ", "exchange_rows")
+	const one = "platform = $1 AND session_id = $2"
+	return sessionsSQL("("+messagePartsSQL(one)+")", "("+exchangePartsSQL(one)+")", "(SELECT * FROM session_rows WHERE "+one+")")
 }
 
 // DefineViews runs the statements of the given views (and those they are
