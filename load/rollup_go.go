@@ -89,16 +89,7 @@ type rollupPlan struct {
 
 var rollupRules = sync.OnceValue(func() *rollupPlan {
 	p := &rollupPlan{}
-	cell := func(name string) int {
-		if name == "" {
-			return -1
-		}
-		if i := slices.Index(p.cols, name); i >= 0 {
-			return i
-		}
-		p.cols = append(p.cols, name)
-		return len(p.cols) - 1
-	}
+	cell := func(name string) int { return cellOf(&p.cols, name) }
 	// The id first: every file has it.
 	p.version[0] = cell("id")
 	for _, c := range rollupFilter {

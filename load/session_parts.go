@@ -346,18 +346,22 @@ type boundCond struct {
 	cell int
 }
 
+// cellOf is the index of the column name among the columns a plan reads,
+// adding it when new; -1 for no column.
+func cellOf(cols *[]string, name string) int {
+	if name == "" {
+		return -1
+	}
+	if i := slices.Index(*cols, name); i >= 0 {
+		return i
+	}
+	*cols = append(*cols, name)
+	return len(*cols) - 1
+}
+
 func newPartPlan(rules []partRule) (*partPlan, error) {
 	p := &partPlan{rules: rules, cols: []string{"session_id"}}
-	cell := func(name string) int {
-		if name == "" {
-			return -1
-		}
-		if i := slices.Index(p.cols, name); i >= 0 {
-			return i
-		}
-		p.cols = append(p.cols, name)
-		return len(p.cols) - 1
-	}
+	cell := func(name string) int { return cellOf(&p.cols, name) }
 	fields := map[string]int{}
 	rt := reflect.TypeFor[SessionPartRow]()
 	for i := range rt.NumField() {
