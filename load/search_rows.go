@@ -106,7 +106,9 @@ type SessionTitleRow struct {
 	FirstTS     time.Time `parquet:"first_ts,optional,timestamp(millisecond)"`
 	TS          time.Time `parquet:"ts,optional,timestamp(millisecond)"`
 	Project     string    `parquet:"project,optional"`
-	Labels      []string  `parquet:"labels,list"`
+	// Labels are read apart from the flat columns, and only for the
+	// sessions with no title of the user's or the platform's.
+	Labels []string `parquet:"-"`
 }
 
 // ReadSessionTitleRows reads the title columns of the rows of the sessions
@@ -120,17 +122,7 @@ func ReadSessionTitleRows(path string, want map[string]bool) ([]SessionTitleRow,
 		return nil, err
 	}
 	defer f.Close()
-	type row struct {
-		Platform    string    `parquet:"platform"`
-		SessionID   string    `parquet:"session_id"`
-		Title       string    `parquet:"title"`
-		TitleSource string    `parquet:"title_source"`
-		IngestedAt  time.Time `parquet:"ingested_at"`
-		FirstTS     time.Time `parquet:"first_ts"`
-		TS          time.Time `parquet:"ts"`
-		Project     string    `parquet:"project"`
-	}
-	rows, err := pqread.ReadRows[row](pf, nil, "platform", "session_id")
+	rows, err := pqread.ReadRows[SessionTitleRow](pf, nil, "platform", "session_id")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -148,13 +140,12 @@ func ReadSessionTitleRows(path string, want map[string]bool) ([]SessionTitleRow,
 	for k := range want {
 		need = need || !titled[k]
 	}
-	labels := make([][]string, len(rows))
 	if need {
 		untitled := make([]bool, len(rows))
 		for i, r := range rows {
 			untitled[i] = wanted[i] && !titled[r.Platform+"\x00"+r.SessionID]
 		}
-		err := readStrings(pf, untitled, func(row int, s string) { labels[row] = append(labels[row], s) }, "labels", "list", "element")
+		err := readStrings(pf, untitled, func(row int, s string) { rows[row].Labels = append(rows[row].Labels, s) }, "labels", "list", "element")
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -162,8 +153,7 @@ func ReadSessionTitleRows(path string, want map[string]bool) ([]SessionTitleRow,
 	var out []SessionTitleRow
 	for i, r := range rows {
 		if wanted[i] {
-			out = append(out, SessionTitleRow{Platform: r.Platform, SessionID: r.SessionID, Title: r.Title, TitleSource: r.TitleSource,
-				IngestedAt: r.IngestedAt, FirstTS: r.FirstTS, TS: r.TS, Project: r.Project, Labels: labels[i]})
+			out = append(out, r)
 		}
 	}
 	return out, nil
