@@ -121,8 +121,9 @@ fi
 read -r SRC_BYTES SRC_FILES < <(find "$DIR/.claude/projects" -type f -name '*.jsonl' -printf '%s\n' |
 	awk '{s += $1; n++} END {printf "%d %d\n", s, n}')
 ((SRC_BYTES > 0)) || die "no .jsonl files under $DIR/.claude/projects"
-# Every platform's transcripts (the "all platforms" row).
-ALL_BYTES=$(find "$DIR/.claude/projects" "$DIR/.codex" "$DIR/.gemini" "$DIR/aider" -type f \( -name '*.jsonl' -o -name '*.json' -o -name '.aider.*' \) -printf '%s\n' 2>/dev/null |
+# Every platform's transcripts (the "all platforms" row): the generator
+# writes nothing else under DIR, and lakes live under TMP.
+ALL_BYTES=$(find "$DIR" -type f \( -name '*.jsonl' -o -name '*.json' -o -name '.aider.*' \) -printf '%s\n' 2>/dev/null |
 	awk '{s += $1} END {printf "%d", s}')
 # Let the generator's writes reach the disk: no writeback in the timed runs.
 sync
@@ -305,11 +306,11 @@ else
 fi
 
 if [[ -n $HAVE_LOAD && $PLATFORMS != claude_code ]]; then
-	# Every platform of the home at once: the default locations under HOME,
-	# Aider from its project folders.
+	# Every platform of the home at once: each registered platform's default
+	# locations under HOME, and Aider (which has none) from its project folders.
 	run_all() {
 		{
-			HOME=$DIR XDG_CONFIG_HOME=$DIR/.config rss extract "$BIN/pos-extract" --full -q -p claude_code -p codex -p gemini
+			HOME=$DIR XDG_CONFIG_HOME=$DIR/.config rss extract "$BIN/pos-extract" --full -q
 			if [[ -d $DIR/aider ]]; then "$BIN/pos-extract" --full -q -p aider --root "$DIR/aider"; fi
 		} | rss normalize "${NORM[@]}" | rss load "${LOAD[@]}"
 	}
