@@ -81,14 +81,7 @@ func (d *DB) chunkKeys(ctx context.Context, opt SearchOptions, files []string) (
 		return nil, sqlErr(err)
 	}
 	keep := map[int64]bool{}
-	if err := eachRow(rows, func() error {
-		var k int64
-		if err := rows.Scan(&k); err != nil {
-			return err
-		}
-		keep[k] = true
-		return nil
-	}); err != nil {
+	if err := scanSet(rows, keep); err != nil {
 		return nil, err
 	}
 	return keep, nil
