@@ -220,6 +220,23 @@ const (
 	overflowPriority = maxPriority
 )
 
+// fitTokens splits items into those that fit in limit tokens, taken in
+// order while the text of each (by text) fits in what is left, and the
+// rest; both keep the order of items.
+func fitTokens[T any](items []T, limit int, text func(T) string) (kept, rest []T) {
+	used := 0
+	for _, it := range items {
+		t := EstimateTokens(text(it))
+		if used+t > limit {
+			rest = append(rest, it)
+			continue
+		}
+		used += t
+		kept = append(kept, it)
+	}
+	return kept, rest
+}
+
 // recordsItem lists the messages the session's commands carried — its
 // commits, the tasks it closed, the pull requests it opened (see
 // commandMessage) —, each with the command it went with: the newest first
@@ -227,9 +244,8 @@ const (
 // again (a commit retried after a hook refused it) is listed once, where
 // it was last given.
 func recordsItem(steps []step, limit int) (ContextItem, bool) {
-	var kept []step
+	var found []step
 	seen := map[string]bool{}
-	used := 0
 	for i := len(steps) - 1; i >= 0; i-- {
 		s := steps[i]
 		if s.kind != "record" {
@@ -240,13 +256,9 @@ func recordsItem(steps []step, limit int) (ContextItem, bool) {
 			continue
 		}
 		seen[key] = true
-		t := EstimateTokens(recordLine(s))
-		if used+t > limit {
-			continue
-		}
-		used += t
-		kept = append(kept, s)
+		found = append(found, s)
 	}
+	kept, _ := fitTokens(found, limit, recordLine)
 	if len(kept) == 0 {
 		return ContextItem{}, false
 	}
