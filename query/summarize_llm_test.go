@@ -142,6 +142,18 @@ func bigOptions(llm query.LLMOptions, strategy string) query.SummarizeOptions {
 	return query.SummarizeOptions{Strategy: strategy, LLM: llm, ChunkTokens: 1000, Words: 100, NoStore: true}
 }
 
+// summarizeBig summarizes with strategy the session of a synthetic lake
+// of n exchanges, cut into several chunks; the test fails on an error.
+func summarizeBig(t *testing.T, llm query.LLMOptions, n int, strategy string) *query.Summary {
+	t.Helper()
+	lake, _ := synthLake(t, n, 60)
+	s, err := openLake(t, lake).Summarize(context.Background(), bigOptions(llm, strategy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestSummarizeAbstractive(t *testing.T) {
 	f, llm := newFakeLLM(t)
 	lake, _ := synthLake(t, 3, 24)
@@ -177,11 +189,7 @@ func TestSummarizeAbstractive(t *testing.T) {
 
 func TestSummarizeAbstractiveTooLarge(t *testing.T) {
 	f, llm := newFakeLLM(t)
-	lake, _ := synthLake(t, 20, 60)
-	s, err := openLake(t, lake).Summarize(context.Background(), bigOptions(llm, "abstractive"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := summarizeBig(t, llm, 20, "abstractive")
 	if len(f.requests) != 1 || len(s.Notes) == 0 || !strings.Contains(s.Notes[0], "did not fit one request") {
 		t.Fatalf("%d requests, notes %q", len(f.requests), s.Notes)
 	}
@@ -193,11 +201,7 @@ func TestSummarizeAbstractiveTooLarge(t *testing.T) {
 
 func TestSummarizeRolling(t *testing.T) {
 	f, llm := newFakeLLM(t)
-	lake, _ := synthLake(t, 20, 60)
-	s, err := openLake(t, lake).Summarize(context.Background(), bigOptions(llm, "rolling"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := summarizeBig(t, llm, 20, "rolling")
 	kinds := f.kinds()
 	n := len(kinds)
 	if n < 3 || kinds[0] != fmt.Sprintf("map 1/%d", n) || kinds[n-1] != fmt.Sprintf("rolling %d/%d", n, n) {
@@ -234,11 +238,7 @@ func TestSummarizeMapReduceConcurrent(t *testing.T) {
 		return 0
 	}
 	llm.Concurrency = 3
-	lake, _ := synthLake(t, 24, 60)
-	s, err := openLake(t, lake).Summarize(context.Background(), bigOptions(llm, "map-reduce"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := summarizeBig(t, llm, 24, "map-reduce")
 	maps := f.count("map")
 	if maps < 4 || f.count("reduce") < 1 {
 		t.Fatalf("requests: %v", f.kinds())
