@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -131,17 +132,10 @@ func errorsItems(steps []step, limit int) []ContextItem {
 		text string
 	}
 	var entries []entry
-	seen := map[string]bool{}
-	for i := len(steps) - 1; i >= 0; i-- {
-		s := steps[i]
-		if s.kind != "error" {
-			continue
-		}
-		key := strings.ToLower(strings.TrimRightFunc(strings.SplitN(s.text, "\n", 2)[0], func(r rune) bool { return r >= '0' && r <= '9' || r == ' ' }))
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
+	errorKey := func(text string) string {
+		return strings.ToLower(strings.TrimRightFunc(strings.SplitN(text, "\n", 2)[0], func(r rune) bool { return r >= '0' && r <= '9' || r == ' ' }))
+	}
+	for i, s := range latestOnce(steps, "error", errorKey) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "- %s\n  ✗ %s\n", cmpOr(s.call, s.tool), strings.ReplaceAll(s.text, "\n", "\n    "))
 		// What followed: what the assistant said or thought of the error
@@ -220,6 +214,28 @@ const (
 	overflowPriority = maxPriority
 )
 
+// latestOnce yields the steps of kind, newest first, with their index:
+// of the steps whose texts have the same key, only the last.
+func latestOnce(steps []step, kind string, key func(text string) string) iter.Seq2[int, step] {
+	return func(yield func(int, step) bool) {
+		seen := map[string]bool{}
+		for i := len(steps) - 1; i >= 0; i-- {
+			s := steps[i]
+			if s.kind != kind {
+				continue
+			}
+			k := key(s.text)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if !yield(i, s) {
+				return
+			}
+		}
+	}
+}
+
 // fitTokens splits items into those that fit in limit tokens, taken in
 // order while the text of each (by text) fits in what is left, and the
 // rest; both keep the order of items.
@@ -245,17 +261,8 @@ func fitTokens[T any](items []T, limit int, text func(T) string) (kept, rest []T
 // it was last given.
 func recordsItem(steps []step, limit int) (ContextItem, bool) {
 	var found []step
-	seen := map[string]bool{}
-	for i := len(steps) - 1; i >= 0; i-- {
-		s := steps[i]
-		if s.kind != "record" {
-			continue
-		}
-		key := strings.ToLower(strings.TrimSpace(strings.SplitN(s.text, "\n", 2)[0]))
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
+	recordKey := func(text string) string { return strings.ToLower(strings.TrimSpace(strings.SplitN(text, "\n", 2)[0])) }
+	for _, s := range latestOnce(steps, "record", recordKey) {
 		found = append(found, s)
 	}
 	kept, _ := fitTokens(found, limit, recordLine)
