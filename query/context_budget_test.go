@@ -18,11 +18,7 @@ func TestContextTightBudgets(t *testing.T) {
 	ctx := context.Background()
 	var refs []query.SessionRef
 	for _, id := range []string{sessA, sessB, sessC} {
-		ref, err := db.ResolveSession(ctx, id, "", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		refs = append(refs, ref)
+		refs = append(refs, resolve(t, db, id))
 	}
 	long := refs[0]
 	long.Title = strings.Repeat("a long title that takes many tokens ", 8)
@@ -71,10 +67,7 @@ func TestContextTightBudgets(t *testing.T) {
 func TestContextSessionsDeduplicatedAndCapped(t *testing.T) {
 	db := open(t)
 	ctx := context.Background()
-	ref, err := db.ResolveSession(ctx, sessA, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := resolve(t, db, sessA)
 	same := make([]query.SessionRef, 1000)
 	for i := range same {
 		same[i] = ref

@@ -26,10 +26,7 @@ func TestContextSmartEnrichment(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := openDB(t, lake)
-	ref, err := db.ResolveSession(ctx, "33333333", "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := resolve(t, db, "33333333")
 	pack := func(until time.Time) map[string][]string {
 		p, err := db.Context(ctx, query.ContextOptions{Sessions: []query.SessionRef{ref}, Mode: query.ModeSmart, MaxTokens: 2000, Until: until, Now: querytest.Now})
 		if err != nil {

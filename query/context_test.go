@@ -61,10 +61,7 @@ func checkPack(t *testing.T, p *query.ContextPack) {
 func TestContextModesGolden(t *testing.T) {
 	db := open(t)
 	ctx := context.Background()
-	ref, err := db.ResolveSession(ctx, sessA, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := resolve(t, db, sessA)
 	now := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
 	for _, mode := range query.ContextModes {
 		p, err := db.Context(ctx, query.ContextOptions{Sessions: []query.SessionRef{ref}, Mode: mode, MaxTokens: 4000, Now: now})

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -131,17 +132,10 @@ func errorsItems(steps []step, limit int) []ContextItem {
 		text string
 	}
 	var entries []entry
-	seen := map[string]bool{}
-	for i := len(steps) - 1; i >= 0; i-- {
-		s := steps[i]
-		if s.kind != "error" {
-			continue
-		}
-		key := strings.ToLower(strings.TrimRightFunc(strings.SplitN(s.text, "\n", 2)[0], func(r rune) bool { return r >= '0' && r <= '9' || r == ' ' }))
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
+	errorKey := func(text string) string {
+		return strings.ToLower(strings.TrimRightFunc(strings.SplitN(text, "\n", 2)[0], func(r rune) bool { return r >= '0' && r <= '9' || r == ' ' }))
+	}
+	for i, s := range latestOnce(steps, "error", errorKey) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "- %s\n  ✗ %s\n", cmpOr(s.call, s.tool), strings.ReplaceAll(s.text, "\n", "\n    "))
 		// What followed: what the assistant said or thought of the error
@@ -220,6 +214,45 @@ const (
 	overflowPriority = maxPriority
 )
 
+// latestOnce yields the steps of kind, newest first, with their index:
+// of the steps whose texts have the same key, only the last.
+func latestOnce(steps []step, kind string, key func(text string) string) iter.Seq2[int, step] {
+	return func(yield func(int, step) bool) {
+		seen := map[string]bool{}
+		for i := len(steps) - 1; i >= 0; i-- {
+			s := steps[i]
+			if s.kind != kind {
+				continue
+			}
+			k := key(s.text)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if !yield(i, s) {
+				return
+			}
+		}
+	}
+}
+
+// fitTokens splits items into those that fit in limit tokens, taken in
+// order while the text of each (by text) fits in what is left, and the
+// rest; both keep the order of items.
+func fitTokens[T any](items []T, limit int, text func(T) string) (kept, rest []T) {
+	used := 0
+	for _, it := range items {
+		t := EstimateTokens(text(it))
+		if used+t > limit {
+			rest = append(rest, it)
+			continue
+		}
+		used += t
+		kept = append(kept, it)
+	}
+	return kept, rest
+}
+
 // recordsItem lists the messages the session's commands carried — its
 // commits, the tasks it closed, the pull requests it opened (see
 // commandMessage) —, each with the command it went with: the newest first
@@ -227,26 +260,12 @@ const (
 // again (a commit retried after a hook refused it) is listed once, where
 // it was last given.
 func recordsItem(steps []step, limit int) (ContextItem, bool) {
-	var kept []step
-	seen := map[string]bool{}
-	used := 0
-	for i := len(steps) - 1; i >= 0; i-- {
-		s := steps[i]
-		if s.kind != "record" {
-			continue
-		}
-		key := strings.ToLower(strings.TrimSpace(strings.SplitN(s.text, "\n", 2)[0]))
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		t := EstimateTokens(recordLine(s))
-		if used+t > limit {
-			continue
-		}
-		used += t
-		kept = append(kept, s)
+	var found []step
+	recordKey := func(text string) string { return strings.ToLower(strings.TrimSpace(strings.SplitN(text, "\n", 2)[0])) }
+	for _, s := range latestOnce(steps, "record", recordKey) {
+		found = append(found, s)
 	}
+	kept, _ := fitTokens(found, limit, recordLine)
 	if len(kept) == 0 {
 		return ContextItem{}, false
 	}

@@ -24,9 +24,8 @@ func tasksItems(steps []step, limit int) []ContextItem {
 		ts   time.Time
 		text string
 	}
-	var kept, rest []entry
+	var found []entry
 	seen := map[string]bool{}
-	used := 0
 	closed := map[string]time.Time{} // a task the session closed -> when
 	for _, s := range steps {
 		if s.kind == "tool" && s.shell {
@@ -59,16 +58,10 @@ func tasksItems(steps []step, limit int) []ContextItem {
 			if pass > 0 {
 				text = cutTask(text, trackerShowMax)
 			}
-			e := entry{i, s.ts, fmt.Sprintf("- `%s`:\n    %s\n", strings.ReplaceAll(s.call, "`", "'"), strings.ReplaceAll(text, "\n", "\n    "))}
-			t := EstimateTokens(e.text)
-			if used+t > limit {
-				rest = append(rest, e)
-				continue
-			}
-			used += t
-			kept = append(kept, e)
+			found = append(found, entry{i, s.ts, fmt.Sprintf("- `%s`:\n    %s\n", strings.ReplaceAll(s.call, "`", "'"), strings.ReplaceAll(text, "\n", "\n    "))})
 		}
 	}
+	kept, rest := fitTokens(found, limit, func(e entry) string { return e.text })
 	var items []ContextItem
 	flush := func(g []entry, prio int) {
 		if len(g) == 0 {
@@ -209,21 +202,11 @@ func decisionsTexts(found []foundDecision, limit int) (string, []string) {
 		}
 		return b.ts.Compare(a.ts)
 	})
-	var main, rest []foundDecision
-	used := 0
-	for _, f := range rank {
-		t := EstimateTokens(decisionLine(f))
-		if used+t > limit {
-			rest = append(rest, f)
-			continue
-		}
-		used += t
-		main = append(main, f)
-	}
+	main, rest := fitTokens(rank, limit, decisionLine)
 	// The rest, the most certain first, in groups of overflowMax tokens.
 	var more []string
 	var cur []foundDecision
-	used = 0
+	used := 0
 	for _, f := range rest {
 		t := EstimateTokens(decisionLine(f))
 		if t > overflowMax {

@@ -22,10 +22,7 @@ func TestContextSmartWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := openDB(t, lake)
-	ref, err := db.ResolveSession(ctx, "11111111", "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := resolve(t, db, "11111111")
 	p, err := db.Context(ctx, query.ContextOptions{Sessions: []query.SessionRef{ref}, Mode: query.ModeSmart, MaxTokens: 4000, Now: querytest.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -214,6 +214,19 @@ func eachRow(rows *sql.Rows, scan func() error) error {
 	return sqlErr(rows.Err())
 }
 
+// scanSet adds the first and only column of each row of rows to set, and
+// closes rows.
+func scanSet[K comparable](rows *sql.Rows, set map[K]bool) error {
+	return eachRow(rows, func() error {
+		var k K
+		if err := rows.Scan(&k); err != nil {
+			return err
+		}
+		set[k] = true
+		return nil
+	})
+}
+
 // scanAll reads the rows of rows into a list with scan, which fills a T
 // from the current row, and closes rows; no rows give an empty list, not
 // nil, so that JSON shows [].

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -55,30 +54,15 @@ func loadChunks(t *testing.T, lake string, texts map[string]string) {
 // of its words (stemmed as the Russian text is); without expansion, the
 // translations or the dictionary it does not.
 func TestSearchOutward(t *testing.T) {
-	lake := searchLake(t)
-	loadChunks(t, lake, map[string]string{
-		"ex-ru": "Иконки перекрашиваются через CSS: цвет задаётся свойством fill у тега svg, а не в исходных файлах.",
-	})
-	db := openDB(t, lake)
-	dir := withDict(t, writeEnglishRussianDict)
 	const q = "which colour do the glyphs get"
-	if ps := parents(search(t, db, query.SearchOptions{Query: q}).Hits); !slices.Contains(ps, "ex-ru") {
-		t.Errorf("translated: the Russian exchange is not found: %v", ps)
-	}
-	for name, opt := range map[string]query.SearchOptions{
-		"not expanded":     {Query: q, NoExpand: true},
-		"not translated":   {Query: q, Feedback: query.Feedback{Outward: -1}},
-		"lexical mode":     {Query: q, Mode: query.SearchLexical},
-		"other dictionary": {Query: "Welche Farbe?"},
-	} {
-		if ps := parents(search(t, db, opt).Hits); slices.Contains(ps, "ex-ru") {
-			t.Errorf("%s, yet found: %v", name, ps)
-		}
-	}
-	query.DictDir = filepath.Join(dir, "absent")
-	if ps := parents(search(t, db, query.SearchOptions{Query: q}).Hits); slices.Contains(ps, "ex-ru") {
-		t.Errorf("no dictionary, yet found: %v", ps)
-	}
+	checkTranslationFinds(t, writeEnglishRussianDict, q, "ex-ru",
+		"Иконки перекрашиваются через CSS: цвет задаётся свойством fill у тега svg, а не в исходных файлах.",
+		map[string]query.SearchOptions{
+			"not expanded":     {Query: q, NoExpand: true},
+			"not translated":   {Query: q, Feedback: query.Feedback{Outward: -1}},
+			"lexical mode":     {Query: q, Mode: query.SearchLexical},
+			"other dictionary": {Query: "Welche Farbe?"},
+		})
 }
 
 // TestOutwardBoundedByWord: a translation weighs no more than the word it

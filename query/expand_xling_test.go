@@ -62,21 +62,32 @@ func dictNumber(n int) string {
 // that answers it through the dictionary's translations of its words; with
 // NoExpand, or without the dictionary, it does not.
 func TestSearchTranslation(t *testing.T) {
-	lake := searchLake(t)
-	loadChunks(t, lake, map[string]string{
-		"ex-pw": "Signup now enforces a password policy: twelve characters, checked against breached lists.",
-	})
-	db := openDB(t, lake)
-	dir := withDict(t, writeGermanDict)
 	const q = "Welche Regeln gelten für sichere Kennwörter?"
-	if ps := parents(search(t, db, query.SearchOptions{Query: q}).Hits); !slices.Contains(ps, "ex-pw") {
-		t.Errorf("translated: the English exchange is not found: %v", ps)
+	checkTranslationFinds(t, writeGermanDict, q, "ex-pw",
+		"Signup now enforces a password policy: twelve characters, checked against breached lists.",
+		map[string]query.SearchOptions{"not expanded": {Query: q, NoExpand: true}})
+}
+
+// checkTranslationFinds checks that the question q finds the exchange
+// parent, which holds text, in a lake through the dictionary write writes;
+// and that it does not with any search of without, nor once the dictionary
+// is gone.
+func checkTranslationFinds(t *testing.T, write func(*testing.T, string), q, parent, text string, without map[string]query.SearchOptions) {
+	t.Helper()
+	lake := searchLake(t)
+	loadChunks(t, lake, map[string]string{parent: text})
+	db := openDB(t, lake)
+	dir := withDict(t, write)
+	if ps := parents(search(t, db, query.SearchOptions{Query: q}).Hits); !slices.Contains(ps, parent) {
+		t.Errorf("translated: %s is not found: %v", parent, ps)
 	}
-	if ps := parents(search(t, db, query.SearchOptions{Query: q, NoExpand: true}).Hits); slices.Contains(ps, "ex-pw") {
-		t.Errorf("not expanded, yet found: %v", ps)
+	for name, opt := range without {
+		if ps := parents(search(t, db, opt).Hits); slices.Contains(ps, parent) {
+			t.Errorf("%s, yet found: %v", name, ps)
+		}
 	}
 	query.DictDir = filepath.Join(dir, "absent")
-	if ps := parents(search(t, db, query.SearchOptions{Query: q}).Hits); slices.Contains(ps, "ex-pw") {
+	if ps := parents(search(t, db, query.SearchOptions{Query: q}).Hits); slices.Contains(ps, parent) {
 		t.Errorf("no dictionary, yet found: %v", ps)
 	}
 }

@@ -57,6 +57,17 @@ func openDB(t testing.TB, lake string, opts ...query.OpenOption) *query.DB {
 	return db
 }
 
+// resolve resolves the session id names in db, for the rest of a test
+// that fails if it cannot.
+func resolve(t *testing.T, db *query.DB, id string) query.SessionRef {
+	t.Helper()
+	ref, err := db.ResolveSession(context.Background(), id, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
 func day(s string) time.Time {
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {

@@ -135,12 +135,7 @@ func (o *Output) Context(pack *ContextPack, dryRun, asJSON bool) error {
 	case dryRun:
 		return o.Table(pack.DryRun(), nil, nil, "title")
 	case asJSON:
-		b, err := pack.JSON()
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(o.W, "%s\n", b)
-		return err
+		return o.jsonLine(pack.JSON())
 	}
 	_, err := io.WriteString(o.W, pack.Markdown())
 	return err
@@ -149,13 +144,18 @@ func (o *Output) Context(pack *ContextPack, dryRun, asJSON bool) error {
 // Summary writes a summary as markdown, or as indented JSON.
 func (o *Output) Summary(s *Summary, asJSON bool) error {
 	if asJSON {
-		b, err := json.MarshalIndent(s, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(o.W, "%s\n", b)
-		return err
+		return o.jsonLine(json.MarshalIndent(s, "", "  "))
 	}
 	_, err := io.WriteString(o.W, s.Markdown())
+	return err
+}
+
+// jsonLine writes b, a JSON document, and a newline; or returns err, the
+// error of making b.
+func (o *Output) jsonLine(b []byte, err error) error {
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(o.W, "%s\n", b)
 	return err
 }

@@ -81,14 +81,7 @@ func (d *DB) chunkKeys(ctx context.Context, opt SearchOptions, files []string) (
 		return nil, sqlErr(err)
 	}
 	keep := map[int64]bool{}
-	if err := eachRow(rows, func() error {
-		var k int64
-		if err := rows.Scan(&k); err != nil {
-			return err
-		}
-		keep[k] = true
-		return nil
-	}); err != nil {
+	if err := scanSet(rows, keep); err != nil {
 		return nil, err
 	}
 	return keep, nil
@@ -244,20 +237,7 @@ func candidateMeta(ctx context.Context, ix *searchindex.Index, lists [][]scored)
 // candidate only if it is its chunk's latest version (a lake whose chunks
 // have versions).
 func (d *DB) latestCandidates(ctx context.Context, lists [][]scored) (map[int64]candidate, error) {
-	keys := map[int64]bool{}
-	var files []string
-	var args []any
-	for _, l := range lists {
-		for _, s := range l {
-			if !keys[s.key] {
-				keys[s.key] = true
-				args = append(args, s.key)
-				if !slices.Contains(files, s.file) {
-					files = append(files, s.file)
-				}
-			}
-		}
-	}
+	args, files := keysAndFiles(lists)
 	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
 	if err != nil {
 		return nil, err
@@ -433,4 +413,23 @@ func (h *SearchHit) setChunk(c candidate) {
 	if c.ctype == schema.ContentExchange || c.ctype == schema.ContentUserPrompt {
 		h.ExchangeID = h.unit
 	}
+}
+
+// keysAndFiles returns the distinct chunk keys of the candidates of lists,
+// in the order first met, as query arguments, and the distinct files they
+// are in, in the same order.
+func keysAndFiles(lists [][]scored) (keys []any, files []string) {
+	seen := map[int64]bool{}
+	for _, l := range lists {
+		for _, s := range l {
+			if !seen[s.key] {
+				seen[s.key] = true
+				keys = append(keys, s.key)
+			}
+			if !slices.Contains(files, s.file) {
+				files = append(files, s.file)
+			}
+		}
+	}
+	return keys, files
 }

@@ -94,10 +94,23 @@ func TestSearchIndexSameHits(t *testing.T) {
 // sign codes).
 func withoutMeta(b []byte) []byte {
 	le := binary.LittleEndian
+	rows, at, bitsAt, stride := int(le.Uint32(b[8:])), int(le.Uint64(b[24:])), int(le.Uint64(b[32:])), int(le.Uint32(b[44:]))
+	hdr, codesAt, codesEnd := olderVectorsHead(b, "POSVEC04", 24)
+	postAt := codesEnd
+	if bitsAt != 0 {
+		postAt = bitsAt + rows*stride
+	}
+	return append(append(hdr, b[codesAt:codesEnd]...), b[postAt:at]...)
+}
+
+// olderVectorsHead returns the head of a POSVEC06 sidecar b as an older
+// layout has it: magic, b's header bytes 8 to fieldsEnd, then the model
+// names, padded to 8 bytes; and where b's rows of codes start and end.
+func olderVectorsHead(b []byte, magic string, fieldsEnd int) (hdr []byte, codesAt, codesEnd int) {
+	le := binary.LittleEndian
 	rows, dim, models := int(le.Uint32(b[8:])), int(le.Uint32(b[12:])), int(le.Uint32(b[16:]))
-	at, bitsAt, stride := int(le.Uint64(b[24:])), int(le.Uint64(b[32:])), int(le.Uint32(b[44:]))
+	hdr = append([]byte(magic), b[8:fieldsEnd]...)
 	off := 48
-	hdr := append([]byte("POSVEC04"), b[8:24]...)
 	for range models {
 		n := int(le.Uint16(b[off:]))
 		hdr = append(hdr, b[off:off+2+n]...)
@@ -107,9 +120,5 @@ func withoutMeta(b []byte) []byte {
 	for len(hdr)%8 != 0 {
 		hdr = append(hdr, 0)
 	}
-	codesEnd, postAt := off+rows*(8+8+4+1+4+dim), off+rows*(8+8+4+1+4+dim)
-	if bitsAt != 0 {
-		postAt = bitsAt + rows*stride
-	}
-	return append(append(hdr, b[off:codesEnd]...), b[postAt:at]...)
+	return hdr, off, off + rows*(8+8+4+1+4+dim)
 }

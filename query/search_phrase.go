@@ -14,20 +14,7 @@ import (
 // order is checked on the candidates' text, read from their chunks files,
 // so that the postings need no positions.
 func (d *DB) withPhrases(ctx context.Context, q lexical.Query, lists ...[]scored) ([]scored, []scored, error) {
-	var files []string
-	var keys []any
-	seen := map[int64]bool{}
-	for _, l := range lists {
-		for _, s := range l {
-			if !seen[s.key] {
-				seen[s.key] = true
-				keys = append(keys, s.key)
-			}
-			if !slices.Contains(files, s.file) {
-				files = append(files, s.file)
-			}
-		}
-	}
+	keys, files := keysAndFiles(lists)
 	has := map[int64]bool{}
 	if len(keys) > 0 {
 		query := `SELECT chunk_key, text FROM read_parquet(` + load.LiteralPaths + `, hive_partitioning = true, union_by_name = true)

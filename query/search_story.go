@@ -289,14 +289,7 @@ WHERE content_type = ? AND parent_id IN (`+placeholders(len(ids))+`)`, append([]
 	if err != nil {
 		return nil, sqlErr(err)
 	}
-	if err := eachRow(rows, func() error {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		out[id] = true
-		return nil
-	}); err != nil {
+	if err := scanSet(rows, out); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -3,7 +3,6 @@ package query_test
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -488,20 +487,8 @@ func stripSidecarPostings(t *testing.T, path string) {
 	if err != nil || string(b[:8]) != "POSVEC06" {
 		t.Fatalf("%s: %v", path, err)
 	}
-	le := binary.LittleEndian
-	rows, dim, models := int(le.Uint32(b[8:])), int(le.Uint32(b[12:])), int(le.Uint32(b[16:]))
-	hdr := append([]byte("POSVEC02"), b[8:20]...) // no tokenizer version, no metadata, no sign codes
-	off := 48
-	for range models {
-		n := int(le.Uint16(b[off:]))
-		hdr = append(hdr, b[off:off+2+n]...)
-		off += 2 + n
-	}
-	off = (off + 7) &^ 7
-	for len(hdr)%8 != 0 {
-		hdr = append(hdr, 0)
-	}
-	b = append(hdr, b[off:off+rows*(8+8+4+1+4+dim)]...)
+	hdr, codesAt, codesEnd := olderVectorsHead(b, "POSVEC02", 20) // no tokenizer version, no metadata, no sign codes
+	b = append(hdr, b[codesAt:codesEnd]...)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}

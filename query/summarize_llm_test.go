@@ -142,6 +142,18 @@ func bigOptions(llm query.LLMOptions, strategy string) query.SummarizeOptions {
 	return query.SummarizeOptions{Strategy: strategy, LLM: llm, ChunkTokens: 1000, Words: 100, NoStore: true}
 }
 
+// summarizeBig summarizes with strategy the session of a synthetic lake
+// of n exchanges, cut into several chunks; the test fails on an error.
+func summarizeBig(t *testing.T, llm query.LLMOptions, n int, strategy string) *query.Summary {
+	t.Helper()
+	lake, _ := synthLake(t, n, 60)
+	s, err := openLake(t, lake).Summarize(context.Background(), bigOptions(llm, strategy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestSummarizeAbstractive(t *testing.T) {
 	f, llm := newFakeLLM(t)
 	lake, _ := synthLake(t, 3, 24)
@@ -177,11 +189,7 @@ func TestSummarizeAbstractive(t *testing.T) {
 
 func TestSummarizeAbstractiveTooLarge(t *testing.T) {
 	f, llm := newFakeLLM(t)
-	lake, _ := synthLake(t, 20, 60)
-	s, err := openLake(t, lake).Summarize(context.Background(), bigOptions(llm, "abstractive"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := summarizeBig(t, llm, 20, "abstractive")
 	if len(f.requests) != 1 || len(s.Notes) == 0 || !strings.Contains(s.Notes[0], "did not fit one request") {
 		t.Fatalf("%d requests, notes %q", len(f.requests), s.Notes)
 	}
@@ -193,11 +201,7 @@ func TestSummarizeAbstractiveTooLarge(t *testing.T) {
 
 func TestSummarizeRolling(t *testing.T) {
 	f, llm := newFakeLLM(t)
-	lake, _ := synthLake(t, 20, 60)
-	s, err := openLake(t, lake).Summarize(context.Background(), bigOptions(llm, "rolling"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := summarizeBig(t, llm, 20, "rolling")
 	kinds := f.kinds()
 	n := len(kinds)
 	if n < 3 || kinds[0] != fmt.Sprintf("map 1/%d", n) || kinds[n-1] != fmt.Sprintf("rolling %d/%d", n, n) {
@@ -234,11 +238,7 @@ func TestSummarizeMapReduceConcurrent(t *testing.T) {
 		return 0
 	}
 	llm.Concurrency = 3
-	lake, _ := synthLake(t, 24, 60)
-	s, err := openLake(t, lake).Summarize(context.Background(), bigOptions(llm, "map-reduce"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := summarizeBig(t, llm, 24, "map-reduce")
 	maps := f.count("map")
 	if maps < 4 || f.count("reduce") < 1 {
 		t.Fatalf("requests: %v", f.kinds())
@@ -337,52 +337,42 @@ func TestSummarizeLLMErrors(t *testing.T) {
 			t.Fatalf("%v %+v", err, s)
 		}
 	})
-	t.Run("500 every time", func(t *testing.T) {
-		f, llm := newFakeLLM(t)
-		llm.Retries = 2
-		f.reply = func(int, string, http.ResponseWriter) bool { return false }
-		f.reply = func(_ int, _ string, w http.ResponseWriter) bool {
-			apiError(w, http.StatusInternalServerError, "boom")
-			return true
-		}
-		_, err, _ := run(t, f, llm)
-		if err == nil || !strings.Contains(err.Error(), "failed after 3 attempts") || !strings.Contains(err.Error(), "HTTP 500: boom") || len(f.kinds()) != 3 {
-			t.Fatalf("%v (%d requests)", err, len(f.kinds()))
-		}
-	})
-	t.Run("bad key", func(t *testing.T) {
-		f, llm := newFakeLLM(t)
-		f.reply = func(_ int, _ string, w http.ResponseWriter) bool {
-			apiError(w, http.StatusUnauthorized, "invalid api key")
-			return true
-		}
-		_, err, _ := run(t, f, llm)
-		if !errors.Is(err, query.ErrLLM) || !strings.Contains(err.Error(), "rejected the API key") || len(f.kinds()) != 1 {
-			t.Fatalf("%v (%d requests)", err, len(f.kinds()))
-		}
-	})
-	t.Run("unknown model", func(t *testing.T) {
-		f, llm := newFakeLLM(t)
-		f.reply = func(_ int, _ string, w http.ResponseWriter) bool {
-			apiError(w, http.StatusNotFound, "model 'fake-model' not found")
-			return true
-		}
-		_, err, _ := run(t, f, llm)
-		if !errors.Is(err, query.ErrLLM) || !strings.Contains(err.Error(), `model "fake-model" is not served`) {
-			t.Fatal(err)
-		}
-	})
-	t.Run("empty answer", func(t *testing.T) {
-		f, llm := newFakeLLM(t)
-		f.reply = func(_ int, _ string, w http.ResponseWriter) bool {
-			writeAnswer(w, "  ", "stop")
-			return true
-		}
-		_, err, _ := run(t, f, llm)
-		if !errors.Is(err, query.ErrLLM) || !strings.Contains(err.Error(), "empty answer") {
-			t.Fatal(err)
-		}
-	})
+	// The server answers every request the same way, and the summary fails
+	// with an error that says why.
+	for _, tc := range []struct {
+		name     string
+		retries  int
+		reply    func(http.ResponseWriter)
+		errLLM   bool     // the error is an ErrLLM
+		want     []string // in the error
+		requests int      // made before failing; 0: not checked
+	}{
+		{"500 every time", 2, func(w http.ResponseWriter) { apiError(w, http.StatusInternalServerError, "boom") },
+			false, []string{"failed after 3 attempts", "HTTP 500: boom"}, 3},
+		{"bad key", 0, func(w http.ResponseWriter) { apiError(w, http.StatusUnauthorized, "invalid api key") },
+			true, []string{"rejected the API key"}, 1},
+		{"unknown model", 0, func(w http.ResponseWriter) { apiError(w, http.StatusNotFound, "model 'fake-model' not found") },
+			true, []string{`model "fake-model" is not served`}, 0},
+		{"empty answer", 0, func(w http.ResponseWriter) { writeAnswer(w, "  ", "stop") },
+			true, []string{"empty answer"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, llm := newFakeLLM(t)
+			llm.Retries = tc.retries
+			f.reply = func(_ int, _ string, w http.ResponseWriter) bool {
+				tc.reply(w)
+				return true
+			}
+			_, err, _ := run(t, f, llm)
+			ok := err != nil && (!tc.errLLM || errors.Is(err, query.ErrLLM)) && (tc.requests == 0 || len(f.kinds()) == tc.requests)
+			for _, w := range tc.want {
+				ok = ok && strings.Contains(err.Error(), w)
+			}
+			if !ok {
+				t.Fatalf("%v (%d requests)", err, len(f.kinds()))
+			}
+		})
+	}
 	t.Run("cut at the length limit", func(t *testing.T) {
 		f, llm := newFakeLLM(t)
 		f.reply = func(_ int, _ string, w http.ResponseWriter) bool {
