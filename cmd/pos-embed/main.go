@@ -26,13 +26,10 @@ import (
 //go:embed help/*.txt
 var helpFiles stdembed.FS
 
-func main() {
-	cmdio.Batch = true // a stage of the pipeline
-	os.Exit(cmdio.Main(newApp()))
-}
+func main() { os.Exit(cmdio.Main(newApp())) }
 
 func newApp() *cli.App {
-	return &cli.App{
+	return cmdio.Stage(helpFiles, &cli.App{
 		Name:        "pos-embed",
 		Usage:       "add chunk records with vectors for the indexable units of pos records",
 		UsageText:   "pos-normalize | pos-scrub | pos-embed [--provider hash|openai|static] [--lake DIR] [FILE...] | pos-load\n   pos-embed model pull ORG/NAME | pos-embed model list",
@@ -41,13 +38,13 @@ func newApp() *cli.App {
 			&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the lake's embedding cache"},
 			&cli.IntFlag{Name: "batch", Value: 64, Usage: "openai: texts per request"},
 			&cli.IntFlag{Name: "workers", Usage: "groups of records embedded at once (default: 4 for openai, one per CPU for hash)"},
-		}, embedcfg.ChunkerFlags(), cmdio.StageFlags(
+		}, embedcfg.ChunkerFlags(), []cli.Flag{
 			&cli.StringFlag{Name: "types", Usage: "index only these content types, comma-separated (" + strings.Join(embed.Indexable, ", ") + ")"},
 			cmdio.OutputFlag,
-		)),
+		}),
 		Action:   run,
 		Commands: []*cli.Command{modelCommand()},
-	}
+	})
 }
 
 func run(c *cli.Context) error {
@@ -80,12 +77,9 @@ func run(c *cli.Context) error {
 	skips := cmdio.NewSkips(c)
 	opt.OnSkip = skips.Skip
 	start := time.Now()
-	var total embed.Stats
-	err, closeErr := cmdio.Filter(c, func(ctx context.Context, r io.Reader, w io.Writer, name string) error {
+	total, err, closeErr := cmdio.Sum(c, func(ctx context.Context, r io.Reader, w io.Writer, name string) (embed.Stats, error) {
 		opt.Name = name
-		st, err := embed.Embed(ctx, r, w, opt)
-		total.Add(st)
-		return err
+		return embed.Embed(ctx, r, w, opt)
 	})
 	// What was computed before a failure stays cached.
 	if err := errjoin.Join(err, closeErr, closeCache(opt.Cache)); err != nil {

@@ -24,21 +24,18 @@ import (
 //go:embed help/*.txt
 var helpFiles embed.FS
 
-func main() {
-	cmdio.Batch = true // a stage of the pipeline
-	os.Exit(cmdio.Main(newApp()))
-}
+func main() { os.Exit(cmdio.Main(newApp())) }
 
 // stuckAfter is how long an interrupted run may take to end (see run).
 const stuckAfter = 3 * time.Second
 
 func newApp() *cli.App {
-	return &cli.App{
+	return cmdio.Stage(helpFiles, &cli.App{
 		Name:        "pos-extract",
 		Usage:       "read agent session histories into canonical NDJSON",
 		UsageText:   "pos-extract [--platform NAME] [--root DIR]... [--since WHEN] [--state DIR | --full] > records.ndjson",
 		Description: cmdio.Help(helpFiles, "pos-extract", "{{platforms}}", strings.Join(extract.PlatformNames(), ", ")),
-		Flags: cmdio.StageFlags(
+		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "platform", Aliases: []string{"p"}, Value: cli.NewStringSlice("all"), Usage: "platform(s) to read, or all"},
 			&cli.StringSliceFlag{Name: "root", Usage: "read this directory or file instead of the default locations (repeatable)"},
 			&cli.StringFlag{Name: "since", Usage: "only records newer than this: 7d, 36h, 2026-01-31, RFC 3339"},
@@ -54,9 +51,9 @@ func newApp() *cli.App {
 			&cli.BoolFlag{Name: "list", Usage: "list where each platform's history is looked for, whether it exists and how many files it holds, then exit"},
 			&cli.BoolFlag{Name: "capabilities", Usage: "print what each platform's data supports (the capability matrix), then exit"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "with --capabilities: markdown or json"},
-		),
+		},
 		Action: run,
-	}
+	})
 }
 
 func run(c *cli.Context) error {

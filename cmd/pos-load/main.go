@@ -23,17 +23,15 @@ var helpFiles embed.FS
 
 func main() {
 	cmdio.GCPercent = 100 // row groups are held in memory: collect at the usual pace
-	cmdio.Batch = true    // a stage of the pipeline
 	os.Exit(cmdio.Main(newApp()))
 }
 
 func newApp() *cli.App {
-	return &cli.App{
-		Name:        "pos-load",
-		Usage:       "write pos records into the Parquet lake",
-		UsageText:   "pos-extract | pos-normalize | pos-scrub | pos-load [--lake DIR] [--require-scrubbed] [FILE...]",
-		Description: cmdio.Help(helpFiles, "pos-load"),
-		Flags: cmdio.StageFlags(
+	return cmdio.Stage(helpFiles, &cli.App{
+		Name:      "pos-load",
+		Usage:     "write pos records into the Parquet lake",
+		UsageText: "pos-extract | pos-normalize | pos-scrub | pos-load [--lake DIR] [--require-scrubbed] [FILE...]",
+		Flags: []cli.Flag{
 			cmdio.LakeFlag(),
 			&cli.DurationFlag{Name: "lock-timeout", Value: 10 * time.Minute, Usage: "how long to wait for another pos-load to finish"},
 			&cli.BoolFlag{Name: "no-catalog", Usage: "do not refresh LAKE/pos.duckdb"},
@@ -43,9 +41,9 @@ func newApp() *cli.App {
 			&cli.BoolFlag{Name: "allow-mixed-embeddings", Usage: "load chunks of another embedding model or dimension than the lake's (searches then use the latest model's)"},
 			&cli.BoolFlag{Name: "require-scrubbed", Usage: "stop the load at the first record pos-scrub did not scrub (exit 3), committing no watermark"},
 			&cli.BoolFlag{Name: "declare-scrubbed", Usage: "record that the rows an older pos loaded, before records said whether pos-scrub saw them, were scrubbed (e.g. pos-load --declare-scrubbed < /dev/null)"},
-		),
+		},
 		Action: run,
-	}
+	})
 }
 
 func run(c *cli.Context) error {

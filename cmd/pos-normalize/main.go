@@ -22,18 +22,14 @@ import (
 //go:embed help/*.txt
 var helpFiles embed.FS
 
-func main() {
-	cmdio.Batch = true // a stage of the pipeline
-	os.Exit(cmdio.Main(newApp()))
-}
+func main() { os.Exit(cmdio.Main(newApp())) }
 
 func newApp() *cli.App {
-	return &cli.App{
-		Name:        "pos-normalize",
-		Usage:       "merge, dedupe and derive exchanges and sessions from pos records",
-		UsageText:   "pos-extract | pos-normalize [FILE...] | pos-scrub | pos-load",
-		Description: cmdio.Help(helpFiles, "pos-normalize"),
-		Flags: cmdio.StageFlags(
+	return cmdio.Stage(helpFiles, &cli.App{
+		Name:      "pos-normalize",
+		Usage:     "merge, dedupe and derive exchanges and sessions from pos records",
+		UsageText: "pos-extract | pos-normalize [FILE...] | pos-scrub | pos-load",
+		Flags: []cli.Flag{
 			cmdio.OutputFlag,
 			&cli.BoolFlag{Name: "keep-raw", Usage: "leave the native record on each message instead of splitting it off"},
 			&cli.BoolFlag{Name: "no-enrich", Usage: "no file references, commits, tags or decisions"},
@@ -41,9 +37,9 @@ func newApp() *cli.App {
 			&cli.BoolFlag{Name: "no-commits", Usage: "no commit SHAs on exchanges"},
 			&cli.BoolFlag{Name: "no-tags", Usage: "no tags on exchanges"},
 			&cli.BoolFlag{Name: "no-decisions", Usage: "no decision records"},
-		),
+		},
 		Action: run,
-	}
+	})
 }
 
 func run(c *cli.Context) error {
@@ -54,13 +50,11 @@ func run(c *cli.Context) error {
 		Tags: en && !c.Bool("no-tags"), Decisions: en && !c.Bool("no-decisions"),
 	}}
 	start := time.Now()
-	var total normalize.Stats
-	if err := cmdio.FirstErr(cmdio.Filter(c, func(ctx context.Context, r io.Reader, w io.Writer, name string) error {
+	total, err, closeErr := cmdio.Sum(c, func(ctx context.Context, r io.Reader, w io.Writer, name string) (normalize.Stats, error) {
 		opt.Name = name
-		st, err := normalize.Normalize(ctx, r, w, opt)
-		total.Add(st)
-		return err
-	})); err != nil {
+		return normalize.Normalize(ctx, r, w, opt)
+	})
+	if err := cmdio.FirstErr(err, closeErr); err != nil {
 		return err
 	}
 	cmdio.Summary(c, "%s; %d skipped (%.1fs)", total.Summary(), skips.N(), time.Since(start).Seconds())

@@ -4,10 +4,8 @@
 package main
 
 import (
-	"context"
 	"embed"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,18 +21,14 @@ import (
 //go:embed help/*.txt
 var helpFiles embed.FS
 
-func main() {
-	cmdio.Batch = true // a stage of the pipeline
-	os.Exit(cmdio.Main(newApp()))
-}
+func main() { os.Exit(cmdio.Main(newApp())) }
 
 func newApp() *cli.App {
-	return &cli.App{
-		Name:        "pos-scrub",
-		Usage:       "redact secrets (and with --pii personal data) in pos records",
-		UsageText:   "pos-normalize | pos-scrub [--pii] [--allowlist FILE] [FILE...] | pos-load",
-		Description: cmdio.Help(helpFiles, "pos-scrub"),
-		Flags: cmdio.StageFlags(
+	return cmdio.Stage(helpFiles, &cli.App{
+		Name:      "pos-scrub",
+		Usage:     "redact secrets (and with --pii personal data) in pos records",
+		UsageText: "pos-normalize | pos-scrub [--pii] [--allowlist FILE] [FILE...] | pos-load",
+		Flags: []cli.Flag{
 			cmdio.OutputFlag,
 			&cli.BoolFlag{Name: "pii", Usage: "also redact e-mail addresses, phone numbers, IP addresses and user names"},
 			&cli.BoolFlag{Name: "off", Usage: "redact nothing: pass records on marked as not scrubbed by choice (secrets reach the lake)"},
@@ -44,9 +38,9 @@ func newApp() *cli.App {
 			&cli.StringFlag{Name: "key-file", Usage: "key `FILE`, created with a random key if missing (default: $XDG_DATA_HOME/pos/scrub.key)"},
 			&cli.IntFlag{Name: "workers", Usage: "goroutines scanning records (default: 2, or fewer CPUs)"},
 			&cli.BoolFlag{Name: "rules", Usage: "list the rule ids and exit"},
-		),
+		},
 		Action: run,
-	}
+	})
 }
 
 func run(c *cli.Context) error {
@@ -79,12 +73,8 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return cmdio.UsageError{Err: err} // an unknown rule in the allowlist
 	}
-	var total scrub.Report
-	if err := cmdio.FirstErr(cmdio.Filter(c, func(ctx context.Context, r io.Reader, w io.Writer, name string) error {
-		rep, err := s.Stream(ctx, r, w, name)
-		total.Add(rep)
-		return err
-	})); err != nil {
+	total, err, closeErr := cmdio.Sum(c, s.Stream)
+	if err := cmdio.FirstErr(err, closeErr); err != nil {
 		return err
 	}
 	if !c.Bool("quiet") && format == "json" {

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/nlpodyssey/safetensors"
+	"github.com/pos-lake/pos/transform/embed/internal/half"
 )
 
 const (
@@ -49,7 +50,7 @@ func writeLearned(dir string, tokens []string, mapping []int32, rows [][]float32
 	emb := make([]byte, 0, len(rows)*dim*2)
 	for _, r := range rows {
 		for _, x := range r {
-			emb = binary.LittleEndian.AppendUint16(emb, toF16(x))
+			emb = binary.LittleEndian.AppendUint16(emb, half.FromFloat32(x))
 		}
 	}
 	mp := make([]byte, 0, len(mapping)*4)
@@ -104,45 +105,6 @@ func writeLearned(dir string, tokens []string, mapping []int32, rows [][]float32
 		return err
 	}
 	return os.Rename(tmp, dir)
-}
-
-// toF16 converts a float32 to IEEE 754 half precision, rounding to
-// nearest even (the values of a row are at most 1 in magnitude).
-func toF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int(b>>23&0xff) - 127 + 15
-	frac := b & 0x7fffff
-	switch {
-	case b&0x7fffffff == 0:
-		return sign
-	case exp >= 0x1f:
-		return sign | 0x7c00
-	case exp <= 0:
-		if exp < -10 {
-			return sign
-		}
-		frac |= 0x800000
-		shift := uint(14 - exp)
-		half := uint32(1) << (shift - 1)
-		m := frac >> shift
-		if r := frac & (1<<shift - 1); r > half || r == half && m&1 == 1 {
-			m++
-		}
-		return sign | uint16(m)
-	}
-	m := frac >> 13
-	if r := frac & 0x1fff; r > 0x1000 || r == 0x1000 && m&1 == 1 {
-		m++
-		if m == 0x400 {
-			m = 0
-			exp++
-			if exp >= 0x1f {
-				return sign | 0x7c00
-			}
-		}
-	}
-	return sign | uint16(exp)<<10 | uint16(m)
 }
 
 // chanceLevel returns the chance level of the cosine similarities of

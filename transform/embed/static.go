@@ -216,35 +216,15 @@ func floats(t safetensors.TensorView) ([]float32, error) {
 	d := t.Data()
 	switch t.DType() {
 	case safetensors.F32:
-		out := make([]float32, len(d)/4)
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:]))
-		}
-		return out, nil
+		return decode(d, 4, func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }), nil
 	case safetensors.F16:
-		out := make([]float32, len(d)/2)
-		for i := range out {
-			out[i] = f16(binary.LittleEndian.Uint16(d[2*i:]))
-		}
-		return out, nil
+		return decode(d, 2, func(b []byte) float32 { return f16(binary.LittleEndian.Uint16(b)) }), nil
 	case safetensors.BF16:
-		out := make([]float32, len(d)/2)
-		for i := range out {
-			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(d[2*i:])) << 16)
-		}
-		return out, nil
+		return decode(d, 2, func(b []byte) float32 { return math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16) }), nil
 	case safetensors.F64:
-		out := make([]float32, len(d)/8)
-		for i := range out {
-			out[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(d[8*i:])))
-		}
-		return out, nil
+		return decode(d, 8, func(b []byte) float32 { return float32(math.Float64frombits(binary.LittleEndian.Uint64(b))) }), nil
 	case safetensors.I8:
-		out := make([]float32, len(d))
-		for i, x := range d {
-			out[i] = float32(int8(x))
-		}
-		return out, nil
+		return decode(d, 1, func(b []byte) float32 { return float32(int8(b[0])) }), nil
 	}
 	return nil, fmt.Errorf("dtype %s is not supported (F32, F16, BF16, F64, I8)", t.DType())
 }
@@ -253,11 +233,7 @@ func ints(t safetensors.TensorView) ([]int32, error) {
 	d := t.Data()
 	switch t.DType() {
 	case safetensors.I32:
-		out := make([]int32, len(d)/4)
-		for i := range out {
-			out[i] = int32(binary.LittleEndian.Uint32(d[4*i:]))
-		}
-		return out, nil
+		return decode(d, 4, func(b []byte) int32 { return int32(binary.LittleEndian.Uint32(b)) }), nil
 	case safetensors.I64:
 		out := make([]int32, len(d)/8)
 		for i := range out {
@@ -270,6 +246,16 @@ func ints(t safetensors.TensorView) ([]int32, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("dtype %s is not an integer type (I32, I64)", t.DType())
+}
+
+// decode reads a tensor's data as values of size bytes each, converted
+// with conv (a trailing part of a value is dropped).
+func decode[T any](d []byte, size int, conv func(b []byte) T) []T {
+	out := make([]T, len(d)/size)
+	for i := range out {
+		out[i] = conv(d[size*i:])
+	}
+	return out
 }
 
 // f16 converts an IEEE 754 half-precision float.

@@ -83,13 +83,7 @@ func failureText(s string) bool {
 			return true
 		}
 	}
-	for len(s) > 0 {
-		line := s
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			line, s = s[:i], s[i+1:]
-		} else {
-			s = ""
-		}
+	for line := range strings.SplitSeq(s, "\n") {
 		line = strings.TrimLeft(line, " \t")
 		for _, p := range failureStarts {
 			if strings.HasPrefix(line, p) {

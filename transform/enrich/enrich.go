@@ -202,13 +202,7 @@ func Commits(text string) []string {
 			out = append(out, m[1])
 		}
 	}
-	for len(text) > 0 {
-		line := text
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			line, text = text[:i], text[i+1:]
-		} else {
-			text = ""
-		}
+	for line := range strings.SplitSeq(text, "\n") {
 		line = strings.TrimLeft(line, " ")
 		switch {
 		case len(line) > 10 && line[0] == '[':

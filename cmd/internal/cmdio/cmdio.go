@@ -80,12 +80,6 @@ func (e SkippedError) Error() string {
 // row groups, sets a lower value.
 var GCPercent = 400
 
-// Batch marks a stage of the pipeline, CPU-bound and waited on as a whole:
-// Main runs it under SCHED_BATCH where there is one (see batchSchedule;
-// POS_SCHED=normal keeps the default). pos-query and pos-mcp answer people
-// and agents turn by turn and keep the default policy.
-var Batch bool
-
 // ownProcess is set by Main: the process is the command's own, which
 // ExitWhenStuck may end.
 var ownProcess bool
@@ -98,7 +92,7 @@ func Main(app *cli.App) int {
 		// (${POS_LAKE:-…}): the default lake, not the working directory.
 		os.Unsetenv("POS_LAKE")
 	}
-	if Batch {
+	if isStage(app) {
 		batchSchedule()
 	}
 	if os.Getenv("GOGC") == "" {

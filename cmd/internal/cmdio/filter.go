@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 
@@ -88,8 +89,44 @@ func ExitWhenStuck(c *cli.Context, d time.Duration) func() {
 // OutputFlag is the --output of a stage that writes records (see Filter).
 var OutputFlag = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"}
 
-// StageFlags are a pipeline stage's flags: flags, then --strict and
-// --quiet.
-func StageFlags(flags ...cli.Flag) []cli.Flag {
-	return append(flags, StrictFlag, QuietFlag)
+// Stage fills in what the app of every pipeline stage shares: the long
+// text of --help from help/NAME.txt in files (unless app has its own
+// Description), --strict and --quiet after its flags, and the mark that
+// makes Main run it under SCHED_BATCH where there is one (see
+// batchSchedule; POS_SCHED=normal keeps the default). A stage is CPU-bound
+// and waited on as a whole; pos-query and pos-mcp answer people and agents
+// turn by turn and keep the default policy.
+func Stage(files fs.FS, app *cli.App) *cli.App {
+	if app.Description == "" {
+		app.Description = Help(files, app.Name)
+	}
+	app.Flags = append(app.Flags, StrictFlag, QuietFlag)
+	if app.Metadata == nil {
+		app.Metadata = map[string]any{}
+	}
+	app.Metadata[stageKey] = true
+	return app
+}
+
+// stageKey marks a Stage app in its Metadata.
+const stageKey = "stage"
+
+func isStage(app *cli.App) bool {
+	b, _ := app.Metadata[stageKey].(bool)
+	return b
+}
+
+// Sum runs a filter stage (see Filter) whose fn counts what it did with
+// each input, and returns the counts summed over the inputs with the
+// run's error and, apart, the output's close error.
+func Sum[S any, P interface {
+	*S
+	Add(S)
+}](c *cli.Context, fn func(ctx context.Context, r io.Reader, w io.Writer, name string) (S, error)) (total S, err, closeErr error) {
+	err, closeErr = Filter(c, func(ctx context.Context, r io.Reader, w io.Writer, name string) error {
+		s, err := fn(ctx, r, w, name)
+		P(&total).Add(s)
+		return err
+	})
+	return total, err, closeErr
 }

@@ -180,7 +180,7 @@ func scan(text string, fn func(start, end int, terms []string)) {
 		terms := st.terms[:0]
 		switch tk.kind {
 		case tokCJK:
-			terms = cjkTerms(w, terms)
+			terms = v1.CJKTerms(w, terms)
 		case tokWord:
 			terms, st.lower = st.wordTerms(w, lang, terms, st.lower, tk.stop, tk.known)
 			if prevCode && isCode(w) && tk.start == st.toks[i-1].end+1 && text[tk.start-1] == ' ' {
@@ -201,7 +201,7 @@ func tokens(text string, toks []token) []token {
 	i := 0
 	for i < len(text) {
 		c := text[i]
-		if c < utf8.RuneSelf && !isWordByte(c) {
+		if c < utf8.RuneSelf && !v1.IsWordByte(c) {
 			i++
 			continue
 		}
@@ -210,19 +210,19 @@ func tokens(text string, toks []token) []token {
 			r, size = utf8.DecodeRuneInString(text[i:])
 		}
 		switch {
-		case isCJK(r):
+		case v1.IsCJK(r):
 			start := i
 			for i < len(text) {
 				r, size := utf8.DecodeRuneInString(text[i:])
-				if !isCJK(r) {
+				if !v1.IsCJK(r) {
 					break
 				}
 				i += size
 			}
 			toks = append(toks, token{start: start, end: i, kind: tokCJK})
-		case c < utf8.RuneSelf || isWordRune(r):
+		case c < utf8.RuneSelf || v1.IsWordRune(r):
 			start := i
-			i = wordEnd(text, i)
+			i = v1.WordEnd(text, i)
 			kind := tokWord
 			// Words joined by one to three connectors and no space are a
 			// name: "os.path.join", "src/a.go", "https://x.io", "std::io".
@@ -234,7 +234,7 @@ func tokens(text string, toks []token) []token {
 				if j == i || j >= len(text) || !startsWord(text[j:]) {
 					break
 				}
-				i, kind = wordEnd(text, j), tokName
+				i, kind = v1.WordEnd(text, j), tokName
 			}
 			tk := token{start: start, end: i, kind: kind}
 			if kind == tokWord && start < detectSample {
@@ -253,43 +253,10 @@ func isConnector(c byte) bool { return c == '.' || c == '-' || c == '/' || c == 
 // startsWord reports whether s starts with a (non-CJK) word character.
 func startsWord(s string) bool {
 	if s[0] < utf8.RuneSelf {
-		return isWordByte(s[0])
+		return v1.IsWordByte(s[0])
 	}
 	r, _ := utf8.DecodeRuneInString(s)
-	return isWordRune(r) && !isCJK(r)
-}
-
-// wordEnd returns the end of the (non-CJK) word that continues at i.
-func wordEnd(text string, i int) int {
-	for i < len(text) {
-		c := text[i]
-		if c < utf8.RuneSelf {
-			if !isWordByte(c) {
-				return i
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(text[i:])
-		if !isWordRune(r) || isCJK(r) {
-			return i
-		}
-		i += size
-	}
-	return i
-}
-
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
-}
-
-func isWordRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || unicode.Is(unicode.Mn, r)
-}
-
-func isCJK(r rune) bool {
-	return r >= 0x2E80 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r))
+	return v1.IsWordRune(r) && !v1.IsCJK(r)
 }
 
 // codePrefix reports whether a word may name a family of numeric codes
@@ -302,22 +269,6 @@ func codePrefix(w string) bool {
 // isCode reports whether a word is a numeric code of 3 to 5 digits.
 func isCode(w string) bool {
 	return len(w) >= 3 && len(w) <= 5 && isDigits(w)
-}
-
-// cjkTerms indexes a run of CJK characters by overlapping pairs (a lone
-// character by itself).
-func cjkTerms(run string, terms []string) []string {
-	_, size := utf8.DecodeRuneInString(run)
-	if size == len(run) {
-		return append(terms, run)
-	}
-	prev := 0
-	for i := size; i < len(run); {
-		_, s := utf8.DecodeRuneInString(run[i:])
-		terms = append(terms, run[prev:i+s])
-		prev, i = i, i+s
-	}
-	return terms
 }
 
 // wordTerms returns the terms of one word of a text in lang: the word,
@@ -360,7 +311,7 @@ func (st *scanState) wordTerms(word string, lang Lang, terms []string, buf []byt
 		}
 		return terms, buf
 	}
-	parts := splitParts(word)
+	parts := v1.SplitParts(word)
 	if len(parts) <= 1 {
 		return appendTerm(terms, buf, wordLang(word, lang), stopLangs[string(buf)]), buf
 	}
@@ -417,7 +368,7 @@ func (st *scanState) nameTerms(name string, terms []string) []string {
 			i++
 			continue
 		}
-		end := wordEnd(name, i)
+		end := v1.WordEnd(name, i)
 		// A word of a name is code: stemmed as English (partLang).
 		terms, st.sub = st.wordTerms(name[i:end], English, terms, st.sub, 0, false)
 		i = end

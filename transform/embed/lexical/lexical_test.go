@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	v1 "github.com/pos-lake/pos/transform/embed/lexical/internal/v1"
 )
 
 // has reports whether every term of want is among got.
@@ -253,13 +255,13 @@ func FuzzTerms(f *testing.F) {
 		if got := string(appendLower(nil, s)); got != strings.ToLower(s) {
 			t.Fatalf("appendLower(%q) = %q, want %q", s, got, strings.ToLower(s))
 		}
-		for _, w := range strings.FieldsFunc(s, func(r rune) bool { return r >= utf8.RuneSelf || !isWordByte(byte(r)) }) {
+		for _, w := range strings.FieldsFunc(s, func(r rune) bool { return r >= utf8.RuneSelf || !v1.IsWordByte(byte(r)) }) {
 			var got []string
 			for _, p := range splitASCII(w, nil) {
 				got = append(got, w[p[0]:p[1]])
 			}
-			if want := splitParts(w); !slices.Equal(got, want) {
-				t.Fatalf("splitASCII(%q) = %q, splitParts %q", w, got, want)
+			if want := v1.SplitParts(w); !slices.Equal(got, want) {
+				t.Fatalf("splitASCII(%q) = %q, v1.SplitParts %q", w, got, want)
 			}
 		}
 		q := ParseQuery(s)

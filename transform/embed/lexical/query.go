@@ -3,6 +3,8 @@ package lexical
 import (
 	"strings"
 	"unicode/utf8"
+
+	v1 "github.com/pos-lake/pos/transform/embed/lexical/internal/v1"
 )
 
 // Query is a search query, parsed:
@@ -120,11 +122,11 @@ func prefixOf(f string) (string, bool) {
 		return "", false
 	}
 	f = strings.TrimLeftFunc(strings.TrimRight(f, "*"), func(r rune) bool {
-		return !isWordRune(r) && (r >= utf8.RuneSelf || !isConnector(byte(r)))
+		return !v1.IsWordRune(r) && (r >= utf8.RuneSelf || !isConnector(byte(r)))
 	})
 	f = strings.TrimLeft(f, ".-/:\\")
 	for _, r := range f {
-		if !isWordRune(r) && (r >= utf8.RuneSelf || !isConnector(byte(r))) {
+		if !v1.IsWordRune(r) && (r >= utf8.RuneSelf || !isConnector(byte(r))) {
 			return "", false
 		}
 	}

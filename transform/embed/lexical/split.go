@@ -63,43 +63,7 @@ func upperWord(w string) bool {
 	return true
 }
 
-// splitParts splits an identifier at underscores, lower-to-upper case
-// changes (fooBar), the end of an upper-case run followed by a word
-// (HTTPServer: HTTP, Server), and a part with one change from letters to
-// digits or back (utf8, v2, sha256) there too; a part with more changes is
-// kept whole (hex ids, hashes).
-func splitParts(w string) []string {
-	var parts []string
-	runes := []rune(w)
-	start := 0
-	cut := func(end, next int) {
-		if end > start {
-			parts = appendDigitParts(parts, runes[start:end])
-		}
-		start = next
-	}
-	for i := 0; i < len(runes); i++ {
-		r := runes[i]
-		if r == '_' {
-			cut(i, i+1)
-			continue
-		}
-		if i == start {
-			continue
-		}
-		p := runes[i-1]
-		switch {
-		case unicode.IsUpper(r) && unicode.IsLower(p):
-			cut(i, i)
-		case unicode.IsUpper(r) && unicode.IsUpper(p) && i+1 < len(runes) && unicode.IsLower(runes[i+1]):
-			cut(i, i)
-		}
-	}
-	cut(len(runes), len(runes))
-	return parts
-}
-
-// splitASCII is splitParts for an ASCII word: the parts' byte offsets.
+// splitASCII is v1.SplitParts for an ASCII word: the parts' byte offsets.
 func splitASCII(w string, parts [][2]int) [][2]int {
 	start := 0
 	cut := func(end, next int) {
@@ -135,7 +99,8 @@ func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// appendDigitOffsets is appendDigitParts for the ASCII part w[start:end].
+// appendDigitOffsets cuts the ASCII part w[start:end] where v1.SplitParts
+// does: at its one change from letters to digits or back.
 func appendDigitOffsets(parts [][2]int, w string, start, end int) [][2]int {
 	at := -1
 	for i := start + 1; i < end; i++ {
@@ -150,20 +115,4 @@ func appendDigitOffsets(parts [][2]int, w string, start, end int) [][2]int {
 		return append(parts, [2]int{start, end})
 	}
 	return append(parts, [2]int{start, at}, [2]int{at, end})
-}
-
-func appendDigitParts(parts []string, p []rune) []string {
-	at := -1
-	for i := 1; i < len(p); i++ {
-		if unicode.IsDigit(p[i]) != unicode.IsDigit(p[i-1]) {
-			if at >= 0 {
-				return append(parts, string(p)) // more than one change: keep whole
-			}
-			at = i
-		}
-	}
-	if at < 0 {
-		return append(parts, string(p))
-	}
-	return append(parts, string(p[:at]), string(p[at:]))
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/nlpodyssey/safetensors"
+	"github.com/pos-lake/pos/transform/embed/internal/half"
 )
 
 // Words are the whole words of the tiny WordPiece vocabulary, after the
@@ -101,7 +102,7 @@ func New(opt Options) *Model {
 		for j := range row {
 			x := float32(r.NormFloat64())
 			if opt.Float16 {
-				h := toF16(x)
+				h := half.FromFloat32(x)
 				data = binary.LittleEndian.AppendUint16(data, h)
 				x = fromF16(h)
 			} else {
@@ -354,36 +355,8 @@ func (h *Hub) write(w http.ResponseWriter, r *http.Request, model, file string, 
 	http.ServeContent(w, r, file, time.Time{}, bytes.NewReader(b))
 }
 
-// toF16 rounds a float32 to half precision (round to nearest even).
-func toF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int(b>>23&0xff) - 127 + 15
-	mant := b & 0x7fffff
-	switch {
-	case exp >= 0x1f:
-		return sign | 0x7c00
-	case exp <= 0:
-		if exp < -10 {
-			return sign
-		}
-		mant |= 0x800000
-		shift := uint(14 - exp)
-		h := uint16(mant >> shift)
-		if rem := mant & (1<<shift - 1); rem > 1<<(shift-1) || rem == 1<<(shift-1) && h&1 == 1 {
-			h++
-		}
-		return sign | h
-	}
-	h := sign | uint16(exp)<<10 | uint16(mant>>13)
-	if rem := mant & 0x1fff; rem > 0x1000 || rem == 0x1000 && h&1 == 1 {
-		h++
-	}
-	return h
-}
-
 // fromF16 is the float32 of a half-precision float (normal numbers and
-// zeros, which is all toF16 makes of normally distributed values).
+// zeros, which is all half.FromFloat32 makes of normally distributed values).
 func fromF16(h uint16) float32 {
 	sign := uint32(h&0x8000) << 16
 	exp := uint32(h>>10) & 0x1f

@@ -10,6 +10,12 @@
 // by its parts: "hookSpecificOutput" gives "hookspecificoutput", "hook",
 // "specif", "output". Chinese, Japanese and Korean text, which has no spaces,
 // is indexed by overlapping character pairs.
+//
+// Version 2 has kept some rules as they are here: where a word ends
+// (WordEnd, IsWordByte, IsWordRune, IsCJK), the pairs of a CJK run
+// (CJKTerms) and the parts of an identifier (SplitParts). It calls these,
+// which are frozen with the rest; a rule that changes in a later version
+// gets its own copy there.
 package v1
 
 import (
@@ -73,18 +79,18 @@ func scan(text string, fn func(start, end int, terms []string)) {
 	for i < len(text) {
 		c := text[i]
 		if c < utf8.RuneSelf {
-			if !isWordByte(c) {
+			if !IsWordByte(c) {
 				i++
 				continue
 			}
 			// An ASCII word, possibly continuing into non-ASCII letters.
 			start := i
-			for i < len(text) && text[i] < utf8.RuneSelf && isWordByte(text[i]) {
+			for i < len(text) && text[i] < utf8.RuneSelf && IsWordByte(text[i]) {
 				i++
 			}
 			if i < len(text) && text[i] >= utf8.RuneSelf {
-				if r, _ := utf8.DecodeRuneInString(text[i:]); isWordRune(r) && !isCJK(r) {
-					i = wordEnd(text, i)
+				if r, _ := utf8.DecodeRuneInString(text[i:]); IsWordRune(r) && !IsCJK(r) {
+					i = WordEnd(text, i)
 				}
 			}
 			terms, lower = wordTerms(text[start:i], terms[:0], lower)
@@ -93,20 +99,20 @@ func scan(text string, fn func(start, end int, terms []string)) {
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		switch {
-		case isCJK(r):
+		case IsCJK(r):
 			start := i
 			for i < len(text) {
 				r, size := utf8.DecodeRuneInString(text[i:])
-				if !isCJK(r) {
+				if !IsCJK(r) {
 					break
 				}
 				i += size
 			}
-			terms = cjkTerms(text[start:i], terms[:0])
+			terms = CJKTerms(text[start:i], terms[:0])
 			fn(start, i, terms)
-		case isWordRune(r):
+		case IsWordRune(r):
 			start := i
-			i = wordEnd(text, i)
+			i = WordEnd(text, i)
 			terms, lower = wordTerms(text[start:i], terms[:0], lower)
 			fn(start, i, terms)
 		default:
@@ -115,19 +121,19 @@ func scan(text string, fn func(start, end int, terms []string)) {
 	}
 }
 
-// wordEnd returns the end of the (non-CJK) word that continues at i.
-func wordEnd(text string, i int) int {
+// WordEnd returns the end of the (non-CJK) word that continues at i.
+func WordEnd(text string, i int) int {
 	for i < len(text) {
 		c := text[i]
 		if c < utf8.RuneSelf {
-			if !isWordByte(c) {
+			if !IsWordByte(c) {
 				return i
 			}
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
-		if !isWordRune(r) || isCJK(r) {
+		if !IsWordRune(r) || IsCJK(r) {
 			return i
 		}
 		i += size
@@ -135,22 +141,25 @@ func wordEnd(text string, i int) int {
 	return i
 }
 
-func isWordByte(c byte) bool {
+// IsWordByte reports whether an ASCII byte is part of a word.
+func IsWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
-func isWordRune(r rune) bool {
+// IsWordRune reports whether a rune is part of a word.
+func IsWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || unicode.Is(unicode.Mn, r)
 }
 
-func isCJK(r rune) bool {
+// IsCJK reports whether a rune is Chinese, Japanese or Korean.
+func IsCJK(r rune) bool {
 	return r >= 0x2E80 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r))
 }
 
-// cjkTerms indexes a run of CJK characters by overlapping pairs (a lone
+// CJKTerms indexes a run of CJK characters by overlapping pairs (a lone
 // character by itself).
-func cjkTerms(run string, terms []string) []string {
+func CJKTerms(run string, terms []string) []string {
 	first, size := utf8.DecodeRuneInString(run)
 	if size == len(run) {
 		_ = first
@@ -178,7 +187,7 @@ func wordTerms(word string, terms []string, buf []byte) ([]string, []byte) {
 		}
 		return terms, buf
 	}
-	parts := splitParts(word)
+	parts := SplitParts(word)
 	if len(parts) <= 1 {
 		if t := term(string(buf), true); t != "" {
 			terms = append(terms, t)
@@ -276,12 +285,12 @@ func simpleWord(w string) bool {
 	return true
 }
 
-// splitParts splits an identifier at underscores, lower-to-upper case
+// SplitParts splits an identifier at underscores, lower-to-upper case
 // changes (fooBar), the end of an upper-case run followed by a word
 // (HTTPServer: HTTP, Server), and a part with one change from letters to
 // digits or back (utf8, v2, sha256) there too; a part with more changes is
 // kept whole (hex ids, hashes).
-func splitParts(w string) []string {
+func SplitParts(w string) []string {
 	var parts []string
 	runes := []rune(w)
 	start := 0
