@@ -56,21 +56,7 @@ func TestFixture(t *testing.T) {
 	}
 	// Every line of every transcript is a raw record with its provenance;
 	// a message made from a line comes right after the line's raw record.
-	lines := 0
-	for i, r := range res.Recs {
-		switch r.Kind {
-		case schema.KindRaw:
-			lines++
-			if len(r.Raw) == 0 || r.Source == nil || r.Source.Line == 0 || r.ID != schema.RawID(r) {
-				t.Fatalf("raw record without raw or provenance: %+v", r)
-			}
-		case schema.KindMessage:
-			if len(r.Raw) > 0 || i == 0 || res.Recs[i-1].Kind != schema.KindRaw || *res.Recs[i-1].Source != *r.Source {
-				t.Fatalf("message %s does not follow its line's raw record", r.ID)
-			}
-		}
-	}
-	if lines != 34 {
+	if lines := extracttest.Contract(t, res.Recs, 1); lines != 34 {
 		t.Fatalf("%d line records, want 34", lines)
 	}
 

@@ -60,10 +60,7 @@ func TestIncremental(t *testing.T) {
 		}
 	}
 	// The re-read database gives the same ids: the load dedupes them.
-	ids := map[string]bool{}
-	for _, r := range first.Recs {
-		ids[r.ID] = true
-	}
+	ids := extracttest.IDs(first.Recs)
 	if m := message(t, inc.Recs, cKV, "a3"); !ids[m.ID] {
 		t.Fatal("message ids changed between runs")
 	}

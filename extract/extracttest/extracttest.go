@@ -254,6 +254,43 @@ func Ignores(t testing.TB, a extract.Adapter, roots ...string) {
 	}
 }
 
+// Contract checks what every adapter promises of the records it emits,
+// in order: a raw record holds the native record, its source line and the
+// id schema.RawID gives it; a message holds no raw data and follows the
+// raw record of its source line, behind at most perRaw-1 other messages
+// made from that line. It returns the number of raw records.
+func Contract(t testing.TB, recs []*schema.Record, perRaw int) int {
+	t.Helper()
+	raws := 0
+	for i, r := range recs {
+		switch r.Kind {
+		case schema.KindRaw:
+			raws++
+			if len(r.Raw) == 0 || r.Source == nil || r.Source.Line == 0 || r.ID != schema.RawID(r) {
+				t.Fatalf("raw record without raw or provenance: %+v", r)
+			}
+		case schema.KindMessage:
+			j := i - 1
+			for j > 0 && i-j < perRaw && recs[j].Kind == schema.KindMessage {
+				j-- // a line may make several messages
+			}
+			if len(r.Raw) > 0 || j < 0 || recs[j].Kind != schema.KindRaw || *recs[j].Source != *r.Source {
+				t.Fatalf("message %s does not follow its line's raw record", r.ID)
+			}
+		}
+	}
+	return raws
+}
+
+// IDs returns the set of the records' ids.
+func IDs(recs []*schema.Record) map[string]bool {
+	ids := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		ids[r.ID] = true
+	}
+	return ids
+}
+
 // Messages returns the message records among recs.
 func Messages(recs []*schema.Record) []*schema.Record {
 	return Find(recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })

@@ -40,29 +40,14 @@ func TestFixture(t *testing.T) {
 	if got := res.Stats.Partial.Load(); got != 1 {
 		t.Fatalf("partial lines %d", got)
 	}
-	// Every other line is a raw record; its messages follow it.
-	raws := 0
-	for i, r := range res.Recs {
-		switch r.Kind {
-		case schema.KindRaw:
-			raws++
-			if len(r.Raw) == 0 || r.Source == nil || r.Source.Line == 0 || r.ID != schema.RawID(r) {
-				t.Fatalf("raw record without raw or provenance: %+v", r)
-			}
-			if strings.HasSuffix(r.Source.Path, ".md") {
-				t.Fatal("read a file that is not a .jsonl log")
-			}
-		case schema.KindMessage:
-			j := i - 1
-			for j > 0 && res.Recs[j].Kind == schema.KindMessage {
-				j-- // an exchange event makes two messages
-			}
-			if len(r.Raw) > 0 || res.Recs[j].Kind != schema.KindRaw || *res.Recs[j].Source != *r.Source || i-j > 2 {
-				t.Fatalf("message %s does not follow its line's raw record", r.ID)
-			}
+	// Every other line is a raw record; its messages follow it, two of
+	// them for an exchange event.
+	for _, r := range res.Recs {
+		if r.Kind == schema.KindRaw && strings.HasSuffix(r.Source.Path, ".md") {
+			t.Fatal("read a file that is not a .jsonl log")
 		}
 	}
-	if raws != 15 {
+	if raws := extracttest.Contract(t, res.Recs, 2); raws != 15 {
 		t.Fatalf("%d raw records, want 15", raws)
 	}
 	msgs := extracttest.Messages(res.Recs)
@@ -166,10 +151,7 @@ func TestFixture(t *testing.T) {
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	first, st := extracttest.FirstRun(t, Adapter{}, extract.Options{Roots: []string{root}}, 2)
-	ids := map[string]bool{}
-	for _, r := range first.Recs {
-		ids[r.ID] = true
-	}
+	ids := extracttest.IDs(first.Recs)
 
 	// The half-written line is finished and an answer appended, with echo.
 	p := filepath.Join(root, "my-agent", "s-42.jsonl")
