@@ -210,12 +210,7 @@ func TestFixture(t *testing.T) {
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	first, st := extracttest.FirstRun(t, Adapter{}, extract.Options{Roots: []string{root}}, 4)
-	var cpA *schema.Checkpoint
-	for _, r := range first.Recs {
-		if r.Kind == schema.KindCheckpoint && strings.Contains(r.Checkpoint.Path, sA) {
-			cpA = r.Checkpoint
-		}
-	}
+	cpA := extracttest.Checkpoint(first.Recs, sA)
 	// Session A resumes at its last prompt (line 31), which opened the
 	// exchange still open; the half-written line is not consumed.
 	if cpA == nil || cpA.Lines != 30 || cpA.Size == cpA.Seen || cpA.Context["total"] != "3500,2800,0,200,40,3700" {

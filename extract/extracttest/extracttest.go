@@ -282,6 +282,18 @@ func Contract(t testing.TB, recs []*schema.Record, perRaw int) int {
 	return raws
 }
 
+// Checkpoint returns the last checkpoint among recs of a file whose path
+// contains part, or nil.
+func Checkpoint(recs []*schema.Record, part string) *schema.Checkpoint {
+	var c *schema.Checkpoint
+	for _, r := range recs {
+		if r.Kind == schema.KindCheckpoint && strings.Contains(r.Checkpoint.Path, part) {
+			c = r.Checkpoint
+		}
+	}
+	return c
+}
+
 // IDs returns the set of the records' ids.
 func IDs(recs []*schema.Record) map[string]bool {
 	ids := make(map[string]bool, len(recs))

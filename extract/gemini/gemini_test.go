@@ -175,12 +175,7 @@ func TestFixture(t *testing.T) {
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
 	first, st := extracttest.FirstRun(t, Adapter{}, extract.Options{Roots: []string{root}}, 4)
-	var cpB *schema.Checkpoint
-	for _, r := range first.Recs {
-		if r.Kind == schema.KindCheckpoint && strings.HasSuffix(r.Checkpoint.Path, "bbbb2222.jsonl") {
-			cpB = r.Checkpoint
-		}
-	}
+	cpB := extracttest.Checkpoint(first.Recs, "bbbb2222.jsonl")
 	// The open exchange starts at b-u3 (line 9); the half-written line is
 	// not consumed.
 	if cpB == nil || cpB.Lines != 8 || cpB.Size == cpB.Seen || cpB.Context["summary"] != "Router refactor" || cpB.Context["session_id"] != sB {
@@ -220,12 +215,8 @@ func TestIncremental(t *testing.T) {
 	if len(inc.Skips) != 1 || inc.Skips[0].Line != 11 {
 		t.Fatalf("skips %v", inc.Skips)
 	}
-	for _, r := range inc.Recs {
-		if r.Kind == schema.KindCheckpoint && strings.HasSuffix(r.Checkpoint.Path, "bbbb2222.jsonl") {
-			if c := r.Checkpoint; c.Lines != 13 || c.Size != c.Seen {
-				t.Fatalf("checkpoint %+v", c)
-			}
-		}
+	if c := extracttest.Checkpoint(inc.Recs, "bbbb2222.jsonl"); c == nil || c.Lines != 13 || c.Size != c.Seen {
+		t.Fatalf("checkpoint %+v", c)
 	}
 }
 
