@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/internal/vectest"
 )
 
 // fakeOpenAI speaks the OpenAI embeddings wire format on a local server:
@@ -124,7 +126,7 @@ func TestOpenAIBatching(t *testing.T) {
 		t.Fatalf("%d vectors, dim %d", len(vs), p.Dim())
 	}
 	for i, v := range vs {
-		if dot(v, NewHash(48).Vector(in[i])) < 0.9999 {
+		if vectest.Dot(v, NewHash(48).Vector(in[i])) < 0.9999 {
 			t.Fatalf("vector %d is not its text's", i)
 		}
 	}
