@@ -15,6 +15,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/testfs"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -272,12 +273,7 @@ func runProject(t *testing.T, files map[string]string) extracttest.Result {
 	root := filepath.Join(t.TempDir(), ".claude")
 	for rel, body := range files {
 		p := filepath.Join(root, "projects", "p", filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testfs.WriteFile(t, p, body)
 	}
 	return extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/testfs"
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
@@ -348,7 +349,7 @@ func TestNotADatabase(t *testing.T) {
 	dir := t.TempDir()
 	tmp := t.TempDir()
 	bad := filepath.Join(dir, dbName)
-	writeFile(t, bad, strings.Repeat("not a database ", 400))
+	testfs.WriteFile(t, bad, strings.Repeat("not a database ", 400))
 	good := filepath.Join(dir, "ws", dbName)
 	writeDB(t, good, false, inlineRows())
 	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{dir}, Env: func(k string) string {
