@@ -64,6 +64,18 @@ func train(t *testing.T, opt TrainOptions, texts []string, modelsDir, name strin
 	return m
 }
 
+// openTrained trains a model on texts into a new models directory and
+// opens it as the static provider.
+func openTrained(t *testing.T, opt TrainOptions, texts []string, name string) *Static {
+	t.Helper()
+	models := t.TempDir()
+	p, err := OpenStatic(train(t, opt, texts, models, name).Name, models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func embedOne(t *testing.T, p Provider, text string) []float32 {
 	t.Helper()
 	vs, err := p.Embed(context.Background(), []string{text})
@@ -263,12 +275,7 @@ func TestLearnSIFWeighting(t *testing.T) {
 		texts = append(texts, s+" okay okay")
 	}
 	near := func(opt TrainOptions) float64 {
-		models := t.TempDir()
-		m := train(t, opt, texts, models, "learned/sif")
-		p, err := OpenStatic(m.Name, models)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := openTrained(t, opt, texts, "learned/sif")
 		return vectest.Dot(embedOne(t, p, "postgres okay"), embedOne(t, p, "okay"))
 	}
 	weighted := near(smallOptions)
@@ -285,13 +292,7 @@ func TestLearnSIFWeighting(t *testing.T) {
 func TestLearnCentered(t *testing.T) {
 	texts := syntheticTexts(400, 4)
 	cross := func(opt TrainOptions) float64 {
-		models := t.TempDir()
-		m := train(t, opt, texts, models, "learned/c")
-		p, err := OpenStatic(m.Name, models)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return meanCrossSimilarity(t, p, texts[:60])
+		return meanCrossSimilarity(t, openTrained(t, opt, texts, "learned/c"), texts[:60])
 	}
 	opt := smallOptions
 	opt.HashDim, opt.SemanticShare = -1, 1 // the learned part alone
