@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/testfs"
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
@@ -43,16 +44,6 @@ func rel(dir string, files []SourceFile) []string {
 	}
 	slices.Sort(got)
 	return got
-}
-
-func write(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // walkSoon runs a walk and fails the test if it does not end within a few
@@ -129,9 +120,9 @@ func TestWalkLinks(t *testing.T) {
 	dir := t.TempDir()
 	real := filepath.Join(dir, "real")
 	for _, p := range []string{"a/s1.jsonl", "a/b/s2.jsonl", "s0.jsonl"} {
-		write(t, filepath.Join(real, p), "{}\n")
+		testfs.WriteFile(t, filepath.Join(real, p), "{}\n")
 	}
-	write(t, filepath.Join(dir, "outside", "secret.jsonl"), "{\"secret\":1}\n")
+	testfs.WriteFile(t, filepath.Join(dir, "outside", "secret.jsonl"), "{\"secret\":1}\n")
 	link := filepath.Join(dir, "link")
 	if err := os.Symlink(real, link); err != nil {
 		t.Skip("no symbolic links here:", err)
@@ -185,8 +176,8 @@ func TestWalkLinks(t *testing.T) {
 func TestWalkFollowLinks(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "root")
-	write(t, filepath.Join(root, "a", "s1.jsonl"), "{}\n")
-	write(t, filepath.Join(dir, "outside", "o1.jsonl"), "{}\n")
+	testfs.WriteFile(t, filepath.Join(root, "a", "s1.jsonl"), "{}\n")
+	testfs.WriteFile(t, filepath.Join(dir, "outside", "o1.jsonl"), "{}\n")
 	for old, new := range map[string]string{
 		root:                          filepath.Join(root, "a", "up"), // loops
 		filepath.Join(dir, "outside"): filepath.Join(root, "out"),     // searched
@@ -225,7 +216,7 @@ func TestWalkFollowLinks(t *testing.T) {
 func TestWalkDamaged(t *testing.T) {
 	dir := t.TempDir()
 	for _, p := range []string{"a.jsonl", "m.jsonl", "z.jsonl", "dir.jsonl/inner.jsonl"} {
-		write(t, filepath.Join(dir, p), "{}\n")
+		testfs.WriteFile(t, filepath.Join(dir, p), "{}\n")
 	}
 	if err := os.Symlink("loop.jsonl", filepath.Join(dir, "loop.jsonl")); err != nil {
 		t.Skip("no symbolic links here:", err)
@@ -306,7 +297,7 @@ func TestWalkUnreadable(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, p := range []string{"ok/s1.jsonl", "shut/s2.jsonl"} {
-		write(t, filepath.Join(dir, p), "")
+		testfs.WriteFile(t, filepath.Join(dir, p), "")
 	}
 	shut := filepath.Join(dir, "shut")
 	if err := os.Chmod(shut, 0); err != nil {
@@ -329,7 +320,7 @@ func TestWalkUnreadable(t *testing.T) {
 // TestWalkCancelled: a cancelled walk ends with the context's error.
 func TestWalkCancelled(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "a", "s.jsonl"), "{}\n")
+	testfs.WriteFile(t, filepath.Join(dir, "a", "s.jsonl"), "{}\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := (&Options{}).Walk(ctx, []string{dir}, jsonl); !errors.Is(err, context.Canceled) {
@@ -343,7 +334,7 @@ func TestWalkCancelled(t *testing.T) {
 func TestOpenSourceReplaced(t *testing.T) {
 	dir := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "secret")
-	write(t, outside, "root:x:0:0\n")
+	testfs.WriteFile(t, outside, "root:x:0:0\n")
 	cases := map[string]struct {
 		replace func(p string) error
 		why     string
@@ -354,7 +345,7 @@ func TestOpenSourceReplaced(t *testing.T) {
 		"link.jsonl": {func(p string) error { return os.Symlink(outside, p) }, "symbolic link, not followed"},
 	}
 	for name := range cases {
-		write(t, filepath.Join(dir, name), "{}\n")
+		testfs.WriteFile(t, filepath.Join(dir, name), "{}\n")
 	}
 	var rep reports
 	opt := &Options{OnSkip: rep.skip, State: watermark.NewState(), Stats: &Stats{}}
@@ -399,7 +390,7 @@ func TestOpenSourceReplaced(t *testing.T) {
 // a pipe in its place is an error that says so, an absent file is none.
 func TestReadSmall(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "ok.json"), `{"a":1}`)
+	testfs.WriteFile(t, filepath.Join(dir, "ok.json"), `{"a":1}`)
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.json"), 0o600); err != nil {
 		t.Skip("no named pipes here:", err)
 	}

@@ -27,15 +27,7 @@ func FuzzRoundTrip(f *testing.F) {
 		if testFast.UnmarshalRecord(data, &r) != nil {
 			return
 		}
-		once := AppendRecord(nil, &r)
-		var r2 Record
-		if err := testFast.UnmarshalRecord(once, &r2); err != nil {
-			t.Fatalf("re-decoding %s: %v", once, err)
-		}
-		twice := AppendRecord(nil, &r2)
-		if !bytes.Equal(once, twice) {
-			t.Fatalf("not a fixed point:\n%s\n%s", once, twice)
-		}
+		fixedPoint(t, &r)
 	})
 }
 

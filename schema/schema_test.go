@@ -36,17 +36,26 @@ func sample() *Record {
 	}
 }
 
-func TestRoundTripKeepsEverything(t *testing.T) {
-	r := sample()
+// fixedPoint encodes r, decodes the encoding and encodes the result again,
+// failing t unless the two encodings are equal: what the wire format
+// carries passes through every stage unchanged. It returns the encoding
+// and the decoded record.
+func fixedPoint(t testing.TB, r *Record) ([]byte, *Record) {
+	t.Helper()
 	b := AppendRecord(nil, r)
 	var got Record
 	if err := testFast.UnmarshalRecord(b, &got); err != nil {
-		t.Fatalf("unmarshal %s: %v", b, err)
+		t.Fatalf("re-decoding %s: %v", b, err)
 	}
-	b2 := AppendRecord(nil, &got)
-	if !bytes.Equal(b, b2) {
+	if b2 := AppendRecord(nil, &got); !bytes.Equal(b, b2) {
 		t.Fatalf("not a fixed point:\n%s\n%s", b, b2)
 	}
+	return b, &got
+}
+
+func TestRoundTripKeepsEverything(t *testing.T) {
+	r := sample()
+	b, got := fixedPoint(t, r)
 	if got.Text != r.Text || got.Usage.CacheCreation != 100 || !got.TS.Equal(r.TS) || got.Tools[0].Name != "Read" ||
 		len(got.Advisor) != 2 || got.Advisor[0] != r.Advisor[0] || got.Advisor[1] != r.Advisor[1] {
 		t.Fatalf("fields lost: %+v", got)

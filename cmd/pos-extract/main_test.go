@@ -18,6 +18,7 @@ import (
 
 	"github.com/pos-lake/pos/cmd/internal/clitest"
 	"github.com/pos-lake/pos/internal/testbin"
+	"github.com/pos-lake/pos/internal/testfs"
 )
 
 // These tests run the built binaries, as a user or a timer runs them.
@@ -47,16 +48,6 @@ func claudeLine(session string, i int, text string) string {
 	return fmt.Sprintf(`{"type":"user","sessionId":%q,"uuid":"u-%06d","timestamp":"2026-03-01T10:00:00Z","cwd":"/w","message":{"role":"user","content":%q}}`+"\n", session, i, text)
 }
 
-func writeFile(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // sources counts the records of an output stream by source path.
 func sources(t *testing.T, out []byte) map[string]int {
 	t.Helper()
@@ -83,9 +74,9 @@ func TestNamedPipeInFolders(t *testing.T) {
 	home := t.TempDir()
 	proj := filepath.Join(home, ".claude", "projects", "-w")
 	push := filepath.Join(home, ".local", "share", "pos", "push", "agent")
-	writeFile(t, filepath.Join(proj, "a.jsonl"), claudeLine("s1", 1, "hello"))
-	writeFile(t, filepath.Join(proj, "zzz.jsonl"), claudeLine("s2", 2, "after the pipe"))
-	writeFile(t, filepath.Join(push, "a.jsonl"), `{"type":"message","timestamp":"2026-03-01T10:00:00Z","session":"p1","role":"user","text":"pushed"}`+"\n")
+	testfs.WriteFile(t, filepath.Join(proj, "a.jsonl"), claudeLine("s1", 1, "hello"))
+	testfs.WriteFile(t, filepath.Join(proj, "zzz.jsonl"), claudeLine("s2", 2, "after the pipe"))
+	testfs.WriteFile(t, filepath.Join(push, "a.jsonl"), `{"type":"message","timestamp":"2026-03-01T10:00:00Z","session":"p1","role":"user","text":"pushed"}`+"\n")
 	for _, p := range []string{filepath.Join(proj, "zz.jsonl"), filepath.Join(push, "zz.jsonl")} {
 		if err := syscall.Mkfifo(p, 0o600); err != nil {
 			t.Skip("no named pipes here:", err)
@@ -133,7 +124,7 @@ func bigHome(t *testing.T, n int) string {
 		for i := range 2000 {
 			b.WriteString(claudeLine(fmt.Sprintf("s%d", f), f*10000+i, text))
 		}
-		writeFile(t, filepath.Join(home, ".claude", "projects", "-w", fmt.Sprintf("f%03d.jsonl", f)), b.String())
+		testfs.WriteFile(t, filepath.Join(home, ".claude", "projects", "-w", fmt.Sprintf("f%03d.jsonl", f)), b.String())
 	}
 	return home
 }
@@ -251,7 +242,7 @@ func TestStateCommittedWhereRead(t *testing.T) {
 	for i := range 20 {
 		b.WriteString(claudeLine("s1", i, "line"))
 	}
-	writeFile(t, file, b.String())
+	testfs.WriteFile(t, file, b.String())
 	environ := env(home, "")
 	raws := func(script string) (int, string) {
 		t.Helper()

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/oaitest"
 	"github.com/pos-lake/pos/internal/testbin"
 
 	"github.com/pos-lake/pos/extract"
@@ -92,30 +93,12 @@ func embeddingsAPI(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	var req struct {
-		Input []string `json:"input"`
-		Model string   `json:"model"`
-	}
+	var req oaitest.EmbeddingsRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	h := embed.NewHash(0)
-	type datum struct {
-		Object    string    `json:"object"`
-		Index     int       `json:"index"`
-		Embedding []float32 `json:"embedding"`
-	}
-	out := struct {
-		Object string  `json:"object"`
-		Model  string  `json:"model"`
-		Data   []datum `json:"data"`
-	}{Object: "list", Model: req.Model}
-	for i, text := range req.Input {
-		out.Data = append(out.Data, datum{Object: "embedding", Index: i, Embedding: h.Vector(text)})
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(out)
+	oaitest.WriteEmbeddings(w, req, embed.NewHash(0).Vector)
 }
 
 // normalizedFixture writes the fixture's normalized records to a file.

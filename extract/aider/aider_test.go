@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract/extracttest"
-	"github.com/pos-lake/pos/internal/corpus"
-	"github.com/pos-lake/pos/internal/watermark"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -38,11 +36,6 @@ func utc(k string) string {
 	return ""
 }
 
-func runExtract(t testing.TB, opt extract.Options) extracttest.Result {
-	t.Helper()
-	return extracttest.Run(t, Adapter{}, opt)
-}
-
 var find = extracttest.Find
 
 // normalized runs copies of the records through pos-normalize in process,
@@ -59,21 +52,18 @@ func normalized(t testing.TB, recs []*schema.Record) ([]*schema.Record, normaliz
 	return extracttest.Normalize(t, normalize.Options{}, copies)
 }
 
-// checkContract checks what every adapter promises: a raw record per
-// native record with its provenance, each message right after its raw
-// record.
+// checkContract checks what every adapter promises (extracttest.Contract),
+// and that every raw record has its session and every message a full time.
 func checkContract(t *testing.T, recs []*schema.Record) {
 	t.Helper()
-	for i, r := range recs {
+	extracttest.Contract(t, recs, 1)
+	for _, r := range recs {
 		switch r.Kind {
 		case schema.KindRaw:
-			if len(r.Raw) == 0 || r.Source == nil || r.Source.Line == 0 || r.ID != schema.RawID(r) || r.SessionID == "" {
-				t.Fatalf("raw record without raw or provenance: %+v", r)
+			if r.SessionID == "" {
+				t.Fatalf("raw record without a session: %+v", r)
 			}
 		case schema.KindMessage:
-			if len(r.Raw) > 0 || i == 0 || recs[i-1].Kind != schema.KindRaw || *recs[i-1].Source != *r.Source {
-				t.Fatalf("message %s does not follow its block's raw record", r.ID)
-			}
 			if r.TS.IsZero() || r.TSPrecision == "" || r.Completeness != schema.CompleteFull {
 				t.Fatalf("message %s: ts %v %q, completeness %q", r.ID, r.TS, r.TSPrecision, r.Completeness)
 			}
@@ -83,7 +73,7 @@ func checkContract(t *testing.T, recs []*schema.Record) {
 
 func TestFixture(t *testing.T) {
 	root := fixture(t)
-	res := runExtract(t, extract.Options{Roots: []string{root}})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}})
 	if len(res.Skips) != 0 {
 		t.Fatalf("skips: %v", res.Skips)
 	}
@@ -227,37 +217,17 @@ func decodeRaw(r *schema.Record, b *rawBlock) error {
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
-func appendFile(t *testing.T, path, s string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(s); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
-	st := watermark.NewState()
-	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	extracttest.Commit(st, first.Recs)
-	ids := map[string]bool{}
-	for _, r := range first.Recs {
-		ids[r.ID] = true
-	}
-
-	// Nothing changed: nothing is read.
-	extracttest.Unchanged(t, Adapter{}, extract.Options{Roots: []string{root}, State: st}, 2)
+	first, st := extracttest.FirstRun(t, Adapter{}, extract.Options{Roots: []string{root}}, 2)
+	ids := extracttest.IDs(first.Recs)
 
 	// notes: the half-written prompt is completed and answered. The next
 	// run reads from the last prompt on, with the same ids for what it
 	// read before.
 	notes := filepath.Join(root, "notes", HistoryFile)
-	appendFile(t, notes, "\n\nYou're welcome.\n\n> Tokens: 1.3k sent, 5 received. Cost: $0.01 request, $0.03 session.\n")
-	inc := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	extracttest.AppendFile(t, notes, "\n\nYou're welcome.\n\n> Tokens: 1.3k sent, 5 received. Cost: $0.01 request, $0.03 session.\n")
+	inc := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, State: st})
 	checkContract(t, inc.Recs)
 	msgs := find(inc.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
 	var texts []string
@@ -280,9 +250,9 @@ func TestIncremental(t *testing.T) {
 
 	// webapp: a new session and a prompt, timed by a new input entry.
 	web := filepath.Join(root, "webapp")
-	appendFile(t, filepath.Join(web, InputFile), "\n# 2026-02-12 08:00:03.000000\n+and now?\n")
-	appendFile(t, filepath.Join(web, HistoryFile), "\n# aider chat started at 2026-02-12 08:00:00\n\n#### and now?  \n\nNothing left.\n")
-	inc2 := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	extracttest.AppendFile(t, filepath.Join(web, InputFile), "\n# 2026-02-12 08:00:03.000000\n+and now?\n")
+	extracttest.AppendFile(t, filepath.Join(web, HistoryFile), "\n# aider chat started at 2026-02-12 08:00:00\n\n#### and now?  \n\nNothing left.\n")
+	inc2 := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, State: st})
 	msgs = find(inc2.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
 	// It resumes at the last prompt of the session that was open.
 	if len(msgs) != 4 || msgs[0].Text != "this prompt is not in the input history" || msgs[2].Text != "and now?" ||
@@ -305,7 +275,7 @@ func TestNoRootsReadsNothing(t *testing.T) {
 	if l := (Adapter{}).Locations(extract.Options{Home: home}); len(l) != 0 {
 		t.Fatalf("default locations %v", l)
 	}
-	if res := runExtract(t, extract.Options{Home: home}); len(res.Recs) != 0 {
+	if res := extracttest.Run(t, Adapter{}, extract.Options{Home: home}); len(res.Recs) != 0 {
 		t.Fatalf("read %d records without a root", len(res.Recs))
 	}
 }
@@ -315,7 +285,7 @@ func TestRootIsAFile(t *testing.T) {
 	other := filepath.Join(root, "webapp", "chat.md")
 	b, _ := os.ReadFile(filepath.Join(root, "notes", HistoryFile))
 	os.WriteFile(other, b, 0o644)
-	res := runExtract(t, extract.Options{Roots: []string{other}})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{other}})
 	if n := len(find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })); n != 4 {
 		t.Fatalf("a history given as a file: %d messages", n)
 	}
@@ -324,7 +294,7 @@ func TestRootIsAFile(t *testing.T) {
 func TestSince(t *testing.T) {
 	root := fixture(t)
 	since := time.Date(2026, 2, 11, 0, 0, 0, 0, time.UTC)
-	res := runExtract(t, extract.Options{Roots: []string{root}, Since: since})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, Since: since})
 	n := 0
 	for _, r := range res.Recs {
 		if r.Kind == schema.KindMessage || r.Kind == schema.KindRaw {
@@ -361,12 +331,6 @@ func TestParseTokens(t *testing.T) {
 	}
 }
 
-// corpusDir is the shared corpus of real files; tests that need it skip
-// without it.
-func corpusDir(t testing.TB) string {
-	return corpus.Platform(t, "aider")
-}
-
 // Independent counts over the real file: Aider's usage lines, by regular
 // expression, not by the adapter's parser.
 var (
@@ -376,11 +340,7 @@ var (
 )
 
 func TestCorpus(t *testing.T) {
-	dir := corpusDir(t)
-	res := runExtract(t, extract.Options{Roots: []string{dir}})
-	if len(res.Skips) != 0 || res.Stats.Partial.Load() != 0 {
-		t.Fatalf("skipped in the corpus: %v, %d partial", res.Skips, res.Stats.Partial.Load())
-	}
+	dir, res := extracttest.Corpus(t, Adapter{}, "aider")
 	checkContract(t, res.Recs)
 	var raws, msgs, prompts, exact, replies int
 	var got schema.Usage

@@ -14,6 +14,7 @@ import (
 	"github.com/pos-lake/pos/extract"
 	_ "github.com/pos-lake/pos/extract/all"
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/testfs"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -332,12 +333,6 @@ func extras(t *testing.T, platform, home string) {
 		files["projects/zz-input/.aider.chat.history.md"] = string(b)
 	}
 	for rel, data := range files {
-		p := filepath.Join(home, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testfs.WriteFile(t, filepath.Join(home, rel), data)
 	}
 }

@@ -14,9 +14,8 @@ import (
 	"github.com/pos-lake/pos/extract/extracttest"
 
 	"github.com/pos-lake/pos/extract"
-	"github.com/pos-lake/pos/internal/corpus"
 	"github.com/pos-lake/pos/internal/excerpt"
-	"github.com/pos-lake/pos/internal/watermark"
+	"github.com/pos-lake/pos/internal/testfs"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -34,16 +33,11 @@ func fixture(t *testing.T) string {
 	return filepath.Join(extracttest.Fixture(t, "claude/home", ""), ".claude")
 }
 
-func runExtract(t *testing.T, opt extract.Options) extracttest.Result {
-	t.Helper()
-	return extracttest.Run(t, Adapter{}, opt)
-}
-
 var find = extracttest.Find
 
 func TestFixture(t *testing.T) {
 	root := fixture(t)
-	res := runExtract(t, extract.Options{Roots: []string{root}})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}})
 
 	// The malformed line is reported with its file and line; the half-written
 	// last line is not an error, only left for later.
@@ -63,21 +57,7 @@ func TestFixture(t *testing.T) {
 	}
 	// Every line of every transcript is a raw record with its provenance;
 	// a message made from a line comes right after the line's raw record.
-	lines := 0
-	for i, r := range res.Recs {
-		switch r.Kind {
-		case schema.KindRaw:
-			lines++
-			if len(r.Raw) == 0 || r.Source == nil || r.Source.Line == 0 || r.ID != schema.RawID(r) {
-				t.Fatalf("raw record without raw or provenance: %+v", r)
-			}
-		case schema.KindMessage:
-			if len(r.Raw) > 0 || i == 0 || res.Recs[i-1].Kind != schema.KindRaw || *res.Recs[i-1].Source != *r.Source {
-				t.Fatalf("message %s does not follow its line's raw record", r.ID)
-			}
-		}
-	}
-	if lines != 34 {
+	if lines := extracttest.Contract(t, res.Recs, 1); lines != 34 {
 		t.Fatalf("%d line records, want 34", lines)
 	}
 
@@ -166,23 +146,13 @@ func TestFixture(t *testing.T) {
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
-	st := watermark.NewState()
-	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	extracttest.Commit(st, first.Recs)
-
-	// Nothing changed: nothing is read.
-	extracttest.Unchanged(t, Adapter{}, extract.Options{Roots: []string{root}, State: st}, 7)
+	_, st := extracttest.FirstRun(t, Adapter{}, extract.Options{Roots: []string{root}}, 7)
 
 	// A line appended to a subagent's transcript: its session's file, in
 	// the same job, stays unchanged; only the subagent's new line is read.
 	sub := filepath.Join(root, "projects", "-home-dev-webapp", s1, "subagents", "agent-ab12cd3.jsonl")
-	sf, err := os.OpenFile(sub, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sf.WriteString(`{"isSidechain":true,"userType":"external","cwd":"/home/dev/webapp","sessionId":"` + s1 + `","version":"2.1.40","parentUuid":"b0000000-0000-4000-8000-000000000004","type":"user","message":{"role":"user","content":"and the logout page?"},"uuid":"b0000000-0000-4000-8000-000000000005","timestamp":"2026-03-02T10:03:00.000Z","agentId":"ab12cd3"}` + "\n")
-	sf.Close()
-	subRun := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	extracttest.AppendFile(t, sub, `{"isSidechain":true,"userType":"external","cwd":"/home/dev/webapp","sessionId":"`+s1+`","version":"2.1.40","parentUuid":"b0000000-0000-4000-8000-000000000004","type":"user","message":{"role":"user","content":"and the logout page?"},"uuid":"b0000000-0000-4000-8000-000000000005","timestamp":"2026-03-02T10:03:00.000Z","agentId":"ab12cd3"}`+"\n")
+	subRun := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, State: st})
 	raws := find(subRun.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindRaw })
 	if len(raws) != 1 || raws[0].Source.Path != sub || subRun.Stats.Unchanged.Load() != 6 || subRun.Stats.Files.Load() != 1 {
 		t.Fatalf("subagent append: %d raw records, %d files unchanged, %d read", len(raws), subRun.Stats.Unchanged.Load(), subRun.Stats.Files.Load())
@@ -192,15 +162,12 @@ func TestIncremental(t *testing.T) {
 	// Session 2's half-written line is completed and a line appended: the
 	// next run emits both and nothing before the open exchange.
 	p2 := filepath.Join(root, "projects", "-home-dev-webapp", s2+".jsonl")
-	f, err := os.OpenFile(p2, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(`ing"},"timestamp":"2026-03-03T08:05:00.000Z","sessionId":"` + s2 + `","uuid":"c0000000-0000-4000-8000-000000000007","cwd":"/home/dev/webapp"}` + "\n")
-	f.WriteString(`{"parentUuid":"c0000000-0000-4000-8000-000000000007","isSidechain":false,"type":"assistant","sessionId":"` + s2 + `","uuid":"c0000000-0000-4000-8000-000000000008","timestamp":"2026-03-03T08:05:03.000Z","cwd":"/home/dev/webapp","requestId":"req_02C","message":{"id":"msg_02C","role":"assistant","model":"claude-sonnet-4-20250514","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":1,"output_tokens":2}}}` + "\n")
-	f.Close()
+	extracttest.AppendFile(t, p2,
+		`ing"},"timestamp":"2026-03-03T08:05:00.000Z","sessionId":"`+s2+`","uuid":"c0000000-0000-4000-8000-000000000007","cwd":"/home/dev/webapp"}`+"\n",
+		`{"parentUuid":"c0000000-0000-4000-8000-000000000007","isSidechain":false,"type":"assistant","sessionId":"`+s2+`","uuid":"c0000000-0000-4000-8000-000000000008","timestamp":"2026-03-03T08:05:03.000Z","cwd":"/home/dev/webapp","requestId":"req_02C","message":{"id":"msg_02C","role":"assistant","model":"claude-sonnet-4-20250514","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":1,"output_tokens":2}}}`+"\n",
+	)
 	delivered := st.Get(platform, p2).Size
-	inc := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	inc := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, State: st})
 	var natives []string
 	replays := 0
 	for _, r := range inc.Recs {
@@ -246,7 +213,7 @@ func TestIncremental(t *testing.T) {
 	p3 := filepath.Join(root, "projects", "-home-dev-webapp", s3+".jsonl")
 	b, _ := os.ReadFile(p3)
 	os.WriteFile(p3, b[:bytes.IndexByte(b, '\n')+1], 0o644)
-	shr := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	shr := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, State: st})
 	if n := len(find(shr.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })); n != 1 {
 		t.Fatalf("shrunk file: %d messages", n)
 	}
@@ -257,7 +224,7 @@ func TestIncremental(t *testing.T) {
 	os.WriteFile(p3, rep, 0o644)
 	fi, _ := os.Stat(p3)
 	os.Chtimes(p3, fi.ModTime(), fi.ModTime())
-	rr := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	rr := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, State: st})
 	msgs := find(rr.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
 	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "REDIRECTS") {
 		t.Fatalf("replaced file: %+v", msgs)
@@ -279,18 +246,8 @@ func TestDefaultRoots(t *testing.T) {
 	extracttest.DefaultRoots(t, Adapter{}, home, "~/.claude/projects", "CLAUDE_CONFIG_DIR", dirs)
 }
 
-// corpusDir is the shared corpus of real files; tests that need it skip
-// without it.
-func corpusDir(t testing.TB) string {
-	return corpus.Platform(t, "claude_code")
-}
-
 func TestCorpusEveryLine(t *testing.T) {
-	dir := corpusDir(t)
-	res := runExtract(t, extract.Options{Roots: []string{dir}})
-	if len(res.Skips) != 0 {
-		t.Fatalf("skipped lines in the corpus: %v", res.Skips)
-	}
+	dir, res := extracttest.Corpus(t, Adapter{}, "claude_code")
 	perFile := map[string]int{}
 	for _, r := range res.Recs {
 		if r.Kind == schema.KindRaw {
@@ -316,14 +273,9 @@ func runProject(t *testing.T, files map[string]string) extracttest.Result {
 	root := filepath.Join(t.TempDir(), ".claude")
 	for rel, body := range files {
 		p := filepath.Join(root, "projects", "p", filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testfs.WriteFile(t, p, body)
 	}
-	return runExtract(t, extract.Options{Roots: []string{root}})
+	return extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}})
 }
 
 // A message made in fast mode (usage.speed "fast") is its model's "-fast"

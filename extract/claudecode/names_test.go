@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pos-lake/pos/extract"
@@ -38,19 +39,10 @@ func TestSessionNames(t *testing.T) {
 	dir := filepath.Join(root, "projects", "-home-dev-app")
 	os.MkdirAll(dir, 0o755)
 	path := filepath.Join(dir, s4+".jsonl")
-	write := func(lines ...string) {
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range lines {
-			f.WriteString(l + "\n")
-		}
-		f.Close()
-	}
+	write := func(lines ...string) { extracttest.AppendFile(t, path, strings.Join(lines, "\n")+"\n") }
 	write(namesLines...)
 	st := watermark.NewState()
-	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	first := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, State: st})
 	extracttest.Commit(st, first.Recs)
 
 	// The user's name wins over Claude Code's labels, the later one too.
@@ -82,7 +74,7 @@ func TestSessionNames(t *testing.T) {
 	// above it (title_source).
 	write(`{"parentUuid":"d0000000-0000-4000-8000-000000000002","isSidechain":false,"type":"user","sessionId":"`+s4+`","uuid":"d0000000-0000-4000-8000-000000000003","timestamp":"2026-03-04T10:00:00.000Z","cwd":"/home/dev/app","message":{"role":"user","content":"it failed again"}}`,
 		`{"type":"ai-title","aiTitle":"Login flake, round two","sessionId":"`+s4+`"}`)
-	inc := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	inc := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, State: st})
 	ss = sessionRecs(inc.Recs)
 	if len(ss) != 1 || ss[0].Title != "Login flake, round two" || ss[0].Session.TitleSource != schema.TitlePlatform {
 		t.Fatalf("incremental session records: %+v", ss)
@@ -92,11 +84,11 @@ func TestSessionNames(t *testing.T) {
 	// A blank name names nothing (the read starts again at the open
 	// exchange, whose label holds); a file without names has no title.
 	write(`{"type":"custom-title","customTitle":"  ","sessionId":"` + s4 + `"}`)
-	blank := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	blank := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, State: st})
 	if ss := sessionRecs(blank.Recs); len(ss) != 1 || ss[0].Title != "Login flake, round two" || ss[0].Session.TitleSource != schema.TitlePlatform {
 		t.Fatalf("a blank name: %+v", ss)
 	}
-	plain := runExtract(t, extract.Options{Roots: []string{fixture(t)}})
+	plain := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{fixture(t)}})
 	for _, s := range sessionRecs(plain.Recs) {
 		if s.Title != "" || s.Session.TitleSource != "" {
 			t.Fatalf("a session without names has a title: %+v", s)

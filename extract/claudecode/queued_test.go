@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/corpus"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -73,8 +75,8 @@ func TestQueuedPrompts(t *testing.T) {
 // message; a queued notification delivered as a user line later, or never
 // taken in, is not counted again.
 func TestCorpusQueuedPrompts(t *testing.T) {
-	dir := corpusDir(t)
-	res := runExtract(t, extract.Options{Roots: []string{dir}})
+	dir := corpus.Platform(t, "claude_code")
+	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{dir}})
 	count := map[string]int{}
 	var queued []*schema.Record
 	for _, r := range res.Recs {
@@ -138,7 +140,7 @@ func runSession(t *testing.T, lines []string) []*schema.Record {
 	dir := filepath.Join(root, "projects", "-home-dev-app")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, s4+".jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
-	res := runExtract(t, extract.Options{Roots: []string{root}})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}})
 	if len(res.Skips) != 0 {
 		t.Fatalf("skips %v", res.Skips)
 	}

@@ -3,7 +3,6 @@ package claudecode
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/pos-lake/pos/extract"
@@ -29,30 +28,22 @@ func TestResume(t *testing.T) {
 	assistant := func(n, parent, msg, block, ts string) string {
 		return `{"parentUuid":"` + uuid(parent) + `","isSidechain":false,"type":"assistant","sessionId":"` + sid + `","uuid":"` + uuid(n) + `","timestamp":"2026-03-04T10:0` + ts + `:00.000Z","cwd":"/home/dev/app","requestId":"req_` + msg + `","message":{"id":"msg_` + msg + `","role":"assistant","model":"claude-sonnet-4-20250514","content":[` + block + `],"usage":{"input_tokens":1,"output_tokens":2}}}` + "\n"
 	}
-	appendLines := func(lines ...string) {
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.WriteString(strings.Join(lines, ""))
-		f.Close()
-	}
 	// One exchange whose answer is one assistant message in two lines
 	// (thinking, then text): pos-normalize merges line 3 into line 2.
-	appendLines(
+	extracttest.AppendFile(t, path,
 		user("1", "null", `"first question"`, "0"),
 		assistant("2", "1", "X", `{"type":"thinking","thinking":"hmm"}`, "1"),
 		assistant("3", "2", "X", `{"type":"text","text":"first answer"}`, "1"),
 	)
 	st := watermark.NewState()
-	extracttest.Commit(st, runExtract(t, extract.Options{Roots: []string{root}, State: st}).Recs)
+	extracttest.Commit(st, extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, State: st}).Recs)
 	if tail := st.Get(platform, path).Context["tail"]; tail != msgID(uuid("2"))+":"+msgID(uuid("3")) {
 		t.Fatalf("saved merges %q", tail)
 	}
 
 	read := func() (msgs []*schema.Record, replays int) {
 		t.Helper()
-		res := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+		res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, State: st})
 		for _, r := range res.Recs {
 			if r.Kind == schema.KindMessage {
 				msgs = append(msgs, r)
@@ -65,7 +56,7 @@ func TestResume(t *testing.T) {
 		return msgs, replays
 	}
 	// A new prompt, whose parent is the merged line, then its answer.
-	appendLines(
+	extracttest.AppendFile(t, path,
 		user("4", `"`+uuid("3")+`"`, `"second question"`, "2"),
 		assistant("5", "4", "Y", `{"type":"text","text":"second answer"}`, "3"),
 	)
@@ -80,13 +71,13 @@ func TestResume(t *testing.T) {
 		t.Fatalf("the new prompt's parent is %s, want the merged message %s", msgs[0].ParentID, msgID(uuid("2")))
 	}
 	// The answer goes on (no new prompt): the open exchange is read again.
-	appendLines(assistant("6", "5", "Z", `{"type":"text","text":"more"}`, "4"))
+	extracttest.AppendFile(t, path, assistant("6", "5", "Z", `{"type":"text","text":"more"}`, "4"))
 	msgs, replays = read()
 	if replays != 2 || len(msgs) != 3 || msgs[0].Text != "second question" || msgs[0].Source.Line != 4 || msgs[2].Text != "more" {
 		t.Fatalf("continuing the open exchange: %d messages, %d replayed", len(msgs), replays)
 	}
 	// A tool result first is no prompt either.
-	appendLines(user("7", `"`+uuid("6")+`"`, `[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]`, "5"))
+	extracttest.AppendFile(t, path, user("7", `"`+uuid("6")+`"`, `[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]`, "5"))
 	if _, replays = read(); replays == 0 {
 		t.Fatal("a tool result after the watermark: the open exchange was not read again")
 	}
@@ -94,7 +85,7 @@ func TestResume(t *testing.T) {
 	c := *st.Get(platform, path)
 	c.Context = map[string]string{"session": sid}
 	st.Put(&c)
-	appendLines(user("8", `"`+uuid("7")+`"`, `"third question"`, "6"))
+	extracttest.AppendFile(t, path, user("8", `"`+uuid("7")+`"`, `"third question"`, "6"))
 	if _, replays = read(); replays == 0 {
 		t.Fatal("without saved merges the open exchange must be read again")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/corpus"
 )
 
 // sonicLine, sonicContent and sonicToolFiles decode as the package did
@@ -103,7 +104,7 @@ func TestWalkTestdata(t *testing.T) {
 	walkFiles(t, filepath.Join("..", "..", "testdata", "claude"), 30)
 }
 
-func TestWalkCorpus(t *testing.T) { walkFiles(t, corpusDir(t), 5000) }
+func TestWalkCorpus(t *testing.T) { walkFiles(t, corpus.Platform(t, "claude_code"), 5000) }
 
 func walkFiles(t *testing.T, root string, atLeast int) {
 	files, err := (&extract.Options{}).Walk(context.Background(), []string{root}, extract.Match{Name: func(p string) bool { return strings.HasSuffix(p, ".jsonl") }})
@@ -170,7 +171,7 @@ func FuzzWalk(f *testing.F) {
 // BenchmarkDecodeLine compares the walker with sonic on the corpus's lines
 // (MB/s of lines): the walker's budget rests on it.
 func BenchmarkDecodeLine(b *testing.B) {
-	dir := corpusDir(b)
+	dir := corpus.Platform(b, "claude_code")
 	files, err := (&extract.Options{}).Walk(context.Background(), []string{dir}, extract.Match{Name: func(p string) bool { return strings.HasSuffix(p, ".jsonl") }})
 	if err != nil {
 		b.Fatal(err)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/excerpt"
-	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/normalize"
 )
@@ -50,11 +49,6 @@ func taskDirOf(home, id string) string {
 		return filepath.Join(home, ".config", "VSCodium", "User", "globalStorage", "kilocode.kilo-code", "tasks", id)
 	}
 	return filepath.Join(home, ".cline", "data", "tasks", id)
-}
-
-func runExtract(t *testing.T, opt extract.Options) extracttest.Result {
-	t.Helper()
-	return extracttest.Run(t, Adapter{}, opt)
 }
 
 var find = extracttest.Find
@@ -120,7 +114,7 @@ func checkStream(t *testing.T, recs []*schema.Record) {
 
 func TestFixture(t *testing.T) {
 	home := fixture(t)
-	res := runExtract(t, extract.Options{Home: home})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Home: home})
 	checkStream(t, res.Recs)
 
 	// The broken api file is reported once, at the element where its JSON
@@ -397,7 +391,7 @@ func normalized(t *testing.T, recs []*schema.Record) []*schema.Record {
 }
 
 func TestNormalized(t *testing.T) {
-	res := runExtract(t, extract.Options{Home: fixture(t)})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Home: fixture(t)})
 	out := normalized(t, res.Recs)
 	exchanges := map[string]int{}
 	for _, r := range out {
@@ -424,16 +418,11 @@ func TestNormalized(t *testing.T) {
 
 func TestIncremental(t *testing.T) {
 	home := fixture(t)
-	st := watermark.NewState()
-	first := runExtract(t, extract.Options{Home: home, State: st})
-	extracttest.Commit(st, first.Recs)
+	// Run again unchanged, the broken file is not reported again.
+	first, st := extracttest.FirstRun(t, Adapter{}, extract.Options{Home: home}, 11)
 	if n := len(find(first.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindCheckpoint })); n != 11 {
 		t.Fatalf("%d checkpoints, want one per file (11)", n)
 	}
-
-	// Nothing changed: nothing is read, and the broken file is not
-	// reported again.
-	extracttest.Unchanged(t, Adapter{}, extract.Options{Home: home, State: st}, 11)
 
 	// Cline rewrites the ui file of task A (a row appended): the whole task
 	// is read again, with the ids of the first run.
@@ -444,7 +433,7 @@ func TestIncremental(t *testing.T) {
 	if err := os.WriteFile(ui, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inc := runExtract(t, extract.Options{Home: home, State: st})
+	inc := extracttest.Run(t, Adapter{}, extract.Options{Home: home, State: st})
 	checkStream(t, inc.Recs)
 	ids := func(recs []*schema.Record, kind schema.Kind) []string {
 		var out []string
@@ -480,7 +469,7 @@ func TestIncremental(t *testing.T) {
 	// The half-written ui file of task D is completed: it is read again.
 	ud := filepath.Join(taskDirOf(home, taskD), uiFile)
 	os.WriteFile(ud, []byte(`[{"ts":1772730000000,"type":"say","say":"text","text":"Say hello","conversationHistoryIndex":-1},{"ts":1772730000500,"type":"say","say":"api_req_started","text":"{}","conversationHistoryIndex":-1}]`), 0o644)
-	done := runExtract(t, extract.Options{Home: home, State: st})
+	done := extracttest.Run(t, Adapter{}, extract.Options{Home: home, State: st})
 	if n := len(find(done.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindRaw && r.Source.Path == ud })); n != 2 || done.Stats.Partial.Load() != 0 {
 		t.Fatalf("completed file: %d rows, %d partial", n, done.Stats.Partial.Load())
 	}
@@ -509,12 +498,12 @@ func TestRoots(t *testing.T) {
 	}
 	// A single file stands for its task; a task folder; a tasks folder.
 	for _, root := range []string{filepath.Join(dir, apiFile), dir} {
-		res := runExtract(t, extract.Options{Roots: []string{root}})
+		res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}})
 		if got := sessions(res); !slices.Equal(got, []string{taskA}) || len(messagesOf(res.Recs, taskA)) != 9 {
 			t.Fatalf("root %s: sessions %v", root, got)
 		}
 	}
-	res := runExtract(t, extract.Options{Roots: []string{filepath.Dir(dir)}})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{filepath.Dir(dir)}})
 	if got := sessions(res); !slices.Equal(got, []string{taskA, taskD}) {
 		t.Fatalf("tasks root: sessions %v", got)
 	}

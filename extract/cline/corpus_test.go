@@ -10,15 +10,9 @@ import (
 	"testing"
 
 	"github.com/pos-lake/pos/extract"
-	"github.com/pos-lake/pos/internal/corpus"
+	"github.com/pos-lake/pos/extract/extracttest"
 	"github.com/pos-lake/pos/schema"
 )
-
-// corpusDir is the shared corpus of real files ($POS_CORPUS/cline, else
-// ../shared/corpus/cline); tests that need it skip without it.
-func corpusDir(t testing.TB) string {
-	return corpus.Platform(t, "cline")
-}
 
 // independent is what encoding/json alone says about a task's files: the
 // number of elements of each, and the sums of the ui's api_req_started rows.
@@ -72,12 +66,8 @@ func countIndependently(t *testing.T, files []extract.SourceFile) independent {
 }
 
 func TestCorpus(t *testing.T) {
-	dir := corpusDir(t)
-	res := runExtract(t, extract.Options{Roots: []string{dir}})
+	dir, res := extracttest.Corpus(t, Adapter{}, "cline")
 	checkStream(t, res.Recs)
-	if len(res.Skips) != 0 || res.Stats.Partial.Load() != 0 {
-		t.Fatalf("skipped %v, %d partial files", res.Skips, res.Stats.Partial.Load())
-	}
 	files, err := (&extract.Options{}).Walk(context.Background(), []string{dir}, extract.Match{Name: func(p string) bool { return isTaskFile(filepath.Base(p)) }})
 	if err != nil {
 		t.Fatal(err)

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract/extracttest"
-	"github.com/pos-lake/pos/internal/corpus"
-	"github.com/pos-lake/pos/internal/watermark"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -35,16 +33,7 @@ func fixture(t *testing.T) string {
 	return filepath.Join(extracttest.Fixture(t, "codex/home", ""), ".codex")
 }
 
-func runExtract(t *testing.T, opt extract.Options) extracttest.Result {
-	t.Helper()
-	return extracttest.Run(t, Adapter{}, opt)
-}
-
 var find = extracttest.Find
-
-func messages(recs []*schema.Record) []*schema.Record {
-	return find(recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
-}
 
 // at returns the message made from line n of the file whose name has the
 // given session id.
@@ -71,7 +60,7 @@ func sumUsage(recs []*schema.Record, pred func(*schema.Record) bool) schema.Usag
 
 func TestFixture(t *testing.T) {
 	root := fixture(t)
-	res := runExtract(t, extract.Options{Roots: []string{root}})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}})
 
 	// The malformed line is reported with its file and line; the half-written
 	// last line is only left for later.
@@ -84,29 +73,17 @@ func TestFixture(t *testing.T) {
 	}
 	// Every complete line of every rollout (not history.jsonl) is one raw
 	// record; a message comes right after its line's raw record.
-	lines := 0
-	for i, r := range res.Recs {
+	for _, r := range res.Recs {
 		if r.Source != nil && strings.HasSuffix(r.Source.Path, "history.jsonl") {
 			t.Fatal("read history.jsonl, which is not a rollout")
 		}
-		switch r.Kind {
-		case schema.KindRaw:
-			lines++
-			if len(r.Raw) == 0 || r.Source == nil || r.Source.Line == 0 || r.ID != schema.RawID(r) {
-				t.Fatalf("raw record without raw or provenance: %+v", r)
-			}
-		case schema.KindMessage:
-			if len(r.Raw) > 0 || i == 0 || res.Recs[i-1].Kind != schema.KindRaw || *res.Recs[i-1].Source != *r.Source {
-				t.Fatalf("message %s does not follow its line's raw record", r.ID)
-			}
-		}
 	}
-	if want := 36 + 14 + 6 + 8; lines != want {
+	if want, lines := 36+14+6+8, extracttest.Contract(t, res.Recs, 1); lines != want {
 		t.Fatalf("%d line records, want %d", lines, want)
 	}
 
 	// One text stream: the event copies of prompts and answers are raw only.
-	for _, r := range messages(res.Recs) {
+	for _, r := range extracttest.Messages(res.Recs) {
 		if strings.HasPrefix(r.NativeType, "event_msg/user_message") || strings.HasPrefix(r.NativeType, "event_msg/agent_") {
 			t.Fatalf("message from an event copy: %+v", r)
 		}
@@ -120,7 +97,7 @@ func TestFixture(t *testing.T) {
 		t.Fatalf("environment context: %+v", r)
 	}
 	var prompts []string
-	for _, r := range messages(res.Recs) {
+	for _, r := range extracttest.Messages(res.Recs) {
 		if r.Role == schema.RoleUser && r.ContentType == schema.ContentText {
 			prompts = append(prompts, r.Text)
 		}
@@ -187,7 +164,7 @@ func TestFixture(t *testing.T) {
 	}
 	// The fork: the copied history is raw only and its counts only set the
 	// baseline, so the fork's own request counts 4700-3500 input tokens.
-	forkMsgs := find(messages(res.Recs), func(r *schema.Record) bool { return r.SessionID == sB })
+	forkMsgs := find(extracttest.Messages(res.Recs), func(r *schema.Record) bool { return r.SessionID == sB })
 	if len(forkMsgs) != 2 || forkMsgs[0].Text != "Try a middleware-based approach instead." || forkMsgs[1].Text != "Switched to a middleware." {
 		t.Fatalf("fork messages: %+v", forkMsgs)
 	}
@@ -198,7 +175,7 @@ func TestFixture(t *testing.T) {
 		t.Fatalf("%d replayed lines, want 8", n)
 	}
 	// The spawned subagent is a sidechain thread of its parent's session.
-	sub := find(messages(res.Recs), func(r *schema.Record) bool { return r.Agent != nil })
+	sub := find(extracttest.Messages(res.Recs), func(r *schema.Record) bool { return r.Agent != nil })
 	if len(sub) != 2 || sub[0].SessionID != sA || sub[0].Agent.ID != sC || sub[0].Agent.Type != "explorer" || !sub[0].Agent.Sidechain ||
 		sub[1].Model != "gpt-5.3-codex-mini" || *sub[1].Usage != (schema.Usage{Input: 400, Output: 30}) {
 		t.Fatalf("subagent: %+v", sub)
@@ -232,36 +209,24 @@ func TestFixture(t *testing.T) {
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
-	st := watermark.NewState()
-	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	extracttest.Commit(st, first.Recs)
-	var cpA *schema.Checkpoint
-	for _, r := range first.Recs {
-		if r.Kind == schema.KindCheckpoint && strings.Contains(r.Checkpoint.Path, sA) {
-			cpA = r.Checkpoint
-		}
-	}
+	first, st := extracttest.FirstRun(t, Adapter{}, extract.Options{Roots: []string{root}}, 4)
+	cpA := extracttest.Checkpoint(first.Recs, sA)
 	// Session A resumes at its last prompt (line 31), which opened the
 	// exchange still open; the half-written line is not consumed.
 	if cpA == nil || cpA.Lines != 30 || cpA.Size == cpA.Seen || cpA.Context["total"] != "3500,2800,0,200,40,3700" {
 		t.Fatalf("checkpoint %+v", cpA)
 	}
 
-	extracttest.Unchanged(t, Adapter{}, extract.Options{Roots: []string{root}, State: st}, 4)
-
 	// The half-written prompt is finished and answered.
 	p := filepath.Join(root, "sessions", "2026", "03", "01", "rollout-2026-03-01T10-00-00-"+sA+".jsonl")
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(`ing"}]}}` + "\n")
-	f.WriteString(`{"timestamp":"2026-03-01T10:00:40.000Z","type":"event_msg","payload":{"type":"user_message","message":"still typing"}}` + "\n")
-	f.WriteString(`{"timestamp":"2026-03-01T10:00:42.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}}` + "\n")
-	f.WriteString(`{"timestamp":"2026-03-01T10:00:42.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":6000,"cached_input_tokens":4800,"output_tokens":350,"reasoning_output_tokens":70,"total_tokens":6350},"last_token_usage":{"input_tokens":1000,"cached_input_tokens":800,"output_tokens":50,"reasoning_output_tokens":10,"total_tokens":1050}}}}` + "\n")
-	f.Close()
-	inc := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	msgs := messages(inc.Recs)
+	extracttest.AppendFile(t, p,
+		`ing"}]}}`+"\n",
+		`{"timestamp":"2026-03-01T10:00:40.000Z","type":"event_msg","payload":{"type":"user_message","message":"still typing"}}`+"\n",
+		`{"timestamp":"2026-03-01T10:00:42.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}}`+"\n",
+		`{"timestamp":"2026-03-01T10:00:42.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":6000,"cached_input_tokens":4800,"output_tokens":350,"reasoning_output_tokens":70,"total_tokens":6350},"last_token_usage":{"input_tokens":1000,"cached_input_tokens":800,"output_tokens":50,"reasoning_output_tokens":10,"total_tokens":1050}}}}`+"\n",
+	)
+	inc := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, State: st})
+	msgs := extracttest.Messages(inc.Recs)
 	// The open exchange (from line 31) is read again with the new lines; the
 	// re-read request keeps its usage, the new one adds only its own.
 	if len(msgs) == 0 || msgs[0].Source.Line != 31 || msgs[0].Text != "Now add a test for it." {
@@ -288,9 +253,9 @@ func TestIncremental(t *testing.T) {
 		t.Fatalf("checkpoint %+v", cp.Checkpoint)
 	}
 	// The same records as a full read of the grown file would give.
-	full := runExtract(t, extract.Options{Roots: []string{p}})
+	full := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{p}})
 	byID := map[string]*schema.Record{}
-	for _, r := range messages(full.Recs) {
+	for _, r := range extracttest.Messages(full.Recs) {
 		byID[r.ID] = r
 	}
 	for _, r := range msgs {
@@ -305,7 +270,7 @@ func TestSince(t *testing.T) {
 	root := fixture(t)
 	since := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	res := extracttest.Since(t, Adapter{}, extract.Options{Roots: []string{root}, Since: since})
-	if len(find(messages(res.Recs), func(r *schema.Record) bool { return r.SessionID == sB })) == 0 {
+	if len(find(extracttest.Messages(res.Recs), func(r *schema.Record) bool { return r.SessionID == sB })) == 0 {
 		t.Fatal("newer records were dropped")
 	}
 }
@@ -319,21 +284,11 @@ func TestDefaultRoots(t *testing.T) {
 	}
 }
 
-// corpusDir is the shared corpus of real files; tests that need it skip
-// without it.
-func corpusDir(t *testing.T) string {
-	return corpus.Platform(t, "codex")
-}
-
 // TestCorpus reads the real rollouts, runs the records through
 // pos-normalize in-process, and checks per-file counts and the token sums
 // against a computation of its own over the files.
 func TestCorpus(t *testing.T) {
-	dir := corpusDir(t)
-	res := runExtract(t, extract.Options{Roots: []string{dir}})
-	if len(res.Skips) != 0 {
-		t.Fatalf("skipped lines in the corpus: %v", res.Skips)
-	}
+	dir, res := extracttest.Corpus(t, Adapter{}, "codex")
 	norm, _ := extracttest.Normalize(t, normalize.Options{Name: "corpus"}, res.Recs)
 	bySession := map[string]string{} // session -> file
 	type counts struct{ raw, msgs, exchanges int }
@@ -456,7 +411,5 @@ func scanCorpusFile(t *testing.T, path string) (c fileCounts) {
 // (Claude Code transcripts, Gemini chats) are not taken for rollouts.
 func TestOtherToolsIgnored(t *testing.T) {
 	others := []string{filepath.Join("..", "..", "testdata", "gemini"), filepath.Join("..", "..", "testdata", "claude")}
-	if res := runExtract(t, extract.Options{Roots: others}); len(res.Recs) != 0 {
-		t.Fatalf("%d records from other tools' files, first from %s", len(res.Recs), res.Recs[0].Source.Path)
-	}
+	extracttest.Ignores(t, Adapter{}, others...)
 }

@@ -19,12 +19,6 @@ import (
 	"github.com/pos-lake/pos/transform/normalize"
 )
 
-// corpusDir is the shared corpus of real Cursor databases; tests that need
-// it skip without it. $POS_CORPUS names another corpus root.
-func corpusDir(t testing.TB) string {
-	return corpus.Platform(t, "cursor")
-}
-
 // checksums hashes every file under dir (databases and any -wal/-shm).
 func checksums(t testing.TB, dir string) map[string][32]byte {
 	t.Helper()
@@ -66,9 +60,9 @@ func normalized(t testing.TB, in []byte) []*schema.Record {
 type counts struct{ raw, messages, metadataOnly, exchanges, sessions int }
 
 func TestCorpus(t *testing.T) {
-	dir := corpusDir(t)
+	dir := corpus.Platform(t, "cursor")
 	before := checksums(t, dir)
-	res := runExtract(t, extract.Options{Roots: []string{dir}, State: watermark.NewState()})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{dir}, State: watermark.NewState()})
 	if len(res.Skips) != 0 {
 		t.Fatalf("skipped records in the corpus: %v", res.Skips)
 	}
@@ -180,14 +174,11 @@ func TestCorpus(t *testing.T) {
 // TestCorpusIncremental reads the corpus twice with watermarks: the second
 // run reads nothing.
 func TestCorpusIncremental(t *testing.T) {
-	dir := corpusDir(t)
-	st := watermark.NewState()
-	first := runExtract(t, extract.Options{Roots: []string{dir}, State: st})
-	extracttest.Commit(st, first.Recs)
+	dir := corpus.Platform(t, "cursor")
+	first, st := extracttest.FirstRun(t, Adapter{}, extract.Options{Roots: []string{dir}}, 3)
 	if st.Len() != 3 {
 		t.Fatalf("%d watermarks", st.Len())
 	}
-	extracttest.Unchanged(t, Adapter{}, extract.Options{Roots: []string{dir}, State: st}, 3)
 	for _, r := range first.Recs {
 		if r.Kind == schema.KindCheckpoint && !strings.HasSuffix(r.Checkpoint.Path, dbName) {
 			t.Fatalf("checkpoint of %s", r.Checkpoint.Path)

@@ -13,16 +13,12 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/testfs"
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
-
-func runExtract(t testing.TB, opt extract.Options) extracttest.Result {
-	t.Helper()
-	return extracttest.Run(t, Adapter{}, opt)
-}
 
 func homeOpt(home string) extract.Options {
 	return extract.Options{Home: home, Env: func(string) string { return "" }}
@@ -61,7 +57,7 @@ func sessionRec(t *testing.T, recs []*schema.Record, session string) *schema.Rec
 
 func TestFixture(t *testing.T) {
 	home := fixture(t)
-	res := runExtract(t, homeOpt(home))
+	res := extracttest.Run(t, Adapter{}, homeOpt(home))
 
 	// The composerData that is not JSON and the broken transcript line are
 	// reported with where they are; the half-written last line is left
@@ -252,7 +248,7 @@ func TestFixture(t *testing.T) {
 func TestCredentialsNeverRead(t *testing.T) {
 	home := fixture(t)
 	st := watermark.NewState()
-	res := runExtract(t, extract.Options{Home: home, State: st})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Home: home, State: st})
 	if len(res.Recs) < 50 {
 		t.Fatalf("only %d records", len(res.Recs))
 	}
@@ -272,7 +268,7 @@ func TestSince(t *testing.T) {
 		t.Fatal("newer messages were dropped")
 	}
 	// Files older than --since are not read at all.
-	none := runExtract(t, extract.Options{Home: home, Since: fixtureMtime.Add(time.Hour)})
+	none := extracttest.Run(t, Adapter{}, extract.Options{Home: home, Since: fixtureMtime.Add(time.Hour)})
 	if len(none.Recs) != 0 {
 		t.Fatalf("%d records from files older than --since", len(none.Recs))
 	}
@@ -307,7 +303,7 @@ func TestDefaultLocations(t *testing.T) {
 // workspaceStorage directory, an agent-transcripts directory or ~/.cursor.
 func TestRoots(t *testing.T) {
 	home := fixture(t)
-	all := runExtract(t, homeOpt(home))
+	all := extracttest.Run(t, Adapter{}, homeOpt(home))
 	user := filepath.Join(home, ".config", "Cursor", "User")
 	count := func(res extracttest.Result, pred func(*schema.Record) bool) int { return len(find(res.Recs, pred)) }
 	isMsg := func(r *schema.Record) bool { return r.Kind == schema.KindMessage }
@@ -329,7 +325,7 @@ func TestRoots(t *testing.T) {
 		}, 1},
 		{filepath.Join(home, ".cursor"), func(r *schema.Record) bool { return isMsg(r) && strings.Contains(r.Source.Path, "agent-transcripts") }, 1},
 	} {
-		res := runExtract(t, extract.Options{Roots: []string{c.root}})
+		res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{c.root}})
 		want := count(all, c.want) + c.extra
 		if got := count(res, isMsg); got != want || want == 0 {
 			t.Errorf("--root %s: %d messages, want %d", strings.TrimPrefix(c.root, home), got, want)
@@ -337,11 +333,11 @@ func TestRoots(t *testing.T) {
 	}
 	// Only the global database: the head's project is not known, the
 	// transcript of a conversation in it is read.
-	res := runExtract(t, extract.Options{Roots: []string{filepath.Join(user, "globalStorage", dbName)}})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{filepath.Join(user, "globalStorage", dbName)}})
 	if s := sessionRec(t, res.Recs, cKV); s.Project != "" {
 		t.Errorf("project without the workspace: %q", s.Project)
 	}
-	dup := runExtract(t, extract.Options{Roots: []string{filepath.Join(home, ".cursor", "projects", "home-dev-webapp", "agent-transcripts", cKV)}})
+	dup := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{filepath.Join(home, ".cursor", "projects", "home-dev-webapp", "agent-transcripts", cKV)}})
 	if n := count(dup, isMsg); n != 1 {
 		t.Errorf("transcript read alone: %d messages", n)
 	}
@@ -353,10 +349,10 @@ func TestNotADatabase(t *testing.T) {
 	dir := t.TempDir()
 	tmp := t.TempDir()
 	bad := filepath.Join(dir, dbName)
-	writeFile(t, bad, strings.Repeat("not a database ", 400))
+	testfs.WriteFile(t, bad, strings.Repeat("not a database ", 400))
 	good := filepath.Join(dir, "ws", dbName)
 	writeDB(t, good, false, inlineRows())
-	res := runExtract(t, extract.Options{Roots: []string{dir}, Env: func(k string) string {
+	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{dir}, Env: func(k string) string {
 		if k == "TMPDIR" || k == "TEMP" {
 			return tmp
 		}
@@ -388,7 +384,7 @@ func TestSQLiteURI(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "odd #dir?")
 	p := filepath.Join(dir, dbName)
 	writeDB(t, p, false, inlineRows())
-	res := runExtract(t, extract.Options{Roots: []string{dir}})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{dir}})
 	if len(res.Skips) != 0 || len(find(res.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })) != 2 {
 		t.Fatalf("odd path: %v", res.Skips)
 	}
@@ -424,7 +420,7 @@ func TestWorkersOrder(t *testing.T) {
 	one.Workers = 1
 	many := homeOpt(home)
 	many.Workers = 8
-	if a, b := extracttest.Encode(runExtract(t, one).Recs), extracttest.Encode(runExtract(t, many).Recs); !bytes.Equal(a, b) {
+	if a, b := extracttest.Encode(extracttest.Run(t, Adapter{}, one).Recs), extracttest.Encode(extracttest.Run(t, Adapter{}, many).Recs); !bytes.Equal(a, b) {
 		t.Fatal("the output depends on the number of workers")
 	}
 }

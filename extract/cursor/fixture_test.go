@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/internal/testfs"
 )
 
 // The fixture is built by the tests themselves: a home directory with a
@@ -259,32 +261,22 @@ func fixture(t testing.TB) string {
 	writeDB(t, filepath.Join(user, "globalStorage", dbName+".backup"), true, []kvRow{{"ItemTable", "composer.composerData", "SECRET-BACKUP-0011"}})
 	ws := filepath.Join(user, "workspaceStorage")
 	writeDB(t, filepath.Join(ws, "aaaa1111", dbName), true, headRows())
-	writeFile(t, filepath.Join(ws, "aaaa1111", "workspace.json"), `{"folder":"file:///home/dev/webapp"}`)
+	testfs.WriteFile(t, filepath.Join(ws, "aaaa1111", "workspace.json"), `{"folder":"file:///home/dev/webapp"}`)
 	writeDB(t, filepath.Join(ws, "bbbb2222", dbName), false, aichatRows())
-	writeFile(t, filepath.Join(ws, "bbbb2222", "workspace.json"), `{"folder":"file:///home/dev/old%20site"}`)
+	testfs.WriteFile(t, filepath.Join(ws, "bbbb2222", "workspace.json"), `{"folder":"file:///home/dev/old%20site"}`)
 	writeDB(t, filepath.Join(ws, "cccc3333", dbName), false, inlineRows())
-	writeFile(t, filepath.Join(ws, "cccc3333", "workspace.json"), `{"workspace":"file:///home/dev/multi/proj.code-workspace"}`)
+	testfs.WriteFile(t, filepath.Join(ws, "cccc3333", "workspace.json"), `{"workspace":"file:///home/dev/multi/proj.code-workspace"}`)
 	tr := filepath.Join(home, ".cursor", "projects", "home-dev-webapp", "agent-transcripts")
-	writeFile(t, filepath.Join(tr, trMain, trMain+".jsonl"), transcriptJSONL)
-	writeFile(t, filepath.Join(tr, trMain, "subagents", trSub+".jsonl"), subagentJSONL)
-	writeFile(t, filepath.Join(tr, trLegacy+".txt"), transcriptTXT)
-	writeFile(t, filepath.Join(tr, cKV, cKV+".jsonl"), dupJSONL)
+	testfs.WriteFile(t, filepath.Join(tr, trMain, trMain+".jsonl"), transcriptJSONL)
+	testfs.WriteFile(t, filepath.Join(tr, trMain, "subagents", trSub+".jsonl"), subagentJSONL)
+	testfs.WriteFile(t, filepath.Join(tr, trLegacy+".txt"), transcriptTXT)
+	testfs.WriteFile(t, filepath.Join(tr, cKV, cKV+".jsonl"), dupJSONL)
 	// A legacy .txt beside a .jsonl of the same conversation is not read.
-	writeFile(t, filepath.Join(tr, trMain, trMain+".txt"), "user:\nignored\n")
+	testfs.WriteFile(t, filepath.Join(tr, trMain, trMain+".txt"), "user:\nignored\n")
 	// Not a transcript: outside agent-transcripts.
-	writeFile(t, filepath.Join(home, ".cursor", "projects", "home-dev-webapp", "notes.txt"), "user:\nnot a transcript\n")
+	testfs.WriteFile(t, filepath.Join(home, ".cursor", "projects", "home-dev-webapp", "notes.txt"), "user:\nnot a transcript\n")
 	touchAll(t, home)
 	return home
-}
-
-func writeFile(t testing.TB, path, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // touchAll gives every file the fixture's modification time.

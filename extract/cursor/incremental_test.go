@@ -16,15 +16,10 @@ import (
 func TestIncremental(t *testing.T) {
 	home := fixture(t)
 	opt := func(st *watermark.State) extract.Options { return extract.Options{Home: home, State: st} }
-	st := watermark.NewState()
-	first := runExtract(t, opt(st))
-	extracttest.Commit(st, first.Recs)
+	first, st := extracttest.FirstRun(t, Adapter{}, opt(nil), 8)
 	if st.Len() != 8 {
 		t.Fatalf("%d watermarks, want 8 (4 databases, 4 transcripts)", st.Len())
 	}
-
-	// Nothing changed: nothing is read.
-	extracttest.Unchanged(t, Adapter{}, opt(st), 8)
 
 	// Cursor switches the global database to WAL mode and keeps it open:
 	// its writes land in the -wal file and the main file does not change.
@@ -38,7 +33,7 @@ func TestIncremental(t *testing.T) {
 	if _, err := w.Exec(`INSERT INTO ItemTable VALUES ('x.y', '1')`); err != nil {
 		t.Fatal(err)
 	}
-	walRun := runExtract(t, opt(st))
+	walRun := extracttest.Run(t, Adapter{}, opt(st))
 	extracttest.Commit(st, walRun.Recs)
 	if n := len(find(walRun.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindCheckpoint })); n != 1 {
 		t.Fatalf("after the switch to WAL: %d databases read", n)
@@ -54,7 +49,7 @@ func TestIncremental(t *testing.T) {
 	if mainAfter.Size() != mainBefore.Size() || !mainAfter.ModTime().Equal(mainBefore.ModTime()) {
 		t.Fatal("the write reached the main file: the test does not test the -wal fingerprint")
 	}
-	inc := runExtract(t, opt(st))
+	inc := extracttest.Run(t, Adapter{}, opt(st))
 	n1 := find(inc.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.Text == "A new question." })
 	if len(n1) != 1 || n1[0].ID != schema.ID(platform, cEmpty, "n1") {
 		t.Fatalf("a write in the -wal only was not read: %d records", len(inc.Recs))
@@ -65,10 +60,7 @@ func TestIncremental(t *testing.T) {
 		}
 	}
 	// The re-read database gives the same ids: the load dedupes them.
-	ids := map[string]bool{}
-	for _, r := range first.Recs {
-		ids[r.ID] = true
-	}
+	ids := extracttest.IDs(first.Recs)
 	if m := message(t, inc.Recs, cKV, "a3"); !ids[m.ID] {
 		t.Fatal("message ids changed between runs")
 	}
@@ -77,13 +69,8 @@ func TestIncremental(t *testing.T) {
 	// The transcript's half-written line is completed and an answer
 	// appended: the next run starts at the open exchange's prompt.
 	p := filepath.Join(home, ".cursor", "projects", "home-dev-webapp", "agent-transcripts", trMain, trMain+".jsonl")
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(`ing"}}` + "\n" + js(obj{"role": "assistant", "message": obj{"content": []obj{{"type": "text", "text": "Done."}}}}) + "\n")
-	f.Close()
-	tr := runExtract(t, opt(st))
+	extracttest.AppendFile(t, p, `ing"}}`+"\n"+js(obj{"role": "assistant", "message": obj{"content": []obj{{"type": "text", "text": "Done."}}}})+"\n")
+	tr := extracttest.Run(t, Adapter{}, opt(st))
 	var texts []string
 	for _, r := range tr.Recs {
 		if r.Kind == schema.KindMessage {
@@ -104,10 +91,8 @@ func TestIncremental(t *testing.T) {
 	}
 	extracttest.Commit(st, tr.Recs)
 	// The last prompt is now line 7: the run after resumes there.
-	f, _ = os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(js(obj{"type": "turn_ended", "status": "success"}) + "\n")
-	f.Close()
-	tr2 := runExtract(t, opt(st))
+	extracttest.AppendFile(t, p, js(obj{"type": "turn_ended", "status": "success"})+"\n")
+	tr2 := extracttest.Run(t, Adapter{}, opt(st))
 	msgs := find(tr2.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
 	if len(msgs) != 2 || msgs[0].Text != "still typing" || msgs[0].ParentID != schema.ID(platform, trMain, "", "line", "5") {
 		t.Fatalf("second resume: %+v", msgs)
@@ -119,7 +104,7 @@ func TestIncremental(t *testing.T) {
 	if err := os.WriteFile(legacy, []byte(transcriptTXT+"\nuser:\nOne more?\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lt := runExtract(t, opt(st))
+	lt := extracttest.Run(t, Adapter{}, opt(st))
 	if n := len(find(lt.Recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage && r.SessionID == trLegacy })); n != 5 {
 		t.Fatalf("rewritten legacy transcript: %d messages", n)
 	}

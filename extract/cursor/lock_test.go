@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/extract/extracttest"
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
@@ -172,7 +173,7 @@ func TestConcurrentWriter(t *testing.T) {
 			reads, grew := 0, 0
 			last := 0
 			for start := time.Now(); time.Since(start) < 2*time.Second || reads < 5; reads++ {
-				res := runExtract(t, extract.Options{Roots: []string{path}})
+				res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{path}})
 				// (The fixture's composer that is not JSON is the one skip.)
 				if len(res.Skips) != 1 || res.Skips[0].Key != "cursorDiskKV:composerData:"+cBad {
 					t.Fatalf("read %d while writing: %v", reads, res.Skips)
@@ -204,7 +205,7 @@ func TestConcurrentWriter(t *testing.T) {
 			fields := strings.Fields(expect("stopped"))
 			written, _ := strconv.Atoi(fields[1])
 			before := sumFiles(t, path)
-			res := runExtract(t, extract.Options{Roots: []string{path}, State: watermark.NewState()})
+			res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{path}, State: watermark.NewState()})
 			after := sumFiles(t, path)
 			if len(before) == 0 || fmt.Sprint(before) != fmt.Sprint(after) {
 				t.Fatalf("the read changed the database: %x -> %x", before, after)

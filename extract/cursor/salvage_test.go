@@ -9,6 +9,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/extracttest"
+	"github.com/pos-lake/pos/internal/testfs"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -76,12 +77,7 @@ func TestDamagedDatabase(t *testing.T) {
 	check := func(name string, data []byte) (raws, msgs int, res extracttest.Result) { // msgs: with text
 		t.Helper()
 		p := filepath.Join(dir, name, "state.vscdb")
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		testfs.WriteFile(t, p, data)
 		res = extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{p}})
 		got := rawKeys(t, res.Recs)
 		for k := range got {

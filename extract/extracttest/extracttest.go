@@ -1,13 +1,15 @@
 // Package extracttest holds what the adapters' tests share: fixtures copied
 // with fixed times, a run that round-trips every record through the wire
-// format, checkpoints committed to a state, an in-process pos-normalize,
-// golden files and the location of the real corpus.
+// format, checkpoints committed to a state and the run that must then read
+// nothing, lines appended to a log, an in-process pos-normalize, golden
+// files and runs over the real corpus.
 package extracttest
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -201,6 +203,109 @@ func Since(t testing.TB, a extract.Adapter, opt extract.Options) Result {
 		}
 	}
 	return res
+}
+
+// FirstRun runs a with opt and a new watermark state, commits the
+// checkpoints it emits to that state, and checks with Unchanged that a
+// second run reads nothing, files files passed over as unchanged. It
+// returns the first run and the state, for the runs after a change.
+func FirstRun(t testing.TB, a extract.Adapter, opt extract.Options, files int64) (Result, *watermark.State) {
+	t.Helper()
+	opt.State = watermark.NewState()
+	res := Run(t, a, opt)
+	Commit(opt.State, res.Recs)
+	Unchanged(t, a, opt, files)
+	return res, opt.State
+}
+
+// AppendFile appends the strings to the file at path, creating it if
+// absent, as an agent writing on to its log does.
+func AppendFile(t testing.TB, path string, s ...string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(strings.Join(s, ""))
+	if err := errors.Join(err, f.Close()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Corpus runs a over the real corpus of platform, skipping t when the
+// corpus is absent, and fails if any of it is passed over as bad input or
+// left as a partial line. It returns the corpus directory and the run.
+func Corpus(t testing.TB, a extract.Adapter, platform string) (string, Result) {
+	t.Helper()
+	dir := corpus.Platform(t, platform)
+	res := Run(t, a, extract.Options{Roots: []string{dir}})
+	if len(res.Skips) != 0 || res.Stats.Partial.Load() != 0 {
+		t.Fatalf("skipped in the corpus: %v, %d partial", res.Skips, res.Stats.Partial.Load())
+	}
+	return dir, res
+}
+
+// Ignores fails unless a finds no record below roots, which hold other
+// tools' files only.
+func Ignores(t testing.TB, a extract.Adapter, roots ...string) {
+	t.Helper()
+	if res := Run(t, a, extract.Options{Roots: roots}); len(res.Recs) != 0 {
+		t.Fatalf("%d records from other tools' files, first from %s", len(res.Recs), res.Recs[0].Source.Path)
+	}
+}
+
+// Contract checks what every adapter promises of the records it emits,
+// in order: a raw record holds the native record, its source line and the
+// id schema.RawID gives it; a message holds no raw data and follows the
+// raw record of its source line, behind at most perRaw-1 other messages
+// made from that line. It returns the number of raw records.
+func Contract(t testing.TB, recs []*schema.Record, perRaw int) int {
+	t.Helper()
+	raws := 0
+	for i, r := range recs {
+		switch r.Kind {
+		case schema.KindRaw:
+			raws++
+			if len(r.Raw) == 0 || r.Source == nil || r.Source.Line == 0 || r.ID != schema.RawID(r) {
+				t.Fatalf("raw record without raw or provenance: %+v", r)
+			}
+		case schema.KindMessage:
+			j := i - 1
+			for j > 0 && i-j < perRaw && recs[j].Kind == schema.KindMessage {
+				j-- // a line may make several messages
+			}
+			if len(r.Raw) > 0 || j < 0 || recs[j].Kind != schema.KindRaw || *recs[j].Source != *r.Source {
+				t.Fatalf("message %s does not follow its line's raw record", r.ID)
+			}
+		}
+	}
+	return raws
+}
+
+// Checkpoint returns the last checkpoint among recs of a file whose path
+// contains part, or nil.
+func Checkpoint(recs []*schema.Record, part string) *schema.Checkpoint {
+	var c *schema.Checkpoint
+	for _, r := range recs {
+		if r.Kind == schema.KindCheckpoint && strings.Contains(r.Checkpoint.Path, part) {
+			c = r.Checkpoint
+		}
+	}
+	return c
+}
+
+// IDs returns the set of the records' ids.
+func IDs(recs []*schema.Record) map[string]bool {
+	ids := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		ids[r.ID] = true
+	}
+	return ids
+}
+
+// Messages returns the message records among recs.
+func Messages(recs []*schema.Record) []*schema.Record {
+	return Find(recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
 }
 
 // Find returns the records pred accepts.

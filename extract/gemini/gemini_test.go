@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract/extracttest"
-	"github.com/pos-lake/pos/internal/corpus"
-	"github.com/pos-lake/pos/internal/watermark"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -36,21 +34,12 @@ func fixture(t *testing.T) string {
 	return filepath.Join(extracttest.Fixture(t, "gemini/home", ""), ".gemini")
 }
 
-func runExtract(t *testing.T, opt extract.Options) extracttest.Result {
-	t.Helper()
-	return extracttest.Run(t, Adapter{}, opt)
-}
-
 var find = extracttest.Find
-
-func messages(recs []*schema.Record) []*schema.Record {
-	return find(recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
-}
 
 // msg returns the message with the given native id.
 func msg(t *testing.T, recs []*schema.Record, id string) *schema.Record {
 	t.Helper()
-	m := find(messages(recs), func(r *schema.Record) bool { return r.NativeID == id })
+	m := find(extracttest.Messages(recs), func(r *schema.Record) bool { return r.NativeID == id })
 	if len(m) != 1 {
 		t.Fatalf("%d messages %s", len(m), id)
 	}
@@ -59,7 +48,7 @@ func msg(t *testing.T, recs []*schema.Record, id string) *schema.Record {
 
 func TestFixture(t *testing.T) {
 	root := fixture(t)
-	res := runExtract(t, extract.Options{Roots: []string{root}})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}})
 
 	if len(res.Skips) != 1 || !strings.Contains(res.Skips[0].Path, "bbbb2222.jsonl") || res.Skips[0].Line != 11 ||
 		!strings.Contains(res.Skips[0].Error(), ".jsonl:11: invalid JSON") {
@@ -124,7 +113,7 @@ func TestFixture(t *testing.T) {
 	// The JSONL file: the last copy of b-g1 wins, the rewind drops b-u2 and
 	// b-g2, unknown lines stay raw.
 	var texts []string
-	for _, r := range messages(res.Recs) {
+	for _, r := range extracttest.Messages(res.Recs) {
 		if r.SessionID == sB && r.Agent == nil {
 			texts = append(texts, r.NativeID)
 		}
@@ -185,31 +174,20 @@ func TestFixture(t *testing.T) {
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
-	st := watermark.NewState()
-	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	extracttest.Commit(st, first.Recs)
-	var cpB *schema.Checkpoint
-	for _, r := range first.Recs {
-		if r.Kind == schema.KindCheckpoint && strings.HasSuffix(r.Checkpoint.Path, "bbbb2222.jsonl") {
-			cpB = r.Checkpoint
-		}
-	}
+	first, st := extracttest.FirstRun(t, Adapter{}, extract.Options{Roots: []string{root}}, 4)
+	cpB := extracttest.Checkpoint(first.Recs, "bbbb2222.jsonl")
 	// The open exchange starts at b-u3 (line 9); the half-written line is
 	// not consumed.
 	if cpB == nil || cpB.Lines != 8 || cpB.Size == cpB.Seen || cpB.Context["summary"] != "Router refactor" || cpB.Context["session_id"] != sB {
 		t.Fatalf("checkpoint %+v", cpB)
 	}
-	extracttest.Unchanged(t, Adapter{}, extract.Options{Roots: []string{root}, State: st}, 4)
 
 	pB := filepath.Join(root, "tmp", "webapp", "chats", "session-2026-03-02T10-00-bbbb2222.jsonl")
-	f, err := os.OpenFile(pB, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(`ate the docs."}]}` + "\n")
-	f.WriteString(`{"id":"b-g4","timestamp":"2026-03-02T10:03:05.000Z","type":"gemini","content":"Docs updated.","model":"gemini-2.5-pro"}` + "\n")
-	f.WriteString(`{"id":"b-g4","timestamp":"2026-03-02T10:03:05.000Z","type":"gemini","content":"Docs updated.","model":"gemini-2.5-pro","tokens":{"input":3000,"output":30,"cached":2500,"thoughts":0,"tool":0,"total":3030}}` + "\n")
-	f.Close()
+	extracttest.AppendFile(t, pB,
+		`ate the docs."}]}`+"\n",
+		`{"id":"b-g4","timestamp":"2026-03-02T10:03:05.000Z","type":"gemini","content":"Docs updated.","model":"gemini-2.5-pro"}`+"\n",
+		`{"id":"b-g4","timestamp":"2026-03-02T10:03:05.000Z","type":"gemini","content":"Docs updated.","model":"gemini-2.5-pro","tokens":{"input":3000,"output":30,"cached":2500,"thoughts":0,"tool":0,"total":3030}}`+"\n",
+	)
 	// The legacy file is rewritten whole with one more message.
 	pA := filepath.Join(root, "tmp", siteHash, "chats", "session-2026-03-01T09-00-aaaa1111.json")
 	var conv map[string]any
@@ -222,9 +200,9 @@ func TestIncremental(t *testing.T) {
 	os.Chtimes(pA, time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC))
 	os.Chtimes(pB, time.Date(2026, 3, 7, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 7, 0, 0, 0, 0, time.UTC))
 
-	inc := runExtract(t, extract.Options{Roots: []string{root}, State: st})
+	inc := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, State: st})
 	var ids []string
-	for _, r := range messages(inc.Recs) {
+	for _, r := range extracttest.Messages(inc.Recs) {
 		ids = append(ids, r.NativeID)
 	}
 	// The legacy file again whole; the JSONL file from its open exchange.
@@ -237,12 +215,8 @@ func TestIncremental(t *testing.T) {
 	if len(inc.Skips) != 1 || inc.Skips[0].Line != 11 {
 		t.Fatalf("skips %v", inc.Skips)
 	}
-	for _, r := range inc.Recs {
-		if r.Kind == schema.KindCheckpoint && strings.HasSuffix(r.Checkpoint.Path, "bbbb2222.jsonl") {
-			if c := r.Checkpoint; c.Lines != 13 || c.Size != c.Seen {
-				t.Fatalf("checkpoint %+v", c)
-			}
-		}
+	if c := extracttest.Checkpoint(inc.Recs, "bbbb2222.jsonl"); c == nil || c.Lines != 13 || c.Size != c.Seen {
+		t.Fatalf("checkpoint %+v", c)
 	}
 }
 
@@ -250,7 +224,7 @@ func TestSince(t *testing.T) {
 	root := fixture(t)
 	since := time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC)
 	res := extracttest.Since(t, Adapter{}, extract.Options{Roots: []string{root}, Since: since})
-	if len(find(messages(res.Recs), func(r *schema.Record) bool { return r.SessionID == sC })) != 4 {
+	if len(find(extracttest.Messages(res.Recs), func(r *schema.Record) bool { return r.SessionID == sC })) != 4 {
 		t.Fatal("newer records were dropped")
 	}
 }
@@ -260,7 +234,7 @@ func TestDefaultRoots(t *testing.T) {
 	home := filepath.Dir(dir)
 	res := extracttest.DefaultRoots(t, Adapter{}, home, "~/.gemini/tmp", "GEMINI_CLI_HOME", home)
 	for _, root := range []string{home, dir} {
-		if n := len(runExtract(t, extract.Options{Roots: []string{root}}).Recs); n != len(res.Recs) {
+		if n := len(extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}}).Recs); n != len(res.Recs) {
 			t.Fatalf("--root %s: %d records, want %d", root, n, len(res.Recs))
 		}
 	}
@@ -269,19 +243,11 @@ func TestDefaultRoots(t *testing.T) {
 	}
 }
 
-func corpusDir(t *testing.T) string {
-	return corpus.Platform(t, "gemini")
-}
-
 // TestCorpus reads the real chat file, runs the records through
 // pos-normalize in-process, and checks the counts and the token sums
 // against a computation of its own over the file.
 func TestCorpus(t *testing.T) {
-	dir := corpusDir(t)
-	res := runExtract(t, extract.Options{Roots: []string{dir}})
-	if len(res.Skips) != 0 {
-		t.Fatalf("skipped records in the corpus: %v", res.Skips)
-	}
+	dir, res := extracttest.Corpus(t, Adapter{}, "gemini")
 	norm, _ := extracttest.Normalize(t, normalize.Options{Name: "corpus"}, res.Recs)
 	files, _ := (&extract.Options{}).Walk(context.Background(), []string{dir}, extract.Match{Name: chatName, Content: func(p string) (bool, error) { return isChat(&extract.Options{}, p) }})
 	if len(files) != 1 {
@@ -338,7 +304,5 @@ func TestOtherToolsIgnored(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "session-01.jsonl"), []byte(`{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x","sessionId":"y"}}`+"\n"), 0o644)
 	others := []string{dir, filepath.Join("..", "..", "testdata", "codex"), filepath.Join("..", "..", "testdata", "claude")}
-	if res := runExtract(t, extract.Options{Roots: others}); len(res.Recs) != 0 {
-		t.Fatalf("%d records from other tools' files, first from %s", len(res.Recs), res.Recs[0].Source.Path)
-	}
+	extracttest.Ignores(t, Adapter{}, others...)
 }

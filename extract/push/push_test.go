@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/extract/extracttest"
-	"github.com/pos-lake/pos/internal/watermark"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/schema"
@@ -24,20 +23,11 @@ func fixture(t *testing.T) string {
 	return extracttest.Fixture(t, "push/push", "push")
 }
 
-func runExtract(t testing.TB, opt extract.Options) extracttest.Result {
-	t.Helper()
-	return extracttest.Run(t, Adapter{}, opt)
-}
-
 var find = extracttest.Find
-
-func messages(recs []*schema.Record) []*schema.Record {
-	return find(recs, func(r *schema.Record) bool { return r.Kind == schema.KindMessage })
-}
 
 func TestFixture(t *testing.T) {
 	root := fixture(t)
-	res := runExtract(t, extract.Options{Roots: []string{root}})
+	res := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}})
 
 	// The line that is not JSON is reported with its file and line, and so
 	// is the JSON array, kept in the raw layer only; the half-written last
@@ -50,32 +40,17 @@ func TestFixture(t *testing.T) {
 	if got := res.Stats.Partial.Load(); got != 1 {
 		t.Fatalf("partial lines %d", got)
 	}
-	// Every other line is a raw record; its messages follow it.
-	raws := 0
-	for i, r := range res.Recs {
-		switch r.Kind {
-		case schema.KindRaw:
-			raws++
-			if len(r.Raw) == 0 || r.Source == nil || r.Source.Line == 0 || r.ID != schema.RawID(r) {
-				t.Fatalf("raw record without raw or provenance: %+v", r)
-			}
-			if strings.HasSuffix(r.Source.Path, ".md") {
-				t.Fatal("read a file that is not a .jsonl log")
-			}
-		case schema.KindMessage:
-			j := i - 1
-			for j > 0 && res.Recs[j].Kind == schema.KindMessage {
-				j-- // an exchange event makes two messages
-			}
-			if len(r.Raw) > 0 || res.Recs[j].Kind != schema.KindRaw || *res.Recs[j].Source != *r.Source || i-j > 2 {
-				t.Fatalf("message %s does not follow its line's raw record", r.ID)
-			}
+	// Every other line is a raw record; its messages follow it, two of
+	// them for an exchange event.
+	for _, r := range res.Recs {
+		if r.Kind == schema.KindRaw && strings.HasSuffix(r.Source.Path, ".md") {
+			t.Fatal("read a file that is not a .jsonl log")
 		}
 	}
-	if raws != 15 {
+	if raws := extracttest.Contract(t, res.Recs, 2); raws != 15 {
 		t.Fatalf("%d raw records, want 15", raws)
 	}
-	msgs := messages(res.Recs)
+	msgs := extracttest.Messages(res.Recs)
 	byText := func(s string) *schema.Record {
 		t.Helper()
 		for _, m := range msgs {
@@ -175,26 +150,17 @@ func TestFixture(t *testing.T) {
 
 func TestIncremental(t *testing.T) {
 	root := fixture(t)
-	st := watermark.NewState()
-	first := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	extracttest.Commit(st, first.Recs)
-	ids := map[string]bool{}
-	for _, r := range first.Recs {
-		ids[r.ID] = true
-	}
-	extracttest.Unchanged(t, Adapter{}, extract.Options{Roots: []string{root}, State: st}, 2)
+	first, st := extracttest.FirstRun(t, Adapter{}, extract.Options{Roots: []string{root}}, 2)
+	ids := extracttest.IDs(first.Recs)
 
 	// The half-written line is finished and an answer appended, with echo.
 	p := filepath.Join(root, "my-agent", "s-42.jsonl")
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString(`ing","timestamp":"2026-03-01T10:05:00Z"}` + "\n")
-	f.WriteString(`{"type":"message","session_id":"s-42","timestamp":"2026-03-01T10:05:30Z","role":"assistant","text":"Typed."}` + "\n")
-	f.Close()
-	inc := runExtract(t, extract.Options{Roots: []string{root}, State: st})
-	msgs := messages(inc.Recs)
+	extracttest.AppendFile(t, p,
+		`ing","timestamp":"2026-03-01T10:05:00Z"}`+"\n",
+		`{"type":"message","session_id":"s-42","timestamp":"2026-03-01T10:05:30Z","role":"assistant","text":"Typed."}`+"\n",
+	)
+	inc := extracttest.Run(t, Adapter{}, extract.Options{Roots: []string{root}, State: st})
+	msgs := extracttest.Messages(inc.Recs)
 	var texts []string
 	for _, m := range msgs {
 		texts = append(texts, m.Text)
@@ -228,9 +194,9 @@ func TestDefaultLocation(t *testing.T) {
 	if l := (Adapter{}).Locations(extract.Options{Home: home}); len(l) != 1 || l[0] != filepath.Join(dir, "push") {
 		t.Fatalf("default location %v", l)
 	}
-	res := runExtract(t, extract.Options{Home: home})
-	if len(messages(res.Recs)) != 15 {
-		t.Fatalf("default location: %d messages", len(messages(res.Recs)))
+	res := extracttest.Run(t, Adapter{}, extract.Options{Home: home})
+	if len(extracttest.Messages(res.Recs)) != 15 {
+		t.Fatalf("default location: %d messages", len(extracttest.Messages(res.Recs)))
 	}
 	for _, tc := range []struct {
 		env  map[string]string
@@ -254,7 +220,7 @@ func TestSince(t *testing.T) {
 	root := fixture(t)
 	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	res := extracttest.Since(t, Adapter{}, extract.Options{Roots: []string{root}, Since: since})
-	if len(messages(res.Recs)) == 0 {
+	if len(extracttest.Messages(res.Recs)) == 0 {
 		t.Fatal("newer records were dropped")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/pos-lake/pos/internal/vectest"
 )
 
 func unit(v []float32) []float32 {
@@ -18,14 +20,6 @@ func unit(v []float32) []float32 {
 	return v
 }
 
-func dot(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
-}
-
 // The rotation keeps lengths and inner products: it is orthonormal.
 func TestRotationIsOrthonormal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -38,10 +32,10 @@ func TestRotationIsOrthonormal(t *testing.T) {
 		ra, rb := make([]float32, r.n), make([]float32, r.n)
 		r.apply(ra, a)
 		r.apply(rb, b)
-		if got, want := dot(ra, rb), dot(a, b); math.Abs(got-want) > 1e-3*math.Max(1, math.Abs(want)) {
+		if got, want := vectest.Dot(ra, rb), vectest.Dot(a, b); math.Abs(got-want) > 1e-3*math.Max(1, math.Abs(want)) {
 			t.Errorf("dim %d: <Pa,Pb> = %g, <a,b> = %g", dim, got, want)
 		}
-		if got, want := dot(ra, ra), dot(a, a); math.Abs(got-want) > 1e-3*want {
+		if got, want := vectest.Dot(ra, ra), vectest.Dot(a, a); math.Abs(got-want) > 1e-3*want {
 			t.Errorf("dim %d: |Pa|² = %g, |a|² = %g", dim, got, want)
 		}
 	}
@@ -96,7 +90,7 @@ func TestEstimateError(t *testing.T) {
 					o[i] *= 0.5 // rows need not be unit
 				}
 				mult, bound := enc.Encode(code, o)
-				z := (float64(q.Dot(code, mult)) - dot(qv, o)) / float64(bound)
+				z := (float64(q.Dot(code, mult)) - vectest.Dot(qv, o)) / float64(bound)
 				sum2 += z * z
 				if math.Abs(z) > Eps {
 					outside++

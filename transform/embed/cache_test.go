@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/pos-lake/pos/internal/vectest"
 )
 
 func TestCacheRoundTrip(t *testing.T) {
@@ -22,7 +24,7 @@ func TestCacheRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if v, ok := c.Get(KeyOf("b")); !ok || dot(v, h.Vector("b word")) < 0.9999 {
+	if v, ok := c.Get(KeyOf("b")); !ok || vectest.Dot(v, h.Vector("b word")) < 0.9999 {
 		t.Fatalf("own segment: %v %v", v, ok)
 	}
 	c.Put(KeyOf("odd"), make([]float32, 3)) // another dimension: not kept
@@ -38,7 +40,7 @@ func TestCacheRoundTrip(t *testing.T) {
 		t.Fatalf("reopened: %d entries, dim %d", c.Len(), c.dim)
 	}
 	for _, s := range []string{"a", "b", "c"} {
-		if v, ok := c.Get(KeyOf(s)); !ok || dot(v, h.Vector(s+" word")) < 0.9999 {
+		if v, ok := c.Get(KeyOf(s)); !ok || vectest.Dot(v, h.Vector(s+" word")) < 0.9999 {
 			t.Errorf("%s: %v", s, ok)
 		}
 	}

@@ -10,15 +10,8 @@ import (
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/pos-lake/pos/internal/vectest"
 )
-
-func dot(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
-}
 
 func TestHashVectors(t *testing.T) {
 	h := NewHash(0)
@@ -29,20 +22,20 @@ func TestHashVectors(t *testing.T) {
 	if len(a) != DefaultDim {
 		t.Fatalf("len %d", len(a))
 	}
-	if n := math.Sqrt(dot(a, a)); math.Abs(n-1) > 1e-5 {
+	if n := math.Sqrt(vectest.Dot(a, a)); math.Abs(n-1) > 1e-5 {
 		t.Errorf("norm %v", n)
 	}
 	again := h.Vector("The parquet writer flushes row groups to keep memory bounded")
-	if dot(a, again) < 0.99999 {
+	if vectest.Dot(a, again) < 0.99999 {
 		t.Error("not deterministic")
 	}
 	near := h.Vector("flushing parquet row groups bounds the writer's memory")
 	far := h.Vector("xterm scrollback inside tmux swallows mouse wheel events")
-	if dn, df := dot(a, near), dot(a, far); dn <= df+0.2 {
+	if dn, df := vectest.Dot(a, near), vectest.Dot(a, far); dn <= df+0.2 {
 		t.Errorf("related %.3f vs unrelated %.3f", dn, df)
 	}
 	// Inflections meet through stems and character grams.
-	if s := dot(h.Vector("caching queries"), h.Vector("the query cache")); s < 0.3 {
+	if s := vectest.Dot(h.Vector("caching queries"), h.Vector("the query cache")); s < 0.3 {
 		t.Errorf("caching/cache %.3f", s)
 	}
 	for _, empty := range []string{"", "the and of", "!!! ---"} {
@@ -169,7 +162,7 @@ func TestHashChanceSimilarity(t *testing.T) {
 			b := 0.0
 			for i, d := range dv {
 				if !slices.ContainsFunc(strings.Fields(docs[i]), func(w string) bool { return slices.Contains(qw, w) }) { // a shared word is no chance
-					b = max(b, dot(qv, d))
+					b = max(b, vectest.Dot(qv, d))
 				}
 			}
 			mean += b / float64(len(queries))

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pos-lake/pos/internal/vectest"
 )
 
 // Two topics that never meet in one text, and words that both use: a
@@ -62,6 +64,18 @@ func train(t *testing.T, opt TrainOptions, texts []string, modelsDir, name strin
 	return m
 }
 
+// openTrained trains a model on texts into a new models directory and
+// opens it as the static provider.
+func openTrained(t *testing.T, opt TrainOptions, texts []string, name string) *Static {
+	t.Helper()
+	models := t.TempDir()
+	p, err := OpenStatic(train(t, opt, texts, models, name).Name, models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func embedOne(t *testing.T, p Provider, text string) []float32 {
 	t.Helper()
 	vs, err := p.Embed(context.Background(), []string{text})
@@ -98,14 +112,14 @@ func TestLearnCooccurrence(t *testing.T) {
 	for _, group := range [][]string{topicA, topicB} {
 		for i, a := range group {
 			for _, b := range group[i+1:] {
-				same += dot(vec[a], vec[b])
+				same += vectest.Dot(vec[a], vec[b])
 				nSame++
 			}
 		}
 	}
 	for _, a := range topicA {
 		for _, b := range topicB {
-			other += dot(vec[a], vec[b])
+			other += vectest.Dot(vec[a], vec[b])
 			nOther++
 		}
 	}
@@ -118,23 +132,23 @@ func TestLearnCooccurrence(t *testing.T) {
 	q := embedOne(t, p, "postgres migration cursor")
 	a := embedOne(t, p, "the schema of the table and its index")
 	b := embedOne(t, p, "the tulip of the orchard and its rabbit")
-	if dot(q, a) < dot(q, b)+0.1 {
-		t.Errorf("query to its topic %.3f, to the other %.3f", dot(q, a), dot(q, b))
+	if vectest.Dot(q, a) < vectest.Dot(q, b)+0.1 {
+		t.Errorf("query to its topic %.3f, to the other %.3f", vectest.Dot(q, a), vectest.Dot(q, b))
 	}
 	h := NewHash(0)
-	if s := dot(h.Vector("postgres migration cursor"), h.Vector("the schema of the table and its index")); s > 0.2 {
+	if s := vectest.Dot(h.Vector("postgres migration cursor"), h.Vector("the schema of the table and its index")); s > 0.2 {
 		t.Errorf("hash similarity %.3f of texts without a common word: the test does not test learning", s)
 	}
 	// A word the texts did not have is made of known ones: "databases"
 	// of "database" and "##s", nearer its topic than the other.
 	u := embedOne(t, p, "postgresdatabases")
-	if dot(u, vec["postgres"]) < 0.3 || dot(u, vec["index"]) < dot(u, vec["tulip"])+0.1 {
-		t.Errorf("unseen word: to postgres %.3f, index %.3f, tulip %.3f", dot(u, vec["postgres"]), dot(u, vec["index"]), dot(u, vec["tulip"]))
+	if vectest.Dot(u, vec["postgres"]) < 0.3 || vectest.Dot(u, vec["index"]) < vectest.Dot(u, vec["tulip"])+0.1 {
+		t.Errorf("unseen word: to postgres %.3f, index %.3f, tulip %.3f", vectest.Dot(u, vec["postgres"]), vectest.Dot(u, vec["index"]), vectest.Dot(u, vec["tulip"]))
 	}
 	// Exact words still count: a text is nearest to itself among texts
 	// of its topic.
 	t1, t2 := "database index migration", "table schema cursor"
-	if dot(embedOne(t, p, t1), embedOne(t, p, t1)) < dot(embedOne(t, p, t1), embedOne(t, p, t2))+0.1 {
+	if vectest.Dot(embedOne(t, p, t1), embedOne(t, p, t1)) < vectest.Dot(embedOne(t, p, t1), embedOne(t, p, t2))+0.1 {
 		t.Errorf("exact words do not stand out")
 	}
 }
@@ -246,7 +260,7 @@ func meanCrossSimilarity(t *testing.T, p Provider, texts []string) float64 {
 	var n int
 	for i := 0; i < len(vs); i += 2 {
 		for j := 1; j < len(vs); j += 2 {
-			sum += dot(vs[i], vs[j])
+			sum += vectest.Dot(vs[i], vs[j])
 			n++
 		}
 	}
@@ -261,13 +275,8 @@ func TestLearnSIFWeighting(t *testing.T) {
 		texts = append(texts, s+" okay okay")
 	}
 	near := func(opt TrainOptions) float64 {
-		models := t.TempDir()
-		m := train(t, opt, texts, models, "learned/sif")
-		p, err := OpenStatic(m.Name, models)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return dot(embedOne(t, p, "postgres okay"), embedOne(t, p, "okay"))
+		p := openTrained(t, opt, texts, "learned/sif")
+		return vectest.Dot(embedOne(t, p, "postgres okay"), embedOne(t, p, "okay"))
 	}
 	weighted := near(smallOptions)
 	opt := smallOptions
@@ -283,13 +292,7 @@ func TestLearnSIFWeighting(t *testing.T) {
 func TestLearnCentered(t *testing.T) {
 	texts := syntheticTexts(400, 4)
 	cross := func(opt TrainOptions) float64 {
-		models := t.TempDir()
-		m := train(t, opt, texts, models, "learned/c")
-		p, err := OpenStatic(m.Name, models)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return meanCrossSimilarity(t, p, texts[:60])
+		return meanCrossSimilarity(t, openTrained(t, opt, texts, "learned/c"), texts[:60])
 	}
 	opt := smallOptions
 	opt.HashDim, opt.SemanticShare = -1, 1 // the learned part alone
@@ -331,7 +334,7 @@ func TestLearnChanceLevel(t *testing.T) {
 		t.Errorf("texts of different topics score %.3f on average, above the chance level %.3f", cross, level)
 	}
 	q := embedOne(t, p, texts[7])
-	if s := dot(q, embedOne(t, p, texts[7]+" again")); s <= level {
+	if s := vectest.Dot(q, embedOne(t, p, texts[7]+" again")); s <= level {
 		t.Errorf("a text and its near copy score %.3f, not above the chance level %.3f", s, level)
 	}
 }

@@ -12,6 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/internal/oaitest"
+	"github.com/pos-lake/pos/internal/vectest"
 )
 
 // fakeOpenAI speaks the OpenAI embeddings wire format on a local server:
@@ -53,11 +56,7 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeErr(500, "server_error", "The server had an error")
 		return
 	}
-	var req struct {
-		Input      []string `json:"input"`
-		Model      string   `json:"model"`
-		Dimensions int      `json:"dimensions"`
-	}
+	var req oaitest.EmbeddingsRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeErr(400, "invalid_request_error", err.Error())
 		return
@@ -74,21 +73,7 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if req.Dimensions > 0 {
 		dim = req.Dimensions
 	}
-	type item struct {
-		Object    string    `json:"object"`
-		Index     int       `json:"index"`
-		Embedding []float32 `json:"embedding"`
-	}
-	out := struct {
-		Object string `json:"object"`
-		Data   []item `json:"data"`
-		Model  string `json:"model"`
-	}{Object: "list", Model: req.Model}
-	for i, in := range req.Input {
-		out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: NewHash(dim).Vector(in)})
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(out)
+	oaitest.WriteEmbeddings(w, req, NewHash(dim).Vector)
 }
 
 func newFake(t *testing.T) (*fakeOpenAI, string) {
@@ -124,7 +109,7 @@ func TestOpenAIBatching(t *testing.T) {
 		t.Fatalf("%d vectors, dim %d", len(vs), p.Dim())
 	}
 	for i, v := range vs {
-		if dot(v, NewHash(48).Vector(in[i])) < 0.9999 {
+		if vectest.Dot(v, NewHash(48).Vector(in[i])) < 0.9999 {
 			t.Fatalf("vector %d is not its text's", i)
 		}
 	}
