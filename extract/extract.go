@@ -282,9 +282,32 @@ func (o *Options) Changed(files []SourceFile) []SourceFile {
 
 // Source is a source file opened for reading against its watermark.
 type Source struct {
+	Path string
 	File *os.File
 	FP   watermark.Fingerprint
 	Plan watermark.Plan // where to start; Plan.Skip when there is nothing new
+}
+
+// ReadSource is the job of one source file read on its own: it opens path
+// with OpenSource and, unless the file is passed over, hands it to read
+// and closes it after.
+func (o *Options) ReadSource(path string, read func(*Source) error) error {
+	src, err := o.OpenSource(path)
+	if src == nil || err != nil {
+		return err
+	}
+	defer src.File.Close()
+	return read(src)
+}
+
+// EmitCheckpoint hands emit the checkpoint of the source file read up to
+// consumed bytes, to be resumed at resume (see Checkpoint).
+func (s *Source) EmitCheckpoint(emit Emit, platform string, consumed, resume, resumeLines int64, ctx map[string]string) error {
+	cp, err := Checkpoint(platform, s.File, s.Path, s.FP, consumed, resume, resumeLines, ctx)
+	if err != nil {
+		return err
+	}
+	return emit(cp)
 }
 
 // OpenSource opens a file an adapter found (with OpenFile) and decides,
@@ -309,7 +332,7 @@ func (o *Options) OpenSource(path string) (*Source, error) {
 	if err != nil {
 		return nil, o.SkipFile(path, err)
 	}
-	s := &Source{File: f, FP: watermark.Stat(fi)}
+	s := &Source{Path: path, File: f, FP: watermark.Stat(fi)}
 	if !o.Since.IsZero() && fi.ModTime().Before(o.Since) {
 		f.Close()
 		return nil, nil

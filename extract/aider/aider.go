@@ -85,7 +85,9 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 	loc := location(&opt)
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: opt.Counted(emit), loc: loc}
-		return opt.FileDone(r.file(ctx, files[i]))
+		return opt.FileDone(opt.ReadSource(files[i].Path, func(src *extract.Source) error {
+			return r.file(ctx, files[i], src)
+		}))
 	}, emit)
 }
 
@@ -175,13 +177,8 @@ type fileState struct {
 	calls               []pendingCall // the last reply's calls, for their results
 }
 
-func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
-	src, err := r.opt.OpenSource(sf.Path)
-	if src == nil || err != nil {
-		return err
-	}
+func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Source) (err error) {
 	f, fp, plan := src.File, src.FP, src.Plan
-	defer f.Close()
 	fs := &fileState{path: sf.Path, dir: filepath.Dir(sf.Path), mtime: fp.Mtime}
 	if plan.Context != nil {
 		fs.st = r.restore(plan.Context)
@@ -229,9 +226,5 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		return nil
 	}
 	resume, resumeLines := read.Resume(fs.resume, fs.resumeLines)
-	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, fs.snap.context())
-	if err != nil {
-		return err
-	}
-	return r.emit(cp)
+	return src.EmitCheckpoint(r.emit, platform, consumed, resume, resumeLines, fs.snap.context())
 }

@@ -148,7 +148,8 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 			}
 		}()
 		for _, f := range groups[i] {
-			if err := opt.FileDone(r.file(ctx, f)); err != nil {
+			err := opt.ReadSource(f.Path, func(src *extract.Source) error { return r.file(ctx, f, src) })
+			if err := opt.FileDone(err); err != nil {
 				return err
 			}
 		}
@@ -168,7 +169,8 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := opt.FileDone(run.plan(f)); err != nil {
+		err := opt.ReadSource(f.Path, func(src *extract.Source) error { return run.plan(f, src) })
+		if err := opt.FileDone(err); err != nil {
 			return err
 		}
 	}
@@ -331,13 +333,8 @@ type sessionInfo struct {
 	cwd, branch, version string
 }
 
-func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
-	src, err := r.opt.OpenSource(sf.Path)
-	if src == nil || err != nil {
-		return err
-	}
+func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Source) (err error) {
 	f, fp, plan := src.File, src.FP, src.Plan
-	defer f.Close()
 	fs := &fileState{path: sf.Path, fi: fp, mtime: fp.Mtime, sideRoot: map[string]string{}}
 	base := strings.TrimSuffix(filepath.Base(sf.Path), ".jsonl")
 	if uuidRE.MatchString(base) {
@@ -438,11 +435,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if fs.agentID == "" {
 		ctxt["tail"], ctxt["lines"] = fs.tail(), strconv.FormatInt(consumedLines, 10)
 	}
-	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, ctxt)
-	if err != nil {
-		return err
-	}
-	return r.emit(cp)
+	return src.EmitCheckpoint(r.emit, platform, consumed, resume, resumeLines, ctxt)
 }
 
 // lenient parses a line whose JSON is valid but some field has a type this

@@ -127,7 +127,9 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 				readers.Put(r.lr)
 			}
 		}()
-		return opt.FileDone(r.file(ctx, files[i]))
+		return opt.FileDone(opt.ReadSource(files[i].Path, func(src *extract.Source) error {
+			return r.file(ctx, files[i], src)
+		}))
 	}, emit)
 }
 
@@ -170,13 +172,8 @@ func sessionFromName(path string) string {
 	return base
 }
 
-func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
-	src, err := r.opt.OpenSource(sf.Path)
-	if src == nil || err != nil {
-		return err
-	}
+func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Source) error {
 	f, fp, plan := src.File, src.FP, src.Plan
-	defer f.Close()
 	fs := newFileState(sf.Path, fp.Mtime)
 	fs.restore(plan.Context)
 	fs.resume, fs.resumeLines = plan.Start, plan.Lines
@@ -224,9 +221,5 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		return nil
 	}
 	resume, resumeLines := read.Resume(fs.resume, fs.resumeLines)
-	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, fs.context())
-	if err != nil {
-		return err
-	}
-	return r.emit(cp)
+	return src.EmitCheckpoint(r.emit, platform, consumed, resume, resumeLines, fs.context())
 }

@@ -229,7 +229,10 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		if i < len(read) {
 			return opt.FileDone(r.database(ctx, read[i], emit))
 		}
-		return opt.FileDone(r.transcript(ctx, trFiles[i-len(read)], emit))
+		sf := trFiles[i-len(read)]
+		return opt.FileDone(opt.ReadSource(sf.Path, func(src *extract.Source) error {
+			return r.transcript(ctx, sf, src, emit)
+		}))
 	}, emit)
 }
 

@@ -83,12 +83,7 @@ type trRun struct {
 	n       int
 }
 
-func (r *run) transcript(ctx context.Context, sf extract.SourceFile, emit extract.Emit) error {
-	src, err := r.opt.OpenSource(sf.Path)
-	if src == nil || err != nil {
-		return err
-	}
-	defer src.File.Close()
+func (r *run) transcript(ctx context.Context, sf extract.SourceFile, src *extract.Source, emit extract.Emit) error {
 	id := transcriptIdentity(sf.Path)
 	tr := &trRun{run: r, emit: emit, path: sf.Path, mtime: src.FP.Mtime, id: id,
 		project: r.idx.slugs[strings.ToLower(id.slug)]}

@@ -183,10 +183,12 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 				readers.Put(r.lr)
 			}
 		}()
-		if strings.HasSuffix(files[i].Path, ".jsonl") {
-			return opt.FileDone(r.jsonl(ctx, files[i]))
-		}
-		return opt.FileDone(r.json(ctx, files[i]))
+		return opt.FileDone(opt.ReadSource(files[i].Path, func(src *extract.Source) error {
+			if strings.HasSuffix(files[i].Path, ".jsonl") {
+				return r.jsonl(ctx, files[i], src)
+			}
+			return r.json(ctx, files[i], src)
+		}))
 	}, emit)
 }
 

@@ -104,7 +104,9 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	workers := opt.WorkerCount()
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: opt.Counted(emit)}
-		return opt.FileDone(r.file(ctx, files[i]))
+		return opt.FileDone(opt.ReadSource(files[i].Path, func(src *extract.Source) error {
+			return r.file(ctx, files[i], src)
+		}))
 	}, emit)
 }
 
@@ -154,13 +156,8 @@ func (fs *fileState) session(id string) *sessionInfo {
 	return s
 }
 
-func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
-	src, err := r.opt.OpenSource(sf.Path)
-	if src == nil || err != nil {
-		return err
-	}
+func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Source) error {
 	f, fp, plan := src.File, src.FP, src.Plan
-	defer f.Close()
 	base := filepath.Base(sf.Path)
 	fs := &fileState{path: sf.Path, base: base, stem: strings.TrimSuffix(base, ".jsonl"), mtime: fp.Mtime,
 		sessions: map[string]*sessionInfo{}, prompts: map[string]promptAt{}}
@@ -221,11 +218,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 			resume, resumeLines = p.offset, p.lines
 		}
 	}
-	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, fs.context())
-	if err != nil {
-		return err
-	}
-	return r.emit(cp)
+	return src.EmitCheckpoint(r.emit, platform, consumed, resume, resumeLines, fs.context())
 }
 
 // context is what the next run needs: the last time (for events without
