@@ -387,30 +387,14 @@ func splitConversation(b []byte, tokens bool) ([]byte, []element, error) {
 // tokenValue reads the next value of dec, whose input is b, token by token
 // (no limit on nesting) and sets v to its text.
 func tokenValue(dec *json.Decoder, b []byte, v *json.RawMessage) error {
-	depth := 0
-	start := int64(-1)
-	for {
-		if start < 0 {
-			// The value starts after the blanks and the separator that
-			// precede it.
-			start = dec.InputOffset()
-			for start < int64(len(b)) && (b[start] == ',' || b[start] == ':' || b[start] == ' ' || b[start] == '\n' || b[start] == '\r' || b[start] == '\t') {
-				start++
-			}
-		}
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			*v = b[start:dec.InputOffset()]
-			return nil
-		}
+	// The value starts after the blanks and the separator that precede it.
+	start := dec.InputOffset()
+	for start < int64(len(b)) && (b[start] == ',' || b[start] == ':' || b[start] == ' ' || b[start] == '\n' || b[start] == '\r' || b[start] == '\t') {
+		start++
 	}
+	if err := jsontext.SkipValue(dec); err != nil {
+		return err
+	}
+	*v = b[start:dec.InputOffset()]
+	return nil
 }

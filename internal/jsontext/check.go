@@ -57,11 +57,22 @@ func stringEnd(b []byte, i int) int {
 // few texts Deeper finds.
 func ValidDeep(b []byte) bool {
 	d := json.NewDecoder(bytes.NewReader(b))
+	if SkipValue(d) != nil {
+		return false
+	}
+	// Nothing but white space may follow the value.
+	_, err := d.Token()
+	return errors.Is(err, io.EOF)
+}
+
+// SkipValue reads the next value of d token by token, however deeply it
+// nests: d's InputOffset is then the end of the value.
+func SkipValue(d *json.Decoder) error {
 	depth := 0
 	for {
 		t, err := d.Token()
 		if err != nil {
-			return false
+			return err
 		}
 		switch t {
 		case json.Delim('{'), json.Delim('['):
@@ -70,12 +81,9 @@ func ValidDeep(b []byte) bool {
 			depth--
 		}
 		if depth == 0 {
-			break
+			return nil
 		}
 	}
-	// Nothing but white space may follow the value.
-	_, err := d.Token()
-	return errors.Is(err, io.EOF)
 }
 
 // LoneSurrogate reports whether the JSON text b, whose backslashes all
