@@ -9,6 +9,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -259,7 +260,7 @@ func (tr *trRun) jsonLine(l *trLine, parsed bool, b []byte, ln extract.Line) (*s
 			in := jsonValue(bl.Input)
 			rec.Tools = append(rec.Tools, schema.Tool{Name: bl.Name, CallID: bl.ID, Input: in})
 			for _, f := range toolFiles(bl.Name, in) {
-				if f = resolve(tr.project, f); !containsStr(rec.Files, f) {
+				if f = resolve(tr.project, f); !slices.Contains(rec.Files, f) {
 					rec.Files = append(rec.Files, f)
 				}
 			}
@@ -513,7 +514,7 @@ func (tr *trRun) textBlock(b *textBlock) error {
 		t := &rec.Tools[i]
 		t.Output = strings.TrimRight(t.Output, "\n\r\t ")
 		for _, f := range toolFiles(t.Name, t.Input) {
-			if f = resolve(tr.project, f); !containsStr(rec.Files, f) {
+			if f = resolve(tr.project, f); !slices.Contains(rec.Files, f) {
 				rec.Files = append(rec.Files, f)
 			}
 		}
