@@ -99,6 +99,15 @@ func ParseTime(s string) (time.Time, bool) {
 // Getenv returns an environment variable through the options.
 func (o *Options) Getenv(k string) string { return o.env(k) }
 
+// InHome is the path elem below the options' home directory (a
+// platform's default folder), or "" when the home is not known.
+func (o *Options) InHome(elem ...string) string {
+	if o.Home == "" {
+		return ""
+	}
+	return filepath.Join(append([]string{o.Home}, elem...)...)
+}
+
 // UserConfigDir is the folder applications keep per-user settings in on
 // goos, as os.UserConfigDir has it but from the options' home and
 // environment: %APPDATA% (else ~/AppData/Roaming) on Windows,
@@ -111,22 +120,15 @@ func (o *Options) UserConfigDir(goos string) string {
 		if v := o.env("APPDATA"); v != "" {
 			return v
 		}
-		if o.Home != "" {
-			return filepath.Join(o.Home, "AppData", "Roaming")
-		}
+		return o.InHome("AppData", "Roaming")
 	case "darwin":
-		if o.Home != "" {
-			return filepath.Join(o.Home, "Library", "Application Support")
-		}
+		return o.InHome("Library", "Application Support")
 	default:
 		if v := o.env("XDG_CONFIG_HOME"); v != "" {
 			return v
 		}
-		if o.Home != "" {
-			return filepath.Join(o.Home, ".config")
-		}
+		return o.InHome(".config")
 	}
-	return ""
 }
 
 // Skip reports a bad input record; the error it returns stops the run.

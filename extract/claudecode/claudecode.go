@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -77,7 +76,7 @@ func roots(opt *extract.Options) (transcripts, plans []string) {
 		return transcripts, plans
 	}
 	for _, r := range given {
-		if isDir(filepath.Join(r, "projects")) {
+		if extract.IsDir(filepath.Join(r, "projects")) {
 			transcripts = append(transcripts, filepath.Join(r, "projects"))
 			plans = append(plans, filepath.Join(r, "plans"))
 			continue
@@ -89,11 +88,6 @@ func roots(opt *extract.Options) (transcripts, plans []string) {
 		}
 	}
 	return transcripts, plans
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
 
 func init() { extract.Register(Adapter{}) }
@@ -133,20 +127,14 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	// names the subagents' types. Jobs run in parallel, output in order.
 	groups := changedGroups(&opt, parentsFirst(files))
 	workers := opt.WorkerCount()
-	// *schema.LineReader of kept lines, reused: a job's files fill the
-	// rest of the last job's block before a new one is made.
-	var readers sync.Pool
+	// Line readers of kept lines, reused: a job's files fill the rest of
+	// the last job's block before a new one is made.
+	var readers extract.LineReaders
 	err = extract.Ordered(ctx, workers, len(groups), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: opt.Counted(emit), slugs: shared.slugs, mu: shared.mu, job: i,
 			taskTypes: map[string]string{}, agentTypes: map[string]string{}}
-		if lr, ok := readers.Get().(*schema.LineReader); ok {
-			r.lr = lr
-		}
-		defer func() {
-			if r.lr != nil {
-				readers.Put(r.lr)
-			}
-		}()
+		r.lr = readers.Get()
+		defer func() { readers.Put(r.lr) }()
 		for _, f := range groups[i] {
 			err := opt.ReadSource(f.Path, func(src *extract.Source) error { return r.file(ctx, f, src) })
 			if err := opt.FileDone(err); err != nil {

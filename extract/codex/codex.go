@@ -32,11 +32,9 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/codex/about"
@@ -61,10 +59,7 @@ func Home(opt *extract.Options) string {
 	if v := strings.TrimSpace(opt.Getenv("CODEX_HOME")); v != "" {
 		return v
 	}
-	if opt.Home == "" {
-		return ""
-	}
-	return filepath.Join(opt.Home, ".codex")
+	return opt.InHome(".codex")
 }
 
 // roots returns the directories to search. A root that is a Codex home (it
@@ -80,18 +75,13 @@ func roots(opt *extract.Options) []string {
 	}
 	var out []string
 	for _, r := range opt.Roots {
-		if isDir(filepath.Join(r, "sessions")) {
+		if extract.IsDir(filepath.Join(r, "sessions")) {
 			out = append(out, filepath.Join(r, "sessions"), filepath.Join(r, "archived_sessions"))
 			continue
 		}
 		out = append(out, r)
 	}
 	return out
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
 
 // Capabilities implements extract.Adapter: what extract declares for the
@@ -116,17 +106,11 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 	}
 	files = opt.Changed(files)
 	workers := opt.WorkerCount()
-	var readers sync.Pool // *schema.LineReader: a 1 MB buffer each
+	var readers extract.LineReaders
 	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: opt.Counted(emit)}
-		if lr, ok := readers.Get().(*schema.LineReader); ok {
-			r.lr = lr
-		}
-		defer func() {
-			if r.lr != nil {
-				readers.Put(r.lr)
-			}
-		}()
+		r.lr = readers.Get()
+		defer func() { readers.Put(r.lr) }()
 		return opt.FileDone(opt.ReadSource(files[i].Path, func(src *extract.Source) error {
 			return r.file(ctx, files[i], src)
 		}))

@@ -58,10 +58,7 @@ func DefaultDir(opt *extract.Options) string {
 	if d := opt.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "pos", "push")
 	}
-	if opt.Home == "" {
-		return ""
-	}
-	return filepath.Join(opt.Home, ".local", "share", "pos", "push")
+	return opt.InHome(".local", "share", "pos", "push")
 }
 
 // Locations implements extract.Adapter: the roots given, else the push
