@@ -302,6 +302,18 @@ func (o *Options) ReadSource(path string, read func(*Source) error) error {
 	return read(src)
 }
 
+// ReadSources reads files one job each, in parallel and in order (Ordered
+// with WorkerCount workers): each file is opened with ReadSource and
+// handed to read with the job's emit, which counts the records it passes
+// (Counted); what read returns ends the job (FileDone).
+func (o *Options) ReadSources(ctx context.Context, files []SourceFile, emit Emit, read func(ctx context.Context, sf SourceFile, src *Source, emit Emit) error) error {
+	return Ordered(ctx, o.WorkerCount(), len(files), func(ctx context.Context, i int, emit Emit) error {
+		return o.FileDone(o.ReadSource(files[i].Path, func(src *Source) error {
+			return read(ctx, files[i], src, o.Counted(emit))
+		}))
+	}, emit)
+}
+
 // EmitCheckpoint hands emit the checkpoint of the source file read up to
 // consumed bytes, to be resumed at resume (see Checkpoint).
 func (s *Source) EmitCheckpoint(emit Emit, platform string, consumed, resume, resumeLines int64, ctx map[string]string) error {

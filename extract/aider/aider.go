@@ -81,14 +81,11 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 	if err != nil {
 		return err
 	}
-	workers := opt.WorkerCount()
 	loc := location(&opt)
-	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: opt.Counted(emit), loc: loc}
-		return opt.FileDone(opt.ReadSource(files[i].Path, func(src *extract.Source) error {
-			return r.file(ctx, files[i], src)
-		}))
-	}, emit)
+	return opt.ReadSources(ctx, files, emit, func(ctx context.Context, sf extract.SourceFile, src *extract.Source, emit extract.Emit) error {
+		r := &run{opt: &opt, emit: emit, loc: loc}
+		return r.file(ctx, sf, src)
+	})
 }
 
 // location is the zone Aider's times are read in: TZ through the options,

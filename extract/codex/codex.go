@@ -105,16 +105,12 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 		return err
 	}
 	files = opt.Changed(files)
-	workers := opt.WorkerCount()
 	var readers extract.LineReaders
-	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: opt.Counted(emit)}
-		r.lr = readers.Get()
+	return opt.ReadSources(ctx, files, emit, func(ctx context.Context, sf extract.SourceFile, src *extract.Source, emit extract.Emit) error {
+		r := &run{opt: &opt, emit: emit, lr: readers.Get()}
 		defer func() { readers.Put(r.lr) }()
-		return opt.FileDone(opt.ReadSource(files[i].Path, func(src *extract.Source) error {
-			return r.file(ctx, files[i], src)
-		}))
-	}, emit)
+		return r.file(ctx, sf, src)
+	})
 }
 
 // run reads files for one job.

@@ -161,20 +161,16 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 		return err
 	}
 	files = opt.Changed(files)
-	workers := opt.WorkerCount()
 	projects := &sync.Map{} // project dir -> its .project_root
 	var readers extract.LineReaders
-	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: opt.Counted(emit), projects: projects}
-		r.lr = readers.Get()
+	return opt.ReadSources(ctx, files, emit, func(ctx context.Context, sf extract.SourceFile, src *extract.Source, emit extract.Emit) error {
+		r := &run{opt: &opt, emit: emit, projects: projects, lr: readers.Get()}
 		defer func() { readers.Put(r.lr) }()
-		return opt.FileDone(opt.ReadSource(files[i].Path, func(src *extract.Source) error {
-			if strings.HasSuffix(files[i].Path, ".jsonl") {
-				return r.jsonl(ctx, files[i], src)
-			}
-			return r.json(ctx, files[i], src)
-		}))
-	}, emit)
+		if strings.HasSuffix(sf.Path, ".jsonl") {
+			return r.jsonl(ctx, sf, src)
+		}
+		return r.json(ctx, sf, src)
+	})
 }
 
 type run struct {

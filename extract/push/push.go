@@ -98,13 +98,10 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		return err
 	}
 	files = opt.Changed(files)
-	workers := opt.WorkerCount()
-	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: opt.Counted(emit)}
-		return opt.FileDone(opt.ReadSource(files[i].Path, func(src *extract.Source) error {
-			return r.file(ctx, files[i], src)
-		}))
-	}, emit)
+	return opt.ReadSources(ctx, files, emit, func(ctx context.Context, sf extract.SourceFile, src *extract.Source, emit extract.Emit) error {
+		r := &run{opt: &opt, emit: emit}
+		return r.file(ctx, sf, src)
+	})
 }
 
 type run struct {
