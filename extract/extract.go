@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -312,6 +313,21 @@ func (o *Options) ReadSources(ctx context.Context, files []SourceFile, emit Emit
 			return read(ctx, files[i], src, o.Counted(emit))
 		}))
 	}, emit)
+}
+
+// LineReader seeks the file to start, line number lines (its plan's, or a
+// later point the adapter chose), and returns lr reset to read from there,
+// or, when lr is nil, a new reader made by newReader
+// (schema.NewLineReaderAt, schema.NewKeptLineReader).
+func (s *Source) LineReader(lr *schema.LineReader, newReader func(io.Reader, int64, int64) *schema.LineReader, start, lines int64) (*schema.LineReader, error) {
+	if _, err := s.File.Seek(start, io.SeekStart); err != nil {
+		return lr, &ReadError{Path: s.Path, Err: err}
+	}
+	if lr == nil {
+		return newReader(s.File, start, lines), nil
+	}
+	lr.Reset(s.File, start, lines)
+	return lr, nil
 }
 
 // EmitCheckpoint hands emit the checkpoint of the source file read up to

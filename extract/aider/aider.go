@@ -18,7 +18,6 @@ package aider
 
 import (
 	"context"
-	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -175,7 +174,7 @@ type fileState struct {
 }
 
 func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Source) (err error) {
-	f, fp, plan := src.File, src.FP, src.Plan
+	fp, plan := src.FP, src.Plan
 	fs := &fileState{path: sf.Path, dir: filepath.Dir(sf.Path), mtime: fp.Mtime}
 	if plan.Context != nil {
 		fs.st = r.restore(plan.Context)
@@ -189,11 +188,12 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Sour
 			return err
 		}
 	}
-	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
-		return &extract.ReadError{Path: sf.Path, Err: err}
+	lr, err := src.LineReader(nil, schema.NewLineReaderAt, plan.Start, plan.Lines)
+	if err != nil {
+		return err
 	}
 	sp := &splitter{emit: func(b *block) error { return r.block(fs, b) }}
-	read, err := r.opt.ReadText(ctx, schema.NewLineReaderAt(f, plan.Start, plan.Lines), sf.Path, func(ln schema.Line) error {
+	read, err := r.opt.ReadText(ctx, lr, sf.Path, func(ln schema.Line) error {
 		if !ln.Terminated {
 			// Aider is still writing this line: the next run reads it.
 			if r.opt.Stats != nil {

@@ -16,7 +16,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -356,14 +355,11 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Sour
 		plan.Start, plan.Lines = start, lines
 		fs.resume, fs.resumeLines, fs.merged = start, lines, merged
 	}
-	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
-		return &extract.ReadError{Path: sf.Path, Err: err}
+	lr, err := src.LineReader(r.lr, schema.NewKeptLineReader, plan.Start, plan.Lines)
+	if err != nil {
+		return err
 	}
-	if r.lr == nil {
-		r.lr = schema.NewKeptLineReader(f, plan.Start, plan.Lines)
-	} else {
-		r.lr.Reset(f, plan.Start, plan.Lines)
-	}
+	r.lr = lr
 	// The lines are the records' raw as they were read, not copies: the
 	// reader never writes over them, and copies would double the memory a
 	// large home's lines take.

@@ -31,7 +31,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -153,18 +152,15 @@ func sessionFromName(path string) string {
 }
 
 func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Source) error {
-	f, fp, plan := src.File, src.FP, src.Plan
+	fp, plan := src.FP, src.Plan
 	fs := newFileState(sf.Path, fp.Mtime)
 	fs.restore(plan.Context)
 	fs.resume, fs.resumeLines = plan.Start, plan.Lines
-	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
-		return &extract.ReadError{Path: sf.Path, Err: err}
+	lr, err := src.LineReader(r.lr, schema.NewLineReaderAt, plan.Start, plan.Lines)
+	if err != nil {
+		return err
 	}
-	if r.lr == nil {
-		r.lr = schema.NewLineReaderAt(f, plan.Start, plan.Lines)
-	} else {
-		r.lr.Reset(f, plan.Start, plan.Lines)
-	}
+	r.lr = lr
 	var (
 		l   line
 		p   payload

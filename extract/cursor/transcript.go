@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -167,10 +166,10 @@ func (tr *trRun) jsonl(ctx context.Context, src *extract.Source) error {
 	if c := plan.Context; c != nil {
 		tr.prevID = c["prev_id"]
 	}
-	if _, err := src.File.Seek(plan.Start, io.SeekStart); err != nil {
-		return &extract.ReadError{Path: tr.path, Err: err}
+	lr, err := src.LineReader(nil, schema.NewLineReaderAt, plan.Start, plan.Lines)
+	if err != nil {
+		return err
 	}
-	lr := schema.NewLineReaderAt(src.File, plan.Start, plan.Lines)
 	resume, resumeLines, resumePrev := plan.Start, plan.Lines, tr.prevID
 	var l trLine
 	line := func(raw []byte, ln extract.Line, parsed bool) error {

@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -151,7 +150,7 @@ func (fs *fileState) session(id string) *sessionInfo {
 }
 
 func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Source) error {
-	f, fp, plan := src.File, src.FP, src.Plan
+	fp, plan := src.FP, src.Plan
 	base := filepath.Base(sf.Path)
 	fs := &fileState{path: sf.Path, base: base, stem: strings.TrimSuffix(base, ".jsonl"), mtime: fp.Mtime,
 		sessions: map[string]*sessionInfo{}, prompts: map[string]promptAt{}}
@@ -171,15 +170,16 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Sour
 			}
 		}
 	}
-	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
-		return &extract.ReadError{Path: sf.Path, Err: err}
+	lr, err := src.LineReader(nil, schema.NewLineReaderAt, plan.Start, plan.Lines)
+	if err != nil {
+		return err
 	}
 	var (
 		ev  event
 		bad string
 		ok  bool
 	)
-	read, err := r.opt.ReadLines(ctx, schema.NewLineReaderAt(f, plan.Start, plan.Lines), sf.Path, false, extract.LineFuncs{
+	read, err := r.opt.ReadLines(ctx, lr, sf.Path, false, extract.LineFuncs{
 		Parse: func(raw []byte) error {
 			var perr error
 			ev, bad, perr = parseEvent(raw)
