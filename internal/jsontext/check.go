@@ -226,36 +226,35 @@ func ValidNumber(b []byte) bool {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
+		i = digits(b, i)
 	default:
 		return false
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
+		j := i + 1
+		if i = digits(b, j); i == j {
 			return false
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
+		j := i + 1
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
 		}
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
+		if i = digits(b, j); i == j {
 			return false
 		}
 	}
 	return i == len(b)
+}
+
+// digits returns the index of the first byte of b from i on that is no
+// decimal digit.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // Hex4 decodes the four hex digits of a \u escape at the start of b.
