@@ -51,8 +51,9 @@
 //     repairs, or with a field that could not be read (a time that is no
 //     time, a count that is a string or below zero), through Options.Warn.
 //     A line type the adapter does not know is not bad: it is kept raw.
-//   - Files are found with Options.Walk and opened with OpenSource, or
-//     OpenFile and ReadSmall for a file read beside them: never a symbolic
+//   - Files are found with Options.Walk and opened with OpenSource (most
+//     through ReadSource, which closes them after), or OpenFile and
+//     ReadSmall for a file read beside them: never a symbolic
 //     link below a root unless Options.FollowLinks, never anything but a
 //     regular file, never blocking. An entry that cannot be read is
 //     reported (Options.SkipFile) and the run goes on; a read that fails

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -99,6 +100,15 @@ func ParseTime(s string) (time.Time, bool) {
 // Getenv returns an environment variable through the options.
 func (o *Options) Getenv(k string) string { return o.env(k) }
 
+// InHome is the path elem below the options' home directory (a
+// platform's default folder), or "" when the home is not known.
+func (o *Options) InHome(elem ...string) string {
+	if o.Home == "" {
+		return ""
+	}
+	return filepath.Join(append([]string{o.Home}, elem...)...)
+}
+
 // UserConfigDir is the folder applications keep per-user settings in on
 // goos, as os.UserConfigDir has it but from the options' home and
 // environment: %APPDATA% (else ~/AppData/Roaming) on Windows,
@@ -111,22 +121,15 @@ func (o *Options) UserConfigDir(goos string) string {
 		if v := o.env("APPDATA"); v != "" {
 			return v
 		}
-		if o.Home != "" {
-			return filepath.Join(o.Home, "AppData", "Roaming")
-		}
+		return o.InHome("AppData", "Roaming")
 	case "darwin":
-		if o.Home != "" {
-			return filepath.Join(o.Home, "Library", "Application Support")
-		}
+		return o.InHome("Library", "Application Support")
 	default:
 		if v := o.env("XDG_CONFIG_HOME"); v != "" {
 			return v
 		}
-		if o.Home != "" {
-			return filepath.Join(o.Home, ".config")
-		}
+		return o.InHome(".config")
 	}
-	return ""
 }
 
 // Skip reports a bad input record; the error it returns stops the run.
@@ -282,9 +285,59 @@ func (o *Options) Changed(files []SourceFile) []SourceFile {
 
 // Source is a source file opened for reading against its watermark.
 type Source struct {
+	Path string
 	File *os.File
 	FP   watermark.Fingerprint
 	Plan watermark.Plan // where to start; Plan.Skip when there is nothing new
+}
+
+// ReadSource is the job of one source file read on its own: it opens path
+// with OpenSource and, unless the file is passed over, hands it to read
+// and closes it after.
+func (o *Options) ReadSource(path string, read func(*Source) error) error {
+	src, err := o.OpenSource(path)
+	if src == nil || err != nil {
+		return err
+	}
+	defer src.File.Close()
+	return read(src)
+}
+
+// ReadSources reads files one job each, in parallel and in order (Ordered
+// with WorkerCount workers): each file is opened with ReadSource and
+// handed to read with the job's emit, which counts the records it passes
+// (Counted); what read returns ends the job (FileDone).
+func (o *Options) ReadSources(ctx context.Context, files []SourceFile, emit Emit, read func(ctx context.Context, sf SourceFile, src *Source, emit Emit) error) error {
+	return Ordered(ctx, o.WorkerCount(), len(files), func(ctx context.Context, i int, emit Emit) error {
+		return o.FileDone(o.ReadSource(files[i].Path, func(src *Source) error {
+			return read(ctx, files[i], src, o.Counted(emit))
+		}))
+	}, emit)
+}
+
+// LineReader seeks the file to start, line number lines (its plan's, or a
+// later point the adapter chose), and returns lr reset to read from there,
+// or, when lr is nil, a new reader made by newReader
+// (schema.NewLineReaderAt, schema.NewKeptLineReader).
+func (s *Source) LineReader(lr *schema.LineReader, newReader func(io.Reader, int64, int64) *schema.LineReader, start, lines int64) (*schema.LineReader, error) {
+	if _, err := s.File.Seek(start, io.SeekStart); err != nil {
+		return lr, &ReadError{Path: s.Path, Err: err}
+	}
+	if lr == nil {
+		return newReader(s.File, start, lines), nil
+	}
+	lr.Reset(s.File, start, lines)
+	return lr, nil
+}
+
+// EmitCheckpoint hands emit the checkpoint of the source file read up to
+// consumed bytes, to be resumed at resume (see Checkpoint).
+func (s *Source) EmitCheckpoint(emit Emit, platform string, consumed, resume, resumeLines int64, ctx map[string]string) error {
+	cp, err := Checkpoint(platform, s.File, s.Path, s.FP, consumed, resume, resumeLines, ctx)
+	if err != nil {
+		return err
+	}
+	return emit(cp)
 }
 
 // OpenSource opens a file an adapter found (with OpenFile) and decides,
@@ -309,7 +362,7 @@ func (o *Options) OpenSource(path string) (*Source, error) {
 	if err != nil {
 		return nil, o.SkipFile(path, err)
 	}
-	s := &Source{File: f, FP: watermark.Stat(fi)}
+	s := &Source{Path: path, File: f, FP: watermark.Stat(fi)}
 	if !o.Since.IsZero() && fi.ModTime().Before(o.Since) {
 		f.Close()
 		return nil, nil

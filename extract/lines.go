@@ -10,6 +10,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -569,4 +570,21 @@ func (o *Options) Head(path string, n int) ([]byte, error) {
 		return nil, err
 	}
 	return buf[:m], nil
+}
+
+// LineReaders lends the jobs of a run line readers (a 1 MB buffer each),
+// so that a run makes one per worker, not one per file.
+type LineReaders struct{ pool sync.Pool }
+
+// Get returns a reader an earlier job gave back, or nil.
+func (p *LineReaders) Get() *schema.LineReader {
+	lr, _ := p.pool.Get().(*schema.LineReader)
+	return lr
+}
+
+// Put gives lr back for a later job; nil is passed over.
+func (p *LineReaders) Put(lr *schema.LineReader) {
+	if lr != nil {
+		p.pool.Put(lr)
+	}
 }

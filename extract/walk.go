@@ -319,3 +319,10 @@ func readDir(dir string) ([]fs.DirEntry, error) {
 	defer f.Close()
 	return f.ReadDir(-1)
 }
+
+// IsDir reports whether p is a directory (or a link to one): a root that
+// holds a platform's own folder layout is searched in those folders only.
+func IsDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}

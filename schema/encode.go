@@ -21,7 +21,7 @@ func AppendRecord(b []byte, r *Record) []byte {
 	if r.Line != nil {
 		return append(b, r.Line...)
 	}
-	w := obj{b: append(b, '{')}
+	w := newObj(b)
 	schema := r.Schema
 	if schema == "" {
 		schema = Version
@@ -44,14 +44,7 @@ func AppendRecord(b []byte, r *Record) []byte {
 	w.str("thinking", r.Thinking)
 	if len(r.Tools) > 0 {
 		w.key("tools")
-		w.b = append(w.b, '[')
-		for i := range r.Tools {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.b = appendTool(w.b, &r.Tools[i])
-		}
-		w.b = append(w.b, ']')
+		w.b = appendList(w.b, r.Tools, appendTool)
 	}
 	w.str("model", r.Model)
 	if r.Usage != nil {
@@ -63,12 +56,11 @@ func AppendRecord(b []byte, r *Record) []byte {
 		w.b = appendModelUsages(w.b, r.Advisor, false)
 	}
 	if a := r.Agent; a != nil && (a.ID != "" || a.Type != "" || a.Sidechain) {
-		w.key("agent")
-		o := obj{b: append(w.b, '{')}
+		o := w.object("agent")
 		o.str("id", a.ID)
 		o.str("type", a.Type)
 		o.boolean("sidechain", a.Sidechain)
-		w.b = append(o.b, '}')
+		w.end(o)
 	}
 	w.str("cwd", r.Cwd)
 	w.str("git_branch", r.GitBranch)
@@ -79,8 +71,7 @@ func AppendRecord(b []byte, r *Record) []byte {
 	w.strs("tags", r.Tags)
 	w.str("completeness", r.Completeness)
 	if s := r.Source; s != nil {
-		w.key("source")
-		o := obj{b: append(w.b, '{')}
+		o := w.object("source")
 		o.strAlways("path", s.Path)
 		o.int("line", s.Line)
 		o.str("key", s.Key)
@@ -88,19 +79,17 @@ func AppendRecord(b []byte, r *Record) []byte {
 		o.time("mtime", s.Mtime)
 		o.boolean("replay", s.Replay)
 		o.str("altered", s.Altered)
-		w.b = append(o.b, '}')
+		w.end(o)
 	}
 	if a := r.Adapter; a != nil {
-		w.key("adapter")
-		o := obj{b: append(w.b, '{')}
+		o := w.object("adapter")
 		o.strAlways("name", a.Name)
 		o.strAlways("version", a.Version)
-		w.b = append(o.b, '}')
+		w.end(o)
 	}
 	w.time("ingested_at", r.IngestedAt)
 	if e := r.Exchange; e != nil {
-		w.key("exchange")
-		o := obj{b: append(w.b, '{')}
+		o := w.object("exchange")
 		o.intAlways("number", e.Number)
 		o.time("ts_end", e.TSEnd)
 		o.str("prompt", e.Prompt)
@@ -112,11 +101,10 @@ func AppendRecord(b []byte, r *Record) []byte {
 		o.str("prompt_id", e.PromptID)
 		o.str("last_id", e.LastID)
 		o.strs("commits", e.Commits)
-		w.b = append(o.b, '}')
+		w.end(o)
 	}
 	if s := r.Session; s != nil {
-		w.key("session")
-		o := obj{b: append(w.b, '{')}
+		o := w.object("session")
 		o.str("slug", s.Slug)
 		o.str("title_source", s.TitleSource)
 		o.time("first_ts", s.FirstTS)
@@ -135,36 +123,27 @@ func AppendRecord(b []byte, r *Record) []byte {
 		o.int("compactions", s.Compactions)
 		o.int("subagents", s.Subagents)
 		o.strs("pull_requests", s.PullRequests)
-		w.b = append(o.b, '}')
+		w.end(o)
 	}
 	if c := r.Chunk; c != nil {
-		w.key("chunk")
-		o := obj{b: append(w.b, '{')}
+		o := w.object("chunk")
 		o.intAlways("index", c.Index)
 		o.str("model", c.Model)
 		o.int("dim", c.Dim)
 		if len(c.Embedding) > 0 {
 			o.key("embedding")
-			o.b = append(o.b, '[')
-			for i, f := range c.Embedding {
-				if i > 0 {
-					o.b = append(o.b, ',')
-				}
-				o.b = appendFloat32(o.b, f)
-			}
-			o.b = append(o.b, ']')
+			o.b = appendList(o.b, c.Embedding, appendFloat32)
 		}
 		o.str("provider", c.Provider)
 		o.str("base_url", c.BaseURL)
-		w.b = append(o.b, '}')
+		w.end(o)
 	}
 	if c := r.Checkpoint; c != nil {
 		w.key("checkpoint")
 		w.b = AppendCheckpoint(w.b, c)
 	}
 	if d := r.Decision; d != nil {
-		w.key("decision")
-		o := obj{b: append(w.b, '{')}
+		o := w.object("decision")
 		o.key("confidence")
 		o.b = strconv.AppendFloat(o.b, d.Confidence, 'g', -1, 64)
 		o.strAlways("status", d.Status)
@@ -172,17 +151,16 @@ func AppendRecord(b []byte, r *Record) []byte {
 		o.str("exchange_id", d.ExchangeID)
 		o.str("message_id", d.MessageID)
 		o.str("context", d.Context)
-		w.b = append(o.b, '}')
+		w.end(o)
 	}
 	if f := r.FileRef; f != nil {
-		w.key("file_ref")
-		o := obj{b: append(w.b, '{')}
+		o := w.object("file_ref")
 		o.strAlways("path", f.Path)
 		o.strAlways("action", f.Action)
 		o.str("tool", f.Tool)
 		o.str("exchange_id", f.ExchangeID)
 		o.str("message_id", f.MessageID)
-		w.b = append(o.b, '}')
+		w.end(o)
 	}
 	w.raw("meta", r.Meta)
 	w.raw("raw", r.Raw)
@@ -200,32 +178,27 @@ func AppendRecord(b []byte, r *Record) []byte {
 			w.b = append(w.b, f.Value...)
 		}
 	}
-	return append(w.b, '}')
+	return w.close()
 }
 
 func cmpField(a, b Field) int { return strings.Compare(a.Key, b.Key) }
 
-func appendTool(b []byte, t *Tool) []byte {
-	o := obj{b: append(b, '{')}
+func appendTool(b []byte, t Tool) []byte {
+	o := newObj(b)
 	o.str("name", t.Name)
 	o.str("call_id", t.CallID)
 	o.raw("input", t.Input)
 	o.str("output", t.Output)
 	o.boolean("is_error", t.IsError)
-	return append(o.b, '}')
+	return o.close()
 }
 
 // appendModelUsages writes a list of models' usage: a session's models
 // (messages always, no 1-hour share) or a record's advisor calls (each
 // field only when set but the four counts).
 func appendModelUsages(b []byte, list []ModelUsage, session bool) []byte {
-	b = append(b, '[')
-	for i := range list {
-		m := &list[i]
-		if i > 0 {
-			b = append(b, ',')
-		}
-		o := obj{b: append(b, '{')}
+	return appendList(b, list, func(b []byte, m ModelUsage) []byte {
+		o := newObj(b)
 		o.strAlways("model", m.Model)
 		if session {
 			o.intAlways("messages", m.Messages)
@@ -239,25 +212,52 @@ func appendModelUsages(b []byte, list []ModelUsage, session bool) []byte {
 		if !session {
 			o.int("cache_creation_1h", m.CacheCreation1h)
 		}
-		b = append(o.b, '}')
-	}
-	return append(b, ']')
+		return o.close()
+	})
 }
 
 func appendUsage(b []byte, u *Usage) []byte {
-	o := obj{b: append(b, '{')}
+	o := newObj(b)
 	o.intAlways("input", u.Input)
 	o.intAlways("output", u.Output)
 	o.intAlways("cache_creation", u.CacheCreation)
 	o.intAlways("cache_read", u.CacheRead)
 	o.int("cache_creation_1h", u.CacheCreation1h)
-	return append(o.b, '}')
+	return o.close()
 }
 
 // obj appends the members of one JSON object, managing the commas.
 type obj struct {
 	b []byte
 	n int
+}
+
+// newObj starts an object after b.
+func newObj(b []byte) obj { return obj{b: append(b, '{')} }
+
+// close ends the object and returns the bytes with it.
+func (o *obj) close() []byte { return append(o.b, '}') }
+
+// object starts the member k, an object, whose members are then appended
+// to the obj returned and which end closes.
+func (o *obj) object(k string) obj {
+	o.key(k)
+	return newObj(o.b)
+}
+
+// end closes in, a member object started by object.
+func (o *obj) end(in obj) { o.b = in.close() }
+
+// appendList appends list as a JSON array, each element by elem.
+func appendList[T any](b []byte, list []T, elem func([]byte, T) []byte) []byte {
+	b = append(b, '[')
+	for i, v := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = elem(b, v)
+	}
+	return append(b, ']')
 }
 
 // next starts a member: a comma after the first.
@@ -300,14 +300,7 @@ func (o *obj) strs(k string, v []string) {
 		return
 	}
 	o.key(k)
-	o.b = append(o.b, '[')
-	for i, s := range v {
-		if i > 0 {
-			o.b = append(o.b, ',')
-		}
-		o.b = jsontext.AppendString(o.b, s)
-	}
-	o.b = append(o.b, ']')
+	o.b = appendList(o.b, v, jsontext.AppendString)
 }
 
 func (o *obj) int(k string, v int64) {
@@ -379,7 +372,7 @@ func appendFloat32(b []byte, f float32) []byte {
 // AppendCheckpoint appends a watermark's JSON object to b, as a checkpoint
 // record carries it and the state file holds it.
 func AppendCheckpoint(b []byte, c *Checkpoint) []byte {
-	o := obj{b: append(b, '{')}
+	o := newObj(b)
 	o.strAlways("platform", c.Platform)
 	o.strAlways("path", c.Path)
 	o.intAlways("size", c.Size)
@@ -399,15 +392,14 @@ func AppendCheckpoint(b []byte, c *Checkpoint) []byte {
 	o.str("head", c.Head)
 	o.intAlways("lines", c.Lines)
 	if len(c.Context) > 0 {
-		o.key("context")
-		co := obj{b: append(o.b, '{')}
+		co := o.object("context")
 		for _, k := range slices.Sorted(maps.Keys(c.Context)) {
 			co.anyKey(k)
 			co.b = jsontext.AppendString(co.b, c.Context[k])
 		}
-		o.b = append(co.b, '}')
+		o.end(co)
 	}
 	o.str("state", c.State)
 	o.str("lake", c.Lake)
-	return append(o.b, '}')
+	return o.close()
 }

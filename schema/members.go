@@ -51,6 +51,21 @@ func unmarshalMembers(f *Fast, data []byte, rec *Record) error {
 	return nil
 }
 
+// objects decodes an array of objects, each by member; on an error, the
+// list holds the elements read before it.
+func objects[T any](d *mdec, member func(*T, *mdec, string) error) ([]T, error) {
+	var list []T
+	err := d.array(func(d *mdec) error {
+		var v T
+		if err := d.object(func(d *mdec, key string) error { return member(&v, d, key) }); err != nil {
+			return err
+		}
+		list = append(list, v)
+		return nil
+	})
+	return list, err
+}
+
 // reuse returns p, or a new T when p is nil. A member given twice decodes
 // into what the first gave, as sonic and encoding/json do (an object
 // without the first's fields keeps them).
@@ -100,15 +115,7 @@ func (r *Record) member(d *mdec, key string) (err error) {
 	case "thinking":
 		r.Thinking, err = d.str()
 	case "tools":
-		r.Tools = nil
-		err = d.array(func(d *mdec) error {
-			var t Tool
-			if err := d.object(t.member); err != nil {
-				return err
-			}
-			r.Tools = append(r.Tools, t)
-			return nil
-		})
+		r.Tools, err = objects(d, (*Tool).member)
 	case "model":
 		r.Model, err = d.str()
 	case "usage":
@@ -367,15 +374,7 @@ func (s *Session) member(d *mdec, key string) (err error) {
 	case "exchange_count":
 		s.ExchangeCount, err = d.int()
 	case "models":
-		s.Models = nil
-		err = d.array(func(d *mdec) error {
-			var m ModelUsage
-			if err := d.object(m.member); err != nil {
-				return err
-			}
-			s.Models = append(s.Models, m)
-			return nil
-		})
+		s.Models, err = objects(d, (*ModelUsage).member)
 	case "labels":
 		s.Labels, err = d.strings()
 	case "plan_id":

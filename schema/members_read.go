@@ -26,16 +26,7 @@ func (d *mdec) object(fn func(d *mdec, key string) error) error {
 // members decodes an object, calling fn with each member's key; fn
 // consumes the value, null included.
 func (d *mdec) members(fn func(key string) error) error {
-	d.ws()
-	if !d.eat('{') {
-		return d.errf("expected a JSON object")
-	}
-	d.ws()
-	if d.eat('}') {
-		return nil
-	}
-	for {
-		d.ws()
+	return d.items('{', '}', "object", "object member", func() error {
 		key, err := d.str()
 		if err != nil {
 			return err
@@ -45,43 +36,40 @@ func (d *mdec) members(fn func(key string) error) error {
 			return d.errf("expected ':' after object key")
 		}
 		d.ws()
-		if err := fn(key); err != nil {
-			return err
-		}
-		d.ws()
-		if d.eat(',') {
-			continue
-		}
-		if d.eat('}') {
-			return nil
-		}
-		return d.errf("expected ',' or '}' after object member")
-	}
+		return fn(key)
+	})
 }
 
 // array decodes an array, calling fn for each element; fn consumes it.
 func (d *mdec) array(fn func(d *mdec) error) error {
+	return d.items('[', ']', "array", "array element", func() error { return fn(d) })
+}
+
+// items decodes the comma-separated items between open and close (an
+// object's members, an array's elements), calling fn for each; fn
+// consumes it. kind and item name them in errors.
+func (d *mdec) items(open, close byte, kind, item string, fn func() error) error {
 	d.ws()
-	if !d.eat('[') {
-		return d.errf("expected a JSON array")
+	if !d.eat(open) {
+		return d.errf("expected a JSON %s", kind)
 	}
 	d.ws()
-	if d.eat(']') {
+	if d.eat(close) {
 		return nil
 	}
 	for {
 		d.ws()
-		if err := fn(d); err != nil {
+		if err := fn(); err != nil {
 			return err
 		}
 		d.ws()
 		if d.eat(',') {
 			continue
 		}
-		if d.eat(']') {
+		if d.eat(close) {
 			return nil
 		}
-		return d.errf("expected ',' or ']' after array element")
+		return d.errf("expected ',' or '%c' after %s", close, item)
 	}
 }
 

@@ -18,7 +18,6 @@ package aider
 
 import (
 	"context"
-	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -81,12 +80,11 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 	if err != nil {
 		return err
 	}
-	workers := opt.WorkerCount()
 	loc := location(&opt)
-	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: opt.Counted(emit), loc: loc}
-		return opt.FileDone(r.file(ctx, files[i]))
-	}, emit)
+	return opt.ReadSources(ctx, files, emit, func(ctx context.Context, sf extract.SourceFile, src *extract.Source, emit extract.Emit) error {
+		r := &run{opt: &opt, emit: emit, loc: loc}
+		return r.file(ctx, sf, src)
+	})
 }
 
 // location is the zone Aider's times are read in: TZ through the options,
@@ -175,13 +173,8 @@ type fileState struct {
 	calls               []pendingCall // the last reply's calls, for their results
 }
 
-func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
-	src, err := r.opt.OpenSource(sf.Path)
-	if src == nil || err != nil {
-		return err
-	}
-	f, fp, plan := src.File, src.FP, src.Plan
-	defer f.Close()
+func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Source) (err error) {
+	fp, plan := src.FP, src.Plan
 	fs := &fileState{path: sf.Path, dir: filepath.Dir(sf.Path), mtime: fp.Mtime}
 	if plan.Context != nil {
 		fs.st = r.restore(plan.Context)
@@ -195,11 +188,12 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 			return err
 		}
 	}
-	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
-		return &extract.ReadError{Path: sf.Path, Err: err}
+	lr, err := src.LineReader(nil, schema.NewLineReaderAt, plan.Start, plan.Lines)
+	if err != nil {
+		return err
 	}
 	sp := &splitter{emit: func(b *block) error { return r.block(fs, b) }}
-	read, err := r.opt.ReadText(ctx, schema.NewLineReaderAt(f, plan.Start, plan.Lines), sf.Path, func(ln schema.Line) error {
+	read, err := r.opt.ReadText(ctx, lr, sf.Path, func(ln schema.Line) error {
 		if !ln.Terminated {
 			// Aider is still writing this line: the next run reads it.
 			if r.opt.Stats != nil {
@@ -229,9 +223,5 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		return nil
 	}
 	resume, resumeLines := read.Resume(fs.resume, fs.resumeLines)
-	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, fs.snap.context())
-	if err != nil {
-		return err
-	}
-	return r.emit(cp)
+	return src.EmitCheckpoint(r.emit, platform, consumed, resume, resumeLines, fs.snap.context())
 }

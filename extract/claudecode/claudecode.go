@@ -16,8 +16,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -77,7 +75,7 @@ func roots(opt *extract.Options) (transcripts, plans []string) {
 		return transcripts, plans
 	}
 	for _, r := range given {
-		if isDir(filepath.Join(r, "projects")) {
+		if extract.IsDir(filepath.Join(r, "projects")) {
 			transcripts = append(transcripts, filepath.Join(r, "projects"))
 			plans = append(plans, filepath.Join(r, "plans"))
 			continue
@@ -89,11 +87,6 @@ func roots(opt *extract.Options) (transcripts, plans []string) {
 		}
 	}
 	return transcripts, plans
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
 
 func init() { extract.Register(Adapter{}) }
@@ -133,22 +126,17 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 	// names the subagents' types. Jobs run in parallel, output in order.
 	groups := changedGroups(&opt, parentsFirst(files))
 	workers := opt.WorkerCount()
-	// *schema.LineReader of kept lines, reused: a job's files fill the
-	// rest of the last job's block before a new one is made.
-	var readers sync.Pool
+	// Line readers of kept lines, reused: a job's files fill the rest of
+	// the last job's block before a new one is made.
+	var readers extract.LineReaders
 	err = extract.Ordered(ctx, workers, len(groups), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: opt.Counted(emit), slugs: shared.slugs, mu: shared.mu, job: i,
 			taskTypes: map[string]string{}, agentTypes: map[string]string{}}
-		if lr, ok := readers.Get().(*schema.LineReader); ok {
-			r.lr = lr
-		}
-		defer func() {
-			if r.lr != nil {
-				readers.Put(r.lr)
-			}
-		}()
+		r.lr = readers.Get()
+		defer func() { readers.Put(r.lr) }()
 		for _, f := range groups[i] {
-			if err := opt.FileDone(r.file(ctx, f)); err != nil {
+			err := opt.ReadSource(f.Path, func(src *extract.Source) error { return r.file(ctx, f, src) })
+			if err := opt.FileDone(err); err != nil {
 				return err
 			}
 		}
@@ -168,7 +156,8 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := opt.FileDone(run.plan(f)); err != nil {
+		err := opt.ReadSource(f.Path, func(src *extract.Source) error { return run.plan(f, src) })
+		if err := opt.FileDone(err); err != nil {
 			return err
 		}
 	}
@@ -331,13 +320,8 @@ type sessionInfo struct {
 	cwd, branch, version string
 }
 
-func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
-	src, err := r.opt.OpenSource(sf.Path)
-	if src == nil || err != nil {
-		return err
-	}
+func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Source) (err error) {
 	f, fp, plan := src.File, src.FP, src.Plan
-	defer f.Close()
 	fs := &fileState{path: sf.Path, fi: fp, mtime: fp.Mtime, sideRoot: map[string]string{}}
 	base := strings.TrimSuffix(filepath.Base(sf.Path), ".jsonl")
 	if uuidRE.MatchString(base) {
@@ -371,14 +355,11 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		plan.Start, plan.Lines = start, lines
 		fs.resume, fs.resumeLines, fs.merged = start, lines, merged
 	}
-	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
-		return &extract.ReadError{Path: sf.Path, Err: err}
+	lr, err := src.LineReader(r.lr, schema.NewKeptLineReader, plan.Start, plan.Lines)
+	if err != nil {
+		return err
 	}
-	if r.lr == nil {
-		r.lr = schema.NewKeptLineReader(f, plan.Start, plan.Lines)
-	} else {
-		r.lr.Reset(f, plan.Start, plan.Lines)
-	}
+	r.lr = lr
 	// The lines are the records' raw as they were read, not copies: the
 	// reader never writes over them, and copies would double the memory a
 	// large home's lines take.
@@ -438,11 +419,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 	if fs.agentID == "" {
 		ctxt["tail"], ctxt["lines"] = fs.tail(), strconv.FormatInt(consumedLines, 10)
 	}
-	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, ctxt)
-	if err != nil {
-		return err
-	}
-	return r.emit(cp)
+	return src.EmitCheckpoint(r.emit, platform, consumed, resume, resumeLines, ctxt)
 }
 
 // lenient parses a line whose JSON is valid but some field has a type this

@@ -134,13 +134,8 @@ func (r *run) sessionHint(fs *fileState) error {
 }
 
 // plan emits a plan file as a document linked to its session by slug.
-func (r *run) plan(sf extract.SourceFile) error {
-	src, err := r.opt.OpenSource(sf.Path)
-	if src == nil || err != nil {
-		return err
-	}
+func (r *run) plan(sf extract.SourceFile, src *extract.Source) error {
 	f, fp := src.File, src.FP
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return err
@@ -183,11 +178,7 @@ func (r *run) plan(sf extract.SourceFile) error {
 	if r.opt.State == nil {
 		return nil
 	}
-	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, int64(n), int64(n), 0, nil)
-	if err != nil {
-		return err
-	}
-	return r.emit(cp)
+	return src.EmitCheckpoint(r.emit, platform, int64(n), int64(n), 0, nil)
 }
 
 // markdownTitle is the first heading of a markdown text (among its first

@@ -114,10 +114,7 @@ func dataDir(opt *extract.Options) string {
 	if v := strings.TrimSpace(opt.Getenv("CLINE_DIR")); v != "" {
 		return filepath.Join(v, "data")
 	}
-	if opt.Home == "" {
-		return ""
-	}
-	return filepath.Join(opt.Home, ".cline", "data")
+	return opt.InHome(".cline", "data")
 }
 
 // defaultRoots are the tasks folders to search on goos: each editor's

@@ -15,6 +15,7 @@ import (
 	"github.com/bytedance/sonic"
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/internal/anthropic"
+	"github.com/pos-lake/pos/internal/joinstr"
 	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/schema"
 )
@@ -184,7 +185,7 @@ func classifyUser(bs []block, calls []pendingTool, names map[string]string) user
 			p.text(b.Text, calls)
 		case "image", "document":
 			if p.open >= 0 {
-				p.tools[p.open].Output = joinNonEmpty(p.tools[p.open].Output, "["+b.Type+"]", "\n")
+				p.tools[p.open].Output = joinstr.NonEmpty(p.tools[p.open].Output, "["+b.Type+"]", "\n")
 			} else {
 				p.other = append(p.other, "["+b.Type+"]")
 			}
@@ -257,7 +258,7 @@ func (p *userParts) text(t string, calls []pendingTool) {
 	}
 	if p.open >= 0 {
 		tl := &p.tools[p.open]
-		tl.Output = joinNonEmpty(tl.Output, s, "\n")
+		tl.Output = joinstr.NonEmpty(tl.Output, s, "\n")
 		tl.IsError = tl.IsError || denied(tl.Output)
 		p.feedback(s)
 		return
@@ -280,16 +281,6 @@ func (p *userParts) feedback(s string) bool {
 		p.prompt = append(p.prompt, fb)
 	}
 	return fb != ""
-}
-
-func joinNonEmpty(a, b, sep string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + sep + b
 }
 
 // splitResult splits "[read_file for 'x'] Result:\n…" into the tool's name

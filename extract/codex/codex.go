@@ -31,12 +31,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/codex/about"
@@ -61,10 +58,7 @@ func Home(opt *extract.Options) string {
 	if v := strings.TrimSpace(opt.Getenv("CODEX_HOME")); v != "" {
 		return v
 	}
-	if opt.Home == "" {
-		return ""
-	}
-	return filepath.Join(opt.Home, ".codex")
+	return opt.InHome(".codex")
 }
 
 // roots returns the directories to search. A root that is a Codex home (it
@@ -80,18 +74,13 @@ func roots(opt *extract.Options) []string {
 	}
 	var out []string
 	for _, r := range opt.Roots {
-		if isDir(filepath.Join(r, "sessions")) {
+		if extract.IsDir(filepath.Join(r, "sessions")) {
 			out = append(out, filepath.Join(r, "sessions"), filepath.Join(r, "archived_sessions"))
 			continue
 		}
 		out = append(out, r)
 	}
 	return out
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
 
 // Capabilities implements extract.Adapter: what extract declares for the
@@ -115,20 +104,12 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 		return err
 	}
 	files = opt.Changed(files)
-	workers := opt.WorkerCount()
-	var readers sync.Pool // *schema.LineReader: a 1 MB buffer each
-	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: opt.Counted(emit)}
-		if lr, ok := readers.Get().(*schema.LineReader); ok {
-			r.lr = lr
-		}
-		defer func() {
-			if r.lr != nil {
-				readers.Put(r.lr)
-			}
-		}()
-		return opt.FileDone(r.file(ctx, files[i]))
-	}, emit)
+	var readers extract.LineReaders
+	return opt.ReadSources(ctx, files, emit, func(ctx context.Context, sf extract.SourceFile, src *extract.Source, emit extract.Emit) error {
+		r := &run{opt: &opt, emit: emit, lr: readers.Get()}
+		defer func() { readers.Put(r.lr) }()
+		return r.file(ctx, sf, src)
+	})
 }
 
 // run reads files for one job.
@@ -170,24 +151,16 @@ func sessionFromName(path string) string {
 	return base
 }
 
-func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
-	src, err := r.opt.OpenSource(sf.Path)
-	if src == nil || err != nil {
-		return err
-	}
-	f, fp, plan := src.File, src.FP, src.Plan
-	defer f.Close()
+func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Source) error {
+	fp, plan := src.FP, src.Plan
 	fs := newFileState(sf.Path, fp.Mtime)
 	fs.restore(plan.Context)
 	fs.resume, fs.resumeLines = plan.Start, plan.Lines
-	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
-		return &extract.ReadError{Path: sf.Path, Err: err}
+	lr, err := src.LineReader(r.lr, schema.NewLineReaderAt, plan.Start, plan.Lines)
+	if err != nil {
+		return err
 	}
-	if r.lr == nil {
-		r.lr = schema.NewLineReaderAt(f, plan.Start, plan.Lines)
-	} else {
-		r.lr.Reset(f, plan.Start, plan.Lines)
-	}
+	r.lr = lr
 	var (
 		l   line
 		p   payload
@@ -224,9 +197,5 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 		return nil
 	}
 	resume, resumeLines := read.Resume(fs.resume, fs.resumeLines)
-	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, fs.context())
-	if err != nil {
-		return err
-	}
-	return r.emit(cp)
+	return src.EmitCheckpoint(r.emit, platform, consumed, resume, resumeLines, fs.context())
 }

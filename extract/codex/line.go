@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -370,7 +371,7 @@ func patchFiles(patch, cwd string) []string {
 					if !filepath.IsAbs(f) && !strings.HasPrefix(f, "/") && cwd != "" {
 						f = filepath.Join(cwd, f)
 					}
-					if !contains(out, f) {
+					if !slices.Contains(out, f) {
 						out = append(out, f)
 					}
 				}
@@ -378,15 +379,6 @@ func patchFiles(patch, cwd string) []string {
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // callFiles returns the files a tool call changes or reads, as far as its
@@ -442,7 +434,7 @@ func callFiles(name string, input json.RawMessage, cwd string) []string {
 	}
 	var uniq []string
 	for _, f := range out {
-		if !contains(uniq, f) {
+		if !slices.Contains(uniq, f) {
 			uniq = append(uniq, f)
 		}
 	}

@@ -221,7 +221,7 @@ func (cv *conversation) message(e *convEntry, turnModel string) *schema.Record {
 	if name, callID, input, output, isErr, ok := b.ToolFormerData.tool(); ok {
 		rec.Tools = []schema.Tool{{Name: name, CallID: callID, Input: input, Output: validUTF8(output), IsError: isErr}}
 		for _, f := range toolFiles(name, input) {
-			if f = resolve(cv.project, f); !containsStr(rec.Files, f) {
+			if f = resolve(cv.project, f); !slices.Contains(rec.Files, f) {
 				rec.Files = append(rec.Files, f)
 			}
 		}

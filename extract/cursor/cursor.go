@@ -55,10 +55,7 @@ func userDirs(opt *extract.Options, goos string) []string {
 
 // ProjectsDir is where Cursor writes agent transcripts: ~/.cursor/projects.
 func ProjectsDir(opt *extract.Options) string {
-	if opt.Home == "" {
-		return ""
-	}
-	return filepath.Join(opt.Home, ".cursor", "projects")
+	return opt.InHome(".cursor", "projects")
 }
 
 // roots returns where to look for databases and for agent transcripts.
@@ -78,9 +75,9 @@ func roots(opt *extract.Options) (dbs, transcripts []string) {
 	for _, r := range opt.Roots {
 		user := ""
 		switch {
-		case isDir(filepath.Join(r, "globalStorage")) || isDir(filepath.Join(r, "workspaceStorage")):
+		case extract.IsDir(filepath.Join(r, "globalStorage")) || extract.IsDir(filepath.Join(r, "workspaceStorage")):
 			user = r
-		case isDir(filepath.Join(r, "User", "globalStorage")) || isDir(filepath.Join(r, "User", "workspaceStorage")):
+		case extract.IsDir(filepath.Join(r, "User", "globalStorage")) || extract.IsDir(filepath.Join(r, "User", "workspaceStorage")):
 			user = filepath.Join(r, "User")
 		}
 		if user != "" {
@@ -89,7 +86,7 @@ func roots(opt *extract.Options) (dbs, transcripts []string) {
 			dbs = append(dbs, filepath.Join(user, "globalStorage", dbName), filepath.Join(user, "workspaceStorage"))
 			continue
 		}
-		if filepath.Base(filepath.Clean(r)) == ".cursor" && isDir(filepath.Join(r, "projects")) {
+		if filepath.Base(filepath.Clean(r)) == ".cursor" && extract.IsDir(filepath.Join(r, "projects")) {
 			transcripts = append(transcripts, filepath.Join(r, "projects"))
 			continue
 		}
@@ -97,11 +94,6 @@ func roots(opt *extract.Options) (dbs, transcripts []string) {
 		transcripts = append(transcripts, r)
 	}
 	return dbs, transcripts
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
 
 // Locations implements extract.Adapter.
@@ -229,7 +221,10 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		if i < len(read) {
 			return opt.FileDone(r.database(ctx, read[i], emit))
 		}
-		return opt.FileDone(r.transcript(ctx, trFiles[i-len(read)], emit))
+		sf := trFiles[i-len(read)]
+		return opt.FileDone(opt.ReadSource(sf.Path, func(src *extract.Source) error {
+			return r.transcript(ctx, sf, src, emit)
+		}))
 	}, emit)
 }
 

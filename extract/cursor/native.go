@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -460,7 +461,7 @@ func toolFiles(name string, input json.RawMessage) []string {
 	}
 	var out []string
 	for _, k := range fileKeys {
-		if s := jsonString(args[k]); s != "" && !strings.ContainsAny(s, "\n\x00") && len(s) < 4096 && !containsStr(out, s) {
+		if s := jsonString(args[k]); s != "" && !strings.ContainsAny(s, "\n\x00") && len(s) < 4096 && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
@@ -489,7 +490,7 @@ func (u *uri) path() string {
 func (b *bubble) files() []string {
 	var out []string
 	add := func(u *uri) {
-		if p := u.path(); p != "" && !containsStr(out, p) {
+		if p := u.path(); p != "" && !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
@@ -531,15 +532,6 @@ func modeString(raw json.RawMessage) string {
 		return ""
 	}
 	return s
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // validUTF8 returns s with invalid UTF-8 replaced.

@@ -6,9 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,12 +83,7 @@ type trRun struct {
 	n       int
 }
 
-func (r *run) transcript(ctx context.Context, sf extract.SourceFile, emit extract.Emit) error {
-	src, err := r.opt.OpenSource(sf.Path)
-	if src == nil || err != nil {
-		return err
-	}
-	defer src.File.Close()
+func (r *run) transcript(ctx context.Context, sf extract.SourceFile, src *extract.Source, emit extract.Emit) error {
 	id := transcriptIdentity(sf.Path)
 	tr := &trRun{run: r, emit: emit, path: sf.Path, mtime: src.FP.Mtime, id: id,
 		project: r.idx.slugs[strings.ToLower(id.slug)]}
@@ -171,10 +166,10 @@ func (tr *trRun) jsonl(ctx context.Context, src *extract.Source) error {
 	if c := plan.Context; c != nil {
 		tr.prevID = c["prev_id"]
 	}
-	if _, err := src.File.Seek(plan.Start, io.SeekStart); err != nil {
-		return &extract.ReadError{Path: tr.path, Err: err}
+	lr, err := src.LineReader(nil, schema.NewLineReaderAt, plan.Start, plan.Lines)
+	if err != nil {
+		return err
 	}
-	lr := schema.NewLineReaderAt(src.File, plan.Start, plan.Lines)
 	resume, resumeLines, resumePrev := plan.Start, plan.Lines, tr.prevID
 	var l trLine
 	line := func(raw []byte, ln extract.Line, parsed bool) error {
@@ -264,7 +259,7 @@ func (tr *trRun) jsonLine(l *trLine, parsed bool, b []byte, ln extract.Line) (*s
 			in := jsonValue(bl.Input)
 			rec.Tools = append(rec.Tools, schema.Tool{Name: bl.Name, CallID: bl.ID, Input: in})
 			for _, f := range toolFiles(bl.Name, in) {
-				if f = resolve(tr.project, f); !containsStr(rec.Files, f) {
+				if f = resolve(tr.project, f); !slices.Contains(rec.Files, f) {
 					rec.Files = append(rec.Files, f)
 				}
 			}
@@ -518,7 +513,7 @@ func (tr *trRun) textBlock(b *textBlock) error {
 		t := &rec.Tools[i]
 		t.Output = strings.TrimRight(t.Output, "\n\r\t ")
 		for _, f := range toolFiles(t.Name, t.Input) {
-			if f = resolve(tr.project, f); !containsStr(rec.Files, f) {
+			if f = resolve(tr.project, f); !slices.Contains(rec.Files, f) {
 				rec.Files = append(rec.Files, f)
 			}
 		}

@@ -37,7 +37,6 @@ package gemini
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -65,10 +64,7 @@ func Dir(opt *extract.Options) string {
 	if v := strings.TrimSpace(opt.Getenv("GEMINI_CLI_HOME")); v != "" {
 		return filepath.Join(v, ".gemini")
 	}
-	if opt.Home == "" {
-		return ""
-	}
-	return filepath.Join(opt.Home, ".gemini")
+	return opt.InHome(".gemini")
 }
 
 // roots returns the directories to search: tmp/ of a Gemini directory
@@ -84,20 +80,15 @@ func roots(opt *extract.Options) []string {
 	var out []string
 	for _, r := range opt.Roots {
 		switch {
-		case isDir(filepath.Join(r, ".gemini", "tmp")):
+		case extract.IsDir(filepath.Join(r, ".gemini", "tmp")):
 			out = append(out, filepath.Join(r, ".gemini", "tmp"))
-		case filepath.Base(filepath.Clean(r)) == ".gemini" && isDir(filepath.Join(r, "tmp")):
+		case filepath.Base(filepath.Clean(r)) == ".gemini" && extract.IsDir(filepath.Join(r, "tmp")):
 			out = append(out, filepath.Join(r, "tmp"))
 		default:
 			out = append(out, r)
 		}
 	}
 	return out
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
 
 // isChat tells a chat file: chats/session-*.json(l), a subagent's
@@ -170,24 +161,16 @@ func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Em
 		return err
 	}
 	files = opt.Changed(files)
-	workers := opt.WorkerCount()
 	projects := &sync.Map{} // project dir -> its .project_root
-	var readers sync.Pool   // *schema.LineReader: a 1 MB buffer each
-	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: opt.Counted(emit), projects: projects}
-		if lr, ok := readers.Get().(*schema.LineReader); ok {
-			r.lr = lr
+	var readers extract.LineReaders
+	return opt.ReadSources(ctx, files, emit, func(ctx context.Context, sf extract.SourceFile, src *extract.Source, emit extract.Emit) error {
+		r := &run{opt: &opt, emit: emit, projects: projects, lr: readers.Get()}
+		defer func() { readers.Put(r.lr) }()
+		if strings.HasSuffix(sf.Path, ".jsonl") {
+			return r.jsonl(ctx, sf, src)
 		}
-		defer func() {
-			if r.lr != nil {
-				readers.Put(r.lr)
-			}
-		}()
-		if strings.HasSuffix(files[i].Path, ".jsonl") {
-			return opt.FileDone(r.jsonl(ctx, files[i]))
-		}
-		return opt.FileDone(r.json(ctx, files[i]))
-	}, emit)
+		return r.json(ctx, sf, src)
+	})
 }
 
 type run struct {

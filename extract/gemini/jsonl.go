@@ -170,13 +170,8 @@ func (r *run) eachLine(ctx context.Context, path string, rd io.Reader, start, nu
 // first works out which copy of each message survives (updates, $set,
 // $rewindTo) and where the open exchange starts; the second emits every
 // line as a raw record and each surviving copy as a message after it.
-func (r *run) jsonl(ctx context.Context, sf extract.SourceFile) error {
-	src, err := r.opt.OpenSource(sf.Path)
-	if src == nil || err != nil {
-		return err
-	}
+func (r *run) jsonl(ctx context.Context, sf extract.SourceFile, src *extract.Source) error {
 	f, fp, plan := src.File, src.FP, src.Plan
-	defer f.Close()
 	fs := newFileState(sf.Path, fp.Mtime)
 	fs.restore(plan.Context)
 	c := newConv()
@@ -280,9 +275,5 @@ func (r *run) jsonl(ctx context.Context, sf extract.SourceFile) error {
 	if resume > pass1.consumed {
 		resume, resumeLines = pass1.consumed, pass1.consumedLine
 	}
-	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, pass1.consumed, resume, resumeLines, fs.context())
-	if err != nil {
-		return err
-	}
-	return r.emit(cp)
+	return src.EmitCheckpoint(r.emit, platform, pass1.consumed, resume, resumeLines, fs.context())
 }

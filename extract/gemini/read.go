@@ -195,32 +195,22 @@ func (r *run) sessionRecord(fs *fileState) error {
 // json reads a legacy single-object chat file, whole: its metadata as one
 // raw record (key "$", the messages left out), then each message as a raw
 // record (key "messages[i]") followed by the message made from it.
-func (r *run) json(ctx context.Context, sf extract.SourceFile) error {
-	src, err := r.opt.OpenSource(sf.Path)
-	if src == nil || err != nil {
-		return err
-	}
-	f, fp := src.File, src.FP
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxJSONFile+1))
+func (r *run) json(ctx context.Context, sf extract.SourceFile, src *extract.Source) error {
+	b, err := io.ReadAll(io.LimitReader(src.File, maxJSONFile+1))
 	if err != nil {
 		return &extract.ReadError{Path: sf.Path, Err: err}
 	}
 	if r.opt.Stats != nil {
 		r.opt.Stats.Bytes.Add(int64(len(b)))
 	}
-	fs := newFileState(sf.Path, fp.Mtime)
+	fs := newFileState(sf.Path, src.FP.Mtime)
 	checkpoint := func() error {
 		if r.opt.State == nil {
 			return nil
 		}
 		// Gemini CLI rewrites the file whole: the next run reads it from
 		// the start when it changes.
-		cp, err := extract.Checkpoint(platform, f, sf.Path, fp, int64(len(b)), 0, 0, nil)
-		if err != nil {
-			return err
-		}
-		return r.emit(cp)
+		return src.EmitCheckpoint(r.emit, platform, int64(len(b)), 0, 0, nil)
 	}
 	if len(b) > maxJSONFile {
 		if err := r.opt.Skip(&schema.BadInput{Path: sf.Path, Err: fmt.Errorf("chat file over the %d-byte limit", maxJSONFile)}); err != nil {
@@ -397,30 +387,14 @@ func splitConversation(b []byte, tokens bool) ([]byte, []element, error) {
 // tokenValue reads the next value of dec, whose input is b, token by token
 // (no limit on nesting) and sets v to its text.
 func tokenValue(dec *json.Decoder, b []byte, v *json.RawMessage) error {
-	depth := 0
-	start := int64(-1)
-	for {
-		if start < 0 {
-			// The value starts after the blanks and the separator that
-			// precede it.
-			start = dec.InputOffset()
-			for start < int64(len(b)) && (b[start] == ',' || b[start] == ':' || b[start] == ' ' || b[start] == '\n' || b[start] == '\r' || b[start] == '\t') {
-				start++
-			}
-		}
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			*v = b[start:dec.InputOffset()]
-			return nil
-		}
+	// The value starts after the blanks and the separator that precede it.
+	start := dec.InputOffset()
+	for start < int64(len(b)) && (b[start] == ',' || b[start] == ':' || b[start] == ' ' || b[start] == '\n' || b[start] == '\r' || b[start] == '\t') {
+		start++
 	}
+	if err := jsontext.SkipValue(dec); err != nil {
+		return err
+	}
+	*v = b[start:dec.InputOffset()]
+	return nil
 }

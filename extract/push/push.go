@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -58,10 +57,7 @@ func DefaultDir(opt *extract.Options) string {
 	if d := opt.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "pos", "push")
 	}
-	if opt.Home == "" {
-		return ""
-	}
-	return filepath.Join(opt.Home, ".local", "share", "pos", "push")
+	return opt.InHome(".local", "share", "pos", "push")
 }
 
 // Locations implements extract.Adapter: the roots given, else the push
@@ -101,11 +97,10 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		return err
 	}
 	files = opt.Changed(files)
-	workers := opt.WorkerCount()
-	return extract.Ordered(ctx, workers, len(files), func(ctx context.Context, i int, emit extract.Emit) error {
-		r := &run{opt: &opt, emit: opt.Counted(emit)}
-		return opt.FileDone(r.file(ctx, files[i]))
-	}, emit)
+	return opt.ReadSources(ctx, files, emit, func(ctx context.Context, sf extract.SourceFile, src *extract.Source, emit extract.Emit) error {
+		r := &run{opt: &opt, emit: emit}
+		return r.file(ctx, sf, src)
+	})
 }
 
 type run struct {
@@ -154,13 +149,8 @@ func (fs *fileState) session(id string) *sessionInfo {
 	return s
 }
 
-func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
-	src, err := r.opt.OpenSource(sf.Path)
-	if src == nil || err != nil {
-		return err
-	}
-	f, fp, plan := src.File, src.FP, src.Plan
-	defer f.Close()
+func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Source) error {
+	fp, plan := src.FP, src.Plan
 	base := filepath.Base(sf.Path)
 	fs := &fileState{path: sf.Path, base: base, stem: strings.TrimSuffix(base, ".jsonl"), mtime: fp.Mtime,
 		sessions: map[string]*sessionInfo{}, prompts: map[string]promptAt{}}
@@ -180,15 +170,16 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 			}
 		}
 	}
-	if _, err := f.Seek(plan.Start, io.SeekStart); err != nil {
-		return &extract.ReadError{Path: sf.Path, Err: err}
+	lr, err := src.LineReader(nil, schema.NewLineReaderAt, plan.Start, plan.Lines)
+	if err != nil {
+		return err
 	}
 	var (
 		ev  event
 		bad string
 		ok  bool
 	)
-	read, err := r.opt.ReadLines(ctx, schema.NewLineReaderAt(f, plan.Start, plan.Lines), sf.Path, false, extract.LineFuncs{
+	read, err := r.opt.ReadLines(ctx, lr, sf.Path, false, extract.LineFuncs{
 		Parse: func(raw []byte) error {
 			var perr error
 			ev, bad, perr = parseEvent(raw)
@@ -221,11 +212,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile) error {
 			resume, resumeLines = p.offset, p.lines
 		}
 	}
-	cp, err := extract.Checkpoint(platform, f, sf.Path, fp, consumed, resume, resumeLines, fs.context())
-	if err != nil {
-		return err
-	}
-	return r.emit(cp)
+	return src.EmitCheckpoint(r.emit, platform, consumed, resume, resumeLines, fs.context())
 }
 
 // context is what the next run needs: the last time (for events without

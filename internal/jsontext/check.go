@@ -57,11 +57,22 @@ func stringEnd(b []byte, i int) int {
 // few texts Deeper finds.
 func ValidDeep(b []byte) bool {
 	d := json.NewDecoder(bytes.NewReader(b))
+	if SkipValue(d) != nil {
+		return false
+	}
+	// Nothing but white space may follow the value.
+	_, err := d.Token()
+	return errors.Is(err, io.EOF)
+}
+
+// SkipValue reads the next value of d token by token, however deeply it
+// nests: d's InputOffset is then the end of the value.
+func SkipValue(d *json.Decoder) error {
 	depth := 0
 	for {
 		t, err := d.Token()
 		if err != nil {
-			return false
+			return err
 		}
 		switch t {
 		case json.Delim('{'), json.Delim('['):
@@ -70,12 +81,9 @@ func ValidDeep(b []byte) bool {
 			depth--
 		}
 		if depth == 0 {
-			break
+			return nil
 		}
 	}
-	// Nothing but white space may follow the value.
-	_, err := d.Token()
-	return errors.Is(err, io.EOF)
 }
 
 // LoneSurrogate reports whether the JSON text b, whose backslashes all
@@ -218,36 +226,35 @@ func ValidNumber(b []byte) bool {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
+		i = digits(b, i)
 	default:
 		return false
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
+		j := i + 1
+		if i = digits(b, j); i == j {
 			return false
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
+		j := i + 1
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
 		}
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
+		if i = digits(b, j); i == j {
 			return false
 		}
 	}
 	return i == len(b)
+}
+
+// digits returns the index of the first byte of b from i on that is no
+// decimal digit.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // Hex4 decodes the four hex digits of a \u escape at the start of b.

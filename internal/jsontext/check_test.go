@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -105,4 +106,16 @@ func FuzzFixSurrogates(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		checkFixed(t, in, FixSurrogates(in))
 	})
+}
+
+func TestValidNumber(t *testing.T) {
+	number := regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+	for _, s := range []string{
+		"0", "-0", "7", "-12", "10", "01", "-", "", "1.", "1.5", ".5", "1.5.2",
+		"1e", "1e5", "1E+5", "1e-05", "1e+", "-1.25e-3", "2e3x", "1 ", "+1", "0.0e0", "1ee2",
+	} {
+		if got, want := ValidNumber([]byte(s)), number.MatchString(s); got != want {
+			t.Errorf("ValidNumber(%q) = %v, want %v", s, got, want)
+		}
+	}
 }

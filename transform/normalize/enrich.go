@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/pos-lake/pos/internal/excerpt"
@@ -26,7 +27,7 @@ func (n *Normalizer) enrich(t *thread, m *schema.Record, write bool) error {
 			ref.ExchangeID = exchangeID
 			r := derived(m, schema.KindFileRef, schema.ID(m.Platform, "file", m.ID, ref.Action, ref.Path))
 			r.FileRef = &ref
-			if t.ex != nil && !containsString(t.ex.files, ref.Path) {
+			if t.ex != nil && !slices.Contains(t.ex.files, ref.Path) {
 				t.ex.files = append(t.ex.files, ref.Path)
 			}
 			if !write {
@@ -40,7 +41,7 @@ func (n *Normalizer) enrich(t *thread, m *schema.Record, write bool) error {
 	if opt.Commits && m.Role == schema.RoleTool && t.ex != nil {
 		for _, tl := range m.Tools {
 			for _, c := range enrich.Commits(tl.Output) {
-				if !containsString(t.ex.commits, c) {
+				if !slices.Contains(t.ex.commits, c) {
 					t.ex.commits = append(t.ex.commits, c)
 				}
 			}
@@ -78,13 +79,4 @@ func derived(m *schema.Record, kind schema.Kind, id string) *schema.Record {
 	r.Cwd, r.GitBranch, r.Project, r.User, r.Machine = m.Cwd, m.GitBranch, m.Project, m.User, m.Machine
 	r.Completeness, r.Adapter, r.IngestedAt = m.Completeness, m.Adapter, m.IngestedAt
 	return r
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

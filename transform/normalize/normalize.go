@@ -21,6 +21,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/joinstr"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/enrich"
 )
@@ -462,8 +463,8 @@ func merge(o, rec *schema.Record) {
 		src.Replay = false
 		o.Source = &src
 	}
-	o.Text = joinNonEmpty(o.Text, rec.Text, "\n")
-	o.Thinking = joinNonEmpty(o.Thinking, rec.Thinking, "\n")
+	o.Text = joinstr.NonEmpty(o.Text, rec.Text, "\n")
+	o.Thinking = joinstr.NonEmpty(o.Thinking, rec.Thinking, "\n")
 	o.Tools = append(o.Tools, rec.Tools...)
 	for _, f := range rec.Files {
 		if !slices.Contains(o.Files, f) {
@@ -484,16 +485,6 @@ func merge(o, rec *schema.Record) {
 	} else {
 		o.ContentType = schema.AssistantContentType(o.Text, o.Thinking, len(o.Tools))
 	}
-}
-
-func joinNonEmpty(a, b, sep string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + sep + b
 }
 
 // replayFilter remembers message ids in two generations of bounded size.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/joinstr"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -92,7 +93,7 @@ func (e *exchange) record(number int64) *schema.Record {
 	if e.prompt {
 		prompt = p.Text
 	}
-	r.Text = joinNonEmpty(prompt, response, "\n\n")
+	r.Text = joinstr.NonEmpty(prompt, response, "\n\n")
 	if !e.usage.IsZero() {
 		u := e.usage
 		r.Usage = &u
