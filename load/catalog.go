@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/pos-lake/pos/internal/atomicfile"
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // dsnOptions keep DuckDB from ever reaching for the network: every
@@ -71,21 +71,6 @@ func (l *lazyConnector) Close() error {
 // lake's own file paths in view definitions, which cannot take parameters.
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-func hasParquet(dir string) bool {
-	found := false
-	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || found {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(path, ".parquet") {
-			found = true
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return found
-}
-
 // schemaFile is a zero-row Parquet file with a table's columns, so a view
 // over a table with no data yet still has its columns. It lives in
 // <lake>/_schema, or, for a lake this process cannot write (pos-query on a
@@ -95,12 +80,12 @@ func hasParquet(dir string) bool {
 func schemaFile(lake, table string, private bool) (string, error) {
 	// Named by the schema's fingerprint (a newer build writes its own), in
 	// a hive layout like the data's so both can be read together.
-	rel := filepath.Join(schemaFingerprint(table), table, "platform=_", "date=1970-01-01", "empty.parquet")
+	rel := filepath.Join(layout.SchemaFingerprint(table), table, "platform=_", "date=1970-01-01", "empty.parquet")
 	p, err := writeSchemaFile(filepath.Join(lake, "_schema", rel), table)
 	if err == nil || !private {
 		return p, err
 	}
-	dir, serr := scratchDir()
+	dir, serr := layout.ScratchDir()
 	if serr != nil {
 		return "", errors.Join(err, serr)
 	}
@@ -114,7 +99,7 @@ func writeSchemaFile(path, table string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), TempPattern(table))
+	f, err := os.CreateTemp(filepath.Dir(path), layout.TempPattern(table))
 	if err != nil {
 		return "", err
 	}
@@ -148,26 +133,26 @@ type lakeSQL struct {
 // file).
 func (l lakeSQL) file(path string) (string, error) {
 	if l.root == "" {
-		return sqlString(GlobLiteral(path)), nil
+		return sqlString(layout.GlobLiteral(path)), nil
 	}
 	rel, err := l.rel(path)
 	if err != nil {
 		return "", err
 	}
-	return "(" + l.root + " || " + sqlString(globEscape(rel)) + ")", nil
+	return "(" + l.root + " || " + sqlString(layout.GlobEscape(rel)) + ")", nil
 }
 
 // glob is the expression of the files matching pattern (pattern
 // characters of its own, "/"-separated) below dir.
 func (l lakeSQL) glob(dir, pattern string) (string, error) {
 	if l.root == "" {
-		return sqlString(globPrefix(dir) + string(filepath.Separator) + filepath.FromSlash(pattern)), nil
+		return sqlString(layout.GlobPrefix(dir) + string(filepath.Separator) + filepath.FromSlash(pattern)), nil
 	}
 	rel, err := l.rel(dir)
 	if err != nil {
 		return "", err
 	}
-	return "(" + l.root + " || " + sqlString(globEscape(rel)+"/"+pattern) + ")", nil
+	return "(" + l.root + " || " + sqlString(layout.GlobEscape(rel)+"/"+pattern) + ")", nil
 }
 
 func (l lakeSQL) rel(path string) (string, error) {
@@ -207,7 +192,7 @@ func catalogRoot(abs string) string {
 	t := "current_setting('temp_directory')"
 	return "(CASE WHEN coalesce(" + v + ", '') <> '' THEN " + esc("rtrim("+v+`, '/\') || '/'`) +
 		" WHEN regexp_matches(" + t + `, '(^|[/\\])pos\.duckdb\.tmp$') THEN ` + esc("regexp_replace("+t+`, 'pos\.duckdb\.tmp$', '')`) +
-		" ELSE " + sqlString(globPrefix(abs+string(filepath.Separator))) + " END)"
+		" ELSE " + sqlString(layout.GlobPrefix(abs+string(filepath.Separator))) + " END)"
 }
 
 // source is the FROM clause that reads a table's files with hive
@@ -225,7 +210,7 @@ func source(l lakeSQL, table string, schemas map[string][]string) (string, error
 	if err != nil {
 		return "", err
 	}
-	dir := TableDir(l.abs, table)
+	dir := layout.TableDir(l.abs, table)
 	if l.root == "" && filepath.Separator == '/' && strings.Contains(l.abs, `\`) {
 		// A backslash in the lake's path: DuckDB's glob matches it only
 		// with "?", which could match a neighbour's name too. The files
@@ -233,7 +218,7 @@ func source(l lakeSQL, table string, schemas map[string][]string) (string, error
 		// they are.
 		return l.listed(table, f, schemas)
 	}
-	if !hasParquet(dir) {
+	if !layout.HasParquet(dir) {
 		return schemaOnly(f), nil
 	}
 	// Files lie exactly two levels down (platform=/date=): a fixed-depth
@@ -248,13 +233,13 @@ func source(l lakeSQL, table string, schemas map[string][]string) (string, error
 
 // listed is source with the table's files listed now, not globbed.
 func (l lakeSQL) listed(table, f string, schemas map[string][]string) (string, error) {
-	parts, err := tablePartitions(l.abs, table)
+	parts, err := layout.TablePartitions(l.abs, table)
 	if err != nil {
 		return "", err
 	}
 	var files []string
 	for _, p := range parts {
-		if files, err = appendParquetFiles(files, Dir(l.abs, table, p.platform, p.date)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if files, err = layout.AppendParquetFiles(files, layout.Dir(l.abs, table, p.Platform, p.Date)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", err
 		}
 	}
@@ -279,7 +264,7 @@ func schemaOnly(f string) string { return fmt.Sprintf("read_parquet(%s, %s)", f,
 // readFiles reads a table's files (or globs), given as SQL expressions,
 // with its schema file f when not every file has this build's schema.
 func readFiles(table, f string, files []string, schemas map[string][]string) string {
-	if fps := schemas[table]; len(fps) == 1 && fps[0] == schemaFingerprint(table) {
+	if fps := schemas[table]; len(fps) == 1 && fps[0] == layout.SchemaFingerprint(table) {
 		if len(files) == 1 {
 			return fmt.Sprintf("read_parquet(%s, %s)", files[0], hiveOpts)
 		}
@@ -288,49 +273,18 @@ func readFiles(table, f string, files []string, schemas map[string][]string) str
 	return fmt.Sprintf("read_parquet([%s, %s], union_by_name = true, %s)", f, strings.Join(files, ", "), hiveOpts)
 }
 
-// Partition is one platform=/date= directory of a table.
-type Partition struct{ Platform, Date string }
-
-// Partitions lists a table's partitions of a platform ("": every
-// platform), newest date first.
-func Partitions(lake, table, platform string) ([]Partition, error) {
-	parts, err := tablePartitions(lake, table)
-	if err != nil {
-		return nil, err
-	}
-	var out []Partition
-	for _, p := range parts {
-		if platform == "" || p.platform == platform {
-			out = append(out, Partition{Platform: p.platform, Date: p.date})
-		}
-	}
-	slices.SortStableFunc(out, func(a, b Partition) int { return strings.Compare(b.Date, a.Date) })
-	return out, nil
-}
-
-// DatesOf returns the distinct dates of partitions listed newest first.
-func DatesOf(parts []Partition) []string {
-	var dates []string
-	for _, p := range parts {
-		if len(dates) == 0 || dates[len(dates)-1] != p.Date {
-			dates = append(dates, p.Date)
-		}
-	}
-	return dates
-}
-
 // PartitionSource is a source of the rows of view (messages or
 // exchange_rows) in the given partitions only, as the view has them. Its
 // files are listed here and named one by one: DuckDB expands a table's
 // glob, and prunes by partition, on every query: on a lake of thousands
 // of partitions, a lookup of a few files would list them all.
-func PartitionSource(lake, view string, parts []Partition) (string, error) {
+func PartitionSource(lake, view string, parts []layout.Partition) (string, error) {
 	var table string
 	switch view {
 	case "messages":
-		table = TableMessages
+		table = layout.TableMessages
 	case "exchange_rows":
-		table = TableExchanges
+		table = layout.TableExchanges
 	default:
 		return "", fmt.Errorf("load: no partition source for view %q", view)
 	}
@@ -346,7 +300,7 @@ func PartitionSource(lake, view string, parts []Partition) (string, error) {
 	f, _ := l.file(sf)
 	var files []string
 	for _, p := range parts {
-		files, err = appendParquetFiles(files, Dir(lake, table, p.Platform, p.Date))
+		files, err = layout.AppendParquetFiles(files, layout.Dir(lake, table, p.Platform, p.Date))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", err
 		}
@@ -356,10 +310,10 @@ func PartitionSource(lake, view string, parts []Partition) (string, error) {
 		for i, p := range files {
 			files[i], _ = l.file(p)
 		}
-		src = readFiles(table, f, files, readSchemas(lake))
+		src = readFiles(table, f, files, layout.ReadSchemas(lake))
 	}
 	q := viewSelect(view) + src
-	if Versioned(lake)[table] {
+	if layout.Versioned(lake)[table] {
 		q += latest
 	}
 	return "(" + q + ")", nil
@@ -390,7 +344,7 @@ func WriteCatalog(ctx context.Context, lake string) error {
 	}
 	stamp := filepath.Join(lake, "_state", catalogStamp)
 	sum := strconv.FormatUint(xxhash.Sum64String(strings.Join(stmts, ";\n")), 16)
-	if b, err := os.ReadFile(stamp); err == nil && string(b) == sum && fileExists(path) {
+	if b, err := os.ReadFile(stamp); err == nil && string(b) == sum && layout.FileExists(path) {
 		return nil
 	}
 	// The database is attached to an in-memory one, not opened by a DSN:
@@ -435,7 +389,7 @@ func WriteCatalog(ctx context.Context, lake string) error {
 		return err
 	}
 	if attach != path {
-		tmp := TempName(path)
+		tmp := layout.TempName(path)
 		if err := copyFile(attach, tmp); err != nil {
 			os.Remove(tmp)
 			return err

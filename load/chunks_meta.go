@@ -6,6 +6,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/load/internal/pqread"
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // ChunkMeta is what search reads of a candidate chunk before its text.
@@ -25,7 +26,7 @@ var chunkMetaColumns = []string{"chunk_key", "id", "parent_id", "content_type", 
 // a search asks this of the hundred or so files its candidates are in,
 // where opening each with DuckDB would cost more than the reading.
 func ReadChunkMeta(path string, keys map[int64]bool, fn func(ChunkMeta)) error {
-	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	f, pf, err := layout.OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load/internal/indextest"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 )
@@ -22,7 +23,7 @@ func TestChunksAndPostings(t *testing.T) {
 		chunk("c1", "The parquet writer flushes row groups", "m", 4, day),
 		chunk("c2", "Rotate the logs nightly; rotate them again", "m", 4, day.Add(time.Hour)),
 	)
-	if st.Rows[TableChunks] != 2 || st.Rows[TablePostings] == 0 {
+	if st.Rows[layout.TableChunks] != 2 || st.Rows[layout.TablePostings] == 0 {
 		t.Fatalf("rows %v", st.Rows)
 	}
 	db := views(t, lake)
@@ -48,7 +49,7 @@ func TestChunksAndPostings(t *testing.T) {
 	}
 	// Loading the same chunks again adds nothing.
 	st = loadRecs(t, lake, chunk("c1", "The parquet writer flushes row groups", "m", 4, day))
-	if st.Rows[TableChunks] != 0 || st.Rows[TablePostings] != 0 || st.Duplicates != 1 {
+	if st.Rows[layout.TableChunks] != 0 || st.Rows[layout.TablePostings] != 0 || st.Duplicates != 1 {
 		t.Errorf("reload: %+v", st)
 	}
 	// A changed chunk is a new version; the old version's postings no
@@ -136,7 +137,7 @@ func TestVectorSidecar(t *testing.T) {
 	recs := []*schema.Record{noVec, chunk("c1", "alpha", "m", 4, day), chunk("c2", "beta gamma", "m", 4, day.Add(time.Minute))}
 	recs[2].Chunk.Embedding = []float32{-0.5, 0.25, 0, 1}
 	loadRecs(t, lake, recs...)
-	files, err := PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{})
+	files, err := layout.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{})
 	if err != nil || len(files) != 1 {
 		t.Fatalf("%v %v", files, err)
 	}

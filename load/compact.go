@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/load/internal/durable"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/transform/embed/lexical"
 )
@@ -46,15 +47,12 @@ const (
 // merged (a variable for tests).
 var compactFiles = 8
 
-// compactDir is where partitions are staged, inside <lake>/_state.
-const compactDir = "compact"
-
 // removeCompactions finishes or removes what a dead run's compaction left:
 // staged directories not yet exchanged, or old ones not yet removed
 // (neither is where readers look), and a chunks partition exchanged
 // without its postings partition, or the reverse.
 func removeCompactions(lake string) error {
-	dir := filepath.Join(lake, "_state", compactDir)
+	dir := filepath.Join(lake, "_state", layout.CompactDir)
 	if err := finishChunks(lake, dir); err != nil {
 		return fmt.Errorf("finishing an unfinished compaction (see %s): %w", dir, err)
 	}
@@ -68,18 +66,20 @@ func removeCompactions(lake string) error {
 // those pos-load writes (postings go with chunks). Summaries are written
 // by pos-query without the lake's lock, so their partitions are left as
 // written.
-var compactedTables = []string{TableRaw, TableMessages, TableExchanges, TableSessions, TableDocuments,
-	TableDecisions, TableFileRefs, TableChunks, TableOther}
+var compactedTables = []string{layout.TableRaw, layout.TableMessages, layout.TableExchanges, layout.TableSessions, layout.TableDocuments,
+	layout.TableDecisions, layout.TableFileRefs, layout.TableChunks, layout.TableOther}
 
 // allPartitions lists every partition of the compacted tables.
 func allPartitions(lake string) ([]partKey, error) {
 	var out []partKey
 	for _, table := range compactedTables {
-		parts, err := tablePartitions(lake, table)
+		parts, err := layout.TablePartitions(lake, table)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, parts...)
+		for _, p := range parts {
+			out = append(out, partKey{table: p.Table, platform: p.Platform, date: p.Date})
+		}
 	}
 	return out, nil
 }
@@ -101,7 +101,7 @@ func (l *Loader) compact(parts []partKey) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("compacting %s: %w", Dir(l.opt.Lake, key.table, key.platform, key.date), err)
+			return fmt.Errorf("compacting %s: %w", layout.Dir(l.opt.Lake, key.table, key.platform, key.date), err)
 		}
 		if merged > 0 {
 			l.stats.Compacted++
@@ -114,11 +114,11 @@ func (l *Loader) compact(parts []partKey) error {
 // compactPartition merges the partition's small files if it has enough of
 // them, and returns how many it merged.
 func (l *Loader) compactPartition(key partKey) (int, error) {
-	if key.table == TableChunks {
+	if key.table == layout.TableChunks {
 		return l.compactChunks(key)
 	}
-	dir := Dir(l.opt.Lake, key.table, key.platform, key.date)
-	small, err := smallFiles(dir, parquet.SchemaOf(rowType(key.table)), nil)
+	dir := layout.Dir(l.opt.Lake, key.table, key.platform, key.date)
+	small, err := smallFiles(dir, parquet.SchemaOf(layout.RowType(key.table)), nil)
 	if err != nil || len(small) < compactFiles {
 		return 0, err
 	}
@@ -128,7 +128,7 @@ func (l *Loader) compactPartition(key partKey) (int, error) {
 	}
 	defer st.remove()
 	name := fmt.Sprintf("part-%s-%05d.parquet", l.runID, l.seq.Add(1))
-	if err := mergeParquet(filepath.Join(st.dir, name), dir, small, parquet.SchemaOf(rowType(key.table))); err != nil {
+	if err := mergeParquet(filepath.Join(st.dir, name), dir, small, parquet.SchemaOf(layout.RowType(key.table))); err != nil {
 		return 0, err
 	}
 	if err := st.link(dir, small); err != nil {
@@ -197,7 +197,7 @@ func smallFiles(dir string, sch *parquet.Schema, ok func(name string) bool) ([]s
 }
 
 func hasSchema(path string, sch *parquet.Schema) (bool, error) {
-	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	f, pf, err := layout.OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return false, err
 	}
@@ -213,7 +213,7 @@ type stage struct {
 }
 
 func (l *Loader) newStage(table, platform, date string) (*stage, error) {
-	dir := filepath.Join(l.opt.Lake, "_state", compactDir, table+"."+platform+"."+date)
+	dir := filepath.Join(l.opt.Lake, "_state", layout.CompactDir, table+"."+platform+"."+date)
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
@@ -271,7 +271,7 @@ func mergeParquet(path, dir string, names []string, sch *parquet.Schema) error {
 		return err
 	}
 	// The schema is also an option of parquet.NewWriter: the files' schema.
-	w := parquet.NewWriter(out, WriterOptions(sch, sch, parquet.PageBufferSize(pageBytes))...)
+	w := parquet.NewWriter(out, layout.WriterOptions(sch, sch, parquet.PageBufferSize(layout.PageBytes))...)
 	err = copyRows(w, dir, names)
 	if cerr := w.Close(); err == nil {
 		err = cerr
@@ -285,7 +285,7 @@ func mergeParquet(path, dir string, names []string, sch *parquet.Schema) error {
 func copyRows(w *parquet.Writer, dir string, names []string) error {
 	var groupRows int64
 	for _, n := range names {
-		f, pf, err := OpenParquet(filepath.Join(dir, n), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+		f, pf, err := layout.OpenParquet(filepath.Join(dir, n), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 		if err != nil {
 			return err
 		}
@@ -342,8 +342,8 @@ func finishChunks(lake, dir string) error {
 		}
 		*p = filepath.Join(lake, *p)
 	}
-	c := fileExists(filepath.Join(j.Chunks, j.Merged))
-	p := fileExists(filepath.Join(j.Postings, j.Merged))
+	c := layout.FileExists(filepath.Join(j.Chunks, j.Merged))
+	p := layout.FileExists(filepath.Join(j.Postings, j.Merged))
 	switch {
 	case c && !p:
 		return durable.ExchangeDirs(j.StageP, j.Postings)
@@ -357,10 +357,10 @@ func finishChunks(lake, dir string) error {
 // sidecars and their postings files.
 func (l *Loader) compactChunks(key partKey) (int, error) {
 	lake := l.opt.Lake
-	dirC, dirP := Dir(lake, TableChunks, key.platform, key.date), Dir(lake, TablePostings, key.platform, key.date)
+	dirC, dirP := layout.Dir(lake, layout.TableChunks, key.platform, key.date), layout.Dir(lake, layout.TablePostings, key.platform, key.date)
 	postingsSchema := parquet.SchemaOf(searchindex.PostingRow{})
 	dim, lex := -1, lexical.Version
-	small, err := smallFiles(dirC, parquet.SchemaOf(ChunkRow{}), func(name string) bool {
+	small, err := smallFiles(dirC, parquet.SchemaOf(layout.ChunkRow{}), func(name string) bool {
 		// Every file merged has its sidecar and its postings, the
 		// sidecars one dimension (or none: no vectors), and the postings
 		// the current tokenizer's terms (a merged file has one version).
@@ -380,19 +380,19 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 	if err != nil || len(small) < compactFiles {
 		return 0, err
 	}
-	stC, err := l.newStage(TableChunks, key.platform, key.date)
+	stC, err := l.newStage(layout.TableChunks, key.platform, key.date)
 	if err != nil {
 		return 0, err
 	}
 	defer stC.remove()
-	stP, err := l.newStage(TablePostings, key.platform, key.date)
+	stP, err := l.newStage(layout.TablePostings, key.platform, key.date)
 	if err != nil {
 		return 0, err
 	}
 	defer stP.remove()
 	name := fmt.Sprintf("part-%s-%05d.parquet", l.runID, l.seq.Add(1))
 	merged := filepath.Join(stC.dir, name)
-	if err := mergeParquet(merged, dirC, small, parquet.SchemaOf(ChunkRow{})); err != nil {
+	if err := mergeParquet(merged, dirC, small, parquet.SchemaOf(layout.ChunkRow{})); err != nil {
 		return 0, err
 	}
 	post, err := mergePostings(filepath.Join(stP.dir, name), dirP, small)
@@ -412,14 +412,14 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 	if err := durable.SyncFiles(lake, []string{merged, vec, filepath.Join(stP.dir, name)}); err != nil {
 		return 0, err
 	}
-	for _, t := range []string{TableChunks, TablePostings} {
+	for _, t := range []string{layout.TableChunks, layout.TablePostings} {
 		if err := l.noteSchema(t); err != nil {
 			return 0, err
 		}
 	}
 	rel := func(p string) string { r, _ := filepath.Rel(lake, p); return r }
 	j, _ := json.Marshal(chunksJournal{Chunks: rel(dirC), Postings: rel(dirP), StageC: rel(stC.dir), StageP: rel(stP.dir), Merged: name})
-	if err := atomicfile.Write(filepath.Join(lake, "_state", compactDir, journalFile), j); err != nil {
+	if err := atomicfile.Write(filepath.Join(lake, "_state", layout.CompactDir, journalFile), j); err != nil {
 		return 0, err
 	}
 	if err := stP.swap(lake, dirP); err != nil {
@@ -432,21 +432,21 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 		}
 		return 0, err
 	}
-	os.Remove(filepath.Join(lake, "_state", compactDir, journalFile))
+	os.Remove(filepath.Join(lake, "_state", layout.CompactDir, journalFile))
 	return len(small), nil
 }
 
 // mergePostings writes the postings of the named files, sorted by term,
 // and returns them.
 func mergePostings(path, dir string, names []string) ([]searchindex.PostingRow, error) {
-	pf := &postingsFile{tmp: path, path: path}
+	pf := &layout.PostingsFile{Tmp: path, Path: path}
 	for _, n := range names {
 		rows, err := parquet.ReadFile[searchindex.PostingRow](filepath.Join(dir, n))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, n), err)
 		}
-		pf.rows = append(pf.rows, rows...)
+		pf.Rows = append(pf.Rows, rows...)
 	}
-	rows := pf.sorted()
-	return rows, pf.write()
+	rows := pf.Sorted()
+	return rows, pf.Write()
 }

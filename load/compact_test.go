@@ -10,6 +10,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/load/internal/indextest"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 )
@@ -54,8 +55,8 @@ func TestCompactionKeepsEveryRow(t *testing.T) {
 	if last.Compacted == 0 {
 		t.Fatalf("the last run compacted nothing: the test checks no staging is left after one")
 	}
-	for _, table := range []string{TableRaw, TableMessages, TableOther} {
-		dirA, dirB := Dir(compacted, table, "test", "2026-05-01"), Dir(plain, table, "test", "2026-05-01")
+	for _, table := range []string{layout.TableRaw, layout.TableMessages, layout.TableOther} {
+		dirA, dirB := layout.Dir(compacted, table, "test", "2026-05-01"), layout.Dir(plain, table, "test", "2026-05-01")
 		a, _ := filepath.Glob(filepath.Join(dirA, "*.parquet"))
 		b, _ := filepath.Glob(filepath.Join(dirB, "*.parquet"))
 		if len(b) != runs || len(a) >= compactFiles {
@@ -70,7 +71,7 @@ func TestCompactionKeepsEveryRow(t *testing.T) {
 				t.Fatalf("%s: %s rows of %s are not in %s", table, n, pair[0], pair[1])
 			}
 		}
-		want := map[string]int{TableMessages: 2 * runs, TableRaw: runs, TableOther: runs}[table]
+		want := map[string]int{layout.TableMessages: 2 * runs, layout.TableRaw: runs, layout.TableOther: runs}[table]
 		if n := one(t, db, fmt.Sprintf("SELECT count(*) FROM (%s)", q(dirA))); n != fmt.Sprint(want) {
 			t.Fatalf("%s: %s rows", table, n)
 		}
@@ -86,7 +87,7 @@ func TestCompactionKeepsEveryRow(t *testing.T) {
 		}
 	}
 	// Nothing staged is left behind.
-	if _, err := os.Stat(filepath.Join(compacted, "_state", compactDir)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(compacted, "_state", layout.CompactDir)); !os.IsNotExist(err) {
 		t.Fatalf("staging left: %v", err)
 	}
 }
@@ -97,13 +98,13 @@ func TestDeadCompactionIsRemoved(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	loadAt(t, lake, day, msg("m1", "s1", "one", day))
-	stage := filepath.Join(lake, "_state", compactDir, "messages.test.2026-05-01")
+	stage := filepath.Join(lake, "_state", layout.CompactDir, "messages.test.2026-05-01")
 	if err := os.MkdirAll(stage, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(stage, "part-x.parquet"), []byte("half"), 0o600)
 	loadAt(t, lake, day, msg("m2", "s1", "two", day))
-	if _, err := os.Stat(filepath.Join(lake, "_state", compactDir)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(lake, "_state", layout.CompactDir)); !os.IsNotExist(err) {
 		t.Fatalf("staging left: %v", err)
 	}
 	if n := one(t, views(t, lake), "SELECT count(*) FROM messages"); n != "2" {
@@ -117,7 +118,7 @@ func TestDeadCompactionIsRemoved(t *testing.T) {
 func TestCompactionKeepsOtherSchemas(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	dir := Dir(lake, TableMessages, "test", "2026-05-01")
+	dir := layout.Dir(lake, layout.TableMessages, "test", "2026-05-01")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -188,8 +189,8 @@ func TestCompactionOfChunks(t *testing.T) {
 		t.Fatalf("the last run compacted nothing: %+v", last)
 	}
 	db := views(t, compacted)
-	for _, table := range []string{TableChunks, TablePostings} {
-		a, b := Dir(compacted, table, "test", "2026-05-01"), Dir(plain, table, "test", "2026-05-01")
+	for _, table := range []string{layout.TableChunks, layout.TablePostings} {
+		a, b := layout.Dir(compacted, table, "test", "2026-05-01"), layout.Dir(plain, table, "test", "2026-05-01")
 		files, _ := filepath.Glob(filepath.Join(a, "*.parquet"))
 		if len(files) != 1 {
 			t.Fatalf("%s: %d files after compaction", table, len(files))
@@ -202,14 +203,14 @@ func TestCompactionOfChunks(t *testing.T) {
 		}
 	}
 	// The postings file is named as the chunks file it indexes.
-	c, _ := filepath.Glob(filepath.Join(Dir(compacted, TableChunks, "test", "2026-05-01"), "*.parquet"))
-	p, _ := filepath.Glob(filepath.Join(Dir(compacted, TablePostings, "test", "2026-05-01"), "*.parquet"))
+	c, _ := filepath.Glob(filepath.Join(layout.Dir(compacted, layout.TableChunks, "test", "2026-05-01"), "*.parquet"))
+	p, _ := filepath.Glob(filepath.Join(layout.Dir(compacted, layout.TablePostings, "test", "2026-05-01"), "*.parquet"))
 	if filepath.Base(c[0]) != filepath.Base(p[0]) {
 		t.Fatalf("chunks %s, postings %s", c[0], p[0])
 	}
 	vectors := func(lake string) map[int64]string {
 		out := map[int64]string{}
-		files, _ := filepath.Glob(filepath.Join(Dir(lake, TableChunks, "test", "2026-05-01"), "*.parquet"))
+		files, _ := filepath.Glob(filepath.Join(layout.Dir(lake, layout.TableChunks, "test", "2026-05-01"), "*.parquet"))
 		for _, f := range files {
 			v, err := searchindex.ReadVectors(f, true)
 			if err != nil {
@@ -239,7 +240,7 @@ func TestCompactionOfChunks(t *testing.T) {
 // load puts the staged chunks in place, so both name the merged file.
 func TestDeadChunksCompactionIsFinished(t *testing.T) {
 	lake := t.TempDir()
-	base := filepath.Join(lake, "_state", compactDir)
+	base := filepath.Join(lake, "_state", layout.CompactDir)
 	dirC, dirP := filepath.Join(lake, "c"), filepath.Join(lake, "p")
 	stC, stP := filepath.Join(base, "sc"), filepath.Join(base, "sp")
 	for _, d := range []string{dirC, dirP, stC, stP} {
@@ -281,14 +282,14 @@ func TestCompactAll(t *testing.T) {
 		at := day.Add(time.Duration(i) * time.Hour)
 		loadWith(t, Options{Lake: lake, Now: func() time.Time { return at }, NoCompact: true},
 			msg(fmt.Sprintf("m%d", i), "s1", "x", day), chunk(fmt.Sprintf("c%d", i), fmt.Sprintf("text %d", i), "m", 4, day))
-		err := WriteSummaries(context.Background(), lake, []SummaryRow{{Platform: "test", SessionID: "s1", Strategy: "extractive",
+		err := WriteSummaries(context.Background(), lake, []layout.SummaryRow{{Platform: "test", SessionID: "s1", Strategy: "extractive",
 			Text: fmt.Sprintf("summary %d", i), LastMessageID: fmt.Sprintf("m%d", i), Date: day}}, at)
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	count := func(table string) int {
-		files, _ := filepath.Glob(filepath.Join(Dir(lake, table, "test", "2026-05-01"), "*.parquet"))
+		files, _ := filepath.Glob(filepath.Join(layout.Dir(lake, table, "test", "2026-05-01"), "*.parquet"))
 		return len(files)
 	}
 	before := one(t, views(t, lake), "SELECT count(*) || '/' || (SELECT count(*) FROM chunks) || '/' || (SELECT count(*) FROM summaries) FROM messages")
@@ -296,7 +297,7 @@ func TestCompactAll(t *testing.T) {
 	if st.CompactErr != nil || st.Compacted != 2 {
 		t.Fatalf("%+v", st)
 	}
-	for table, want := range map[string]int{TableMessages: 1, TableChunks: 1, TablePostings: 1, TableSummaries: compactFiles} {
+	for table, want := range map[string]int{layout.TableMessages: 1, layout.TableChunks: 1, layout.TablePostings: 1, layout.TableSummaries: compactFiles} {
 		if n := count(table); n != want {
 			t.Errorf("%s: %d files, want %d", table, n, want)
 		}
@@ -308,7 +309,7 @@ func TestCompactAll(t *testing.T) {
 
 func postingsOf(t *testing.T, chunksFile string, terms []string) (sidecar, table []string) {
 	t.Helper()
-	return indextest.PostingsOf(t, chunksFile, TablePostings, terms)
+	return indextest.PostingsOf(t, chunksFile, layout.TablePostings, terms)
 }
 
 var fileTerms = indextest.FileTerms

@@ -12,6 +12,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/pos-lake/pos/internal/fsglob"
 	"github.com/pos-lake/pos/load/internal/durable"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -167,7 +168,7 @@ func (l *lane) add(rec *schema.Record) error {
 	if rec.ID == "" {
 		rec.ID = schema.ID("anonymous", string(rec.Kind), hash)
 	}
-	key := partKey{table: table, platform: partValue(rec.Platform), date: dateOf(partitionTime(rec))}
+	key := partKey{table: table, platform: layout.PartValue(rec.Platform), date: layout.DateOf(partitionTime(rec))}
 	p, err := l.partition(key)
 	if err != nil {
 		return err
@@ -186,21 +187,21 @@ func (l *lane) add(rec *schema.Record) error {
 	p.index[idh] = ch
 	var row any
 	switch table {
-	case TableRaw:
+	case layout.TableRaw:
 		row = rawRow(rec, hash)
-	case TableMessages:
+	case layout.TableMessages:
 		row = messageRow(rec, hash)
-	case TableExchanges:
+	case layout.TableExchanges:
 		row = exchangeRow(rec, hash)
-	case TableSessions:
+	case layout.TableSessions:
 		row = sessionRow(rec, hash)
-	case TableDocuments:
+	case layout.TableDocuments:
 		row = documentRow(rec, hash)
-	case TableDecisions:
+	case layout.TableDecisions:
 		row = decisionRow(rec, hash)
-	case TableFileRefs:
+	case layout.TableFileRefs:
 		row = fileRefRow(rec, hash)
-	case TableChunks:
+	case layout.TableChunks:
 		// made below, with its part file's index
 	default:
 		row = otherRow(rec, hash)
@@ -217,7 +218,7 @@ func (l *lane) add(rec *schema.Record) error {
 		}
 		l.open[key] = pf
 	}
-	if table == TableChunks {
+	if table == layout.TableChunks {
 		row = chunkRow(rec, hash, pf.index)
 	}
 	if err := pf.add(row, size, l.tick); err != nil {
@@ -280,7 +281,7 @@ func (l *lane) partition(key partKey) (*partition, error) {
 	if p, ok := l.parts[key]; ok {
 		return p, nil
 	}
-	p := &partition{partKey: key, dir: Dir(l.loader.opt.Lake, key.table, key.platform, key.date)}
+	p := &partition{partKey: key, dir: layout.Dir(l.loader.opt.Lake, key.table, key.platform, key.date)}
 	idx, err := l.readIndex(p.dir)
 	if err != nil {
 		return nil, err
@@ -314,7 +315,7 @@ func (l *lane) commit(pf *partFile) error {
 	l.finished = append(l.finished, pf)
 	l.finishedBytes += pf.bytes
 	if pf.index != nil {
-		l.stats.Rows[TablePostings] += pf.index.post.written
+		l.stats.Rows[layout.TablePostings] += pf.index.post.Written
 	}
 	if len(l.finished) >= publishFiles || l.finishedBytes >= publishBytes || time.Since(l.published) >= publishEvery {
 		return l.publish()
@@ -385,7 +386,7 @@ func (l *lane) rename(dirs map[string]bool) error {
 			if err != nil {
 				return err
 			}
-			dirs[filepath.Dir(pf.index.post.path)] = true
+			dirs[filepath.Dir(pf.index.post.Path)] = true
 		}
 		if err := os.Rename(pf.tmp, pf.path); err != nil {
 			return fmt.Errorf("publishing %s: %w", pf.path, err)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // A Listing answers as PartitionFiles does; it sees the files of a load
@@ -14,15 +16,15 @@ func TestListing(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	loadRecs(t, lake, chunk("c1", "parquet writer", "m", 4, day), chunk("c2", "rotate logs", "m", 4, day.AddDate(0, 0, 3)))
-	l := NewListing()
+	l := layout.NewListing()
 	same := func(platform string, since, until time.Time) []string {
 		t.Helper()
-		want, err := PartitionFiles(lake, TableChunks, platform, since, until)
+		want, err := layout.PartitionFiles(lake, layout.TableChunks, platform, since, until)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for range 2 { // answered, then kept
-			got, err := l.PartitionFiles(lake, TableChunks, platform, since, until)
+			got, err := l.PartitionFiles(lake, layout.TableChunks, platform, since, until)
 			if err != nil || !slices.Equal(got, want) {
 				t.Fatalf("%q %v %v: %v %v, want %v", platform, since, until, got, err, want)
 			}
@@ -48,11 +50,11 @@ func TestListing(t *testing.T) {
 	if err := os.Remove(all[0]); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := l.PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{}); len(got) != 4 {
+	if got, _ := l.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{}); len(got) != 4 {
 		t.Fatalf("kept: %v", got)
 	}
 	l.Forget()
-	if got, _ := l.PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{}); len(got) != 3 || slices.Contains(got, all[0]) {
+	if got, _ := l.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{}); len(got) != 3 || slices.Contains(got, all[0]) {
 		t.Fatalf("after Forget: %v", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/internal/watermark"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 	"golang.org/x/sync/semaphore"
@@ -179,7 +180,7 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 		stats: Stats{Rows: map[string]int64{}}, laneFor: map[string]*lane{},
 		inflight: semaphore.NewWeighted(maxInflight), failed: make(chan struct{}),
 	}
-	for _, tables := range [][]string{{TableRaw}, {TableMessages, TableExchanges, TableSessions, TableDocuments, TableDecisions, TableFileRefs, TableOther}, {TableChunks}} {
+	for _, tables := range [][]string{{layout.TableRaw}, {layout.TableMessages, layout.TableExchanges, layout.TableSessions, layout.TableDocuments, layout.TableDecisions, layout.TableFileRefs, layout.TableOther}, {layout.TableChunks}} {
 		ln := newLane(l)
 		l.lanes = append(l.lanes, ln)
 		for _, t := range tables {
@@ -199,17 +200,17 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 		unlock(lk, false)
 		return nil, err
 	}
-	if l.versioned, err = readVersioned(opt.Lake); err != nil {
+	if l.versioned, err = layout.ReadVersioned(opt.Lake); err != nil {
 		unlock(lk, false)
 		return nil, err
 	}
-	l.schemas = readSchemas(opt.Lake)
+	l.schemas = layout.ReadSchemas(opt.Lake)
 	if err := l.openScrubState(); err != nil {
 		unlock(lk, false)
 		return nil, err
 	}
 	// Temporary files killed writers left in the lake's own directories.
-	if err := SweepTemps(opt.Lake); err != nil {
+	if err := layout.SweepTemps(opt.Lake); err != nil {
 		unlock(lk, false)
 		return nil, err
 	}
@@ -291,7 +292,7 @@ func (l *Loader) Add(rec *schema.Record) error {
 	}
 	if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
 		// Not normalized: the native record still rides on the record.
-		if err := l.noteScrub(TableRaw, mark); err != nil {
+		if err := l.noteScrub(layout.TableRaw, mark); err != nil {
 			return err
 		}
 		if err := l.send(schema.SplitRaw(rec)); err != nil {
@@ -381,7 +382,7 @@ func (l *Loader) markVersioned(table string) error {
 		return nil
 	}
 	l.versioned[table] = true
-	return writeVersioned(l.opt.Lake, l.versioned)
+	return layout.WriteVersioned(l.opt.Lake, l.versioned)
 }
 
 // noteSchema records, before a file of the table is published, the
@@ -389,7 +390,7 @@ func (l *Loader) markVersioned(table string) error {
 // all share one schema without union_by_name, which would read every file's
 // footer each time a view is defined.
 func (l *Loader) noteSchema(table string) error {
-	fp := schemaFingerprint(table)
+	fp := layout.SchemaFingerprint(table)
 	l.vmu.Lock()
 	defer l.vmu.Unlock()
 	if slices.Contains(l.schemas[table], fp) {
@@ -397,7 +398,7 @@ func (l *Loader) noteSchema(table string) error {
 	}
 	l.schemas[table] = append(l.schemas[table], fp)
 	b, _ := json.MarshalIndent(l.schemas, "", " ")
-	return atomicfile.Write(filepath.Join(l.opt.Lake, "_state", schemasFile), b)
+	return atomicfile.Write(filepath.Join(l.opt.Lake, "_state", layout.SchemasFile), b)
 }
 
 // duck returns the DuckDB connection that reads partitions' ids, opened
@@ -444,8 +445,8 @@ func (l *Loader) Close() error {
 	// The search index, after the compaction that replaces chunks files:
 	// derived from the files in place, it is brought up to date by a later
 	// load if this one fails to.
-	if slices.ContainsFunc(touched, func(k partKey) bool { return k.table == TableChunks }) ||
-		!searchindex.HasSegments(l.opt.Lake) && fileExists(TableDir(l.opt.Lake, TableChunks)) ||
+	if slices.ContainsFunc(touched, func(k partKey) bool { return k.table == layout.TableChunks }) ||
+		!searchindex.HasSegments(l.opt.Lake) && layout.FileExists(layout.TableDir(l.opt.Lake, layout.TableChunks)) ||
 		searchindex.OlderSegments(l.opt.Lake) {
 		l.stats.SearchIndexErr = updateSearchIndex(l.opt.Lake, l.runID)
 	}
@@ -463,7 +464,7 @@ func (l *Loader) Close() error {
 		return err
 	}
 	l.stats.RollupErr = UpdateRollup(l.ctx, l.opt.Lake)
-	if !l.opt.NoCatalog && (l.Stats().Files > 0 || !fileExists(filepath.Join(l.opt.Lake, CatalogFile))) {
+	if !l.opt.NoCatalog && (l.Stats().Files > 0 || !layout.FileExists(filepath.Join(l.opt.Lake, CatalogFile))) {
 		l.stats.CatalogErr = WriteCatalog(l.ctx, l.opt.Lake)
 	}
 	return nil

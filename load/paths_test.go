@@ -1,6 +1,7 @@
 package load
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // A lake whose path holds DuckDB's glob characters is read as it is named:
@@ -59,7 +62,7 @@ func TestLakePathWithGlobCharacters(t *testing.T) {
 			} else if got != want {
 				t.Errorf("catalog: %q, want %q", got, want)
 			}
-			parts, err := Partitions(lake, TableMessages, "")
+			parts, err := layout.Partitions(lake, layout.TableMessages, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,11 +73,11 @@ func TestLakePathWithGlobCharacters(t *testing.T) {
 			if got := one(t, db, strings.Replace(q, "FROM messages", "FROM "+src, 1)); got != want {
 				t.Errorf("partition source: %q, want %q", got, want)
 			}
-			files, err := PartitionFiles(lake, TableMessages, "", time.Time{}, time.Time{})
+			files, err := layout.PartitionFiles(lake, layout.TableMessages, "", time.Time{}, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			fs, list, err := FilesSource(lake, TableMessages, files)
+			fs, list, err := FilesSource(lake, layout.TableMessages, files)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,6 +87,10 @@ func TestLakePathWithGlobCharacters(t *testing.T) {
 		})
 	}
 }
+
+// scratchPrefix begins the names of the scratch directories
+// (layout.HoldScratch).
+const scratchPrefix = "pos-schema-"
 
 // deadPid returns the id of a process that has ended.
 func deadPid(t *testing.T) int {
@@ -95,84 +102,10 @@ func deadPid(t *testing.T) int {
 	pid := cmd.Process.Pid
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if pidAlive(pid) {
+	if err := syscall.Kill(pid, 0); err == nil || errors.Is(err, syscall.EPERM) {
 		t.Skip("the killed process's id is in use again")
 	}
 	return pid
-}
-
-// A writer killed before its rename leaves a temporary file: the next run
-// on the lake removes it, wherever pos writes temporary files in the lake,
-// and never the file of a writer that is still running.
-func TestTempsOfKilledWritersAreRemoved(t *testing.T) {
-	lake := t.TempDir()
-	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadRecs(t, lake, msg("m1", "s", "x", day))
-	dead := strconv.Itoa(deadPid(t))
-	live := strconv.Itoa(os.Getpid())
-	sdir := filepath.Join(lake, "indexed", TableSummaries, "platform=test", "date=2026-05-01")
-	os.MkdirAll(sdir, 0o700)
-	schemaDirs, _ := filepath.Glob(filepath.Join(lake, "_schema", "*", TableMessages, "*", "*"))
-	if len(schemaDirs) != 1 {
-		t.Fatalf("schema dirs %v", schemaDirs)
-	}
-	stale := []string{
-		filepath.Join(lake, "_state", ".catalog.hash.pid"+dead+"-123.tmp"),
-		filepath.Join(lake, "_state", ".watermarks.json.pid"+dead+"-9.tmp"),
-		filepath.Join(lake, RollupDir, ".usage-1.parquet.pid"+dead+"-0.tmp"),
-		filepath.Join(schemaDirs[0], ".messages.pid"+dead+"-77.tmp"),
-		filepath.Join(sdir, ".part-x-s0001.parquet.pid"+dead+"-0.tmp"),
-		filepath.Join(lake, "_state", ".catalog.hash.4242.tmp"), // an older build's, an hour old
-	}
-	keep := []string{
-		filepath.Join(lake, "_state", ".catalog.hash.pid"+live+"-5.tmp"), // a live writer's
-		filepath.Join(lake, "_state", ".schemas.json.1.tmp"),             // an older build's, new
-		filepath.Join(lake, "_state", "catalog.hash"),
-	}
-	for _, p := range append(stale, keep[:2]...) {
-		if err := os.WriteFile(p, []byte("half"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	old := time.Now().Add(-2 * time.Hour)
-	os.Chtimes(stale[len(stale)-1], old, old)
-	// A clean lake (the last run ended well): the temporary files go all
-	// the same.
-	loadRecs(t, lake, msg("m2", "s", "y", day))
-	for _, p := range stale {
-		if _, err := os.Stat(p); !os.IsNotExist(err) {
-			t.Errorf("left behind: %s (%v)", p, err)
-		}
-	}
-	for _, p := range keep {
-		if _, err := os.Stat(p); err != nil {
-			t.Errorf("removed: %s", p)
-		}
-	}
-	// A reader sweeps too.
-	p := filepath.Join(lake, RollupDir, ".sessions-parts-1.parquet.pid"+dead+"-0.tmp")
-	os.WriteFile(p, nil, 0o600)
-	if err := SweepTemps(lake); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); !os.IsNotExist(err) {
-		t.Errorf("SweepTemps left %s", p)
-	}
-	// Every temporary file pos writes in the lake is named so.
-	n := 0
-	filepath.WalkDir(lake, func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".tmp") && !tempRE().MatchString(d.Name()) && d.Name() != ".schemas.json.1.tmp" {
-			t.Errorf("a temporary file without its writer's pid: %s", path)
-		}
-		n++
-		return nil
-	})
-	if pat := TempPattern("x"); !tempRE().MatchString(strings.Replace(pat, "*", "123", 1)) {
-		t.Errorf("TempPattern %q does not match the sweep's pattern", pat)
-	}
-	if !tempRE().MatchString(filepath.Base(TempName("/l/usage-1.parquet"))) {
-		t.Errorf("TempName %q does not match the sweep's pattern", TempName("/l/usage-1.parquet"))
-	}
 }
 
 // The zero-row schema files of a lake this process cannot write are made in
@@ -183,12 +116,7 @@ func TestSchemaFilesNeverFromSharedTemp(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	// A scratch dir an earlier test of this process made, unheld, goes:
 	// this one's is made under tmp.
-	scratch.mu.Lock()
-	if scratch.dir != "" {
-		os.RemoveAll(scratch.dir)
-		scratch.dir = ""
-	}
-	scratch.mu.Unlock()
+	layout.HoldScratch()()
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	loadRecs(t, lake, msg("m1", "s", "x", day))
@@ -199,7 +127,7 @@ func TestSchemaFilesNeverFromSharedTemp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, table := range Tables {
+	for _, table := range layout.Tables {
 		real, err := schemaFile(lake, table, false)
 		if err != nil {
 			t.Fatal(err)
@@ -218,8 +146,8 @@ func TestSchemaFilesNeverFromSharedTemp(t *testing.T) {
 	// every table's schema file (no record of the files' schemas).
 	os.RemoveAll(filepath.Join(lake, "_schema"))
 	os.WriteFile(filepath.Join(lake, "_schema"), nil, 0o400)
-	os.Remove(filepath.Join(lake, "_state", schemasFile))
-	release := HoldScratch()
+	os.Remove(filepath.Join(lake, "_state", layout.SchemasFile))
+	release := layout.HoldScratch()
 	vdb := views(t, lake)
 	for _, v := range Views {
 		var n int64
@@ -233,7 +161,11 @@ func TestSchemaFilesNeverFromSharedTemp(t *testing.T) {
 	if n := one(t, vdb, "SELECT count(*) FROM messages"); n != "1" {
 		t.Errorf("messages: %s rows", n)
 	}
-	dir := scratch.dir
+	made, _ := filepath.Glob(filepath.Join(tmp, scratchPrefix+strconv.Itoa(os.Getpid())+"-*"))
+	if len(made) != 1 {
+		t.Fatalf("scratch dirs %v", made)
+	}
+	dir := made[0]
 	fi, err := os.Stat(dir)
 	if err != nil || !strings.HasPrefix(dir, tmp) || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("scratch dir %s: %v %v", dir, fi.Mode(), err)
@@ -246,7 +178,7 @@ func TestSchemaFilesNeverFromSharedTemp(t *testing.T) {
 	// A scratch dir of a process that was killed goes when the next is made.
 	dead := filepath.Join(tmp, scratchPrefix+strconv.Itoa(deadPid(t))+"-1")
 	os.MkdirAll(filepath.Join(dead, "x"), 0o700)
-	release = HoldScratch()
+	release = layout.HoldScratch()
 	views(t, lake)
 	release()
 	if _, err := os.Stat(dead); !os.IsNotExist(err) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/pos-lake/pos/internal/atomicfile"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/pricing"
 	"golang.org/x/sync/errgroup"
 )
@@ -33,7 +34,6 @@ import (
 // a load without the rollup (an older pos-load, a crash in between) changed
 // since: those it reads from the messages.
 const (
-	RollupDir      = "rollup"
 	rollupManifest = "usage.json"
 	rollupVersion  = 1
 )
@@ -97,7 +97,7 @@ func RollupThresholds() []int64 {
 // the names of its Parquet files (part files are never rewritten: a new
 // name is new data).
 func messagePartitions(lake string) (map[string]string, error) {
-	return PartitionFingerprints(lake, TableMessages)
+	return PartitionFingerprints(lake, layout.TableMessages)
 }
 
 // PartitionFingerprints maps each partition ("platform/date") of the given
@@ -106,12 +106,12 @@ func messagePartitions(lake string) (map[string]string, error) {
 func PartitionFingerprints(lake string, tables ...string) (map[string]string, error) {
 	type dir struct {
 		table string
-		part  partKey
+		part  layout.PartKey
 		ents  []os.DirEntry
 	}
 	var dirs []dir
 	for _, table := range tables {
-		parts, err := tablePartitions(lake, table)
+		parts, err := layout.TablePartitions(lake, table)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +126,7 @@ func PartitionFingerprints(lake string, tables ...string) (map[string]string, er
 	for i := range dirs {
 		d := &dirs[i]
 		g.Go(func() (err error) {
-			d.ents, err = os.ReadDir(Dir(lake, d.table, d.part.platform, d.part.date))
+			d.ents, err = os.ReadDir(layout.Dir(lake, d.table, d.part.Platform, d.part.Date))
 			return err
 		})
 	}
@@ -135,7 +135,7 @@ func PartitionFingerprints(lake string, tables ...string) (map[string]string, er
 	}
 	files := map[string][]string{}
 	for _, d := range dirs {
-		key := d.part.platform + "/" + d.part.date
+		key := d.part.Platform + "/" + d.part.Date
 		for _, f := range d.ents { // ReadDir sorts by name
 			if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
 				name := f.Name()
@@ -159,16 +159,16 @@ func PartitionFingerprints(lake string, tables ...string) (map[string]string, er
 }
 
 func readRollupManifest(lake string) (*RollupManifest, error) {
-	b, err := os.ReadFile(filepath.Join(lake, RollupDir, rollupManifest))
+	b, err := os.ReadFile(filepath.Join(lake, layout.RollupDir, rollupManifest))
 	if err != nil {
 		return nil, err
 	}
 	var m RollupManifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(lake, RollupDir, rollupManifest), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(lake, layout.RollupDir, rollupManifest), err)
 	}
 	if m.Version != rollupVersion || m.File == "" || strings.ContainsAny(m.File, `/\`) {
-		return nil, fmt.Errorf("%s: not a rollup manifest of this build", filepath.Join(lake, RollupDir, rollupManifest))
+		return nil, fmt.Errorf("%s: not a rollup manifest of this build", filepath.Join(lake, layout.RollupDir, rollupManifest))
 	}
 	return &m, nil
 }
@@ -184,7 +184,7 @@ func ReadRollup(lake string) (*RollupState, error) {
 	if err != nil {
 		return nil, nil
 	}
-	path := filepath.Join(lake, RollupDir, m.File)
+	path := filepath.Join(lake, layout.RollupDir, m.File)
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil
 	}
@@ -439,7 +439,7 @@ func UpdateRollup(ctx context.Context, lake string) error {
 	var oldPath string
 	var stale, gone []string
 	if old != nil {
-		oldPath = filepath.Join(lake, RollupDir, old.File)
+		oldPath = filepath.Join(lake, layout.RollupDir, old.File)
 		if _, err := os.Stat(oldPath); err != nil {
 			old = nil
 		} else {
@@ -449,7 +449,7 @@ func UpdateRollup(ctx context.Context, lake string) error {
 			}
 		}
 	}
-	dir := filepath.Join(lake, RollupDir)
+	dir := filepath.Join(lake, layout.RollupDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -473,7 +473,7 @@ func UpdateRollup(ctx context.Context, lake string) error {
 	if recompute {
 		rows, stale = nil, slices.Sorted(maps.Keys(parts))
 	}
-	versioned := Versioned(lake)[TableMessages]
+	versioned := layout.Versioned(lake)[layout.TableMessages]
 	// The partitions are independent: read them on every core, keep their
 	// rows in partition order.
 	parted := make([][]RollupRow, len(stale))
@@ -499,7 +499,7 @@ func UpdateRollup(ctx context.Context, lake string) error {
 		rows = append(rows, pr...)
 	}
 	name := fmt.Sprintf("usage-%d.parquet", time.Now().UnixNano())
-	tmp := TempName(filepath.Join(dir, name))
+	tmp := layout.TempName(filepath.Join(dir, name))
 	if err := writeRollup(tmp, rows); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("rollup: %w", err)
@@ -525,9 +525,4 @@ func UpdateRollup(ctx context.Context, lake string) error {
 		}
 	}
 	return nil
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

@@ -2,16 +2,13 @@ package load
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
-	"github.com/pos-lake/pos/internal/fsglob"
 	"github.com/pos-lake/pos/load/internal/pqread"
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // RollupRow is one row of the usage rollup file, with the columns of
@@ -62,12 +59,6 @@ func ReadRollupRows(path string) ([]RollupRow, error) {
 		intern(&r.Model)
 	}
 	return rows, err
-}
-
-// partitionFiles lists the Parquet files of one partition of a table (none
-// when it has no directory; files being written end in .tmp).
-func partitionFiles(lake, table, platform, date string) ([]string, error) {
-	return filepath.Glob(filepath.Join(fsglob.Quote(Dir(lake, table, platform, date)), "*.parquet"))
 }
 
 // rollupPlan is the rollup's rules made ready to apply in Go to the
@@ -121,7 +112,7 @@ func rollupPartition(lake, part string, thresholds []int64, versioned bool) ([]R
 	if err != nil {
 		return nil, fmt.Errorf("partition %s: %w", part, err)
 	}
-	files, err := partitionFiles(lake, TableMessages, platform, date)
+	files, err := layout.PartFiles(lake, layout.TableMessages, platform, date)
 	if err != nil {
 		return nil, err
 	}
@@ -282,28 +273,7 @@ func (r *RollupRow) sum(name string) *int64 {
 // session, hour), to path.
 func writeRollup(path string, rows []RollupRow) error {
 	slices.SortFunc(rows, CompareRollupRows)
-	return writeParquetFile(path, rows)
-}
-
-// writeParquetFile writes rows to a new file at path, the user's alone,
-// with WriterOptions, and syncs it.
-func writeParquetFile[T any](path string, rows []T, opts ...parquet.WriterOption) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	w := parquet.NewGenericWriter[T](f, WriterOptions(parquet.SchemaOf(new(T)), opts...)...)
-	err = WriteRows(w, rows)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return layout.WriteParquetFile(path, rows)
 }
 
 // CompareRollupRows orders rows as the rollup file stores them: by

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -70,11 +71,11 @@ func TestRollupFollowsLoads(t *testing.T) {
 
 	// Files an older pos-load added, unknown to the rollup, make their
 	// partition stale; a partition removed from the lake is gone.
-	dir := Dir(lake, TableMessages, "test", "2026-03-01")
+	dir := layout.Dir(lake, layout.TableMessages, "test", "2026-03-01")
 	if err := os.WriteFile(filepath.Join(dir, "part-older-00001.parquet"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.RemoveAll(Dir(lake, TableMessages, "test", "2026-03-02")); err != nil {
+	if err := os.RemoveAll(layout.Dir(lake, layout.TableMessages, "test", "2026-03-02")); err != nil {
 		t.Fatal(err)
 	}
 	if st, err = ReadRollup(lake); err != nil || len(st.Stale) != 1 || st.Stale[0] != "test/2026-03-01" || len(st.Gone) != 1 || st.Gone[0] != "test/2026-03-02" {
@@ -114,7 +115,7 @@ func TestRollupVersions(t *testing.T) {
 	loadRecs(t, lake, assistant("a1", "s1", "m", d, 100, 0), assistant("a2", "s1", "m", d, 5, 0))
 	RollupRowsMatchSQL(t, lake)
 	loadRecs(t, lake, assistant("a1", "s1", "m", d, 300, 150_000))
-	if !Versioned(lake)[TableMessages] {
+	if !layout.Versioned(lake)[layout.TableMessages] {
 		t.Fatal("a second version did not make the messages versioned")
 	}
 	RollupRowsMatchSQL(t, lake)

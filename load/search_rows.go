@@ -9,6 +9,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/load/internal/pqread"
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // What search shows of its hits besides their chunks — the exchange a hit
@@ -31,10 +32,10 @@ type ExchangeHead struct {
 // its prompt when prompt says so. The exchanges table must have one
 // version of each row (see Versioned): the view's choice of the latest is
 // not made here.
-func ReadExchangeRows(lake string, parts []Partition, sessions map[string]bool, prompt func(id string) bool) ([]ExchangeHead, error) {
+func ReadExchangeRows(lake string, parts []layout.Partition, sessions map[string]bool, prompt func(id string) bool) ([]ExchangeHead, error) {
 	var out []ExchangeHead
 	for _, p := range parts {
-		files, err := appendParquetFiles(nil, Dir(lake, TableExchanges, p.Platform, p.Date))
+		files, err := layout.AppendParquetFiles(nil, layout.Dir(lake, layout.TableExchanges, p.Platform, p.Date))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
@@ -58,7 +59,7 @@ func ReadExchangeRows(lake string, parts []Partition, sessions map[string]bool, 
 // readExchangeHeads reads the exchanges of one file, with the prompts of
 // those prompt asks for (none when it is nil).
 func readExchangeHeads(path string, prompt func(id string) bool) ([]ExchangeHead, error) {
-	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	f, pf, err := layout.OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +118,7 @@ type SessionTitleRow struct {
 // The flat columns are read first; the labels, a list, only when a
 // wanted session has no title of the user's or the platform's.
 func ReadSessionTitleRows(path string, want map[string]bool) ([]SessionTitleRow, error) {
-	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	f, pf, err := layout.OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +177,7 @@ func ReadSessionPartRefs(path string) ([]SessionPartRef, error) {
 
 // readStructRows reads the columns of T of every row of a Parquet file.
 func readStructRows[T any](path string) ([]T, error) {
-	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	f, pf, err := layout.OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return nil, err
 	}
@@ -194,32 +195,32 @@ func readStructRows[T any](path string) ([]T, error) {
 // StoryMessage is what search reads of a message that called or answered
 // tools, to tell an exchange's story.
 type StoryMessage struct {
-	ID         string    `parquet:"id"`
-	SessionID  string    `parquet:"session_id"`
-	TS         time.Time `parquet:"ts,timestamp(millisecond)"`
-	Tools      []ToolRow `parquet:"tools,list"`
-	ToolCount  int64     `parquet:"tool_count"`
-	AgentID    string    `parquet:"agent_id,optional"`
-	Cwd        string    `parquet:"cwd,optional"`
-	SourceLine int64     `parquet:"source_line,optional"`
-	Platform   string    `parquet:"-"` // the partition's
+	ID         string           `parquet:"id"`
+	SessionID  string           `parquet:"session_id"`
+	TS         time.Time        `parquet:"ts,timestamp(millisecond)"`
+	Tools      []layout.ToolRow `parquet:"tools,list"`
+	ToolCount  int64            `parquet:"tool_count"`
+	AgentID    string           `parquet:"agent_id,optional"`
+	Cwd        string           `parquet:"cwd,optional"`
+	SourceLine int64            `parquet:"source_line,optional"`
+	Platform   string           `parquet:"-"` // the partition's
 }
 
 // ReadStoryMessages returns the messages with tools of the given
 // partitions that keep says to keep (its platform, session, agent and
 // time). The messages table must have one version of each row (see
 // Versioned).
-func ReadStoryMessages(lake string, parts []Partition, keep func(platform, session, agent string, ts time.Time) bool) ([]StoryMessage, error) {
+func ReadStoryMessages(lake string, parts []layout.Partition, keep func(platform, session, agent string, ts time.Time) bool) ([]StoryMessage, error) {
 	var out []StoryMessage
 	buf := make([]StoryMessage, 64)
 	for _, p := range parts {
-		files, err := appendParquetFiles(nil, Dir(lake, TableMessages, p.Platform, p.Date))
+		files, err := layout.AppendParquetFiles(nil, layout.Dir(lake, layout.TableMessages, p.Platform, p.Date))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
 		for _, path := range files {
 			err := func() error {
-				f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+				f, pf, err := layout.OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 				if err != nil {
 					return err
 				}

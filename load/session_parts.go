@@ -12,6 +12,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/load/internal/pqread"
+	"github.com/pos-lake/pos/load/layout"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -85,8 +86,8 @@ type SessionMetaRow struct {
 // computed in Go: no version of a message, exchange or session was ever
 // replaced there.
 func SessionCacheInGo(lake string) bool {
-	v := Versioned(lake)
-	return !v[TableMessages] && !v[TableExchanges] && !v[TableSessions]
+	v := layout.Versioned(lake)
+	return !v[layout.TableMessages] && !v[layout.TableExchanges] && !v[layout.TableSessions]
 }
 
 // WriteSessionParts writes to path the SessionPartsSQL rows of the given
@@ -112,7 +113,7 @@ func writePartitionRows[T any](path string, parts []string, fn func(platform, da
 	if err != nil {
 		return err
 	}
-	return writeParquetFile(path, rows)
+	return layout.WriteParquetFile(path, rows)
 }
 
 // forPartitions runs fn on each partition, a few at a time, and returns
@@ -497,12 +498,12 @@ func sessionParts(lake, platform, date string, day int32) ([]SessionPartRow, err
 	for _, t := range []struct {
 		table string
 		plan  func() (*partPlan, error)
-	}{{TableMessages, messagePlan}, {TableExchanges, exchangePlan}} {
+	}{{layout.TableMessages, messagePlan}, {layout.TableExchanges, exchangePlan}} {
 		p, err := t.plan()
 		if err != nil {
 			return nil, err
 		}
-		files, err := partitionFiles(lake, t.table, platform, date)
+		files, err := layout.PartFiles(lake, t.table, platform, date)
 		if err != nil {
 			return nil, err
 		}
@@ -537,7 +538,7 @@ func sessionParts(lake, platform, date string, day int32) ([]SessionPartRow, err
 // readCells appends the cells of the named columns of each row of the
 // Parquet file at path; the first column must be there.
 func readCells(path string, out []pqread.Cell, names []string) ([]pqread.Cell, error) {
-	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	f, pf, err := layout.OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return out, err
 	}
@@ -552,7 +553,7 @@ func readCells(path string, out []pqread.Cell, names []string) ([]pqread.Cell, e
 // sessions table: only the columns the rows hold (a rollup's models and
 // extra are not).
 func sessionMeta(lake, platform, date string, day int32) ([]SessionMetaRow, error) {
-	files, err := partitionFiles(lake, TableSessions, platform, date)
+	files, err := layout.PartFiles(lake, layout.TableSessions, platform, date)
 	if err != nil {
 		return nil, err
 	}

@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/pos-lake/pos/internal/english"
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // Summary says what a load did, on one line, for a person (pos-load prints
 // it on stderr): rows per table, duplicates, files and watermarks.
 func (st Stats) Summary() string {
 	var parts []string
-	for _, t := range Tables {
+	for _, t := range layout.Tables {
 		if n := st.Rows[t]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", t, n))
 		}

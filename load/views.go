@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // The lake's views: the SQL that defines them over the tables' files, and
@@ -34,12 +36,12 @@ func ViewSQL(lake string) ([]string, error) { return ViewSQLFor(lake) }
 // viewDeps lists, for each view, the tables it reads and the views it is
 // defined over.
 var viewDeps = map[string][]string{
-	"raw": {TableRaw}, "messages": {TableMessages}, "documents": {TableDocuments},
-	"decisions": {TableDecisions}, "file_refs": {TableFileRefs}, "other": {TableOther},
-	"exchange_rows": {TableExchanges}, "exchanges": {"view:exchange_rows"},
-	"sessions": {TableSessions, "view:messages", "view:exchange_rows"},
-	"chunks":   {TableChunks}, "chunk_rows": {TableChunks}, "postings": {TablePostings},
-	"session_rows": {TableSessions}, "summaries": {TableSummaries},
+	"raw": {layout.TableRaw}, "messages": {layout.TableMessages}, "documents": {layout.TableDocuments},
+	"decisions": {layout.TableDecisions}, "file_refs": {layout.TableFileRefs}, "other": {layout.TableOther},
+	"exchange_rows": {layout.TableExchanges}, "exchanges": {"view:exchange_rows"},
+	"sessions": {layout.TableSessions, "view:messages", "view:exchange_rows"},
+	"chunks":   {layout.TableChunks}, "chunk_rows": {layout.TableChunks}, "postings": {layout.TablePostings},
+	"session_rows": {layout.TableSessions}, "summaries": {layout.TableSummaries},
 }
 
 // Views lists every view ViewSQL defines.
@@ -109,8 +111,8 @@ func viewSQL(l lakeSQL, names ...string) ([]string, error) {
 	for _, v := range views {
 		want[v] = true
 	}
-	versioned := Versioned(lake)
-	schemas := readSchemas(lake)
+	versioned := layout.Versioned(lake)
+	schemas := layout.ReadSchemas(lake)
 	src := map[string]string{}
 	for _, v := range views {
 		for _, t := range viewDeps[v] {
@@ -125,7 +127,7 @@ func viewSQL(l lakeSQL, names ...string) ([]string, error) {
 		}
 	}
 	var stmts []string
-	for _, t := range []string{TableRaw, TableMessages, TableDocuments, TableDecisions, TableFileRefs, TableOther} {
+	for _, t := range []string{layout.TableRaw, layout.TableMessages, layout.TableDocuments, layout.TableDecisions, layout.TableFileRefs, layout.TableOther} {
 		if !want[t] {
 			continue
 		}
@@ -136,8 +138,8 @@ func viewSQL(l lakeSQL, names ...string) ([]string, error) {
 		stmts = append(stmts, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", t, q))
 	}
 	if want["exchange_rows"] {
-		ex := viewSelect("exchange_rows") + src[TableExchanges]
-		if versioned[TableExchanges] {
+		ex := viewSelect("exchange_rows") + src[layout.TableExchanges]
+		if versioned[layout.TableExchanges] {
 			ex += latest
 		}
 		// exchange_rows filters by platform and date down to the files; the
@@ -155,7 +157,7 @@ JOIN (
 ) n USING (id)`)
 	}
 	if want["sessions"] {
-		stmts = append(stmts, "CREATE OR REPLACE VIEW sessions AS\n"+sessionsSQL("("+messagePartsSQL("true")+")", "("+exchangePartsSQL("true")+")", src[TableSessions]))
+		stmts = append(stmts, "CREATE OR REPLACE VIEW sessions AS\n"+sessionsSQL("("+messagePartsSQL("true")+")", "("+exchangePartsSQL("true")+")", src[layout.TableSessions]))
 	}
 	if want["chunks"] || want["chunk_rows"] || want["postings"] || want["session_rows"] {
 		for _, s := range chunkViews(lake, src, versioned) {

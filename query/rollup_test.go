@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/pricing"
 	"github.com/pos-lake/pos/query"
 )
@@ -175,7 +176,7 @@ func TestStatsRollup(t *testing.T) {
 
 	// An older pos-load added files to two partitions and the rollup does
 	// not know them: their messages are read instead of their rollup rows.
-	mp := filepath.Join(lake, load.RollupDir, "usage.json")
+	mp := filepath.Join(lake, layout.RollupDir, "usage.json")
 	b, err := os.ReadFile(mp)
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +189,7 @@ func TestStatsRollup(t *testing.T) {
 	// A partition was removed from the lake: its rollup rows must go.
 	removed := keys[2]
 	plat, day, _ := strings.Cut(removed, "/")
-	if err := os.Rename(load.Dir(lake, load.TableMessages, plat, day), filepath.Join(t.TempDir(), "gone")); err != nil {
+	if err := os.Rename(layout.Dir(lake, layout.TableMessages, plat, day), filepath.Join(t.TempDir(), "gone")); err != nil {
 		t.Fatal(err)
 	}
 	if st, err = load.ReadRollup(lake); err != nil || len(st.Stale) != 0 || len(st.Gone) != 1 {

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
 )
@@ -345,8 +346,8 @@ func (d *DB) search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 	if !hasVectors && !d.hasChunks(ctx) {
 		return nil, argErrorf("the lake has no chunks to search: add pos-embed to the pipeline (pos-normalize | pos-scrub | pos-embed | pos-load)")
 	}
-	versioned := load.Versioned(d.lake)[load.TableChunks]
-	files, err := d.windowFiles(load.TableChunks, opt)
+	versioned := layout.Versioned(d.lake)[layout.TableChunks]
+	files, err := d.windowFiles(layout.TableChunks, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pos-lake/pos/internal/fsglob"
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 )
@@ -71,7 +72,7 @@ func (d *DB) vectorScores(ctx context.Context, opt SearchOptions, files []string
 // chunkKeys returns the keys of the window's chunks that pass the search's
 // filters.
 func (d *DB) chunkKeys(ctx context.Context, opt SearchOptions, files []string) (map[int64]bool, error) {
-	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
+	src, list, err := load.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func (d *DB) chunkKeys(ctx context.Context, opt SearchOptions, files []string) (
 
 // duckVectorScores scores chunks files from their Parquet vectors.
 func (d *DB) duckVectorScores(ctx context.Context, opt SearchOptions, files []string, m load.EmbeddingModel, q []float32, depth int, minSim float64) ([]scored, error) {
-	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
+	src, list, err := load.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +259,7 @@ func (d *DB) latestCandidates(ctx context.Context, lists [][]scored) (map[int64]
 			}
 		}
 	}
-	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
+	src, list, err := load.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +269,7 @@ func (d *DB) latestCandidates(ctx context.Context, lists [][]scored) (map[int64]
 	if err != nil {
 		return nil, err
 	}
-	vsrc, vlist, err := load.FilesSource(d.lake, load.TableChunks, all)
+	vsrc, vlist, err := load.FilesSource(d.lake, layout.TableChunks, all)
 	if err != nil {
 		return nil, err
 	}

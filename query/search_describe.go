@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 )
@@ -153,7 +154,7 @@ func (d *DB) sessionTitlesInGo(ctx context.Context, hits []SearchHit, want map[s
 // exchangePartitionsInGo lists the partitions the sessions have exchanges
 // in, from the session cache's parts file; ok is false without a current
 // one.
-func (d *DB) exchangePartitionsInGo(ctx context.Context, refs []SessionRef) ([]load.Partition, bool) {
+func (d *DB) exchangePartitionsInGo(ctx context.Context, refs []SessionRef) ([]layout.Partition, bool) {
 	if d.describeSQL {
 		return nil, false
 	}
@@ -169,12 +170,12 @@ func (d *DB) exchangePartitionsInGo(ctx context.Context, refs []SessionRef) ([]l
 	for _, r := range refs {
 		want[r.Platform+"\x00"+r.SessionID] = true
 	}
-	var out []load.Partition
+	var out []layout.Partition
 	for _, r := range rows {
 		if r.ExchangeCount == nil || !want[r.Platform+"\x00"+r.SessionID] {
 			continue
 		}
-		p := load.Partition{Platform: r.Platform, Date: time.Unix(int64(r.Date)*86400, 0).UTC().Format(time.DateOnly)}
+		p := layout.Partition{Platform: r.Platform, Date: time.Unix(int64(r.Date)*86400, 0).UTC().Format(time.DateOnly)}
 		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
@@ -186,8 +187,8 @@ func (d *DB) exchangePartitionsInGo(ctx context.Context, refs []SessionRef) ([]l
 // exchanges files of parts, in the order of ts, then id (no time last),
 // with the prompts of the ids prompt names; ok is false when the table
 // has versions of its rows, which the view chooses among.
-func (d *DB) exchangesInGo(parts []load.Partition, want map[string]bool, prompt func(id string) bool) ([]load.ExchangeHead, bool, error) {
-	if d.describeSQL || load.Versioned(d.lake)[load.TableExchanges] {
+func (d *DB) exchangesInGo(parts []layout.Partition, want map[string]bool, prompt func(id string) bool) ([]load.ExchangeHead, bool, error) {
+	if d.describeSQL || layout.Versioned(d.lake)[layout.TableExchanges] {
 		return nil, false, nil
 	}
 	rows, err := load.ReadExchangeRows(d.lake, parts, want, prompt)

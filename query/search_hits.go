@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
 )
@@ -60,7 +61,7 @@ func (d *DB) describeHits(ctx context.Context, hits []SearchHit, terms []string)
 	}
 	// With the lake's schema file when some files are older than the tool
 	// column.
-	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
+	src, list, err := load.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return err
 	}

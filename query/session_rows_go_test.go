@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -67,8 +68,8 @@ func sessionRowsMatchSQL(t *testing.T, lake string) {
 		sql    string
 		cols   string
 	}{
-		{"parts", []string{load.TableMessages, load.TableExchanges}, load.WriteSessionParts, load.SessionPartsSQL("true"), partsCols},
-		{"meta", []string{load.TableSessions}, load.WriteSessionMeta, load.SessionMetaRowsSQL("true"), metaCols},
+		{"parts", []string{layout.TableMessages, layout.TableExchanges}, load.WriteSessionParts, load.SessionPartsSQL("true"), partsCols},
+		{"meta", []string{layout.TableSessions}, load.WriteSessionMeta, load.SessionMetaRowsSQL("true"), metaCols},
 	} {
 		fp, err := load.PartitionFingerprints(lake, c.tables...)
 		if err != nil || len(fp) == 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // Tokens are token counts as the platform reported them.
@@ -198,8 +199,8 @@ func (d *DB) ResolveSession(ctx context.Context, id, platform, project string) (
 func (d *DB) latestSession(ctx context.Context, w where, platform string) (SessionRef, error) {
 	const q = `SELECT platform, session_id, ts IS NOT NULL FROM %s%s ORDER BY ts DESC, session_id LIMIT 1`
 	var ref SessionRef
-	parts, _ := load.Partitions(d.lake, load.TableMessages, platform) // newest first
-	dates := load.DatesOf(parts)
+	parts, _ := layout.Partitions(d.lake, layout.TableMessages, platform) // newest first
+	dates := layout.DatesOf(parts)
 	for _, n := range []int{1, 8, 64} {
 		if n >= len(dates) {
 			break
@@ -228,7 +229,7 @@ func (d *DB) latestSession(ctx context.Context, w where, platform string) (Sessi
 
 // fromDate returns the partitions of date cut and later of parts, which
 // are newest first.
-func fromDate(parts []load.Partition, cut string) []load.Partition {
+func fromDate(parts []layout.Partition, cut string) []layout.Partition {
 	k := 0
 	for k < len(parts) && parts[k].Date >= cut {
 		k++

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // The session cache: the sessions view aggregates every message and
@@ -36,7 +37,7 @@ type sessionCache struct {
 	MetaFile  string            `json:"meta_file"`
 	Parts     map[string]string `json:"parts"` // "platform/date" -> fingerprint of messages and exchanges files
 	Meta      map[string]string `json:"meta"`  // "platform/date" -> fingerprint of session rollup files
-	// State is the lake's load.StateStamp when the files were last found
+	// State is the lake's layout.StateStamp when the files were last found
 	// current: while it stays the same, a reader takes them as they are
 	// without listing the partitions (see sessionCacheFiles).
 	State string `json:"state,omitempty"`
@@ -45,7 +46,7 @@ type sessionCache struct {
 // sessionSources returns the SQL sources of the session parts and of the
 // session rollup rows, brought up to date with the lake.
 func (d *DB) sessionSources(ctx context.Context) (parts, meta string, err error) {
-	stamp := load.StateStamp(d.lake)
+	stamp := layout.StateStamp(d.lake)
 	d.smu.Lock()
 	defer d.smu.Unlock()
 	if s := d.sources; stamp != "" && s.stamp == stamp {
@@ -61,13 +62,13 @@ func (d *DB) sessionSources(ctx context.Context) (parts, meta string, err error)
 // refreshSessionCache brings the session cache up to date with the lake's
 // partitions and returns its sources.
 func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err error) {
-	dir := filepath.Join(d.lake, load.RollupDir)
-	state := load.StateStamp(d.lake) // before the partitions are listed
-	nowParts, err := load.PartitionFingerprints(d.lake, load.TableMessages, load.TableExchanges)
+	dir := filepath.Join(d.lake, layout.RollupDir)
+	state := layout.StateStamp(d.lake) // before the partitions are listed
+	nowParts, err := load.PartitionFingerprints(d.lake, layout.TableMessages, layout.TableExchanges)
 	if err != nil {
 		return "", "", err
 	}
-	nowMeta, err := load.PartitionFingerprints(d.lake, load.TableSessions)
+	nowMeta, err := load.PartitionFingerprints(d.lake, layout.TableSessions)
 	if err != nil {
 		return "", "", err
 	}
@@ -150,7 +151,7 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 		keep := []string{next.PartsFile, next.MetaFile, old.PartsFile, old.MetaFile}
 		for _, e := range ents {
 			// (Temporary files are another writer's, or a dead one's, which
-			// load.SweepTemps removes.)
+			// layout.SweepTemps removes.)
 			if n := e.Name(); strings.HasPrefix(strings.TrimPrefix(n, "."), "sessions-") && !strings.HasSuffix(n, ".tmp") && !slices.Contains(keep, n) {
 				os.Remove(filepath.Join(dir, n))
 			}
@@ -204,7 +205,7 @@ func cacheFile(dir, name string) bool {
 }
 
 func readParquetSQL(path string) string {
-	return "read_parquet(" + sqlQuote(load.GlobLiteral(path)) + ")"
+	return "read_parquet(" + sqlQuote(layout.GlobLiteral(path)) + ")"
 }
 
 // copyTo writes the rows of the SQL source src to a new Parquet file at
@@ -213,7 +214,7 @@ func (d *DB) copyTo(ctx context.Context, src, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := load.TempName(path)
+	tmp := layout.TempName(path)
 	if _, err := d.db.ExecContext(ctx, "COPY (SELECT * FROM "+src+") TO "+sqlQuote(tmp)+" (FORMAT parquet, COMPRESSION zstd)"); err != nil {
 		os.Remove(tmp)
 		return err
@@ -266,7 +267,7 @@ func sessionsMatch(refs []SessionRef) (string, []any) {
 // partitionsOf lists the partitions the sessions have messages in and
 // those they have exchanges in, from the session cache's parts; ok is
 // false without the cache.
-func (d *DB) partitionsOf(ctx context.Context, refs []SessionRef) (messages, exchanges []load.Partition, ok bool) {
+func (d *DB) partitionsOf(ctx context.Context, refs []SessionRef) (messages, exchanges []layout.Partition, ok bool) {
 	if d.noSessionCache || len(refs) == 0 {
 		return nil, nil, false
 	}
@@ -284,7 +285,7 @@ GROUP BY ALL ORDER BY ALL`, args...)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var p load.Partition
+		var p layout.Partition
 		var m, e bool
 		if rows.Scan(&p.Platform, &p.Date, &m, &e) != nil {
 			return nil, nil, false
@@ -306,14 +307,14 @@ func (d *DB) sessionCacheFiles(ctx context.Context) (parts, meta string, ok bool
 	if d.noSessionCache {
 		return "", "", false
 	}
-	dir := filepath.Join(d.lake, load.RollupDir)
+	dir := filepath.Join(d.lake, layout.RollupDir)
 	read := func() (sessionCache, bool) {
 		var c sessionCache
 		b, err := os.ReadFile(filepath.Join(dir, sessionCacheManifest))
 		if err != nil || json.Unmarshal(b, &c) != nil || c.Version != sessionCacheVersion || !cacheFile(dir, c.PartsFile) || !cacheFile(dir, c.MetaFile) {
 			return c, false
 		}
-		stamp := load.StateStamp(d.lake)
+		stamp := layout.StateStamp(d.lake)
 		return c, stamp != "" && c.State == stamp
 	}
 	c, fresh := read()

@@ -1,4 +1,4 @@
-package load
+package layout
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package load
+package layout
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ func BenchmarkWriteRows(b *testing.B) {
 	}
 	for _, mode := range []string{"runs", "pairs"} {
 		b.Run(mode, func(b *testing.B) {
-			w := parquet.NewGenericWriter[RawRow](io.Discard, WriterOptions(parquet.SchemaOf(new(RawRow)), parquet.PageBufferSize(pageBytes))...)
+			w := parquet.NewGenericWriter[RawRow](io.Discard, WriterOptions(parquet.SchemaOf(new(RawRow)), parquet.PageBufferSize(PageBytes))...)
 			b.SetBytes(int64(len(rows) * len(line)))
 			for b.Loop() {
 				var err error

@@ -1,4 +1,4 @@
-package load
+package layout
 
 import (
 	"errors"
@@ -33,7 +33,7 @@ func GlobLiteral(path string) string {
 	if !strings.ContainsAny(path, globSpecial) {
 		return path
 	}
-	return globEscape(path)
+	return GlobEscape(path)
 }
 
 // GlobLiterals is GlobLiteral of each path.
@@ -57,11 +57,11 @@ var LiteralPaths = func() string {
 	return `list_transform(?::VARCHAR[], p -> CASE WHEN regexp_matches(p, '[\[*?]') THEN ` + e + " ELSE p END)"
 }()
 
-// globPrefix returns dir as the fixed part of a pattern that goes on with
+// GlobPrefix returns dir as the fixed part of a pattern that goes on with
 // a separator and pattern characters of its own.
-func globPrefix(dir string) string { return globEscape(dir) }
+func GlobPrefix(dir string) string { return GlobEscape(dir) }
 
-func globEscape(p string) string {
+func GlobEscape(p string) string {
 	var b strings.Builder
 	for i := 0; i < len(p); i++ {
 		switch c := p[i]; {
@@ -115,9 +115,9 @@ func HoldScratch() (release func()) {
 	}
 }
 
-// scratchDir returns the scratch directory, made on first use. Those that
+// ScratchDir returns the scratch directory, made on first use. Those that
 // processes of this user left behind when they were killed go first.
-func scratchDir() (string, error) {
+func ScratchDir() (string, error) {
 	scratch.mu.Lock()
 	defer scratch.mu.Unlock()
 	if scratch.dir != "" {
@@ -246,9 +246,15 @@ func SweepTemps(lake string) error {
 		}
 	}
 	sweep(filepath.Join(lake, "_state"), false)
-	sweep(filepath.Join(lake, "_state", compactDir), false)
+	sweep(filepath.Join(lake, "_state", CompactDir), false)
 	sweep(filepath.Join(lake, RollupDir), false)
 	sweep(filepath.Join(lake, "_schema"), true)
 	sweep(TableDir(lake, TableSummaries), true)
 	return first
 }
+
+// CompactDir is where partitions are staged, inside <lake>/_state.
+const CompactDir = "compact"
+
+// RollupDir holds the usage rollup and its manifest, in <lake>.
+const RollupDir = "rollup"

@@ -1,4 +1,4 @@
-package load
+package layout
 
 import (
 	"errors"
@@ -147,7 +147,7 @@ func (l *Listing) partitionFiles(lake, table, platform string, since, until time
 	var out []string
 	for _, p := range plats {
 		plat, ok := strings.CutPrefix(p.Name(), "platform=")
-		if !ok || !p.IsDir() || platform != "" && plat != partValue(platform) {
+		if !ok || !p.IsDir() || platform != "" && plat != PartValue(platform) {
 			continue
 		}
 		dates, err := l.readDir(filepath.Join(root, p.Name()))

@@ -1,4 +1,4 @@
-package load
+package layout
 
 import (
 	"bytes"
@@ -115,7 +115,7 @@ func windowOf(lake, table string, rel []string, platform string, since, until ti
 		to = until.UTC().Format(time.DateOnly)
 	}
 	if platform != "" {
-		platform = partValue(platform)
+		platform = PartValue(platform)
 	}
 	// The parts of a relative file are neither empty, "." nor ".."
 	// (validRel): the table's directory and it joined are clean, as
