@@ -72,7 +72,7 @@ type postingsFile struct {
 }
 
 func newPostingsFile(lake string, p *partition, partName string) *postingsFile {
-	dir := layout.Dir(lake, layout.TablePostings, p.platform, p.date)
+	dir := layout.Dir(lake, layout.TablePostings, p.Platform, p.Date)
 	path := filepath.Join(dir, partName)
 	return &postingsFile{PostingsFile: layout.PostingsFile{Tmp: path + ".tmp", Path: path}, counts: map[string]int32{}}
 }

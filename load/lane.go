@@ -25,14 +25,14 @@ type lane struct {
 	err    error
 
 	tick  int64
-	parts map[partKey]*partition
-	open  map[partKey]*partFile
+	parts map[layout.PartKey]*partition
+	open  map[layout.PartKey]*partFile
 	// finished part files, complete under their temporary names, waiting
 	// to be published
 	finished      []*partFile
 	finishedBytes int64
 	published     time.Time // when the lane last published
-	touched       []partKey // partitions the lane put files in
+	touched       []layout.PartKey // partitions the lane put files in
 	buf           []byte
 	// idle holds closed writers per table, for the next part file
 	idle      map[string][]rowWriter
@@ -44,7 +44,7 @@ type lane struct {
 func newLane(l *Loader) *lane {
 	return &lane{
 		loader: l, in: make(chan item, 256), done: make(chan struct{}),
-		parts: map[partKey]*partition{}, open: map[partKey]*partFile{}, idle: map[string][]rowWriter{},
+		parts: map[layout.PartKey]*partition{}, open: map[layout.PartKey]*partFile{}, idle: map[string][]rowWriter{},
 		published: time.Now(),
 		stats:     Stats{Rows: map[string]int64{}},
 	}
@@ -168,7 +168,7 @@ func (l *lane) add(rec *schema.Record) error {
 	if rec.ID == "" {
 		rec.ID = schema.ID("anonymous", string(rec.Kind), hash)
 	}
-	key := partKey{table: table, platform: layout.PartValue(rec.Platform), date: layout.DateOf(partitionTime(rec))}
+	key := layout.PartKey{Table: table, Platform: layout.PartValue(rec.Platform), Date: layout.DateOf(partitionTime(rec))}
 	p, err := l.partition(key)
 	if err != nil {
 		return err
@@ -277,11 +277,11 @@ func partitionTime(rec *schema.Record) time.Time {
 	return rec.TS
 }
 
-func (l *lane) partition(key partKey) (*partition, error) {
+func (l *lane) partition(key layout.PartKey) (*partition, error) {
 	if p, ok := l.parts[key]; ok {
 		return p, nil
 	}
-	p := &partition{partKey: key, dir: layout.Dir(l.loader.opt.Lake, key.table, key.platform, key.date)}
+	p := &partition{PartKey: key, dir: layout.Dir(l.loader.opt.Lake, key.Table, key.Platform, key.Date)}
 	idx, err := l.readIndex(p.dir)
 	if err != nil {
 		return nil, err
@@ -308,7 +308,7 @@ func (l *lane) commit(pf *partFile) error {
 	if err := pf.finish(); err != nil {
 		return err
 	}
-	if t := pf.part.table; len(l.idle[t]) < maxIdle && !pf.huge {
+	if t := pf.part.Table; len(l.idle[t]) < maxIdle && !pf.huge {
 		l.idle[t] = append(l.idle[t], pf.w)
 	}
 	pf.w = nil
@@ -393,8 +393,8 @@ func (l *lane) rename(dirs map[string]bool) error {
 		}
 		l.stats.Files++
 		dirs[filepath.Dir(pf.path)] = true
-		if n := len(l.touched); n == 0 || l.touched[n-1] != pf.part.partKey {
-			l.touched = append(l.touched, pf.part.partKey)
+		if n := len(l.touched); n == 0 || l.touched[n-1] != pf.part.PartKey {
+			l.touched = append(l.touched, pf.part.PartKey)
 		}
 		l.finishedBytes -= pf.bytes
 		l.finished[0] = nil
@@ -402,8 +402,8 @@ func (l *lane) rename(dirs map[string]bool) error {
 		// Forget the partition's ids: memory stays bounded by the
 		// partitions being written; a later record for it reads them back
 		// from the files, this one included.
-		if l.open[pf.part.partKey] == nil {
-			delete(l.parts, pf.part.partKey)
+		if l.open[pf.part.PartKey] == nil {
+			delete(l.parts, pf.part.PartKey)
 		}
 	}
 	l.finished, l.finishedBytes = nil, 0
@@ -426,7 +426,7 @@ func (l *lane) closeIdle() error {
 
 func (l *lane) closeLRU() error {
 	var oldest *partFile
-	var key partKey
+	var key layout.PartKey
 	for k, pf := range l.open {
 		if oldest == nil || pf.lastUse < oldest.lastUse {
 			oldest, key = pf, k

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/internal/watermark"
+	"github.com/pos-lake/pos/load/compact"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
@@ -137,10 +139,8 @@ const maxInflight = 64 << 20
 // soon as a lane has written it.
 const hugeRecord = 16 << 20
 
-type partKey struct{ table, platform, date string }
-
 type partition struct {
-	partKey
+	layout.PartKey
 	dir   string
 	index map[uint64]uint64 // id hash -> content hash, nil until loaded
 }
@@ -196,7 +196,7 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 			return nil, err
 		}
 	}
-	if err := removeCompactions(opt.Lake); err != nil {
+	if err := compact.Remove(opt.Lake); err != nil {
 		unlock(lk, false)
 		return nil, err
 	}
@@ -401,6 +401,20 @@ func (l *Loader) noteSchema(table string) error {
 	return atomicfile.Write(filepath.Join(l.opt.Lake, "_state", layout.SchemasFile), b)
 }
 
+// compact merges the small files of the given partitions.
+func (l *Loader) compact(parts []layout.PartKey) error {
+	run := &compact.Run{Lake: l.opt.Lake, Name: l.partName, NoteSchema: l.noteSchema}
+	err := run.Partitions(l.ctx, parts)
+	l.stats.Compacted += run.Compacted
+	l.stats.Merged += run.Merged
+	return err
+}
+
+// partName names the run's next part file.
+func (l *Loader) partName() string {
+	return fmt.Sprintf("part-%s-%05d.parquet", l.runID, l.seq.Add(1))
+}
+
 // duck returns the DuckDB connection that reads partitions' ids, opened
 // on first use.
 func (l *Loader) duck() (*sql.DB, error) {
@@ -426,14 +440,14 @@ func (l *Loader) Close() error {
 	}
 	// Every file is in place: the run leaves no temporary file behind.
 	l.clean = true
-	var touched []partKey
+	var touched []layout.PartKey
 	for _, ln := range l.lanes {
 		touched = append(touched, ln.touched...)
 	}
 	// The data is in place whatever happens to the compaction: a failed
 	// one is reported, and tried again by a later load.
 	if l.opt.CompactAll {
-		all, err := allPartitions(l.opt.Lake)
+		all, err := compact.AllPartitions(l.opt.Lake)
 		if err != nil {
 			return err
 		}
@@ -445,7 +459,7 @@ func (l *Loader) Close() error {
 	// The search index, after the compaction that replaces chunks files:
 	// derived from the files in place, it is brought up to date by a later
 	// load if this one fails to.
-	if slices.ContainsFunc(touched, func(k partKey) bool { return k.table == layout.TableChunks }) ||
+	if slices.ContainsFunc(touched, func(k layout.PartKey) bool { return k.Table == layout.TableChunks }) ||
 		!searchindex.HasSegments(l.opt.Lake) && layout.FileExists(layout.TableDir(l.opt.Lake, layout.TableChunks)) ||
 		searchindex.OlderSegments(l.opt.Lake) {
 		l.stats.SearchIndexErr = updateSearchIndex(l.opt.Lake, l.runID)

@@ -138,10 +138,10 @@ func (l *lane) openPart(p *partition) (*partFile, error) {
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := l.loader.noteSchema(p.table); err != nil {
+	if err := l.loader.noteSchema(p.Table); err != nil {
 		return nil, err
 	}
-	name := fmt.Sprintf("part-%s-%05d.parquet", l.loader.runID, l.loader.seq.Add(1))
+	name := l.loader.partName()
 	path := filepath.Join(p.dir, name)
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -149,14 +149,14 @@ func (l *lane) openPart(p *partition) (*partFile, error) {
 		return nil, err
 	}
 	pf := &partFile{part: p, tmp: tmp, path: path, f: f}
-	if idle := l.idle[p.table]; len(idle) > 0 {
+	if idle := l.idle[p.Table]; len(idle) > 0 {
 		pf.w = idle[len(idle)-1]
-		l.idle[p.table] = idle[:len(idle)-1]
+		l.idle[p.Table] = idle[:len(idle)-1]
 		pf.w.reset(f)
 	} else {
-		pf.w = newRowWriter(p.table, f)
+		pf.w = newRowWriter(p.Table, f)
 	}
-	if p.table == layout.TableChunks {
+	if p.Table == layout.TableChunks {
 		if err := l.loader.noteSchema(layout.TablePostings); err != nil {
 			pf.abort()
 			return nil, err

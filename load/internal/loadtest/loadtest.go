@@ -88,3 +88,9 @@ func DeadPid(t testing.TB) int {
 	}
 	return pid
 }
+
+// LoadAt loads records into lake in one run whose clock says at.
+func LoadAt(t testing.TB, lake string, at time.Time, recs ...*schema.Record) load.Stats {
+	t.Helper()
+	return LoadWith(t, load.Options{Lake: lake, Now: func() time.Time { return at }}, recs...)
+}

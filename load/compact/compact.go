@@ -1,6 +1,7 @@
-package load
+package compact
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,25 +20,7 @@ import (
 	"github.com/pos-lake/pos/transform/embed/lexical"
 )
 
-// Compaction. Each incremental load adds a small part file to every
-// partition it touches (an agent hook that syncs after each turn adds one
-// to today's partitions and to those of the sessions it continues), and
-// every query and every later load opens them all. Once a partition holds
-// compactFiles small files, pos-load merges them into one.
-//
-// Readers never see a partition half-compacted: the merged file and links
-// to the files that stay are put in a new directory beside the lake's
-// files, which then takes the partition directory's place in one atomic
-// exchange of the two (renameat2 RENAME_EXCHANGE); the old directory is
-// removed after. A run that dies midway leaves only a directory under
-// <lake>/_state/compact, which the next load removes. Where the exchange
-// is not available, partitions are not compacted.
-//
-// A chunks partition goes with its postings partition (search pairs each
-// postings file with the chunks file of its name) and its vector sidecars:
-// the two directories are exchanged one after the other, after a journal
-// says so; the next load completes the second exchange if a run died
-// between them (compactChunks).
+// Which files are merged: only small ones, and so many bytes of them at once.
 const (
 	compactSmall = 8 << 20  // files under this size are merged; a backfill's big files stay as written
 	compactMax   = 64 << 20 // bytes of small files merged at once
@@ -47,11 +30,11 @@ const (
 // merged (a variable for tests).
 var compactFiles = 8
 
-// removeCompactions finishes or removes what a dead run's compaction left:
+// Remove finishes or removes what a dead run's compaction left:
 // staged directories not yet exchanged, or old ones not yet removed
 // (neither is where readers look), and a chunks partition exchanged
 // without its postings partition, or the reverse.
-func removeCompactions(lake string) error {
+func Remove(lake string) error {
 	dir := filepath.Join(lake, "_state", layout.CompactDir)
 	if err := finishChunks(lake, dir); err != nil {
 		return fmt.Errorf("finishing an unfinished compaction (see %s): %w", dir, err)
@@ -69,43 +52,55 @@ func removeCompactions(lake string) error {
 var compactedTables = []string{layout.TableRaw, layout.TableMessages, layout.TableExchanges, layout.TableSessions, layout.TableDocuments,
 	layout.TableDecisions, layout.TableFileRefs, layout.TableChunks, layout.TableOther}
 
-// allPartitions lists every partition of the compacted tables.
-func allPartitions(lake string) ([]partKey, error) {
-	var out []partKey
+// AllPartitions lists every partition of the compacted tables.
+func AllPartitions(lake string) ([]layout.PartKey, error) {
+	var out []layout.PartKey
 	for _, table := range compactedTables {
 		parts, err := layout.TablePartitions(lake, table)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range parts {
-			out = append(out, partKey{table: p.Table, platform: p.Platform, date: p.Date})
-		}
+		out = append(out, parts...)
 	}
 	return out, nil
 }
 
-// compact merges the small files of the given partitions.
-func (l *Loader) compact(parts []partKey) error {
-	slices.SortFunc(parts, func(a, b partKey) int {
-		return strings.Compare(a.table+"/"+a.platform+"/"+a.date, b.table+"/"+b.platform+"/"+b.date)
+// A Run is the compaction of one load's partitions.
+type Run struct {
+	Lake string
+	// Name names the next merged file: part-<run>-<sequence>.parquet, as
+	// the load names the files it writes.
+	Name func() string
+	// NoteSchema records, before a merged file of the table is published,
+	// the Parquet schema this build writes for it.
+	NoteSchema func(table string) error
+
+	Compacted int64 // partitions compacted
+	Merged    int64 // files merged in them
+}
+
+// Partitions merges the small files of the given partitions.
+func (c *Run) Partitions(ctx context.Context, parts []layout.PartKey) error {
+	slices.SortFunc(parts, func(a, b layout.PartKey) int {
+		return strings.Compare(a.Table+"/"+a.Platform+"/"+a.Date, b.Table+"/"+b.Platform+"/"+b.Date)
 	})
 	for _, key := range slices.Compact(parts) {
-		if !slices.Contains(compactedTables, key.table) {
+		if !slices.Contains(compactedTables, key.Table) {
 			continue
 		}
-		if err := l.ctx.Err(); err != nil {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		merged, err := l.compactPartition(key)
+		merged, err := c.compactPartition(key)
 		if errors.Is(err, errors.ErrUnsupported) {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("compacting %s: %w", layout.Dir(l.opt.Lake, key.table, key.platform, key.date), err)
+			return fmt.Errorf("compacting %s: %w", layout.Dir(c.Lake, key.Table, key.Platform, key.Date), err)
 		}
 		if merged > 0 {
-			l.stats.Compacted++
-			l.stats.Merged += int64(merged)
+			c.Compacted++
+			c.Merged += int64(merged)
 		}
 	}
 	return nil
@@ -113,36 +108,36 @@ func (l *Loader) compact(parts []partKey) error {
 
 // compactPartition merges the partition's small files if it has enough of
 // them, and returns how many it merged.
-func (l *Loader) compactPartition(key partKey) (int, error) {
-	if key.table == layout.TableChunks {
-		return l.compactChunks(key)
+func (c *Run) compactPartition(key layout.PartKey) (int, error) {
+	if key.Table == layout.TableChunks {
+		return c.compactChunks(key)
 	}
-	dir := layout.Dir(l.opt.Lake, key.table, key.platform, key.date)
-	small, err := smallFiles(dir, parquet.SchemaOf(layout.RowType(key.table)), nil)
+	dir := layout.Dir(c.Lake, key.Table, key.Platform, key.Date)
+	small, err := smallFiles(dir, parquet.SchemaOf(layout.RowType(key.Table)), nil)
 	if err != nil || len(small) < compactFiles {
 		return 0, err
 	}
-	st, err := l.newStage(key.table, key.platform, key.date)
+	st, err := c.newStage(key.Table, key.Platform, key.Date)
 	if err != nil {
 		return 0, err
 	}
 	defer st.remove()
-	name := fmt.Sprintf("part-%s-%05d.parquet", l.runID, l.seq.Add(1))
-	if err := mergeParquet(filepath.Join(st.dir, name), dir, small, parquet.SchemaOf(layout.RowType(key.table))); err != nil {
+	name := c.Name()
+	if err := mergeParquet(filepath.Join(st.dir, name), dir, small, parquet.SchemaOf(layout.RowType(key.Table))); err != nil {
 		return 0, err
 	}
 	if err := st.link(dir, small); err != nil {
 		return 0, err
 	}
-	if err := durable.SyncFiles(l.opt.Lake, []string{filepath.Join(st.dir, name)}); err != nil {
+	if err := durable.SyncFiles(c.Lake, []string{filepath.Join(st.dir, name)}); err != nil {
 		return 0, err
 	}
 	// The merged file has this build's schema (the views read the table
 	// with union_by_name unless all its files share one).
-	if err := l.noteSchema(key.table); err != nil {
+	if err := c.NoteSchema(key.Table); err != nil {
 		return 0, err
 	}
-	if err := st.swap(l.opt.Lake, dir); err != nil {
+	if err := st.swap(c.Lake, dir); err != nil {
 		return 0, err
 	}
 	return len(small), nil
@@ -212,8 +207,8 @@ type stage struct {
 	swapped bool
 }
 
-func (l *Loader) newStage(table, platform, date string) (*stage, error) {
-	dir := filepath.Join(l.opt.Lake, "_state", layout.CompactDir, table+"."+platform+"."+date)
+func (c *Run) newStage(table, platform, date string) (*stage, error) {
+	dir := filepath.Join(c.Lake, "_state", layout.CompactDir, table+"."+platform+"."+date)
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
@@ -297,7 +292,7 @@ func copyRows(w *parquet.Writer, dir string, names []string) error {
 				f.Close()
 				return fmt.Errorf("%s: %w", n, err)
 			}
-			if groupRows += k; groupRows >= rowGroupRows {
+			if groupRows += k; groupRows >= layout.RowGroupRows {
 				if err := w.Flush(); err != nil {
 					f.Close()
 					return err
@@ -355,9 +350,9 @@ func finishChunks(lake, dir string) error {
 
 // compactChunks merges a chunks partition's small files, their vector
 // sidecars and their postings files.
-func (l *Loader) compactChunks(key partKey) (int, error) {
-	lake := l.opt.Lake
-	dirC, dirP := layout.Dir(lake, layout.TableChunks, key.platform, key.date), layout.Dir(lake, layout.TablePostings, key.platform, key.date)
+func (c *Run) compactChunks(key layout.PartKey) (int, error) {
+	lake := c.Lake
+	dirC, dirP := layout.Dir(lake, layout.TableChunks, key.Platform, key.Date), layout.Dir(lake, layout.TablePostings, key.Platform, key.Date)
 	postingsSchema := parquet.SchemaOf(searchindex.PostingRow{})
 	dim, lex := -1, lexical.Version
 	small, err := smallFiles(dirC, parquet.SchemaOf(layout.ChunkRow{}), func(name string) bool {
@@ -380,17 +375,17 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 	if err != nil || len(small) < compactFiles {
 		return 0, err
 	}
-	stC, err := l.newStage(layout.TableChunks, key.platform, key.date)
+	stC, err := c.newStage(layout.TableChunks, key.Platform, key.Date)
 	if err != nil {
 		return 0, err
 	}
 	defer stC.remove()
-	stP, err := l.newStage(layout.TablePostings, key.platform, key.date)
+	stP, err := c.newStage(layout.TablePostings, key.Platform, key.Date)
 	if err != nil {
 		return 0, err
 	}
 	defer stP.remove()
-	name := fmt.Sprintf("part-%s-%05d.parquet", l.runID, l.seq.Add(1))
+	name := c.Name()
 	merged := filepath.Join(stC.dir, name)
 	if err := mergeParquet(merged, dirC, small, parquet.SchemaOf(layout.ChunkRow{})); err != nil {
 		return 0, err
@@ -413,7 +408,7 @@ func (l *Loader) compactChunks(key partKey) (int, error) {
 		return 0, err
 	}
 	for _, t := range []string{layout.TableChunks, layout.TablePostings} {
-		if err := l.noteSchema(t); err != nil {
+		if err := c.NoteSchema(t); err != nil {
 			return 0, err
 		}
 	}

@@ -1,4 +1,4 @@
-package load
+package compact_test
 
 import (
 	"context"
@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/compact"
 	"github.com/pos-lake/pos/load/internal/indextest"
+	"github.com/pos-lake/pos/load/internal/loadtest"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
@@ -22,14 +25,14 @@ import (
 func TestCompactionKeepsEveryRow(t *testing.T) {
 	compacted, plain := t.TempDir(), t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	runs := compactFiles*2 - 1 // the 8th and the 15th runs compact
-	var stats, last Stats
+	runs := compact.CompactFiles*2 - 1 // the 8th and the 15th runs compact
+	var stats, last load.Stats
 	for i := range runs {
 		at := day.Add(time.Duration(i) * time.Hour)
 		recs := []*schema.Record{
-			msg(fmt.Sprintf("m%d", i), "s1", fmt.Sprintf("turn %d", i), day.Add(time.Duration(i)*time.Minute)),
+			loadtest.Msg(fmt.Sprintf("m%d", i), "s1", fmt.Sprintf("turn %d", i), day.Add(time.Duration(i)*time.Minute)),
 			// a new version of the first message in every run
-			msg("m0", "s1", fmt.Sprintf("edited %d", i), day),
+			loadtest.Msg("m0", "s1", fmt.Sprintf("edited %d", i), day),
 			// a raw line, and a record of a kind the lake does not know
 			{Schema: schema.Version, Kind: schema.KindRaw, ID: fmt.Sprintf("r%d", i), Platform: "test", TS: day,
 				Raw: []byte(fmt.Sprintf(`{"n":%d}`, i))},
@@ -38,18 +41,18 @@ func TestCompactionKeepsEveryRow(t *testing.T) {
 		for _, r := range recs {
 			r.IngestedAt = at
 		}
-		st := loadAt(t, compacted, at, recs...)
+		st := loadtest.LoadAt(t, compacted, at, recs...)
 		last = st
 		stats.Compacted += st.Compacted
 		stats.Merged += st.Merged
 		if st.CompactErr != nil {
 			t.Fatalf("run %d: %v", i, st.CompactErr)
 		}
-		if st := loadWith(t, Options{Lake: plain, Now: func() time.Time { return at }, NoCompact: true}, recs...); st.Compacted != 0 {
+		if st := loadtest.LoadWith(t, load.Options{Lake: plain, Now: func() time.Time { return at }, NoCompact: true}, recs...); st.Compacted != 0 {
 			t.Fatalf("compacted with NoCompact: %+v", st)
 		}
 	}
-	if stats.Compacted == 0 || stats.Merged < int64(compactFiles) {
+	if stats.Compacted == 0 || stats.Merged < int64(compact.CompactFiles) {
 		t.Fatalf("nothing compacted: %+v", stats)
 	}
 	if last.Compacted == 0 {
@@ -59,20 +62,20 @@ func TestCompactionKeepsEveryRow(t *testing.T) {
 		dirA, dirB := layout.Dir(compacted, table, "test", "2026-05-01"), layout.Dir(plain, table, "test", "2026-05-01")
 		a, _ := filepath.Glob(filepath.Join(dirA, "*.parquet"))
 		b, _ := filepath.Glob(filepath.Join(dirB, "*.parquet"))
-		if len(b) != runs || len(a) >= compactFiles {
+		if len(b) != runs || len(a) >= compact.CompactFiles {
 			t.Fatalf("%s: %d files compacted, %d not", table, len(a), len(b))
 		}
-		db := views(t, compacted)
+		db := loadtest.Views(t, compacted)
 		q := func(d string) string {
 			return fmt.Sprintf("SELECT * FROM read_parquet('%s/*.parquet')", d)
 		}
 		for _, pair := range [][2]string{{dirA, dirB}, {dirB, dirA}} {
-			if n := one(t, db, fmt.Sprintf("SELECT count(*) FROM (%s EXCEPT ALL %s)", q(pair[0]), q(pair[1]))); n != "0" {
+			if n := loadtest.One(t, db, fmt.Sprintf("SELECT count(*) FROM (%s EXCEPT ALL %s)", q(pair[0]), q(pair[1]))); n != "0" {
 				t.Fatalf("%s: %s rows of %s are not in %s", table, n, pair[0], pair[1])
 			}
 		}
 		want := map[string]int{layout.TableMessages: 2 * runs, layout.TableRaw: runs, layout.TableOther: runs}[table]
-		if n := one(t, db, fmt.Sprintf("SELECT count(*) FROM (%s)", q(dirA))); n != fmt.Sprint(want) {
+		if n := loadtest.One(t, db, fmt.Sprintf("SELECT count(*) FROM (%s)", q(dirA))); n != fmt.Sprint(want) {
 			t.Fatalf("%s: %s rows", table, n)
 		}
 	}
@@ -82,7 +85,7 @@ func TestCompactionKeepsEveryRow(t *testing.T) {
 		"SELECT string_agg(text, ',' ORDER BY id) FROM messages",
 		"SELECT count(*) FROM raw",
 	} {
-		if a, b := one(t, views(t, compacted), q), one(t, views(t, plain), q); a != b {
+		if a, b := loadtest.One(t, loadtest.Views(t, compacted), q), loadtest.One(t, loadtest.Views(t, plain), q); a != b {
 			t.Fatalf("%s: %s compacted, %s not", q, a, b)
 		}
 	}
@@ -97,17 +100,17 @@ func TestCompactionKeepsEveryRow(t *testing.T) {
 func TestDeadCompactionIsRemoved(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadAt(t, lake, day, msg("m1", "s1", "one", day))
+	loadtest.LoadAt(t, lake, day, loadtest.Msg("m1", "s1", "one", day))
 	stage := filepath.Join(lake, "_state", layout.CompactDir, "messages.test.2026-05-01")
 	if err := os.MkdirAll(stage, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(stage, "part-x.parquet"), []byte("half"), 0o600)
-	loadAt(t, lake, day, msg("m2", "s1", "two", day))
+	loadtest.LoadAt(t, lake, day, loadtest.Msg("m2", "s1", "two", day))
 	if _, err := os.Stat(filepath.Join(lake, "_state", layout.CompactDir)); !os.IsNotExist(err) {
 		t.Fatalf("staging left: %v", err)
 	}
-	if n := one(t, views(t, lake), "SELECT count(*) FROM messages"); n != "2" {
+	if n := loadtest.One(t, loadtest.Views(t, lake), "SELECT count(*) FROM messages"); n != "2" {
 		t.Fatalf("%s messages", n)
 	}
 }
@@ -131,12 +134,12 @@ func TestCompactionKeepsOtherSchemas(t *testing.T) {
 	if err := parquet.WriteFile(old, []oldRow{{ID: "old", ContentHash: "h", Text: "from an older build"}}); err != nil {
 		t.Fatal(err)
 	}
-	var st Stats
-	for i := range compactFiles {
+	var st load.Stats
+	for i := range compact.CompactFiles {
 		at := day.Add(time.Duration(i) * time.Hour)
-		st = loadAt(t, lake, at, msg(fmt.Sprintf("m%d", i), "s1", "x", day))
+		st = loadtest.LoadAt(t, lake, at, loadtest.Msg(fmt.Sprintf("m%d", i), "s1", "x", day))
 	}
-	if st.Compacted != 1 || st.Merged != int64(compactFiles) {
+	if st.Compacted != 1 || st.Merged != int64(compact.CompactFiles) {
 		t.Fatalf("%+v", st)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.parquet"))
@@ -147,9 +150,9 @@ func TestCompactionKeepsOtherSchemas(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "keep"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for i := range compactFiles {
+	for i := range compact.CompactFiles {
 		at := day.Add(time.Duration(100+i) * time.Hour)
-		st = loadAt(t, lake, at, msg(fmt.Sprintf("n%d", i), "s1", "x", day))
+		st = loadtest.LoadAt(t, lake, at, loadtest.Msg(fmt.Sprintf("n%d", i), "s1", "x", day))
 		if st.Compacted != 0 {
 			t.Fatalf("a partition with a directory in it was compacted: %+v", st)
 		}
@@ -166,13 +169,13 @@ func TestCompactionKeepsOtherSchemas(t *testing.T) {
 func TestCompactionOfChunks(t *testing.T) {
 	compacted, plain := t.TempDir(), t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	runs := compactFiles
-	var last Stats
+	runs := compact.CompactFiles
+	var last load.Stats
 	for i := range runs {
 		at := day.Add(time.Duration(i) * time.Hour)
 		recs := []*schema.Record{
-			chunk(fmt.Sprintf("c%d", i), fmt.Sprintf("rotate the logs %d times, then flush row group %d", i, i*7), "m", 4, at),
-			chunk(fmt.Sprintf("d%d", i), fmt.Sprintf("parquet writer number %d", i), "m", 4, at.Add(time.Minute)),
+			indextest.Chunk(fmt.Sprintf("c%d", i), fmt.Sprintf("rotate the logs %d times, then flush row group %d", i, i*7), "m", 4, at),
+			indextest.Chunk(fmt.Sprintf("d%d", i), fmt.Sprintf("parquet writer number %d", i), "m", 4, at.Add(time.Minute)),
 		}
 		if i == 3 {
 			recs[1].Chunk.Embedding, recs[1].Chunk.Model, recs[1].Chunk.Dim = nil, "", 0 // a chunk without a vector
@@ -180,15 +183,15 @@ func TestCompactionOfChunks(t *testing.T) {
 		for _, r := range recs {
 			r.IngestedAt = at
 		}
-		last = loadAt(t, compacted, at, recs...)
-		if st := loadWith(t, Options{Lake: plain, Now: func() time.Time { return at }, NoCompact: true}, recs...); st.Compacted != 0 {
+		last = loadtest.LoadAt(t, compacted, at, recs...)
+		if st := loadtest.LoadWith(t, load.Options{Lake: plain, Now: func() time.Time { return at }, NoCompact: true}, recs...); st.Compacted != 0 {
 			t.Fatalf("compacted with NoCompact: %+v", st)
 		}
 	}
 	if last.Compacted == 0 || last.CompactErr != nil {
 		t.Fatalf("the last run compacted nothing: %+v", last)
 	}
-	db := views(t, compacted)
+	db := loadtest.Views(t, compacted)
 	for _, table := range []string{layout.TableChunks, layout.TablePostings} {
 		a, b := layout.Dir(compacted, table, "test", "2026-05-01"), layout.Dir(plain, table, "test", "2026-05-01")
 		files, _ := filepath.Glob(filepath.Join(a, "*.parquet"))
@@ -197,7 +200,7 @@ func TestCompactionOfChunks(t *testing.T) {
 		}
 		q := func(d string) string { return fmt.Sprintf("SELECT * FROM read_parquet('%s/*.parquet')", d) }
 		for _, pair := range [][2]string{{a, b}, {b, a}} {
-			if n := one(t, db, fmt.Sprintf("SELECT count(*) FROM (%s EXCEPT ALL %s)", q(pair[0]), q(pair[1]))); n != "0" {
+			if n := loadtest.One(t, db, fmt.Sprintf("SELECT count(*) FROM (%s EXCEPT ALL %s)", q(pair[0]), q(pair[1]))); n != "0" {
 				t.Fatalf("%s: %s rows of %s are not in %s", table, n, pair[0], pair[1])
 			}
 		}
@@ -255,8 +258,8 @@ func TestDeadChunksCompactionIsFinished(t *testing.T) {
 	os.WriteFile(filepath.Join(stC, "merged.parquet"), nil, 0o600)
 	rel := func(p string) string { r, _ := filepath.Rel(lake, p); return r }
 	j := fmt.Sprintf(`{"Chunks":%q,"Postings":%q,"StageC":%q,"StageP":%q,"Merged":"merged.parquet"}`, rel(dirC), rel(dirP), rel(stC), rel(stP))
-	os.WriteFile(filepath.Join(base, journalFile), []byte(j), 0o600)
-	if err := removeCompactions(lake); err != nil {
+	os.WriteFile(filepath.Join(base, compact.JournalFile), []byte(j), 0o600)
+	if err := compact.Remove(lake); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range []string{dirC, dirP} {
@@ -278,11 +281,11 @@ func TestDeadChunksCompactionIsFinished(t *testing.T) {
 func TestCompactAll(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	for i := range compactFiles {
+	for i := range compact.CompactFiles {
 		at := day.Add(time.Duration(i) * time.Hour)
-		loadWith(t, Options{Lake: lake, Now: func() time.Time { return at }, NoCompact: true},
-			msg(fmt.Sprintf("m%d", i), "s1", "x", day), chunk(fmt.Sprintf("c%d", i), fmt.Sprintf("text %d", i), "m", 4, day))
-		err := WriteSummaries(context.Background(), lake, []layout.SummaryRow{{Platform: "test", SessionID: "s1", Strategy: "extractive",
+		loadtest.LoadWith(t, load.Options{Lake: lake, Now: func() time.Time { return at }, NoCompact: true},
+			loadtest.Msg(fmt.Sprintf("m%d", i), "s1", "x", day), indextest.Chunk(fmt.Sprintf("c%d", i), fmt.Sprintf("text %d", i), "m", 4, day))
+		err := load.WriteSummaries(context.Background(), lake, []layout.SummaryRow{{Platform: "test", SessionID: "s1", Strategy: "extractive",
 			Text: fmt.Sprintf("summary %d", i), LastMessageID: fmt.Sprintf("m%d", i), Date: day}}, at)
 		if err != nil {
 			t.Fatal(err)
@@ -292,17 +295,17 @@ func TestCompactAll(t *testing.T) {
 		files, _ := filepath.Glob(filepath.Join(layout.Dir(lake, table, "test", "2026-05-01"), "*.parquet"))
 		return len(files)
 	}
-	before := one(t, views(t, lake), "SELECT count(*) || '/' || (SELECT count(*) FROM chunks) || '/' || (SELECT count(*) FROM summaries) FROM messages")
-	st := loadWith(t, Options{Lake: lake, CompactAll: true})
+	before := loadtest.One(t, loadtest.Views(t, lake), "SELECT count(*) || '/' || (SELECT count(*) FROM chunks) || '/' || (SELECT count(*) FROM summaries) FROM messages")
+	st := loadtest.LoadWith(t, load.Options{Lake: lake, CompactAll: true})
 	if st.CompactErr != nil || st.Compacted != 2 {
 		t.Fatalf("%+v", st)
 	}
-	for table, want := range map[string]int{layout.TableMessages: 1, layout.TableChunks: 1, layout.TablePostings: 1, layout.TableSummaries: compactFiles} {
+	for table, want := range map[string]int{layout.TableMessages: 1, layout.TableChunks: 1, layout.TablePostings: 1, layout.TableSummaries: compact.CompactFiles} {
 		if n := count(table); n != want {
 			t.Errorf("%s: %d files, want %d", table, n, want)
 		}
 	}
-	if after := one(t, views(t, lake), "SELECT count(*) || '/' || (SELECT count(*) FROM chunks) || '/' || (SELECT count(*) FROM summaries) FROM messages"); after != before {
+	if after := loadtest.One(t, loadtest.Views(t, lake), "SELECT count(*) || '/' || (SELECT count(*) FROM chunks) || '/' || (SELECT count(*) FROM summaries) FROM messages"); after != before {
 		t.Fatalf("rows %s after, %s before", after, before)
 	}
 }
