@@ -31,7 +31,7 @@ type lane struct {
 	// to be published
 	finished      []*partFile
 	finishedBytes int64
-	published     time.Time // when the lane last published
+	published     time.Time        // when the lane last published
 	touched       []layout.PartKey // partitions the lane put files in
 	buf           []byte
 	// idle holds closed writers per table, for the next part file

@@ -19,6 +19,7 @@ import (
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/load/compact"
 	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 	"golang.org/x/sync/semaphore"
@@ -477,7 +478,7 @@ func (l *Loader) Close() error {
 	if err := l.logRun(); err != nil {
 		return err
 	}
-	l.stats.RollupErr = UpdateRollup(l.ctx, l.opt.Lake)
+	l.stats.RollupErr = rollup.UpdateRollup(l.ctx, l.opt.Lake)
 	if !l.opt.NoCatalog && (l.Stats().Files > 0 || !layout.FileExists(filepath.Join(l.opt.Lake, CatalogFile))) {
 		l.stats.CatalogErr = WriteCatalog(l.ctx, l.opt.Lake)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -32,7 +33,7 @@ const (
 
 func sessionRowsMatchSQL(t *testing.T, lake string) {
 	t.Helper()
-	if !load.SessionCacheInGo(lake) {
+	if !rollup.SessionCacheInGo(lake) {
 		t.Fatal("a lake with versions: the Go way is not taken")
 	}
 	db, err := load.OpenDB("")
@@ -68,10 +69,10 @@ func sessionRowsMatchSQL(t *testing.T, lake string) {
 		sql    string
 		cols   string
 	}{
-		{"parts", []string{layout.TableMessages, layout.TableExchanges}, load.WriteSessionParts, load.SessionPartsSQL("true"), partsCols},
-		{"meta", []string{layout.TableSessions}, load.WriteSessionMeta, load.SessionMetaRowsSQL("true"), metaCols},
+		{"parts", []string{layout.TableMessages, layout.TableExchanges}, rollup.WriteSessionParts, rollup.SessionPartsSQL("true"), partsCols},
+		{"meta", []string{layout.TableSessions}, rollup.WriteSessionMeta, rollup.SessionMetaRowsSQL("true"), metaCols},
 	} {
-		fp, err := load.PartitionFingerprints(lake, c.tables...)
+		fp, err := rollup.PartitionFingerprints(lake, c.tables...)
 		if err != nil || len(fp) == 0 {
 			t.Fatalf("%s: partitions %v, %v", c.name, fp, err)
 		}

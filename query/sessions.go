@@ -9,6 +9,7 @@ import (
 
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 )
 
 // Tokens are token counts as the platform reported them.
@@ -266,7 +267,7 @@ func (d *DB) oneSession(ctx context.Context, ref SessionRef, cols string, dest .
 			// Each file's rows of this session only, before the sessions'
 			// aggregates: after them, DuckDB would aggregate every session.
 			one := func(src string) string { return "(SELECT * FROM " + src + " WHERE platform = $1 AND session_id = $2)" }
-			err := d.db.QueryRowContext(ctx, `SELECT `+cols+` FROM (`+load.SessionsFromPartsSQL(one(parts), one(meta))+`)
+			err := d.db.QueryRowContext(ctx, `SELECT `+cols+` FROM (`+rollup.SessionsFromPartsSQL(one(parts), one(meta))+`)
 WHERE platform = $1 AND session_id = $2`, ref.Platform, ref.SessionID).Scan(dest...)
 			if err == nil || err == sql.ErrNoRows {
 				return nil
@@ -384,7 +385,7 @@ func checkWindow(since, until time.Time) error {
 func (d *DB) sessionsFrom(ctx context.Context, view bool) (string, error) {
 	if !view && !d.noSessionCache {
 		if parts, meta, err := d.sessionSources(ctx); err == nil {
-			return "(" + load.SessionsFromPartsSQL(parts, meta) + ")", nil
+			return "(" + rollup.SessionsFromPartsSQL(parts, meta) + ")", nil
 		}
 	}
 	if err := d.need(ctx, "sessions"); err != nil {
@@ -394,7 +395,7 @@ func (d *DB) sessionsFrom(ctx context.Context, view bool) (string, error) {
 }
 
 // sessionRowsFrom is the source of the session rollups' rows
-// (load.SessionMetaRowsSQL's columns): the session cache's copy or, with
+// (rollup.SessionMetaRowsSQL's columns): the session cache's copy or, with
 // view or should the cache fail, the session_rows view.
 func (d *DB) sessionRowsFrom(ctx context.Context, view bool) (string, error) {
 	if !view && !d.noSessionCache {

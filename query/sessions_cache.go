@@ -14,17 +14,18 @@ import (
 	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 )
 
 // The session cache: the sessions view aggregates every message and
 // exchange of the lake, which on a large lake means reading thousands of
 // files for a list of twenty sessions. Sessions keeps the view's counts in
-// parts, a row per partition and session (load.SessionPartsSQL), and the
-// session rollups' rows (load.SessionMetaRowsSQL), in two files under
+// parts, a row per partition and session (rollup.SessionPartsSQL), and the
+// session rollups' rows (rollup.SessionMetaRowsSQL), in two files under
 // <lake>/rollup, with a manifest of the partitions' fingerprints they were
 // computed from. A query recomputes the parts of the partitions that
 // changed since (a sync touches a few), combines them with the rest
-// (load.SessionsFromPartsSQL) and writes the files back for the next one;
+// (rollup.SessionsFromPartsSQL) and writes the files back for the next one;
 // a lake it cannot write is answered all the same, without keeping them.
 const (
 	sessionCacheManifest = "sessions.json"
@@ -64,11 +65,11 @@ func (d *DB) sessionSources(ctx context.Context) (parts, meta string, err error)
 func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err error) {
 	dir := filepath.Join(d.lake, layout.RollupDir)
 	state := layout.StateStamp(d.lake) // before the partitions are listed
-	nowParts, err := load.PartitionFingerprints(d.lake, layout.TableMessages, layout.TableExchanges)
+	nowParts, err := rollup.PartitionFingerprints(d.lake, layout.TableMessages, layout.TableExchanges)
 	if err != nil {
 		return "", "", err
 	}
-	nowMeta, err := load.PartitionFingerprints(d.lake, layout.TableSessions)
+	nowMeta, err := rollup.PartitionFingerprints(d.lake, layout.TableSessions)
 	if err != nil {
 		return "", "", err
 	}
@@ -80,7 +81,7 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 	}
 	stamp := time.Now().UnixNano()
 	// The rows of the partitions that changed are computed in Go where the
-	// lake allows it (load.SessionCacheInGo), into files beside the cache
+	// lake allows it (rollup.SessionCacheInGo), into files beside the cache
 	// that the new cache file is copied from; else by the views' SQL.
 	var scratch []string
 	defer func() {
@@ -88,7 +89,7 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 			os.Remove(p)
 		}
 	}()
-	goWay := load.SessionCacheInGo(d.lake)
+	goWay := rollup.SessionCacheInGo(d.lake)
 	inGo := func(kind string, write func(lake string, parts []string, path string) error) func([]string) (string, bool) {
 		if !goWay {
 			return nil
@@ -105,8 +106,8 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 			return readParquetSQL(path), true
 		}
 	}
-	partsSQL, partsFresh, partsViews := cachedSource(dir, old.PartsFile, old.Parts, nowParts, load.SessionPartsSQL, inGo("parts", load.WriteSessionParts))
-	metaSQL, metaFresh, metaViews := cachedSource(dir, old.MetaFile, old.Meta, nowMeta, load.SessionMetaRowsSQL, inGo("meta", load.WriteSessionMeta))
+	partsSQL, partsFresh, partsViews := cachedSource(dir, old.PartsFile, old.Parts, nowParts, rollup.SessionPartsSQL, inGo("parts", rollup.WriteSessionParts))
+	metaSQL, metaFresh, metaViews := cachedSource(dir, old.MetaFile, old.Meta, nowMeta, rollup.SessionMetaRowsSQL, inGo("meta", rollup.WriteSessionMeta))
 	if partsFresh && metaFresh {
 		if old.State != state && state != "" {
 			old.State = state
@@ -139,8 +140,8 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 	if errP != nil || errM != nil {
 		// Answer from the views' SQL: the files computed in Go go with
 		// this call.
-		parts, _, _ = cachedSource(dir, old.PartsFile, old.Parts, nowParts, load.SessionPartsSQL, nil)
-		meta, _, _ = cachedSource(dir, old.MetaFile, old.Meta, nowMeta, load.SessionMetaRowsSQL, nil)
+		parts, _, _ = cachedSource(dir, old.PartsFile, old.Parts, nowParts, rollup.SessionPartsSQL, nil)
+		meta, _, _ = cachedSource(dir, old.MetaFile, old.Meta, nowMeta, rollup.SessionMetaRowsSQL, nil)
 		return parts, meta, d.need(ctx, "messages", "exchange_rows", "session_rows")
 	}
 	b, _ := json.MarshalIndent(next, "", " ")
@@ -180,7 +181,7 @@ func cachedSource(dir, file string, had, now map[string]string, rows func(where 
 	if file == "" {
 		return "(" + compute(slices.Sorted(maps.Keys(now)), "true") + ")", false, views
 	}
-	stale, gone := load.DiffPartitions(had, now)
+	stale, gone := rollup.DiffPartitions(had, now)
 	path := readParquetSQL(filepath.Join(dir, file))
 	if len(stale) == 0 && len(gone) == 0 {
 		return path, true, false
@@ -189,9 +190,9 @@ func cachedSource(dir, file string, had, now map[string]string, rows func(where 
 		return "(" + compute(slices.Sorted(maps.Keys(now)), "true") + ")", false, views
 	}
 	drop := append(slices.Clone(stale), gone...)
-	src = "(SELECT * FROM " + path + " WHERE NOT " + load.PartitionFilter(drop)
+	src = "(SELECT * FROM " + path + " WHERE NOT " + rollup.PartitionFilter(drop)
 	if len(stale) > 0 {
-		src += "\nUNION ALL BY NAME\n" + compute(stale, load.PartitionFilter(stale))
+		src += "\nUNION ALL BY NAME\n" + compute(stale, rollup.PartitionFilter(stale))
 	}
 	return src + ")", false, views
 }

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
-	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/query/querytest"
 	"github.com/pos-lake/pos/schema"
@@ -115,7 +115,7 @@ func checkSessionCache(t *testing.T, lake string) {
 		t.Fatalf("no session cache written: %v", err)
 	}
 	parts, meta := cacheFiles(t, m)
-	fromParts := load.SessionsFromPartsSQL("read_parquet('"+filepath.Join(dir, parts)+"')", "read_parquet('"+filepath.Join(dir, meta)+"')")
+	fromParts := rollup.SessionsFromPartsSQL("read_parquet('"+filepath.Join(dir, parts)+"')", "read_parquet('"+filepath.Join(dir, meta)+"')")
 	for _, q := range []string{
 		"SELECT count(*) FROM (SELECT * FROM sessions EXCEPT ALL SELECT * FROM (" + fromParts + "))",
 		"SELECT count(*) FROM (SELECT * FROM (" + fromParts + ") EXCEPT ALL SELECT * FROM sessions)",

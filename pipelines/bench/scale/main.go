@@ -29,6 +29,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -331,5 +332,5 @@ func finish(lake string, counts map[string]int64) error {
 		return err
 	}
 	// The usage rollup pos-load keeps, which pos-query stats reads.
-	return load.UpdateRollup(context.Background(), lake)
+	return rollup.UpdateRollup(context.Background(), lake)
 }

@@ -1,4 +1,4 @@
-package load
+package rollup
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ import (
 // read the same columns with parquet-go and give the same rows
 // (TestSessionRowsInGo, in query): the session parts' columns are stated
 // once, as rules (sessionMessageRules) that SessionPartsSQL, sessionParts
-// and the sessions view's combining of parts (sessionsSQL) are all made
+// and the sessions view's combining of parts (SessionsSQL) are all made
 // from. They serve lakes whose messages, exchanges
 // and sessions have a single version of each row; the SQL keeps the
 // others.

@@ -1,4 +1,4 @@
-package load
+package rollup
 
 import (
 	"context"
@@ -526,3 +526,7 @@ func UpdateRollup(ctx context.Context, lake string) error {
 	}
 	return nil
 }
+
+// sqlString quotes s as a SQL string literal (the catalog's views quote
+// the lake's paths alike).
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
