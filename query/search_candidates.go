@@ -12,6 +12,7 @@ import (
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
+	"github.com/pos-lake/pos/load/searchrows"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -204,7 +205,7 @@ func (d *DB) candidates(ctx context.Context, versioned bool, lists ...[]scored) 
 var candidatesInGo = true
 
 // candidateMeta reads the candidates' metadata from their chunks files'
-// sidecars, or in Go from the files (load.ReadChunkMeta), each key in the
+// sidecars, or in Go from the files (searchrows.ReadChunkMeta), each key in the
 // file its retriever found it in.
 func candidateMeta(ctx context.Context, ix *searchindex.Index, lists [][]scored) (map[int64]candidate, error) {
 	var files []string
@@ -224,7 +225,7 @@ func candidateMeta(ctx context.Context, ix *searchindex.Index, lists [][]scored)
 	}
 	per := make([][]candidate, len(files))
 	err := eachFile(ctx, files, func(i int, path string) error {
-		return readChunkMeta(ix, path, wanted[i], func(m load.ChunkMeta) {
+		return readChunkMeta(ix, path, wanted[i], func(m searchrows.ChunkMeta) {
 			per[i] = append(per[i], candidate{chunkKey: m.Key, id: m.ID, parent: m.ParentID, ctype: m.ContentType,
 				platform: m.Platform, session: m.SessionID, agentID: m.AgentID, ts: m.TS, file: path})
 		})

@@ -14,6 +14,7 @@ import (
 	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/searchrows"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
 	"github.com/pos-lake/pos/transform/enrich"
@@ -318,7 +319,7 @@ func (d *DB) storyMessages(ctx context.Context, parts []layout.Partition, byID m
 		ms := ts.UnixMilli()
 		return e.platform == platform && e.session == session && e.thread == thread && ms >= e.start.UnixMilli() && (e.end.IsZero() || ms < e.end.UnixMilli())
 	}
-	rows, err := load.ReadStoryMessages(d.lake, parts, func(platform, session, agent string, ts time.Time) bool {
+	rows, err := searchrows.ReadStoryMessages(d.lake, parts, func(platform, session, agent string, ts time.Time) bool {
 		for _, e := range byID {
 			if in(e, platform, session, agent, ts) {
 				return true
@@ -329,7 +330,7 @@ func (d *DB) storyMessages(ctx context.Context, parts []layout.Partition, byID m
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(rows, func(a, b load.StoryMessage) int {
+	slices.SortStableFunc(rows, func(a, b searchrows.StoryMessage) int {
 		return cmp.Or(a.TS.Compare(b.TS), cmp.Compare(a.SourceLine, b.SourceLine), cmp.Compare(a.ID, b.ID))
 	})
 	out := map[string][]storyMessage{}
