@@ -1,16 +1,12 @@
 package load
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/internal/fsglob"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
@@ -93,32 +89,14 @@ func (pf *postingsFile) add(key int64, text string) int {
 
 func (pf *postingsFile) full() bool { return len(pf.Rows) >= postingsFileRows }
 
-// Embedding models: a lake holds the vectors of one model and dimension,
-// recorded in <lake>/_state/embeddings.json when its first chunks are
-// loaded; pos-load refuses chunks of another unless told to mix them, and
-// pos-query embeds queries with it.
-const embeddingsFile = "embeddings.json"
-
-// EmbeddingModel is a model whose vectors a lake holds.
-type EmbeddingModel struct {
-	Model string `json:"model"`
-	Dim   int    `json:"dim"`
-	// Provider and BaseURL are how the latest chunks of the model were
-	// embedded (the endpoint without credentials; no key is stored):
-	// queries are embedded through the same endpoint.
-	Provider string    `json:"provider,omitempty"`
-	BaseURL  string    `json:"base_url,omitempty"`
-	Since    time.Time `json:"since"` // when its first chunks were loaded
-}
-
 // ErrMixedEmbeddings is wrapped by the error a load returns for chunks of
 // another model or dimension than the lake's.
 var ErrMixedEmbeddings = errors.New("mixed embedding models")
 
 // MixedEmbeddingsError says which model a lake holds and which came.
 type MixedEmbeddingsError struct {
-	Lake []EmbeddingModel
-	Got  EmbeddingModel
+	Lake []layout.EmbeddingModel
+	Got  layout.EmbeddingModel
 }
 
 func (e *MixedEmbeddingsError) Error() string {
@@ -131,33 +109,9 @@ func (e *MixedEmbeddingsError) Error() string {
 
 func (e *MixedEmbeddingsError) Unwrap() error { return ErrMixedEmbeddings }
 
-// Embeddings returns the embedding models of a lake, the latest last; none
-// for a lake without chunks.
-func Embeddings(lake string) ([]EmbeddingModel, error) {
-	b, err := os.ReadFile(filepath.Join(lake, "_state", embeddingsFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var st struct {
-		Models []EmbeddingModel `json:"models"`
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", embeddingsFile, err)
-	}
-	return st.Models, nil
-}
-
-func writeEmbeddings(lake string, ms []EmbeddingModel) error {
-	b, _ := json.MarshalIndent(map[string]any{"models": ms}, "", " ")
-	return atomicfile.Write(filepath.Join(lake, "_state", embeddingsFile), b)
-}
-
 // embeddingsInData reads the models of the chunks in a lake's files (for a
 // lake whose state file is missing or out of date).
-func (l *Loader) embeddingsInData() ([]EmbeddingModel, error) {
+func (l *Loader) embeddingsInData() ([]layout.EmbeddingModel, error) {
 	files, _ := filepath.Glob(filepath.Join(fsglob.Quote(layout.TableDir(l.opt.Lake, layout.TableChunks)), "*", "*", "*.parquet"))
 	if len(files) == 0 {
 		return nil, nil
@@ -172,9 +126,9 @@ WHERE model IS NOT NULL AND model <> '' GROUP BY ALL ORDER BY since`, files)
 		return nil, fmt.Errorf("reading the lake's embedding models: %w", err)
 	}
 	defer rows.Close()
-	var out []EmbeddingModel
+	var out []layout.EmbeddingModel
 	for rows.Next() {
-		var m EmbeddingModel
+		var m layout.EmbeddingModel
 		if err := rows.Scan(&m.Model, &m.Dim, &m.Since); err != nil {
 			return nil, err
 		}
@@ -189,14 +143,14 @@ func (l *Loader) checkEmbedding(rec *schema.Record) error {
 	if rec.Chunk == nil || rec.Chunk.Model == "" {
 		return nil
 	}
-	got := EmbeddingModel{Model: rec.Chunk.Model, Dim: len(rec.Chunk.Embedding), Provider: rec.Chunk.Provider, BaseURL: rec.Chunk.BaseURL}
-	if l.lastModel.sameEndpoint(got) {
+	got := layout.EmbeddingModel{Model: rec.Chunk.Model, Dim: len(rec.Chunk.Embedding), Provider: rec.Chunk.Provider, BaseURL: rec.Chunk.BaseURL}
+	if l.lastModel.SameEndpoint(got) {
 		return nil
 	}
 	l.vmu.Lock()
 	defer l.vmu.Unlock()
 	if l.models == nil {
-		ms, err := Embeddings(l.opt.Lake)
+		ms, err := layout.Embeddings(l.opt.Lake)
 		if err == nil && len(ms) == 0 {
 			ms, err = l.embeddingsInData()
 		}
@@ -205,19 +159,19 @@ func (l *Loader) checkEmbedding(rec *schema.Record) error {
 		}
 		l.models = ms
 		if l.models == nil {
-			l.models = []EmbeddingModel{}
+			l.models = []layout.EmbeddingModel{}
 		}
 	}
 	for i, m := range l.models {
 		if m.Model == got.Model && m.Dim == got.Dim {
 			l.lastModel = got
-			if got.Provider == "" || m.sameEndpoint(got) {
+			if got.Provider == "" || m.SameEndpoint(got) {
 				return nil
 			}
 			// The model's chunks now come from another endpoint (or an
 			// older lake did not record one): queries follow.
 			l.models[i].Provider, l.models[i].BaseURL = got.Provider, got.BaseURL
-			return writeEmbeddings(l.opt.Lake, l.models)
+			return layout.WriteEmbeddings(l.opt.Lake, l.models)
 		}
 	}
 	if len(l.models) > 0 && !l.opt.AllowMixedEmbeddings {
@@ -236,71 +190,7 @@ func (l *Loader) checkEmbedding(rec *schema.Record) error {
 	l.models = append(l.models, got)
 	l.lastModel = got
 	// Recorded before a file of the model is in place.
-	return writeEmbeddings(l.opt.Lake, l.models)
-}
-
-// sameEndpoint reports whether two chunks' models were embedded alike:
-// one model and dimension, through one provider and endpoint.
-func (m EmbeddingModel) sameEndpoint(o EmbeddingModel) bool {
-	return m.Model == o.Model && m.Dim == o.Dim && m.Provider == o.Provider && m.BaseURL == o.BaseURL
-}
-
-// LakeEmbedding returns the model and dimension a lake's searches use: the
-// latest model loaded, with the provider and endpoint it was embedded
-// through when the lake recorded them. ok is false for a lake without
-// vectors.
-func LakeEmbedding(ctx context.Context, lake string) (EmbeddingModel, bool, error) {
-	ms, err := Embeddings(lake)
-	if err != nil || len(ms) == 0 {
-		return EmbeddingModel{}, false, err
-	}
-	return ms[len(ms)-1], true, nil
-}
-
-// chunkViews defines the views over chunks and their postings:
-//
-//	chunks      the latest version of each chunk, with vector: its
-//	            embedding as FLOAT[dim] for array_cosine_similarity (the
-//	            lake's latest model's dimension; NULL for other chunks)
-//	chunk_rows  every version, with the file it is in (filename); search
-//	            scores these and keeps the latest version after
-//	postings    the lexical index: term, chunk_key, tf, dl
-//	session_rows every version of every session rollup, as loaded: search
-//	            reads the titles of a few sessions from it without the
-//	            sessions view's recount of all messages
-func chunkViews(lake string, src map[string]string, versioned map[string]bool) []string {
-	ms, _ := Embeddings(lake)
-	vector := ""
-	if len(ms) > 0 {
-		d := ms[len(ms)-1].Dim
-		vector = fmt.Sprintf(", CASE WHEN len(embedding) = %d THEN CAST(embedding AS FLOAT[%d]) END AS vector", d, d)
-	}
-	q := "SELECT *" + vector + " FROM " + src[layout.TableChunks]
-	if versioned[layout.TableChunks] {
-		q += latest
-	}
-	return []string{
-		"CREATE OR REPLACE VIEW chunks AS " + q,
-		"CREATE OR REPLACE VIEW chunk_rows AS SELECT *, filename FROM " + src[layout.TableChunks],
-		"CREATE OR REPLACE VIEW postings AS SELECT * FROM " + src[layout.TablePostings],
-		"CREATE OR REPLACE VIEW session_rows AS SELECT * FROM " + src[layout.TableSessions],
-	}
-}
-
-// FilesSource returns a read_parquet call over a list of a table's files,
-// bound as its one parameter, with the views' options: hive partitioning,
-// and, when the table's files were written with other schemas (an older
-// build's), union by name with a zero-row file of this build's schema,
-// which FilesSource prepends to the list it returns.
-func FilesSource(lake, table string, files []string) (string, []string, error) {
-	if fps := layout.ReadSchemas(lake)[table]; len(fps) == 1 && fps[0] == layout.SchemaFingerprint(table) {
-		return "read_parquet(" + layout.LiteralPaths + ", " + hiveOpts + ")", files, nil
-	}
-	f, err := schemaFile(lake, table, true)
-	if err != nil {
-		return "", nil, err
-	}
-	return "read_parquet(" + layout.LiteralPaths + ", union_by_name = true, " + hiveOpts + ")", append([]string{f}, files...), nil
+	return layout.WriteEmbeddings(l.opt.Lake, l.models)
 }
 
 // updateSearchIndex brings the lake's search index up to date with its

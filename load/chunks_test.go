@@ -78,7 +78,7 @@ func TestMixedEmbeddingsRefused(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	loadRecs(t, lake, chunk("c1", "first", "model-a", 4, day))
-	ms, err := Embeddings(lake)
+	ms, err := layout.Embeddings(lake)
 	if err != nil || len(ms) != 1 || ms[0].Model != "model-a" || ms[0].Dim != 4 {
 		t.Fatalf("%v %v", ms, err)
 	}
@@ -100,14 +100,14 @@ func TestMixedEmbeddingsRefused(t *testing.T) {
 	if err := load(Options{AllowMixedEmbeddings: true}, chunk("c2", "second", "model-b", 4, day)); err != nil {
 		t.Fatal(err)
 	}
-	ms, _ = Embeddings(lake)
+	ms, _ = layout.Embeddings(lake)
 	if len(ms) != 2 || ms[1].Model != "model-b" {
 		t.Errorf("models %v", ms)
 	}
 	// A state file naming a model whose load never finished does not
 	// lock the lake: the data decides.
 	fresh := t.TempDir()
-	writeEmbeddings(fresh, []EmbeddingModel{{Model: "ghost", Dim: 3}})
+	layout.WriteEmbeddings(fresh, []layout.EmbeddingModel{{Model: "ghost", Dim: 3}})
 	lake = fresh
 	if err := load(Options{}, chunk("c1", "first", "model-a", 4, day)); err != nil {
 		t.Errorf("stale state: %v", err)

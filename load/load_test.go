@@ -12,18 +12,19 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 )
 
 func views(t *testing.T, lake string) *sql.DB {
 	t.Helper()
-	db, err := OpenDB("")
+	db, err := catalog.OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := DefineViews(context.Background(), db, lake); err != nil {
+	if err := catalog.DefineViews(context.Background(), db, lake); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -181,7 +182,7 @@ func TestUnknownKindsAreKept(t *testing.T) {
 func TestViewsUnionSchemasOnlyWhenTheyDiffer(t *testing.T) {
 	lake := t.TempDir()
 	loadRecs(t, lake, msg("m1", "s", "x", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)))
-	stmts, err := ViewSQL(lake)
+	stmts, err := catalog.ViewSQL(lake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestViewsUnionSchemasOnlyWhenTheyDiffer(t *testing.T) {
 	// A lake holding files of an older schema too reads them by name, and
 	// the views still have every column of this build's schema.
 	os.WriteFile(filepath.Join(lake, "_state", "schemas.json"), []byte(`{"messages":["old","`+layout.SchemaFingerprint(layout.TableMessages)+`"]}`), 0o600)
-	stmts, _ = ViewSQL(lake)
+	stmts, _ = catalog.ViewSQL(lake)
 	if all := strings.Join(stmts, "\n"); !strings.Contains(all, "union_by_name = true") {
 		t.Fatalf("two schemas: %s", all)
 	}
@@ -348,7 +349,7 @@ func TestPartitionSource(t *testing.T) {
 	db := views(t, lake)
 	check := func(parts []layout.Partition, want string) {
 		t.Helper()
-		src, err := PartitionSource(lake, "messages", parts)
+		src, err := catalog.PartitionSource(lake, "messages", parts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,7 +377,7 @@ func TestPartitionSource(t *testing.T) {
 	// Files of another schema too: read by name with this build's.
 	os.WriteFile(filepath.Join(lake, "_state", "schemas.json"), []byte(`{"messages":["old","`+layout.SchemaFingerprint(layout.TableMessages)+`"]}`), 0o600)
 	check([]layout.Partition{{Platform: "test", Date: "2026-05-01"}}, "first, edited")
-	if _, err := PartitionSource(lake, "sessions", nil); err == nil {
+	if _, err := catalog.PartitionSource(lake, "sessions", nil); err == nil {
 		t.Fatal("a source for a view it cannot narrow")
 	}
 	got, err := layout.Partitions(lake, layout.TableMessages, "")

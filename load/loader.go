@@ -17,6 +17,7 @@ import (
 	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/internal/watermark"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/compact"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/rollup"
@@ -117,8 +118,8 @@ type Loader struct {
 	versioned map[string]bool
 	schemas   map[string][]string // table -> fingerprints of the schemas in its files
 
-	models    []EmbeddingModel // the lake's embedding models, nil until a chunk comes
-	lastModel EmbeddingModel   // the model of the last chunk admitted
+	models    []layout.EmbeddingModel // the lake's embedding models, nil until a chunk comes
+	lastModel layout.EmbeddingModel   // the model of the last chunk admitted
 
 	scrub    *ScrubState                 // the lake's, with this run's rows
 	scrubRun map[string]map[string]int64 // this run's rows per table and mark
@@ -419,7 +420,7 @@ func (l *Loader) partName() string {
 // duck returns the DuckDB connection that reads partitions' ids, opened
 // on first use.
 func (l *Loader) duck() (*sql.DB, error) {
-	l.dbOnce.Do(func() { l.db, l.dbErr = OpenDB("") })
+	l.dbOnce.Do(func() { l.db, l.dbErr = catalog.OpenDB("") })
 	return l.db, l.dbErr
 }
 
@@ -479,8 +480,8 @@ func (l *Loader) Close() error {
 		return err
 	}
 	l.stats.RollupErr = rollup.UpdateRollup(l.ctx, l.opt.Lake)
-	if !l.opt.NoCatalog && (l.Stats().Files > 0 || !layout.FileExists(filepath.Join(l.opt.Lake, CatalogFile))) {
-		l.stats.CatalogErr = WriteCatalog(l.ctx, l.opt.Lake)
+	if !l.opt.NoCatalog && (l.Stats().Files > 0 || !layout.FileExists(filepath.Join(l.opt.Lake, catalog.CatalogFile))) {
+		l.stats.CatalogErr = catalog.WriteCatalog(l.ctx, l.opt.Lake)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/internal/durable"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
@@ -78,8 +79,8 @@ func WriteSummaries(ctx context.Context, lake string, rows []layout.SummaryRow, 
 		// The catalog's view was defined over an empty table: define it
 		// again, so duckdb LAKE/pos.duckdb sees summaries before the next
 		// pos-load. Best effort: the database may be open elsewhere.
-		if _, err := os.Stat(filepath.Join(lake, CatalogFile)); err == nil {
-			WriteCatalog(ctx, lake)
+		if _, err := os.Stat(filepath.Join(lake, catalog.CatalogFile)); err == nil {
+			catalog.WriteCatalog(ctx, lake)
 		}
 	}
 	return nil
@@ -101,25 +102,4 @@ func writeSummaryFile(path string, rows []layout.SummaryRow) error {
 	}
 	durable.SyncDirs(dir, map[string]bool{dir: true}) // the rename's durability: best effort
 	return nil
-}
-
-// summaryViews defines the summaries view: the newest row of each id, with
-// the partition columns platform and date.
-func summaryViews(src map[string]string) []string {
-	return []string{"CREATE OR REPLACE VIEW summaries AS SELECT * FROM " + src[layout.TableSummaries] + latest}
-}
-
-// SummariesViewSQL returns the statement that (re)defines the summaries
-// view of a lake. A reader that wrote the table's first file runs it again:
-// a view defined over an empty table reads only its zero-row schema file.
-func SummariesViewSQL(lake string) (string, error) {
-	lake, err := filepath.Abs(lake)
-	if err != nil {
-		return "", err
-	}
-	src, err := source(lakeSQL{abs: lake}, layout.TableSummaries, layout.ReadSchemas(lake))
-	if err != nil {
-		return "", err
-	}
-	return summaryViews(map[string]string{layout.TableSummaries: src})[0], nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 )
 
@@ -42,7 +43,7 @@ func TestWriteSummaries(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	stmt, err := SummariesViewSQL(lake)
+	stmt, err := catalog.SummariesViewSQL(lake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestWriteSummaries(t *testing.T) {
 	if n := one(t, views(t, lake), `SELECT count(*) FROM summaries`); n != "2" {
 		t.Fatalf("rows in fresh views: %s", n)
 	}
-	cat, err := sql.Open("duckdb", filepath.Join(lake, CatalogFile)+"?access_mode=read_only&"+dsnOptions)
+	cat, err := sql.Open("duckdb", filepath.Join(lake, catalog.CatalogFile)+"?access_mode=read_only&"+catalogDSN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,3 +102,7 @@ func TestWriteSummariesNeedsKey(t *testing.T) {
 		t.Fatal("directory created")
 	}
 }
+
+// catalogDSN are the options pos.duckdb is opened with (package catalog's
+// OpenDB): extensions neither installed nor loaded on demand.
+const catalogDSN = "autoinstall_known_extensions=false&autoload_known_extensions=false"

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pos-lake/pos/internal/english"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 )
 
@@ -45,7 +46,7 @@ func (st Stats) Warnings() []string {
 		w = append(w, fmt.Sprintf("warning: usage rollup not updated (pos-query stats reads the messages instead until the next load updates it): %v", st.RollupErr))
 	}
 	if st.CatalogErr != nil {
-		w = append(w, fmt.Sprintf("warning: %s not refreshed: %v", CatalogFile, st.CatalogErr),
+		w = append(w, fmt.Sprintf("warning: %s not refreshed: %v", catalog.CatalogFile, st.CatalogErr),
 			"hint: close other programs using it; the Parquet files are complete and pos-query does not need it")
 	}
 	return w

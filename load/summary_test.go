@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 )
 
@@ -17,7 +18,7 @@ func TestStatsSummary(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	w := Stats{CatalogErr: errors.New("locked")}.Warnings()
-	if len(w) != 2 || !strings.HasPrefix(w[0], "warning: "+CatalogFile+" not refreshed: locked") || !strings.HasPrefix(w[1], "hint: ") {
+	if len(w) != 2 || !strings.HasPrefix(w[0], "warning: "+catalog.CatalogFile+" not refreshed: locked") || !strings.HasPrefix(w[1], "hint: ") {
 		t.Errorf("warnings: %q", w)
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 )
 
@@ -96,7 +96,7 @@ func Open(ctx context.Context, lake string, opts ...OpenOption) (*DB, error) {
 	// Temporary files a killed writer left (best effort: the lake may be
 	// read-only to this process).
 	layout.SweepTemps(abs)
-	db, err := load.OpenDB("")
+	db, err := catalog.OpenDB("")
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func Open(ctx context.Context, lake string, opts ...OpenOption) (*DB, error) {
 		o(d)
 	}
 	if !d.lazy {
-		if err := load.DefineViews(ctx, db, abs); err != nil {
+		if err := catalog.DefineViews(ctx, db, abs); err != nil {
 			d.Close()
 			return nil, err
 		}
@@ -135,7 +135,7 @@ func (d *DB) need(ctx context.Context, views ...string) error {
 	}
 	d.vmu.Lock()
 	defer d.vmu.Unlock()
-	all, err := load.ViewClosure(views...)
+	all, err := catalog.ViewClosure(views...)
 	if err != nil {
 		return err
 	}
@@ -148,10 +148,10 @@ func (d *DB) need(ctx context.Context, views ...string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	if err := load.DefineViews(ctx, d.db, d.lake, missing...); err != nil {
+	if err := catalog.DefineViews(ctx, d.db, d.lake, missing...); err != nil {
 		return err
 	}
-	all, _ = load.ViewClosure(missing...)
+	all, _ = catalog.ViewClosure(missing...)
 	for _, v := range all {
 		d.defined[v] = true
 	}

@@ -39,7 +39,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
@@ -339,7 +338,7 @@ func (d *DB) search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 	if expand {
 		lq = withExpansion(lq, opt.Query, opt.Feedback.withDefaults())
 	}
-	model, hasVectors, err := load.LakeEmbedding(ctx, d.lake)
+	model, hasVectors, err := layout.LakeEmbedding(ctx, d.lake)
 	if err != nil {
 		return nil, err
 	}

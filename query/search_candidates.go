@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"github.com/pos-lake/pos/internal/fsglob"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/load/searchrows"
@@ -55,7 +55,7 @@ func (d *DB) windowFiles(table string, opt SearchOptions) ([]string, error) {
 // vectors and the query's: pos-embed stores unit vectors, so this is their
 // cosine similarity. The vector sidecars are scanned in Go (see
 // scanVectors); a chunks file without one is scored by DuckDB.
-func (d *DB) vectorScores(ctx context.Context, opt SearchOptions, files []string, m load.EmbeddingModel, q []float32, depth int,
+func (d *DB) vectorScores(ctx context.Context, opt SearchOptions, files []string, m layout.EmbeddingModel, q []float32, depth int,
 	keep map[int64]bool, minSim float64) ([]scored, scanCounts, error) {
 	out, missing, n, err := d.scanVectors(ctx, files, m.Model, q, opt, keep, depth, minSim)
 	if err != nil || len(missing) == 0 {
@@ -73,7 +73,7 @@ func (d *DB) vectorScores(ctx context.Context, opt SearchOptions, files []string
 // chunkKeys returns the keys of the window's chunks that pass the search's
 // filters.
 func (d *DB) chunkKeys(ctx context.Context, opt SearchOptions, files []string) (map[int64]bool, error) {
-	src, list, err := load.FilesSource(d.lake, layout.TableChunks, files)
+	src, list, err := catalog.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return nil, err
 	}
@@ -97,8 +97,8 @@ func (d *DB) chunkKeys(ctx context.Context, opt SearchOptions, files []string) (
 }
 
 // duckVectorScores scores chunks files from their Parquet vectors.
-func (d *DB) duckVectorScores(ctx context.Context, opt SearchOptions, files []string, m load.EmbeddingModel, q []float32, depth int, minSim float64) ([]scored, error) {
-	src, list, err := load.FilesSource(d.lake, layout.TableChunks, files)
+func (d *DB) duckVectorScores(ctx context.Context, opt SearchOptions, files []string, m layout.EmbeddingModel, q []float32, depth int, minSim float64) ([]scored, error) {
+	src, list, err := catalog.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +260,7 @@ func (d *DB) latestCandidates(ctx context.Context, lists [][]scored) (map[int64]
 			}
 		}
 	}
-	src, list, err := load.FilesSource(d.lake, layout.TableChunks, files)
+	src, list, err := catalog.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +270,7 @@ func (d *DB) latestCandidates(ctx context.Context, lists [][]scored) (map[int64]
 	if err != nil {
 		return nil, err
 	}
-	vsrc, vlist, err := load.FilesSource(d.lake, layout.TableChunks, all)
+	vsrc, vlist, err := catalog.FilesSource(d.lake, layout.TableChunks, all)
 	if err != nil {
 		return nil, err
 	}

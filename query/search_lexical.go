@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/transform/embed/lexical"
@@ -416,7 +416,7 @@ func (s windowStats) avgdl() float64 {
 // and their length in index terms, with DuckDB.
 func (d *DB) countChunks(ctx context.Context, opt SearchOptions, files []string) (windowStats, error) {
 	var st windowStats
-	src, list, err := load.FilesSource(d.lake, layout.TableChunks, files)
+	src, list, err := catalog.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return st, err
 	}

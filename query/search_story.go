@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pos-lake/pos/internal/excerpt"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchrows"
 	"github.com/pos-lake/pos/schema"
@@ -213,7 +213,7 @@ func (d *DB) tellStories(ctx context.Context, hits []SearchHit, terms []string) 
 // storyExchangesSQL reads the sessions' exchanges in the partitions with
 // DuckDB, with the prompts of those in want.
 func (d *DB) storyExchangesSQL(ctx context.Context, parts []layout.Partition, want map[string]bool, args []any) ([]storyExchange, error) {
-	exSrc, err := load.PartitionSource(d.lake, "exchange_rows", parts)
+	exSrc, err := catalog.PartitionSource(d.lake, "exchange_rows", parts)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +282,7 @@ func (d *DB) failedExchanges(ctx context.Context, hits []SearchHit, byID map[str
 	if failed, ok, err := d.failedInGo(ctx, files, ids); ok || err != nil {
 		return failed, err
 	}
-	src, list, err := load.FilesSource(d.lake, layout.TableChunks, files)
+	src, list, err := catalog.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +309,7 @@ WHERE content_type = ? AND parent_id IN (`+placeholders(len(ids))+`)`, append([]
 // the table has versions of its rows.
 func (d *DB) storyMessages(ctx context.Context, parts []layout.Partition, byID map[string]*storyExchange) (map[string][]storyMessage, error) {
 	if d.describeSQL || layout.Versioned(d.lake)[layout.TableMessages] {
-		src, err := load.PartitionSource(d.lake, "messages", parts)
+		src, err := catalog.PartitionSource(d.lake, "messages", parts)
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/schema"
@@ -36,12 +36,12 @@ func sessionRowsMatchSQL(t *testing.T, lake string) {
 	if !rollup.SessionCacheInGo(lake) {
 		t.Fatal("a lake with versions: the Go way is not taken")
 	}
-	db, err := load.OpenDB("")
+	db, err := catalog.OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := load.DefineViews(context.Background(), db, lake, "messages", "exchange_rows", "session_rows"); err != nil {
+	if err := catalog.DefineViews(context.Background(), db, lake, "messages", "exchange_rows", "session_rows"); err != nil {
 		t.Fatal(err)
 	}
 	text := func(cols, src string) string {

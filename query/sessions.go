@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/rollup"
 )
@@ -207,7 +207,7 @@ func (d *DB) latestSession(ctx context.Context, w where, platform string) (Sessi
 			break
 		}
 		// The partitions' files named one by one: no glob of the table.
-		src, err := load.PartitionSource(d.lake, "messages", fromDate(parts, dates[n-1]))
+		src, err := catalog.PartitionSource(d.lake, "messages", fromDate(parts, dates[n-1]))
 		if err != nil {
 			break
 		}
@@ -277,7 +277,7 @@ WHERE platform = $1 AND session_id = $2`, ref.Platform, ref.SessionID).Scan(dest
 	if err := d.need(ctx, "session_rows", "messages", "exchange_rows"); err != nil {
 		return err
 	}
-	err := d.db.QueryRowContext(ctx, `SELECT `+cols+` FROM (`+load.OneSessionSQL()+`)`, ref.Platform, ref.SessionID).Scan(dest...)
+	err := d.db.QueryRowContext(ctx, `SELECT `+cols+` FROM (`+catalog.OneSessionSQL()+`)`, ref.Platform, ref.SessionID).Scan(dest...)
 	if err == sql.ErrNoRows {
 		return nil
 	}

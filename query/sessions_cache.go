@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/internal/atomicfile"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/rollup"
 )
@@ -240,9 +240,9 @@ func (d *DB) copyTo(ctx context.Context, src, path string) error {
 func (d *DB) sessionViews(ctx context.Context, ref SessionRef) (messages, exchanges string, err error) {
 	// (A session the cache does not know has no partitions in it.)
 	if m, e, ok := d.partitionsOf(ctx, []SessionRef{ref}); ok && len(m)+len(e) > 0 {
-		messages, err = load.PartitionSource(d.lake, "messages", m)
+		messages, err = catalog.PartitionSource(d.lake, "messages", m)
 		if err == nil {
-			exchanges, err = load.PartitionSource(d.lake, "exchange_rows", e)
+			exchanges, err = catalog.PartitionSource(d.lake, "exchange_rows", e)
 		}
 		if err == nil {
 			return messages, exchanges, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/pos-lake/pos/internal/english"
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 )
 
@@ -370,7 +371,7 @@ func (d *DB) storeSummary(ctx context.Context, s *Summary, params string, first 
 	if err := load.WriteSummaries(ctx, d.lake, []layout.SummaryRow{row}, s.CreatedAt); err != nil {
 		return err
 	}
-	stmt, err := load.SummariesViewSQL(d.lake)
+	stmt, err := catalog.SummariesViewSQL(d.lake)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 )
 
@@ -93,7 +93,7 @@ func (d *DB) timelineSince(ctx context.Context, opt TimelineOptions, parts []lay
 	if err != nil {
 		return nil, false, nil
 	}
-	recent, err := load.PartitionSource(d.lake, "exchange_rows", fromDate(parts, cut))
+	recent, err := catalog.PartitionSource(d.lake, "exchange_rows", fromDate(parts, cut))
 	if err != nil {
 		return nil, false, err
 	}
@@ -115,12 +115,12 @@ func (d *DB) timelineSince(ctx context.Context, opt TimelineOptions, parts []lay
 	if !ok {
 		return nil, false, nil
 	}
-	src, err := load.PartitionSource(d.lake, "exchange_rows", ps)
+	src, err := catalog.PartitionSource(d.lake, "exchange_rows", ps)
 	if err != nil {
 		return nil, false, nil
 	}
 	match, args := sessionsMatch(refs)
-	rows, err := d.db.QueryContext(ctx, `SELECT id, `+load.ExchangeNumber+`
+	rows, err := d.db.QueryContext(ctx, `SELECT id, `+catalog.ExchangeNumber+`
 FROM `+src+`
 WHERE `+match, args...)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -51,12 +52,12 @@ func LoadWith(t testing.TB, opt load.Options, recs ...*schema.Record) load.Stats
 // Views is an in-memory DuckDB with lake's views, closed when t ends.
 func Views(t testing.TB, lake string) *sql.DB {
 	t.Helper()
-	db, err := load.OpenDB("")
+	db, err := catalog.OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := load.DefineViews(context.Background(), db, lake); err != nil {
+	if err := catalog.DefineViews(context.Background(), db, lake); err != nil {
 		t.Fatal(err)
 	}
 	return db

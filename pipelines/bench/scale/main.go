@@ -28,6 +28,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/schema"
@@ -317,7 +318,7 @@ func finish(lake string, counts map[string]int64) error {
 		[]byte(`{"raw":false,"messages":false,"exchanges":false,"sessions":false,"documents":false,"decisions":false,"file_refs":false,"chunks":false,"other":false}`), 0o644); err != nil {
 		return err
 	}
-	if _, err := load.ViewSQL(lake); err != nil { // writes the schema files
+	if _, err := catalog.ViewSQL(lake); err != nil { // writes the schema files
 		return err
 	}
 	fps := map[string][]string{}

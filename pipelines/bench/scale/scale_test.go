@@ -9,7 +9,7 @@ import (
 	"time"
 
 	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/query/querytest"
@@ -57,12 +57,12 @@ func TestScaleCopiesWithFreshIDsAndShiftedTimes(t *testing.T) {
 		}
 	}
 
-	db, err := load.OpenDB("")
+	db, err := catalog.OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := load.DefineViews(context.Background(), db, dst); err != nil {
+	if err := catalog.DefineViews(context.Background(), db, dst); err != nil {
 		t.Fatal(err)
 	}
 	one := func(q string) string {

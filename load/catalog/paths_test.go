@@ -1,17 +1,16 @@
-package load
+package catalog_test
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/internal/loadtest"
 	"github.com/pos-lake/pos/load/layout"
 )
 
@@ -25,34 +24,34 @@ func TestLakePathWithGlobCharacters(t *testing.T) {
 			root := t.TempDir()
 			lake := filepath.Join(root, name, "lake")
 			day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-			loadRecs(t, lake, msg("m1", "s", "mine", day), msg("m2", "s", "mine too", day.AddDate(0, 0, 1)))
+			loadtest.Load(t, lake, loadtest.Msg("m1", "s", "mine", day), loadtest.Msg("m2", "s", "mine too", day.AddDate(0, 0, 1)))
 			// Lakes whose names the unescaped pattern matches.
 			for _, decoy := range []string{"a1b", "a1Zb", "axb", "a", "ab", "it's x"} {
-				loadRecs(t, filepath.Join(root, decoy, "lake"), msg("d-"+decoy, "s", "decoy", day))
+				loadtest.Load(t, filepath.Join(root, decoy, "lake"), loadtest.Msg("d-"+decoy, "s", "decoy", day))
 			}
 			want := "2 mine|mine too"
 			q := "SELECT CAST(count(*) AS VARCHAR) || ' ' || string_agg(text, '|' ORDER BY id) FROM messages"
-			if got := one(t, views(t, lake), q); got != want {
+			if got := loadtest.One(t, loadtest.Views(t, lake), q); got != want {
 				t.Errorf("views: %q, want %q", got, want)
 			}
 			// The catalog, attached (a DSN cannot name every path; DuckDB
 			// takes what follows a "?" in a database path for options, so
 			// such a lake's is reached through a link).
-			db, err := OpenDB("")
+			db, err := catalog.OpenDB("")
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			cat := filepath.Join(lake, CatalogFile)
+			cat := filepath.Join(lake, catalog.CatalogFile)
 			if strings.Contains(name, "?") {
 				link := filepath.Join(t.TempDir(), "link")
 				os.Symlink(lake, link)
-				cat = filepath.Join(link, CatalogFile)
+				cat = filepath.Join(link, catalog.CatalogFile)
 			}
-			if _, err := db.Exec("ATTACH " + sqlString(cat) + " AS cat (READ_ONLY)"); err != nil {
+			if _, err := db.Exec("ATTACH " + catalog.SQLString(cat) + " AS cat (READ_ONLY)"); err != nil {
 				t.Fatal(err)
 			}
-			got := one(t, db, strings.Replace(q, "FROM messages", "FROM cat.messages", 1))
+			got := loadtest.One(t, db, strings.Replace(q, "FROM messages", "FROM cat.messages", 1))
 			if strings.Contains(name, `\`) {
 				// pos.duckdb's glob can match a backslash only with "?",
 				// and so a name differing there too (see globEscape).
@@ -66,22 +65,22 @@ func TestLakePathWithGlobCharacters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			src, err := PartitionSource(lake, "messages", parts)
+			src, err := catalog.PartitionSource(lake, "messages", parts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := one(t, db, strings.Replace(q, "FROM messages", "FROM "+src, 1)); got != want {
+			if got := loadtest.One(t, db, strings.Replace(q, "FROM messages", "FROM "+src, 1)); got != want {
 				t.Errorf("partition source: %q, want %q", got, want)
 			}
 			files, err := layout.PartitionFiles(lake, layout.TableMessages, "", time.Time{}, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			fs, list, err := FilesSource(lake, layout.TableMessages, files)
+			fs, list, err := catalog.FilesSource(lake, layout.TableMessages, files)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := one(t, db, strings.Replace(q, "FROM messages", "FROM "+fs, 1), list); got != want {
+			if got := loadtest.One(t, db, strings.Replace(q, "FROM messages", "FROM "+fs, 1), list); got != want {
 				t.Errorf("files source: %q, want %q", got, want)
 			}
 		})
@@ -91,22 +90,6 @@ func TestLakePathWithGlobCharacters(t *testing.T) {
 // scratchPrefix begins the names of the scratch directories
 // (layout.HoldScratch).
 const scratchPrefix = "pos-schema-"
-
-// deadPid returns the id of a process that has ended.
-func deadPid(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("sleep", "60")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := cmd.Process.Pid
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	if err := syscall.Kill(pid, 0); err == nil || errors.Is(err, syscall.EPERM) {
-		t.Skip("the killed process's id is in use again")
-	}
-	return pid
-}
 
 // The zero-row schema files of a lake this process cannot write are made in
 // a directory this process creates, private, and never read from the shared
@@ -119,16 +102,16 @@ func TestSchemaFilesNeverFromSharedTemp(t *testing.T) {
 	layout.HoldScratch()()
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadRecs(t, lake, msg("m1", "s", "x", day))
+	loadtest.Load(t, lake, loadtest.Msg("m1", "s", "x", day))
 	// Every table's schema file, planted where an older build looked:
 	// $TMPDIR/pos-schema/<fingerprint>/<table>/…/empty.parquet, with a row.
-	db, err := OpenDB("")
+	db, err := catalog.OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	for _, table := range layout.Tables {
-		real, err := schemaFile(lake, table, false)
+		real, err := catalog.SchemaFile(lake, table, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +119,7 @@ func TestSchemaFilesNeverFromSharedTemp(t *testing.T) {
 		planted := filepath.Join(tmp, "pos-schema", rel)
 		os.MkdirAll(filepath.Dir(planted), 0o777)
 		q := fmt.Sprintf("COPY (SELECT * REPLACE ('planted-id' AS id) FROM (SELECT * FROM read_parquet(%s) UNION ALL BY NAME SELECT 'planted-id' AS id)) TO %s (FORMAT parquet)",
-			sqlString(real), sqlString(planted))
+			catalog.SQLString(real), catalog.SQLString(planted))
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -148,8 +131,8 @@ func TestSchemaFilesNeverFromSharedTemp(t *testing.T) {
 	os.WriteFile(filepath.Join(lake, "_schema"), nil, 0o400)
 	os.Remove(filepath.Join(lake, "_state", layout.SchemasFile))
 	release := layout.HoldScratch()
-	vdb := views(t, lake)
-	for _, v := range Views {
+	vdb := loadtest.Views(t, lake)
+	for _, v := range catalog.Views {
 		var n int64
 		if err := vdb.QueryRow("SELECT count(*) FROM " + v + " WHERE id = 'planted-id'").Scan(&n); err != nil && !strings.Contains(err.Error(), "not found") {
 			t.Fatalf("%s: %v", v, err)
@@ -158,7 +141,7 @@ func TestSchemaFilesNeverFromSharedTemp(t *testing.T) {
 			t.Errorf("%s serves the planted row", v)
 		}
 	}
-	if n := one(t, vdb, "SELECT count(*) FROM messages"); n != "1" {
+	if n := loadtest.One(t, vdb, "SELECT count(*) FROM messages"); n != "1" {
 		t.Errorf("messages: %s rows", n)
 	}
 	made, _ := filepath.Glob(filepath.Join(tmp, scratchPrefix+strconv.Itoa(os.Getpid())+"-*"))
@@ -176,10 +159,10 @@ func TestSchemaFilesNeverFromSharedTemp(t *testing.T) {
 		t.Errorf("the scratch dir outlived its last holder: %v", err)
 	}
 	// A scratch dir of a process that was killed goes when the next is made.
-	dead := filepath.Join(tmp, scratchPrefix+strconv.Itoa(deadPid(t))+"-1")
+	dead := filepath.Join(tmp, scratchPrefix+strconv.Itoa(loadtest.DeadPid(t))+"-1")
 	os.MkdirAll(filepath.Join(dead, "x"), 0o700)
 	release = layout.HoldScratch()
-	views(t, lake)
+	loadtest.Views(t, lake)
 	release()
 	if _, err := os.Stat(dead); !os.IsNotExist(err) {
 		t.Errorf("a dead process's scratch dir is still there: %v", err)

@@ -1,4 +1,4 @@
-package load
+package catalog_test
 
 import (
 	"database/sql"
@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/internal/loadtest"
 )
 
 // pos.duckdb is rewritten only when its views' statements change: new
@@ -13,24 +16,24 @@ import (
 func TestCatalogRewrittenOnlyWhenViewsChange(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadRecs(t, lake, msg("m1", "s", "first", day))
+	loadtest.Load(t, lake, loadtest.Msg("m1", "s", "first", day))
 	stamp := func() string {
-		b, err := os.ReadFile(filepath.Join(lake, "_state", catalogStamp))
+		b, err := os.ReadFile(filepath.Join(lake, "_state", catalog.CatalogStamp))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return string(b)
 	}
 	count := func() string {
-		db, err := sql.Open("duckdb", filepath.Join(lake, CatalogFile)+"?access_mode=read_only&"+dsnOptions)
+		db, err := sql.Open("duckdb", filepath.Join(lake, catalog.CatalogFile)+"?access_mode=read_only&"+catalog.DSNOptions)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		return one(t, db, "SELECT CAST(count(*) AS VARCHAR) || ' ' || string_agg(text, '|' ORDER BY id) FROM messages")
+		return loadtest.One(t, db, "SELECT CAST(count(*) AS VARCHAR) || ' ' || string_agg(text, '|' ORDER BY id) FROM messages")
 	}
 	// Make a rewrite visible: back-date the file.
-	cat := filepath.Join(lake, CatalogFile)
+	cat := filepath.Join(lake, catalog.CatalogFile)
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
 	touch := func() {
 		if err := os.Chtimes(cat, old, old); err != nil {
@@ -47,7 +50,7 @@ func TestCatalogRewrittenOnlyWhenViewsChange(t *testing.T) {
 	s1 := stamp()
 	touch()
 	// A message on another day: a new partition, the same statements.
-	loadRecs(t, lake, msg("m2", "s", "second", day.AddDate(0, 0, 1)))
+	loadtest.Load(t, lake, loadtest.Msg("m2", "s", "second", day.AddDate(0, 0, 1)))
 	if rewritten() || stamp() != s1 {
 		t.Fatal("pos.duckdb rewritten though its views did not change")
 	}
@@ -55,7 +58,7 @@ func TestCatalogRewrittenOnlyWhenViewsChange(t *testing.T) {
 		t.Fatalf("pos.duckdb shows %q", got)
 	}
 	// A new version of m1: the messages view must pick the latest.
-	loadRecs(t, lake, msg("m1", "s", "first, edited", day))
+	loadtest.Load(t, lake, loadtest.Msg("m1", "s", "first, edited", day))
 	if !rewritten() || stamp() == s1 {
 		t.Fatal("pos.duckdb not rewritten for a versioned table")
 	}

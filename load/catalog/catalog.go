@@ -1,4 +1,4 @@
-package load
+package catalog
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/duckdb/duckdb-go/v2"
+	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/load/layout"
 )
@@ -104,7 +105,10 @@ func writeSchemaFile(path, table string) (string, error) {
 		return "", err
 	}
 	tmp := f.Name()
-	err = newRowWriter(table, f).close()
+	// No rows: the file's schema and metadata, as a part file of the
+	// table's has them.
+	sch := parquet.SchemaOf(layout.RowType(table))
+	err = parquet.NewWriter(f, layout.WriterOptions(sch, sch, parquet.PageBufferSize(layout.PageBytes))...).Close()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
