@@ -1,4 +1,4 @@
-package load
+package layout_test
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/load/internal/indextest"
+	"github.com/pos-lake/pos/load/internal/loadtest"
 	"github.com/pos-lake/pos/load/layout"
 )
 
@@ -17,7 +19,7 @@ import (
 func TestKeptListing(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadRecs(t, lake, chunk("c1", "parquet writer", "m", 4, day), chunk("c2", "rotate logs", "m", 4, day.AddDate(0, 0, 3)))
+	loadtest.Load(t, lake, indextest.Chunk("c1", "parquet writer", "m", 4, day), indextest.Chunk("c2", "rotate logs", "m", 4, day.AddDate(0, 0, 3)))
 	all := func(l *layout.Listing) []string {
 		t.Helper()
 		got, err := l.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{})
@@ -89,7 +91,7 @@ func TestKeptListing(t *testing.T) {
 	}
 	// A load lists again.
 	os.WriteFile(stray, nil, 0o600)
-	loadRecs(t, lake, chunk("c3", "flush groups", "m", 4, day.AddDate(0, 0, 5)))
+	loadtest.Load(t, lake, indextest.Chunk("c3", "flush groups", "m", 4, day.AddDate(0, 0, 5)))
 	os.Remove(stray)
 	want = all(nil)
 	if got := all(layout.NewListing()); !slices.Equal(got, want) || len(got) != 3 {
@@ -102,7 +104,7 @@ func TestKeptListing(t *testing.T) {
 func TestKeptListingWindowAndReadOnly(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadRecs(t, lake, chunk("c1", "parquet writer", "m", 4, day), chunk("c2", "rotate logs", "m", 4, day.AddDate(0, 0, 3)))
+	loadtest.Load(t, lake, indextest.Chunk("c1", "parquet writer", "m", 4, day), indextest.Chunk("c2", "rotate logs", "m", 4, day.AddDate(0, 0, 3)))
 	if got, err := layout.NewListing().PartitionFiles(lake, layout.TableChunks, "", day.AddDate(0, 0, 1), time.Time{}); err != nil || len(got) != 1 {
 		t.Fatalf("window: %v %v", got, err)
 	}

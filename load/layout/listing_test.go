@@ -1,4 +1,4 @@
-package load
+package layout_test
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/load/internal/indextest"
+	"github.com/pos-lake/pos/load/internal/loadtest"
 	"github.com/pos-lake/pos/load/layout"
 )
 
@@ -15,7 +17,7 @@ import (
 func TestListing(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadRecs(t, lake, chunk("c1", "parquet writer", "m", 4, day), chunk("c2", "rotate logs", "m", 4, day.AddDate(0, 0, 3)))
+	loadtest.Load(t, lake, indextest.Chunk("c1", "parquet writer", "m", 4, day), indextest.Chunk("c2", "rotate logs", "m", 4, day.AddDate(0, 0, 3)))
 	l := layout.NewListing()
 	same := func(platform string, since, until time.Time) []string {
 		t.Helper()
@@ -41,7 +43,7 @@ func TestListing(t *testing.T) {
 		t.Fatalf("files of another platform %v", none)
 	}
 	// A load into a partition listed before, and into a new one.
-	loadRecs(t, lake, chunk("c3", "flush groups", "m", 4, day.Add(time.Hour)), chunk("c4", "zstd pages", "m", 4, day.AddDate(0, 0, 5)))
+	loadtest.Load(t, lake, indextest.Chunk("c3", "flush groups", "m", 4, day.Add(time.Hour)), indextest.Chunk("c4", "zstd pages", "m", 4, day.AddDate(0, 0, 5)))
 	all := same("", time.Time{}, time.Time{})
 	if len(all) != 4 {
 		t.Fatalf("after a second load: %v", all)
