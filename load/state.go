@@ -62,5 +62,3 @@ func removeTemps(lake string) error {
 	}
 	return nil
 }
-
-// table -> schemaFingerprint

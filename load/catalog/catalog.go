@@ -122,7 +122,7 @@ func writeSchemaFile(path, table string) (string, error) {
 }
 
 // lakeSQL renders the paths of a lake's files as SQL expressions for
-// read_parquet, made safe from DuckDB's glob (see GlobLiteral).
+// read_parquet, made safe from DuckDB's glob (see layout.GlobLiteral).
 type lakeSQL struct {
 	abs string // the lake's absolute path
 	// root, when set, is an SQL expression for the lake's directory
@@ -184,12 +184,12 @@ const LakeVariable = "pos_lake"
 //   - else (pos.duckdb ATTACHed from another database, or temp_directory
 //     SET to another place) the lake's path when pos.duckdb was written.
 //
-// The directory is escaped for DuckDB's glob as GlobLiteral escapes.
+// The directory is escaped for DuckDB's glob as layout.GlobLiteral escapes.
 func catalogRoot(abs string) string {
 	esc := func(x string) string {
 		e := "regexp_replace(" + x + `, '([\[*?])', '[\1]', 'g')`
 		// Where paths start with "/", a backslash is part of a name and
-		// only "?" matches it in a glob (see globEscape).
+		// only "?" matches it in a glob (see layout.GlobEscape).
 		return "CASE WHEN starts_with(" + x + ", '/') THEN replace(" + e + `, '\', '?') ELSE ` + e + " END"
 	}
 	v := "CAST(getvariable('" + LakeVariable + "') AS VARCHAR)"

@@ -54,7 +54,7 @@ func TestLakePathWithGlobCharacters(t *testing.T) {
 			got := loadtest.One(t, db, strings.Replace(q, "FROM messages", "FROM cat.messages", 1))
 			if strings.Contains(name, `\`) {
 				// pos.duckdb's glob can match a backslash only with "?",
-				// and so a name differing there too (see globEscape).
+				// and so a name differing there too (see layout.GlobEscape).
 				if !strings.Contains(got, "mine|mine too") {
 					t.Errorf("catalog: %q", got)
 				}

@@ -87,4 +87,4 @@ func SchemaFingerprint(table string) string {
 	return fp
 }
 
-var fingerprints sync.Map
+var fingerprints sync.Map // table -> SchemaFingerprint
