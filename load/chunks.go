@@ -1,94 +1,26 @@
 package load
 
 import (
-	"cmp"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
-	"time"
 
-	"github.com/cespare/xxhash/v2"
-	"github.com/parquet-go/parquet-go"
-	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/internal/fsglob"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed/lexical"
 )
 
-// The chunks table holds pos-embed's chunks with their vectors; the
-// postings table is the lexical index over them, written beside each chunks
-// file: one row per distinct term of a chunk, with its frequency and the
-// chunk's length in terms, sorted by term so that a query reads only the
-// row groups holding its terms. Postings point at a chunk version by
-// chunk_key, a hash of the chunk's id and content, so the postings of a
-// superseded version never match the chunk the chunks view shows.
-const (
-	TableChunks   = "chunks"
-	TablePostings = "postings"
-)
-
-// ChunkRow is a row of indexed/chunks.
-type ChunkRow struct {
-	ID          string    `parquet:"id"`
-	ChunkKey    int64     `parquet:"chunk_key"`
-	Platform    string    `parquet:"platform,dict"`
-	SessionID   string    `parquet:"session_id,optional,dict"`
-	ParentID    string    `parquet:"parent_id,optional"`
-	TS          time.Time `parquet:"ts,timestamp(millisecond)"`
-	TSPrecision string    `parquet:"ts_precision,dict"`
-	Role        string    `parquet:"role,optional,dict"`
-	ContentType string    `parquet:"content_type,dict"`
-	ChunkIndex  int64     `parquet:"chunk_index"`
-	Title       string    `parquet:"title,optional"`
-	Text        string    `parquet:"text"`
-	TokenCount  int32     `parquet:"token_count"` // index terms: the BM25 length
-	Model       string    `parquet:"model,optional,dict"`
-	Dim         int32     `parquet:"dim"`
-	// Embedding is a plain, uncompressed list: random-looking floats do
-	// not compress, and DuckDB scans it twice as fast as zstd pages.
-	Embedding    []float32 `parquet:"embedding,list,plain,uncompressed"`
-	AgentID      string    `parquet:"agent_id,optional,dict"`
-	AgentType    string    `parquet:"agent_type,optional,dict"`
-	Sidechain    bool      `parquet:"sidechain"`
-	Cwd          string    `parquet:"cwd,optional,dict"`
-	GitBranch    string    `parquet:"git_branch,optional,dict"`
-	Project      string    `parquet:"project,optional,dict"`
-	User         string    `parquet:"user,optional,dict"`
-	Machine      string    `parquet:"machine,optional,dict"`
-	Completeness string    `parquet:"completeness,dict"`
-	IngestedAt   time.Time `parquet:"ingested_at,timestamp(millisecond)"`
-	Extra        string    `parquet:"extra,optional"` // JSON text
-	ContentHash  string    `parquet:"content_hash"`
-	// Tool names the tool of a chunk of a tool call or result (content
-	// types command, tool_output, tool_error). Last, and optional: files
-	// written before it was added read it as null.
-	Tool string `parquet:"tool,optional,dict"`
-}
-
-// ChunkKey identifies one version of a chunk: its id and content hash.
-func ChunkKey(id, contentHash string) int64 {
-	d := xxhash.New()
-	d.WriteString(id)
-	d.Write([]byte{0})
-	d.WriteString(contentHash)
-	return int64(d.Sum64())
-}
-
 // chunkRow makes a chunk's row, its postings and its vector's entry.
-func chunkRow(r *schema.Record, hash string, index *chunkIndex) ChunkRow {
+func chunkRow(r *schema.Record, hash string, index *chunkIndex) layout.ChunkRow {
 	ag, c := agent(r), schema.Chunk{}
 	if r.Chunk != nil {
 		c = *r.Chunk
 	}
-	key := ChunkKey(r.ID, hash)
+	key := layout.ChunkKey(r.ID, hash)
 	n := 0
 	if index != nil {
 		n = index.post.add(key, r.Text)
@@ -96,7 +28,7 @@ func chunkRow(r *schema.Record, hash string, index *chunkIndex) ChunkRow {
 	} else {
 		n = len(lexical.Terms(r.Text))
 	}
-	row := ChunkRow{
+	row := layout.ChunkRow{
 		ID: r.ID, ChunkKey: key, Platform: r.Platform, SessionID: r.SessionID, ParentID: r.ParentID,
 		TS: r.TS, TSPrecision: r.TSPrecision, Role: r.Role, ContentType: r.ContentType, ChunkIndex: c.Index,
 		Title: r.Title, Text: r.Text, TokenCount: int32(n), Model: c.Model, Dim: int32(len(c.Embedding)),
@@ -122,31 +54,23 @@ func chunkTool(r *schema.Record) string {
 	return r.Tools[0].Name
 }
 
-// Limits of a postings file: rows per row group (small, so a term's rows
-// are found by the row groups' min/max statistics without reading the
-// rest) and rows per file (a chunks file is finished when its postings
-// reach it, which bounds the memory they take).
-const (
-	postingsGroupRows = 4 << 10
-	postingsFileRows  = 4 << 20
-)
+// postingsFileRows is the most rows of a postings file: a chunks file is
+// finished when its postings reach it, which bounds the memory they take.
+const postingsFileRows = 4 << 20
 
 // postingsFile collects the postings of one chunks part file; they are
 // sorted and written when the chunks file is finished, and published with
 // it (first, so a chunk in the lake always has its postings).
 type postingsFile struct {
-	tmp, path string
-	written   int64
-	rows      []searchindex.PostingRow
-	isSorted  bool
-	counts    map[string]int32
-	terms     []string
+	layout.PostingsFile
+	counts map[string]int32
+	terms  []string
 }
 
 func newPostingsFile(lake string, p *partition, partName string) *postingsFile {
-	dir := Dir(lake, TablePostings, p.platform, p.date)
+	dir := layout.Dir(lake, layout.TablePostings, p.Platform, p.Date)
 	path := filepath.Join(dir, partName)
-	return &postingsFile{tmp: path + ".tmp", path: path, counts: map[string]int32{}}
+	return &postingsFile{PostingsFile: layout.PostingsFile{Tmp: path + ".tmp", Path: path}, counts: map[string]int32{}}
 }
 
 // add indexes a chunk's text and returns its length in terms.
@@ -158,79 +82,12 @@ func (pf *postingsFile) add(key int64, text string) int {
 	}
 	dl := int32(len(pf.terms))
 	for t, n := range pf.counts {
-		pf.rows = append(pf.rows, searchindex.PostingRow{Term: t, ChunkKey: key, TF: n, DL: dl})
+		pf.Add(searchindex.PostingRow{Term: t, ChunkKey: key, TF: n, DL: dl})
 	}
-	pf.isSorted = false
 	return len(pf.terms)
 }
 
-func (pf *postingsFile) full() bool { return len(pf.rows) >= postingsFileRows }
-
-// sorted sorts the postings by term and chunk key, and returns them.
-func (pf *postingsFile) sorted() []searchindex.PostingRow {
-	if !pf.isSorted {
-		slices.SortFunc(pf.rows, func(a, b searchindex.PostingRow) int {
-			return cmp.Or(cmp.Compare(a.Term, b.Term), cmp.Compare(a.ChunkKey, b.ChunkKey))
-		})
-		pf.isSorted = true
-	}
-	return pf.rows
-}
-
-// write sorts the postings and writes them under the temporary name.
-func (pf *postingsFile) write() error {
-	pf.sorted()
-	if err := os.MkdirAll(filepath.Dir(pf.tmp), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(pf.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	w := parquet.NewGenericWriter[searchindex.PostingRow](f, WriterOptions(parquet.SchemaOf(new(searchindex.PostingRow)),
-		parquet.KeyValueMetadata(searchindex.LexicalKey, strconv.Itoa(lexical.Version)))...)
-	for rows := pf.rows; len(rows) > 0; {
-		n := min(len(rows), postingsGroupRows)
-		if _, err = w.Write(rows[:n]); err == nil {
-			err = w.Flush()
-		}
-		if err != nil {
-			break
-		}
-		rows = rows[n:]
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	pf.written = int64(len(pf.rows))
-	pf.rows = nil
-	if err != nil {
-		os.Remove(pf.tmp)
-		return fmt.Errorf("writing %s: %w", pf.path, err)
-	}
-	return nil
-}
-
-// Embedding models: a lake holds the vectors of one model and dimension,
-// recorded in <lake>/_state/embeddings.json when its first chunks are
-// loaded; pos-load refuses chunks of another unless told to mix them, and
-// pos-query embeds queries with it.
-const embeddingsFile = "embeddings.json"
-
-// EmbeddingModel is a model whose vectors a lake holds.
-type EmbeddingModel struct {
-	Model string `json:"model"`
-	Dim   int    `json:"dim"`
-	// Provider and BaseURL are how the latest chunks of the model were
-	// embedded (the endpoint without credentials; no key is stored):
-	// queries are embedded through the same endpoint.
-	Provider string    `json:"provider,omitempty"`
-	BaseURL  string    `json:"base_url,omitempty"`
-	Since    time.Time `json:"since"` // when its first chunks were loaded
-}
+func (pf *postingsFile) full() bool { return len(pf.Rows) >= postingsFileRows }
 
 // ErrMixedEmbeddings is wrapped by the error a load returns for chunks of
 // another model or dimension than the lake's.
@@ -238,8 +95,8 @@ var ErrMixedEmbeddings = errors.New("mixed embedding models")
 
 // MixedEmbeddingsError says which model a lake holds and which came.
 type MixedEmbeddingsError struct {
-	Lake []EmbeddingModel
-	Got  EmbeddingModel
+	Lake []layout.EmbeddingModel
+	Got  layout.EmbeddingModel
 }
 
 func (e *MixedEmbeddingsError) Error() string {
@@ -252,34 +109,10 @@ func (e *MixedEmbeddingsError) Error() string {
 
 func (e *MixedEmbeddingsError) Unwrap() error { return ErrMixedEmbeddings }
 
-// Embeddings returns the embedding models of a lake, the latest last; none
-// for a lake without chunks.
-func Embeddings(lake string) ([]EmbeddingModel, error) {
-	b, err := os.ReadFile(filepath.Join(lake, "_state", embeddingsFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var st struct {
-		Models []EmbeddingModel `json:"models"`
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", embeddingsFile, err)
-	}
-	return st.Models, nil
-}
-
-func writeEmbeddings(lake string, ms []EmbeddingModel) error {
-	b, _ := json.MarshalIndent(map[string]any{"models": ms}, "", " ")
-	return atomicfile.Write(filepath.Join(lake, "_state", embeddingsFile), b)
-}
-
 // embeddingsInData reads the models of the chunks in a lake's files (for a
 // lake whose state file is missing or out of date).
-func (l *Loader) embeddingsInData() ([]EmbeddingModel, error) {
-	files, _ := filepath.Glob(filepath.Join(fsglob.Quote(TableDir(l.opt.Lake, TableChunks)), "*", "*", "*.parquet"))
+func (l *Loader) embeddingsInData() ([]layout.EmbeddingModel, error) {
+	files, _ := filepath.Glob(filepath.Join(fsglob.Quote(layout.TableDir(l.opt.Lake, layout.TableChunks)), "*", "*", "*.parquet"))
 	if len(files) == 0 {
 		return nil, nil
 	}
@@ -287,15 +120,15 @@ func (l *Loader) embeddingsInData() ([]EmbeddingModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(l.ctx, `SELECT model, dim, min(ingested_at) AS since FROM read_parquet(`+LiteralPaths+`, union_by_name = true)
+	rows, err := db.QueryContext(l.ctx, `SELECT model, dim, min(ingested_at) AS since FROM read_parquet(`+layout.LiteralPaths+`, union_by_name = true)
 WHERE model IS NOT NULL AND model <> '' GROUP BY ALL ORDER BY since`, files)
 	if err != nil {
 		return nil, fmt.Errorf("reading the lake's embedding models: %w", err)
 	}
 	defer rows.Close()
-	var out []EmbeddingModel
+	var out []layout.EmbeddingModel
 	for rows.Next() {
-		var m EmbeddingModel
+		var m layout.EmbeddingModel
 		if err := rows.Scan(&m.Model, &m.Dim, &m.Since); err != nil {
 			return nil, err
 		}
@@ -310,14 +143,14 @@ func (l *Loader) checkEmbedding(rec *schema.Record) error {
 	if rec.Chunk == nil || rec.Chunk.Model == "" {
 		return nil
 	}
-	got := EmbeddingModel{Model: rec.Chunk.Model, Dim: len(rec.Chunk.Embedding), Provider: rec.Chunk.Provider, BaseURL: rec.Chunk.BaseURL}
-	if l.lastModel.sameEndpoint(got) {
+	got := layout.EmbeddingModel{Model: rec.Chunk.Model, Dim: len(rec.Chunk.Embedding), Provider: rec.Chunk.Provider, BaseURL: rec.Chunk.BaseURL}
+	if l.lastModel.SameEndpoint(got) {
 		return nil
 	}
 	l.vmu.Lock()
 	defer l.vmu.Unlock()
 	if l.models == nil {
-		ms, err := Embeddings(l.opt.Lake)
+		ms, err := layout.Embeddings(l.opt.Lake)
 		if err == nil && len(ms) == 0 {
 			ms, err = l.embeddingsInData()
 		}
@@ -326,19 +159,19 @@ func (l *Loader) checkEmbedding(rec *schema.Record) error {
 		}
 		l.models = ms
 		if l.models == nil {
-			l.models = []EmbeddingModel{}
+			l.models = []layout.EmbeddingModel{}
 		}
 	}
 	for i, m := range l.models {
 		if m.Model == got.Model && m.Dim == got.Dim {
 			l.lastModel = got
-			if got.Provider == "" || m.sameEndpoint(got) {
+			if got.Provider == "" || m.SameEndpoint(got) {
 				return nil
 			}
 			// The model's chunks now come from another endpoint (or an
 			// older lake did not record one): queries follow.
 			l.models[i].Provider, l.models[i].BaseURL = got.Provider, got.BaseURL
-			return writeEmbeddings(l.opt.Lake, l.models)
+			return layout.WriteEmbeddings(l.opt.Lake, l.models)
 		}
 	}
 	if len(l.models) > 0 && !l.opt.AllowMixedEmbeddings {
@@ -357,107 +190,19 @@ func (l *Loader) checkEmbedding(rec *schema.Record) error {
 	l.models = append(l.models, got)
 	l.lastModel = got
 	// Recorded before a file of the model is in place.
-	return writeEmbeddings(l.opt.Lake, l.models)
-}
-
-// sameEndpoint reports whether two chunks' models were embedded alike:
-// one model and dimension, through one provider and endpoint.
-func (m EmbeddingModel) sameEndpoint(o EmbeddingModel) bool {
-	return m.Model == o.Model && m.Dim == o.Dim && m.Provider == o.Provider && m.BaseURL == o.BaseURL
-}
-
-// LakeEmbedding returns the model and dimension a lake's searches use: the
-// latest model loaded, with the provider and endpoint it was embedded
-// through when the lake recorded them. ok is false for a lake without
-// vectors.
-func LakeEmbedding(ctx context.Context, lake string) (EmbeddingModel, bool, error) {
-	ms, err := Embeddings(lake)
-	if err != nil || len(ms) == 0 {
-		return EmbeddingModel{}, false, err
-	}
-	return ms[len(ms)-1], true, nil
-}
-
-// chunkViews defines the views over chunks and their postings:
-//
-//	chunks      the latest version of each chunk, with vector: its
-//	            embedding as FLOAT[dim] for array_cosine_similarity (the
-//	            lake's latest model's dimension; NULL for other chunks)
-//	chunk_rows  every version, with the file it is in (filename); search
-//	            scores these and keeps the latest version after
-//	postings    the lexical index: term, chunk_key, tf, dl
-//	session_rows every version of every session rollup, as loaded: search
-//	            reads the titles of a few sessions from it without the
-//	            sessions view's recount of all messages
-func chunkViews(lake string, src map[string]string, versioned map[string]bool) []string {
-	ms, _ := Embeddings(lake)
-	vector := ""
-	if len(ms) > 0 {
-		d := ms[len(ms)-1].Dim
-		vector = fmt.Sprintf(", CASE WHEN len(embedding) = %d THEN CAST(embedding AS FLOAT[%d]) END AS vector", d, d)
-	}
-	q := "SELECT *" + vector + " FROM " + src[TableChunks]
-	if versioned[TableChunks] {
-		q += latest
-	}
-	return []string{
-		"CREATE OR REPLACE VIEW chunks AS " + q,
-		"CREATE OR REPLACE VIEW chunk_rows AS SELECT *, filename FROM " + src[TableChunks],
-		"CREATE OR REPLACE VIEW postings AS SELECT * FROM " + src[TablePostings],
-		"CREATE OR REPLACE VIEW session_rows AS SELECT * FROM " + src[TableSessions],
-	}
-}
-
-// PartitionFiles lists the Parquet files of a table's partitions of a
-// platform ("": every platform) whose date is within [since, until] (zero:
-// unbounded), by their directory names alone. Searches read these files
-// instead of a glob over the whole table, which DuckDB would list and prune
-// file by file on every query.
-func PartitionFiles(lake, table, platform string, since, until time.Time) ([]string, error) {
-	return (*Listing)(nil).PartitionFiles(lake, table, platform, since, until)
-}
-
-// appendParquetFiles appends the paths of the Parquet files in dir, in
-// name order, to out.
-func appendParquetFiles(out []string, dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return out, err
-	}
-	for _, e := range ents {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".parquet") {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	return out, nil
-}
-
-// FilesSource returns a read_parquet call over a list of a table's files,
-// bound as its one parameter, with the views' options: hive partitioning,
-// and, when the table's files were written with other schemas (an older
-// build's), union by name with a zero-row file of this build's schema,
-// which FilesSource prepends to the list it returns.
-func FilesSource(lake, table string, files []string) (string, []string, error) {
-	if fps := readSchemas(lake)[table]; len(fps) == 1 && fps[0] == schemaFingerprint(table) {
-		return "read_parquet(" + LiteralPaths + ", " + hiveOpts + ")", files, nil
-	}
-	f, err := schemaFile(lake, table, true)
-	if err != nil {
-		return "", nil, err
-	}
-	return "read_parquet(" + LiteralPaths + ", union_by_name = true, " + hiveOpts + ")", append([]string{f}, files...), nil
+	return layout.WriteEmbeddings(l.opt.Lake, l.models)
 }
 
 // updateSearchIndex brings the lake's search index up to date with its
 // chunks files (searchindex.Update); run names the new segments.
 func updateSearchIndex(lake, run string) error {
-	parts, err := tablePartitions(lake, TableChunks)
+	parts, err := layout.TablePartitions(lake, layout.TableChunks)
 	if err != nil {
 		return err
 	}
 	var files []string
 	for _, p := range parts {
-		files, err = appendParquetFiles(files, Dir(lake, TableChunks, p.platform, p.date))
+		files, err = layout.AppendParquetFiles(files, layout.Dir(lake, layout.TableChunks, p.Platform, p.Date))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -482,22 +227,22 @@ func newChunkIndex(lake string, p *partition, partName string) *chunkIndex {
 func (x *chunkIndex) full() bool { return x.post.full() }
 
 func (x *chunkIndex) write() error {
-	x.vecs.SetPostings(x.post.sorted())
-	if err := x.post.write(); err != nil {
+	x.vecs.SetPostings(x.post.Sorted())
+	if err := x.post.Write(); err != nil {
 		return err
 	}
 	if err := x.vecs.Write(); err != nil {
-		os.Remove(x.post.tmp)
+		os.Remove(x.post.Tmp)
 		return err
 	}
 	return nil
 }
 
-func (x *chunkIndex) tmps() []string { return []string{x.post.tmp, x.vecs.Tmp()} }
+func (x *chunkIndex) tmps() []string { return []string{x.post.Tmp, x.vecs.Tmp()} }
 
 // publish renames the postings and the sidecar into place.
 func (x *chunkIndex) publish() (int, error) {
-	for i, f := range [][2]string{{x.post.tmp, x.post.path}, {x.vecs.Tmp(), x.vecs.Path()}} {
+	for i, f := range [][2]string{{x.post.Tmp, x.post.Path}, {x.vecs.Tmp(), x.vecs.Path()}} {
 		if err := os.Rename(f[0], f[1]); err != nil {
 			return i, fmt.Errorf("publishing %s: %w", f[1], err)
 		}
@@ -506,6 +251,6 @@ func (x *chunkIndex) publish() (int, error) {
 }
 
 func (x *chunkIndex) abort() {
-	os.Remove(x.post.tmp)
+	os.Remove(x.post.Tmp)
 	os.Remove(x.vecs.Tmp())
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load/internal/indextest"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 )
@@ -22,7 +23,7 @@ func TestChunksAndPostings(t *testing.T) {
 		chunk("c1", "The parquet writer flushes row groups", "m", 4, day),
 		chunk("c2", "Rotate the logs nightly; rotate them again", "m", 4, day.Add(time.Hour)),
 	)
-	if st.Rows[TableChunks] != 2 || st.Rows[TablePostings] == 0 {
+	if st.Rows[layout.TableChunks] != 2 || st.Rows[layout.TablePostings] == 0 {
 		t.Fatalf("rows %v", st.Rows)
 	}
 	db := views(t, lake)
@@ -48,7 +49,7 @@ func TestChunksAndPostings(t *testing.T) {
 	}
 	// Loading the same chunks again adds nothing.
 	st = loadRecs(t, lake, chunk("c1", "The parquet writer flushes row groups", "m", 4, day))
-	if st.Rows[TableChunks] != 0 || st.Rows[TablePostings] != 0 || st.Duplicates != 1 {
+	if st.Rows[layout.TableChunks] != 0 || st.Rows[layout.TablePostings] != 0 || st.Duplicates != 1 {
 		t.Errorf("reload: %+v", st)
 	}
 	// A changed chunk is a new version; the old version's postings no
@@ -77,7 +78,7 @@ func TestMixedEmbeddingsRefused(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	loadRecs(t, lake, chunk("c1", "first", "model-a", 4, day))
-	ms, err := Embeddings(lake)
+	ms, err := layout.Embeddings(lake)
 	if err != nil || len(ms) != 1 || ms[0].Model != "model-a" || ms[0].Dim != 4 {
 		t.Fatalf("%v %v", ms, err)
 	}
@@ -99,14 +100,14 @@ func TestMixedEmbeddingsRefused(t *testing.T) {
 	if err := load(Options{AllowMixedEmbeddings: true}, chunk("c2", "second", "model-b", 4, day)); err != nil {
 		t.Fatal(err)
 	}
-	ms, _ = Embeddings(lake)
+	ms, _ = layout.Embeddings(lake)
 	if len(ms) != 2 || ms[1].Model != "model-b" {
 		t.Errorf("models %v", ms)
 	}
 	// A state file naming a model whose load never finished does not
 	// lock the lake: the data decides.
 	fresh := t.TempDir()
-	writeEmbeddings(fresh, []EmbeddingModel{{Model: "ghost", Dim: 3}})
+	layout.WriteEmbeddings(fresh, []layout.EmbeddingModel{{Model: "ghost", Dim: 3}})
 	lake = fresh
 	if err := load(Options{}, chunk("c1", "first", "model-a", 4, day)); err != nil {
 		t.Errorf("stale state: %v", err)
@@ -136,7 +137,7 @@ func TestVectorSidecar(t *testing.T) {
 	recs := []*schema.Record{noVec, chunk("c1", "alpha", "m", 4, day), chunk("c2", "beta gamma", "m", 4, day.Add(time.Minute))}
 	recs[2].Chunk.Embedding = []float32{-0.5, 0.25, 0, 1}
 	loadRecs(t, lake, recs...)
-	files, err := PartitionFiles(lake, TableChunks, "", time.Time{}, time.Time{})
+	files, err := layout.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{})
 	if err != nil || len(files) != 1 {
 		t.Fatalf("%v %v", files, err)
 	}

@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
-	"github.com/pos-lake/pos/load/internal/pqread"
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // readIDs adds the ids and content hashes of one part file to idx, reading
@@ -16,7 +15,7 @@ import (
 // holds: an incremental run touches a few rows in each of many partitions,
 // and a query engine's per-statement cost would dominate it.
 func readIDs(path string, idx map[uint64]uint64) error {
-	f, pf, err := OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true), parquet.ReadBufferSize(256<<10))
+	f, pf, err := layout.OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true), parquet.ReadBufferSize(256<<10))
 	if err != nil {
 		return err
 	}
@@ -76,10 +75,4 @@ func columnHashes(cc parquet.ColumnChunk, out []uint64) ([]uint64, error) {
 		}
 		parquet.Release(p)
 	}
-}
-
-// OpenParquet opens the Parquet file at path for reading; the caller
-// closes the returned file when done with both.
-func OpenParquet(path string, opts ...parquet.FileOption) (*os.File, *parquet.File, error) {
-	return pqread.Open(path, opts...)
 }

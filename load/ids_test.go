@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -20,10 +21,10 @@ func TestReadIDsAgreesWithDuckDB(t *testing.T) {
 	for i := range 5000 {
 		recs = append(recs, msg(fmt.Sprintf("m%05d", i), "s1", fmt.Sprintf("text %d", i%7), day.Add(time.Duration(i)*time.Second)))
 	}
-	if st := loadRecs(t, lake, recs...); st.Rows[TableMessages] != 5000 {
+	if st := loadRecs(t, lake, recs...); st.Rows[layout.TableMessages] != 5000 {
 		t.Fatalf("rows %v", st.Rows)
 	}
-	files, _ := filepath.Glob(filepath.Join(Dir(lake, TableMessages, "test", "2026-03-01"), "*.parquet"))
+	files, _ := filepath.Glob(filepath.Join(layout.Dir(lake, layout.TableMessages, "test", "2026-03-01"), "*.parquet"))
 	if len(files) == 0 {
 		t.Fatal("no part file")
 	}

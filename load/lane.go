@@ -12,6 +12,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/pos-lake/pos/internal/fsglob"
 	"github.com/pos-lake/pos/load/internal/durable"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -24,14 +25,14 @@ type lane struct {
 	err    error
 
 	tick  int64
-	parts map[partKey]*partition
-	open  map[partKey]*partFile
+	parts map[layout.PartKey]*partition
+	open  map[layout.PartKey]*partFile
 	// finished part files, complete under their temporary names, waiting
 	// to be published
 	finished      []*partFile
 	finishedBytes int64
-	published     time.Time // when the lane last published
-	touched       []partKey // partitions the lane put files in
+	published     time.Time        // when the lane last published
+	touched       []layout.PartKey // partitions the lane put files in
 	buf           []byte
 	// idle holds closed writers per table, for the next part file
 	idle      map[string][]rowWriter
@@ -43,7 +44,7 @@ type lane struct {
 func newLane(l *Loader) *lane {
 	return &lane{
 		loader: l, in: make(chan item, 256), done: make(chan struct{}),
-		parts: map[partKey]*partition{}, open: map[partKey]*partFile{}, idle: map[string][]rowWriter{},
+		parts: map[layout.PartKey]*partition{}, open: map[layout.PartKey]*partFile{}, idle: map[string][]rowWriter{},
 		published: time.Now(),
 		stats:     Stats{Rows: map[string]int64{}},
 	}
@@ -167,7 +168,7 @@ func (l *lane) add(rec *schema.Record) error {
 	if rec.ID == "" {
 		rec.ID = schema.ID("anonymous", string(rec.Kind), hash)
 	}
-	key := partKey{table: table, platform: partValue(rec.Platform), date: dateOf(partitionTime(rec))}
+	key := layout.PartKey{Table: table, Platform: layout.PartValue(rec.Platform), Date: layout.DateOf(partitionTime(rec))}
 	p, err := l.partition(key)
 	if err != nil {
 		return err
@@ -186,21 +187,21 @@ func (l *lane) add(rec *schema.Record) error {
 	p.index[idh] = ch
 	var row any
 	switch table {
-	case TableRaw:
+	case layout.TableRaw:
 		row = rawRow(rec, hash)
-	case TableMessages:
+	case layout.TableMessages:
 		row = messageRow(rec, hash)
-	case TableExchanges:
+	case layout.TableExchanges:
 		row = exchangeRow(rec, hash)
-	case TableSessions:
+	case layout.TableSessions:
 		row = sessionRow(rec, hash)
-	case TableDocuments:
+	case layout.TableDocuments:
 		row = documentRow(rec, hash)
-	case TableDecisions:
+	case layout.TableDecisions:
 		row = decisionRow(rec, hash)
-	case TableFileRefs:
+	case layout.TableFileRefs:
 		row = fileRefRow(rec, hash)
-	case TableChunks:
+	case layout.TableChunks:
 		// made below, with its part file's index
 	default:
 		row = otherRow(rec, hash)
@@ -217,7 +218,7 @@ func (l *lane) add(rec *schema.Record) error {
 		}
 		l.open[key] = pf
 	}
-	if table == TableChunks {
+	if table == layout.TableChunks {
 		row = chunkRow(rec, hash, pf.index)
 	}
 	if err := pf.add(row, size, l.tick); err != nil {
@@ -276,11 +277,11 @@ func partitionTime(rec *schema.Record) time.Time {
 	return rec.TS
 }
 
-func (l *lane) partition(key partKey) (*partition, error) {
+func (l *lane) partition(key layout.PartKey) (*partition, error) {
 	if p, ok := l.parts[key]; ok {
 		return p, nil
 	}
-	p := &partition{partKey: key, dir: Dir(l.loader.opt.Lake, key.table, key.platform, key.date)}
+	p := &partition{PartKey: key, dir: layout.Dir(l.loader.opt.Lake, key.Table, key.Platform, key.Date)}
 	idx, err := l.readIndex(p.dir)
 	if err != nil {
 		return nil, err
@@ -307,14 +308,14 @@ func (l *lane) commit(pf *partFile) error {
 	if err := pf.finish(); err != nil {
 		return err
 	}
-	if t := pf.part.table; len(l.idle[t]) < maxIdle && !pf.huge {
+	if t := pf.part.Table; len(l.idle[t]) < maxIdle && !pf.huge {
 		l.idle[t] = append(l.idle[t], pf.w)
 	}
 	pf.w = nil
 	l.finished = append(l.finished, pf)
 	l.finishedBytes += pf.bytes
 	if pf.index != nil {
-		l.stats.Rows[TablePostings] += pf.index.post.written
+		l.stats.Rows[layout.TablePostings] += pf.index.post.Written
 	}
 	if len(l.finished) >= publishFiles || l.finishedBytes >= publishBytes || time.Since(l.published) >= publishEvery {
 		return l.publish()
@@ -385,15 +386,15 @@ func (l *lane) rename(dirs map[string]bool) error {
 			if err != nil {
 				return err
 			}
-			dirs[filepath.Dir(pf.index.post.path)] = true
+			dirs[filepath.Dir(pf.index.post.Path)] = true
 		}
 		if err := os.Rename(pf.tmp, pf.path); err != nil {
 			return fmt.Errorf("publishing %s: %w", pf.path, err)
 		}
 		l.stats.Files++
 		dirs[filepath.Dir(pf.path)] = true
-		if n := len(l.touched); n == 0 || l.touched[n-1] != pf.part.partKey {
-			l.touched = append(l.touched, pf.part.partKey)
+		if n := len(l.touched); n == 0 || l.touched[n-1] != pf.part.PartKey {
+			l.touched = append(l.touched, pf.part.PartKey)
 		}
 		l.finishedBytes -= pf.bytes
 		l.finished[0] = nil
@@ -401,8 +402,8 @@ func (l *lane) rename(dirs map[string]bool) error {
 		// Forget the partition's ids: memory stays bounded by the
 		// partitions being written; a later record for it reads them back
 		// from the files, this one included.
-		if l.open[pf.part.partKey] == nil {
-			delete(l.parts, pf.part.partKey)
+		if l.open[pf.part.PartKey] == nil {
+			delete(l.parts, pf.part.PartKey)
 		}
 	}
 	l.finished, l.finishedBytes = nil, 0
@@ -425,7 +426,7 @@ func (l *lane) closeIdle() error {
 
 func (l *lane) closeLRU() error {
 	var oldest *partFile
-	var key partKey
+	var key layout.PartKey
 	for k, pf := range l.open {
 		if oldest == nil || pf.lastUse < oldest.lastUse {
 			oldest, key = pf, k

@@ -4,24 +4,27 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"github.com/parquet-go/parquet-go"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 )
 
 func views(t *testing.T, lake string) *sql.DB {
 	t.Helper()
-	db, err := OpenDB("")
+	db, err := catalog.OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := DefineViews(context.Background(), db, lake); err != nil {
+	if err := catalog.DefineViews(context.Background(), db, lake); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -88,12 +91,12 @@ func TestVersionsAndDuplicates(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	st := loadRecs(t, lake, msg("m1", "s", "first", day), msg("m2", "s", "second", day.Add(time.Hour)))
-	if st.Rows[TableMessages] != 2 || st.Files != 1 {
+	if st.Rows[layout.TableMessages] != 2 || st.Files != 1 {
 		t.Fatalf("first load: %+v", st)
 	}
 	// Same records again: nothing written. m1 changed: a new version.
 	st = loadRecs(t, lake, msg("m1", "s", "first, edited", day), msg("m2", "s", "second", day.Add(time.Hour)))
-	if st.Rows[TableMessages] != 1 || st.Duplicates != 1 || st.Versions != 1 {
+	if st.Rows[layout.TableMessages] != 1 || st.Duplicates != 1 || st.Versions != 1 {
 		t.Fatalf("second load: %+v", st)
 	}
 	db := views(t, lake)
@@ -102,7 +105,7 @@ func TestVersionsAndDuplicates(t *testing.T) {
 	}
 	// A replay into another session (same id and content) is not stored.
 	st = loadRecs(t, lake, msg("m2", "other-session", "second", day.Add(time.Hour)))
-	if st.Duplicates != 1 || st.Rows[TableMessages] != 0 {
+	if st.Duplicates != 1 || st.Rows[layout.TableMessages] != 0 {
 		t.Fatalf("replay: %+v", st)
 	}
 	files, _ := filepath.Glob(filepath.Join(lake, "indexed", "messages", "platform=test", "date=2026-05-01", "*.parquet"))
@@ -168,7 +171,7 @@ func TestUnknownKindsAreKept(t *testing.T) {
 	r := schema.New("hologram")
 	r.Platform, r.Extra = "test", []schema.Field{{Key: "beam", Value: []byte(`{"x":1}`)}}
 	st := loadRecs(t, lake, r)
-	if st.Rows[TableOther] != 1 {
+	if st.Rows[layout.TableOther] != 1 {
 		t.Fatalf("%+v", st)
 	}
 	if got := one(t, views(t, lake), "SELECT record->>'$.beam.x' FROM other WHERE kind = 'hologram'"); got != "1" {
@@ -179,7 +182,7 @@ func TestUnknownKindsAreKept(t *testing.T) {
 func TestViewsUnionSchemasOnlyWhenTheyDiffer(t *testing.T) {
 	lake := t.TempDir()
 	loadRecs(t, lake, msg("m1", "s", "x", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)))
-	stmts, err := ViewSQL(lake)
+	stmts, err := catalog.ViewSQL(lake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +192,8 @@ func TestViewsUnionSchemasOnlyWhenTheyDiffer(t *testing.T) {
 	}
 	// A lake holding files of an older schema too reads them by name, and
 	// the views still have every column of this build's schema.
-	os.WriteFile(filepath.Join(lake, "_state", "schemas.json"), []byte(`{"messages":["old","`+schemaFingerprint(TableMessages)+`"]}`), 0o600)
-	stmts, _ = ViewSQL(lake)
+	os.WriteFile(filepath.Join(lake, "_state", "schemas.json"), []byte(`{"messages":["old","`+layout.SchemaFingerprint(layout.TableMessages)+`"]}`), 0o600)
+	stmts, _ = catalog.ViewSQL(lake)
 	if all := strings.Join(stmts, "\n"); !strings.Contains(all, "union_by_name = true") {
 		t.Fatalf("two schemas: %s", all)
 	}
@@ -204,7 +207,7 @@ func TestViewsUnionSchemasOnlyWhenTheyDiffer(t *testing.T) {
 // name the column.
 func TestOldLakeMissingColumn(t *testing.T) {
 	lake := t.TempDir()
-	dir := Dir(lake, TableMessages, "test", "2026-05-01")
+	dir := layout.Dir(lake, layout.TableMessages, "test", "2026-05-01")
 	os.MkdirAll(dir, 0o700)
 	type oldRow struct {
 		ID          string    `parquet:"id"`
@@ -249,7 +252,7 @@ func TestTempsOfADeadRunAreRemoved(t *testing.T) {
 	if b, err := os.ReadFile(lockFile); err != nil || len(b) != 0 {
 		t.Fatalf("lock file after a clean run: %q, %v", b, err)
 	}
-	dir := Dir(lake, TableMessages, "test", "2026-05-01")
+	dir := layout.Dir(lake, layout.TableMessages, "test", "2026-05-01")
 	stray := filepath.Join(dir, "part-dead.parquet.tmp")
 	write := func() {
 		if err := os.WriteFile(stray, []byte("half"), 0o600); err != nil {
@@ -290,7 +293,7 @@ func TestPartValue(t *testing.T) {
 	for in, want := range map[string]string{
 		"claude_code": "claude_code", "": "unknown", "a/b c": "a_b_c", "é-1.x": "_-1.x", "../x": ".._x",
 	} {
-		if got := partValue(in); got != want {
+		if got := layout.PartValue(in); got != want {
 			t.Errorf("partValue(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -315,11 +318,11 @@ func TestSessionRollupPartition(t *testing.T) {
 	loadRecs(t, lake, msg("m1", "s1", "hello", day1), rollup(day1, day1, "start"))
 	loadRecs(t, lake, msg("m2", "s1", "again", day2), rollup(day2.AddDate(0, 0, -6), day2, "later"))
 	for _, d := range []string{"2026-01-05", "2026-03-07"} {
-		if files, _ := filepath.Glob(filepath.Join(Dir(lake, TableSessions, "test", d), "*.parquet")); len(files) != 1 {
+		if files, _ := filepath.Glob(filepath.Join(layout.Dir(lake, layout.TableSessions, "test", d), "*.parquet")); len(files) != 1 {
 			t.Errorf("sessions date=%s: %d files, want 1", d, len(files))
 		}
 	}
-	if files, _ := filepath.Glob(filepath.Join(Dir(lake, TableSessions, "test", "2026-03-01"), "*.parquet")); len(files) != 0 {
+	if files, _ := filepath.Glob(filepath.Join(layout.Dir(lake, layout.TableSessions, "test", "2026-03-01"), "*.parquet")); len(files) != 0 {
 		t.Errorf("a rollup filed under its ts's day, not its last activity's")
 	}
 	db := views(t, lake)
@@ -344,9 +347,9 @@ func TestPartitionSource(t *testing.T) {
 	loadRecs(t, lake, msg("m1", "s", "first", d1), msg("m2", "s", "second", d2), msg("m3", "s", "third", d2.AddDate(0, 0, 1)))
 	loadRecs(t, lake, msg("m1", "s", "first, edited", d1))
 	db := views(t, lake)
-	check := func(parts []Partition, want string) {
+	check := func(parts []layout.Partition, want string) {
 		t.Helper()
-		src, err := PartitionSource(lake, "messages", parts)
+		src, err := catalog.PartitionSource(lake, "messages", parts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -367,21 +370,21 @@ func TestPartitionSource(t *testing.T) {
 			t.Fatalf("%v: source %q, view %q, want %q", parts, got, view, want)
 		}
 	}
-	check([]Partition{{"test", "2026-05-01"}, {"test", "2026-05-02"}}, "first, edited|second")
-	check([]Partition{{"test", "2026-05-03"}}, "third")
-	check([]Partition{{"test", "2026-06-01"}, {"other", "2026-05-01"}}, "")
+	check([]layout.Partition{{Platform: "test", Date: "2026-05-01"}, {Platform: "test", Date: "2026-05-02"}}, "first, edited|second")
+	check([]layout.Partition{{Platform: "test", Date: "2026-05-03"}}, "third")
+	check([]layout.Partition{{Platform: "test", Date: "2026-06-01"}, {Platform: "other", Date: "2026-05-01"}}, "")
 	check(nil, "")
 	// Files of another schema too: read by name with this build's.
-	os.WriteFile(filepath.Join(lake, "_state", "schemas.json"), []byte(`{"messages":["old","`+schemaFingerprint(TableMessages)+`"]}`), 0o600)
-	check([]Partition{{"test", "2026-05-01"}}, "first, edited")
-	if _, err := PartitionSource(lake, "sessions", nil); err == nil {
+	os.WriteFile(filepath.Join(lake, "_state", "schemas.json"), []byte(`{"messages":["old","`+layout.SchemaFingerprint(layout.TableMessages)+`"]}`), 0o600)
+	check([]layout.Partition{{Platform: "test", Date: "2026-05-01"}}, "first, edited")
+	if _, err := catalog.PartitionSource(lake, "sessions", nil); err == nil {
 		t.Fatal("a source for a view it cannot narrow")
 	}
-	got, err := Partitions(lake, TableMessages, "")
+	got, err := layout.Partitions(lake, layout.TableMessages, "")
 	if err != nil || len(got) != 3 || got[0].Date != "2026-05-03" || got[2].Date != "2026-05-01" {
 		t.Fatalf("partitions %v, %v", got, err)
 	}
-	if got, _ := Partitions(lake, TableMessages, "other"); len(got) != 0 {
+	if got, _ := layout.Partitions(lake, layout.TableMessages, "other"); len(got) != 0 {
 		t.Fatalf("partitions of another platform: %v", got)
 	}
 }

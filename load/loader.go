@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +17,10 @@ import (
 	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/internal/watermark"
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/compact"
+	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
 	"golang.org/x/sync/semaphore"
@@ -113,8 +118,8 @@ type Loader struct {
 	versioned map[string]bool
 	schemas   map[string][]string // table -> fingerprints of the schemas in its files
 
-	models    []EmbeddingModel // the lake's embedding models, nil until a chunk comes
-	lastModel EmbeddingModel   // the model of the last chunk admitted
+	models    []layout.EmbeddingModel // the lake's embedding models, nil until a chunk comes
+	lastModel layout.EmbeddingModel   // the model of the last chunk admitted
 
 	scrub    *ScrubState                 // the lake's, with this run's rows
 	scrubRun map[string]map[string]int64 // this run's rows per table and mark
@@ -136,10 +141,8 @@ const maxInflight = 64 << 20
 // soon as a lane has written it.
 const hugeRecord = 16 << 20
 
-type partKey struct{ table, platform, date string }
-
 type partition struct {
-	partKey
+	layout.PartKey
 	dir   string
 	index map[uint64]uint64 // id hash -> content hash, nil until loaded
 }
@@ -179,7 +182,7 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 		stats: Stats{Rows: map[string]int64{}}, laneFor: map[string]*lane{},
 		inflight: semaphore.NewWeighted(maxInflight), failed: make(chan struct{}),
 	}
-	for _, tables := range [][]string{{TableRaw}, {TableMessages, TableExchanges, TableSessions, TableDocuments, TableDecisions, TableFileRefs, TableOther}, {TableChunks}} {
+	for _, tables := range [][]string{{layout.TableRaw}, {layout.TableMessages, layout.TableExchanges, layout.TableSessions, layout.TableDocuments, layout.TableDecisions, layout.TableFileRefs, layout.TableOther}, {layout.TableChunks}} {
 		ln := newLane(l)
 		l.lanes = append(l.lanes, ln)
 		for _, t := range tables {
@@ -195,21 +198,21 @@ func Open(ctx context.Context, opt Options) (*Loader, error) {
 			return nil, err
 		}
 	}
-	if err := removeCompactions(opt.Lake); err != nil {
+	if err := compact.Remove(opt.Lake); err != nil {
 		unlock(lk, false)
 		return nil, err
 	}
-	if l.versioned, err = readVersioned(opt.Lake); err != nil {
+	if l.versioned, err = layout.ReadVersioned(opt.Lake); err != nil {
 		unlock(lk, false)
 		return nil, err
 	}
-	l.schemas = readSchemas(opt.Lake)
+	l.schemas = layout.ReadSchemas(opt.Lake)
 	if err := l.openScrubState(); err != nil {
 		unlock(lk, false)
 		return nil, err
 	}
 	// Temporary files killed writers left in the lake's own directories.
-	if err := SweepTemps(opt.Lake); err != nil {
+	if err := layout.SweepTemps(opt.Lake); err != nil {
 		unlock(lk, false)
 		return nil, err
 	}
@@ -291,7 +294,7 @@ func (l *Loader) Add(rec *schema.Record) error {
 	}
 	if rec.Kind != schema.KindRaw && len(rec.Raw) > 0 {
 		// Not normalized: the native record still rides on the record.
-		if err := l.noteScrub(TableRaw, mark); err != nil {
+		if err := l.noteScrub(layout.TableRaw, mark); err != nil {
 			return err
 		}
 		if err := l.send(schema.SplitRaw(rec)); err != nil {
@@ -381,7 +384,7 @@ func (l *Loader) markVersioned(table string) error {
 		return nil
 	}
 	l.versioned[table] = true
-	return writeVersioned(l.opt.Lake, l.versioned)
+	return layout.WriteVersioned(l.opt.Lake, l.versioned)
 }
 
 // noteSchema records, before a file of the table is published, the
@@ -389,7 +392,7 @@ func (l *Loader) markVersioned(table string) error {
 // all share one schema without union_by_name, which would read every file's
 // footer each time a view is defined.
 func (l *Loader) noteSchema(table string) error {
-	fp := schemaFingerprint(table)
+	fp := layout.SchemaFingerprint(table)
 	l.vmu.Lock()
 	defer l.vmu.Unlock()
 	if slices.Contains(l.schemas[table], fp) {
@@ -397,13 +400,27 @@ func (l *Loader) noteSchema(table string) error {
 	}
 	l.schemas[table] = append(l.schemas[table], fp)
 	b, _ := json.MarshalIndent(l.schemas, "", " ")
-	return atomicfile.Write(filepath.Join(l.opt.Lake, "_state", schemasFile), b)
+	return atomicfile.Write(filepath.Join(l.opt.Lake, "_state", layout.SchemasFile), b)
+}
+
+// compact merges the small files of the given partitions.
+func (l *Loader) compact(parts []layout.PartKey) error {
+	run := &compact.Run{Lake: l.opt.Lake, Name: l.partName, NoteSchema: l.noteSchema}
+	err := run.Partitions(l.ctx, parts)
+	l.stats.Compacted += run.Compacted
+	l.stats.Merged += run.Merged
+	return err
+}
+
+// partName names the run's next part file.
+func (l *Loader) partName() string {
+	return fmt.Sprintf("part-%s-%05d.parquet", l.runID, l.seq.Add(1))
 }
 
 // duck returns the DuckDB connection that reads partitions' ids, opened
 // on first use.
 func (l *Loader) duck() (*sql.DB, error) {
-	l.dbOnce.Do(func() { l.db, l.dbErr = OpenDB("") })
+	l.dbOnce.Do(func() { l.db, l.dbErr = catalog.OpenDB("") })
 	return l.db, l.dbErr
 }
 
@@ -425,14 +442,14 @@ func (l *Loader) Close() error {
 	}
 	// Every file is in place: the run leaves no temporary file behind.
 	l.clean = true
-	var touched []partKey
+	var touched []layout.PartKey
 	for _, ln := range l.lanes {
 		touched = append(touched, ln.touched...)
 	}
 	// The data is in place whatever happens to the compaction: a failed
 	// one is reported, and tried again by a later load.
 	if l.opt.CompactAll {
-		all, err := allPartitions(l.opt.Lake)
+		all, err := compact.AllPartitions(l.opt.Lake)
 		if err != nil {
 			return err
 		}
@@ -444,8 +461,8 @@ func (l *Loader) Close() error {
 	// The search index, after the compaction that replaces chunks files:
 	// derived from the files in place, it is brought up to date by a later
 	// load if this one fails to.
-	if slices.ContainsFunc(touched, func(k partKey) bool { return k.table == TableChunks }) ||
-		!searchindex.HasSegments(l.opt.Lake) && fileExists(TableDir(l.opt.Lake, TableChunks)) ||
+	if slices.ContainsFunc(touched, func(k layout.PartKey) bool { return k.Table == layout.TableChunks }) ||
+		!searchindex.HasSegments(l.opt.Lake) && layout.FileExists(layout.TableDir(l.opt.Lake, layout.TableChunks)) ||
 		searchindex.OlderSegments(l.opt.Lake) {
 		l.stats.SearchIndexErr = updateSearchIndex(l.opt.Lake, l.runID)
 	}
@@ -462,9 +479,9 @@ func (l *Loader) Close() error {
 	if err := l.logRun(); err != nil {
 		return err
 	}
-	l.stats.RollupErr = UpdateRollup(l.ctx, l.opt.Lake)
-	if !l.opt.NoCatalog && (l.Stats().Files > 0 || !fileExists(filepath.Join(l.opt.Lake, CatalogFile))) {
-		l.stats.CatalogErr = WriteCatalog(l.ctx, l.opt.Lake)
+	l.stats.RollupErr = rollup.UpdateRollup(l.ctx, l.opt.Lake)
+	if !l.opt.NoCatalog && (l.Stats().Files > 0 || !layout.FileExists(filepath.Join(l.opt.Lake, catalog.CatalogFile))) {
+		l.stats.CatalogErr = catalog.WriteCatalog(l.ctx, l.opt.Lake)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/pos-lake/pos/internal/atomicfile"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -37,7 +38,7 @@ const (
 
 // scrubTables are the tables records are loaded into (postings and
 // summaries are derived from the chunks and exchanges).
-var scrubTables = []string{TableRaw, TableMessages, TableExchanges, TableSessions, TableDocuments, TableDecisions, TableFileRefs, TableChunks, TableOther}
+var scrubTables = []string{layout.TableRaw, layout.TableMessages, layout.TableExchanges, layout.TableSessions, layout.TableDocuments, layout.TableDecisions, layout.TableFileRefs, layout.TableChunks, layout.TableOther}
 
 // ScrubState is the content of <lake>/_state/scrub.json.
 type ScrubState struct {
@@ -71,7 +72,7 @@ func ReadScrubState(lake string) (*ScrubState, error) {
 		return nil, err
 	}
 	for _, t := range scrubTables {
-		if hasParquet(TableDir(lake, t)) {
+		if layout.HasParquet(layout.TableDir(lake, t)) {
 			st.Tables[t] = map[string]int64{ScrubUnknown: 0}
 		}
 	}

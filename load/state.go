@@ -3,40 +3,18 @@ package load
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
-	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/load/searchindex"
-	"github.com/pos-lake/pos/schema"
 )
 
 // The lake's state in <lake>/_state that every load reads and writes:
 // the run log, which tables hold more than one version of a record, and
 // the Parquet schema each table was written with.
-
-// stateFiles are the files in <lake>/_state every pos-load (or pos-embed's
-// first chunks) changes: runs.ndjson gets a line per run.
-var stateFiles = []string{"runs.ndjson", "schemas.json", "versioned.json", "embeddings.json"}
-
-// StateStamp changes whenever a load completes: a reader that kept what it
-// derived from the lake's files (views, the session cache's sources) can
-// keep it while the stamp stays the same. "" when the lake has no state.
-func StateStamp(lake string) string {
-	var b strings.Builder
-	for _, f := range stateFiles {
-		if fi, err := os.Stat(filepath.Join(lake, "_state", f)); err == nil {
-			fmt.Fprintf(&b, "%s:%d:%d;", f, fi.Size(), fi.ModTime().UnixNano())
-		}
-	}
-	return b.String()
-}
 
 // logRun appends this run's counts to <lake>/_state/runs.ndjson.
 func (l *Loader) logRun() error {
@@ -84,60 +62,3 @@ func removeTemps(lake string) error {
 	}
 	return nil
 }
-
-const versionedFile = "versioned.json"
-
-func readVersioned(lake string) (map[string]bool, error) {
-	m := map[string]bool{}
-	b, err := os.ReadFile(filepath.Join(lake, "_state", versionedFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return m, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return m, json.Unmarshal(b, &m)
-}
-
-// Versioned reports, per table, whether the lake holds more than one
-// version of some record (the views must then pick the latest).
-func Versioned(lake string) map[string]bool {
-	m, err := readVersioned(lake)
-	if err != nil {
-		return map[string]bool{TableRaw: true, TableMessages: true, TableExchanges: true, TableDocuments: true,
-			TableDecisions: true, TableFileRefs: true, TableChunks: true, TableOther: true}
-	}
-	return m
-}
-
-func writeVersioned(lake string, m map[string]bool) error {
-	b, _ := json.Marshal(m)
-	return atomicfile.Write(filepath.Join(lake, "_state", versionedFile), b)
-}
-
-const schemasFile = "schemas.json"
-
-// readSchemas returns the schema fingerprints recorded per table; nil when
-// unknown (the views then read every table with union_by_name).
-func readSchemas(lake string) map[string][]string {
-	m := map[string][]string{}
-	b, err := os.ReadFile(filepath.Join(lake, "_state", schemasFile))
-	if err != nil || json.Unmarshal(b, &m) != nil {
-		return map[string][]string{}
-	}
-	return m
-}
-
-// schemaFingerprint identifies the Parquet schema this build writes for a
-// table. It is asked at each part file a load opens, and printing a
-// schema costs far more than a lookup, so each table's is computed once.
-func schemaFingerprint(table string) string {
-	if fp, ok := fingerprints.Load(table); ok {
-		return fp.(string)
-	}
-	fp := schema.ContentHash([]byte(parquet.SchemaOf(rowType(table)).String()))
-	fingerprints.Store(table, fp)
-	return fp
-}
-
-var fingerprints sync.Map // table -> schemaFingerprint

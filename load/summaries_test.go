@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
 )
 
 func TestWriteSummaries(t *testing.T) {
@@ -23,24 +26,24 @@ func TestWriteSummaries(t *testing.T) {
 	}
 
 	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	row := SummaryRow{Platform: "test", SessionID: "s1", LastMessageID: "m1", Strategy: "extractive",
+	row := layout.SummaryRow{Platform: "test", SessionID: "s1", LastMessageID: "m1", Strategy: "extractive",
 		Params: "v1", Text: "first", Notes: []string{"a note"}, Date: day}
 	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
-	if err := WriteSummaries(ctx, lake, []SummaryRow{row}, t0); err != nil {
+	if err := WriteSummaries(ctx, lake, []layout.SummaryRow{row}, t0); err != nil {
 		t.Fatal(err)
 	}
 	// The same key again, later, with another text: the view keeps the newest.
 	row.Text = "second"
-	if err := WriteSummaries(ctx, lake, []SummaryRow{row}, t0.Add(time.Minute)); err != nil {
+	if err := WriteSummaries(ctx, lake, []layout.SummaryRow{row}, t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	// Another state of the session: a row of its own.
 	row.LastMessageID, row.Text = "m2", "grown"
-	if err := WriteSummaries(ctx, lake, []SummaryRow{row}, t0.Add(2*time.Minute)); err != nil {
+	if err := WriteSummaries(ctx, lake, []layout.SummaryRow{row}, t0.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 
-	stmt, err := SummariesViewSQL(lake)
+	stmt, err := catalog.SummariesViewSQL(lake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +62,7 @@ func TestWriteSummaries(t *testing.T) {
 	}
 
 	// Private files, no temporary file left behind.
-	filepath.WalkDir(TableDir(lake, TableSummaries), func(p string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(layout.TableDir(lake, layout.TableSummaries), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +83,7 @@ func TestWriteSummaries(t *testing.T) {
 	if n := one(t, views(t, lake), `SELECT count(*) FROM summaries`); n != "2" {
 		t.Fatalf("rows in fresh views: %s", n)
 	}
-	cat, err := sql.Open("duckdb", filepath.Join(lake, CatalogFile)+"?access_mode=read_only&"+dsnOptions)
+	cat, err := sql.Open("duckdb", filepath.Join(lake, catalog.CatalogFile)+"?access_mode=read_only&"+catalogDSN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +94,7 @@ func TestWriteSummaries(t *testing.T) {
 }
 
 func TestWriteSummariesNeedsKey(t *testing.T) {
-	err := WriteSummaries(context.Background(), t.TempDir(), []SummaryRow{{Text: "x"}}, time.Now())
+	err := WriteSummaries(context.Background(), t.TempDir(), []layout.SummaryRow{{Text: "x"}}, time.Now())
 	if err == nil {
 		t.Fatal("a row without platform and session was written")
 	}
@@ -99,3 +102,7 @@ func TestWriteSummariesNeedsKey(t *testing.T) {
 		t.Fatal("directory created")
 	}
 }
+
+// catalogDSN are the options pos.duckdb is opened with (package catalog's
+// OpenDB): extensions neither installed nor loaded on demand.
+const catalogDSN = "autoinstall_known_extensions=false&autoload_known_extensions=false"

@@ -6,13 +6,15 @@ import (
 	"strings"
 
 	"github.com/pos-lake/pos/internal/english"
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // Summary says what a load did, on one line, for a person (pos-load prints
 // it on stderr): rows per table, duplicates, files and watermarks.
 func (st Stats) Summary() string {
 	var parts []string
-	for _, t := range Tables {
+	for _, t := range layout.Tables {
 		if n := st.Rows[t]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", t, n))
 		}
@@ -44,7 +46,7 @@ func (st Stats) Warnings() []string {
 		w = append(w, fmt.Sprintf("warning: usage rollup not updated (pos-query stats reads the messages instead until the next load updates it): %v", st.RollupErr))
 	}
 	if st.CatalogErr != nil {
-		w = append(w, fmt.Sprintf("warning: %s not refreshed: %v", CatalogFile, st.CatalogErr),
+		w = append(w, fmt.Sprintf("warning: %s not refreshed: %v", catalog.CatalogFile, st.CatalogErr),
 			"hint: close other programs using it; the Parquet files are complete and pos-query does not need it")
 	}
 	return w

@@ -9,19 +9,17 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/pos-lake/pos/load/internal/zstdcodec"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
-	"github.com/pos-lake/pos/schema"
 )
 
 // Limits that bound pos-load's memory and file sizes.
 const (
-	rowGroupBytes = 8 << 20   // flush a row group after this many bytes of rows
-	rowGroupRows  = 50_000    // … or this many rows
-	fileBytes     = 512 << 20 // start a new part file after this many bytes
-	fileRows      = 2_000_000 // … or this many rows
-	batchRows     = 128       // rows handed to parquet-go at a time
-	pageBytes     = 1 << 20   // a column's page is compressed when it holds this much
+	rowGroupBytes = 8 << 20             // flush a row group after this many bytes of rows
+	rowGroupRows  = layout.RowGroupRows // … or this many rows
+	fileBytes     = 512 << 20           // start a new part file after this many bytes
+	fileRows      = 2_000_000           // … or this many rows
+	batchRows     = 128                 // rows handed to parquet-go at a time
 )
 
 // rowWriter writes one part file of one partition.
@@ -41,43 +39,9 @@ type typedWriter[T any] struct {
 
 func newTypedWriter[T any](f *os.File) *typedWriter[T] {
 	return &typedWriter[T]{
-		w:     parquet.NewGenericWriter[T](f, WriterOptions(parquet.SchemaOf(new(T)), parquet.PageBufferSize(pageBytes))...),
+		w:     parquet.NewGenericWriter[T](f, layout.WriterOptions(parquet.SchemaOf(new(T)), parquet.PageBufferSize(layout.PageBytes))...),
 		batch: make([]T, 0, batchRows),
 	}
-}
-
-// WriterOptions are the Parquet settings of every file pos-load writes with
-// rows of sch: zstd pages, pos's name and schema version in the metadata,
-// then more.
-//
-// Two of parquet-go's defaults (v0.32.0) are turned off. Page statistics:
-// each data page's header would hold the page's smallest and largest values
-// whole, twice (the deprecated fields and their successors); DuckDB prunes
-// by the column chunks' statistics in the footer, which stay. And the
-// bounds of blob columns (blobColumns): the smallest and largest raw line
-// or prompt of a chunk prune no query, parquet-go compares every value of
-// a page to find them and keeps them whole in the footer; those columns
-// keep their null counts. Without either the lake is markedly smaller.
-func WriterOptions(sch *parquet.Schema, more ...parquet.WriterOption) []parquet.WriterOption {
-	opts := []parquet.WriterOption{
-		parquet.Compression(&zstdcodec.Page),
-		parquet.CreatedBy("pos", schema.Version, ""),
-		parquet.KeyValueMetadata("pos.schema", schema.Version),
-		parquet.DataPageStatistics(false),
-	}
-	for _, path := range sch.Columns() {
-		if blobColumns[path[len(path)-1]] {
-			opts = append(opts, parquet.SkipPageBounds(path...))
-		}
-	}
-	return append(opts, more...)
-}
-
-// blobColumns are the leaf names of the columns that hold long free text
-// or JSON (a message's text, a tool's input, a raw line), in every table.
-var blobColumns = map[string]bool{
-	"raw": true, "record": true, "text": true, "thinking": true, "prompt": true, "response": true,
-	"input": true, "output": true, "context": true, "meta": true, "extra": true,
 }
 
 func (t *typedWriter[T]) add(row any, _ int) error {
@@ -92,7 +56,7 @@ func (t *typedWriter[T]) writeBatch() error {
 	if len(t.batch) == 0 {
 		return nil
 	}
-	err := WriteRows(t.w, t.batch)
+	err := layout.WriteRows(t.w, t.batch)
 	clear(t.batch)
 	t.batch = t.batch[:0]
 	return err
@@ -118,58 +82,30 @@ func (t *typedWriter[T]) close() error {
 	return t.w.Close()
 }
 
-// rowType is a zero row of a table's type.
-func rowType(table string) any {
-	switch table {
-	case TableRaw:
-		return RawRow{}
-	case TableMessages:
-		return MessageRow{}
-	case TableExchanges:
-		return ExchangeRow{}
-	case TableSessions:
-		return SessionRow{}
-	case TableDocuments:
-		return DocumentRow{}
-	case TableDecisions:
-		return DecisionRow{}
-	case TableFileRefs:
-		return FileRefRow{}
-	case TableChunks:
-		return ChunkRow{}
-	case TablePostings:
-		return searchindex.PostingRow{}
-	case TableSummaries:
-		return SummaryRow{}
-	default:
-		return OtherRow{}
-	}
-}
-
 func newRowWriter(table string, f *os.File) rowWriter {
 	switch table {
-	case TableRaw:
-		return newTypedWriter[RawRow](f)
-	case TableMessages:
-		return newTypedWriter[MessageRow](f)
-	case TableExchanges:
-		return newTypedWriter[ExchangeRow](f)
-	case TableSessions:
-		return newTypedWriter[SessionRow](f)
-	case TableDocuments:
-		return newTypedWriter[DocumentRow](f)
-	case TableDecisions:
-		return newTypedWriter[DecisionRow](f)
-	case TableFileRefs:
-		return newTypedWriter[FileRefRow](f)
-	case TableChunks:
-		return newTypedWriter[ChunkRow](f)
-	case TablePostings:
+	case layout.TableRaw:
+		return newTypedWriter[layout.RawRow](f)
+	case layout.TableMessages:
+		return newTypedWriter[layout.MessageRow](f)
+	case layout.TableExchanges:
+		return newTypedWriter[layout.ExchangeRow](f)
+	case layout.TableSessions:
+		return newTypedWriter[layout.SessionRow](f)
+	case layout.TableDocuments:
+		return newTypedWriter[layout.DocumentRow](f)
+	case layout.TableDecisions:
+		return newTypedWriter[layout.DecisionRow](f)
+	case layout.TableFileRefs:
+		return newTypedWriter[layout.FileRefRow](f)
+	case layout.TableChunks:
+		return newTypedWriter[layout.ChunkRow](f)
+	case layout.TablePostings:
 		return newTypedWriter[searchindex.PostingRow](f)
-	case TableSummaries:
-		return newTypedWriter[SummaryRow](f)
+	case layout.TableSummaries:
+		return newTypedWriter[layout.SummaryRow](f)
 	default:
-		return newTypedWriter[OtherRow](f)
+		return newTypedWriter[layout.OtherRow](f)
 	}
 }
 
@@ -202,10 +138,10 @@ func (l *lane) openPart(p *partition) (*partFile, error) {
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := l.loader.noteSchema(p.table); err != nil {
+	if err := l.loader.noteSchema(p.Table); err != nil {
 		return nil, err
 	}
-	name := fmt.Sprintf("part-%s-%05d.parquet", l.loader.runID, l.loader.seq.Add(1))
+	name := l.loader.partName()
 	path := filepath.Join(p.dir, name)
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -213,15 +149,15 @@ func (l *lane) openPart(p *partition) (*partFile, error) {
 		return nil, err
 	}
 	pf := &partFile{part: p, tmp: tmp, path: path, f: f}
-	if idle := l.idle[p.table]; len(idle) > 0 {
+	if idle := l.idle[p.Table]; len(idle) > 0 {
 		pf.w = idle[len(idle)-1]
-		l.idle[p.table] = idle[:len(idle)-1]
+		l.idle[p.Table] = idle[:len(idle)-1]
 		pf.w.reset(f)
 	} else {
-		pf.w = newRowWriter(p.table, f)
+		pf.w = newRowWriter(p.Table, f)
 	}
-	if p.table == TableChunks {
-		if err := l.loader.noteSchema(TablePostings); err != nil {
+	if p.Table == layout.TableChunks {
+		if err := l.loader.noteSchema(layout.TablePostings); err != nil {
 			pf.abort()
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // A part file keeps the statistics readers prune by (each column chunk's
@@ -22,9 +23,9 @@ func TestWriterStatistics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newTypedWriter[MessageRow](f)
+	w := newTypedWriter[layout.MessageRow](f)
 	for i, text := range []string{"zeta " + strings.Repeat("z", 4000), "alpha", ""} {
-		if err := w.add(MessageRow{ID: fmt.Sprintf("id%d", i), Text: text, Model: "m"}, 0); err != nil {
+		if err := w.add(layout.MessageRow{ID: fmt.Sprintf("id%d", i), Text: text, Model: "m"}, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/query"
 )
 
@@ -29,7 +29,7 @@ type handle struct {
 func (l *lakeDB) acquire(ctx context.Context) (*query.DB, func(), error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	st := load.StateStamp(l.path)
+	st := layout.StateStamp(l.path)
 	if l.cur == nil || l.cur.stamp != st {
 		db, err := query.Open(ctx, l.path, query.LazyViews())
 		if err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/query"
 )
 
@@ -113,7 +113,7 @@ func (s *Server) addSearch() {
 // lexical, and picks hybrid, or lexical when the lake has no vectors, when
 // no mode was asked for.
 func (s *Server) embedder(ctx context.Context, db *query.DB, opt *query.SearchOptions) error {
-	_, hasVectors, err := load.LakeEmbedding(ctx, db.Lake())
+	_, hasVectors, err := layout.LakeEmbedding(ctx, db.Lake())
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 	codex "github.com/pos-lake/pos/extract/codex/about"
 	gemini "github.com/pos-lake/pos/extract/gemini/about"
 	"github.com/pos-lake/pos/extract/platforms"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 )
 
 // extractFixtures writes the stream of the named platforms' fixture homes
@@ -74,7 +74,7 @@ func catalogAnswers(t *testing.T, path string) string {
 func viewDigests(t *testing.T, db *sql.DB, lake string) string {
 	t.Helper()
 	var b strings.Builder
-	for _, v := range load.Views {
+	for _, v := range catalog.Views {
 		var got string
 		from := v
 		if v == "chunk_rows" {
@@ -145,7 +145,7 @@ func TestMovedLakeAnswersAlike(t *testing.T) {
 		return out
 	}
 	before := answers(orig)
-	catBefore := catalogAnswers(t, filepath.Join(orig, load.CatalogFile))
+	catBefore := catalogAnswers(t, filepath.Join(orig, catalog.CatalogFile))
 	if !strings.Contains(catBefore, "messages: ") || strings.Contains(catBefore, "messages: 0 ") {
 		t.Fatalf("the catalog reads no messages:\n%s", catBefore)
 	}
@@ -161,21 +161,21 @@ func TestMovedLakeAnswersAlike(t *testing.T) {
 	}
 	// Plain DuckDB over the moved pos.duckdb, opened by a relative path
 	// from another directory as well.
-	if got := catalogAnswers(t, filepath.Join(moved, load.CatalogFile)); got != catBefore {
+	if got := catalogAnswers(t, filepath.Join(moved, catalog.CatalogFile)); got != catBefore {
 		t.Errorf("pos.duckdb answers otherwise after the move:\nbefore:\n%s\nafter:\n%s", catBefore, got)
 	}
 	wd, _ := os.Getwd()
 	if err := os.Chdir(filepath.Dir(moved)); err != nil {
 		t.Fatal(err)
 	}
-	got := catalogAnswers(t, filepath.Join("lake2", load.CatalogFile))
+	got := catalogAnswers(t, filepath.Join("lake2", catalog.CatalogFile))
 	os.Chdir(wd)
 	if got != catBefore {
 		t.Errorf("pos.duckdb opened by a relative path answers otherwise:\n%s", got)
 	}
 	// A load into the moved lake keeps it readable where it is.
 	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --key moved-lake-key-of-32-bytes-or-more | pos-load -q --lake %q", stream, moved))
-	if got := catalogAnswers(t, filepath.Join(moved, load.CatalogFile)); got != catBefore {
+	if got := catalogAnswers(t, filepath.Join(moved, catalog.CatalogFile)); got != catBefore {
 		t.Errorf("a reload changed what pos.duckdb answers:\n%s", got)
 	}
 }
@@ -187,7 +187,7 @@ func TestCatalogAttachedWithLakeVariable(t *testing.T) {
 	stream := extractFixtures(t, dir, claudecode.Name)
 	orig := filepath.Join(dir, "orig")
 	mustSh(t, fmt.Sprintf("pos-normalize -q < %q | pos-scrub -q --key lake-test-key-of-32-bytes-or-more | pos-load -q --lake %q", stream, orig))
-	want := catalogAnswers(t, filepath.Join(orig, load.CatalogFile))
+	want := catalogAnswers(t, filepath.Join(orig, catalog.CatalogFile))
 	moved := filepath.Join(dir, "moved")
 	mustSh(t, fmt.Sprintf("mv %q %q", orig, moved))
 	db, err := sql.Open("duckdb", "?autoinstall_known_extensions=false&autoload_known_extensions=false")
@@ -196,7 +196,7 @@ func TestCatalogAttachedWithLakeVariable(t *testing.T) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(fmt.Sprintf("ATTACH '%s' AS lake (READ_ONLY)", filepath.Join(moved, load.CatalogFile))); err != nil {
+	if _, err := db.Exec(fmt.Sprintf("ATTACH '%s' AS lake (READ_ONLY)", filepath.Join(moved, catalog.CatalogFile))); err != nil {
 		t.Fatal(err)
 	}
 	var n int64
@@ -204,7 +204,7 @@ func TestCatalogAttachedWithLakeVariable(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), orig) {
 		t.Fatalf("attached without pos_lake: %v (want the error to name the lake's old path %s)", err, orig)
 	}
-	if _, err := db.Exec(fmt.Sprintf("SET VARIABLE %s = '%s'", load.LakeVariable, moved)); err != nil {
+	if _, err := db.Exec(fmt.Sprintf("SET VARIABLE %s = '%s'", catalog.LakeVariable, moved)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec("USE lake"); err != nil {

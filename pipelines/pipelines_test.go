@@ -21,7 +21,7 @@ import (
 	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
 	"github.com/pos-lake/pos/internal/corpus"
 	"github.com/pos-lake/pos/internal/testbin"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 )
 
 var (
@@ -65,12 +65,12 @@ func mustSh(t *testing.T, script string, env ...string) string {
 
 func openLake(t *testing.T, lake string) *sql.DB {
 	t.Helper()
-	db, err := load.OpenDB("")
+	db, err := catalog.OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := load.DefineViews(context.Background(), db, lake); err != nil {
+	if err := catalog.DefineViews(context.Background(), db, lake); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -215,7 +215,7 @@ func TestCorpusLake(t *testing.T) {
 	}
 
 	// The catalog file opens in DuckDB with the same views.
-	cat, err := load.OpenDB(filepath.Join(lake, load.CatalogFile))
+	cat, err := catalog.OpenDB(filepath.Join(lake, catalog.CatalogFile))
 	if err != nil {
 		t.Fatal(err)
 	}

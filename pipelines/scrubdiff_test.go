@@ -20,7 +20,7 @@ import (
 
 	"github.com/pos-lake/pos/extract/platforms"
 	"github.com/pos-lake/pos/internal/corpus"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/transform/scrub/scrubtest"
 )
 
@@ -130,7 +130,7 @@ func TestScrubDifferential(t *testing.T) {
 	}
 	found := map[string]string{} // needle -> where
 	m := newMatcher(needles)
-	db, err := load.OpenDB("")
+	db, err := catalog.OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}

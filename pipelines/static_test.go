@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/transform/embed/statictest"
 )
 
@@ -35,7 +35,7 @@ func TestStaticModelPipeline(t *testing.T) {
 	if code != 0 && code != 3 || !strings.Contains(errs, "model org/tiny (32-d)") {
 		t.Fatalf("pipeline: exit %d\n%s", code, errs)
 	}
-	m, ok, err := load.LakeEmbedding(t.Context(), lake)
+	m, ok, err := layout.LakeEmbedding(t.Context(), lake)
 	if err != nil || !ok || m.Model != "org/tiny" || m.Provider != "static" || m.Dim != 32 {
 		t.Fatalf("the lake records %+v %v %v", m, ok, err)
 	}

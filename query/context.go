@@ -12,7 +12,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/pos-lake/pos/internal/english"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 )
 
 // Context pack modes.
@@ -389,7 +389,7 @@ WHERE platform = ? AND session_id = ? AND content_type = 'subagent_summary' AND 
 			items = append(items, ContextItem{Kind: "labels", Priority: 4, Title: "Chapter labels", Text: "- " + strings.Join(labels, "\n- ")})
 		}
 	case ModeFull:
-		if err := q(`SELECT ts, 'Exchange ' || exchange_number, coalesce(text, '') FROM `+load.OneSessionExchangesFrom(exchanges)+`
+		if err := q(`SELECT ts, 'Exchange ' || exchange_number, coalesce(text, '') FROM `+catalog.OneSessionExchangesFrom(exchanges)+`
 WHERE NOT sidechain AND ts < $3 ORDER BY ts DESC`,
 			"exchange", 1, ref.Platform, ref.SessionID, until); err != nil {
 			return nil, err

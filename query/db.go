@@ -17,7 +17,8 @@ import (
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // ErrNoLake is wrapped by the error Open returns when the lake directory
@@ -30,7 +31,7 @@ var ErrNoLake = errors.New("no lake")
 type DB struct {
 	db   *sql.DB
 	lake string
-	// release lets go of the private scratch directory (load.HoldScratch)
+	// release lets go of the private scratch directory (layout.HoldScratch)
 	// the views of a lake this process cannot write may read.
 	release func()
 
@@ -48,7 +49,7 @@ type DB struct {
 	// code (tests compare)
 	exactScan bool
 	// The session cache's sources, kept while the lake's state stamp
-	// (load.StateStamp) stays the same: a lookup asks for them several
+	// (layout.StateStamp) stays the same: a lookup asks for them several
 	// times, and each check lists every partition.
 	smu     sync.Mutex
 	sources struct{ stamp, parts, meta string }
@@ -56,7 +57,7 @@ type DB struct {
 	// search_index.go).
 	ix searchIndexState
 	// The partition directories' entries, kept while they do not change.
-	listing *load.Listing
+	listing *layout.Listing
 	// What describing search hits read of the session cache.
 	memo describeMemo
 }
@@ -94,17 +95,17 @@ func Open(ctx context.Context, lake string, opts ...OpenOption) (*DB, error) {
 	}
 	// Temporary files a killed writer left (best effort: the lake may be
 	// read-only to this process).
-	load.SweepTemps(abs)
-	db, err := load.OpenDB("")
+	layout.SweepTemps(abs)
+	db, err := catalog.OpenDB("")
 	if err != nil {
 		return nil, err
 	}
-	d := &DB{db: db, lake: abs, defined: map[string]bool{}, release: load.HoldScratch(), listing: load.NewListing()}
+	d := &DB{db: db, lake: abs, defined: map[string]bool{}, release: layout.HoldScratch(), listing: layout.NewListing()}
 	for _, o := range opts {
 		o(d)
 	}
 	if !d.lazy {
-		if err := load.DefineViews(ctx, db, abs); err != nil {
+		if err := catalog.DefineViews(ctx, db, abs); err != nil {
 			d.Close()
 			return nil, err
 		}
@@ -134,7 +135,7 @@ func (d *DB) need(ctx context.Context, views ...string) error {
 	}
 	d.vmu.Lock()
 	defer d.vmu.Unlock()
-	all, err := load.ViewClosure(views...)
+	all, err := catalog.ViewClosure(views...)
 	if err != nil {
 		return err
 	}
@@ -147,10 +148,10 @@ func (d *DB) need(ctx context.Context, views ...string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	if err := load.DefineViews(ctx, d.db, d.lake, missing...); err != nil {
+	if err := catalog.DefineViews(ctx, d.db, d.lake, missing...); err != nil {
 		return err
 	}
-	all, _ = load.ViewClosure(missing...)
+	all, _ = catalog.ViewClosure(missing...)
 	for _, v := range all {
 		d.defined[v] = true
 	}
@@ -159,9 +160,9 @@ func (d *DB) need(ctx context.Context, views ...string) error {
 
 // hasData reports whether any table of the lake has a Parquet file.
 func hasData(lake string) bool {
-	for _, t := range load.Tables {
+	for _, t := range layout.Tables {
 		found := false
-		filepath.WalkDir(load.TableDir(lake, t), func(path string, d fs.DirEntry, err error) error {
+		filepath.WalkDir(layout.TableDir(lake, t), func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}

@@ -28,7 +28,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/transform/embed/lexical"
 )
@@ -293,7 +293,7 @@ func (d *DB) chunkTexts(ctx context.Context, hits []SearchHit) (map[int64]string
 			files = append(files, h.file)
 		}
 	}
-	q := `SELECT chunk_key, text FROM read_parquet(` + load.LiteralPaths + `, union_by_name = true)
+	q := `SELECT chunk_key, text FROM read_parquet(` + layout.LiteralPaths + `, union_by_name = true)
 WHERE chunk_key IN (` + placeholders(len(keys)) + `)`
 	rows, err := d.db.QueryContext(ctx, q, append([]any{files}, keys...)...)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
 )
@@ -47,7 +48,7 @@ func TestLexicalSecondPass(t *testing.T) {
 	}
 	defer d.Close()
 	opt := SearchOptions{Mode: SearchHybrid}
-	files, err := d.windowFiles(load.TableChunks, opt)
+	files, err := d.windowFiles(layout.TableChunks, opt)
 	if err != nil || len(files) == 0 {
 		t.Fatal(files, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pos-lake/pos/internal/excerpt"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 )
 
 // RecentOptions choose the turns Recent returns.
@@ -141,7 +141,7 @@ func (d *DB) turns(ctx context.Context, ref SessionRef, n int, subagents bool) (
 	q := `SELECT exchange_number, ts, ts_end, platform, session_id, coalesce(agent_id, ''),
   coalesce(prompt, ''), coalesce(response, ''), coalesce(model, ''), tool_count, tools,
   input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens
-FROM ` + load.OneSessionExchangesFrom(exchanges) + `
+FROM ` + catalog.OneSessionExchangesFrom(exchanges) + `
 WHERE $3 OR NOT sidechain
 ORDER BY ts DESC, id DESC
 LIMIT $4`

@@ -5,12 +5,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/pricing"
 )
 
 // rollupPlan says how Stats reads the usage rollup pos-load keeps
-// (load.UpdateRollup): which file, with which long-context ranks, and which
+// (rollup.UpdateRollup): which file, with which long-context ranks, and which
 // partitions come from the messages instead.
 type rollupPlan struct {
 	path       string
@@ -31,7 +31,7 @@ func (d *DB) rollupPlan(opt StatsOptions, prices *pricing.Table) *rollupPlan {
 	if d.noRollup {
 		return nil
 	}
-	st, err := load.ReadRollup(d.lake)
+	st, err := rollup.ReadRollup(d.lake)
 	if err != nil || st == nil {
 		return nil
 	}
@@ -80,12 +80,12 @@ func (p *rollupPlan) messageParts(opt StatsOptions) []where {
 	var parts []where
 	notStale := func(w *where) {
 		if len(p.stale) > 0 {
-			w.add("NOT " + load.PartitionFilter(p.stale))
+			w.add("NOT " + rollup.PartitionFilter(p.stale))
 		}
 	}
 	if len(p.stale) > 0 {
 		var w where
-		w.add(load.PartitionFilter(p.stale))
+		w.add(rollup.PartitionFilter(p.stale))
 		parts = append(parts, w)
 	}
 	if !p.from.IsZero() && !p.from.Equal(opt.Since) {

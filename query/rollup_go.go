@@ -5,12 +5,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/pricing"
 )
 
 // Stats counts, groups and prices rows at the usage rollup's grain
-// (load.RollupRow: a platform, date, session, project, model, hour and
+// (rollup.RollupRow: a platform, date, session, project, model, hour and
 // long-context rank, with its token sums), whether they come from the
 // rollup file or from the messages (statsRowsQuery). This file holds
 // those rules, once for every source.
@@ -81,7 +81,7 @@ func (a *statsAcc) price(model string) statsPrice {
 // add counts and prices one row. A row's tokens are priced at once: its
 // messages share a model, an hour and a long-context rank, so one rate
 // applies to all of them.
-func (a *statsAcc) add(r *load.RollupRow) {
+func (a *statsAcc) add(r *rollup.RollupRow) {
 	date := r.DateString()
 	for j, k := range a.opt.By {
 		a.key[j] = rollupKey(r, date, k)
@@ -147,8 +147,8 @@ func (a *statsAcc) result() (*StatsResult, int64) {
 // rollupRows reads the rows of the rollup file the plan p answers for:
 // those in opt's filters and window's whole hours, outside the
 // partitions p reads from the messages or that are gone.
-func rollupRows(opt StatsOptions, p *rollupPlan) ([]load.RollupRow, error) {
-	rows, err := load.ReadRollupRows(p.path)
+func rollupRows(opt StatsOptions, p *rollupPlan) ([]rollup.RollupRow, error) {
+	rows, err := rollup.ReadRollupRows(p.path)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func rollupRows(opt StatsOptions, p *rollupPlan) ([]load.RollupRow, error) {
 	if !opt.Until.IsZero() {
 		until = opt.Until.UTC().Format(time.DateOnly)
 	}
-	return slices.DeleteFunc(rows, func(r load.RollupRow) bool {
+	return slices.DeleteFunc(rows, func(r rollup.RollupRow) bool {
 		date := r.DateString()
 		// A NULL project reads as "", which no --project matches either.
 		return opt.Platform != "" && r.Platform != opt.Platform ||
@@ -178,7 +178,7 @@ func rollupRows(opt StatsOptions, p *rollupPlan) ([]load.RollupRow, error) {
 // date partition. day: the UTC day (the date partition); week: the Monday
 // its ISO week starts on; month: YYYY-MM; model, project, platform,
 // session: the row's ("" for none).
-func rollupKey(r *load.RollupRow, date, k string) string {
+func rollupKey(r *rollup.RollupRow, date, k string) string {
 	switch k {
 	case "day":
 		return date

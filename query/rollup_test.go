@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/pricing"
 	"github.com/pos-lake/pos/query"
 )
@@ -73,7 +74,7 @@ func sameStats(t *testing.T, what string, a, b *query.StatsResult) {
 func TestStatsRollup(t *testing.T) {
 	lake := corpusLake(t)
 	ctx := context.Background()
-	st, err := load.ReadRollup(lake)
+	st, err := rollup.ReadRollup(lake)
 	if err != nil || st == nil {
 		t.Fatalf("pos-load left no usage rollup: %v", err)
 	}
@@ -175,12 +176,12 @@ func TestStatsRollup(t *testing.T) {
 
 	// An older pos-load added files to two partitions and the rollup does
 	// not know them: their messages are read instead of their rollup rows.
-	mp := filepath.Join(lake, load.RollupDir, "usage.json")
+	mp := filepath.Join(lake, layout.RollupDir, "usage.json")
 	b, err := os.ReadFile(mp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m load.RollupManifest
+	var m rollup.RollupManifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
@@ -188,10 +189,10 @@ func TestStatsRollup(t *testing.T) {
 	// A partition was removed from the lake: its rollup rows must go.
 	removed := keys[2]
 	plat, day, _ := strings.Cut(removed, "/")
-	if err := os.Rename(load.Dir(lake, load.TableMessages, plat, day), filepath.Join(t.TempDir(), "gone")); err != nil {
+	if err := os.Rename(layout.Dir(lake, layout.TableMessages, plat, day), filepath.Join(t.TempDir(), "gone")); err != nil {
 		t.Fatal(err)
 	}
-	if st, err = load.ReadRollup(lake); err != nil || len(st.Stale) != 0 || len(st.Gone) != 1 {
+	if st, err = rollup.ReadRollup(lake); err != nil || len(st.Stale) != 0 || len(st.Gone) != 1 {
 		t.Fatalf("ReadRollup: stale %v, gone %v, %v", st.Stale, st.Gone, err)
 	}
 	for _, by := range bys {
@@ -208,7 +209,7 @@ func TestStatsRollup(t *testing.T) {
 	if err := os.WriteFile(mp, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st, err = load.ReadRollup(lake)
+	st, err = rollup.ReadRollup(lake)
 	if err != nil || len(st.Stale) != 2 || len(st.Gone) != 1 {
 		t.Fatalf("ReadRollup: stale %v, gone %v, %v", st.Stale, st.Gone, err)
 	}
@@ -218,10 +219,10 @@ func TestStatsRollup(t *testing.T) {
 		compare(fmt.Sprintf("stale partitions, all time, by %v", by), query.StatsOptions{By: by})
 	}
 	// pos-load brings the rollup up to date.
-	if err := load.UpdateRollup(ctx, lake); err != nil {
+	if err := rollup.UpdateRollup(ctx, lake); err != nil {
 		t.Fatal(err)
 	}
-	if st, err = load.ReadRollup(lake); err != nil || len(st.Stale)+len(st.Gone) != 0 {
+	if st, err = rollup.ReadRollup(lake); err != nil || len(st.Stale)+len(st.Gone) != 0 {
 		t.Fatalf("after UpdateRollup: stale %v, gone %v, %v", st.Stale, st.Gone, err)
 	}
 	for _, by := range bys {
@@ -236,20 +237,20 @@ func TestRollupRowsCorpus(t *testing.T) {
 	lake := corpusLake(t)
 	ctx := context.Background()
 	db := openDB(t, lake)
-	st, err := load.ReadRollup(lake)
+	st, err := rollup.ReadRollup(lake)
 	if err != nil || st == nil || len(st.Stale)+len(st.Gone) != 0 {
 		t.Fatalf("no current rollup: %+v, %v", st, err)
 	}
 	text := func(from string) string {
 		t.Helper()
-		tb, err := db.SQL(ctx, fmt.Sprintf(load.RollupTextSQL, from))
+		tb, err := db.SQL(ctx, fmt.Sprintf(rollup.RollupTextSQL, from))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return fmt.Sprint(tb.Rows[0][0])
 	}
 	written := text("read_parquet('" + strings.ReplaceAll(st.Path, "'", "''") + "')")
-	bySQL := text("(" + load.RollupSelect(load.RollupSource{From: "messages", Thresholds: st.Manifest.Thresholds}) + ")")
+	bySQL := text("(" + rollup.RollupSelect(rollup.RollupSource{From: "messages", Thresholds: st.Manifest.Thresholds}) + ")")
 	if written != bySQL {
 		t.Fatalf("rollup rows differ\nwritten:\n%s\nby SQL:\n%s", written, bySQL)
 	}

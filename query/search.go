@@ -39,7 +39,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
 )
@@ -338,15 +338,15 @@ func (d *DB) search(ctx context.Context, opt SearchOptions) (*SearchResult, erro
 	if expand {
 		lq = withExpansion(lq, opt.Query, opt.Feedback.withDefaults())
 	}
-	model, hasVectors, err := load.LakeEmbedding(ctx, d.lake)
+	model, hasVectors, err := layout.LakeEmbedding(ctx, d.lake)
 	if err != nil {
 		return nil, err
 	}
 	if !hasVectors && !d.hasChunks(ctx) {
 		return nil, argErrorf("the lake has no chunks to search: add pos-embed to the pipeline (pos-normalize | pos-scrub | pos-embed | pos-load)")
 	}
-	versioned := load.Versioned(d.lake)[load.TableChunks]
-	files, err := d.windowFiles(load.TableChunks, opt)
+	versioned := layout.Versioned(d.lake)[layout.TableChunks]
+	files, err := d.windowFiles(layout.TableChunks, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -9,8 +9,10 @@ import (
 	"slices"
 
 	"github.com/pos-lake/pos/internal/fsglob"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
+	"github.com/pos-lake/pos/load/searchrows"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -53,7 +55,7 @@ func (d *DB) windowFiles(table string, opt SearchOptions) ([]string, error) {
 // vectors and the query's: pos-embed stores unit vectors, so this is their
 // cosine similarity. The vector sidecars are scanned in Go (see
 // scanVectors); a chunks file without one is scored by DuckDB.
-func (d *DB) vectorScores(ctx context.Context, opt SearchOptions, files []string, m load.EmbeddingModel, q []float32, depth int,
+func (d *DB) vectorScores(ctx context.Context, opt SearchOptions, files []string, m layout.EmbeddingModel, q []float32, depth int,
 	keep map[int64]bool, minSim float64) ([]scored, scanCounts, error) {
 	out, missing, n, err := d.scanVectors(ctx, files, m.Model, q, opt, keep, depth, minSim)
 	if err != nil || len(missing) == 0 {
@@ -71,7 +73,7 @@ func (d *DB) vectorScores(ctx context.Context, opt SearchOptions, files []string
 // chunkKeys returns the keys of the window's chunks that pass the search's
 // filters.
 func (d *DB) chunkKeys(ctx context.Context, opt SearchOptions, files []string) (map[int64]bool, error) {
-	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
+	src, list, err := catalog.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return nil, err
 	}
@@ -88,8 +90,8 @@ func (d *DB) chunkKeys(ctx context.Context, opt SearchOptions, files []string) (
 }
 
 // duckVectorScores scores chunks files from their Parquet vectors.
-func (d *DB) duckVectorScores(ctx context.Context, opt SearchOptions, files []string, m load.EmbeddingModel, q []float32, depth int, minSim float64) ([]scored, error) {
-	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
+func (d *DB) duckVectorScores(ctx context.Context, opt SearchOptions, files []string, m layout.EmbeddingModel, q []float32, depth int, minSim float64) ([]scored, error) {
+	src, list, err := catalog.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +198,7 @@ func (d *DB) candidates(ctx context.Context, versioned bool, lists ...[]scored) 
 var candidatesInGo = true
 
 // candidateMeta reads the candidates' metadata from their chunks files'
-// sidecars, or in Go from the files (load.ReadChunkMeta), each key in the
+// sidecars, or in Go from the files (searchrows.ReadChunkMeta), each key in the
 // file its retriever found it in.
 func candidateMeta(ctx context.Context, ix *searchindex.Index, lists [][]scored) (map[int64]candidate, error) {
 	var files []string
@@ -216,7 +218,7 @@ func candidateMeta(ctx context.Context, ix *searchindex.Index, lists [][]scored)
 	}
 	per := make([][]candidate, len(files))
 	err := eachFile(ctx, files, func(i int, path string) error {
-		return readChunkMeta(ix, path, wanted[i], func(m load.ChunkMeta) {
+		return readChunkMeta(ix, path, wanted[i], func(m searchrows.ChunkMeta) {
 			per[i] = append(per[i], candidate{chunkKey: m.Key, id: m.ID, parent: m.ParentID, ctype: m.ContentType,
 				platform: m.Platform, session: m.SessionID, agentID: m.AgentID, ts: m.TS, file: path})
 		})
@@ -238,7 +240,7 @@ func candidateMeta(ctx context.Context, ix *searchindex.Index, lists [][]scored)
 // have versions).
 func (d *DB) latestCandidates(ctx context.Context, lists [][]scored) (map[int64]candidate, error) {
 	args, files := keysAndFiles(lists)
-	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
+	src, list, err := catalog.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +250,7 @@ func (d *DB) latestCandidates(ctx context.Context, lists [][]scored) (map[int64]
 	if err != nil {
 		return nil, err
 	}
-	vsrc, vlist, err := load.FilesSource(d.lake, load.TableChunks, all)
+	vsrc, vlist, err := catalog.FilesSource(d.lake, layout.TableChunks, all)
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
+	"github.com/pos-lake/pos/load/searchrows"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -34,9 +35,9 @@ type sessionTitle struct{ title, project string }
 // sessionTitles's SQL does: the latest title the user gave, else the
 // platform's, else the last summary label, else the first prompt's; the
 // project of the earliest row that has one.
-func titlesInGo(rows []load.SessionTitleRow, want map[string]bool) map[string]sessionTitle {
+func titlesInGo(rows []searchrows.SessionTitleRow, want map[string]bool) map[string]sessionTitle {
 	type agg struct {
-		rows []*load.SessionTitleRow
+		rows []*searchrows.SessionTitleRow
 	}
 	by := map[string]*agg{}
 	for i := range rows {
@@ -52,7 +53,7 @@ func titlesInGo(rows []load.SessionTitleRow, want map[string]bool) map[string]se
 		}
 		a.rows = append(a.rows, r)
 	}
-	start := func(r *load.SessionTitleRow) time.Time {
+	start := func(r *searchrows.SessionTitleRow) time.Time {
 		if !r.FirstTS.IsZero() {
 			return r.FirstTS
 		}
@@ -63,7 +64,7 @@ func titlesInGo(rows []load.SessionTitleRow, want map[string]bool) map[string]se
 		// arg_max(title, ingested_at) FILTER (title_source = src): rows
 		// with a NULL title or time do not count.
 		latest := func(src string) string {
-			var best *load.SessionTitleRow
+			var best *searchrows.SessionTitleRow
 			for _, r := range a.rows {
 				if r.TitleSource == src && r.Title != "" && !r.IngestedAt.IsZero() && (best == nil || r.IngestedAt.After(best.IngestedAt)) {
 					best = r
@@ -75,8 +76,8 @@ func titlesInGo(rows []load.SessionTitleRow, want map[string]bool) map[string]se
 			return best.Title
 		}
 		// arg_min(x, coalesce(first_ts, ts)) over rows where x is set.
-		earliest := func(x func(r *load.SessionTitleRow) string) string {
-			var best *load.SessionTitleRow
+		earliest := func(x func(r *searchrows.SessionTitleRow) string) string {
+			var best *searchrows.SessionTitleRow
 			for _, r := range a.rows {
 				if x(r) != "" && !start(r).IsZero() && (best == nil || start(r).Before(start(best))) {
 					best = r
@@ -90,7 +91,7 @@ func titlesInGo(rows []load.SessionTitleRow, want map[string]bool) map[string]se
 		// flatten(list(labels ORDER BY ingested_at))[-1]: NULL times last.
 		label := func() string {
 			ordered := slices.Clone(a.rows)
-			slices.SortStableFunc(ordered, func(x, y *load.SessionTitleRow) int {
+			slices.SortStableFunc(ordered, func(x, y *searchrows.SessionTitleRow) int {
 				return cmp.Or(cmp.Compare(boolInt(x.IngestedAt.IsZero()), boolInt(y.IngestedAt.IsZero())), x.IngestedAt.Compare(y.IngestedAt))
 			})
 			for i := len(ordered) - 1; i >= 0; i-- {
@@ -101,13 +102,13 @@ func titlesInGo(rows []load.SessionTitleRow, want map[string]bool) map[string]se
 			return ""
 		}
 		t := cmp.Or(latest("user"), latest("platform"), label(),
-			earliest(func(r *load.SessionTitleRow) string {
+			earliest(func(r *searchrows.SessionTitleRow) string {
 				if r.TitleSource != "prompt" {
 					return ""
 				}
 				return r.Title
 			}))
-		out[k] = sessionTitle{t, earliest(func(r *load.SessionTitleRow) string { return r.Project })}
+		out[k] = sessionTitle{t, earliest(func(r *searchrows.SessionTitleRow) string { return r.Project })}
 	}
 	return out
 }
@@ -130,7 +131,7 @@ func (d *DB) sessionTitlesInGo(ctx context.Context, hits []SearchHit, want map[s
 		return false, nil
 	}
 	titles, err := d.memo.titles(meta, want, func(missing map[string]bool) (map[string]sessionTitle, error) {
-		rows, err := load.ReadSessionTitleRows(meta, missing)
+		rows, err := searchrows.ReadSessionTitleRows(meta, missing)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +154,7 @@ func (d *DB) sessionTitlesInGo(ctx context.Context, hits []SearchHit, want map[s
 // exchangePartitionsInGo lists the partitions the sessions have exchanges
 // in, from the session cache's parts file; ok is false without a current
 // one.
-func (d *DB) exchangePartitionsInGo(ctx context.Context, refs []SessionRef) ([]load.Partition, bool) {
+func (d *DB) exchangePartitionsInGo(ctx context.Context, refs []SessionRef) ([]layout.Partition, bool) {
 	if d.describeSQL {
 		return nil, false
 	}
@@ -169,12 +170,12 @@ func (d *DB) exchangePartitionsInGo(ctx context.Context, refs []SessionRef) ([]l
 	for _, r := range refs {
 		want[r.Platform+"\x00"+r.SessionID] = true
 	}
-	var out []load.Partition
+	var out []layout.Partition
 	for _, r := range rows {
 		if r.ExchangeCount == nil || !want[r.Platform+"\x00"+r.SessionID] {
 			continue
 		}
-		p := load.Partition{Platform: r.Platform, Date: time.Unix(int64(r.Date)*86400, 0).UTC().Format(time.DateOnly)}
+		p := layout.Partition{Platform: r.Platform, Date: time.Unix(int64(r.Date)*86400, 0).UTC().Format(time.DateOnly)}
 		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
@@ -186,15 +187,15 @@ func (d *DB) exchangePartitionsInGo(ctx context.Context, refs []SessionRef) ([]l
 // exchanges files of parts, in the order of ts, then id (no time last),
 // with the prompts of the ids prompt names; ok is false when the table
 // has versions of its rows, which the view chooses among.
-func (d *DB) exchangesInGo(parts []load.Partition, want map[string]bool, prompt func(id string) bool) ([]load.ExchangeHead, bool, error) {
-	if d.describeSQL || load.Versioned(d.lake)[load.TableExchanges] {
+func (d *DB) exchangesInGo(parts []layout.Partition, want map[string]bool, prompt func(id string) bool) ([]searchrows.ExchangeHead, bool, error) {
+	if d.describeSQL || layout.Versioned(d.lake)[layout.TableExchanges] {
 		return nil, false, nil
 	}
-	rows, err := load.ReadExchangeRows(d.lake, parts, want, prompt)
+	rows, err := searchrows.ReadExchangeRows(d.lake, parts, want, prompt)
 	if err != nil {
 		return nil, false, err
 	}
-	slices.SortStableFunc(rows, func(a, b load.ExchangeHead) int {
+	slices.SortStableFunc(rows, func(a, b searchrows.ExchangeHead) int {
 		return cmp.Or(cmp.Compare(boolInt(a.TS.IsZero()), boolInt(b.TS.IsZero())), a.TS.Compare(b.TS), cmp.Compare(a.ID, b.ID))
 	})
 	return rows, true, nil
@@ -243,7 +244,7 @@ type describeMemo struct {
 	mu                sync.Mutex
 	titlesOf, partsOf string
 	byKey             map[string]keptTitle
-	parts             []load.SessionPartRef
+	parts             []searchrows.SessionPartRef
 }
 
 // keptTitle is a session's title, or that the file has none (ok false).
@@ -301,7 +302,7 @@ func (m *describeMemo) titles(meta string, want map[string]bool, read func(map[s
 }
 
 // partRefs returns the rows of the session cache's parts file.
-func (m *describeMemo) partRefs(path string) ([]load.SessionPartRef, error) {
+func (m *describeMemo) partRefs(path string) ([]searchrows.SessionPartRef, error) {
 	key := fileKey(path)
 	m.mu.Lock()
 	if key != "" && m.partsOf == key {
@@ -309,7 +310,7 @@ func (m *describeMemo) partRefs(path string) ([]load.SessionPartRef, error) {
 		return m.parts, nil
 	}
 	m.mu.Unlock()
-	rows, err := load.ReadSessionPartRefs(path)
+	rows, err := searchrows.ReadSessionPartRefs(path)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
 )
@@ -60,7 +61,7 @@ func (d *DB) describeHits(ctx context.Context, hits []SearchHit, terms []string)
 	}
 	// With the lake's schema file when some files are older than the tool
 	// column.
-	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
+	src, list, err := catalog.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return err
 	}
@@ -225,7 +226,7 @@ func (d *DB) exchangesSQL(ctx context.Context, refs []SessionRef, args []any) (m
 	// knows them; else the view.
 	src := "exchange_rows"
 	if _, parts, ok := d.partitionsOf(ctx, refs); ok {
-		s, err := load.PartitionSource(d.lake, "exchange_rows", parts)
+		s, err := catalog.PartitionSource(d.lake, "exchange_rows", parts)
 		if err != nil {
 			return nil, err
 		}

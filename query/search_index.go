@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/searchindex"
+	"github.com/pos-lake/pos/load/searchrows"
 )
 
 // searchIndexState keeps the lake's search index (searchindex.Index) mapped
@@ -83,13 +83,13 @@ func (s *searchIndexState) close() {
 // readChunkMeta reads the metadata of the rows of a chunks file whose keys
 // are in keys: from its sidecar (the index's copy, or its file), or from
 // the Parquet file when the sidecar has none (an older build's).
-func readChunkMeta(ix *searchindex.Index, path string, keys map[int64]bool, fn func(load.ChunkMeta)) error {
+func readChunkMeta(ix *searchindex.Index, path string, keys map[int64]bool, fn func(searchrows.ChunkMeta)) error {
 	err := ix.ReadRowMeta(path, keys, false, func(key int64, ts time.Time, m searchindex.RowMeta) {
-		fn(load.ChunkMeta{Key: key, ID: m.ID, ParentID: m.ParentID, ContentType: m.ContentType, Platform: m.Platform,
+		fn(searchrows.ChunkMeta{Key: key, ID: m.ID, ParentID: m.ParentID, ContentType: m.ContentType, Platform: m.Platform,
 			SessionID: m.SessionID, AgentID: m.AgentID, TS: ts})
 	})
 	if errors.Is(err, searchindex.ErrNoMeta) || errors.Is(err, searchindex.ErrNoVectors) {
-		return load.ReadChunkMeta(path, keys, fn)
+		return searchrows.ReadChunkMeta(path, keys, fn)
 	}
 	return err
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/query"
 )
@@ -43,7 +43,7 @@ func TestSearchIndexSameHits(t *testing.T) {
 	results := func(fromFiles bool) string {
 		t.Helper()
 		db := openDB(t, lake)
-		files, err := load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{})
+		files, err := layout.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}

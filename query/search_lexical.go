@@ -13,7 +13,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/transform/embed/lexical"
 )
@@ -415,7 +416,7 @@ func (s windowStats) avgdl() float64 {
 // and their length in index terms, with DuckDB.
 func (d *DB) countChunks(ctx context.Context, opt SearchOptions, files []string) (windowStats, error) {
 	var st windowStats
-	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
+	src, list, err := catalog.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return st, err
 	}
@@ -428,7 +429,7 @@ func (d *DB) countChunks(ctx context.Context, opt SearchOptions, files []string)
 // postingsFileOf is the postings file of a chunks file: named as it is.
 func postingsFileOf(chunksFile string) string {
 	sep := string(filepath.Separator)
-	return strings.Replace(chunksFile, sep+load.TableChunks+sep, sep+load.TablePostings+sep, 1)
+	return strings.Replace(chunksFile, sep+layout.TableChunks+sep, sep+layout.TablePostings+sep, 1)
 }
 
 // eachFile calls fn with each file and its index, on as many goroutines as

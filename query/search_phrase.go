@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/transform/embed/lexical"
 )
 
@@ -17,7 +17,7 @@ func (d *DB) withPhrases(ctx context.Context, q lexical.Query, lists ...[]scored
 	keys, files := keysAndFiles(lists)
 	has := map[int64]bool{}
 	if len(keys) > 0 {
-		query := `SELECT chunk_key, text FROM read_parquet(` + load.LiteralPaths + `, hive_partitioning = true, union_by_name = true)
+		query := `SELECT chunk_key, text FROM read_parquet(` + layout.LiteralPaths + `, hive_partitioning = true, union_by_name = true)
 WHERE chunk_key IN (` + placeholders(len(keys)) + `)`
 		rows, err := d.db.QueryContext(ctx, query, append([]any{files}, keys...)...)
 		if err != nil {

@@ -12,7 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/pos-lake/pos/internal/excerpt"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/searchrows"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
 	"github.com/pos-lake/pos/transform/enrich"
@@ -129,13 +131,13 @@ func (d *DB) tellStories(ctx context.Context, hits []SearchHit, terms []string) 
 	// that ran over midnight): an exchange's messages are in the
 	// partitions of their own times. Named file by file, not through the
 	// views, which list and prune every partition of the lake.
-	var parts []load.Partition
+	var parts []layout.Partition
 	for _, h := range hits {
 		if h.ExchangeID == "" || h.TS.IsZero() {
 			continue
 		}
 		for _, day := range []int{-1, 0, 1} {
-			p := load.Partition{Platform: h.Platform, Date: h.TS.AddDate(0, 0, day).Format(time.DateOnly)}
+			p := layout.Partition{Platform: h.Platform, Date: h.TS.AddDate(0, 0, day).Format(time.DateOnly)}
 			if !slices.Contains(parts, p) {
 				parts = append(parts, p)
 			}
@@ -210,8 +212,8 @@ func (d *DB) tellStories(ctx context.Context, hits []SearchHit, terms []string) 
 
 // storyExchangesSQL reads the sessions' exchanges in the partitions with
 // DuckDB, with the prompts of those in want.
-func (d *DB) storyExchangesSQL(ctx context.Context, parts []load.Partition, want map[string]bool, args []any) ([]storyExchange, error) {
-	exSrc, err := load.PartitionSource(d.lake, "exchange_rows", parts)
+func (d *DB) storyExchangesSQL(ctx context.Context, parts []layout.Partition, want map[string]bool, args []any) ([]storyExchange, error) {
+	exSrc, err := catalog.PartitionSource(d.lake, "exchange_rows", parts)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +261,7 @@ func (d *DB) failedExchanges(ctx context.Context, hits []SearchHit, byID map[str
 			continue
 		}
 		day := h.TS.UTC().Truncate(24 * time.Hour)
-		fs, err := d.listing.PartitionFiles(d.lake, load.TableChunks, h.Platform, day.AddDate(0, 0, -1), day.AddDate(0, 0, 2))
+		fs, err := d.listing.PartitionFiles(d.lake, layout.TableChunks, h.Platform, day.AddDate(0, 0, -1), day.AddDate(0, 0, 2))
 		if err != nil {
 			return nil, err
 		}
@@ -280,7 +282,7 @@ func (d *DB) failedExchanges(ctx context.Context, hits []SearchHit, byID map[str
 	if failed, ok, err := d.failedInGo(ctx, files, ids); ok || err != nil {
 		return failed, err
 	}
-	src, list, err := load.FilesSource(d.lake, load.TableChunks, files)
+	src, list, err := catalog.FilesSource(d.lake, layout.TableChunks, files)
 	if err != nil {
 		return nil, err
 	}
@@ -298,9 +300,9 @@ WHERE content_type = ? AND parent_id IN (`+placeholders(len(ids))+`)`, append([]
 // storyMessages reads the messages with tools of each exchange, in order:
 // in Go from the messages files of the partitions, or with DuckDB when
 // the table has versions of its rows.
-func (d *DB) storyMessages(ctx context.Context, parts []load.Partition, byID map[string]*storyExchange) (map[string][]storyMessage, error) {
-	if d.describeSQL || load.Versioned(d.lake)[load.TableMessages] {
-		src, err := load.PartitionSource(d.lake, "messages", parts)
+func (d *DB) storyMessages(ctx context.Context, parts []layout.Partition, byID map[string]*storyExchange) (map[string][]storyMessage, error) {
+	if d.describeSQL || layout.Versioned(d.lake)[layout.TableMessages] {
+		src, err := catalog.PartitionSource(d.lake, "messages", parts)
 		if err != nil {
 			return nil, err
 		}
@@ -310,7 +312,7 @@ func (d *DB) storyMessages(ctx context.Context, parts []load.Partition, byID map
 		ms := ts.UnixMilli()
 		return e.platform == platform && e.session == session && e.thread == thread && ms >= e.start.UnixMilli() && (e.end.IsZero() || ms < e.end.UnixMilli())
 	}
-	rows, err := load.ReadStoryMessages(d.lake, parts, func(platform, session, agent string, ts time.Time) bool {
+	rows, err := searchrows.ReadStoryMessages(d.lake, parts, func(platform, session, agent string, ts time.Time) bool {
 		for _, e := range byID {
 			if in(e, platform, session, agent, ts) {
 				return true
@@ -321,7 +323,7 @@ func (d *DB) storyMessages(ctx context.Context, parts []load.Partition, byID map
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(rows, func(a, b load.StoryMessage) int {
+	slices.SortStableFunc(rows, func(a, b searchrows.StoryMessage) int {
 		return cmp.Or(a.TS.Compare(b.TS), cmp.Compare(a.SourceLine, b.SourceLine), cmp.Compare(a.ID, b.ID))
 	})
 	out := map[string][]storyMessage{}

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -31,15 +33,15 @@ const (
 
 func sessionRowsMatchSQL(t *testing.T, lake string) {
 	t.Helper()
-	if !load.SessionCacheInGo(lake) {
+	if !rollup.SessionCacheInGo(lake) {
 		t.Fatal("a lake with versions: the Go way is not taken")
 	}
-	db, err := load.OpenDB("")
+	db, err := catalog.OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := load.DefineViews(context.Background(), db, lake, "messages", "exchange_rows", "session_rows"); err != nil {
+	if err := catalog.DefineViews(context.Background(), db, lake, "messages", "exchange_rows", "session_rows"); err != nil {
 		t.Fatal(err)
 	}
 	text := func(cols, src string) string {
@@ -67,10 +69,10 @@ func sessionRowsMatchSQL(t *testing.T, lake string) {
 		sql    string
 		cols   string
 	}{
-		{"parts", []string{load.TableMessages, load.TableExchanges}, load.WriteSessionParts, load.SessionPartsSQL("true"), partsCols},
-		{"meta", []string{load.TableSessions}, load.WriteSessionMeta, load.SessionMetaRowsSQL("true"), metaCols},
+		{"parts", []string{layout.TableMessages, layout.TableExchanges}, rollup.WriteSessionParts, rollup.SessionPartsSQL("true"), partsCols},
+		{"meta", []string{layout.TableSessions}, rollup.WriteSessionMeta, rollup.SessionMetaRowsSQL("true"), metaCols},
 	} {
-		fp, err := load.PartitionFingerprints(lake, c.tables...)
+		fp, err := rollup.PartitionFingerprints(lake, c.tables...)
 		if err != nil || len(fp) == 0 {
 			t.Fatalf("%s: partitions %v, %v", c.name, fp, err)
 		}

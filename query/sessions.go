@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 )
 
 // Tokens are token counts as the platform reported them.
@@ -198,14 +200,14 @@ func (d *DB) ResolveSession(ctx context.Context, id, platform, project string) (
 func (d *DB) latestSession(ctx context.Context, w where, platform string) (SessionRef, error) {
 	const q = `SELECT platform, session_id, ts IS NOT NULL FROM %s%s ORDER BY ts DESC, session_id LIMIT 1`
 	var ref SessionRef
-	parts, _ := load.Partitions(d.lake, load.TableMessages, platform) // newest first
-	dates := load.DatesOf(parts)
+	parts, _ := layout.Partitions(d.lake, layout.TableMessages, platform) // newest first
+	dates := layout.DatesOf(parts)
 	for _, n := range []int{1, 8, 64} {
 		if n >= len(dates) {
 			break
 		}
 		// The partitions' files named one by one: no glob of the table.
-		src, err := load.PartitionSource(d.lake, "messages", fromDate(parts, dates[n-1]))
+		src, err := catalog.PartitionSource(d.lake, "messages", fromDate(parts, dates[n-1]))
 		if err != nil {
 			break
 		}
@@ -228,7 +230,7 @@ func (d *DB) latestSession(ctx context.Context, w where, platform string) (Sessi
 
 // fromDate returns the partitions of date cut and later of parts, which
 // are newest first.
-func fromDate(parts []load.Partition, cut string) []load.Partition {
+func fromDate(parts []layout.Partition, cut string) []layout.Partition {
 	k := 0
 	for k < len(parts) && parts[k].Date >= cut {
 		k++
@@ -265,7 +267,7 @@ func (d *DB) oneSession(ctx context.Context, ref SessionRef, cols string, dest .
 			// Each file's rows of this session only, before the sessions'
 			// aggregates: after them, DuckDB would aggregate every session.
 			one := func(src string) string { return "(SELECT * FROM " + src + " WHERE platform = $1 AND session_id = $2)" }
-			err := d.db.QueryRowContext(ctx, `SELECT `+cols+` FROM (`+load.SessionsFromPartsSQL(one(parts), one(meta))+`)
+			err := d.db.QueryRowContext(ctx, `SELECT `+cols+` FROM (`+rollup.SessionsFromPartsSQL(one(parts), one(meta))+`)
 WHERE platform = $1 AND session_id = $2`, ref.Platform, ref.SessionID).Scan(dest...)
 			if err == nil || err == sql.ErrNoRows {
 				return nil
@@ -275,7 +277,7 @@ WHERE platform = $1 AND session_id = $2`, ref.Platform, ref.SessionID).Scan(dest
 	if err := d.need(ctx, "session_rows", "messages", "exchange_rows"); err != nil {
 		return err
 	}
-	err := d.db.QueryRowContext(ctx, `SELECT `+cols+` FROM (`+load.OneSessionSQL()+`)`, ref.Platform, ref.SessionID).Scan(dest...)
+	err := d.db.QueryRowContext(ctx, `SELECT `+cols+` FROM (`+catalog.OneSessionSQL()+`)`, ref.Platform, ref.SessionID).Scan(dest...)
 	if err == sql.ErrNoRows {
 		return nil
 	}
@@ -383,7 +385,7 @@ func checkWindow(since, until time.Time) error {
 func (d *DB) sessionsFrom(ctx context.Context, view bool) (string, error) {
 	if !view && !d.noSessionCache {
 		if parts, meta, err := d.sessionSources(ctx); err == nil {
-			return "(" + load.SessionsFromPartsSQL(parts, meta) + ")", nil
+			return "(" + rollup.SessionsFromPartsSQL(parts, meta) + ")", nil
 		}
 	}
 	if err := d.need(ctx, "sessions"); err != nil {
@@ -393,7 +395,7 @@ func (d *DB) sessionsFrom(ctx context.Context, view bool) (string, error) {
 }
 
 // sessionRowsFrom is the source of the session rollups' rows
-// (load.SessionMetaRowsSQL's columns): the session cache's copy or, with
+// (rollup.SessionMetaRowsSQL's columns): the session cache's copy or, with
 // view or should the cache fail, the session_rows view.
 func (d *DB) sessionRowsFrom(ctx context.Context, view bool) (string, error) {
 	if !view && !d.noSessionCache {

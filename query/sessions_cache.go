@@ -12,18 +12,20 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/internal/atomicfile"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 )
 
 // The session cache: the sessions view aggregates every message and
 // exchange of the lake, which on a large lake means reading thousands of
 // files for a list of twenty sessions. Sessions keeps the view's counts in
-// parts, a row per partition and session (load.SessionPartsSQL), and the
-// session rollups' rows (load.SessionMetaRowsSQL), in two files under
+// parts, a row per partition and session (rollup.SessionPartsSQL), and the
+// session rollups' rows (rollup.SessionMetaRowsSQL), in two files under
 // <lake>/rollup, with a manifest of the partitions' fingerprints they were
 // computed from. A query recomputes the parts of the partitions that
 // changed since (a sync touches a few), combines them with the rest
-// (load.SessionsFromPartsSQL) and writes the files back for the next one;
+// (rollup.SessionsFromPartsSQL) and writes the files back for the next one;
 // a lake it cannot write is answered all the same, without keeping them.
 const (
 	sessionCacheManifest = "sessions.json"
@@ -36,7 +38,7 @@ type sessionCache struct {
 	MetaFile  string            `json:"meta_file"`
 	Parts     map[string]string `json:"parts"` // "platform/date" -> fingerprint of messages and exchanges files
 	Meta      map[string]string `json:"meta"`  // "platform/date" -> fingerprint of session rollup files
-	// State is the lake's load.StateStamp when the files were last found
+	// State is the lake's layout.StateStamp when the files were last found
 	// current: while it stays the same, a reader takes them as they are
 	// without listing the partitions (see sessionCacheFiles).
 	State string `json:"state,omitempty"`
@@ -45,7 +47,7 @@ type sessionCache struct {
 // sessionSources returns the SQL sources of the session parts and of the
 // session rollup rows, brought up to date with the lake.
 func (d *DB) sessionSources(ctx context.Context) (parts, meta string, err error) {
-	stamp := load.StateStamp(d.lake)
+	stamp := layout.StateStamp(d.lake)
 	d.smu.Lock()
 	defer d.smu.Unlock()
 	if s := d.sources; stamp != "" && s.stamp == stamp {
@@ -61,13 +63,13 @@ func (d *DB) sessionSources(ctx context.Context) (parts, meta string, err error)
 // refreshSessionCache brings the session cache up to date with the lake's
 // partitions and returns its sources.
 func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err error) {
-	dir := filepath.Join(d.lake, load.RollupDir)
-	state := load.StateStamp(d.lake) // before the partitions are listed
-	nowParts, err := load.PartitionFingerprints(d.lake, load.TableMessages, load.TableExchanges)
+	dir := filepath.Join(d.lake, layout.RollupDir)
+	state := layout.StateStamp(d.lake) // before the partitions are listed
+	nowParts, err := rollup.PartitionFingerprints(d.lake, layout.TableMessages, layout.TableExchanges)
 	if err != nil {
 		return "", "", err
 	}
-	nowMeta, err := load.PartitionFingerprints(d.lake, load.TableSessions)
+	nowMeta, err := rollup.PartitionFingerprints(d.lake, layout.TableSessions)
 	if err != nil {
 		return "", "", err
 	}
@@ -79,7 +81,7 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 	}
 	stamp := time.Now().UnixNano()
 	// The rows of the partitions that changed are computed in Go where the
-	// lake allows it (load.SessionCacheInGo), into files beside the cache
+	// lake allows it (rollup.SessionCacheInGo), into files beside the cache
 	// that the new cache file is copied from; else by the views' SQL.
 	var scratch []string
 	defer func() {
@@ -87,7 +89,7 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 			os.Remove(p)
 		}
 	}()
-	goWay := load.SessionCacheInGo(d.lake)
+	goWay := rollup.SessionCacheInGo(d.lake)
 	inGo := func(kind string, write func(lake string, parts []string, path string) error) func([]string) (string, bool) {
 		if !goWay {
 			return nil
@@ -104,8 +106,8 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 			return readParquetSQL(path), true
 		}
 	}
-	partsSQL, partsFresh, partsViews := cachedSource(dir, old.PartsFile, old.Parts, nowParts, load.SessionPartsSQL, inGo("parts", load.WriteSessionParts))
-	metaSQL, metaFresh, metaViews := cachedSource(dir, old.MetaFile, old.Meta, nowMeta, load.SessionMetaRowsSQL, inGo("meta", load.WriteSessionMeta))
+	partsSQL, partsFresh, partsViews := cachedSource(dir, old.PartsFile, old.Parts, nowParts, rollup.SessionPartsSQL, inGo("parts", rollup.WriteSessionParts))
+	metaSQL, metaFresh, metaViews := cachedSource(dir, old.MetaFile, old.Meta, nowMeta, rollup.SessionMetaRowsSQL, inGo("meta", rollup.WriteSessionMeta))
 	if partsFresh && metaFresh {
 		if old.State != state && state != "" {
 			old.State = state
@@ -138,8 +140,8 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 	if errP != nil || errM != nil {
 		// Answer from the views' SQL: the files computed in Go go with
 		// this call.
-		parts, _, _ = cachedSource(dir, old.PartsFile, old.Parts, nowParts, load.SessionPartsSQL, nil)
-		meta, _, _ = cachedSource(dir, old.MetaFile, old.Meta, nowMeta, load.SessionMetaRowsSQL, nil)
+		parts, _, _ = cachedSource(dir, old.PartsFile, old.Parts, nowParts, rollup.SessionPartsSQL, nil)
+		meta, _, _ = cachedSource(dir, old.MetaFile, old.Meta, nowMeta, rollup.SessionMetaRowsSQL, nil)
 		return parts, meta, d.need(ctx, "messages", "exchange_rows", "session_rows")
 	}
 	b, _ := json.MarshalIndent(next, "", " ")
@@ -150,7 +152,7 @@ func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err e
 		keep := []string{next.PartsFile, next.MetaFile, old.PartsFile, old.MetaFile}
 		for _, e := range ents {
 			// (Temporary files are another writer's, or a dead one's, which
-			// load.SweepTemps removes.)
+			// layout.SweepTemps removes.)
 			if n := e.Name(); strings.HasPrefix(strings.TrimPrefix(n, "."), "sessions-") && !strings.HasSuffix(n, ".tmp") && !slices.Contains(keep, n) {
 				os.Remove(filepath.Join(dir, n))
 			}
@@ -179,7 +181,7 @@ func cachedSource(dir, file string, had, now map[string]string, rows func(where 
 	if file == "" {
 		return "(" + compute(slices.Sorted(maps.Keys(now)), "true") + ")", false, views
 	}
-	stale, gone := load.DiffPartitions(had, now)
+	stale, gone := rollup.DiffPartitions(had, now)
 	path := readParquetSQL(filepath.Join(dir, file))
 	if len(stale) == 0 && len(gone) == 0 {
 		return path, true, false
@@ -188,9 +190,9 @@ func cachedSource(dir, file string, had, now map[string]string, rows func(where 
 		return "(" + compute(slices.Sorted(maps.Keys(now)), "true") + ")", false, views
 	}
 	drop := append(slices.Clone(stale), gone...)
-	src = "(SELECT * FROM " + path + " WHERE NOT " + load.PartitionFilter(drop)
+	src = "(SELECT * FROM " + path + " WHERE NOT " + rollup.PartitionFilter(drop)
 	if len(stale) > 0 {
-		src += "\nUNION ALL BY NAME\n" + compute(stale, load.PartitionFilter(stale))
+		src += "\nUNION ALL BY NAME\n" + compute(stale, rollup.PartitionFilter(stale))
 	}
 	return src + ")", false, views
 }
@@ -204,7 +206,7 @@ func cacheFile(dir, name string) bool {
 }
 
 func readParquetSQL(path string) string {
-	return "read_parquet(" + sqlQuote(load.GlobLiteral(path)) + ")"
+	return "read_parquet(" + sqlQuote(layout.GlobLiteral(path)) + ")"
 }
 
 // copyTo writes the rows of the SQL source src to a new Parquet file at
@@ -213,7 +215,7 @@ func (d *DB) copyTo(ctx context.Context, src, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := load.TempName(path)
+	tmp := layout.TempName(path)
 	if _, err := d.db.ExecContext(ctx, "COPY (SELECT * FROM "+src+") TO "+sqlQuote(tmp)+" (FORMAT parquet, COMPRESSION zstd)"); err != nil {
 		os.Remove(tmp)
 		return err
@@ -238,9 +240,9 @@ func (d *DB) copyTo(ctx context.Context, src, path string) error {
 func (d *DB) sessionViews(ctx context.Context, ref SessionRef) (messages, exchanges string, err error) {
 	// (A session the cache does not know has no partitions in it.)
 	if m, e, ok := d.partitionsOf(ctx, []SessionRef{ref}); ok && len(m)+len(e) > 0 {
-		messages, err = load.PartitionSource(d.lake, "messages", m)
+		messages, err = catalog.PartitionSource(d.lake, "messages", m)
 		if err == nil {
-			exchanges, err = load.PartitionSource(d.lake, "exchange_rows", e)
+			exchanges, err = catalog.PartitionSource(d.lake, "exchange_rows", e)
 		}
 		if err == nil {
 			return messages, exchanges, nil
@@ -266,7 +268,7 @@ func sessionsMatch(refs []SessionRef) (string, []any) {
 // partitionsOf lists the partitions the sessions have messages in and
 // those they have exchanges in, from the session cache's parts; ok is
 // false without the cache.
-func (d *DB) partitionsOf(ctx context.Context, refs []SessionRef) (messages, exchanges []load.Partition, ok bool) {
+func (d *DB) partitionsOf(ctx context.Context, refs []SessionRef) (messages, exchanges []layout.Partition, ok bool) {
 	if d.noSessionCache || len(refs) == 0 {
 		return nil, nil, false
 	}
@@ -284,7 +286,7 @@ GROUP BY ALL ORDER BY ALL`, args...)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var p load.Partition
+		var p layout.Partition
 		var m, e bool
 		if rows.Scan(&p.Platform, &p.Date, &m, &e) != nil {
 			return nil, nil, false
@@ -306,14 +308,14 @@ func (d *DB) sessionCacheFiles(ctx context.Context) (parts, meta string, ok bool
 	if d.noSessionCache {
 		return "", "", false
 	}
-	dir := filepath.Join(d.lake, load.RollupDir)
+	dir := filepath.Join(d.lake, layout.RollupDir)
 	read := func() (sessionCache, bool) {
 		var c sessionCache
 		b, err := os.ReadFile(filepath.Join(dir, sessionCacheManifest))
 		if err != nil || json.Unmarshal(b, &c) != nil || c.Version != sessionCacheVersion || !cacheFile(dir, c.PartsFile) || !cacheFile(dir, c.MetaFile) {
 			return c, false
 		}
-		stamp := load.StateStamp(d.lake)
+		stamp := layout.StateStamp(d.lake)
 		return c, stamp != "" && c.State == stamp
 	}
 	c, fresh := read()

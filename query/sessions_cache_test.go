@@ -14,7 +14,8 @@ import (
 	"time"
 
 	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/query/querytest"
 	"github.com/pos-lake/pos/schema"
@@ -108,13 +109,13 @@ func checkSessionCache(t *testing.T, lake string) {
 		}
 	}
 	// Every column, both ways (the columns Sessions does not return too).
-	dir := filepath.Join(lake, load.RollupDir)
+	dir := filepath.Join(lake, layout.RollupDir)
 	m, err := os.ReadFile(filepath.Join(dir, "sessions.json"))
 	if err != nil {
 		t.Fatalf("no session cache written: %v", err)
 	}
 	parts, meta := cacheFiles(t, m)
-	fromParts := load.SessionsFromPartsSQL("read_parquet('"+filepath.Join(dir, parts)+"')", "read_parquet('"+filepath.Join(dir, meta)+"')")
+	fromParts := rollup.SessionsFromPartsSQL("read_parquet('"+filepath.Join(dir, parts)+"')", "read_parquet('"+filepath.Join(dir, meta)+"')")
 	for _, q := range []string{
 		"SELECT count(*) FROM (SELECT * FROM sessions EXCEPT ALL SELECT * FROM (" + fromParts + "))",
 		"SELECT count(*) FROM (SELECT * FROM (" + fromParts + ") EXCEPT ALL SELECT * FROM sessions)",
@@ -153,7 +154,7 @@ func TestSessionCacheFollowsLoads(t *testing.T) {
 	}
 	checkSessionCache(t, lake)
 	manifest := func() []byte {
-		b, err := os.ReadFile(filepath.Join(lake, load.RollupDir, "sessions.json"))
+		b, err := os.ReadFile(filepath.Join(lake, layout.RollupDir, "sessions.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +225,7 @@ func TestSessionCacheFollowsLoads(t *testing.T) {
 
 	// The cache's files gone (removed by hand, say) but not its manifest:
 	// rebuilt, with the same answers.
-	files, _ := filepath.Glob(filepath.Join(lake, load.RollupDir, "sessions-*.parquet"))
+	files, _ := filepath.Glob(filepath.Join(lake, layout.RollupDir, "sessions-*.parquet"))
 	if len(files) < 2 {
 		t.Fatalf("session cache files: %v", files)
 	}
@@ -232,7 +233,7 @@ func TestSessionCacheFollowsLoads(t *testing.T) {
 		os.Remove(f)
 	}
 	checkSessionCache(t, lake)
-	again, _ := filepath.Glob(filepath.Join(lake, load.RollupDir, "sessions-*.parquet"))
+	again, _ := filepath.Glob(filepath.Join(lake, layout.RollupDir, "sessions-*.parquet"))
 	if len(again) != 2 || slices.Contains(files, again[0]) || slices.Contains(files, again[1]) {
 		t.Fatalf("session cache not rebuilt: %v", again)
 	}

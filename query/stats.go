@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/pricing"
 )
 
@@ -169,7 +169,7 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 		return nil, err
 	}
 	thresholds := statsThresholds(prices)
-	var rows []load.RollupRow
+	var rows []rollup.RollupRow
 	ru := d.rollupPlan(opt, prices)
 	if ru != nil {
 		var err error
@@ -214,7 +214,7 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 		}
 		rows = append(rows, msgs...)
 		// Costs are summed in the rollup file's order of rows.
-		slices.SortFunc(rows, load.CompareRollupRows)
+		slices.SortFunc(rows, rollup.CompareRollupRows)
 	}
 	acc := newStatsAcc(opt, prices, thresholds)
 	for i := range rows {
@@ -229,7 +229,7 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 // when it reads them alone: the rollup's and those of prices' tiers, so
 // that its rows are the rollup's.
 func statsThresholds(prices *pricing.Table) []int64 {
-	ts := load.RollupThresholds()
+	ts := rollup.RollupThresholds()
 	for _, k := range prices.Keys() {
 		if lc := k.Model.LongContext; lc != nil && !slices.Contains(ts, lc.Above) {
 			ts = append(ts, lc.Above)
@@ -252,15 +252,15 @@ func tiersEndOnHours(prices *pricing.Table) bool {
 }
 
 // statsRows runs a query of statsRowsQuery and reads its rows.
-func (d *DB) statsRows(ctx context.Context, q string, args []any) ([]load.RollupRow, error) {
+func (d *DB) statsRows(ctx context.Context, q string, args []any) ([]rollup.RollupRow, error) {
 	rows, err := d.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []load.RollupRow
+	var out []rollup.RollupRow
 	for rows.Next() {
-		var r load.RollupRow
+		var r rollup.RollupRow
 		var date time.Time
 		var rank int64
 		if err := rows.Scan(&r.Platform, &date, &r.SessionID, &r.Project, &r.Model, &r.Hour, &rank,
@@ -305,7 +305,7 @@ func sortedKeys(m map[string]int64) []string {
 }
 
 // statsFilter is the WHERE clause of opt's filters and window on the
-// messages, beside the rollup's own (load.RollupSelect); alias qualifies
+// messages, beside the rollup's own (rollup.RollupSelect); alias qualifies
 // the columns ("m." or "").
 func statsFilter(opt StatsOptions, alias string) where {
 	var w where
@@ -325,14 +325,14 @@ func statsFilter(opt StatsOptions, alias string) where {
 }
 
 // statsRowsQuery is the SQL that rolls up the messages Stats reads to the
-// rows of the usage rollup (load.RollupSelect): the messages in opt's
+// rows of the usage rollup (rollup.RollupSelect): the messages in opt's
 // filters and window, and in one of parts when there are parts. how says
 // where the 1-hour share of cache writes comes from; thresholds rank the
 // prompts; exact puts each message's time in the hour column instead of
 // its hour. The grouping keys and prices apply in Go; filter values are
 // parameters.
 func statsRowsQuery(opt StatsOptions, how split, thresholds []int64, exact bool, parts []where) (string, []any) {
-	src := load.RollupSource{From: "messages", Thresholds: thresholds, ExactTime: exact}
+	src := rollup.RollupSource{From: "messages", Thresholds: thresholds, ExactTime: exact}
 	var args, fromArgs []any
 	switch how {
 	case splitRaw:
@@ -378,5 +378,5 @@ func statsRowsQuery(opt StatsOptions, how split, thresholds []int64, exact bool,
 		conds = append(conds, strings.Join(w.conds, "\n      AND "))
 		args = append(append(args, fromArgs...), w.args...)
 	}
-	return load.RollupSelect(src, conds...), args
+	return rollup.RollupSelect(src, conds...), args
 }

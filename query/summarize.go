@@ -12,6 +12,8 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/pos-lake/pos/internal/english"
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // Summary strategies.
@@ -360,16 +362,16 @@ func (d *DB) storeSummary(ctx context.Context, s *Summary, params string, first 
 		}
 		levels = string(b)
 	}
-	row := load.SummaryRow{
+	row := layout.SummaryRow{
 		Platform: s.Platform, SessionID: s.SessionID, LastMessageID: s.LastMessageID, LastTS: s.LastTS,
 		MessageCount: s.Messages, ExchangeCount: s.Exchanges, Strategy: s.Strategy, Model: s.Model, Params: params,
 		Text: s.Text, Levels: levels, Notes: s.Notes, LLMCalls: s.Calls, InputTokens: s.InputTokens,
 		OutputTokens: s.OutputTokens, DurationMS: s.DurationMS, IngestedAt: s.CreatedAt, Date: first,
 	}
-	if err := load.WriteSummaries(ctx, d.lake, []load.SummaryRow{row}, s.CreatedAt); err != nil {
+	if err := load.WriteSummaries(ctx, d.lake, []layout.SummaryRow{row}, s.CreatedAt); err != nil {
 		return err
 	}
-	stmt, err := load.SummariesViewSQL(d.lake)
+	stmt, err := catalog.SummariesViewSQL(d.lake)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/internal/english"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 )
 
 // segment is one piece of a session in time order: an exchange, a
@@ -50,7 +50,7 @@ func (d *DB) summaryMaterial(ctx context.Context, ref SessionRef) (*material, er
 	exchanges := func(subagents bool) error {
 		rows, err := d.db.QueryContext(ctx, `SELECT exchange_number, ts, ts_end, coalesce(agent_id, ''), coalesce(prompt, ''),
   coalesce(response, ''), coalesce(tools, []), tool_count, coalesce(files, [])
-FROM `+load.OneSessionExchangesFrom(exchangeRows)+`
+FROM `+catalog.OneSessionExchangesFrom(exchangeRows)+`
 WHERE $3 OR NOT sidechain
 ORDER BY ts, id`, ref.Platform, ref.SessionID, subagents)
 		if err != nil {

@@ -6,7 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
 )
 
 // TimelineOptions choose the entries of Timeline.
@@ -60,8 +61,8 @@ func (d *DB) Timeline(ctx context.Context, opt TimelineOptions) ([]TimelineEntry
 	if opt.Limit > 0 && sess.SessionID == "" && !d.noSessionCache {
 		// The latest entries are in the latest partitions: read those
 		// first, and number the exchanges found over their sessions only.
-		parts, _ := load.Partitions(d.lake, load.TableExchanges, opt.Platform) // newest first
-		dates := load.DatesOf(parts)
+		parts, _ := layout.Partitions(d.lake, layout.TableExchanges, opt.Platform) // newest first
+		dates := layout.DatesOf(parts)
 		for _, n := range []int{8, 64} {
 			if n >= len(dates) {
 				break
@@ -87,12 +88,12 @@ func (d *DB) Timeline(ctx context.Context, opt TimelineOptions) ([]TimelineEntry
 // says that is the answer: the window's latest Limit entries
 // are all there (the last of them is from cut on; every exchange before cut
 // is older).
-func (d *DB) timelineSince(ctx context.Context, opt TimelineOptions, parts []load.Partition, cut string) ([]TimelineEntry, bool, error) {
+func (d *DB) timelineSince(ctx context.Context, opt TimelineOptions, parts []layout.Partition, cut string) ([]TimelineEntry, bool, error) {
 	day, err := time.Parse(time.DateOnly, cut)
 	if err != nil {
 		return nil, false, nil
 	}
-	recent, err := load.PartitionSource(d.lake, "exchange_rows", fromDate(parts, cut))
+	recent, err := catalog.PartitionSource(d.lake, "exchange_rows", fromDate(parts, cut))
 	if err != nil {
 		return nil, false, err
 	}
@@ -114,12 +115,12 @@ func (d *DB) timelineSince(ctx context.Context, opt TimelineOptions, parts []loa
 	if !ok {
 		return nil, false, nil
 	}
-	src, err := load.PartitionSource(d.lake, "exchange_rows", ps)
+	src, err := catalog.PartitionSource(d.lake, "exchange_rows", ps)
 	if err != nil {
 		return nil, false, nil
 	}
 	match, args := sessionsMatch(refs)
-	rows, err := d.db.QueryContext(ctx, `SELECT id, `+load.ExchangeNumber+`
+	rows, err := d.db.QueryContext(ctx, `SELECT id, `+catalog.ExchangeNumber+`
 FROM `+src+`
 WHERE `+match, args...)
 	if err != nil {

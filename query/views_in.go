@@ -3,7 +3,7 @@ package query
 import (
 	"strings"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 )
 
 // catalogWords are the words of a query that looks at the catalog (SHOW
@@ -30,7 +30,7 @@ func viewsIn(q string) []string {
 		}
 	}
 	var views []string
-	for _, v := range load.Views {
+	for _, v := range catalog.Views {
 		if words[v] {
 			views = append(views, v)
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/query/querytest"
 )
 
@@ -26,7 +26,7 @@ func TestPlantedSchemaFileNotServed(t *testing.T) {
 	tmp := filepath.Join(dir, "tmp")
 	os.MkdirAll(tmp, 0o777)
 	t.Setenv("TMPDIR", tmp)
-	db, err := load.OpenDB("")
+	db, err := catalog.OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}

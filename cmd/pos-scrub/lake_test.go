@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/transform/scrub/scrubtest"
 )
 
@@ -84,14 +84,14 @@ func TestLakeHoldsNoPlantedSecret(t *testing.T) {
 
 	// 1. The bytes of every file, and 2. every row of every Parquet file,
 	// every column as text.
-	db, err := load.OpenDB("")
+	db, err := catalog.OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	scan := scrubtest.ScanLake(t, db, lake, found, func(p, text string) { found(p, []byte(text)) })
 	// 3. The views users query, as DuckDB defines them.
-	if err := load.DefineViews(context.Background(), db, lake); err != nil {
+	if err := catalog.DefineViews(context.Background(), db, lake); err != nil {
 		t.Fatal(err)
 	}
 	redacted := 0

@@ -17,7 +17,7 @@ import (
 //
 // The temporary file is named ".<base>.pid<PID>-<random>.tmp": the
 // writer's pid in the name lets the next run remove a file that a killed
-// writer left (load.SweepTemps).
+// writer left (layout.SweepTemps).
 func Write(path string, b []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".pid"+strconv.Itoa(os.Getpid())+"-*.tmp")
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 
 	"github.com/pos-lake/pos/schema"
@@ -26,7 +27,7 @@ func indexState(t *testing.T, lake string) []string {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	files, err := load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{})
+	files, err := layout.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{})
 	if err != nil || len(files) == 0 {
 		t.Fatalf("chunks files: %v %v", files, err)
 	}
@@ -85,7 +86,7 @@ func TestSearchIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	files, _ := load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{})
+	files, _ := layout.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{})
 	for _, f := range files {
 		a, err1 := ix.ReadVectors(f, true)
 		b, err2 := searchindex.ReadVectors(f, true)

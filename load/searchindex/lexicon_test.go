@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 
 	"github.com/pos-lake/pos/schema"
@@ -32,7 +33,7 @@ func lexLake(t testing.TB) (lake string, files []string) {
 		recs = append(recs, chunk(fmt.Sprint("c", i), text, "m", 8, day.AddDate(0, 0, -i%30).Add(time.Duration(i)*time.Minute)))
 	}
 	loadWith(t, load.Options{Lake: lake, NoCatalog: true}, recs...)
-	files, err := load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{})
+	files, err := layout.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{})
 	if err != nil || len(files) < 30 {
 		t.Fatalf("chunks files: %d %v", len(files), err)
 	}
@@ -200,7 +201,7 @@ func TestSearchIndexOlderSegment(t *testing.T) {
 	// A load that writes no chunks rewrites it too.
 	loadWith(t, load.Options{Lake: lake, NoCatalog: true})
 	indexState(t, lake)
-	files, _ = load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{})
+	files, _ = layout.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{})
 	ix, err = searchindex.Open(lake)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/internal/indextest"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 
 	"github.com/pos-lake/pos/schema"
@@ -18,7 +19,7 @@ import (
 
 func postingsOf(t *testing.T, chunksFile string, terms []string) (sidecar, table []string) {
 	t.Helper()
-	return indextest.PostingsOf(t, chunksFile, load.TablePostings, terms)
+	return indextest.PostingsOf(t, chunksFile, layout.TablePostings, terms)
 }
 
 var fileTerms = indextest.FileTerms
@@ -37,11 +38,11 @@ func TestSidecarPostings(t *testing.T) {
 	}
 	recs[7].Chunk.Embedding, recs[7].Chunk.Model, recs[7].Chunk.Dim = nil, "", 0 // no vector: postings all the same
 	loadRecs(t, lake, recs...)
-	files, err := load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{})
+	files, err := layout.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{})
 	if err != nil || len(files) != 1 {
 		t.Fatalf("%v %v", files, err)
 	}
-	pfiles, _ := load.PartitionFiles(lake, load.TablePostings, "", time.Time{}, time.Time{})
+	pfiles, _ := layout.PartitionFiles(lake, layout.TablePostings, "", time.Time{}, time.Time{})
 	terms := fileTerms(t, pfiles[0])
 	if len(terms) < 40 {
 		t.Fatalf("terms %v", terms)
@@ -104,7 +105,7 @@ func FuzzSidecar(f *testing.F) {
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	f.Add([]byte(searchindex.VectorsMagic))
 	loadWith(f, load.Options{Lake: lake}, chunk("c1", "parquet writer flush", "m", 4, day), chunk("c2", "rotate logs", "m", 4, day))
-	if files, _ := load.PartitionFiles(lake, load.TableChunks, "", time.Time{}, time.Time{}); len(files) == 1 {
+	if files, _ := layout.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{}); len(files) == 1 {
 		if b, err := os.ReadFile(sidecarPath(files[0])); err == nil {
 			f.Add(b)
 		}

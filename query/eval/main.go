@@ -59,6 +59,7 @@ import (
 	_ "github.com/pos-lake/pos/extract/all" // every adapter
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/embed"
@@ -312,7 +313,7 @@ func evaluate(ctx context.Context, lake string, set *Set, k int, minSim float64,
 		return nil, err
 	}
 	defer db.Close()
-	m, ok, err := load.LakeEmbedding(ctx, lake)
+	m, ok, err := layout.LakeEmbedding(ctx, lake)
 	if err != nil {
 		return nil, err
 	}

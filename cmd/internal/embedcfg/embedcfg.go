@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/internal/oaiwire"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/transform/embed"
 	"github.com/urfave/cli/v2"
@@ -134,7 +134,7 @@ func Config(c *cli.Context) embed.Config {
 // were embedded through (unless e names another), with the key named for
 // it. A lake without vectors gets none (nil, nil).
 func QueryEmbedder(ctx context.Context, lake string, e Endpoint) (query.Embedder, error) {
-	m, ok, err := load.LakeEmbedding(ctx, lake)
+	m, ok, err := layout.LakeEmbedding(ctx, lake)
 	if err != nil || !ok {
 		return nil, err
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/query"
 	"github.com/pos-lake/pos/transform/embed"
 )
@@ -18,7 +18,7 @@ func FollowLakeHashModel(cfg *embed.Config, lake string) string {
 	if cfg.Provider != "hash" || cfg.Model != "" || lake == "" {
 		return ""
 	}
-	ms, err := load.Embeddings(lake)
+	ms, err := layout.Embeddings(lake)
 	if err != nil || len(ms) == 0 {
 		return ""
 	}

@@ -28,6 +28,9 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -56,8 +59,8 @@ func run() error {
 		return err
 	}
 	fmt.Printf("scale: %d copies of %s into %s: messages %d, exchanges %d, sessions %d, documents %d, chunks %d; %.1fs\n",
-		*copies, *from, *to, counts[load.TableMessages], counts[load.TableExchanges], counts[load.TableSessions],
-		counts[load.TableDocuments], counts[load.TableChunks], time.Since(start).Seconds())
+		*copies, *from, *to, counts[layout.TableMessages], counts[layout.TableExchanges], counts[layout.TableSessions],
+		counts[layout.TableDocuments], counts[layout.TableChunks], time.Since(start).Seconds())
 	return nil
 }
 
@@ -65,14 +68,14 @@ func run() error {
 func build(s scaler) (map[string]int64, error) {
 	counts := map[string]int64{}
 	var err error
-	if counts[load.TableMessages], err = copyTable(s, load.TableMessages, func(r *load.MessageRow, k int) {
+	if counts[layout.TableMessages], err = copyTable(s, layout.TableMessages, func(r *layout.MessageRow, k int) {
 		r.ID, r.SessionID, r.ParentID = s.id(r.ID, k), s.id(r.SessionID, k), s.id(r.ParentID, k)
 		r.TS, r.IngestedAt = s.at(r.TS, k), s.at(r.IngestedAt, k)
 		r.Text, r.Thinking, r.Tools, r.Meta, r.Extra, r.Files = "", "", nil, "", "", nil
 	}); err != nil {
 		return nil, err
 	}
-	if counts[load.TableExchanges], err = copyTable(s, load.TableExchanges, func(r *load.ExchangeRow, k int) {
+	if counts[layout.TableExchanges], err = copyTable(s, layout.TableExchanges, func(r *layout.ExchangeRow, k int) {
 		r.ID, r.SessionID = s.id(r.ID, k), s.id(r.SessionID, k)
 		r.PromptID, r.LastID = s.id(r.PromptID, k), s.id(r.LastID, k)
 		r.TS, r.TSEnd, r.IngestedAt = s.at(r.TS, k), s.at(r.TSEnd, k), s.at(r.IngestedAt, k)
@@ -80,21 +83,21 @@ func build(s scaler) (map[string]int64, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if counts[load.TableSessions], err = copyTable(s, load.TableSessions, func(r *load.SessionRow, k int) {
+	if counts[layout.TableSessions], err = copyTable(s, layout.TableSessions, func(r *layout.SessionRow, k int) {
 		r.ID, r.SessionID, r.PlanID = s.id(r.ID, k), s.id(r.SessionID, k), s.id(r.PlanID, k)
 		r.TS, r.FirstTS, r.LastTS, r.IngestedAt = s.at(r.TS, k), s.at(r.FirstTS, k), s.at(r.LastTS, k), s.at(r.IngestedAt, k)
 		r.Meta, r.Extra = "", ""
 	}); err != nil {
 		return nil, err
 	}
-	if counts[load.TableDocuments], err = copyTable(s, load.TableDocuments, func(r *load.DocumentRow, k int) {
+	if counts[layout.TableDocuments], err = copyTable(s, layout.TableDocuments, func(r *layout.DocumentRow, k int) {
 		r.ID, r.SessionID = s.id(r.ID, k), s.id(r.SessionID, k)
 		r.TS, r.IngestedAt = s.at(r.TS, k), s.at(r.IngestedAt, k)
 		r.Text, r.Extra = "", ""
 	}); err != nil {
 		return nil, err
 	}
-	if counts[load.TableChunks], err = copyChunks(s); err != nil {
+	if counts[layout.TableChunks], err = copyChunks(s); err != nil {
 		return nil, err
 	}
 	return counts, finish(s.to, counts)
@@ -107,20 +110,20 @@ func build(s scaler) (map[string]int64, error) {
 // chunks in the new lake.
 func copyChunks(s scaler) (int64, error) {
 	var total int64
-	for _, table := range []string{load.TableChunks, load.TablePostings} {
-		root := load.TableDir(s.from, table)
+	for _, table := range []string{layout.TableChunks, layout.TablePostings} {
+		root := layout.TableDir(s.from, table)
 		files, err := filepath.Glob(filepath.Join(root, "platform=*", "date=*", "*"))
 		if err != nil {
 			return 0, err
 		}
 		for _, path := range files {
 			rel, _ := filepath.Rel(root, path)
-			if err := link(path, filepath.Join(load.TableDir(s.to, table), rel)); err != nil {
+			if err := link(path, filepath.Join(layout.TableDir(s.to, table), rel)); err != nil {
 				return 0, err
 			}
 		}
 	}
-	files, err := filepath.Glob(filepath.Join(load.TableDir(s.from, load.TableChunks), "platform=*", "date=*", "*.parquet"))
+	files, err := filepath.Glob(filepath.Join(layout.TableDir(s.from, layout.TableChunks), "platform=*", "date=*", "*.parquet"))
 	if err != nil || len(files) == 0 {
 		return 0, err
 	}
@@ -138,7 +141,7 @@ func copyChunks(s scaler) (int64, error) {
 		return 0, err
 	}
 	for _, path := range files {
-		rows, err := readRows[load.ChunkRow](path)
+		rows, err := readRows[layout.ChunkRow](path)
 		if err != nil {
 			l.Abort()
 			return 0, err
@@ -157,7 +160,7 @@ func copyChunks(s scaler) (int64, error) {
 }
 
 // chunkRecord is copy k of a chunks row, as the record pos-embed emits.
-func chunkRecord(c *load.ChunkRow, s scaler, k int) *schema.Record {
+func chunkRecord(c *layout.ChunkRow, s scaler, k int) *schema.Record {
 	r := schema.New(schema.KindChunk)
 	r.ID, r.Platform, r.SessionID, r.ParentID = s.id(c.ID, k), c.Platform, s.id(c.SessionID, k), s.id(c.ParentID, k)
 	r.TS, r.IngestedAt = s.at(c.TS, k), s.at(c.IngestedAt, k)
@@ -195,7 +198,7 @@ func (s scaler) at(t time.Time, k int) time.Time {
 // copies 1 to copies-1 of each, rewritten by mod, into the partition of its
 // shifted date. It returns the rows in the new lake.
 func copyTable[T any](s scaler, table string, mod func(*T, int)) (int64, error) {
-	root := load.TableDir(s.from, table)
+	root := layout.TableDir(s.from, table)
 	files, err := filepath.Glob(filepath.Join(root, "platform=*", "date=*", "*.parquet"))
 	if err != nil {
 		return 0, err
@@ -208,7 +211,7 @@ func copyTable[T any](s scaler, table string, mod func(*T, int)) (int64, error) 
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", path, err)
 		}
-		dst := filepath.Join(load.TableDir(s.to, table), rel)
+		dst := filepath.Join(layout.TableDir(s.to, table), rel)
 		if err := link(path, dst); err != nil {
 			return 0, err
 		}
@@ -223,7 +226,7 @@ func copyTable[T any](s scaler, table string, mod func(*T, int)) (int64, error) 
 			for i := range out {
 				mod(&out[i], k)
 			}
-			dir := filepath.Join(load.TableDir(s.to, table), parts[0], "date="+day.AddDate(0, 0, -k*s.shift).Format("2006-01-02"))
+			dir := filepath.Join(layout.TableDir(s.to, table), parts[0], "date="+day.AddDate(0, 0, -k*s.shift).Format("2006-01-02"))
 			name := fmt.Sprintf("part-scale%d-%s", k, parts[2])
 			if err := writeRows(filepath.Join(dir, name), out); err != nil {
 				return 0, err
@@ -234,7 +237,7 @@ func copyTable[T any](s scaler, table string, mod func(*T, int)) (int64, error) 
 }
 
 func readRows[T any](path string) ([]T, error) {
-	f, pf, err := load.OpenParquet(path)
+	f, pf, err := layout.OpenParquet(path)
 	if err != nil {
 		return nil, err
 	}
@@ -262,8 +265,8 @@ func writeRows[T any](path string, rows []T) error {
 	if err != nil {
 		return err
 	}
-	w := parquet.NewGenericWriter[T](f, load.WriterOptions(parquet.SchemaOf(new(T)), parquet.MaxRowsPerRowGroup(50_000))...)
-	err = load.WriteRows(w, rows)
+	w := parquet.NewGenericWriter[T](f, layout.WriterOptions(parquet.SchemaOf(new(T)), parquet.MaxRowsPerRowGroup(50_000))...)
+	err = layout.WriteRows(w, rows)
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
@@ -315,11 +318,11 @@ func finish(lake string, counts map[string]int64) error {
 		[]byte(`{"raw":false,"messages":false,"exchanges":false,"sessions":false,"documents":false,"decisions":false,"file_refs":false,"chunks":false,"other":false}`), 0o644); err != nil {
 		return err
 	}
-	if _, err := load.ViewSQL(lake); err != nil { // writes the schema files
+	if _, err := catalog.ViewSQL(lake); err != nil { // writes the schema files
 		return err
 	}
 	fps := map[string][]string{}
-	for _, table := range load.Tables {
+	for _, table := range layout.Tables {
 		m, _ := filepath.Glob(filepath.Join(lake, "_schema", "*", table))
 		if len(m) == 1 && counts[table] > 0 {
 			fps[table] = []string{filepath.Base(filepath.Dir(m[0]))}
@@ -330,5 +333,5 @@ func finish(lake string, counts map[string]int64) error {
 		return err
 	}
 	// The usage rollup pos-load keeps, which pos-query stats reads.
-	return load.UpdateRollup(context.Background(), lake)
+	return rollup.UpdateRollup(context.Background(), lake)
 }

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
-	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/catalog"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/query/querytest"
 	"github.com/pos-lake/pos/schema"
@@ -49,19 +50,19 @@ func TestScaleCopiesWithFreshIDsAndShiftedTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{load.TableMessages: 9, load.TableExchanges: 3, load.TableSessions: 3, load.TableDocuments: 3, load.TableChunks: 3}
+	want := map[string]int64{layout.TableMessages: 9, layout.TableExchanges: 3, layout.TableSessions: 3, layout.TableDocuments: 3, layout.TableChunks: 3}
 	for table, n := range want {
 		if counts[table] != n {
 			t.Errorf("%s: %d rows, want %d", table, counts[table], n)
 		}
 	}
 
-	db, err := load.OpenDB("")
+	db, err := catalog.OpenDB("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := load.DefineViews(context.Background(), db, dst); err != nil {
+	if err := catalog.DefineViews(context.Background(), db, dst); err != nil {
 		t.Fatal(err)
 	}
 	one := func(q string) string {
@@ -93,7 +94,7 @@ func TestScaleCopiesWithFreshIDsAndShiftedTimes(t *testing.T) {
 	}
 
 	// Every chunks file has its vector sidecar, with its rows' keys.
-	files, _ := filepath.Glob(filepath.Join(load.TableDir(dst, load.TableChunks), "*", "*", "*.parquet"))
+	files, _ := filepath.Glob(filepath.Join(layout.TableDir(dst, layout.TableChunks), "*", "*", "*.parquet"))
 	if len(files) != 3 {
 		t.Fatalf("%d chunks files, want 3", len(files))
 	}

@@ -1,0 +1,12 @@
+package catalog
+
+// Names the black-box tests use.
+const (
+	CatalogStamp = catalogStamp
+	DSNOptions   = dsnOptions
+)
+
+var (
+	SchemaFile = schemaFile
+	SQLString  = sqlString
+)

@@ -1,0 +1,4 @@
+package layout
+
+// TempRE is the pattern of the temporary files SweepTemps removes.
+var TempRE = tempRE

@@ -1,0 +1,4 @@
+package rollup
+
+// SQLString is sqlString, for the black-box tests.
+var SQLString = sqlString
