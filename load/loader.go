@@ -15,6 +15,7 @@ import (
 
 	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"
@@ -53,7 +54,7 @@ type Options struct {
 	// loaded before records were marked passed pos-scrub.
 	DeclareScrubbed bool
 	// Fast decodes the records; nil decodes them in Go.
-	Fast *schema.Fast
+	Fast *jsontext.Fast
 }
 
 // Stats counts what a load did.

@@ -2,8 +2,8 @@
 
 package fastjson
 
-import "github.com/pos-lake/pos/schema"
+import "github.com/pos-lake/pos/internal/jsontext"
 
 // New returns nil where sonic's native code does not run: schema then
 // decodes in Go.
-func New() *schema.Fast { return nil }
+func New() *jsontext.Fast { return nil }
