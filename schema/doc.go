@@ -13,11 +13,11 @@
 // and sonic's, which is faster in bulk but compiles its decoder on first
 // use, a cost in CPU that every stage of a small incremental sync would pay
 // and never earn back. sonic comes in a *jsontext.Fast, which the binaries
-// that stream records make once per process (package schema/fastjson) and
-// pass to their stages: its first 16 MB of records are decoded in Go, the
-// rest by sonic. The lake's readers (pos-query, pos-mcp) pass none, decode
-// in Go alone and start without sonic. The package holds no mutable state of its
-// own.
+// that stream records make once per process (package
+// internal/jsontext/fastjson) and pass to their stages: its first 16 MB of
+// records are decoded in Go, the rest by sonic. The lake's readers
+// (pos-query, pos-mcp) pass none, decode in Go alone and start without
+// sonic. The package holds no mutable state of its own.
 //
 // The JSON reading beneath the member decoder (jsontext.Reader) is package
 // internal/jsontext's; this package holds the records' member tables and

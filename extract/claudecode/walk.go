@@ -2,7 +2,7 @@ package claudecode
 
 import (
 	"github.com/pos-lake/pos/internal/jsontext"
-	"github.com/pos-lake/pos/schema/fastjson"
+	"github.com/pos-lake/pos/internal/jsontext/fastjson"
 )
 
 // Lines are decoded by hand, with jsontext.Reader: as fast as sonic's

@@ -4,7 +4,7 @@ package jsontext_test
 // skipper test and FuzzReader set it against the reader in Go alone).
 import (
 	"github.com/pos-lake/pos/internal/jsontext"
-	"github.com/pos-lake/pos/schema/fastjson"
+	"github.com/pos-lake/pos/internal/jsontext/fastjson"
 )
 
 func init() { jsontext.SetTestFast(fastjson.New()) }

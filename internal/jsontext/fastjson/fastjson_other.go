@@ -4,6 +4,6 @@ package fastjson
 
 import "github.com/pos-lake/pos/internal/jsontext"
 
-// New returns nil where sonic's native code does not run: schema then
-// decodes in Go.
+// New returns nil where sonic's native code does not run: jsontext and
+// schema then read in Go.
 func New() *jsontext.Fast { return nil }

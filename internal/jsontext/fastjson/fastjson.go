@@ -8,7 +8,7 @@ import (
 	"github.com/pos-lake/pos/internal/jsontext"
 )
 
-// New returns sonic's machinery as schema takes it, with its own count of
+// New returns sonic's machinery as jsontext takes it, with its own count of
 // the bytes decoded: make one per process and hand it to every stage.
 func New() *jsontext.Fast {
 	whole := sonic.Config{DisallowUnknownFields: true, CaseSensitive: true}.Froze()
