@@ -16,6 +16,7 @@ import (
 
 	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/compact"
@@ -58,7 +59,7 @@ type Options struct {
 	// loaded before records were marked passed pos-scrub.
 	DeclareScrubbed bool
 	// Fast decodes the records; nil decodes them in Go.
-	Fast *schema.Fast
+	Fast *jsontext.Fast
 }
 
 // Stats counts what a load did.

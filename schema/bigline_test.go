@@ -19,7 +19,7 @@ func TestUnmarshalBigLineOwnsItsStrings(t *testing.T) {
 		t.Fatal("the line is not big")
 	}
 	var got Record
-	if err := testFast.UnmarshalRecord(line, &got); err != nil {
+	if err := UnmarshalWith(testFast, line, &got); err != nil {
 		t.Fatal(err)
 	}
 	want := AppendRecord(nil, &got)

@@ -9,7 +9,6 @@ import (
 	"iter"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/pos-lake/pos/internal/jsontext"
 )
@@ -30,20 +29,20 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 // every sync): b must not change afterwards.
 func UnmarshalCheckpoints(b []byte) ([]*Checkpoint, error) {
 	var list []*Checkpoint
-	d := &mdec{scanner: scanner{b: b}, s: unsafe.String(unsafe.SliceData(b), len(b))}
+	d := jsontext.NewReader(b, nil, jsontext.ShareText)
 	var err error
-	if d.ws(); !d.null() {
-		err = d.array(func(d *mdec) error {
-			if d.null() {
+	if d.Space(); !d.Null() {
+		err = d.Array(func() error {
+			if d.Null() {
 				return nil
 			}
 			c := new(Checkpoint)
 			list = append(list, c)
-			return d.object(c.member)
+			return object(&d, c.member)
 		})
 	}
-	if d.ws(); err == nil && d.i != len(b) {
-		err = d.errf("trailing data after the watermarks")
+	if err == nil {
+		err = d.End("the watermarks")
 	}
 	return list, err
 }
@@ -62,9 +61,9 @@ type Decoder struct {
 	// that does not change a record can write it back without encoding it.
 	// The stage clears Line when it changes the record.
 	KeepLines bool
-	// Fast decodes the records (see Fast.UnmarshalRecord); nil decodes
-	// them in Go.
-	Fast *Fast
+	// Fast decodes the records (see UnmarshalWith); nil decodes them in
+	// Go.
+	Fast *jsontext.Fast
 }
 
 // NewDecoder reads records from r. Blank lines are skipped.
@@ -92,7 +91,7 @@ func (d *Decoder) Decode(rec *Record) error {
 			rec.Schema, rec.Kind, rec.Line = Version, k, d.own(l.Bytes)
 			return nil
 		}
-		if err := d.Fast.UnmarshalRecord(l.Bytes, rec); err != nil {
+		if err := UnmarshalWith(d.Fast, l.Bytes, rec); err != nil {
 			return &SyntaxError{Line: l.Num, Err: err}
 		}
 		if d.KeepLines && utf8.Valid(l.Bytes) {
@@ -158,21 +157,18 @@ func (d *Decoder) All() iter.Seq2[*Record, error] {
 // are kept in rec.Extra. The record must have a "kind"; a missing "schema"
 // is accepted as the current version.
 func Unmarshal(data []byte, rec *Record) error {
-	return (*Fast)(nil).UnmarshalRecord(data, rec)
+	return UnmarshalWith(nil, data, rec)
 }
 
-// UnmarshalRecord is Unmarshal with f's machinery: past f's first
-// memberBudget bytes of records, a record goes through f.Unmarshal, and
-// through the member decoder when that declines it. f may be nil.
-func (f *Fast) UnmarshalRecord(data []byte, rec *Record) error {
+// UnmarshalWith is Unmarshal with f's machinery: once f has counted
+// jsontext.BulkAfter bytes (see Fast.Bulk), a record goes through
+// f.Unmarshal, and through the member decoder when that declines it. f may
+// be nil.
+func UnmarshalWith(f *jsontext.Fast, data []byte, rec *Record) error {
 	// A huge line goes to the member decoder, which copies its strings one
 	// by one (bigLine): sonic's strings share one copy of the line.
-	if f != nil && f.Unmarshal != nil && len(data) <= bigLine {
-		if f.decoded.Load() < memberBudget {
-			f.decoded.Add(int64(len(data)))
-		} else if f.unmarshalWhole(data, rec) {
-			return nil
-		}
+	if len(data) <= bigLine && f.Bulk(len(data)) && unmarshalWhole(f, data, rec) {
+		return nil
 	}
 	*rec = Record{}
 	return unmarshalMembers(f, data, rec)
@@ -182,7 +178,7 @@ func (f *Fast) UnmarshalRecord(data []byte, rec *Record) error {
 // the struct. It declines records with members this build does not know
 // (and anything malformed); the member-by-member decoder keeps those
 // members, or says what is wrong.
-func (f *Fast) unmarshalWhole(data []byte, rec *Record) bool {
+func unmarshalWhole(f *jsontext.Fast, data []byte, rec *Record) bool {
 	if err := f.Unmarshal(data, rec); err != nil || rec.Kind == "" || (rec.Schema != "" && !strings.HasPrefix(rec.Schema, "pos/")) || !timesInRange(rec) {
 		return false
 	}
@@ -249,164 +245,4 @@ func markRaw(rec *Record, r Repairs) {
 		rec.Source = &Source{}
 	}
 	rec.Source.AddRepairs(r)
-}
-
-// rawValue validates a JSON value and returns a compact, strict copy (see
-// strictValue) and what making it strict changed.
-func (f *Fast) rawValue(val []byte) (json.RawMessage, Repairs, error) {
-	if !f.validJSON(val) {
-		return nil, 0, invalidValue(val)
-	}
-	out, r := strictValue(val, jsontext.LoneSurrogate(val))
-	if r == 0 {
-		out = bytes.Clone(out) // the repairs made a copy
-	}
-	return out, r, nil
-}
-
-// invalidValue says why validJSON refused val.
-func invalidValue(val []byte) error {
-	if !jsontext.ValidEscapes(val) {
-		return errors.New("invalid JSON value: a backslash that starts no escape")
-	}
-	if jsontext.Deeper(val, maxDepth) {
-		return errors.New("invalid JSON value: nested deeper than 10,000 levels")
-	}
-	return errors.New("invalid JSON value")
-}
-
-// scanner walks one JSON object's top level without decoding the values.
-type scanner struct {
-	b []byte
-	i int
-	// fast skips and validates values; nil does it in Go.
-	fast *Fast
-}
-
-func (s *scanner) errf(format string, args ...any) error {
-	return fmt.Errorf("offset %d: "+format, append([]any{s.i}, args...)...)
-}
-
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\r', '\n':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-func (s *scanner) eat(c byte) bool {
-	if s.i < len(s.b) && s.b[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
-
-// str scans a string and returns the bounds of its body and whether it
-// holds escapes.
-func (s *scanner) str() (start, end int, escaped bool, err error) {
-	if !s.eat('"') {
-		return 0, 0, false, s.errf("expected a string")
-	}
-	start = s.i
-	for {
-		j := bytes.IndexByte(s.b[s.i:], '"')
-		if j < 0 {
-			return 0, 0, false, s.errf("unterminated string")
-		}
-		q := s.i + j
-		// An odd number of backslashes before the quote escapes it.
-		n := 0
-		for k := q - 1; k >= start && s.b[k] == '\\'; k-- {
-			n++
-		}
-		s.i = q + 1
-		if n%2 == 0 {
-			return start, q, bytes.IndexByte(s.b[start:q], '\\') >= 0, nil
-		}
-	}
-}
-
-// skip moves past one JSON value. Containers are checked for balance here
-// and validated in full by whoever decodes them.
-func (s *scanner) skip() error {
-	n := s.fast.skipValue(s.b[s.i:])
-	if n < 0 {
-		if jsontext.Deeper(s.b[s.i:], maxDepth) {
-			return s.errf("invalid JSON value: nested deeper than 10,000 levels")
-		}
-		return s.errf("invalid JSON value")
-	}
-	s.i += n
-	return nil
-}
-
-// skipPortable is skipValue in Go, without Fast: it balances containers,
-// then validates the span.
-func (f *Fast) skipPortable(b []byte) int {
-	s := scanner{b: b, fast: f}
-	s.ws()
-	start := s.i
-	if s.skipSlow() != nil || !f.validJSON(b[start:s.i]) {
-		return -1
-	}
-	return s.i
-}
-
-// literalEnd is the end of the literal (number, true, false, null) at s.i:
-// the next delimiter or space.
-func (s *scanner) literalEnd() int {
-	j := s.i
-	for j < len(s.b) {
-		switch s.b[j] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return j
-		}
-		j++
-	}
-	return j
-}
-
-// skipSlow is skip in Go, without Fast.
-func (s *scanner) skipSlow() error {
-	if s.i >= len(s.b) {
-		return s.errf("unexpected end of record")
-	}
-	switch c := s.b[s.i]; c {
-	case '"':
-		_, _, _, err := s.str()
-		return err
-	case '{', '[':
-		depth := 0
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
-			case '"':
-				if _, _, _, err := s.str(); err != nil {
-					return err
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					s.i++
-					return nil
-				}
-			}
-			s.i++
-		}
-		return s.errf("unterminated %c", c)
-	default:
-		j := s.literalEnd()
-		if !s.fast.validJSON(s.b[s.i:j]) {
-			return s.errf("invalid value %q", s.b[s.i:j])
-		}
-		s.i = j
-		return nil
-	}
 }

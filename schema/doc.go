@@ -12,12 +12,16 @@
 // Two decoders give the same records: the member-by-member decoder in Go,
 // and sonic's, which is faster in bulk but compiles its decoder on first
 // use, a cost in CPU that every stage of a small incremental sync would pay
-// and never earn back. sonic comes in a *Fast, which the binaries that
-// stream records make once per process (package schema/fastjson) and pass
-// to their stages: its first 16 MB of records are decoded in Go, the rest
-// by sonic. The lake's readers (pos-query, pos-mcp) pass none, decode in Go
-// alone and start without sonic. The package holds no mutable state of its
-// own.
+// and never earn back. sonic comes in a *jsontext.Fast, which the binaries
+// that stream records make once per process (package
+// internal/jsontext/fastjson) and pass to their stages: its first 16 MB of
+// records are decoded in Go, the rest by sonic. The lake's readers
+// (pos-query, pos-mcp) pass none, decode in Go alone and start without
+// sonic. The package holds no mutable state of its own.
+//
+// The JSON reading beneath the member decoder (jsontext.Reader) is package
+// internal/jsontext's; this package holds the records' member tables and
+// what a record's values must be (strict raw values, times in range).
 //
 // Paths ending in ".zst" are read and written zstd-compressed.
 //

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+
+	"github.com/pos-lake/pos/internal/jsontext"
 )
 
 // EachOptions configure Each.
@@ -16,7 +18,7 @@ type EachOptions struct {
 	// Lazy, KeepLines and Fast are the Decoder's.
 	Lazy      []Kind
 	KeepLines bool
-	Fast      *Fast
+	Fast      *jsontext.Fast
 }
 
 // Each decodes the records of an NDJSON stream and calls fn with each, in

@@ -24,7 +24,7 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add([]byte(`{"kind":"message","text":"\ud800 \u00e9 \"q\"","zz":[1,{"a":null}],"aa":1e400}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var r Record
-		if testFast.UnmarshalRecord(data, &r) != nil {
+		if UnmarshalWith(testFast, data, &r) != nil {
 			return
 		}
 		fixedPoint(t, &r)
@@ -41,7 +41,7 @@ func FuzzDecoder(f *testing.F) {
 				continue
 			}
 			var back Record
-			if err := testFast.UnmarshalRecord(AppendRecord(nil, r), &back); err != nil {
+			if err := UnmarshalWith(testFast, AppendRecord(nil, r), &back); err != nil {
 				t.Fatal(err)
 			}
 		}

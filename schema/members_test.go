@@ -64,7 +64,7 @@ func decodingLines(t testing.TB) [][]byte {
 func checkPathsAgree(t *testing.T, line []byte) (accepted bool) {
 	t.Helper()
 	var viaSonic, viaMembers Record
-	if !testFast.unmarshalWhole(line, &viaSonic) {
+	if !unmarshalWhole(testFast, line, &viaSonic) {
 		return false
 	}
 	if err := unmarshalMembers(testFast, line, &viaMembers); err != nil {
@@ -166,34 +166,31 @@ func TestMemberDecoderRejects(t *testing.T) {
 	}
 }
 
-// A Fast sends its first bytes of records to the member decoder, then
-// decodes with sonic.
+// A Fast sends its first jsontext.BulkAfter bytes of records to the member
+// decoder, then decodes with sonic, which decodes the same.
 func TestUnmarshalBudget(t *testing.T) {
 	if testFast == nil {
 		t.Skip("no sonic on this platform")
 	}
-	f := &Fast{Skip: testFast.Skip, Valid: testFast.Valid, Unmarshal: testFast.Unmarshal, UnmarshalNested: testFast.UnmarshalNested}
+	calls := 0
+	f := &jsontext.Fast{Skip: testFast.Skip, Valid: testFast.Valid, UnmarshalNested: testFast.UnmarshalNested,
+		Unmarshal: func(data []byte, v any) error { calls++; return testFast.Unmarshal(data, v) }}
 	line := []byte(memberCases[0])
-	f.decoded.Store(memberBudget - int64(len(line)))
-	var r Record
-	if err := f.UnmarshalRecord(line, &r); err != nil || r.Text == "" {
-		t.Fatal(err)
+	var first []byte
+	n := 0
+	for ; calls == 0; n++ {
+		var r Record
+		if err := UnmarshalWith(f, line, &r); err != nil || r.Text == "" {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			first = AppendRecord(nil, &r)
+		} else if calls > 0 && !bytes.Equal(first, AppendRecord(nil, &r)) {
+			t.Fatalf("sonic's decode differs:\n%s\n%s", first, AppendRecord(nil, &r))
+		}
 	}
-	if got := f.decoded.Load(); got != memberBudget {
-		t.Fatalf("%d bytes counted after one line of the budget's rest, want %d", got, memberBudget)
-	}
-	var s Record
-	if err := f.UnmarshalRecord(line, &s); err != nil || !bytes.Equal(AppendRecord(nil, &r), AppendRecord(nil, &s)) {
-		t.Fatalf("sonic's decode differs: %v", err)
-	}
-	if got := f.decoded.Load(); got != memberBudget {
-		t.Fatalf("%d bytes counted: the sonic path counted", got)
-	}
-	// Another Fast has its own count.
-	var u Record
-	g := &Fast{Unmarshal: testFast.Unmarshal}
-	if err := g.UnmarshalRecord(line, &u); err != nil || g.decoded.Load() != int64(len(line)) || f.decoded.Load() != memberBudget {
-		t.Fatalf("counts %d and %d, %v", g.decoded.Load(), f.decoded.Load(), err)
+	if want := (jsontext.BulkAfter+len(line)-1)/len(line) + 1; n != want {
+		t.Fatalf("sonic decoded line %d, want %d", n, want)
 	}
 }
 
@@ -246,10 +243,10 @@ func TestBadEscapes(t *testing.T) {
 		`{"schema":"pos/1","kind":"message","text":"\0"}`,
 	} {
 		var r Record
-		if testFast.unmarshalWhole([]byte(l), &r) {
+		if unmarshalWhole(testFast, []byte(l), &r) {
 			t.Errorf("sonic's path takes %s", l)
 		}
-		if err := testFast.UnmarshalRecord([]byte(l), &r); err == nil {
+		if err := UnmarshalWith(testFast, []byte(l), &r); err == nil {
 			t.Errorf("Unmarshal takes %s", l)
 		} else if !strings.Contains(err.Error(), "escape") {
 			t.Errorf("%s: %v does not say the escape is wrong", l, err)

@@ -15,7 +15,7 @@ func TestDecodeFixesSurrogates(t *testing.T) {
 	line := []byte(`{"schema":"pos/1","kind":"message","tools":[{"name":"t","input":{"k\udc00":"\ud800"}}],` +
 		`"source":{"path":"/p","offset":0},"meta":{"m":"\ud800"},"raw":{"r":"x\ud800"},"future":"\ud800"}`)
 	for name, dec := range map[string]func([]byte, *Record) bool{
-		"sonic":   testFast.unmarshalWhole,
+		"sonic":   func(b []byte, r *Record) bool { return unmarshalWhole(testFast, b, r) },
 		"members": func(b []byte, r *Record) bool { return unmarshalMembers(testFast, b, r) == nil },
 	} {
 		var r Record
@@ -36,7 +36,7 @@ func TestDecodeFixesSurrogates(t *testing.T) {
 
 	// Marks add to those the producer set.
 	var r Record
-	if err := testFast.UnmarshalRecord([]byte(`{"kind":"raw","source":{"path":"/p","offset":0,"altered":"utf8,later"},"raw":"\udc00"}`), &r); err != nil {
+	if err := UnmarshalWith(testFast, []byte(`{"kind":"raw","source":{"path":"/p","offset":0,"altered":"utf8,later"},"raw":"\udc00"}`), &r); err != nil {
 		t.Fatal(err)
 	}
 	if string(r.Raw) != `"\ufffd"` || r.Source.Altered != "utf8,later,surrogate" {
@@ -72,7 +72,7 @@ func TestDeepValues(t *testing.T) {
 	for _, depth := range []int{4094, 5000, 9998} {
 		line := rec(depth)
 		var r Record
-		if err := testFast.UnmarshalRecord(line, &r); err != nil {
+		if err := UnmarshalWith(testFast, line, &r); err != nil {
 			t.Fatalf("depth %d: %v", depth, err)
 		}
 		if !bytes.Equal(AppendRecord(nil, &r), line) {
@@ -82,7 +82,7 @@ func TestDeepValues(t *testing.T) {
 		checkPathsAgree(t, line)
 	}
 	var r Record
-	if err := testFast.UnmarshalRecord(rec(10002), &r); err == nil || !strings.Contains(err.Error(), "nested deeper than 10,000 levels") {
+	if err := UnmarshalWith(testFast, rec(10002), &r); err == nil || !strings.Contains(err.Error(), "nested deeper than 10,000 levels") {
 		t.Fatalf("10,002 levels: %v", err)
 	}
 	checkWithoutFast(t, rec(10002))

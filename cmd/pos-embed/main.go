@@ -16,7 +16,7 @@ import (
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/internal/errjoin"
-	"github.com/pos-lake/pos/schema/fastjson"
+	"github.com/pos-lake/pos/internal/jsontext/fastjson"
 	"github.com/pos-lake/pos/transform/embed"
 	"github.com/urfave/cli/v2"
 )

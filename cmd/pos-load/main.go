@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/internal/jsontext/fastjson"
 	"github.com/pos-lake/pos/load"
-	"github.com/pos-lake/pos/schema/fastjson"
 	"github.com/urfave/cli/v2"
 )
 

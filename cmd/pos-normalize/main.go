@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
-	"github.com/pos-lake/pos/schema/fastjson"
+	"github.com/pos-lake/pos/internal/jsontext/fastjson"
 	"github.com/pos-lake/pos/transform/enrich"
 	"github.com/pos-lake/pos/transform/normalize"
 	"github.com/urfave/cli/v2"

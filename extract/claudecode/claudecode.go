@@ -26,6 +26,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/claudecode/about"
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
@@ -459,7 +460,7 @@ func agentType(opt *extract.Options, path, id string) (string, error) {
 		return "", nil
 	}
 	var agentType, subagentType, typ string
-	err = members(b, func(w *schema.Walker, key string) error {
+	err = members(b, func(w *jsontext.Reader, key string) error {
 		switch key {
 		case "agentType":
 			return str(w, &agentType)

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/bytedance/sonic"
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -310,7 +311,7 @@ func toolFiles(name string, input rawJSON) []string {
 	}
 	// The last of each key holds; a value that is not a string is left.
 	var vals [len(fileInputKeys)]string
-	err := members(input, func(w *schema.Walker, key string) error {
+	err := members(input, func(w *jsontext.Reader, key string) error {
 		for i, k := range fileInputKeys {
 			if key == k {
 				if w.Next() != '"' {

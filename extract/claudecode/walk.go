@@ -1,11 +1,11 @@
 package claudecode
 
 import (
-	"github.com/pos-lake/pos/schema"
-	"github.com/pos-lake/pos/schema/fastjson"
+	"github.com/pos-lake/pos/internal/jsontext"
+	"github.com/pos-lake/pos/internal/jsontext/fastjson"
 )
 
-// Lines are decoded by hand, with schema.Walker: as fast as sonic's
+// Lines are decoded by hand, with jsontext.Reader: as fast as sonic's
 // compiled decoder on these lines (sonic's skipper does the bulk of both),
 // without the compile of that decoder on first use, a cost in CPU that an
 // incremental sync's extract would pay on its critical path. What the
@@ -20,7 +20,7 @@ var walkFast = fastjson.New()
 
 // str, integer and boolean decode a member's value into *p; a null leaves
 // *p as it was, as sonic does.
-func str(w *schema.Walker, p *string) error {
+func str(w *jsontext.Reader, p *string) error {
 	if w.Null() {
 		return nil
 	}
@@ -29,7 +29,7 @@ func str(w *schema.Walker, p *string) error {
 	return err
 }
 
-func integer(w *schema.Walker, p *int64) error {
+func integer(w *jsontext.Reader, p *int64) error {
 	if w.Null() {
 		return nil
 	}
@@ -38,7 +38,7 @@ func integer(w *schema.Walker, p *int64) error {
 	return err
 }
 
-func boolean(w *schema.Walker, p *bool) error {
+func boolean(w *jsontext.Reader, p *bool) error {
 	if w.Null() {
 		return nil
 	}
@@ -48,7 +48,7 @@ func boolean(w *schema.Walker, p *bool) error {
 }
 
 // raw keeps a member's value undecoded ("null" for null, as sonic does).
-func raw(w *schema.Walker, p *rawJSON) error {
+func raw(w *jsontext.Reader, p *rawJSON) error {
 	v, err := w.Raw()
 	*p = v
 	return err
@@ -56,7 +56,7 @@ func raw(w *schema.Walker, p *rawJSON) error {
 
 // object decodes an object member into *p, reusing what an earlier member
 // of the same key decoded (as sonic does); null sets *p to nil.
-func object[T any](w *schema.Walker, p **T, fn func(v *T, w *schema.Walker, key string) error) error {
+func object[T any](w *jsontext.Reader, p **T, fn func(v *T, w *jsontext.Reader, key string) error) error {
 	if w.Null() {
 		*p = nil
 		return nil
@@ -71,7 +71,7 @@ func object[T any](w *schema.Walker, p **T, fn func(v *T, w *schema.Walker, key 
 // walkLine decodes a line as parseLine's sonic decoder does.
 func walkLine(b []byte, l *line) error { return members(b, l.member) }
 
-func (l *line) member(w *schema.Walker, key string) error {
+func (l *line) member(w *jsontext.Reader, key string) error {
 	switch key {
 	case "type":
 		return str(w, &l.Type)
@@ -118,14 +118,14 @@ func (l *line) member(w *schema.Walker, key string) error {
 	case "compactMetadata":
 		return raw(w, &l.CompactMetadata)
 	case "snapshot":
-		return object(w, &l.Snapshot, func(s *snapshot, w *schema.Walker, key string) error {
+		return object(w, &l.Snapshot, func(s *snapshot, w *jsontext.Reader, key string) error {
 			if key == "timestamp" {
 				return str(w, &s.Timestamp)
 			}
 			return w.Skip()
 		})
 	case "data":
-		return object(w, &l.Data, func(d *progressData, w *schema.Walker, key string) error {
+		return object(w, &l.Data, func(d *progressData, w *jsontext.Reader, key string) error {
 			switch key {
 			case "type":
 				return str(w, &d.Type)
@@ -162,7 +162,7 @@ func (l *line) member(w *schema.Walker, key string) error {
 	return w.Skip()
 }
 
-func (m *message) member(w *schema.Walker, key string) error {
+func (m *message) member(w *jsontext.Reader, key string) error {
 	switch key {
 	case "role":
 		return str(w, &m.Role)
@@ -180,7 +180,7 @@ func (m *message) member(w *schema.Walker, key string) error {
 	return w.Skip()
 }
 
-func (u *usage) member(w *schema.Walker, key string) error {
+func (u *usage) member(w *jsontext.Reader, key string) error {
 	switch key {
 	case "speed":
 		return str(w, &u.Speed)
@@ -207,7 +207,7 @@ func (u *usage) member(w *schema.Walker, key string) error {
 	return u.tokens.member(w, key)
 }
 
-func (t *tokens) member(w *schema.Walker, key string) error {
+func (t *tokens) member(w *jsontext.Reader, key string) error {
 	switch key {
 	case "input_tokens":
 		return integer(w, &t.Input)
@@ -223,14 +223,14 @@ func (t *tokens) member(w *schema.Walker, key string) error {
 	return w.Skip()
 }
 
-func (d *cacheDetail) member(w *schema.Walker, key string) error {
+func (d *cacheDetail) member(w *jsontext.Reader, key string) error {
 	if key == "ephemeral_1h_input_tokens" {
 		return integer(w, &d.Ephemeral1h)
 	}
 	return w.Skip()
 }
 
-func (it *iteration) member(w *schema.Walker, key string) error {
+func (it *iteration) member(w *jsontext.Reader, key string) error {
 	switch key {
 	case "type":
 		return str(w, &it.Type)
@@ -240,7 +240,7 @@ func (it *iteration) member(w *schema.Walker, key string) error {
 	return it.tokens.member(w, key)
 }
 
-func (a *attachment) member(w *schema.Walker, key string) error {
+func (a *attachment) member(w *jsontext.Reader, key string) error {
 	switch key {
 	case "type":
 		return str(w, &a.Type)
@@ -249,7 +249,7 @@ func (a *attachment) member(w *schema.Walker, key string) error {
 	case "commandMode":
 		return str(w, &a.CommandMode)
 	case "origin":
-		return object(w, &a.Origin, func(o *origin, w *schema.Walker, key string) error {
+		return object(w, &a.Origin, func(o *origin, w *jsontext.Reader, key string) error {
 			if key == "kind" {
 				return str(w, &o.Kind)
 			}
@@ -261,7 +261,7 @@ func (a *attachment) member(w *schema.Walker, key string) error {
 
 // walkBlocks decodes message.content's blocks as sonic does into []block.
 func walkBlocks(b []byte, out *[]block) error {
-	return walkFast.WalkValue(b, func(w *schema.Walker) error {
+	return walkFast.Walk(b, func(w *jsontext.Reader) error {
 		if w.Null() {
 			*out = nil
 			return nil
@@ -283,7 +283,7 @@ func walkBlocks(b []byte, out *[]block) error {
 	})
 }
 
-func (b *block) member(w *schema.Walker, key string) error {
+func (b *block) member(w *jsontext.Reader, key string) error {
 	switch key {
 	case "type":
 		return str(w, &b.Type)
@@ -309,13 +309,13 @@ func (b *block) member(w *schema.Walker, key string) error {
 
 // walkString decodes a JSON string as sonic does into a string.
 func walkString(b []byte, s *string) error {
-	return walkFast.WalkValue(b, func(w *schema.Walker) error { return str(w, s) })
+	return walkFast.Walk(b, func(w *jsontext.Reader) error { return str(w, s) })
 }
 
 // members calls fn with each member of a JSON object: a line, and the
 // small decodes (a tool's input, a subagent's meta file).
-func members(b []byte, fn func(w *schema.Walker, key string) error) error {
-	return walkFast.WalkValue(b, func(w *schema.Walker) error {
+func members(b []byte, fn func(w *jsontext.Reader, key string) error) error {
+	return walkFast.Walk(b, func(w *jsontext.Reader) error {
 		return w.Object(func(key string) error { return fn(w, key) })
 	})
 }
@@ -325,7 +325,7 @@ func members(b []byte, fn func(w *schema.Walker, key string) error) error {
 // string.
 func stringMember(b []byte, name string) string {
 	var v string
-	err := members(b, func(w *schema.Walker, key string) error {
+	err := members(b, func(w *jsontext.Reader, key string) error {
 		if key == name {
 			return str(w, &v)
 		}

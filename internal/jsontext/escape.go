@@ -1,13 +1,16 @@
 // Package jsontext is the JSON text machinery beneath pos's wire format:
 // writing a string as the canonical encoding escapes it (AppendString),
-// decoding a string's escapes (Unescape, Simple), and checking a text without
+// decoding a string's escapes (Unescape, Simple), checking a text without
 // decoding it: its escapes (ValidEscapes, CheckEscapes, LoneSurrogate,
 // FixSurrogates), its numbers (ValidNumber) and its nesting (Deeper,
-// ValidDeep).
+// ValidDeep); and reading a text by hand (Reader, Walk), with or without
+// the bulk machinery a binary plugs in (Fast: sonic's skipper, validator
+// and decoder).
 //
 // Package schema builds the record codec on it; extract and transform use
-// it directly for the JSON they write or check outside a record. It holds
-// no state: every function is pure.
+// it directly for the JSON they read, write or check outside a record. It
+// holds no package-level state: a Fast's count of the bytes it has seen is
+// the only state, and it lives in the Fast a binary makes.
 package jsontext
 
 import (

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/schema"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
@@ -40,7 +41,7 @@ type Options struct {
 	FlushEach bool
 	// Fast decodes the records and reads the tools' inputs; nil does it
 	// in Go.
-	Fast *schema.Fast
+	Fast *jsontext.Fast
 }
 
 // Indexable lists the content types pos-embed makes chunks of: the units

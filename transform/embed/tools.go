@@ -27,6 +27,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/pos-lake/pos/internal/excerpt"
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/enrich"
 )
@@ -82,7 +83,7 @@ const (
 // after their calls, whichever comes first, and texts a session already
 // had are dropped.
 type toolTracker struct {
-	fast    *schema.Fast // reads the tools' inputs
+	fast    *jsontext.Fast // reads the tools' inputs
 	threads map[string]*heldUnits
 	order   []string               // threads in the order they began holding
 	calls   map[string]callInfo    // a call seen, by platform, session and call id
@@ -99,7 +100,7 @@ type heldUnits struct {
 // callInfo is what a result needs of its call.
 type callInfo struct{ name, command string }
 
-func newToolTracker(fast *schema.Fast) *toolTracker {
+func newToolTracker(fast *jsontext.Fast) *toolTracker {
 	return &toolTracker{fast: fast, threads: map[string]*heldUnits{}, calls: map[string]callInfo{},
 		waiting: map[string][]*toolUnit{}, seen: map[uint64]struct{}{}}
 }

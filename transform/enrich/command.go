@@ -3,6 +3,7 @@ package enrich
 import (
 	"strings"
 
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/schema"
 )
 
@@ -13,7 +14,7 @@ import (
 // a command, as a string or an argv list. pos-embed indexes these scripts
 // as what the agent did. fast reads the input (nil: in
 // Go).
-func ShellCommand(fast *schema.Fast, t schema.Tool) (string, bool) {
+func ShellCommand(fast *jsontext.Fast, t schema.Tool) (string, bool) {
 	if !shellTools[strings.ToLower(t.Name)] || len(t.Input) == 0 || t.Input[0] != '{' {
 		return "", false
 	}

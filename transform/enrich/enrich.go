@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/internal/lazyre"
 	"github.com/pos-lake/pos/schema"
 )
@@ -51,7 +52,7 @@ var pathKeys = []string{"file_path", "notebook_path", "path", "target_file", "ta
 // tool did to them, plus the files the platform listed on the message.
 // Relative paths are taken relative to the message's cwd. fast reads
 // the tools' inputs (nil: in Go).
-func FileRefs(fast *schema.Fast, m *schema.Record) []schema.FileRef {
+func FileRefs(fast *jsontext.Fast, m *schema.Record) []schema.FileRef {
 	var out []schema.FileRef
 	// addIn adds a path relative to dir; add, relative to the message's cwd.
 	addIn := func(dir, p, action, tool string) {

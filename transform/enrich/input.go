@@ -1,8 +1,8 @@
 package enrich
 
-import "github.com/pos-lake/pos/schema"
+import "github.com/pos-lake/pos/internal/jsontext"
 
-// A tool's input is read with schema.Walker, not a compiled decoder: each
+// A tool's input is read with jsontext.Reader, not a compiled decoder: each
 // input is small and read once, and compiling sonic's decoders for these
 // types would cost every pos-normalize of a small incremental sync more
 // than it saves. They decode as sonic (and encoding/json) do: the last
@@ -12,9 +12,9 @@ import "github.com/pos-lake/pos/schema"
 // inputMembers returns the members of a JSON object, each value as it is
 // written (null as "null"), or false when input is not one. f skips the
 // values (nil: in Go).
-func inputMembers(f *schema.Fast, input []byte) (map[string][]byte, bool) {
+func inputMembers(f *jsontext.Fast, input []byte) (map[string][]byte, bool) {
 	in := map[string][]byte{}
-	err := f.WalkValue(input, func(w *schema.Walker) error {
+	err := f.Walk(input, func(w *jsontext.Reader) error {
 		return w.Object(func(key string) error {
 			v, err := w.Raw()
 			in[key] = v
@@ -27,7 +27,7 @@ func inputMembers(f *schema.Fast, input []byte) (map[string][]byte, bool) {
 // jsonString decodes a JSON string (null: ""), or reports false.
 func jsonString(v []byte) (string, bool) {
 	var s string
-	err := schema.WalkValue(v, func(w *schema.Walker) (err error) {
+	err := jsontext.Walk(v, func(w *jsontext.Reader) (err error) {
 		s, err = w.Str()
 		return err
 	})
@@ -38,7 +38,7 @@ func jsonString(v []byte) (string, bool) {
 // none), or reports false.
 func jsonStrings(v []byte) ([]string, bool) {
 	var out []string
-	err := schema.WalkValue(v, func(w *schema.Walker) error {
+	err := jsontext.Walk(v, func(w *jsontext.Reader) error {
 		if w.Null() {
 			return nil
 		}
@@ -55,9 +55,9 @@ func jsonStrings(v []byte) ([]string, bool) {
 // each object's string members, or reports false. A key whose last member
 // is not a string is left out, as a type check on the decoded value
 // would. f skips the other members (nil: in Go).
-func editStrings(f *schema.Fast, v []byte) ([]map[string]string, bool) {
+func editStrings(f *jsontext.Fast, v []byte) ([]map[string]string, bool) {
 	var out []map[string]string
-	err := f.WalkValue(v, func(w *schema.Walker) error {
+	err := f.Walk(v, func(w *jsontext.Reader) error {
 		if w.Null() {
 			return nil
 		}

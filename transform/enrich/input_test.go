@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/bytedance/sonic"
-	"github.com/pos-lake/pos/schema/fastjson"
+	"github.com/pos-lake/pos/internal/jsontext/fastjson"
 )
 
 // testFast skips values with sonic, as pos-normalize does.

@@ -22,6 +22,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/pos-lake/pos/internal/excerpt"
 	"github.com/pos-lake/pos/internal/joinstr"
+	"github.com/pos-lake/pos/internal/jsontext"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/enrich"
 )
@@ -43,7 +44,7 @@ type Options struct {
 	Enrich enrich.Options
 	// Fast decodes the records and reads the tools' inputs; nil does it
 	// in Go.
-	Fast *schema.Fast
+	Fast *jsontext.Fast
 }
 
 // Stats counts what a run did.

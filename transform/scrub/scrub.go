@@ -39,7 +39,7 @@ type Options struct {
 	// Without it, the first bad line stops the run.
 	OnSkip schema.SkipFunc
 	// Fast decodes the records; nil decodes them in Go.
-	Fast *schema.Fast
+	Fast *jsontext.Fast
 }
 
 // A Scrubber redacts secrets (and, with Options.PII, personal data) in pos
@@ -304,7 +304,7 @@ func (sc *scanner) record(rec *schema.Record, rep *Report, out []byte) ([]byte, 
 		// A lazily read line was not decoded: decode it now, as the
 		// decoder would have, to say what is wrong or to re-encode it.
 		var full schema.Record
-		if uerr := sc.s.opt.Fast.UnmarshalRecord(line, &full); uerr != nil {
+		if uerr := schema.UnmarshalWith(sc.s.opt.Fast, line, &full); uerr != nil {
 			return out, uerr
 		}
 		sc.enc = schema.AppendRecord(sc.enc[:0], &full)
@@ -333,7 +333,7 @@ func (sc *scanner) record(rec *schema.Record, rep *Report, out []byte) ([]byte, 
 	// record in canonical form, and the record's Line (the line as read)
 	// is gone with the old record.
 	var nr schema.Record
-	err := sc.s.opt.Fast.UnmarshalRecord(scrubbed, &nr)
+	err := schema.UnmarshalWith(sc.s.opt.Fast, scrubbed, &nr)
 	if cap(sc.out) > 64<<20 {
 		sc.out, sc.body = nil, nil // do not keep one huge record's buffers
 	}
@@ -374,7 +374,7 @@ func (sc *scanner) appendMarked(out, line []byte) ([]byte, error) {
 		}
 	}
 	var rec schema.Record
-	if err := sc.s.opt.Fast.UnmarshalRecord(line, &rec); err != nil {
+	if err := schema.UnmarshalWith(sc.s.opt.Fast, line, &rec); err != nil {
 		return out, err
 	}
 	if schema.ScrubRank(rec.ScrubMark()) >= schema.ScrubRank(sc.s.mark) {
@@ -422,7 +422,7 @@ func (s *Scrubber) Record(rec *schema.Record) (bool, error) {
 		return false, nil
 	}
 	var nr schema.Record
-	if err := s.opt.Fast.UnmarshalRecord(out[:len(out)-1], &nr); err != nil {
+	if err := schema.UnmarshalWith(s.opt.Fast, out[:len(out)-1], &nr); err != nil {
 		return false, err
 	}
 	*rec = nr

@@ -25,7 +25,7 @@ func TestLinked(t *testing.T) {
 			t.Fatalf("go list %s: %v", c.cmd, err)
 		}
 		deps := strings.Fields(string(out))
-		if got := slices.Contains(deps, "github.com/pos-lake/pos/schema/fastjson"); got != c.fast {
+		if got := slices.Contains(deps, "github.com/pos-lake/pos/internal/jsontext/fastjson"); got != c.fast {
 			t.Errorf("%s links schema/fastjson: %v, want %v", c.cmd, got, c.fast)
 		}
 		if !c.fast && slices.Contains(deps, "github.com/bytedance/sonic") {

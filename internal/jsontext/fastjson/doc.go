@@ -1,6 +1,7 @@
-// Package fastjson makes the schema.Fast that decodes with sonic
+// Package fastjson makes the jsontext.Fast that reads with sonic
 // (github.com/bytedance/sonic): its SIMD skipper and validator, and its
-// one-pass decoder for records past the first 16 MB a Fast has decoded. A
+// one-pass decoder, which package schema uses for records past the first
+// 16 MB a Fast has counted. A
 // binary that decodes records in bulk makes one in main and passes it to
 // its stages' options:
 //
@@ -8,5 +9,5 @@
 //
 // A binary that does not import this package does not link sonic. On a
 // platform sonic's native code does not support, New returns nil, and
-// schema decodes in Go.
+// jsontext and schema read in Go.
 package fastjson

@@ -5,17 +5,17 @@ package fastjson
 import (
 	"github.com/bytedance/sonic"
 	"github.com/bytedance/sonic/decoder"
-	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/internal/jsontext"
 )
 
-// New returns sonic's machinery as schema takes it, with its own count of
+// New returns sonic's machinery as jsontext takes it, with its own count of
 // the bytes decoded: make one per process and hand it to every stage.
-func New() *schema.Fast {
+func New() *jsontext.Fast {
 	whole := sonic.Config{DisallowUnknownFields: true, CaseSensitive: true}.Froze()
 	// Strings of nested objects are copied out of the line, so a small
 	// field never keeps a multi-MB line alive.
 	nested := sonic.Config{CopyString: true}.Froze()
-	return &schema.Fast{
+	return &jsontext.Fast{
 		Skip:            skip,
 		Valid:           sonic.ConfigStd.Valid,
 		Unmarshal:       whole.Unmarshal,

@@ -1,9 +1,0 @@
-//go:build !((amd64 && go1.17 && !go1.28) || (arm64 && go1.20 && !go1.28))
-
-package fastjson
-
-import "github.com/pos-lake/pos/schema"
-
-// New returns nil where sonic's native code does not run: schema then
-// decodes in Go.
-func New() *schema.Fast { return nil }
