@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load"
-	"github.com/pos-lake/pos/load/internal/loadtest"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 )

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/catalog"
-	"github.com/pos-lake/pos/load/internal/loadtest"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 )

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load"
-	"github.com/pos-lake/pos/load/internal/loadtest"
 )
 
 // Whatever produced the stream, the lake's JSON is JSON DuckDB reads: a

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load"
-	"github.com/pos-lake/pos/load/internal/loadtest"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 
