@@ -1,4 +1,4 @@
-package load
+package load_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/loadtest"
+	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/internal/indextest"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
@@ -19,53 +21,53 @@ var chunk = indextest.Chunk
 func TestChunksAndPostings(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	st := loadRecs(t, lake,
+	st := loadtest.Load(t, lake,
 		chunk("c1", "The parquet writer flushes row groups", "m", 4, day),
 		chunk("c2", "Rotate the logs nightly; rotate them again", "m", 4, day.Add(time.Hour)),
 	)
 	if st.Rows[layout.TableChunks] != 2 || st.Rows[layout.TablePostings] == 0 {
 		t.Fatalf("rows %v", st.Rows)
 	}
-	db := views(t, lake)
-	if n := one(t, db, "SELECT count(*) FROM chunks"); n != "2" {
+	db := loadtest.Views(t, lake)
+	if n := loadtest.One(t, db, "SELECT count(*) FROM chunks"); n != "2" {
 		t.Fatalf("chunks %s", n)
 	}
 	// The vector column works with array_cosine_similarity.
-	if got := one(t, db, `SELECT id FROM chunks ORDER BY array_cosine_similarity(vector, [0.3, 0.4, 0.5, 0.6]::FLOAT[4]) DESC LIMIT 1`); got == "" {
+	if got := loadtest.One(t, db, `SELECT id FROM chunks ORDER BY array_cosine_similarity(vector, [0.3, 0.4, 0.5, 0.6]::FLOAT[4]) DESC LIMIT 1`); got == "" {
 		t.Fatal("no vector")
 	}
-	if got := one(t, db, "SELECT typeof(vector) FROM chunks LIMIT 1"); got != "FLOAT[4]" {
+	if got := loadtest.One(t, db, "SELECT typeof(vector) FROM chunks LIMIT 1"); got != "FLOAT[4]" {
 		t.Errorf("vector type %s", got)
 	}
 	// Postings: terms, frequencies and the chunk's length.
-	if got := one(t, db, `SELECT tf || '/' || dl FROM postings p JOIN chunks c USING (chunk_key) WHERE c.id = 'c2' AND term = 'rotat'`); got != "2/4" {
+	if got := loadtest.One(t, db, `SELECT tf || '/' || dl FROM postings p JOIN chunks c USING (chunk_key) WHERE c.id = 'c2' AND term = 'rotat'`); got != "2/4" {
 		t.Errorf("rotat in c2: %s", got)
 	}
-	if got := one(t, db, `SELECT count(*) FROM postings WHERE chunk_key NOT IN (SELECT chunk_key FROM chunks)`); got != "0" {
+	if got := loadtest.One(t, db, `SELECT count(*) FROM postings WHERE chunk_key NOT IN (SELECT chunk_key FROM chunks)`); got != "0" {
 		t.Errorf("%s orphan postings", got)
 	}
-	if got := one(t, db, `SELECT string_agg(DISTINCT date::VARCHAR, ',') FROM postings`); got != "2026-05-01" {
+	if got := loadtest.One(t, db, `SELECT string_agg(DISTINCT date::VARCHAR, ',') FROM postings`); got != "2026-05-01" {
 		t.Errorf("postings partition %s", got)
 	}
 	// Loading the same chunks again adds nothing.
-	st = loadRecs(t, lake, chunk("c1", "The parquet writer flushes row groups", "m", 4, day))
+	st = loadtest.Load(t, lake, chunk("c1", "The parquet writer flushes row groups", "m", 4, day))
 	if st.Rows[layout.TableChunks] != 0 || st.Rows[layout.TablePostings] != 0 || st.Duplicates != 1 {
 		t.Errorf("reload: %+v", st)
 	}
 	// A changed chunk is a new version; the old version's postings no
 	// longer match the chunk the view shows.
-	loadRecs(t, lake, chunk("c1", "The parquet writer compresses pages", "m", 4, day))
-	db = views(t, lake)
-	if n := one(t, db, "SELECT count(*) FROM chunks"); n != "2" {
+	loadtest.Load(t, lake, chunk("c1", "The parquet writer compresses pages", "m", 4, day))
+	db = loadtest.Views(t, lake)
+	if n := loadtest.One(t, db, "SELECT count(*) FROM chunks"); n != "2" {
 		t.Errorf("chunks after a new version: %s", n)
 	}
-	if n := one(t, db, "SELECT count(*) FROM chunk_rows"); n != "3" {
+	if n := loadtest.One(t, db, "SELECT count(*) FROM chunk_rows"); n != "3" {
 		t.Errorf("chunk_rows: %s", n)
 	}
-	if got := one(t, db, `SELECT count(*) FROM postings p JOIN chunks c USING (chunk_key) WHERE term = 'flush'`); got != "0" {
+	if got := loadtest.One(t, db, `SELECT count(*) FROM postings p JOIN chunks c USING (chunk_key) WHERE term = 'flush'`); got != "0" {
 		t.Errorf("stale postings match: %s", got)
 	}
-	if got := one(t, db, `SELECT count(*) FROM postings p JOIN chunks c USING (chunk_key) WHERE term = 'compress'`); got != "1" {
+	if got := loadtest.One(t, db, `SELECT count(*) FROM postings p JOIN chunks c USING (chunk_key) WHERE term = 'compress'`); got != "1" {
 		t.Errorf("new postings: %s", got)
 	}
 	files, _ := filepath.Glob(filepath.Join(lake, "indexed", "postings", "*", "*", "*.parquet"))
@@ -77,27 +79,27 @@ func TestChunksAndPostings(t *testing.T) {
 func TestMixedEmbeddingsRefused(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadRecs(t, lake, chunk("c1", "first", "model-a", 4, day))
+	loadtest.Load(t, lake, chunk("c1", "first", "model-a", 4, day))
 	ms, err := layout.Embeddings(lake)
 	if err != nil || len(ms) != 1 || ms[0].Model != "model-a" || ms[0].Dim != 4 {
 		t.Fatalf("%v %v", ms, err)
 	}
-	load := func(opt Options, recs ...*schema.Record) error {
+	tryLoad := func(opt load.Options, recs ...*schema.Record) error {
 		opt.Lake = lake
-		_, err := Load(context.Background(), strings.NewReader(string(encodeAll(recs))), opt)
+		_, err := load.Load(context.Background(), strings.NewReader(string(encodeAll(recs))), opt)
 		return err
 	}
 	for _, other := range []*schema.Record{chunk("c2", "second", "model-b", 4, day), chunk("c3", "third", "model-a", 8, day)} {
-		err := load(Options{}, other)
-		var me *MixedEmbeddingsError
-		if !errors.As(err, &me) || !errors.Is(err, ErrMixedEmbeddings) || !strings.Contains(err.Error(), "--allow-mixed-embeddings") {
+		err := tryLoad(load.Options{}, other)
+		var me *load.MixedEmbeddingsError
+		if !errors.As(err, &me) || !errors.Is(err, load.ErrMixedEmbeddings) || !strings.Contains(err.Error(), "--allow-mixed-embeddings") {
 			t.Fatalf("%s: %v", other.ID, err)
 		}
 	}
-	if n := one(t, views(t, lake), "SELECT count(*) FROM chunks"); n != "1" {
+	if n := loadtest.One(t, loadtest.Views(t, lake), "SELECT count(*) FROM chunks"); n != "1" {
 		t.Errorf("refused chunks were loaded: %s", n)
 	}
-	if err := load(Options{AllowMixedEmbeddings: true}, chunk("c2", "second", "model-b", 4, day)); err != nil {
+	if err := tryLoad(load.Options{AllowMixedEmbeddings: true}, chunk("c2", "second", "model-b", 4, day)); err != nil {
 		t.Fatal(err)
 	}
 	ms, _ = layout.Embeddings(lake)
@@ -109,13 +111,13 @@ func TestMixedEmbeddingsRefused(t *testing.T) {
 	fresh := t.TempDir()
 	layout.WriteEmbeddings(fresh, []layout.EmbeddingModel{{Model: "ghost", Dim: 3}})
 	lake = fresh
-	if err := load(Options{}, chunk("c1", "first", "model-a", 4, day)); err != nil {
+	if err := tryLoad(load.Options{}, chunk("c1", "first", "model-a", 4, day)); err != nil {
 		t.Errorf("stale state: %v", err)
 	}
 	// Chunks without vectors are welcome anywhere.
 	noVec := chunk("c9", "lexical only", "", 0, day)
 	noVec.Chunk.Embedding = nil
-	if err := load(Options{}, noVec); err != nil {
+	if err := tryLoad(load.Options{}, noVec); err != nil {
 		t.Error(err)
 	}
 }
@@ -136,7 +138,7 @@ func TestVectorSidecar(t *testing.T) {
 	noVec.Chunk.Embedding = nil
 	recs := []*schema.Record{noVec, chunk("c1", "alpha", "m", 4, day), chunk("c2", "beta gamma", "m", 4, day.Add(time.Minute))}
 	recs[2].Chunk.Embedding = []float32{-0.5, 0.25, 0, 1}
-	loadRecs(t, lake, recs...)
+	loadtest.Load(t, lake, recs...)
 	files, err := layout.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{})
 	if err != nil || len(files) != 1 {
 		t.Fatalf("%v %v", files, err)
@@ -149,7 +151,7 @@ func TestVectorSidecar(t *testing.T) {
 		t.Fatalf("%+v", v)
 	}
 	// The sidecar's rows are the Parquet file's, in order.
-	db := views(t, lake)
+	db := loadtest.Views(t, lake)
 	rows, err := db.Query(`SELECT chunk_key, id FROM read_parquet(?) ORDER BY file_row_number`, files[0])
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package load
+package load_test
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/pos-lake/pos/internal/loadtest"
+	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 )
@@ -19,19 +21,19 @@ func TestReadIDsAgreesWithDuckDB(t *testing.T) {
 	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	var recs []*schema.Record
 	for i := range 5000 {
-		recs = append(recs, msg(fmt.Sprintf("m%05d", i), "s1", fmt.Sprintf("text %d", i%7), day.Add(time.Duration(i)*time.Second)))
+		recs = append(recs, loadtest.Msg(fmt.Sprintf("m%05d", i), "s1", fmt.Sprintf("text %d", i%7), day.Add(time.Duration(i)*time.Second)))
 	}
-	if st := loadRecs(t, lake, recs...); st.Rows[layout.TableMessages] != 5000 {
+	if st := loadtest.Load(t, lake, recs...); st.Rows[layout.TableMessages] != 5000 {
 		t.Fatalf("rows %v", st.Rows)
 	}
 	files, _ := filepath.Glob(filepath.Join(layout.Dir(lake, layout.TableMessages, "test", "2026-03-01"), "*.parquet"))
 	if len(files) == 0 {
 		t.Fatal("no part file")
 	}
-	db := views(t, lake)
+	db := loadtest.Views(t, lake)
 	for _, f := range files {
 		got := map[uint64]uint64{}
-		if err := readIDs(f, got); err != nil {
+		if err := load.ReadIDs(f, got); err != nil {
 			t.Fatal(err)
 		}
 		rows, err := db.Query(`SELECT id, content_hash FROM read_parquet(?)`, f)
@@ -55,7 +57,7 @@ func TestReadIDsAgreesWithDuckDB(t *testing.T) {
 	// A file that is not Parquet is an error naming it, not an empty index.
 	bad := filepath.Join(t.TempDir(), "bad.parquet")
 	writeFile(t, bad, "not parquet")
-	if err := readIDs(bad, map[uint64]uint64{}); err == nil {
+	if err := load.ReadIDs(bad, map[uint64]uint64{}); err == nil {
 		t.Fatal("no error for a file that is not Parquet")
 	}
 }

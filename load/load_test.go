@@ -1,9 +1,7 @@
-package load
+package load_test
 
 import (
-	"bytes"
 	"context"
-	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,78 +9,23 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-
+	"github.com/pos-lake/pos/internal/loadtest"
+	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/schema"
 )
 
-func views(t *testing.T, lake string) *sql.DB {
-	t.Helper()
-	db, err := catalog.OpenDB("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := catalog.DefineViews(context.Background(), db, lake); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
-func one(t *testing.T, db *sql.DB, q string, args ...any) string {
-	t.Helper()
-	var s sql.NullString
-	if err := db.QueryRow(q, args...).Scan(&s); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return s.String
-}
-
-func msg(id, session, text string, ts time.Time) *schema.Record {
-	r := schema.New(schema.KindMessage)
-	r.ID, r.Platform, r.SessionID, r.TS = id, "test", session, ts
-	r.Role, r.ContentType, r.Text = schema.RoleUser, schema.ContentText, text
-	r.Usage = &schema.Usage{Input: 1, Output: 2}
-	return r
-}
-
-func loadRecs(t *testing.T, lake string, recs ...*schema.Record) Stats {
-	t.Helper()
-	return loadAt(t, lake, time.Now(), recs...)
-}
-
-// loadAt loads records in one run whose clock says at.
-func loadAt(t *testing.T, lake string, at time.Time, recs ...*schema.Record) Stats {
-	t.Helper()
-	return loadWith(t, Options{Lake: lake, Now: func() time.Time { return at }}, recs...)
-}
-
-func loadWith(t testing.TB, opt Options, recs ...*schema.Record) Stats {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := schema.NewEncoder(&buf)
-	for _, r := range recs {
-		enc.Encode(r)
-	}
-	enc.Flush()
-	st, err := Load(context.Background(), &buf, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
 func TestEmptyLakeHasEveryView(t *testing.T) {
 	lake := t.TempDir()
-	db := views(t, lake)
+	db := loadtest.Views(t, lake)
 	for _, v := range []string{"raw", "messages", "exchanges", "sessions", "documents", "other"} {
-		if n := one(t, db, "SELECT count(*) FROM "+v); n != "0" {
+		if n := loadtest.One(t, db, "SELECT count(*) FROM "+v); n != "0" {
 			t.Fatalf("%s has %s rows", v, n)
 		}
 	}
 	// The columns are there even without data.
-	if got := one(t, db, "SELECT count(*) FROM messages WHERE platform = 'x' AND date = DATE '2026-01-01' AND input_tokens > 0"); got != "0" {
+	if got := loadtest.One(t, db, "SELECT count(*) FROM messages WHERE platform = 'x' AND date = DATE '2026-01-01' AND input_tokens > 0"); got != "0" {
 		t.Fatal(got)
 	}
 }
@@ -90,21 +33,21 @@ func TestEmptyLakeHasEveryView(t *testing.T) {
 func TestVersionsAndDuplicates(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	st := loadRecs(t, lake, msg("m1", "s", "first", day), msg("m2", "s", "second", day.Add(time.Hour)))
+	st := loadtest.Load(t, lake, loadtest.Msg("m1", "s", "first", day), loadtest.Msg("m2", "s", "second", day.Add(time.Hour)))
 	if st.Rows[layout.TableMessages] != 2 || st.Files != 1 {
 		t.Fatalf("first load: %+v", st)
 	}
 	// Same records again: nothing written. m1 changed: a new version.
-	st = loadRecs(t, lake, msg("m1", "s", "first, edited", day), msg("m2", "s", "second", day.Add(time.Hour)))
+	st = loadtest.Load(t, lake, loadtest.Msg("m1", "s", "first, edited", day), loadtest.Msg("m2", "s", "second", day.Add(time.Hour)))
 	if st.Rows[layout.TableMessages] != 1 || st.Duplicates != 1 || st.Versions != 1 {
 		t.Fatalf("second load: %+v", st)
 	}
-	db := views(t, lake)
-	if got := one(t, db, "SELECT string_agg(text, '|' ORDER BY id) FROM messages"); got != "first, edited|second" {
+	db := loadtest.Views(t, lake)
+	if got := loadtest.One(t, db, "SELECT string_agg(text, '|' ORDER BY id) FROM messages"); got != "first, edited|second" {
 		t.Fatalf("views show %q", got)
 	}
 	// A replay into another session (same id and content) is not stored.
-	st = loadRecs(t, lake, msg("m2", "other-session", "second", day.Add(time.Hour)))
+	st = loadtest.Load(t, lake, loadtest.Msg("m2", "other-session", "second", day.Add(time.Hour)))
 	if st.Duplicates != 1 || st.Rows[layout.TableMessages] != 0 {
 		t.Fatalf("replay: %+v", st)
 	}
@@ -121,13 +64,13 @@ func TestVersionsAndDuplicates(t *testing.T) {
 
 func TestCheckpointsCommittedOnlyOnClose(t *testing.T) {
 	lake := t.TempDir()
-	l, err := Open(context.Background(), Options{Lake: lake, NoCatalog: true})
+	l, err := load.Open(context.Background(), load.Options{Lake: lake, NoCatalog: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cp := schema.New(schema.KindCheckpoint)
 	cp.Checkpoint = &schema.Checkpoint{Platform: "test", Path: "/h/a.jsonl", Size: 10, Resume: 5, Seen: 10}
-	l.Add(msg("m1", "s", "x", time.Now()))
+	l.Add(loadtest.Msg("m1", "s", "x", time.Now()))
 	l.Add(cp)
 	state := filepath.Join(lake, "_state", "watermarks.json")
 	if _, err := os.Stat(state); err == nil {
@@ -141,8 +84,8 @@ func TestCheckpointsCommittedOnlyOnClose(t *testing.T) {
 	if len(tmps) != 0 {
 		t.Fatalf("abort left %v", tmps)
 	}
-	l, _ = Open(context.Background(), Options{Lake: lake, NoCatalog: true})
-	l.Add(msg("m1", "s", "x", time.Now()))
+	l, _ = load.Open(context.Background(), load.Options{Lake: lake, NoCatalog: true})
+	l.Add(loadtest.Msg("m1", "s", "x", time.Now()))
 	l.Add(cp)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -155,12 +98,12 @@ func TestCheckpointsCommittedOnlyOnClose(t *testing.T) {
 
 func TestSecondLoaderWaitsForTheLock(t *testing.T) {
 	lake := t.TempDir()
-	l, err := Open(context.Background(), Options{Lake: lake, NoCatalog: true})
+	l, err := load.Open(context.Background(), load.Options{Lake: lake, NoCatalog: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Abort()
-	_, err = Open(context.Background(), Options{Lake: lake, NoCatalog: true, LockTimeout: 300 * time.Millisecond})
+	_, err = load.Open(context.Background(), load.Options{Lake: lake, NoCatalog: true, LockTimeout: 300 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "locked by another pos-load") {
 		t.Fatalf("second loader: %v", err)
 	}
@@ -170,18 +113,18 @@ func TestUnknownKindsAreKept(t *testing.T) {
 	lake := t.TempDir()
 	r := schema.New("hologram")
 	r.Platform, r.Extra = "test", []schema.Field{{Key: "beam", Value: []byte(`{"x":1}`)}}
-	st := loadRecs(t, lake, r)
+	st := loadtest.Load(t, lake, r)
 	if st.Rows[layout.TableOther] != 1 {
 		t.Fatalf("%+v", st)
 	}
-	if got := one(t, views(t, lake), "SELECT record->>'$.beam.x' FROM other WHERE kind = 'hologram'"); got != "1" {
+	if got := loadtest.One(t, loadtest.Views(t, lake), "SELECT record->>'$.beam.x' FROM other WHERE kind = 'hologram'"); got != "1" {
 		t.Fatalf("record not kept whole: %q", got)
 	}
 }
 
 func TestViewsUnionSchemasOnlyWhenTheyDiffer(t *testing.T) {
 	lake := t.TempDir()
-	loadRecs(t, lake, msg("m1", "s", "x", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)))
+	loadtest.Load(t, lake, loadtest.Msg("m1", "s", "x", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)))
 	stmts, err := catalog.ViewSQL(lake)
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +140,7 @@ func TestViewsUnionSchemasOnlyWhenTheyDiffer(t *testing.T) {
 	if all := strings.Join(stmts, "\n"); !strings.Contains(all, "union_by_name = true") {
 		t.Fatalf("two schemas: %s", all)
 	}
-	if n := one(t, views(t, lake), "SELECT count(*) FROM messages WHERE tool_count = 0"); n != "1" {
+	if n := loadtest.One(t, loadtest.Views(t, lake), "SELECT count(*) FROM messages WHERE tool_count = 0"); n != "1" {
 		t.Fatalf("rows %s", n)
 	}
 }
@@ -222,11 +165,11 @@ func TestOldLakeMissingColumn(t *testing.T) {
 	w.Write([]oldRow{{ID: "m1", Platform: "test", SessionID: "s", TS: time.Now(), IngestedAt: time.Now(), ContentHash: "h"}})
 	w.Close()
 	f.Close()
-	db := views(t, lake)
-	if n := one(t, db, "SELECT count(*) FROM messages WHERE tool_count IS NULL"); n != "1" {
+	db := loadtest.Views(t, lake)
+	if n := loadtest.One(t, db, "SELECT count(*) FROM messages WHERE tool_count IS NULL"); n != "1" {
 		t.Fatalf("rows %s", n)
 	}
-	if n := one(t, db, "SELECT count(*) FROM sessions"); n != "1" {
+	if n := loadtest.One(t, db, "SELECT count(*) FROM sessions"); n != "1" {
 		t.Fatalf("sessions %s", n)
 	}
 }
@@ -236,8 +179,8 @@ func TestUnwritableLakeViews(t *testing.T) {
 	// _schema cannot be created (a file is in the way, as unwritable as a
 	// read-only lake is, even for root): the views still get their columns.
 	os.WriteFile(filepath.Join(lake, "_schema"), nil, 0o400)
-	db := views(t, lake)
-	if n := one(t, db, "SELECT count(*) FROM messages WHERE input_tokens > 0"); n != "0" {
+	db := loadtest.Views(t, lake)
+	if n := loadtest.One(t, db, "SELECT count(*) FROM messages WHERE input_tokens > 0"); n != "0" {
 		t.Fatal(n)
 	}
 }
@@ -247,7 +190,7 @@ func TestUnwritableLakeViews(t *testing.T) {
 // may have left, and only then is the lake walked for them.
 func TestTempsOfADeadRunAreRemoved(t *testing.T) {
 	lake := t.TempDir()
-	loadRecs(t, lake, msg("m1", "s", "x", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)))
+	loadtest.Load(t, lake, loadtest.Msg("m1", "s", "x", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)))
 	lockFile := filepath.Join(lake, "_state", "lock")
 	if b, err := os.ReadFile(lockFile); err != nil || len(b) != 0 {
 		t.Fatalf("lock file after a clean run: %q, %v", b, err)
@@ -260,7 +203,7 @@ func TestTempsOfADeadRunAreRemoved(t *testing.T) {
 		}
 	}
 	write()
-	loadRecs(t, lake, msg("m2", "s", "y", time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC)))
+	loadtest.Load(t, lake, loadtest.Msg("m2", "s", "y", time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC)))
 	if _, err := os.Stat(stray); err != nil {
 		t.Fatalf("a clean lake was walked for temporary files: %v", err)
 	}
@@ -268,22 +211,22 @@ func TestTempsOfADeadRunAreRemoved(t *testing.T) {
 	if err := os.WriteFile(lockFile, []byte("12345\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	loadRecs(t, lake, msg("m3", "s", "z", time.Date(2026, 5, 3, 0, 0, 0, 0, time.UTC)))
+	loadtest.Load(t, lake, loadtest.Msg("m3", "s", "z", time.Date(2026, 5, 3, 0, 0, 0, 0, time.UTC)))
 	if _, err := os.Stat(stray); !os.IsNotExist(err) {
 		t.Fatalf("the dead run's temporary file is still there: %v", err)
 	}
 	// An aborted run leaves its pid too: the next one checks again.
-	l, err := Open(context.Background(), Options{Lake: lake, NoCatalog: true})
+	l, err := load.Open(context.Background(), load.Options{Lake: lake, NoCatalog: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Add(msg("m4", "s", "w", time.Now()))
+	l.Add(loadtest.Msg("m4", "s", "w", time.Now()))
 	l.Abort()
 	if b, _ := os.ReadFile(lockFile); len(b) == 0 {
 		t.Fatal("an aborted run emptied the lock file")
 	}
 	write()
-	loadRecs(t, lake, msg("m5", "s", "v", time.Date(2026, 5, 4, 0, 0, 0, 0, time.UTC)))
+	loadtest.Load(t, lake, loadtest.Msg("m5", "s", "v", time.Date(2026, 5, 4, 0, 0, 0, 0, time.UTC)))
 	if _, err := os.Stat(stray); !os.IsNotExist(err) {
 		t.Fatalf("temporary file left after an aborted run: %v", err)
 	}
@@ -315,8 +258,8 @@ func TestSessionRollupPartition(t *testing.T) {
 	}
 	// The first sync saw the session's first day; the second, a day two
 	// months later (its rollup's ts is the first line it read).
-	loadRecs(t, lake, msg("m1", "s1", "hello", day1), rollup(day1, day1, "start"))
-	loadRecs(t, lake, msg("m2", "s1", "again", day2), rollup(day2.AddDate(0, 0, -6), day2, "later"))
+	loadtest.Load(t, lake, loadtest.Msg("m1", "s1", "hello", day1), rollup(day1, day1, "start"))
+	loadtest.Load(t, lake, loadtest.Msg("m2", "s1", "again", day2), rollup(day2.AddDate(0, 0, -6), day2, "later"))
 	for _, d := range []string{"2026-01-05", "2026-03-07"} {
 		if files, _ := filepath.Glob(filepath.Join(layout.Dir(lake, layout.TableSessions, "test", d), "*.parquet")); len(files) != 1 {
 			t.Errorf("sessions date=%s: %d files, want 1", d, len(files))
@@ -325,14 +268,14 @@ func TestSessionRollupPartition(t *testing.T) {
 	if files, _ := filepath.Glob(filepath.Join(layout.Dir(lake, layout.TableSessions, "test", "2026-03-01"), "*.parquet")); len(files) != 0 {
 		t.Errorf("a rollup filed under its ts's day, not its last activity's")
 	}
-	db := views(t, lake)
-	if got := one(t, db, `SELECT count(*) || ' ' || min(first_ts)::DATE || ' ' || max(last_ts)::DATE || ' ' || max(message_count) || ' ' || list_sort(first(labels))::VARCHAR || ' ' || first(date) FROM sessions`); got != "1 2026-01-05 2026-03-07 2 [later, start] 2026-01-05" {
+	db := loadtest.Views(t, lake)
+	if got := loadtest.One(t, db, `SELECT count(*) || ' ' || min(first_ts)::DATE || ' ' || max(last_ts)::DATE || ' ' || max(message_count) || ' ' || list_sort(first(labels))::VARCHAR || ' ' || first(date) FROM sessions`); got != "1 2026-01-05 2026-03-07 2 [later, start] 2026-01-05" {
 		t.Errorf("sessions view: %s", got)
 	}
 	// The same input again adds nothing.
-	before := one(t, db, `SELECT count(*) FROM session_rows`)
-	loadRecs(t, lake, msg("m2", "s1", "again", day2), rollup(day2.AddDate(0, 0, -6), day2, "later"))
-	if after := one(t, views(t, lake), `SELECT count(*) FROM session_rows`); after != before {
+	before := loadtest.One(t, db, `SELECT count(*) FROM session_rows`)
+	loadtest.Load(t, lake, loadtest.Msg("m2", "s1", "again", day2), rollup(day2.AddDate(0, 0, -6), day2, "later"))
+	if after := loadtest.One(t, loadtest.Views(t, lake), `SELECT count(*) FROM session_rows`); after != before {
 		t.Errorf("session rows %s, then %s after the same load", before, after)
 	}
 }
@@ -344,9 +287,9 @@ func TestPartitionSource(t *testing.T) {
 	lake := t.TempDir()
 	d1 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	d2 := d1.AddDate(0, 0, 1)
-	loadRecs(t, lake, msg("m1", "s", "first", d1), msg("m2", "s", "second", d2), msg("m3", "s", "third", d2.AddDate(0, 0, 1)))
-	loadRecs(t, lake, msg("m1", "s", "first, edited", d1))
-	db := views(t, lake)
+	loadtest.Load(t, lake, loadtest.Msg("m1", "s", "first", d1), loadtest.Msg("m2", "s", "second", d2), loadtest.Msg("m3", "s", "third", d2.AddDate(0, 0, 1)))
+	loadtest.Load(t, lake, loadtest.Msg("m1", "s", "first, edited", d1))
+	db := loadtest.Views(t, lake)
 	check := func(parts []layout.Partition, want string) {
 		t.Helper()
 		src, err := catalog.PartitionSource(lake, "messages", parts)
@@ -357,8 +300,8 @@ func TestPartitionSource(t *testing.T) {
 			t.Fatalf("a glob: %s", src)
 		}
 		// (The filter names a column: every one is there, rows or not.)
-		got := one(t, db, "SELECT coalesce(string_agg(text, '|' ORDER BY id), '') FROM "+src+" WHERE tool_count >= 0 OR tool_count IS NULL")
-		view := one(t, db, "SELECT coalesce(string_agg(text, '|' ORDER BY id), '') FROM messages WHERE (platform || '/' || strftime(date, '%Y-%m-%d')) IN (SELECT unnest(?::VARCHAR[]))",
+		got := loadtest.One(t, db, "SELECT coalesce(string_agg(text, '|' ORDER BY id), '') FROM "+src+" WHERE tool_count >= 0 OR tool_count IS NULL")
+		view := loadtest.One(t, db, "SELECT coalesce(string_agg(text, '|' ORDER BY id), '') FROM messages WHERE (platform || '/' || strftime(date, '%Y-%m-%d')) IN (SELECT unnest(?::VARCHAR[]))",
 			func() []string {
 				var s []string
 				for _, p := range parts {

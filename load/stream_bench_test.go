@@ -1,8 +1,6 @@
 package load
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"testing"
 )
@@ -20,11 +18,5 @@ func BenchmarkLoadStream(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		lake := b.TempDir()
-		if _, err := Load(context.Background(), bytes.NewReader(data), Options{Lake: lake, NoCatalog: true}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchLoad(b, data)
 }

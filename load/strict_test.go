@@ -1,9 +1,12 @@
-package load
+package load_test
 
 import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/pos-lake/pos/internal/loadtest"
+	"github.com/pos-lake/pos/load"
 )
 
 // Whatever produced the stream, the lake's JSON is JSON DuckDB reads: a
@@ -19,10 +22,10 @@ func TestLakeJSONIsStrict(t *testing.T) {
 			`"tools":[{"name":"Bash","input":{"command":"echo \ud800"}}],"meta":{"m":"\udfff"}}`,
 		`{"schema":"pos/1","kind":"future_kind","id":"f1","platform":"test","ts":"2026-01-02T03:04:05Z","payload":{"x":"\ud800"}}`,
 	}, "\n") + "\n"
-	if _, err := Load(context.Background(), strings.NewReader(in), Options{Lake: lake}); err != nil {
+	if _, err := load.Load(context.Background(), strings.NewReader(in), load.Options{Lake: lake}); err != nil {
 		t.Fatal(err)
 	}
-	db := views(t, lake)
+	db := loadtest.Views(t, lake)
 	for _, q := range []string{"SELECT * FROM raw", "SELECT * FROM messages", "SELECT * FROM other"} {
 		rows, err := db.Query(q)
 		if err != nil {
@@ -35,16 +38,16 @@ func TestLakeJSONIsStrict(t *testing.T) {
 		}
 		rows.Close()
 	}
-	if got := one(t, db, "SELECT (raw->>'$.p') || '|' || source_altered FROM raw WHERE id = 'r1'"); got != "hello \uFFFD world|surrogate" {
+	if got := loadtest.One(t, db, "SELECT (raw->>'$.p') || '|' || source_altered FROM raw WHERE id = 'r1'"); got != "hello \uFFFD world|surrogate" {
 		t.Errorf("r1: %q", got)
 	}
-	if got := one(t, db, "SELECT raw::VARCHAR || '|' || coalesce(source_altered, 'NULL') FROM raw WHERE id = 'r2'"); got != "null|NULL" {
+	if got := loadtest.One(t, db, "SELECT raw::VARCHAR || '|' || coalesce(source_altered, 'NULL') FROM raw WHERE id = 'r2'"); got != "null|NULL" {
 		t.Errorf("r2: %q", got)
 	}
-	if got := one(t, db, "SELECT ((tools[1].input::JSON)->>'$.command') || '|' || ((meta::JSON)->>'$.m') FROM messages"); got != "echo \uFFFD|\uFFFD" {
+	if got := loadtest.One(t, db, "SELECT ((tools[1].input::JSON)->>'$.command') || '|' || ((meta::JSON)->>'$.m') FROM messages"); got != "echo \uFFFD|\uFFFD" {
 		t.Errorf("m1: %q", got)
 	}
-	if got := one(t, db, "SELECT record->>'$.payload.x' FROM other"); got != "\uFFFD" {
+	if got := loadtest.One(t, db, "SELECT record->>'$.payload.x' FROM other"); got != "\uFFFD" {
 		t.Errorf("f1: %q", got)
 	}
 }

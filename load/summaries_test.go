@@ -1,4 +1,4 @@
-package load
+package load_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/loadtest"
+	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/layout"
 )
@@ -17,11 +19,11 @@ import (
 func TestWriteSummaries(t *testing.T) {
 	ctx := context.Background()
 	lake := filepath.Join(t.TempDir(), "lake")
-	loadRecs(t, lake, msg("m1", "s1", "hello", time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)))
+	loadtest.Load(t, lake, loadtest.Msg("m1", "s1", "hello", time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)))
 
 	// Before any summary: the view exists and is empty.
-	db := views(t, lake)
-	if n := one(t, db, `SELECT count(*) FROM summaries`); n != "0" {
+	db := loadtest.Views(t, lake)
+	if n := loadtest.One(t, db, `SELECT count(*) FROM summaries`); n != "0" {
 		t.Fatalf("summaries in a fresh lake: %s", n)
 	}
 
@@ -29,17 +31,17 @@ func TestWriteSummaries(t *testing.T) {
 	row := layout.SummaryRow{Platform: "test", SessionID: "s1", LastMessageID: "m1", Strategy: "extractive",
 		Params: "v1", Text: "first", Notes: []string{"a note"}, Date: day}
 	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
-	if err := WriteSummaries(ctx, lake, []layout.SummaryRow{row}, t0); err != nil {
+	if err := load.WriteSummaries(ctx, lake, []layout.SummaryRow{row}, t0); err != nil {
 		t.Fatal(err)
 	}
 	// The same key again, later, with another text: the view keeps the newest.
 	row.Text = "second"
-	if err := WriteSummaries(ctx, lake, []layout.SummaryRow{row}, t0.Add(time.Minute)); err != nil {
+	if err := load.WriteSummaries(ctx, lake, []layout.SummaryRow{row}, t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	// Another state of the session: a row of its own.
 	row.LastMessageID, row.Text = "m2", "grown"
-	if err := WriteSummaries(ctx, lake, []layout.SummaryRow{row}, t0.Add(2*time.Minute)); err != nil {
+	if err := load.WriteSummaries(ctx, lake, []layout.SummaryRow{row}, t0.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -50,14 +52,14 @@ func TestWriteSummaries(t *testing.T) {
 	if _, err := db.Exec(stmt); err != nil {
 		t.Fatal(err)
 	}
-	if n := one(t, db, `SELECT count(*) FROM summaries`); n != "2" {
+	if n := loadtest.One(t, db, `SELECT count(*) FROM summaries`); n != "2" {
 		t.Fatalf("rows: %s, want 2", n)
 	}
-	id := SummaryID("test", "s1", "m1", "extractive", "", "v1")
-	if got := one(t, db, `SELECT text FROM summaries WHERE id = ?`, id); got != "second" {
+	id := load.SummaryID("test", "s1", "m1", "extractive", "", "v1")
+	if got := loadtest.One(t, db, `SELECT text FROM summaries WHERE id = ?`, id); got != "second" {
 		t.Fatalf("newest text: %q", got)
 	}
-	if got := one(t, db, `SELECT strftime(date, '%Y-%m-%d') || ' ' || platform || ' ' || notes[1] FROM summaries WHERE id = ?`, id); got != "2026-03-01 test a note" {
+	if got := loadtest.One(t, db, `SELECT strftime(date, '%Y-%m-%d') || ' ' || platform || ' ' || notes[1] FROM summaries WHERE id = ?`, id); got != "2026-03-01 test a note" {
 		t.Fatalf("partition and notes: %q", got)
 	}
 
@@ -80,7 +82,7 @@ func TestWriteSummaries(t *testing.T) {
 
 	// A fresh reader sees them through the ordinary views, and so does
 	// pos.duckdb, refreshed by the first write.
-	if n := one(t, views(t, lake), `SELECT count(*) FROM summaries`); n != "2" {
+	if n := loadtest.One(t, loadtest.Views(t, lake), `SELECT count(*) FROM summaries`); n != "2" {
 		t.Fatalf("rows in fresh views: %s", n)
 	}
 	cat, err := sql.Open("duckdb", filepath.Join(lake, catalog.CatalogFile)+"?access_mode=read_only&"+catalogDSN)
@@ -88,13 +90,13 @@ func TestWriteSummaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cat.Close()
-	if n := one(t, cat, `SELECT count(*) FROM summaries`); n != "2" {
+	if n := loadtest.One(t, cat, `SELECT count(*) FROM summaries`); n != "2" {
 		t.Fatalf("rows in pos.duckdb: %s", n)
 	}
 }
 
 func TestWriteSummariesNeedsKey(t *testing.T) {
-	err := WriteSummaries(context.Background(), t.TempDir(), []layout.SummaryRow{{Text: "x"}}, time.Now())
+	err := load.WriteSummaries(context.Background(), t.TempDir(), []layout.SummaryRow{{Text: "x"}}, time.Now())
 	if err == nil {
 		t.Fatal("a row without platform and session was written")
 	}

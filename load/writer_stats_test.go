@@ -3,8 +3,6 @@ package load
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,25 +16,11 @@ import (
 // null count, and its bounds but for blob columns) and leaves out what none
 // uses: the statistics in each data page's header.
 func TestWriterStatistics(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "m.parquet")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := newTypedWriter[layout.MessageRow](f)
+	var rows []layout.MessageRow
 	for i, text := range []string{"zeta " + strings.Repeat("z", 4000), "alpha", ""} {
-		if err := w.add(layout.MessageRow{ID: fmt.Sprintf("id%d", i), Text: text, Model: "m"}, 0); err != nil {
-			t.Fatal(err)
-		}
+		rows = append(rows, layout.MessageRow{ID: fmt.Sprintf("id%d", i), Text: text, Model: "m"})
 	}
-	if err := w.close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := writeMessageRows(t, rows...)
 	file, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)

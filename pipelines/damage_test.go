@@ -17,6 +17,7 @@ import (
 	"github.com/pos-lake/pos/internal/testbin"
 
 	"github.com/pos-lake/pos/internal/corpus"
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/testdata/damage"
 )
 
@@ -105,7 +106,7 @@ func damagedHome(t *testing.T, opt damage.Options) {
 		t.Errorf("the line being written is named: %s", grepLines(ex, h.Live.Where()))
 	}
 
-	db := openLake(t, lake)
+	db := loadtest.Views(t, lake)
 	readAll(t, db, "SELECT * FROM raw")
 	readAll(t, db, "SELECT * FROM messages")
 	rows := rawRows(t, db)
@@ -124,7 +125,7 @@ func damagedHome(t *testing.T, opt damage.Options) {
 	}
 	run2 := pipeline(t, home, lake)
 	checkStages(t, run2)
-	db2 := openLake(t, lake)
+	db2 := loadtest.Views(t, lake)
 	readAll(t, db2, "SELECT * FROM raw")
 	rows2 := rawRows(t, db2)
 	live := h.Live
@@ -339,7 +340,7 @@ func TestDeepRecordsEveryStage(t *testing.T) {
 	if code != 0 || regexp.MustCompile(`[1-9]\d* (bad lines )?skipped`).MatchString(errs) || panicRE.MatchString(errs) {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
-	db := openLake(t, lake)
+	db := loadtest.Views(t, lake)
 	readAll(t, db, "SELECT * FROM raw")
 	readAll(t, db, "SELECT * FROM messages")
 	if n := count(t, db, "SELECT count(*) FROM raw WHERE json_valid(raw::VARCHAR)"); n != 2 {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pos-lake/pos/internal/loadtest"
 )
 
 // The cuts pos makes of texts, in bytes (runes, for the ASCII texts here),
@@ -388,7 +390,7 @@ func TestSecretsAcrossCuts(t *testing.T) {
 		}
 	}
 
-	db := openLake(t, lake)
+	db := loadtest.Views(t, lake)
 	for _, view := range []string{"raw", "messages", "exchanges", "sessions", "documents", "decisions", "file_refs", "chunks"} {
 		rows, err := db.Query(`SELECT to_json(t)::VARCHAR FROM ` + view + ` t`)
 		if err != nil {

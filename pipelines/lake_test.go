@@ -16,6 +16,7 @@ import (
 	codex "github.com/pos-lake/pos/extract/codex/about"
 	gemini "github.com/pos-lake/pos/extract/gemini/about"
 	"github.com/pos-lake/pos/extract/platforms"
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load/catalog"
 )
 
@@ -290,7 +291,7 @@ func TestScrubMarks(t *testing.T) {
 	if strings.Contains(errs, "warning") {
 		t.Errorf("a scrubbed lake warns: %s", errs)
 	}
-	db := openLake(t, lake("scrubbed"))
+	db := loadtest.Views(t, lake("scrubbed"))
 	if n := count(t, db, "SELECT count(*) FROM messages WHERE extra->>'scrub' IS DISTINCT FROM 'secrets'"); n != 0 {
 		t.Errorf("%d messages without the mark in their extra column", n)
 	}

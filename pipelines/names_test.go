@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pos-lake/pos/internal/loadtest"
 )
 
 // TestSessionNamesSync: the name the user gave a Claude Code session
@@ -46,7 +48,7 @@ func TestSessionNamesSync(t *testing.T) {
 		t.Helper()
 		mustSh(t, fmt.Sprintf("pos-extract -q --root %q --lake %q | pos-normalize -q | pos-embed -q --lake %q | pos-load -q --lake %q", filepath.Join(tmp, "home", ".claude"), lake, lake, lake))
 		out := mustSh(t, fmt.Sprintf("pos-query sessions --lake %q --format csv", lake))
-		db := openLake(t, lake)
+		db := loadtest.Views(t, lake)
 		var got string
 		if err := db.QueryRow(`SELECT title FROM sessions WHERE session_id = ?`, sid).Scan(&got); err != nil {
 			t.Fatalf("%s: %v", step, err)
@@ -107,7 +109,7 @@ func TestQueuedPromptSync(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, sid+".jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	lake := filepath.Join(tmp, "lake")
 	mustSh(t, fmt.Sprintf("pos-extract -q --root %q --lake %q | pos-normalize -q | pos-load -q --lake %q", filepath.Join(tmp, "home", ".claude"), lake, lake))
-	db := openLake(t, lake)
+	db := loadtest.Views(t, lake)
 	var got string
 	if err := db.QueryRow(`SELECT string_agg(exchange_number || ':' || prompt || ' -> ' || response, ' | ' ORDER BY exchange_number) FROM exchanges`).Scan(&got); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ package pipelines_test
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"fmt"
 	"io/fs"
@@ -20,6 +19,7 @@ import (
 
 	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
 	"github.com/pos-lake/pos/internal/corpus"
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/internal/testbin"
 	"github.com/pos-lake/pos/load/catalog"
 )
@@ -63,19 +63,6 @@ func mustSh(t *testing.T, script string, env ...string) string {
 	return out
 }
 
-func openLake(t *testing.T, lake string) *sql.DB {
-	t.Helper()
-	db, err := catalog.OpenDB("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := catalog.DefineViews(context.Background(), db, lake); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
 func count(t *testing.T, db *sql.DB, q string, args ...any) int64 {
 	t.Helper()
 	var n int64
@@ -106,7 +93,7 @@ func TestCorpusLake(t *testing.T) {
 	if !strings.Contains(errs, ", 0 skipped,") {
 		t.Fatalf("summary does not say nothing was skipped:\n%s", errs)
 	}
-	db := openLake(t, lake)
+	db := loadtest.Views(t, lake)
 
 	// Independent route: DuckDB reads each JSONL file itself.
 	type fileCounts struct{ lines, messages, exchanges int64 }
@@ -239,12 +226,12 @@ func TestLoadTwice(t *testing.T) {
 	lake := filepath.Join(tmp, "lake")
 	mustSh(t, fmt.Sprintf("pos-extract --root ../testdata/claude/home/.claude --full -q | pos-normalize -q > %s/n.ndjson || [ $? = 3 ]", tmp))
 	mustSh(t, fmt.Sprintf("pos-load --lake %q -q < %s/n.ndjson", lake, tmp))
-	first := tableCounts(t, openLake(t, lake))
+	first := tableCounts(t, loadtest.Views(t, lake))
 	_, errs, _ := sh(t, fmt.Sprintf("pos-load --lake %q < %s/n.ndjson", lake, tmp))
 	if !strings.Contains(errs, "no new rows") {
 		t.Fatalf("second load wrote rows:\n%s", errs)
 	}
-	if second := tableCounts(t, openLake(t, lake)); second != first {
+	if second := tableCounts(t, loadtest.Views(t, lake)); second != first {
 		t.Fatalf("counts changed: %s -> %s", first, second)
 	}
 	// Without pos-normalize too: pos-load splits the raw records itself.
@@ -253,7 +240,7 @@ func TestLoadTwice(t *testing.T) {
 	if code != 3 || !strings.Contains(errs, "22222222-2222-4222-8222-222222222222.jsonl:5: invalid JSON") || out != "" {
 		t.Fatalf("exit %d, stderr:\n%s", code, errs)
 	}
-	if n := count(t, openLake(t, lake2), "SELECT count(*) FROM raw"); n != 34 {
+	if n := count(t, loadtest.Views(t, lake2), "SELECT count(*) FROM raw"); n != 34 {
 		t.Fatalf("raw rows %d", n)
 	}
 }
@@ -266,7 +253,7 @@ func TestKillLoad(t *testing.T) {
 	mustSh(t, fmt.Sprintf("pos-extract --root %q --full -q | pos-normalize -q > %s/n.ndjson", dir, tmp))
 	clean := filepath.Join(tmp, "clean")
 	mustSh(t, fmt.Sprintf("pos-load --lake %s -q < %s/n.ndjson", clean, tmp))
-	want := tableCounts(t, openLake(t, clean))
+	want := tableCounts(t, loadtest.Views(t, clean))
 
 	lake := filepath.Join(tmp, "lake")
 	in, _ := os.ReadFile(filepath.Join(tmp, "n.ndjson"))
@@ -305,14 +292,14 @@ func TestKillLoad(t *testing.T) {
 		t.Fatal("no complete file before the kill")
 	}
 	// Every visible file is complete: DuckDB reads them all.
-	db := openLake(t, lake)
+	db := loadtest.Views(t, lake)
 	partial := tableCounts(t, db)
 	t.Logf("after kill: %d files in place, %d temporary; %s", parts, tmps, partial)
 	if partial == want {
 		t.Fatal("the kill came after the load finished")
 	}
 	mustSh(t, fmt.Sprintf("pos-load --lake %s -q < %s/n.ndjson", lake, tmp))
-	if got := tableCounts(t, openLake(t, lake)); got != want {
+	if got := tableCounts(t, loadtest.Views(t, lake)); got != want {
 		t.Fatalf("after re-run: %s, want %s", got, want)
 	}
 	left, _ := filepath.Glob(filepath.Join(lake, "raw", "*", "*", "*.tmp"))
@@ -362,7 +349,7 @@ func TestIncrementalSync(t *testing.T) {
 	// copied beside it, so both read the subagent lines copied into
 	// agent_progress lines).
 	mustSh(t, fmt.Sprintf("pos-extract --root %q --full | pos-normalize | pos-load --lake %q", dst, full))
-	want, got := openLake(t, full), openLake(t, lake)
+	want, got := loadtest.Views(t, full), loadtest.Views(t, lake)
 	if a, b := tableCounts(t, got), tableCounts(t, want); a != b {
 		t.Fatalf("incremental %s, full %s", a, b)
 	}
@@ -425,7 +412,7 @@ func TestHugeLine(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "s1.jsonl"), []byte(line), 0o644)
 	lake := filepath.Join(tmp, "lake")
 	mustSh(t, fmt.Sprintf("pos-extract --root %q --full -q | pos-normalize -q | pos-load --lake %q -q", filepath.Join(tmp, ".claude"), lake))
-	if n := count(t, openLake(t, lake), "SELECT max(length(text)) FROM messages"); n < 18<<20 {
+	if n := count(t, loadtest.Views(t, lake), "SELECT max(length(text)) FROM messages"); n < 18<<20 {
 		t.Fatalf("text of %d bytes", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/transform/embed/statictest"
 )
@@ -41,7 +42,7 @@ func TestStaticModelPipeline(t *testing.T) {
 	}
 	// The query: an exchange's own words, reordered: its chunk is the
 	// nearest (the mean of the same token vectors).
-	db := openLake(t, lake)
+	db := loadtest.Views(t, lake)
 	var id, text string
 	if err := db.QueryRow(`SELECT parent_id, text FROM chunks WHERE content_type = 'exchange' ORDER BY length(text) DESC LIMIT 1`).Scan(&id, &text); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	gemini "github.com/pos-lake/pos/extract/gemini/about"
 	"github.com/pos-lake/pos/extract/platforms"
 	push "github.com/pos-lake/pos/extract/push/about"
+	"github.com/pos-lake/pos/internal/loadtest"
 )
 
 // The main job, as the README runs it: on a machine with no agent history
@@ -54,7 +55,7 @@ func TestSyncDemo(t *testing.T) {
 	if !strings.Contains(errs, "22222222-2222-4222-8222-222222222222.jsonl:5: invalid JSON") {
 		t.Errorf("stderr does not name the broken Claude line:\n%s", errs)
 	}
-	db := openLake(t, lake)
+	db := loadtest.Views(t, lake)
 	// Every platform sync.sh --demo has a bundled history for (Cursor's is
 	// a SQLite database, which testdata does not hold).
 	want := []string{claudecode.Name, cline.Name, codex.Name, gemini.Name, aider.Name, push.Name}
@@ -86,7 +87,7 @@ func TestSyncDemo(t *testing.T) {
 	if _, errs, code := sh(t, "./sync.sh --demo", "POS_BIN="+binDir, "POS_LAKE="+lake); code != 0 {
 		t.Fatalf("second run: exit %d\n%s", code, errs)
 	}
-	if after := tableCounts(t, openLake(t, lake)); after != before {
+	if after := tableCounts(t, loadtest.Views(t, lake)); after != before {
 		t.Errorf("second demo run changed the lake: %s, then %s", before, after)
 	}
 }
@@ -136,7 +137,7 @@ func TestEmbedFollowsLakeHashModel(t *testing.T) {
 	if !strings.Contains(errs, "the lake's vectors are pos-hash-v1 (384-d): embedding with it") || !strings.Contains(errs, "model pos-hash-v1 (384-d)") {
 		t.Errorf("pos-embed did not follow the lake's model:\n%s", errs)
 	}
-	db := openLake(t, lake)
+	db := loadtest.Views(t, lake)
 	if n := count(t, db, "SELECT count(*) FROM chunks WHERE model <> 'pos-hash-v1'"); n != 0 {
 		t.Errorf("%d chunks of another model in the lake", n)
 	}

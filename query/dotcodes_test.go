@@ -4,16 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-)
 
-// dotCodesRef is dotCodes one dimension at a time, in float64.
-func dotCodesRef(q []float32, c []int8) float64 {
-	var s float64
-	for i := range q {
-		s += float64(q[i]) * float64(c[i])
-	}
-	return s
-}
+	"github.com/pos-lake/pos/internal/vectest"
+)
 
 // dotCodes agrees with the plain sum at every length, the vectorized part
 // and the rest alike, for codes of every value and unaligned slices.
@@ -36,7 +29,7 @@ func TestDotCodes(t *testing.T) {
 					}
 				}
 			}
-			got, want := float64(dotCodes(q, c)), dotCodesRef(q, c)
+			got, want := float64(dotCodes(q, c)), vectest.Dot(q, c)
 			if d := math.Abs(got - want); d > 1e-4*math.Max(1, math.Abs(want))+1e-3 {
 				t.Fatalf("n %d trial %d: dotCodes %v, want %v", n, trial, got, want)
 			}

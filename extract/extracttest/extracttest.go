@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/internal/corpus"
+	"github.com/pos-lake/pos/internal/testfs"
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/normalize"
@@ -53,26 +53,14 @@ func Fixture(t testing.TB, src, name string) string {
 // checkout.
 func CopyTree(t testing.TB, src, dst string, mtime time.Time) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(out, b, 0o644); err != nil {
-			return err
-		}
-		return os.Chtimes(out, mtime, mtime)
-	})
+	files, err := testfs.CopyTree(src, dst)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range files {
+		if err := os.Chtimes(f, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

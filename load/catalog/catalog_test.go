@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load/catalog"
-	"github.com/pos-lake/pos/load/internal/loadtest"
 )
 
 // pos.duckdb is rewritten only when its views' statements change: new

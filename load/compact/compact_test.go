@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/compact"
 	"github.com/pos-lake/pos/load/internal/indextest"
-	"github.com/pos-lake/pos/load/internal/loadtest"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
 	"github.com/pos-lake/pos/schema"

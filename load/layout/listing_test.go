@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load/internal/indextest"
-	"github.com/pos-lake/pos/load/internal/loadtest"
 	"github.com/pos-lake/pos/load/layout"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pos-lake/pos/load/internal/loadtest"
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/schema"

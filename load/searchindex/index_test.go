@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
@@ -63,14 +64,14 @@ func TestSearchIndex(t *testing.T) {
 	for i := range 300 {
 		first = append(first, chunk(fmt.Sprint("c", i), fmt.Sprintf("parquet writer flush number %d of the backfill", i), "m", 8, day.AddDate(0, 0, -i%30)))
 	}
-	loadWith(t, load.Options{Lake: lake, NoCatalog: true}, first...)
+	loadtest.LoadWith(t, load.Options{Lake: lake, NoCatalog: true}, first...)
 	segs := indexState(t, lake)
 	if len(segs) != 1 {
 		t.Fatalf("after the first load: segments %v", segs)
 	}
 	big := segs[0]
 	for i := range 20 {
-		loadWith(t, load.Options{Lake: lake, NoCatalog: true}, chunk(fmt.Sprint("hook", i), fmt.Sprint("rotate logs after turn ", i), "m", 8, day))
+		loadtest.LoadWith(t, load.Options{Lake: lake, NoCatalog: true}, chunk(fmt.Sprint("hook", i), fmt.Sprint("rotate logs after turn ", i), "m", 8, day))
 		segs = indexState(t, lake)
 		if !slices.Contains(segs, big) {
 			t.Fatalf("load %d rewrote the backfill's segment: %v", i, segs)
@@ -121,17 +122,17 @@ func TestSearchIndex(t *testing.T) {
 func TestSearchIndexOfAnOlderLake(t *testing.T) {
 	lake := t.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadWith(t, load.Options{Lake: lake, NoCatalog: true}, chunk("a", "parquet writer flush", "m", 4, day), chunk("b", "rotate logs", "m", 4, day.AddDate(0, 0, 1)))
+	loadtest.LoadWith(t, load.Options{Lake: lake, NoCatalog: true}, chunk("a", "parquet writer flush", "m", 4, day), chunk("b", "rotate logs", "m", 4, day.AddDate(0, 0, 1)))
 	if err := os.RemoveAll(filepath.Join(lake, searchindex.Dir)); err != nil {
 		t.Fatal(err)
 	}
-	loadWith(t, load.Options{Lake: lake, NoCatalog: true})
+	loadtest.LoadWith(t, load.Options{Lake: lake, NoCatalog: true})
 	segs := indexState(t, lake)
 	// Its segments deleted, the directory left.
 	if err := os.Remove(filepath.Join(lake, searchindex.Dir, segs[0])); err != nil {
 		t.Fatal(err)
 	}
-	loadWith(t, load.Options{Lake: lake, NoCatalog: true})
+	loadtest.LoadWith(t, load.Options{Lake: lake, NoCatalog: true})
 	if segs = indexState(t, lake); len(segs) != 1 {
 		t.Fatalf("after a load of a lake whose segments were deleted: %v", segs)
 	}
@@ -143,7 +144,7 @@ func TestSearchIndexOfAnOlderLake(t *testing.T) {
 		t.Fatalf("a damaged segment mapped: %v", err)
 	}
 	ix.Close()
-	loadWith(t, load.Options{Lake: lake, NoCatalog: true}, chunk("c", "retry the upload", "m", 4, day))
+	loadtest.LoadWith(t, load.Options{Lake: lake, NoCatalog: true}, chunk("c", "retry the upload", "m", 4, day))
 	indexState(t, lake)
 }
 
@@ -247,7 +248,7 @@ func TestSearchIndexHeaderCopies(t *testing.T) {
 	if got := sidecarReads(t, ix, files); got != want {
 		t.Fatalf("from a POSIDX02 segment:\n%s\nfrom the sidecars:\n%s", got, want)
 	}
-	loadWith(t, load.Options{Lake: lake, NoCatalog: true})
+	loadtest.LoadWith(t, load.Options{Lake: lake, NoCatalog: true})
 	if searchindex.OlderSegments(lake) {
 		t.Fatal("a load left the POSIDX02 segment")
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/searchindex"
@@ -32,7 +33,7 @@ func lexLake(t testing.TB) (lake string, files []string) {
 		}
 		recs = append(recs, chunk(fmt.Sprint("c", i), text, "m", 8, day.AddDate(0, 0, -i%30).Add(time.Duration(i)*time.Minute)))
 	}
-	loadWith(t, load.Options{Lake: lake, NoCatalog: true}, recs...)
+	loadtest.LoadWith(t, load.Options{Lake: lake, NoCatalog: true}, recs...)
 	files, err := layout.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{})
 	if err != nil || len(files) < 30 {
 		t.Fatalf("chunks files: %d %v", len(files), err)
@@ -199,7 +200,7 @@ func TestSearchIndexOlderSegment(t *testing.T) {
 	}
 	ix.Close()
 	// A load that writes no chunks rewrites it too.
-	loadWith(t, load.Options{Lake: lake, NoCatalog: true})
+	loadtest.LoadWith(t, load.Options{Lake: lake, NoCatalog: true})
 	indexState(t, lake)
 	files, _ = layout.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{})
 	ix, err = searchindex.Open(lake)
@@ -223,7 +224,7 @@ func TestSearchIndexOlderSegment(t *testing.T) {
 func FuzzSearchIndexSegment(f *testing.F) {
 	lake := f.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadWith(f, load.Options{Lake: lake, NoCatalog: true},
+	loadtest.LoadWith(f, load.Options{Lake: lake, NoCatalog: true},
 		chunk("a", "parquet writer flush", "m", 4, day), chunk("b", "rotate logs rotate", "m", 4, day.AddDate(0, 0, 1)))
 	names, err := searchindex.SegmentNames(filepath.Join(lake, searchindex.Dir))
 	if err != nil || len(names) != 1 {

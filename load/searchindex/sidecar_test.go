@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/internal/indextest"
 	"github.com/pos-lake/pos/load/layout"
@@ -37,7 +38,7 @@ func TestSidecarPostings(t *testing.T) {
 		recs = append(recs, chunk(fmt.Sprintf("c%d", i), text+fmt.Sprint("unique", i), "m", 4, day.Add(time.Duration(i)*time.Minute)))
 	}
 	recs[7].Chunk.Embedding, recs[7].Chunk.Model, recs[7].Chunk.Dim = nil, "", 0 // no vector: postings all the same
-	loadRecs(t, lake, recs...)
+	loadtest.LoadAt(t, lake, time.Now(), recs...)
 	files, err := layout.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{})
 	if err != nil || len(files) != 1 {
 		t.Fatalf("%v %v", files, err)
@@ -104,7 +105,7 @@ func FuzzSidecar(f *testing.F) {
 	lake := f.TempDir()
 	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	f.Add([]byte(searchindex.VectorsMagic))
-	loadWith(f, load.Options{Lake: lake}, chunk("c1", "parquet writer flush", "m", 4, day), chunk("c2", "rotate logs", "m", 4, day))
+	loadtest.LoadWith(f, load.Options{Lake: lake}, chunk("c1", "parquet writer flush", "m", 4, day), chunk("c2", "rotate logs", "m", 4, day))
 	if files, _ := layout.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{}); len(files) == 1 {
 		if b, err := os.ReadFile(sidecarPath(files[0])); err == nil {
 			f.Add(b)

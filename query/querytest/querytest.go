@@ -13,12 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/pos-lake/pos/extract"
 	"github.com/pos-lake/pos/extract/claudecode"
+	"github.com/pos-lake/pos/internal/testfs"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/schema"
 	"github.com/pos-lake/pos/transform/enrich"
@@ -128,27 +128,10 @@ func EachTranscript(root string, fn func(path string, r io.Reader) error) error 
 // path order, so the extractor (which reads files oldest first) reads them
 // in the same order wherever the test runs.
 func copyTree(from, to string) error {
-	var files []string
-	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o700)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		files = append(files, dst)
-		return os.WriteFile(dst, b, 0o600)
-	})
+	files, err := testfs.CopyTree(from, to)
 	if err != nil {
 		return err
 	}
-	slices.Sort(files)
 	for i, f := range files {
 		t := Now.Add(time.Duration(i-len(files)) * time.Minute)
 		if err := os.Chtimes(f, t, t); err != nil {

@@ -1,6 +1,7 @@
-// Package loadtest builds small lakes for the tests of the packages beside
-// load: records, a run of pos-load's library over them, and a DuckDB
-// connection with the lake's views.
+// Package loadtest builds small lakes for the tests of load's packages and
+// reads lakes for them and the pipelines' tests: records, a run of
+// pos-load's library over them, and a DuckDB connection with the lake's
+// views.
 package loadtest
 
 import (
