@@ -32,32 +32,14 @@ func tableFor(k schema.Kind) string {
 	return layout.TableOther
 }
 
-func src(r *schema.Record) schema.Source {
-	if r.Source == nil {
-		return schema.Source{}
+// value is *p, or T's zero value when p is nil: a record's optional parts
+// read as empty.
+func value[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
 	}
-	return *r.Source
-}
-
-func adapter(r *schema.Record) schema.Adapter {
-	if r.Adapter == nil {
-		return schema.Adapter{}
-	}
-	return *r.Adapter
-}
-
-func agent(r *schema.Record) schema.Agent {
-	if r.Agent == nil {
-		return schema.Agent{}
-	}
-	return *r.Agent
-}
-
-func usage(r *schema.Record) schema.Usage {
-	if r.Usage == nil {
-		return schema.Usage{}
-	}
-	return *r.Usage
+	return *p
 }
 
 // extraJSON renders a record's unknown fields as one JSON object.
@@ -82,7 +64,7 @@ func extraJSON(r *schema.Record) string {
 func rawString(m json.RawMessage) string { return unsafe.String(unsafe.SliceData(m), len(m)) }
 
 func rawRow(r *schema.Record, hash string) layout.RawRow {
-	s, a := src(r), adapter(r)
+	s, a := value(r.Source), value(r.Adapter)
 	raw := rawString(r.Raw)
 	if raw == "" {
 		// A record without a raw value (a native line that is JSON null
@@ -99,7 +81,7 @@ func rawRow(r *schema.Record, hash string) layout.RawRow {
 }
 
 func messageRow(r *schema.Record, hash string) layout.MessageRow {
-	s, a, ag, u := src(r), adapter(r), agent(r), usage(r)
+	s, a, ag, u := value(r.Source), value(r.Adapter), value(r.Agent), value(r.Usage)
 	tools := make([]layout.ToolRow, len(r.Tools))
 	for i, t := range r.Tools {
 		tools[i] = layout.ToolRow{Name: t.Name, CallID: t.CallID, Input: rawString(t.Input), Output: t.Output, IsError: t.IsError}
@@ -119,11 +101,8 @@ func messageRow(r *schema.Record, hash string) layout.MessageRow {
 }
 
 func exchangeRow(r *schema.Record, hash string) layout.ExchangeRow {
-	a, ag, u := adapter(r), agent(r), usage(r)
-	e := schema.Exchange{}
-	if r.Exchange != nil {
-		e = *r.Exchange
-	}
+	a, ag, u := value(r.Adapter), value(r.Agent), value(r.Usage)
+	e := value(r.Exchange)
 	return layout.ExchangeRow{
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, PromptID: e.PromptID, LastID: e.LastID, Number: e.Number,
 		TS: r.TS, TSEnd: e.TSEnd, TSPrecision: r.TSPrecision, Prompt: e.Prompt, Response: e.Response, Text: r.Text,
@@ -137,37 +116,28 @@ func exchangeRow(r *schema.Record, hash string) layout.ExchangeRow {
 }
 
 func decisionRow(r *schema.Record, hash string) layout.DecisionRow {
-	d := schema.Decision{}
-	if r.Decision != nil {
-		d = *r.Decision
-	}
+	d := value(r.Decision)
 	return layout.DecisionRow{
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, TS: r.TS, TSPrecision: r.TSPrecision, Role: r.Role,
 		Text: r.Text, Confidence: d.Confidence, Status: d.Status, Patterns: d.Patterns, ExchangeID: d.ExchangeID,
-		MessageID: d.MessageID, Context: d.Context, AgentID: agent(r).ID, Cwd: r.Cwd, GitBranch: r.GitBranch,
+		MessageID: d.MessageID, Context: d.Context, AgentID: value(r.Agent).ID, Cwd: r.Cwd, GitBranch: r.GitBranch,
 		Project: r.Project, User: r.User, Machine: r.Machine, Completeness: r.Completeness,
 		IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
 	}
 }
 
 func fileRefRow(r *schema.Record, hash string) layout.FileRefRow {
-	f := schema.FileRef{}
-	if r.FileRef != nil {
-		f = *r.FileRef
-	}
+	f := value(r.FileRef)
 	return layout.FileRefRow{
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, TS: r.TS, Path: f.Path, Action: f.Action, Tool: f.Tool,
-		ExchangeID: f.ExchangeID, MessageID: f.MessageID, AgentID: agent(r).ID, Cwd: r.Cwd, GitBranch: r.GitBranch,
+		ExchangeID: f.ExchangeID, MessageID: f.MessageID, AgentID: value(r.Agent).ID, Cwd: r.Cwd, GitBranch: r.GitBranch,
 		Project: r.Project, User: r.User, Machine: r.Machine, IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
 	}
 }
 
 func sessionRow(r *schema.Record, hash string) layout.SessionRow {
-	a, u := adapter(r), usage(r)
-	s := schema.Session{}
-	if r.Session != nil {
-		s = *r.Session
-	}
+	a, u := value(r.Adapter), value(r.Usage)
+	s := value(r.Session)
 	models := make([]layout.ModelUsageRow, len(s.Models))
 	for i, m := range s.Models {
 		models[i] = layout.ModelUsageRow{Model: m.Model, Messages: m.Messages, InputTokens: m.Input, OutputTokens: m.Output,
@@ -189,7 +159,7 @@ func sessionRow(r *schema.Record, hash string) layout.SessionRow {
 }
 
 func documentRow(r *schema.Record, hash string) layout.DocumentRow {
-	s, a, ag := src(r), adapter(r), agent(r)
+	s, a, ag := value(r.Source), value(r.Adapter), value(r.Agent)
 	return layout.DocumentRow{
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, TS: r.TS, TSPrecision: r.TSPrecision,
 		ContentType: r.ContentType, NativeID: r.NativeID, Title: r.Title, Text: r.Text,
