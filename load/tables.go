@@ -63,6 +63,17 @@ func extraJSON(r *schema.Record) string {
 // belong to is not changed after it is turned into a row.
 func rawString(m json.RawMessage) string { return unsafe.String(unsafe.SliceData(m), len(m)) }
 
+// place is a record's columns of where it was made.
+func place(r *schema.Record) layout.Place {
+	return layout.Place{Cwd: r.Cwd, GitBranch: r.GitBranch, Project: r.Project, User: r.User, Machine: r.Machine}
+}
+
+// tokens is a message's or an exchange's token counts.
+func tokens(u schema.Usage) layout.Tokens {
+	return layout.Tokens{InputTokens: u.Input, OutputTokens: u.Output, CacheCreation: u.CacheCreation,
+		CacheCreation1h: u.CacheCreation1h, CacheRead: u.CacheRead}
+}
+
 func rawRow(r *schema.Record, hash string) layout.RawRow {
 	s, a := value(r.Source), value(r.Adapter)
 	raw := rawString(r.Raw)
@@ -90,9 +101,7 @@ func messageRow(r *schema.Record, hash string) layout.MessageRow {
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, ParentID: r.ParentID, TS: r.TS, TSPrecision: r.TSPrecision,
 		Role: r.Role, ContentType: r.ContentType, NativeType: r.NativeType, NativeID: r.NativeID, RequestID: r.RequestID,
 		Title: r.Title, Text: r.Text, Thinking: r.Thinking, Tools: tools, ToolCount: int64(len(tools)), Model: r.Model,
-		InputTokens: u.Input, OutputTokens: u.Output, CacheCreation: u.CacheCreation, CacheCreation1h: u.CacheCreation1h, CacheRead: u.CacheRead,
-		AgentID: ag.ID, AgentType: ag.Type, Sidechain: ag.Sidechain,
-		Cwd: r.Cwd, GitBranch: r.GitBranch, Project: r.Project, User: r.User, Machine: r.Machine,
+		Tokens: tokens(u), AgentID: ag.ID, AgentType: ag.Type, Sidechain: ag.Sidechain, Place: place(r),
 		Files: r.Files, Completeness: r.Completeness,
 		SourcePath: s.Path, SourceLine: s.Line, SourceKey: s.Key, SourceOffset: s.Offset,
 		Adapter: a.Name, AdapterVer: a.Version, IngestedAt: r.IngestedAt,
@@ -107,9 +116,7 @@ func exchangeRow(r *schema.Record, hash string) layout.ExchangeRow {
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, PromptID: e.PromptID, LastID: e.LastID, Number: e.Number,
 		TS: r.TS, TSEnd: e.TSEnd, TSPrecision: r.TSPrecision, Prompt: e.Prompt, Response: e.Response, Text: r.Text,
 		Model: r.Model, Models: e.Models, Tools: e.Tools, ToolCount: e.ToolCount, MessageCount: e.MessageCount,
-		InputTokens: u.Input, OutputTokens: u.Output, CacheCreation: u.CacheCreation, CacheCreation1h: u.CacheCreation1h, CacheRead: u.CacheRead,
-		AgentID: ag.ID, AgentType: ag.Type, Sidechain: ag.Sidechain,
-		Cwd: r.Cwd, GitBranch: r.GitBranch, Project: r.Project, User: r.User, Machine: r.Machine,
+		Tokens: tokens(u), AgentID: ag.ID, AgentType: ag.Type, Sidechain: ag.Sidechain, Place: place(r),
 		Files: r.Files, Tags: r.Tags, Commits: e.Commits, Completeness: r.Completeness, Adapter: a.Name, AdapterVer: a.Version,
 		IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
 	}
@@ -120,8 +127,8 @@ func decisionRow(r *schema.Record, hash string) layout.DecisionRow {
 	return layout.DecisionRow{
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, TS: r.TS, TSPrecision: r.TSPrecision, Role: r.Role,
 		Text: r.Text, Confidence: d.Confidence, Status: d.Status, Patterns: d.Patterns, ExchangeID: d.ExchangeID,
-		MessageID: d.MessageID, Context: d.Context, AgentID: value(r.Agent).ID, Cwd: r.Cwd, GitBranch: r.GitBranch,
-		Project: r.Project, User: r.User, Machine: r.Machine, Completeness: r.Completeness,
+		MessageID: d.MessageID, Context: d.Context, AgentID: value(r.Agent).ID,
+		Place: place(r), Completeness: r.Completeness,
 		IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
 	}
 }
@@ -130,8 +137,8 @@ func fileRefRow(r *schema.Record, hash string) layout.FileRefRow {
 	f := value(r.FileRef)
 	return layout.FileRefRow{
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, TS: r.TS, Path: f.Path, Action: f.Action, Tool: f.Tool,
-		ExchangeID: f.ExchangeID, MessageID: f.MessageID, AgentID: value(r.Agent).ID, Cwd: r.Cwd, GitBranch: r.GitBranch,
-		Project: r.Project, User: r.User, Machine: r.Machine, IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
+		ExchangeID: f.ExchangeID, MessageID: f.MessageID, AgentID: value(r.Agent).ID,
+		Place: place(r), IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
 	}
 }
 
