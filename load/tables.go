@@ -2,6 +2,7 @@ package load
 
 import (
 	"encoding/json"
+	"os"
 	"unsafe"
 
 	"github.com/pos-lake/pos/internal/jsontext"
@@ -40,6 +41,44 @@ func value[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// tableRows is how a table's records become rows and its part files are
+// written: one row type for both. Postings and summaries files have
+// writers of their own (postingsFile, writeSummaryFile).
+type tableRows struct {
+	row       func(r *schema.Record, hash string) any // nil where rows are made apart
+	newWriter func(f *os.File) rowWriter
+}
+
+// rowsOf ties a table's row builder to a writer of the same row type.
+func rowsOf[R any](row func(*schema.Record, string) R) tableRows {
+	t := tableRows{newWriter: func(f *os.File) rowWriter { return newTypedWriter[R](f) }}
+	if row != nil {
+		t.row = func(r *schema.Record, hash string) any { return row(r, hash) }
+	}
+	return t
+}
+
+var tablesRows = map[string]tableRows{
+	layout.TableRaw:       rowsOf(rawRow),
+	layout.TableMessages:  rowsOf(messageRow),
+	layout.TableExchanges: rowsOf(exchangeRow),
+	layout.TableSessions:  rowsOf(sessionRow),
+	layout.TableDocuments: rowsOf(documentRow),
+	layout.TableDecisions: rowsOf(decisionRow),
+	layout.TableFileRefs:  rowsOf(fileRefRow),
+	layout.TableChunks:    rowsOf[layout.ChunkRow](nil), // chunkRow needs its part file's index
+	layout.TableOther:     rowsOf(otherRow),
+}
+
+// rowsFor is a table's tableRows; a table this build does not know keeps
+// its records whole, as other's rows.
+func rowsFor(table string) tableRows {
+	if t, ok := tablesRows[table]; ok {
+		return t
+	}
+	return tablesRows[layout.TableOther]
 }
 
 // extraJSON renders a record's unknown fields as one JSON object.
