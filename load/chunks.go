@@ -16,10 +16,7 @@ import (
 
 // chunkRow makes a chunk's row, its postings and its vector's entry.
 func chunkRow(r *schema.Record, hash string, index *chunkIndex) layout.ChunkRow {
-	ag, c := agent(r), schema.Chunk{}
-	if r.Chunk != nil {
-		c = *r.Chunk
-	}
+	ag, c := value(r.Agent), value(r.Chunk)
 	key := layout.ChunkKey(r.ID, hash)
 	n := 0
 	if index != nil {

@@ -186,25 +186,8 @@ func (l *lane) add(rec *schema.Record) error {
 	}
 	p.index[idh] = ch
 	var row any
-	switch table {
-	case layout.TableRaw:
-		row = rawRow(rec, hash)
-	case layout.TableMessages:
-		row = messageRow(rec, hash)
-	case layout.TableExchanges:
-		row = exchangeRow(rec, hash)
-	case layout.TableSessions:
-		row = sessionRow(rec, hash)
-	case layout.TableDocuments:
-		row = documentRow(rec, hash)
-	case layout.TableDecisions:
-		row = decisionRow(rec, hash)
-	case layout.TableFileRefs:
-		row = fileRefRow(rec, hash)
-	case layout.TableChunks:
-		// made below, with its part file's index
-	default:
-		row = otherRow(rec, hash)
+	if table != layout.TableChunks { // a chunk's row is made below, with its part file's index
+		row = rowsFor(table).row(rec, hash)
 	}
 	pf := l.open[key]
 	if pf == nil {

@@ -2,6 +2,7 @@ package load
 
 import (
 	"encoding/json"
+	"os"
 	"unsafe"
 
 	"github.com/pos-lake/pos/internal/jsontext"
@@ -32,32 +33,52 @@ func tableFor(k schema.Kind) string {
 	return layout.TableOther
 }
 
-func src(r *schema.Record) schema.Source {
-	if r.Source == nil {
-		return schema.Source{}
+// value is *p, or T's zero value when p is nil: a record's optional parts
+// read as empty.
+func value[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
 	}
-	return *r.Source
+	return *p
 }
 
-func adapter(r *schema.Record) schema.Adapter {
-	if r.Adapter == nil {
-		return schema.Adapter{}
-	}
-	return *r.Adapter
+// tableRows is how a table's records become rows and its part files are
+// written: one row type for both. Postings and summaries files have
+// writers of their own (postingsFile, writeSummaryFile).
+type tableRows struct {
+	row       func(r *schema.Record, hash string) any // nil where rows are made apart
+	newWriter func(f *os.File) rowWriter
 }
 
-func agent(r *schema.Record) schema.Agent {
-	if r.Agent == nil {
-		return schema.Agent{}
+// rowsOf ties a table's row builder to a writer of the same row type.
+func rowsOf[R any](row func(*schema.Record, string) R) tableRows {
+	t := tableRows{newWriter: func(f *os.File) rowWriter { return newTypedWriter[R](f) }}
+	if row != nil {
+		t.row = func(r *schema.Record, hash string) any { return row(r, hash) }
 	}
-	return *r.Agent
+	return t
 }
 
-func usage(r *schema.Record) schema.Usage {
-	if r.Usage == nil {
-		return schema.Usage{}
+var tablesRows = map[string]tableRows{
+	layout.TableRaw:       rowsOf(rawRow),
+	layout.TableMessages:  rowsOf(messageRow),
+	layout.TableExchanges: rowsOf(exchangeRow),
+	layout.TableSessions:  rowsOf(sessionRow),
+	layout.TableDocuments: rowsOf(documentRow),
+	layout.TableDecisions: rowsOf(decisionRow),
+	layout.TableFileRefs:  rowsOf(fileRefRow),
+	layout.TableChunks:    rowsOf[layout.ChunkRow](nil), // chunkRow needs its part file's index
+	layout.TableOther:     rowsOf(otherRow),
+}
+
+// rowsFor is a table's tableRows; a table this build does not know keeps
+// its records whole, as other's rows.
+func rowsFor(table string) tableRows {
+	if t, ok := tablesRows[table]; ok {
+		return t
 	}
-	return *r.Usage
+	return tablesRows[layout.TableOther]
 }
 
 // extraJSON renders a record's unknown fields as one JSON object.
@@ -81,8 +102,19 @@ func extraJSON(r *schema.Record) string {
 // belong to is not changed after it is turned into a row.
 func rawString(m json.RawMessage) string { return unsafe.String(unsafe.SliceData(m), len(m)) }
 
+// place is a record's columns of where it was made.
+func place(r *schema.Record) layout.Place {
+	return layout.Place{Cwd: r.Cwd, GitBranch: r.GitBranch, Project: r.Project, User: r.User, Machine: r.Machine}
+}
+
+// tokens is a message's or an exchange's token counts.
+func tokens(u schema.Usage) layout.Tokens {
+	return layout.Tokens{InputTokens: u.Input, OutputTokens: u.Output, CacheCreation: u.CacheCreation,
+		CacheCreation1h: u.CacheCreation1h, CacheRead: u.CacheRead}
+}
+
 func rawRow(r *schema.Record, hash string) layout.RawRow {
-	s, a := src(r), adapter(r)
+	s, a := value(r.Source), value(r.Adapter)
 	raw := rawString(r.Raw)
 	if raw == "" {
 		// A record without a raw value (a native line that is JSON null
@@ -99,7 +131,7 @@ func rawRow(r *schema.Record, hash string) layout.RawRow {
 }
 
 func messageRow(r *schema.Record, hash string) layout.MessageRow {
-	s, a, ag, u := src(r), adapter(r), agent(r), usage(r)
+	s, a, ag, u := value(r.Source), value(r.Adapter), value(r.Agent), value(r.Usage)
 	tools := make([]layout.ToolRow, len(r.Tools))
 	for i, t := range r.Tools {
 		tools[i] = layout.ToolRow{Name: t.Name, CallID: t.CallID, Input: rawString(t.Input), Output: t.Output, IsError: t.IsError}
@@ -108,9 +140,7 @@ func messageRow(r *schema.Record, hash string) layout.MessageRow {
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, ParentID: r.ParentID, TS: r.TS, TSPrecision: r.TSPrecision,
 		Role: r.Role, ContentType: r.ContentType, NativeType: r.NativeType, NativeID: r.NativeID, RequestID: r.RequestID,
 		Title: r.Title, Text: r.Text, Thinking: r.Thinking, Tools: tools, ToolCount: int64(len(tools)), Model: r.Model,
-		InputTokens: u.Input, OutputTokens: u.Output, CacheCreation: u.CacheCreation, CacheCreation1h: u.CacheCreation1h, CacheRead: u.CacheRead,
-		AgentID: ag.ID, AgentType: ag.Type, Sidechain: ag.Sidechain,
-		Cwd: r.Cwd, GitBranch: r.GitBranch, Project: r.Project, User: r.User, Machine: r.Machine,
+		Tokens: tokens(u), AgentID: ag.ID, AgentType: ag.Type, Sidechain: ag.Sidechain, Place: place(r),
 		Files: r.Files, Completeness: r.Completeness,
 		SourcePath: s.Path, SourceLine: s.Line, SourceKey: s.Key, SourceOffset: s.Offset,
 		Adapter: a.Name, AdapterVer: a.Version, IngestedAt: r.IngestedAt,
@@ -119,55 +149,41 @@ func messageRow(r *schema.Record, hash string) layout.MessageRow {
 }
 
 func exchangeRow(r *schema.Record, hash string) layout.ExchangeRow {
-	a, ag, u := adapter(r), agent(r), usage(r)
-	e := schema.Exchange{}
-	if r.Exchange != nil {
-		e = *r.Exchange
-	}
+	a, ag, u := value(r.Adapter), value(r.Agent), value(r.Usage)
+	e := value(r.Exchange)
 	return layout.ExchangeRow{
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, PromptID: e.PromptID, LastID: e.LastID, Number: e.Number,
 		TS: r.TS, TSEnd: e.TSEnd, TSPrecision: r.TSPrecision, Prompt: e.Prompt, Response: e.Response, Text: r.Text,
 		Model: r.Model, Models: e.Models, Tools: e.Tools, ToolCount: e.ToolCount, MessageCount: e.MessageCount,
-		InputTokens: u.Input, OutputTokens: u.Output, CacheCreation: u.CacheCreation, CacheCreation1h: u.CacheCreation1h, CacheRead: u.CacheRead,
-		AgentID: ag.ID, AgentType: ag.Type, Sidechain: ag.Sidechain,
-		Cwd: r.Cwd, GitBranch: r.GitBranch, Project: r.Project, User: r.User, Machine: r.Machine,
+		Tokens: tokens(u), AgentID: ag.ID, AgentType: ag.Type, Sidechain: ag.Sidechain, Place: place(r),
 		Files: r.Files, Tags: r.Tags, Commits: e.Commits, Completeness: r.Completeness, Adapter: a.Name, AdapterVer: a.Version,
 		IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
 	}
 }
 
 func decisionRow(r *schema.Record, hash string) layout.DecisionRow {
-	d := schema.Decision{}
-	if r.Decision != nil {
-		d = *r.Decision
-	}
+	d := value(r.Decision)
 	return layout.DecisionRow{
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, TS: r.TS, TSPrecision: r.TSPrecision, Role: r.Role,
 		Text: r.Text, Confidence: d.Confidence, Status: d.Status, Patterns: d.Patterns, ExchangeID: d.ExchangeID,
-		MessageID: d.MessageID, Context: d.Context, AgentID: agent(r).ID, Cwd: r.Cwd, GitBranch: r.GitBranch,
-		Project: r.Project, User: r.User, Machine: r.Machine, Completeness: r.Completeness,
+		MessageID: d.MessageID, Context: d.Context, AgentID: value(r.Agent).ID,
+		Place: place(r), Completeness: r.Completeness,
 		IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
 	}
 }
 
 func fileRefRow(r *schema.Record, hash string) layout.FileRefRow {
-	f := schema.FileRef{}
-	if r.FileRef != nil {
-		f = *r.FileRef
-	}
+	f := value(r.FileRef)
 	return layout.FileRefRow{
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, TS: r.TS, Path: f.Path, Action: f.Action, Tool: f.Tool,
-		ExchangeID: f.ExchangeID, MessageID: f.MessageID, AgentID: agent(r).ID, Cwd: r.Cwd, GitBranch: r.GitBranch,
-		Project: r.Project, User: r.User, Machine: r.Machine, IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
+		ExchangeID: f.ExchangeID, MessageID: f.MessageID, AgentID: value(r.Agent).ID,
+		Place: place(r), IngestedAt: r.IngestedAt, Extra: extraJSON(r), ContentHash: hash,
 	}
 }
 
 func sessionRow(r *schema.Record, hash string) layout.SessionRow {
-	a, u := adapter(r), usage(r)
-	s := schema.Session{}
-	if r.Session != nil {
-		s = *r.Session
-	}
+	a, u := value(r.Adapter), value(r.Usage)
+	s := value(r.Session)
 	models := make([]layout.ModelUsageRow, len(s.Models))
 	for i, m := range s.Models {
 		models[i] = layout.ModelUsageRow{Model: m.Model, Messages: m.Messages, InputTokens: m.Input, OutputTokens: m.Output,
@@ -189,7 +205,7 @@ func sessionRow(r *schema.Record, hash string) layout.SessionRow {
 }
 
 func documentRow(r *schema.Record, hash string) layout.DocumentRow {
-	s, a, ag := src(r), adapter(r), agent(r)
+	s, a, ag := value(r.Source), value(r.Adapter), value(r.Agent)
 	return layout.DocumentRow{
 		ID: r.ID, Platform: r.Platform, SessionID: r.SessionID, TS: r.TS, TSPrecision: r.TSPrecision,
 		ContentType: r.ContentType, NativeID: r.NativeID, Title: r.Title, Text: r.Text,

@@ -10,7 +10,6 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/pos-lake/pos/load/layout"
-	"github.com/pos-lake/pos/load/searchindex"
 )
 
 // Limits that bound pos-load's memory and file sizes.
@@ -82,32 +81,7 @@ func (t *typedWriter[T]) close() error {
 	return t.w.Close()
 }
 
-func newRowWriter(table string, f *os.File) rowWriter {
-	switch table {
-	case layout.TableRaw:
-		return newTypedWriter[layout.RawRow](f)
-	case layout.TableMessages:
-		return newTypedWriter[layout.MessageRow](f)
-	case layout.TableExchanges:
-		return newTypedWriter[layout.ExchangeRow](f)
-	case layout.TableSessions:
-		return newTypedWriter[layout.SessionRow](f)
-	case layout.TableDocuments:
-		return newTypedWriter[layout.DocumentRow](f)
-	case layout.TableDecisions:
-		return newTypedWriter[layout.DecisionRow](f)
-	case layout.TableFileRefs:
-		return newTypedWriter[layout.FileRefRow](f)
-	case layout.TableChunks:
-		return newTypedWriter[layout.ChunkRow](f)
-	case layout.TablePostings:
-		return newTypedWriter[searchindex.PostingRow](f)
-	case layout.TableSummaries:
-		return newTypedWriter[layout.SummaryRow](f)
-	default:
-		return newTypedWriter[layout.OtherRow](f)
-	}
-}
+func newRowWriter(table string, f *os.File) rowWriter { return rowsFor(table).newWriter(f) }
 
 // partFile is an open part file of a partition, written under a temporary
 // name and renamed into place only when complete.

@@ -88,11 +88,17 @@ var (
 func (p *nullRuns) add(t reflect.Type, s *parquet.Schema, path []string, base uintptr) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
 		name, _, _ := strings.Cut(f.Tag.Get("parquet"), ",")
 		if name == "-" {
+			continue
+		}
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			// parquet-go lays an embedded struct's columns out in its
+			// parent's (appendStructFields).
+			p.add(f.Type, s, path, base+f.Offset)
+			continue
+		}
+		if !f.IsExported() {
 			continue
 		}
 		if name == "" {

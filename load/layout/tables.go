@@ -71,117 +71,117 @@ type ToolRow struct {
 	IsError bool   `parquet:"is_error"`
 }
 
+// Place is where a record was made: columns messages, exchanges,
+// decisions and file refs share, in this order. parquet-go lays an
+// embedded struct's columns out in its parent's, in place.
+type Place struct {
+	Cwd       string `parquet:"cwd,optional,dict"`
+	GitBranch string `parquet:"git_branch,optional,dict"`
+	Project   string `parquet:"project,optional,dict"`
+	User      string `parquet:"user,optional,dict"`
+	Machine   string `parquet:"machine,optional,dict"`
+}
+
+// Tokens are a message's or an exchange's token counts.
+type Tokens struct {
+	InputTokens     int64 `parquet:"input_tokens"`
+	OutputTokens    int64 `parquet:"output_tokens"`
+	CacheCreation   int64 `parquet:"cache_creation_tokens"`
+	CacheCreation1h int64 `parquet:"cache_creation_1h_tokens"`
+	CacheRead       int64 `parquet:"cache_read_tokens"`
+}
+
 // MessageRow is a row of indexed/messages.
 type MessageRow struct {
-	ID              string    `parquet:"id"`
-	Platform        string    `parquet:"platform,dict"`
-	SessionID       string    `parquet:"session_id,dict"`
-	ParentID        string    `parquet:"parent_id,optional"`
-	TS              time.Time `parquet:"ts,timestamp(millisecond)"`
-	TSPrecision     string    `parquet:"ts_precision,dict"`
-	Role            string    `parquet:"role,dict"`
-	ContentType     string    `parquet:"content_type,dict"`
-	NativeType      string    `parquet:"native_type,optional,dict"`
-	NativeID        string    `parquet:"native_id,optional"`
-	RequestID       string    `parquet:"request_id,optional"`
-	Title           string    `parquet:"title,optional"`
-	Text            string    `parquet:"text,optional"`
-	Thinking        string    `parquet:"thinking,optional"`
-	Tools           []ToolRow `parquet:"tools,list"`
-	ToolCount       int64     `parquet:"tool_count"` // len(tools), so counting needs no tool bodies
-	Model           string    `parquet:"model,optional,dict"`
-	InputTokens     int64     `parquet:"input_tokens"`
-	OutputTokens    int64     `parquet:"output_tokens"`
-	CacheCreation   int64     `parquet:"cache_creation_tokens"`
-	CacheCreation1h int64     `parquet:"cache_creation_1h_tokens"`
-	CacheRead       int64     `parquet:"cache_read_tokens"`
-	AgentID         string    `parquet:"agent_id,optional,dict"`
-	AgentType       string    `parquet:"agent_type,optional,dict"`
-	Sidechain       bool      `parquet:"sidechain"`
-	Cwd             string    `parquet:"cwd,optional,dict"`
-	GitBranch       string    `parquet:"git_branch,optional,dict"`
-	Project         string    `parquet:"project,optional,dict"`
-	User            string    `parquet:"user,optional,dict"`
-	Machine         string    `parquet:"machine,optional,dict"`
-	Files           []string  `parquet:"files,list"`
-	Completeness    string    `parquet:"completeness,dict"`
-	SourcePath      string    `parquet:"source_path,optional,dict"`
-	SourceLine      int64     `parquet:"source_line,optional"`
-	SourceKey       string    `parquet:"source_key,optional"`
-	SourceOffset    int64     `parquet:"source_offset"`
-	Adapter         string    `parquet:"adapter,optional,dict"`
-	AdapterVer      string    `parquet:"adapter_version,optional,dict"`
-	IngestedAt      time.Time `parquet:"ingested_at,timestamp(millisecond)"`
-	Meta            string    `parquet:"meta,optional"`  // JSON text
-	Extra           string    `parquet:"extra,optional"` // JSON text
-	ContentHash     string    `parquet:"content_hash"`
+	ID          string    `parquet:"id"`
+	Platform    string    `parquet:"platform,dict"`
+	SessionID   string    `parquet:"session_id,dict"`
+	ParentID    string    `parquet:"parent_id,optional"`
+	TS          time.Time `parquet:"ts,timestamp(millisecond)"`
+	TSPrecision string    `parquet:"ts_precision,dict"`
+	Role        string    `parquet:"role,dict"`
+	ContentType string    `parquet:"content_type,dict"`
+	NativeType  string    `parquet:"native_type,optional,dict"`
+	NativeID    string    `parquet:"native_id,optional"`
+	RequestID   string    `parquet:"request_id,optional"`
+	Title       string    `parquet:"title,optional"`
+	Text        string    `parquet:"text,optional"`
+	Thinking    string    `parquet:"thinking,optional"`
+	Tools       []ToolRow `parquet:"tools,list"`
+	ToolCount   int64     `parquet:"tool_count"` // len(tools), so counting needs no tool bodies
+	Model       string    `parquet:"model,optional,dict"`
+	Tokens
+	AgentID   string `parquet:"agent_id,optional,dict"`
+	AgentType string `parquet:"agent_type,optional,dict"`
+	Sidechain bool   `parquet:"sidechain"`
+	Place
+	Files        []string  `parquet:"files,list"`
+	Completeness string    `parquet:"completeness,dict"`
+	SourcePath   string    `parquet:"source_path,optional,dict"`
+	SourceLine   int64     `parquet:"source_line,optional"`
+	SourceKey    string    `parquet:"source_key,optional"`
+	SourceOffset int64     `parquet:"source_offset"`
+	Adapter      string    `parquet:"adapter,optional,dict"`
+	AdapterVer   string    `parquet:"adapter_version,optional,dict"`
+	IngestedAt   time.Time `parquet:"ingested_at,timestamp(millisecond)"`
+	Meta         string    `parquet:"meta,optional"`  // JSON text
+	Extra        string    `parquet:"extra,optional"` // JSON text
+	ContentHash  string    `parquet:"content_hash"`
 }
 
 // ExchangeRow is a row of indexed/exchanges.
 type ExchangeRow struct {
-	ID              string    `parquet:"id"`
-	Platform        string    `parquet:"platform,dict"`
-	SessionID       string    `parquet:"session_id,dict"`
-	PromptID        string    `parquet:"prompt_id,optional"`
-	LastID          string    `parquet:"last_id,optional"`
-	Number          int64     `parquet:"stream_number"`
-	TS              time.Time `parquet:"ts,timestamp(millisecond)"`
-	TSEnd           time.Time `parquet:"ts_end,optional,timestamp(millisecond)"`
-	TSPrecision     string    `parquet:"ts_precision,dict"`
-	Prompt          string    `parquet:"prompt,optional"`
-	Response        string    `parquet:"response,optional"`
-	Text            string    `parquet:"text,optional"`
-	Model           string    `parquet:"model,optional,dict"`
-	Models          []string  `parquet:"models,list"`
-	Tools           []string  `parquet:"tools,list"`
-	ToolCount       int64     `parquet:"tool_count"`
-	MessageCount    int64     `parquet:"message_count"`
-	InputTokens     int64     `parquet:"input_tokens"`
-	OutputTokens    int64     `parquet:"output_tokens"`
-	CacheCreation   int64     `parquet:"cache_creation_tokens"`
-	CacheCreation1h int64     `parquet:"cache_creation_1h_tokens"`
-	CacheRead       int64     `parquet:"cache_read_tokens"`
-	AgentID         string    `parquet:"agent_id,optional,dict"`
-	AgentType       string    `parquet:"agent_type,optional,dict"`
-	Sidechain       bool      `parquet:"sidechain"`
-	Cwd             string    `parquet:"cwd,optional,dict"`
-	GitBranch       string    `parquet:"git_branch,optional,dict"`
-	Project         string    `parquet:"project,optional,dict"`
-	User            string    `parquet:"user,optional,dict"`
-	Machine         string    `parquet:"machine,optional,dict"`
-	Files           []string  `parquet:"files,list"`
-	Tags            []string  `parquet:"tags,list"`
-	Commits         []string  `parquet:"commits,list"`
-	Completeness    string    `parquet:"completeness,dict"`
-	Adapter         string    `parquet:"adapter,optional,dict"`
-	AdapterVer      string    `parquet:"adapter_version,optional,dict"`
-	IngestedAt      time.Time `parquet:"ingested_at,timestamp(millisecond)"`
-	Extra           string    `parquet:"extra,optional"` // JSON text
-	ContentHash     string    `parquet:"content_hash"`
+	ID           string    `parquet:"id"`
+	Platform     string    `parquet:"platform,dict"`
+	SessionID    string    `parquet:"session_id,dict"`
+	PromptID     string    `parquet:"prompt_id,optional"`
+	LastID       string    `parquet:"last_id,optional"`
+	Number       int64     `parquet:"stream_number"`
+	TS           time.Time `parquet:"ts,timestamp(millisecond)"`
+	TSEnd        time.Time `parquet:"ts_end,optional,timestamp(millisecond)"`
+	TSPrecision  string    `parquet:"ts_precision,dict"`
+	Prompt       string    `parquet:"prompt,optional"`
+	Response     string    `parquet:"response,optional"`
+	Text         string    `parquet:"text,optional"`
+	Model        string    `parquet:"model,optional,dict"`
+	Models       []string  `parquet:"models,list"`
+	Tools        []string  `parquet:"tools,list"`
+	ToolCount    int64     `parquet:"tool_count"`
+	MessageCount int64     `parquet:"message_count"`
+	Tokens
+	AgentID   string `parquet:"agent_id,optional,dict"`
+	AgentType string `parquet:"agent_type,optional,dict"`
+	Sidechain bool   `parquet:"sidechain"`
+	Place
+	Files        []string  `parquet:"files,list"`
+	Tags         []string  `parquet:"tags,list"`
+	Commits      []string  `parquet:"commits,list"`
+	Completeness string    `parquet:"completeness,dict"`
+	Adapter      string    `parquet:"adapter,optional,dict"`
+	AdapterVer   string    `parquet:"adapter_version,optional,dict"`
+	IngestedAt   time.Time `parquet:"ingested_at,timestamp(millisecond)"`
+	Extra        string    `parquet:"extra,optional"` // JSON text
+	ContentHash  string    `parquet:"content_hash"`
 }
 
 // DecisionRow is a row of indexed/decisions: a sentence that states a
 // decision (status "decision", confidence >= 0.8) or may ("candidate").
 type DecisionRow struct {
-	ID           string    `parquet:"id"`
-	Platform     string    `parquet:"platform,dict"`
-	SessionID    string    `parquet:"session_id,dict"`
-	TS           time.Time `parquet:"ts,timestamp(millisecond)"`
-	TSPrecision  string    `parquet:"ts_precision,dict"`
-	Role         string    `parquet:"role,dict"`
-	Text         string    `parquet:"text"`
-	Confidence   float64   `parquet:"confidence"`
-	Status       string    `parquet:"status,dict"`
-	Patterns     []string  `parquet:"patterns,list"`
-	ExchangeID   string    `parquet:"exchange_id,optional"`
-	MessageID    string    `parquet:"message_id,optional"`
-	Context      string    `parquet:"context,optional"`
-	AgentID      string    `parquet:"agent_id,optional,dict"`
-	Cwd          string    `parquet:"cwd,optional,dict"`
-	GitBranch    string    `parquet:"git_branch,optional,dict"`
-	Project      string    `parquet:"project,optional,dict"`
-	User         string    `parquet:"user,optional,dict"`
-	Machine      string    `parquet:"machine,optional,dict"`
+	ID          string    `parquet:"id"`
+	Platform    string    `parquet:"platform,dict"`
+	SessionID   string    `parquet:"session_id,dict"`
+	TS          time.Time `parquet:"ts,timestamp(millisecond)"`
+	TSPrecision string    `parquet:"ts_precision,dict"`
+	Role        string    `parquet:"role,dict"`
+	Text        string    `parquet:"text"`
+	Confidence  float64   `parquet:"confidence"`
+	Status      string    `parquet:"status,dict"`
+	Patterns    []string  `parquet:"patterns,list"`
+	ExchangeID  string    `parquet:"exchange_id,optional"`
+	MessageID   string    `parquet:"message_id,optional"`
+	Context     string    `parquet:"context,optional"`
+	AgentID     string    `parquet:"agent_id,optional,dict"`
+	Place
 	Completeness string    `parquet:"completeness,dict"`
 	IngestedAt   time.Time `parquet:"ingested_at,timestamp(millisecond)"`
 	Extra        string    `parquet:"extra,optional"` // JSON text
@@ -191,21 +191,17 @@ type DecisionRow struct {
 // FileRefRow is a row of indexed/file_refs: a file a tool call read,
 // wrote, edited, deleted or searched.
 type FileRefRow struct {
-	ID          string    `parquet:"id"`
-	Platform    string    `parquet:"platform,dict"`
-	SessionID   string    `parquet:"session_id,dict"`
-	TS          time.Time `parquet:"ts,timestamp(millisecond)"`
-	Path        string    `parquet:"path,dict"`
-	Action      string    `parquet:"action,dict"`
-	Tool        string    `parquet:"tool,optional,dict"`
-	ExchangeID  string    `parquet:"exchange_id,optional"`
-	MessageID   string    `parquet:"message_id,optional"`
-	AgentID     string    `parquet:"agent_id,optional,dict"`
-	Cwd         string    `parquet:"cwd,optional,dict"`
-	GitBranch   string    `parquet:"git_branch,optional,dict"`
-	Project     string    `parquet:"project,optional,dict"`
-	User        string    `parquet:"user,optional,dict"`
-	Machine     string    `parquet:"machine,optional,dict"`
+	ID         string    `parquet:"id"`
+	Platform   string    `parquet:"platform,dict"`
+	SessionID  string    `parquet:"session_id,dict"`
+	TS         time.Time `parquet:"ts,timestamp(millisecond)"`
+	Path       string    `parquet:"path,dict"`
+	Action     string    `parquet:"action,dict"`
+	Tool       string    `parquet:"tool,optional,dict"`
+	ExchangeID string    `parquet:"exchange_id,optional"`
+	MessageID  string    `parquet:"message_id,optional"`
+	AgentID    string    `parquet:"agent_id,optional,dict"`
+	Place
 	IngestedAt  time.Time `parquet:"ingested_at,timestamp(millisecond)"`
 	Extra       string    `parquet:"extra,optional"` // JSON text
 	ContentHash string    `parquet:"content_hash"`
