@@ -17,9 +17,7 @@ import (
 // process's Listing answers from it, for any platform and window, while no
 // load completes; a load, a damaged file and Forget make it list again.
 func TestKeptListing(t *testing.T) {
-	lake := t.TempDir()
-	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadtest.Load(t, lake, indextest.Chunk("c1", "parquet writer", "m", 4, day), indextest.Chunk("c2", "rotate logs", "m", 4, day.AddDate(0, 0, 3)))
+	lake, day := twoDayLake(t)
 	all := func(l *layout.Listing) []string {
 		t.Helper()
 		got, err := l.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{})
@@ -102,9 +100,7 @@ func TestKeptListing(t *testing.T) {
 // A window's listing leaves no kept listing (it did not list the table);
 // a lake whose rollup cannot be written is answered all the same.
 func TestKeptListingWindowAndReadOnly(t *testing.T) {
-	lake := t.TempDir()
-	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadtest.Load(t, lake, indextest.Chunk("c1", "parquet writer", "m", 4, day), indextest.Chunk("c2", "rotate logs", "m", 4, day.AddDate(0, 0, 3)))
+	lake, day := twoDayLake(t)
 	if got, err := layout.NewListing().PartitionFiles(lake, layout.TableChunks, "", day.AddDate(0, 0, 1), time.Time{}); err != nil || len(got) != 1 {
 		t.Fatalf("window: %v %v", got, err)
 	}

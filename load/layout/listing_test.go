@@ -15,9 +15,7 @@ import (
 // that completed since its last answer, and after Forget a file gone
 // without a load (one a load under way merged).
 func TestListing(t *testing.T) {
-	lake := t.TempDir()
-	day := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	loadtest.Load(t, lake, indextest.Chunk("c1", "parquet writer", "m", 4, day), indextest.Chunk("c2", "rotate logs", "m", 4, day.AddDate(0, 0, 3)))
+	lake, day := twoDayLake(t)
 	l := layout.NewListing()
 	same := func(platform string, since, until time.Time) []string {
 		t.Helper()
@@ -59,4 +57,14 @@ func TestListing(t *testing.T) {
 	if got, _ := l.PartitionFiles(lake, layout.TableChunks, "", time.Time{}, time.Time{}); len(got) != 3 || slices.Contains(got, all[0]) {
 		t.Fatalf("after Forget: %v", got)
 	}
+}
+
+// twoDayLake loads two chunks three days apart into a new lake: the
+// listing tests' fixture. day is the first chunk's time.
+func twoDayLake(t *testing.T) (lake string, day time.Time) {
+	t.Helper()
+	lake = t.TempDir()
+	day = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	loadtest.Load(t, lake, indextest.Chunk("c1", "parquet writer", "m", 4, day), indextest.Chunk("c2", "rotate logs", "m", 4, day.AddDate(0, 0, 3)))
+	return lake, day
 }
