@@ -38,7 +38,7 @@ type typedWriter[T any] struct {
 
 func newTypedWriter[T any](f *os.File) *typedWriter[T] {
 	return &typedWriter[T]{
-		w:     parquet.NewGenericWriter[T](f, layout.WriterOptions(parquet.SchemaOf(new(T)), parquet.PageBufferSize(layout.PageBytes))...),
+		w:     parquet.NewGenericWriter[T](f, layout.PartWriterOptions(parquet.SchemaOf(new(T)))...),
 		batch: make([]T, 0, batchRows),
 	}
 }

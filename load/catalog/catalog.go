@@ -108,7 +108,7 @@ func writeSchemaFile(path, table string) (string, error) {
 	// No rows: the file's schema and metadata, as a part file of the
 	// table's has them.
 	sch := parquet.SchemaOf(layout.RowType(table))
-	err = parquet.NewWriter(f, layout.WriterOptions(sch, sch, parquet.PageBufferSize(layout.PageBytes))...).Close()
+	err = parquet.NewWriter(f, layout.PartWriterOptions(sch, sch)...).Close()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -266,7 +266,7 @@ func mergeParquet(path, dir string, names []string, sch *parquet.Schema) error {
 		return err
 	}
 	// The schema is also an option of parquet.NewWriter: the files' schema.
-	w := parquet.NewWriter(out, layout.WriterOptions(sch, sch, parquet.PageBufferSize(layout.PageBytes))...)
+	w := parquet.NewWriter(out, layout.PartWriterOptions(sch, sch)...)
 	err = copyRows(w, dir, names)
 	if cerr := w.Close(); err == nil {
 		err = cerr

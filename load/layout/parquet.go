@@ -46,6 +46,14 @@ func WriterOptions(sch *parquet.Schema, more ...parquet.WriterOption) []parquet.
 	return append(opts, more...)
 }
 
+// PartWriterOptions are the settings of a table's part files, however
+// they are written (pos-load's lanes, compaction's merge, the catalog's
+// zero-row schema files): WriterOptions with pages buffered up to
+// PageBytes, then more.
+func PartWriterOptions(sch *parquet.Schema, more ...parquet.WriterOption) []parquet.WriterOption {
+	return WriterOptions(sch, append([]parquet.WriterOption{parquet.PageBufferSize(PageBytes)}, more...)...)
+}
+
 // blobColumns are the leaf names of the columns that hold long free text
 // or JSON (a message's text, a tool's input, a raw line), in every table.
 var blobColumns = map[string]bool{
