@@ -2,7 +2,6 @@ package query
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pos-lake/pos/load/rollup"
@@ -69,8 +68,6 @@ func (d *DB) rollupPlan(opt StatsOptions, prices *pricing.Table) *rollupPlan {
 func (p *rollupPlan) readsMessages(opt StatsOptions) bool {
 	return len(p.stale) > 0 || !p.from.IsZero() && !p.from.Equal(opt.Since) || !p.to.IsZero() && !p.to.Equal(opt.Until)
 }
-
-func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // messageParts are the conditions, beside statsFilter's, of the messages
 // the plan reads: those of the stale partitions and of the window's

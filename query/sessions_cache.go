@@ -206,7 +206,7 @@ func cacheFile(dir, name string) bool {
 }
 
 func readParquetSQL(path string) string {
-	return "read_parquet(" + sqlQuote(layout.GlobLiteral(path)) + ")"
+	return "read_parquet(" + layout.SQLString(layout.GlobLiteral(path)) + ")"
 }
 
 // copyTo writes the rows of the SQL source src to a new Parquet file at
@@ -216,7 +216,7 @@ func (d *DB) copyTo(ctx context.Context, src, path string) error {
 		return err
 	}
 	tmp := layout.TempName(path)
-	if _, err := d.db.ExecContext(ctx, "COPY (SELECT * FROM "+src+") TO "+sqlQuote(tmp)+" (FORMAT parquet, COMPRESSION zstd)"); err != nil {
+	if _, err := d.db.ExecContext(ctx, "COPY (SELECT * FROM "+src+") TO "+layout.SQLString(tmp)+" (FORMAT parquet, COMPRESSION zstd)"); err != nil {
 		os.Remove(tmp)
 		return err
 	}

@@ -68,10 +68,6 @@ func (l *lazyConnector) Close() error {
 	return nil
 }
 
-// sqlString quotes s as a SQL string literal. It is used only for the
-// lake's own file paths in view definitions, which cannot take parameters.
-func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
 // schemaFile is a zero-row Parquet file with a table's columns, so a view
 // over a table with no data yet still has its columns. It lives in
 // <lake>/_schema, or, for a lake this process cannot write (pos-query on a
@@ -137,26 +133,26 @@ type lakeSQL struct {
 // file).
 func (l lakeSQL) file(path string) (string, error) {
 	if l.root == "" {
-		return sqlString(layout.GlobLiteral(path)), nil
+		return layout.SQLString(layout.GlobLiteral(path)), nil
 	}
 	rel, err := l.rel(path)
 	if err != nil {
 		return "", err
 	}
-	return "(" + l.root + " || " + sqlString(layout.GlobEscape(rel)) + ")", nil
+	return "(" + l.root + " || " + layout.SQLString(layout.GlobEscape(rel)) + ")", nil
 }
 
 // glob is the expression of the files matching pattern (pattern
 // characters of its own, "/"-separated) below dir.
 func (l lakeSQL) glob(dir, pattern string) (string, error) {
 	if l.root == "" {
-		return sqlString(layout.GlobPrefix(dir) + string(filepath.Separator) + filepath.FromSlash(pattern)), nil
+		return layout.SQLString(layout.GlobPrefix(dir) + string(filepath.Separator) + filepath.FromSlash(pattern)), nil
 	}
 	rel, err := l.rel(dir)
 	if err != nil {
 		return "", err
 	}
-	return "(" + l.root + " || " + sqlString(layout.GlobEscape(rel)+"/"+pattern) + ")", nil
+	return "(" + l.root + " || " + layout.SQLString(layout.GlobEscape(rel)+"/"+pattern) + ")", nil
 }
 
 func (l lakeSQL) rel(path string) (string, error) {
@@ -196,7 +192,7 @@ func catalogRoot(abs string) string {
 	t := "current_setting('temp_directory')"
 	return "(CASE WHEN coalesce(" + v + ", '') <> '' THEN " + esc("rtrim("+v+`, '/\') || '/'`) +
 		" WHEN regexp_matches(" + t + `, '(^|[/\\])pos\.duckdb\.tmp$') THEN ` + esc("regexp_replace("+t+`, 'pos\.duckdb\.tmp$', '')`) +
-		" ELSE " + sqlString(layout.GlobPrefix(abs+string(filepath.Separator))) + " END)"
+		" ELSE " + layout.SQLString(layout.GlobPrefix(abs+string(filepath.Separator))) + " END)"
 }
 
 // source is the FROM clause that reads a table's files with hive
@@ -378,7 +374,7 @@ func WriteCatalog(ctx context.Context, lake string) error {
 	}
 	// Attached as "pos", the name DuckDB gives the file when it is opened
 	// itself, so views over views find each other either way.
-	setup := []string{"ATTACH " + sqlString(attach) + " AS pos", "USE pos"}
+	setup := []string{"ATTACH " + layout.SQLString(attach) + " AS pos", "USE pos"}
 	for _, s := range append(setup, stmts...) {
 		if _, err := db.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("defining views: %w", err)

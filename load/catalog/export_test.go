@@ -6,7 +6,4 @@ const (
 	DSNOptions   = dsnOptions
 )
 
-var (
-	SchemaFile = schemaFile
-	SQLString  = sqlString
-)
+var SchemaFile = schemaFile

@@ -48,7 +48,7 @@ func TestLakePathWithGlobCharacters(t *testing.T) {
 				os.Symlink(lake, link)
 				cat = filepath.Join(link, catalog.CatalogFile)
 			}
-			if _, err := db.Exec("ATTACH " + catalog.SQLString(cat) + " AS cat (READ_ONLY)"); err != nil {
+			if _, err := db.Exec("ATTACH " + layout.SQLString(cat) + " AS cat (READ_ONLY)"); err != nil {
 				t.Fatal(err)
 			}
 			got := loadtest.One(t, db, strings.Replace(q, "FROM messages", "FROM cat.messages", 1))
@@ -119,7 +119,7 @@ func TestSchemaFilesNeverFromSharedTemp(t *testing.T) {
 		planted := filepath.Join(tmp, "pos-schema", rel)
 		os.MkdirAll(filepath.Dir(planted), 0o777)
 		q := fmt.Sprintf("COPY (SELECT * REPLACE ('planted-id' AS id) FROM (SELECT * FROM read_parquet(%s) UNION ALL BY NAME SELECT 'planted-id' AS id)) TO %s (FORMAT parquet)",
-			catalog.SQLString(real), catalog.SQLString(planted))
+			layout.SQLString(real), layout.SQLString(planted))
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}

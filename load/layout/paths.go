@@ -45,6 +45,10 @@ func GlobLiterals(paths []string) []string {
 	return out
 }
 
+// SQLString is s as an SQL string literal, for the names and paths the
+// lake's SQL writes into its statements.
+func SQLString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
 // LiteralPaths is an SQL expression of a list of file paths bound as a
 // parameter (VARCHAR[]), each made literal for DuckDB's file readers as
 // GlobLiteral makes it: read_parquet(LiteralPaths) reads those files and

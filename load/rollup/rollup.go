@@ -229,11 +229,11 @@ func PartitionFilter(parts []string) string {
 		if _, ok := byPlatform[platform]; !ok {
 			plats = append(plats, platform)
 		}
-		byPlatform[platform] = append(byPlatform[platform], "DATE "+sqlString(date))
+		byPlatform[platform] = append(byPlatform[platform], "DATE "+layout.SQLString(date))
 	}
 	var ors []string
 	for _, platform := range plats {
-		ors = append(ors, fmt.Sprintf("(platform = %s AND date IN (%s))", sqlString(platform), strings.Join(byPlatform[platform], ", ")))
+		ors = append(ors, fmt.Sprintf("(platform = %s AND date IN (%s))", layout.SQLString(platform), strings.Join(byPlatform[platform], ", ")))
 	}
 	return "(" + strings.Join(ors, " OR ") + ")"
 }
@@ -322,9 +322,9 @@ type RollupSource struct {
 // without coalesce.
 func (c rollupCond) sql(alias string) string {
 	if c.not {
-		return "coalesce(" + alias + c.col + ", '') <> " + sqlString(c.val)
+		return "coalesce(" + alias + c.col + ", '') <> " + layout.SQLString(c.val)
 	}
-	return alias + c.col + " = " + sqlString(c.val)
+	return alias + c.col + " = " + layout.SQLString(c.val)
 }
 
 // rollupRank is the expression of a message's long-context rank: how many
@@ -385,7 +385,7 @@ func RollupSelect(src RollupSource, where ...string) string {
 		case measureMissing:
 			e := "CAST(0 AS BIGINT)"
 			if m.col != rollupOneHour || src.OneHour == "" {
-				e = "CAST(" + a + m.col + " IS NULL AND " + a + "platform = " + sqlString(m.platform) + " AND " + col(m.positive) + " > 0 AS BIGINT)"
+				e = "CAST(" + a + m.col + " IS NULL AND " + a + "platform = " + layout.SQLString(m.platform) + " AND " + col(m.positive) + " > 0 AS BIGINT)"
 			}
 			items = append(items, e+" AS "+m.name)
 		}
@@ -526,7 +526,3 @@ func UpdateRollup(ctx context.Context, lake string) error {
 	}
 	return nil
 }
-
-// sqlString quotes s as a SQL string literal (the catalog's views quote
-// the lake's paths alike).
-func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

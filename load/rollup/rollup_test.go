@@ -99,7 +99,7 @@ func RollupRowsMatchSQL(t *testing.T, lake string) {
 		t.Fatalf("no current rollup: %+v, %v", st, err)
 	}
 	db := loadtest.Views(t, lake)
-	goRows := rollupText(t, db, "read_parquet("+rollup.SQLString(st.Path)+")")
+	goRows := rollupText(t, db, "read_parquet("+layout.SQLString(st.Path)+")")
 	sqlRows := rollupText(t, db, "("+rollup.RollupSelect(rollup.RollupSource{From: "messages", Thresholds: st.Manifest.Thresholds})+")")
 	if goRows != sqlRows {
 		t.Fatalf("rollup rows differ\nwritten:\n%s\nby SQL:\n%s", goRows, sqlRows)
