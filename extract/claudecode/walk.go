@@ -68,6 +68,30 @@ func object[T any](w *jsontext.Reader, p **T, fn func(v *T, w *jsontext.Reader, 
 	return w.Object(func(key string) error { return fn(v, w, key) })
 }
 
+// objects decodes an array of objects into *p as sonic does: reusing
+// *p's storage, a null element as the zero value, an empty array as an
+// empty slice; null sets *p to nil.
+func objects[T any](w *jsontext.Reader, p *[]T, fn func(v *T, w *jsontext.Reader, key string) error) error {
+	if w.Null() {
+		*p = nil
+		return nil
+	}
+	vs := (*p)[:0]
+	err := w.Array(func() error {
+		vs = append(vs, *new(T))
+		v := &vs[len(vs)-1]
+		if w.Null() {
+			return nil
+		}
+		return w.Object(func(key string) error { return fn(v, w, key) })
+	})
+	if vs == nil {
+		vs = []T{}
+	}
+	*p = vs
+	return err
+}
+
 // walkLine decodes a line as parseLine's sonic decoder does.
 func walkLine(b []byte, l *line) error { return members(b, l.member) }
 
@@ -185,24 +209,7 @@ func (u *usage) member(w *jsontext.Reader, key string) error {
 	case "speed":
 		return str(w, &u.Speed)
 	case "iterations":
-		if w.Null() {
-			u.Iterations = nil
-			return nil
-		}
-		its := u.Iterations[:0]
-		err := w.Array(func() error {
-			its = append(its, iteration{})
-			it := &its[len(its)-1]
-			if w.Null() {
-				return nil
-			}
-			return w.Object(func(key string) error { return it.member(w, key) })
-		})
-		if its == nil {
-			its = []iteration{}
-		}
-		u.Iterations = its
-		return err
+		return objects(w, &u.Iterations, (*iteration).member)
 	}
 	return u.tokens.member(w, key)
 }
@@ -261,26 +268,7 @@ func (a *attachment) member(w *jsontext.Reader, key string) error {
 
 // walkBlocks decodes message.content's blocks as sonic does into []block.
 func walkBlocks(b []byte, out *[]block) error {
-	return walkFast.Walk(b, func(w *jsontext.Reader) error {
-		if w.Null() {
-			*out = nil
-			return nil
-		}
-		blocks := (*out)[:0]
-		err := w.Array(func() error {
-			blocks = append(blocks, block{})
-			bl := &blocks[len(blocks)-1]
-			if w.Null() {
-				return nil
-			}
-			return w.Object(func(key string) error { return bl.member(w, key) })
-		})
-		if blocks == nil {
-			blocks = []block{}
-		}
-		*out = blocks
-		return err
-	})
+	return walkFast.Walk(b, func(w *jsontext.Reader) error { return objects(w, out, (*block).member) })
 }
 
 func (b *block) member(w *jsontext.Reader, key string) error {
