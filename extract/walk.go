@@ -326,3 +326,18 @@ func IsDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
 }
+
+// JoinLocations joins the lists of directories an adapter searches for its
+// kinds of files (transcripts, plans, databases) into the one list
+// Adapter.Locations gives: in order, each directory once.
+func JoinLocations(lists ...[]string) []string {
+	var out []string
+	for _, list := range lists {
+		for _, d := range list {
+			if !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}

@@ -101,14 +101,7 @@ func (Adapter) Capabilities() extract.Capabilities {
 
 // Locations implements extract.Adapter.
 func (Adapter) Locations(opt extract.Options) []string {
-	t, p := roots(&opt)
-	var out []string
-	for _, l := range append(t, p...) {
-		if !slices.Contains(out, l) {
-			out = append(out, l)
-		}
-	}
-	return out
+	return extract.JoinLocations(roots(&opt))
 }
 
 // Extract implements extract.Adapter.

@@ -98,14 +98,7 @@ func roots(opt *extract.Options) (dbs, transcripts []string) {
 
 // Locations implements extract.Adapter.
 func (Adapter) Locations(opt extract.Options) []string {
-	d, t := roots(&opt)
-	var out []string
-	for _, l := range append(d, t...) {
-		if !slices.Contains(out, l) {
-			out = append(out, l)
-		}
-	}
-	return out
+	return extract.JoinLocations(roots(&opt))
 }
 
 // rootFiles are the roots that name a file: such a file is read whatever
