@@ -315,6 +315,17 @@ func (o *Options) ReadSources(ctx context.Context, files []SourceFile, emit Emit
 	}, emit)
 }
 
+// ReadChanged reads with ReadSources the files under roots that m matches
+// (Walk) and that changed since their watermark (Changed): the whole run
+// of an adapter that reads each file on its own.
+func (o *Options) ReadChanged(ctx context.Context, roots []string, m Match, emit Emit, read func(ctx context.Context, sf SourceFile, src *Source, emit Emit) error) error {
+	files, err := o.Walk(ctx, roots, m)
+	if err != nil {
+		return err
+	}
+	return o.ReadSources(ctx, o.Changed(files), emit, read)
+}
+
 // LineReader seeks the file to start, line number lines (its plan's, or a
 // later point the adapter chose), and returns lr reset to read from there,
 // or, when lr is nil, a new reader made by newReader

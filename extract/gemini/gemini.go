@@ -153,17 +153,13 @@ func (Adapter) Locations(opt extract.Options) []string { return roots(&opt) }
 // Extract implements extract.Adapter.
 func (Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
 	opt.Platform = Adapter{}.Platform() // keys this adapter's watermarks
-	files, err := opt.Walk(ctx, roots(&opt), extract.Match{
+	match := extract.Match{
 		Name:    chatName,
 		Content: func(path string) (bool, error) { return isChat(&opt, path) },
-	})
-	if err != nil {
-		return err
 	}
-	files = opt.Changed(files)
 	projects := &sync.Map{} // project dir -> its .project_root
 	var readers extract.LineReaders
-	return opt.ReadSources(ctx, files, emit, func(ctx context.Context, sf extract.SourceFile, src *extract.Source, emit extract.Emit) error {
+	return opt.ReadChanged(ctx, roots(&opt), match, emit, func(ctx context.Context, sf extract.SourceFile, src *extract.Source, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: emit, projects: projects, lr: readers.Get()}
 		defer func() { readers.Put(r.lr) }()
 		if strings.HasSuffix(sf.Path, ".jsonl") {

@@ -82,7 +82,7 @@ func (Adapter) Capabilities() extract.Capabilities {
 // Extract implements extract.Adapter.
 func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
 	opt.Platform = Adapter{}.Platform() // keys this adapter's watermarks
-	files, err := opt.Walk(ctx, a.Locations(opt), extract.Match{
+	match := extract.Match{
 		Name: func(path string) bool { return strings.HasSuffix(path, ".jsonl") },
 		Content: func(path string) (bool, error) {
 			// A root the user names may hold other tools' JSONL: take a
@@ -92,12 +92,8 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 			}
 			return isPushLog(&opt, path)
 		},
-	})
-	if err != nil {
-		return err
 	}
-	files = opt.Changed(files)
-	return opt.ReadSources(ctx, files, emit, func(ctx context.Context, sf extract.SourceFile, src *extract.Source, emit extract.Emit) error {
+	return opt.ReadChanged(ctx, a.Locations(opt), match, emit, func(ctx context.Context, sf extract.SourceFile, src *extract.Source, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: emit}
 		return r.file(ctx, sf, src)
 	})
