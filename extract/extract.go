@@ -212,8 +212,6 @@ type Adapter interface {
 	// Locations are the directories Extract searches with these options
 	// (the defaults for the OS, or the roots given), existing or not.
 	Locations(opt Options) []string
-	// Capabilities declares what the platform's data supports.
-	Capabilities() Capabilities
 }
 
 // Checkpoint builds the checkpoint record for a file read up to consumed

@@ -213,7 +213,8 @@ var ErrFormat = errors.New("is not markdown or json")
 func WriteCapabilities(w io.Writer, chosen []Adapter, format string) error {
 	var caps []Capabilities
 	for _, a := range chosen {
-		caps = append(caps, a.Capabilities())
+		c, _ := Declared(a.Platform())
+		caps = append(caps, c)
 	}
 	switch format {
 	case "json":

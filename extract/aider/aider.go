@@ -47,13 +47,6 @@ func init() { extract.Register(Adapter{}) }
 // Platform implements extract.Adapter.
 func (Adapter) Platform() string { return platform }
 
-// Capabilities implements extract.Adapter: what extract declares for the
-// platform.
-func (Adapter) Capabilities() extract.Capabilities {
-	c, _ := extract.Declared(platform)
-	return c
-}
-
 // Locations implements extract.Adapter: the roots given, and none by
 // default.
 func (Adapter) Locations(opt extract.Options) []string {

@@ -18,7 +18,7 @@ func TestDeclared(t *testing.T) {
 	var adapters, declared []string
 	for _, a := range extract.Adapters() {
 		adapters = append(adapters, a.Platform())
-		c := a.Capabilities()
+		c, _ := extract.Declared(a.Platform())
 		if c.Platform != a.Platform() || c.Exchanges == "" || c.Completeness == "" || len(c.Limitations) == 0 {
 			t.Errorf("%s declares %+v", a.Platform(), c)
 		}

@@ -92,13 +92,6 @@ func roots(opt *extract.Options) (transcripts, plans []string) {
 
 func init() { extract.Register(Adapter{}) }
 
-// Capabilities implements extract.Adapter: what extract declares for the
-// platform.
-func (Adapter) Capabilities() extract.Capabilities {
-	c, _ := extract.Declared(platform)
-	return c
-}
-
 // Locations implements extract.Adapter.
 func (Adapter) Locations(opt extract.Options) []string {
 	return extract.JoinLocations(roots(&opt))

@@ -143,13 +143,6 @@ func (Adapter) Locations(opt extract.Options) []string {
 	return defaultRoots(&opt, runtime.GOOS)
 }
 
-// Capabilities implements extract.Adapter: what extract declares for the
-// platform.
-func (Adapter) Capabilities() extract.Capabilities {
-	c, _ := extract.Declared(platform)
-	return c
-}
-
 // taskDir is a task folder and which of its files were found.
 type taskDir struct {
 	dir   string

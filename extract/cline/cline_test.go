@@ -644,7 +644,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestCapabilities(t *testing.T) {
-	c := Adapter{}.Capabilities()
+	c, _ := extract.Declared(platform)
 	if c.Platform != platform || c.Cost != extract.Yes || c.Incremental != extract.Partial || len(c.Limitations) == 0 {
 		t.Fatalf("%+v", c)
 	}

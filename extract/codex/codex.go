@@ -83,13 +83,6 @@ func roots(opt *extract.Options) []string {
 	return out
 }
 
-// Capabilities implements extract.Adapter: what extract declares for the
-// platform.
-func (Adapter) Capabilities() extract.Capabilities {
-	c, _ := extract.Declared(platform)
-	return c
-}
-
 // Locations implements extract.Adapter.
 func (Adapter) Locations(opt extract.Options) []string { return roots(&opt) }
 

@@ -30,13 +30,6 @@ func init() { extract.Register(Adapter{}) }
 // Platform implements extract.Adapter.
 func (Adapter) Platform() string { return platform }
 
-// Capabilities implements extract.Adapter: what extract declares for the
-// platform.
-func (Adapter) Capabilities() extract.Capabilities {
-	c, _ := extract.Declared(platform)
-	return c
-}
-
 // UserDirs are Cursor's User directories for the options: on Linux
 // $XDG_CONFIG_HOME/Cursor/User (default ~/.config), on macOS
 // ~/Library/Application Support/Cursor/User, on Windows

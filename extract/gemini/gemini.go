@@ -140,13 +140,6 @@ func inChats(path string) bool {
 	return false
 }
 
-// Capabilities implements extract.Adapter: what extract declares for the
-// platform.
-func (Adapter) Capabilities() extract.Capabilities {
-	c, _ := extract.Declared(platform)
-	return c
-}
-
 // Locations implements extract.Adapter.
 func (Adapter) Locations(opt extract.Options) []string { return roots(&opt) }
 

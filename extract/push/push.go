@@ -72,13 +72,6 @@ func (Adapter) Locations(opt extract.Options) []string {
 	return nil
 }
 
-// Capabilities implements extract.Adapter: what extract declares for the
-// platform.
-func (Adapter) Capabilities() extract.Capabilities {
-	c, _ := extract.Declared(platform)
-	return c
-}
-
 // Extract implements extract.Adapter.
 func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.Emit) error {
 	opt.Platform = Adapter{}.Platform() // keys this adapter's watermarks
