@@ -35,7 +35,6 @@
 package cline
 
 import (
-	"cmp"
 	"context"
 	"path/filepath"
 	"runtime"
@@ -163,8 +162,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		return err
 	}
 	tasks := group(files)
-	workers := cmp.Or(opt.Workers, runtime.GOMAXPROCS(0))
-	return extract.Ordered(ctx, workers, len(tasks), func(ctx context.Context, i int, emit extract.Emit) error {
+	return extract.Ordered(ctx, opt.WorkerCount(), len(tasks), func(ctx context.Context, i int, emit extract.Emit) error {
 		r := &run{opt: &opt, emit: emit}
 		return opt.FileDone(r.task(ctx, tasks[i]))
 	}, emit)
