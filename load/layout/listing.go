@@ -128,6 +128,21 @@ func (l *Listing) PartitionFiles(lake, table, platform string, since, until time
 	return out, nil
 }
 
+// appendParquetFiles appends the paths of the Parquet files in dir, in
+// name order, to out.
+func (l *Listing) appendParquetFiles(out []string, dir string) ([]string, error) {
+	ents, err := l.readDir(dir)
+	if err != nil {
+		return out, err
+	}
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".parquet") {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, nil
+}
+
 func (l *Listing) partitionFiles(lake, table, platform string, since, until time.Time) ([]string, error) {
 	root := TableDir(lake, table)
 	plats, err := l.readDir(root)
@@ -159,15 +174,8 @@ func (l *Listing) partitionFiles(lake, table, platform string, since, until time
 			if !ok || !d.IsDir() || from != "" && date < from || to != "" && date > to {
 				continue
 			}
-			dir := Dir(lake, table, plat, date)
-			ents, err := l.readDir(dir)
-			if err != nil {
+			if out, err = l.appendParquetFiles(out, Dir(lake, table, plat, date)); err != nil {
 				return nil, err
-			}
-			for _, e := range ents {
-				if !e.IsDir() && strings.HasSuffix(e.Name(), ".parquet") {
-					out = append(out, filepath.Join(dir, e.Name()))
-				}
 			}
 		}
 	}

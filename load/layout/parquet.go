@@ -94,16 +94,7 @@ func PartitionFiles(lake, table, platform string, since, until time.Time) ([]str
 // AppendParquetFiles appends the paths of the Parquet files in dir, in
 // name order, to out.
 func AppendParquetFiles(out []string, dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return out, err
-	}
-	for _, e := range ents {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".parquet") {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	return out, nil
+	return (*Listing)(nil).appendParquetFiles(out, dir)
 }
 
 func FileExists(path string) bool {

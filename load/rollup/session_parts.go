@@ -198,6 +198,18 @@ const (
 	aggDistinct                // the distinct values of arg, NULL aside: a list, NULL for none
 )
 
+// aggFuncs are the DuckDB aggregates of the kinds that are one call.
+var aggFuncs = [...]string{aggSum: "sum", aggMin: "min", aggMax: "max", aggArgMin: "arg_min", aggArgMax: "arg_max"}
+
+// call is the DuckDB call of a sum, min, max, arg_min or arg_max over col;
+// arg_min and arg_max keep col of the row of least or greatest by.
+func (a aggKind) call(col, by string) string {
+	if a == aggArgMin || a == aggArgMax {
+		return aggFuncs[a] + "(" + col + ", " + by + ")"
+	}
+	return aggFuncs[a] + "(" + col + ")"
+}
+
 // cond is a condition on a column; a NULL holds for none but notNull's
 // negation.
 type cond struct {
@@ -236,18 +248,10 @@ func (r *partRule) sql() string {
 	switch r.agg {
 	case aggCount:
 		e = "count(*)"
-	case aggSum:
-		e = "sum(" + r.arg + ")"
-	case aggMin:
-		e = "min(" + r.arg + ")"
-	case aggMax:
-		e = "max(" + r.arg + ")"
-	case aggArgMin:
-		e = "arg_min(" + r.arg + ", " + r.by + ")"
-	case aggArgMax:
-		e = "arg_max(" + r.arg + ", " + r.by + ")"
 	case aggDistinct:
 		e = "list(DISTINCT " + r.arg + ")"
+	default:
+		e = r.agg.call(r.arg, r.by)
 	}
 	if cs := r.conds(); len(cs) > 0 {
 		parts := make([]string, len(cs))
@@ -296,18 +300,10 @@ func (r *partRule) combineSQL() string {
 	switch r.agg {
 	case aggCount:
 		e = "CAST(sum(" + r.name + ") AS BIGINT)"
-	case aggSum:
-		e = "sum(" + r.name + ")"
-	case aggMin:
-		e = "min(" + r.name + ")"
-	case aggMax:
-		e = "max(" + r.name + ")"
-	case aggArgMin:
-		e = "arg_min(" + r.name + ", " + r.at + ")"
-	case aggArgMax:
-		e = "arg_max(" + r.name + ", " + r.at + ")"
 	case aggDistinct:
 		e = "list_distinct(flatten(list(" + r.name + ")))"
+	default:
+		e = r.agg.call(r.name, r.at)
 	}
 	return e + " AS " + r.name
 }

@@ -14,6 +14,19 @@ func metaRows() []RowMeta {
 	}
 }
 
+// parsedMeta is metaRows, their encoded metadata section and the section
+// parsed.
+func parsedMeta(t *testing.T) ([]RowMeta, []byte, *sidecarMeta) {
+	t.Helper()
+	rows := metaRows()
+	b := encodeMeta(rows)
+	m, err := parseMeta(b, len(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, b, m
+}
+
 // readAll reads every row of an encoded metadata section with its text.
 func readAll(b []byte, rows int) ([]RowMeta, error) {
 	m, err := parseMeta(b, rows)
@@ -48,12 +61,7 @@ func TestSidecarMetaRoundTrip(t *testing.T) {
 // A text block that decompresses to more than its rows say is refused, not
 // decompressed: the sizes in a damaged sidecar are not to be trusted.
 func TestSidecarMetaBlockLargerThanItsRows(t *testing.T) {
-	rows := metaRows()
-	b := encodeMeta(rows)
-	m, err := parseMeta(b, len(rows))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, _, m := parsedMeta(t)
 	// Every row's end says 10 bytes: the block holds thousands.
 	for r := range rows {
 		binary.LittleEndian.PutUint32(m.end[4*r:], 10)
@@ -88,12 +96,7 @@ func FuzzSidecarMeta(f *testing.F) {
 // whole one does; bytes that end before the text blocks say they were cut
 // short, and the text blocks are then read on demand.
 func TestSidecarMetaHead(t *testing.T) {
-	rows := metaRows()
-	b := encodeMeta(rows)
-	whole, err := parseMeta(b, len(rows))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, b, whole := parsedMeta(t)
 	dataAt := len(b) - len(whole.data)
 	for n := range dataAt {
 		if _, _, err := parseMetaHead(b[:n], len(rows), len(b)); err != errShortMeta {

@@ -145,14 +145,7 @@ func (h *Hash) MaxBatch() int { return 256 }
 
 // Embed implements Provider.
 func (h *Hash) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		out[i] = h.Vector(t)
-	}
-	return out, nil
+	return embedEach(ctx, texts, h.Vector)
 }
 
 type feature struct {

@@ -24,6 +24,19 @@ type Provider interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
+// embedEach is Embed for a provider that computes each text's vector in
+// process: it stops between texts, every 64, once ctx is done.
+func embedEach(ctx context.Context, texts []string, vector func(string) []float32) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if i%64 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		out[i] = vector(t)
+	}
+	return out, nil
+}
+
 // Providers names the providers NewProvider knows.
 var Providers = []string{"hash", "openai", "static"}
 

@@ -296,14 +296,7 @@ func (m *Static) MaxBatch() int { return 256 }
 
 // Embed implements Provider.
 func (m *Static) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		if i%64 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		out[i] = m.vector(t)
-	}
-	return out, nil
+	return embedEach(ctx, texts, m.vector)
 }
 
 // Tokens returns the token ids model2vec embeds a text by.

@@ -28,14 +28,10 @@ func FuzzInput(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	api := sonic.Config{}.Froze()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var want map[string]sonic.NoCopyRawMessage
-		werr := api.Unmarshal(b, &want)
-		got, ok := inputMembers(testFast, b)
-		if ok != (werr == nil) {
-			t.Fatalf("%q: walker ok %v, sonic error %v", b, ok, werr)
-		}
+		want, got, ok := decodeBoth[map[string]sonic.NoCopyRawMessage](t, b, "members", b, func(b []byte) (map[string][]byte, bool) {
+			return inputMembers(testFast, b)
+		})
 		if !ok {
 			return
 		}
@@ -46,24 +42,15 @@ func FuzzInput(f *testing.F) {
 			if string(got[k]) != string(v) {
 				t.Fatalf("%q: member %q is %q, sonic %q", b, k, got[k], v)
 			}
-			var s string
-			serr := api.Unmarshal(v, &s)
-			gs, gok := jsonString(got[k])
-			if gok != (serr == nil) || (gok && gs != s) {
-				t.Fatalf("%q: string %q ok %v, sonic %q %v", b, gs, gok, s, serr)
+			if s, gs, ok := decodeBoth[string](t, b, "string", got[k], jsonString); ok && gs != s {
+				t.Fatalf("%q: string %q, sonic %q", b, gs, s)
 			}
-			var argv []string
-			aerr := api.Unmarshal(v, &argv)
-			ga, aok := jsonStrings(got[k])
-			if aok != (aerr == nil) || (aok && !slices.Equal(ga, argv)) {
-				t.Fatalf("%q: argv %q ok %v, sonic %q %v", b, ga, aok, argv, aerr)
+			if argv, ga, ok := decodeBoth[[]string](t, b, "argv", got[k], jsonStrings); ok && !slices.Equal(ga, argv) {
+				t.Fatalf("%q: argv %q, sonic %q", b, ga, argv)
 			}
-			var edits []map[string]any
-			eerr := api.Unmarshal(v, &edits)
-			ge, eok := editStrings(testFast, got[k])
-			if eok != (eerr == nil) {
-				t.Fatalf("%q: edits ok %v, sonic %v", b, eok, eerr)
-			}
+			edits, ge, eok := decodeBoth[[]map[string]any](t, b, "edits", got[k], func(v []byte) ([]map[string]string, bool) {
+				return editStrings(testFast, v)
+			})
 			if !eok {
 				continue
 			}
@@ -87,4 +74,19 @@ func FuzzInput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// sonicAPI is the reference decoder FuzzInput compares the walker with.
+var sonicAPI = sonic.Config{}.Froze()
+
+// decodeBoth decodes v, a value of the tool input b, with sonic into a W
+// and with walk; it fails the test when one refuses what the other
+// accepts.
+func decodeBoth[W, G any](t *testing.T, b []byte, what string, v []byte, walk func([]byte) (G, bool)) (want W, got G, ok bool) {
+	t.Helper()
+	err := sonicAPI.Unmarshal(v, &want)
+	if got, ok = walk(v); ok != (err == nil) {
+		t.Fatalf("%q: %s ok %v, sonic error %v", b, what, ok, err)
+	}
+	return want, got, ok
 }

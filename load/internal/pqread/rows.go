@@ -148,21 +148,10 @@ func ReadRows[T any](pf *parquet.File, out []T, need ...string) ([]T, error) {
 		}
 	}
 	for _, rg := range pf.RowGroups() {
-		// The rows are made as values are read, not from the row count
-		// the file states.
-		base, n, read := len(out), rg.NumRows(), 0
-		err := ReadColumns(rg, cols, func(c, i int, v parquet.Value) error {
-			if int64(i) >= n {
-				return errors.New("a column has more values than the row group has rows")
-			}
-			if base+i >= len(out) {
-				out = grow(out, base, i, n, 1)
-			}
-			read = max(read, i+1)
-			flat[c].set(unsafe.Pointer(&out[base+i]), cols[c], v)
-			return nil
+		base := len(out)
+		out, err = readRowGroup(rg, cols, out, 1, nil, func(c int, row []T, v parquet.Value) {
+			flat[c].set(unsafe.Pointer(&row[0]), cols[c], v)
 		})
-		out = out[:base+read]
 		if err != nil {
 			return out, err
 		}
@@ -254,22 +243,15 @@ func ReadCells(pf *parquet.File, out []Cell, names []string, need ...string) ([]
 		}
 	}
 	for _, rg := range pf.RowGroups() {
-		// The rows are made as values are read, not from the row count
-		// the file states.
-		base, n, read := len(out), rg.NumRows(), 0
-		err := ReadColumns(rg, cols, func(c, i int, v parquet.Value) error {
-			if int64(i) >= n {
-				return errors.New("a column has more values than the row group has rows")
+		base := len(out)
+		grown := func(out []Cell, from int) {
+			for j := from; j < len(out); j++ {
+				out[j].Null = missing[(j-base)%w]
 			}
-			if end := base + (i+1)*w; end > len(out) {
-				k := len(out)
-				out = grow(out, base, i, n, w)
-				for j := k; j < len(out); j++ {
-					out[j].Null = missing[(j-base)%w]
-				}
-			}
-			read = max(read, i+1)
-			cell := &out[base+i*w+at[c]]
+		}
+		var err error
+		out, err = readRowGroup(rg, cols, out, w, grown, func(c int, row []Cell, v parquet.Value) {
+			cell := &row[at[c]]
 			switch col := cols[c]; {
 			case v.IsNull():
 				cell.Null = true
@@ -284,14 +266,37 @@ func ReadCells(pf *parquet.File, out []Cell, names []string, need ...string) ([]
 			default:
 				cell.Int = col.Int(v)
 			}
-			return nil
 		})
-		out = out[:base+read*w]
 		if err != nil {
 			return out, err
 		}
 	}
 	return out, nil
+}
+
+// readRowGroup appends the rows of rg to out, w elements a row, calling set
+// with each value of cols, its column and the elements of its row. The
+// rows are made as values are read, not from the row count the file
+// states, which bounds them; grown, unless nil, is called with out each
+// time it grows, and the index of its first new element.
+func readRowGroup[E any](rg parquet.RowGroup, cols []Column, out []E, w int, grown func(out []E, from int), set func(c int, row []E, v parquet.Value)) ([]E, error) {
+	base, n, read := len(out), rg.NumRows(), 0
+	err := ReadColumns(rg, cols, func(c, i int, v parquet.Value) error {
+		if int64(i) >= n {
+			return errors.New("a column has more values than the row group has rows")
+		}
+		if end := base + (i+1)*w; end > len(out) {
+			k := len(out)
+			out = grow(out, base, i, n, w)
+			if grown != nil {
+				grown(out, k)
+			}
+		}
+		read = max(read, i+1)
+		set(c, out[base+i*w:base+(i+1)*w], v)
+		return nil
+	})
+	return out[:base+read*w], err
 }
 
 // grow makes room in out for row i of a row group of n rows that starts at
