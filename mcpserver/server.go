@@ -310,6 +310,15 @@ func enum(values ...string) []any {
 
 func num(v float64) *float64 { return &v }
 
+// orEmpty is s, or an empty slice for nil: a result's lists are JSON
+// arrays, never null, so that clients need not test for both.
+func orEmpty[S ~[]E, E any](s S) S {
+	if s == nil {
+		return S{}
+	}
+	return s
+}
+
 func jsonDefault(v string) []byte { return []byte(v) }
 
 var (

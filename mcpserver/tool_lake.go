@@ -91,18 +91,9 @@ func (s *Server) addStats() {
 		if err != nil {
 			return nil, out, err
 		}
-		out = StatsResult{By: st.By, Rows: st.Rows, Unpriced: st.Unpriced, Notes: st.Notes}
-		if out.By == nil {
-			out.By = []string{}
-		}
-		if out.Rows == nil {
-			out.Rows = []query.StatsRow{}
-		}
+		out = StatsResult{By: orEmpty(st.By), Rows: orEmpty(st.Rows), Unpriced: st.Unpriced, Notes: orEmpty(st.Notes)}
 		if out.Unpriced == nil {
 			out.Unpriced = map[string]int64{}
-		}
-		if out.Notes == nil {
-			out.Notes = []string{}
 		}
 		return nil, out, nil
 	}))

@@ -95,17 +95,8 @@ func (s *Server) addSearch() {
 		if err != nil {
 			return nil, out, err
 		}
-		out = SearchResult{Mode: res.Mode, Model: res.Model, Terms: res.Terms, Hits: res.Hits, Sessions: res.Sessions, Warning: res.Warning}
-		if out.Terms == nil {
-			out.Terms = []string{}
-		}
-		if out.Hits == nil {
-			out.Hits = []query.SearchHit{}
-		}
-		if out.Sessions == nil {
-			out.Sessions = []query.SessionHit{}
-		}
-		return nil, out, nil
+		return nil, SearchResult{Mode: res.Mode, Model: res.Model, Terms: orEmpty(res.Terms), Hits: orEmpty(res.Hits),
+			Sessions: orEmpty(res.Sessions), Warning: res.Warning}, nil
 	}))
 }
 

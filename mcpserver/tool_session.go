@@ -99,10 +99,7 @@ func (s *Server) addRecentTurns() {
 		for _, t := range r.Turns {
 			o := Turn{ExchangeNumber: t.ExchangeNumber, TS: t.TS, TSEnd: t.TSEnd, AgentID: t.AgentID,
 				Prompt: cut(t.Prompt, a.MaxChars), Response: cut(t.Response, a.MaxChars), Model: t.Model,
-				Tools: t.Tools, ToolCount: t.ToolCount, InputTokens: t.Input, OutputTokens: t.Output}
-			if o.Tools == nil {
-				o.Tools = []string{}
-			}
+				Tools: orEmpty(t.Tools), ToolCount: t.ToolCount, InputTokens: t.Input, OutputTokens: t.Output}
 			for _, c := range t.ToolCalls {
 				o.ToolCalls = append(o.ToolCalls, ToolCall{Name: c.Name, Summary: c.String(), Input: cut(string(c.Input), a.MaxChars),
 					Output: cut(c.Output, a.MaxChars), OutputChars: c.OutputChars, IsError: c.IsError})

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/cmd/internal/clitest"
 )
 
 const input = `{"schema":"pos/1","kind":"message","id":"m1","platform":"claude_code","session_id":"s","ts":"2026-02-01T10:00:00Z","role":"user","content_type":"text","text":"Rotate the logs nightly"}
@@ -21,9 +19,7 @@ const input = `{"schema":"pos/1","kind":"message","id":"m1","platform":"claude_c
 `
 
 func embedRun(stdin string, args ...string) (code int, stdout, stderr string) {
-	var out, errb bytes.Buffer
-	code = cmdio.Run(context.Background(), newApp(), append([]string{"pos-embed"}, args...), strings.NewReader(stdin), &out, &errb)
-	return code, out.String(), errb.String()
+	return clitest.Call(newApp(), stdin, args...)
 }
 
 func TestEmbedCLI(t *testing.T) {

@@ -18,29 +18,24 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// The long texts of --help, one file a command.
+// The long texts of --help, and the exit codes that end them.
 //
 //go:embed help/*.txt
 var helpFiles embed.FS
 
 func main() { os.Exit(cmdio.Main(newApp())) }
 
-// exitCodes ends every --help: this binary's codes differ from the others'.
-var exitCodes = cmdio.Help(helpFiles, "exit-codes")
-
 func newApp() *cli.App {
-	return &cli.App{
-		Name:        "pos-mcp",
-		Metadata:    map[string]any{"exitCodes": exitCodes},
-		Usage:       "serve the pos lake to agents as MCP tools, over stdio",
-		UsageText:   "pos-mcp [--lake DIR] [--llm-model MODEL --llm-base-url URL] [--base-url URL]",
-		Description: cmdio.Help(helpFiles, "pos-mcp"),
+	return cmdio.App(helpFiles, &cli.App{
+		Name:      "pos-mcp",
+		Usage:     "serve the pos lake to agents as MCP tools, over stdio",
+		UsageText: "pos-mcp [--lake DIR] [--llm-model MODEL --llm-base-url URL] [--base-url URL]",
 		Flags: append(append([]cli.Flag{
 			cmdio.LakeFlag(),
 			&cli.BoolFlag{Name: "verbose", Usage: "log the server's activity on stderr"},
 		}, llmcfg.Flags()...), embedcfg.QueryEndpointFlags()...),
 		Action: run,
-	}
+	})
 }
 
 func run(c *cli.Context) error {

@@ -21,11 +21,8 @@ func main() {
 	os.Exit(cmdio.Main(newApp()))
 }
 
-// exitCodes ends every --help: this binary's codes differ from the others'.
-var exitCodes = cmdio.Help(helpFiles, "exit-codes")
-
 // The descriptions in --help, one file a command (help/pos-query.txt: the
-// app's own).
+// app's own), and the exit codes that end them (help/exit-codes.txt).
 //
 //go:embed help/*.txt
 var helpFiles embed.FS
@@ -36,27 +33,25 @@ func help(name string) string {
 }
 
 func newApp() *cli.App {
-	return &cli.App{
+	return cmdio.App(helpFiles, &cli.App{
 		Name:        "pos-query",
-		Metadata:    map[string]any{"exitCodes": exitCodes},
 		Usage:       "look up sessions, recent turns, timelines and token stats in the pos lake, or run SQL on it",
 		UsageText:   "pos-query COMMAND [OPTIONS]",
 		Description: help("pos-query"),
 		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), searchCmd(), recentCmd(), timelineCmd(), statsCmd(), filesCmd(),
 			decisionsCmd(), contextCmd(), summarizeCmd(), capabilitiesCmd(), statusCmd()},
 		Action: cmdio.NoCommand,
-	}
+	})
 }
 
-// command fills in what every subcommand shares: its description and the
-// exit codes in --help, --raw, and usage errors for the library's
-// complaints about arguments (cmdio names the command in their hint).
+// command fills in what every subcommand shares: its description in
+// --help, --raw, and usage errors for the library's complaints about
+// arguments (cmdio names the command in their hint).
 func command(cmd *cli.Command) *cli.Command {
 	if cmd.Description == "" {
 		cmd.Description = help(cmd.Name)
 	}
 	cmd.HideHelpCommand = true
-	cmd.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodes + "\n"
 	cmd.Flags = append(cmd.Flags, lookup.RawFlag())
 	if action := cmd.Action; action != nil {
 		cmd.Action = func(c *cli.Context) error {

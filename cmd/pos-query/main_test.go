@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -41,10 +40,7 @@ func fixtureLake() func() {
 }
 
 func run(stdin string, args ...string) (code int, stdout, stderr string) {
-	var out, errb bytes.Buffer
-	code = cmdio.Run(context.Background(), newApp(), append([]string{"pos-query"}, args...),
-		strings.NewReader(stdin), &out, &errb)
-	return code, out.String(), errb.String()
+	return clitest.Call(newApp(), stdin, args...)
 }
 
 func TestCLI(t *testing.T) {
@@ -52,112 +48,104 @@ func TestCLI(t *testing.T) {
 		a = "11111111-1111-4111-8111-111111111111"
 		b = "22222222-2222-4222-8222-222222222222"
 	)
-	for _, tc := range []struct {
-		name   string
-		stdin  string
-		args   []string
-		code   int
-		stdout string // regexp
-		stderr string // regexp
-	}{
-		{name: "sessions ndjson by default when piped", args: []string{"sessions", "--lake", lake},
-			stdout: `(?s)^\{"last_ts":"2026-03-03T12:00:03Z","first_ts":"2026-03-03T12:00:00Z","platform":"claude_code","session_id":"` + b +
+	for _, tc := range []clitest.Case{
+		{Name: "sessions ndjson by default when piped", Args: []string{"sessions", "--lake", lake},
+			Stdout: `(?s)^\{"last_ts":"2026-03-03T12:00:03Z","first_ts":"2026-03-03T12:00:00Z","platform":"claude_code","session_id":"` + b +
 				`","title":"Explain the build".*\n\{.*"session_id":"` + a + `".*\n\{.*\n$`},
-		{name: "sessions table", args: []string{"sessions", "--lake", lake, "--format", "table", "--width", "120", "--project", "beta"},
-			stdout: `^LAST ACTIVE +SESSION +PLATFORM +TURNS +OUT TOKENS +PROJECT +TITLE\n[0-9a-z ]+ ago +` + b + ` +claude_code +1 +200 +/home/dev/beta +Explain the build\n$`},
-		{name: "sessions limit asked for: no note", args: []string{"sessions", "--lake", lake, "-f", "table", "--limit", "1"},
-			stderr: `^$`},
-		{name: "platform alias", args: []string{"stats", "--lake", lake, "--platform", "claude", "--by", "platform", "-f", "csv"},
-			stdout: `claude_code,`},
-		{name: "unknown platform", args: []string{"stats", "--lake", lake, "--platform", "vim"}, code: 2,
-			stderr: `^pos-query: unknown platform "vim" \(known: claude_code, .*\npos-query: hint: see 'pos-query stats --help'\n$`},
-		{name: "sessions csv", args: []string{"sessions", "--lake", lake, "--format", "csv", "--since", "2026-03-03"},
-			stdout: `^last_ts,first_ts,platform,session_id,title,project,exchange_count,message_count,tool_count,subagents,compactions,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens,models,git_branch,cwd,pull_requests\n` +
+		{Name: "sessions table", Args: []string{"sessions", "--lake", lake, "--format", "table", "--width", "120", "--project", "beta"},
+			Stdout: `^LAST ACTIVE +SESSION +PLATFORM +TURNS +OUT TOKENS +PROJECT +TITLE\n[0-9a-z ]+ ago +` + b + ` +claude_code +1 +200 +/home/dev/beta +Explain the build\n$`},
+		{Name: "sessions limit asked for: no note", Args: []string{"sessions", "--lake", lake, "-f", "table", "--limit", "1"},
+			Stderr: `^$`},
+		{Name: "platform alias", Args: []string{"stats", "--lake", lake, "--platform", "claude", "--by", "platform", "-f", "csv"},
+			Stdout: `claude_code,`},
+		{Name: "unknown platform", Args: []string{"stats", "--lake", lake, "--platform", "vim"}, Code: 2,
+			Stderr: `^pos-query: unknown platform "vim" \(known: claude_code, .*\npos-query: hint: see 'pos-query stats --help'\n$`},
+		{Name: "sessions csv", Args: []string{"sessions", "--lake", lake, "--format", "csv", "--since", "2026-03-03"},
+			Stdout: `^last_ts,first_ts,platform,session_id,title,project,exchange_count,message_count,tool_count,subagents,compactions,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens,models,git_branch,cwd,pull_requests\n` +
 				`2026-03-03T12:00:03Z,2026-03-03T12:00:00Z,claude_code,` + b + `,Explain the build,/home/dev/beta,1,2,0,0,0,100,200,50,0,"\[""claude-opus-4-6""\]",main,/home/dev/beta,\[\]\n$`},
-		{name: "recent", args: []string{"recent", "--lake", lake, "--session", "11111111", "-n", "2"},
-			stdout: `^\{"exchange_number":3,"ts":"2026-03-01T23:59:58Z",.*"prompt":"Is it done\?".*\}\n\{"exchange_number":4,.*"prompt":"Ship it","response":"Done: tagged v1.2.0.".*\}\n$`},
-		{name: "recent --tools json", args: []string{"recent", "--lake", lake, "-s", a, "--tools", "--format", "json"},
-			stdout: `(?s)^\[\n\{"exchange_number":1,.*"tool_calls":\[\{"name":"Read","input":\{"file_path":"/home/dev/alpha/fetch.go"\},"output":"package fetch\\n\\nfunc Get\(\) \{\}\\n","output_chars":29,"is_error":false\}.*\n\]\n$`},
-		{name: "recent table", args: []string{"recent", "--lake", lake, "-s", a, "--tools", "-f", "table", "--width", "200"},
-			stdout: `^#1  [0-9a-z ]+ ago  claude-[a-z0-9-]+ +130 out\n  > Add a retry to the fetcher with exponential backoff[^\n]*\n(    [^·\n][^\n]*\n)+    · Read\(/home/dev/alpha/fetch.go\)\n    · Task\(find callers\)\n`,
-			stderr: `^pos-query: session ` + a + ` \(claude_code\) "Add a retry to the fetcher" in /home/dev/alpha\n$`},
-		{name: "recent ambiguous", args: []string{"recent", "--lake", lake, "-s", "1111"}, code: 2,
-			stderr: `^pos-query: session "1111" is ambiguous: it matches ` + a + ` .*11112222-3333-4444-8555-666666666666 .*\npos-query: hint: see 'pos-query recent --help'\n$`},
-		{name: "recent unknown session", args: []string{"recent", "--lake", lake, "-s", "zz"}, code: 2,
-			stderr: `^pos-query: no session has an id starting with "zz"\n`},
-		{name: "timeline csv", args: []string{"timeline", "--lake", lake, "--since", "2026-03-01", "--until", "2026-03-03", "--format", "csv"},
-			stdout: `^ts,kind,platform,project,session_id,title,exchange_number,agent_id,prompt,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens\n` +
+		{Name: "recent", Args: []string{"recent", "--lake", lake, "--session", "11111111", "-n", "2"},
+			Stdout: `^\{"exchange_number":3,"ts":"2026-03-01T23:59:58Z",.*"prompt":"Is it done\?".*\}\n\{"exchange_number":4,.*"prompt":"Ship it","response":"Done: tagged v1.2.0.".*\}\n$`},
+		{Name: "recent --tools json", Args: []string{"recent", "--lake", lake, "-s", a, "--tools", "--format", "json"},
+			Stdout: `(?s)^\[\n\{"exchange_number":1,.*"tool_calls":\[\{"name":"Read","input":\{"file_path":"/home/dev/alpha/fetch.go"\},"output":"package fetch\\n\\nfunc Get\(\) \{\}\\n","output_chars":29,"is_error":false\}.*\n\]\n$`},
+		{Name: "recent table", Args: []string{"recent", "--lake", lake, "-s", a, "--tools", "-f", "table", "--width", "200"},
+			Stdout: `^#1  [0-9a-z ]+ ago  claude-[a-z0-9-]+ +130 out\n  > Add a retry to the fetcher with exponential backoff[^\n]*\n(    [^·\n][^\n]*\n)+    · Read\(/home/dev/alpha/fetch.go\)\n    · Task\(find callers\)\n`,
+			Stderr: `^pos-query: session ` + a + ` \(claude_code\) "Add a retry to the fetcher" in /home/dev/alpha\n$`},
+		{Name: "recent ambiguous", Args: []string{"recent", "--lake", lake, "-s", "1111"}, Code: 2,
+			Stderr: `^pos-query: session "1111" is ambiguous: it matches ` + a + ` .*11112222-3333-4444-8555-666666666666 .*\npos-query: hint: see 'pos-query recent --help'\n$`},
+		{Name: "recent unknown session", Args: []string{"recent", "--lake", lake, "-s", "zz"}, Code: 2,
+			Stderr: `^pos-query: no session has an id starting with "zz"\n`},
+		{Name: "timeline csv", Args: []string{"timeline", "--lake", lake, "--since", "2026-03-01", "--until", "2026-03-03", "--format", "csv"},
+			Stdout: `^ts,kind,platform,project,session_id,title,exchange_number,agent_id,prompt,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens\n` +
 				`2026-03-01T10:00:00Z,session_start,claude_code,/home/dev/alpha,` + a + `,Add a retry to the fetcher,,,,0,0,0,0\n` +
 				`2026-03-01T10:00:00Z,exchange,claude_code,/home/dev/alpha,` + a + `,Add a retry to the fetcher,1,,Add a retry to the fetcher,42,130,100,4100\n` +
 				`2026-03-01T10:05:00Z,exchange,.*,2,,Now add tests,12,24,0,1100\n` +
 				`2026-03-01T23:59:58Z,exchange,.*,3,,Is it done\?,0,0,0,0\n` +
 				`2026-03-02T09:00:00Z,exchange,.*,4,,Ship it,3,4,0,300\n$`},
-		{name: "timeline table", args: []string{"timeline", "--lake", lake, "-f", "table", "--width", "200", "--session", "2"},
-			stdout: `^WHEN +KIND +SESSION +# +TITLE +PROMPT +IN TOKENS +OUT TOKENS +PROJECT\n.* ago +session_start +` + b + ` +Explain the build +0 +0 +/home/dev/beta\n.* ago +exchange +` + b + ` +1 +Explain the build +Explain the build +100 +200 +/home/dev/beta\n$`},
-		{name: "stats csv", args: []string{"stats", "--lake", lake, "--by", "day,model", "--format", "csv"},
-			stdout: `^day,model,messages,sessions,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens,cache_creation_1h_tokens,cost,input_cost,output_cost,cache_creation_cost,cache_read_cost,unpriced_messages
+		{Name: "timeline table", Args: []string{"timeline", "--lake", lake, "-f", "table", "--width", "200", "--session", "2"},
+			Stdout: `^WHEN +KIND +SESSION +# +TITLE +PROMPT +IN TOKENS +OUT TOKENS +PROJECT\n.* ago +session_start +` + b + ` +Explain the build +0 +0 +/home/dev/beta\n.* ago +exchange +` + b + ` +1 +Explain the build +Explain the build +100 +200 +/home/dev/beta\n$`},
+		{Name: "stats csv", Args: []string{"stats", "--lake", lake, "--by", "day,model", "--format", "csv"},
+			Stdout: `^day,model,messages,sessions,input_tokens,output_tokens,cache_creation_tokens,cache_read_tokens,cache_creation_1h_tokens,cost,input_cost,output_cost,cache_creation_cost,cache_read_cost,unpriced_messages
 2026-02-27,claude-sonnet-4-5,1,1,1000,2000,3000,4000,0,0.04545,0.003,0.03,0.01125,0.0012[0-9]*,0
 2026-03-01,claude-haiku-4-5,4,1,122,69,10,1150,0,0.0005945,[0-9.e-]+,0.000345,1.25e-05,0.000115,0
 2026-03-01,claude-opus-4-6,3,1,42,130,100,4100,0,0.006135,[0-9.e-]+,[0-9.e-]+,0.000625,0.00205,0
 2026-03-02,claude-opus-4-6,1,1,3,4,0,300,0,0.000265,1.5e-05,0.0001,0,0.00015,0
 2026-03-03,claude-opus-4-6,1,1,100,200,50,0,0,0.0058125,0.0005,0.005,0.0003125,0,0
 $`},
-		{name: "stats table", args: []string{"stats", "--lake", lake, "--by", "model", "-f", "table", "--project", "alpha"},
-			stdout: `^MODEL +MESSAGES +SESSIONS +IN TOKENS +OUT TOKENS +CACHE WRITE +CACHE READ +COST \$\nclaude-haiku-4-5 +4 +1 +122 +69 +10 +1,150 +0.0006\nclaude-opus-4-6 +4 +1 +45 +134 +100 +4,400 +0.0064\nclaude-sonnet-4-5 +1 +1 +1,000 +2,000 +3,000 +4,000 +0.045[45]\n$`,
-			stderr: `^(pos-query: this lake predates the cache_creation_1h_tokens column.*\n)?$`},
-		{name: "stats narrow table", args: []string{"stats", "--lake", lake, "--by", "day,model", "-f", "table", "--project", "alpha", "--width", "60"},
+		{Name: "stats table", Args: []string{"stats", "--lake", lake, "--by", "model", "-f", "table", "--project", "alpha"},
+			Stdout: `^MODEL +MESSAGES +SESSIONS +IN TOKENS +OUT TOKENS +CACHE WRITE +CACHE READ +COST \$\nclaude-haiku-4-5 +4 +1 +122 +69 +10 +1,150 +0.0006\nclaude-opus-4-6 +4 +1 +45 +134 +100 +4,400 +0.0064\nclaude-sonnet-4-5 +1 +1 +1,000 +2,000 +3,000 +4,000 +0.045[45]\n$`,
+			Stderr: `^(pos-query: this lake predates the cache_creation_1h_tokens column.*\n)?$`},
+		{Name: "stats narrow table", Args: []string{"stats", "--lake", lake, "--by", "day,model", "-f", "table", "--project", "alpha", "--width", "60"},
 			// Short headers, every day and number whole; counts leave
 			// the room to the model's name, and stderr says which.
-			stdout: `^DAY +MODEL +IN +OUT +CACHE R +\$\n2026-02-27  claude-sonnet-4-5 +1,000 +2,000 +4,000 +0\.045[45]\n`,
-			stderr: `^(pos-query: this lake predates the cache_creation_1h_tokens column.*\n)?pos-query: left out to fit 60 columns: sessions, messages, cache write \(--width N or --format csv shows them\)\n$`},
-		{name: "stats table wide enough", args: []string{"stats", "--lake", lake, "--by", "day,model", "-f", "table", "--project", "alpha", "--width", "90"},
-			stdout: `^DAY +MODEL +MSGS +SESS +IN +OUT +CACHE W +CACHE R +\$\n2026-02-27  claude-sonnet-4-5 +1 +1 +1,000 +2,000 +3,000 +4,000 +0\.045[45]\n`,
-			stderr: `^(pos-query: this lake predates the cache_creation_1h_tokens column.*\n)?$`},
-		{name: "stats totals json", args: []string{"stats", "--lake", lake, "--by", "", "--format", "json", "--until", "2026-03-01"},
-			stdout: `^\[\n\{"messages":1,"sessions":1,"input_tokens":1000,"output_tokens":2000,"cache_creation_tokens":3000,"cache_read_tokens":4000,"cache_creation_1h_tokens":0,"cost":0.04545,"input_cost":0.003,"output_cost":0.03,"cache_creation_cost":0.01125,"cache_read_cost":0.0012[0-9]*,"unpriced_messages":0\}\n\]\n$`},
-		{name: "stats bad key", args: []string{"stats", "--lake", lake, "--by", "day,hour"}, code: 2,
-			stderr: `^pos-query: --by: cannot group by "hour" \(use day, week, month, model, project, platform, session\)\n`},
-		{name: "files, flags after the path", args: []string{"files", "fetch.go", "--lake", lake, "--format", "csv"},
-			stdout: `^last_ts,first_ts,platform,session_id,title,project,refs,actions,paths\n.*,claude_code,` + a + `,.*,"\[""/home/dev/alpha/fetch.go""\]"\n$`},
-		{name: "files without a path", args: []string{"files", "--lake", lake}, code: 2,
-			stderr: `^pos-query: give one PATH \(got 0 arguments\)\npos-query: hint: see 'pos-query files --help'\n$`},
-		{name: "decisions", args: []string{"decisions", "--lake", lake, "--min-confidence", "0.5", "--format", "csv"},
-			stdout: `^ts,confidence,status,text,context,role,platform,session_id,title,project,patterns,exchange_id\n`},
-		{name: "sql", args: []string{"sql", "--lake", lake, "SELECT count(*) AS n FROM messages WHERE date = DATE '2026-03-03'"},
-			stdout: `^\{"n":2\}\n$`},
-		{name: "sql words joined", args: []string{"sql", "--lake", lake, "SELECT", "1", "AS", "x"}, stdout: `^\{"x":1\}\n$`},
-		{name: "sql stdin", stdin: "SELECT session_id FROM sessions ORDER BY session_id LIMIT 1\n", args: []string{"sql", "--lake", lake, "--format", "csv", "-"},
-			stdout: `^session_id\n` + a + `\n$`},
-		{name: "sql stdin without dash", stdin: "SELECT 2 AS y", args: []string{"sql", "--lake", lake}, stdout: `^\{"y":2\}\n$`},
-		{name: "sql table", args: []string{"sql", "--lake", lake, "-f", "table", "SELECT 1234567 AS n, 'a' AS s"}, stdout: `^        N  S\n1,234,567  a\n$`},
-		{name: "sql error", args: []string{"sql", "--lake", lake, "SELEC 1"}, code: 1,
-			stderr: `^pos-query: Parser Error: syntax error at or near "SELEC"\n$`},
-		{name: "sql catalog error", args: []string{"sql", "--lake", lake, "SELECT * FROM nosuch"}, code: 1,
-			stderr: `^pos-query: Catalog Error: Table with name nosuch does not exist! Did you mean "[a-z_]+"\?\n$`},
-		{name: "sql empty", stdin: "", args: []string{"sql", "--lake", lake}, code: 2, stderr: `^pos-query: the query is empty\n`},
-		{name: "bad flag", args: []string{"sessions", "--lake", lake, "--nope"}, code: 2,
-			stderr: `^pos-query: flag provided but not defined: -nope\npos-query: hint: see 'pos-query sessions --help'\n$`},
-		{name: "bad format", args: []string{"sessions", "--lake", lake, "--format", "yaml"}, code: 2, stderr: `^pos-query: --format: unknown format "yaml"`},
-		{name: "bad since", args: []string{"timeline", "--lake", lake, "--since", "yesterday"}, code: 2, stderr: `^pos-query: --since: cannot read "yesterday" as a time`},
-		{name: "empty window", args: []string{"stats", "--lake", lake, "--since", "2026-03-02", "--until", "2026-03-01"}, code: 2, stderr: `^pos-query: --since must be before --until\n`},
-		{name: "stray argument", args: []string{"sessions", "--lake", lake, "extra"}, code: 2, stderr: `^pos-query: unexpected argument "extra"\n`},
-		{name: "unknown command", args: []string{"frobnicate", "x"}, code: 2, stderr: `^pos-query: unknown command "frobnicate" \(sql, sessions, search, .*capabilities, status\)\npos-query: hint: see 'pos-query --help'\n$`},
-		{name: "unknown session: the hint names the command", args: []string{"recent", "--lake", lake, "--session", "zzz"}, code: 2,
-			stderr: `^pos-query: no session has an id starting with "zzz"\npos-query: hint: see 'pos-query recent --help'\n$`},
-		{name: "no command", args: nil, code: 2, stderr: `^pos-query: no command given`},
-		{name: "no lake", args: []string{"sessions", "--lake", filepath.Join(os.TempDir(), "pos-query-no-such-lake")}, code: 1,
-			stderr: `^pos-query: no lake at .*pos-query-no-such-lake: the directory does not exist; build it with: pos-extract --lake \S+ \| pos-normalize \| pos-scrub \| pos-embed --lake \S+ \| pos-load --lake .*\n$`},
+			Stdout: `^DAY +MODEL +IN +OUT +CACHE R +\$\n2026-02-27  claude-sonnet-4-5 +1,000 +2,000 +4,000 +0\.045[45]\n`,
+			Stderr: `^(pos-query: this lake predates the cache_creation_1h_tokens column.*\n)?pos-query: left out to fit 60 columns: sessions, messages, cache write \(--width N or --format csv shows them\)\n$`},
+		{Name: "stats table wide enough", Args: []string{"stats", "--lake", lake, "--by", "day,model", "-f", "table", "--project", "alpha", "--width", "90"},
+			Stdout: `^DAY +MODEL +MSGS +SESS +IN +OUT +CACHE W +CACHE R +\$\n2026-02-27  claude-sonnet-4-5 +1 +1 +1,000 +2,000 +3,000 +4,000 +0\.045[45]\n`,
+			Stderr: `^(pos-query: this lake predates the cache_creation_1h_tokens column.*\n)?$`},
+		{Name: "stats totals json", Args: []string{"stats", "--lake", lake, "--by", "", "--format", "json", "--until", "2026-03-01"},
+			Stdout: `^\[\n\{"messages":1,"sessions":1,"input_tokens":1000,"output_tokens":2000,"cache_creation_tokens":3000,"cache_read_tokens":4000,"cache_creation_1h_tokens":0,"cost":0.04545,"input_cost":0.003,"output_cost":0.03,"cache_creation_cost":0.01125,"cache_read_cost":0.0012[0-9]*,"unpriced_messages":0\}\n\]\n$`},
+		{Name: "stats bad key", Args: []string{"stats", "--lake", lake, "--by", "day,hour"}, Code: 2,
+			Stderr: `^pos-query: --by: cannot group by "hour" \(use day, week, month, model, project, platform, session\)\n`},
+		{Name: "files, flags after the path", Args: []string{"files", "fetch.go", "--lake", lake, "--format", "csv"},
+			Stdout: `^last_ts,first_ts,platform,session_id,title,project,refs,actions,paths\n.*,claude_code,` + a + `,.*,"\[""/home/dev/alpha/fetch.go""\]"\n$`},
+		{Name: "files without a path", Args: []string{"files", "--lake", lake}, Code: 2,
+			Stderr: `^pos-query: give one PATH \(got 0 arguments\)\npos-query: hint: see 'pos-query files --help'\n$`},
+		{Name: "decisions", Args: []string{"decisions", "--lake", lake, "--min-confidence", "0.5", "--format", "csv"},
+			Stdout: `^ts,confidence,status,text,context,role,platform,session_id,title,project,patterns,exchange_id\n`},
+		{Name: "sql", Args: []string{"sql", "--lake", lake, "SELECT count(*) AS n FROM messages WHERE date = DATE '2026-03-03'"},
+			Stdout: `^\{"n":2\}\n$`},
+		{Name: "sql words joined", Args: []string{"sql", "--lake", lake, "SELECT", "1", "AS", "x"}, Stdout: `^\{"x":1\}\n$`},
+		{Name: "sql stdin", Stdin: "SELECT session_id FROM sessions ORDER BY session_id LIMIT 1\n", Args: []string{"sql", "--lake", lake, "--format", "csv", "-"},
+			Stdout: `^session_id\n` + a + `\n$`},
+		{Name: "sql stdin without dash", Stdin: "SELECT 2 AS y", Args: []string{"sql", "--lake", lake}, Stdout: `^\{"y":2\}\n$`},
+		{Name: "sql table", Args: []string{"sql", "--lake", lake, "-f", "table", "SELECT 1234567 AS n, 'a' AS s"}, Stdout: `^        N  S\n1,234,567  a\n$`},
+		{Name: "sql error", Args: []string{"sql", "--lake", lake, "SELEC 1"}, Code: 1,
+			Stderr: `^pos-query: Parser Error: syntax error at or near "SELEC"\n$`},
+		{Name: "sql catalog error", Args: []string{"sql", "--lake", lake, "SELECT * FROM nosuch"}, Code: 1,
+			Stderr: `^pos-query: Catalog Error: Table with name nosuch does not exist! Did you mean "[a-z_]+"\?\n$`},
+		{Name: "sql empty", Stdin: "", Args: []string{"sql", "--lake", lake}, Code: 2, Stderr: `^pos-query: the query is empty\n`},
+		{Name: "bad flag", Args: []string{"sessions", "--lake", lake, "--nope"}, Code: 2,
+			Stderr: `^pos-query: flag provided but not defined: -nope\npos-query: hint: see 'pos-query sessions --help'\n$`},
+		{Name: "bad format", Args: []string{"sessions", "--lake", lake, "--format", "yaml"}, Code: 2, Stderr: `^pos-query: --format: unknown format "yaml"`},
+		{Name: "bad since", Args: []string{"timeline", "--lake", lake, "--since", "yesterday"}, Code: 2, Stderr: `^pos-query: --since: cannot read "yesterday" as a time`},
+		{Name: "empty window", Args: []string{"stats", "--lake", lake, "--since", "2026-03-02", "--until", "2026-03-01"}, Code: 2, Stderr: `^pos-query: --since must be before --until\n`},
+		{Name: "stray argument", Args: []string{"sessions", "--lake", lake, "extra"}, Code: 2, Stderr: `^pos-query: unexpected argument "extra"\n`},
+		{Name: "unknown command", Args: []string{"frobnicate", "x"}, Code: 2, Stderr: `^pos-query: unknown command "frobnicate" \(sql, sessions, search, .*capabilities, status\)\npos-query: hint: see 'pos-query --help'\n$`},
+		{Name: "unknown session: the hint names the command", Args: []string{"recent", "--lake", lake, "--session", "zzz"}, Code: 2,
+			Stderr: `^pos-query: no session has an id starting with "zzz"\npos-query: hint: see 'pos-query recent --help'\n$`},
+		{Name: "no command", Args: nil, Code: 2, Stderr: `^pos-query: no command given`},
+		{Name: "no lake", Args: []string{"sessions", "--lake", filepath.Join(os.TempDir(), "pos-query-no-such-lake")}, Code: 1,
+			Stderr: `^pos-query: no lake at .*pos-query-no-such-lake: the directory does not exist; build it with: pos-extract --lake \S+ \| pos-normalize \| pos-scrub \| pos-embed --lake \S+ \| pos-load --lake .*\n$`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := run(tc.stdin, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, stderr)
+		t.Run(tc.Name, func(t *testing.T) {
+			stdout, stderr := tc.Check(t, newApp())
+			// Here an empty Stderr wants no stderr, and an empty Stdout of
+			// a failure no stdout.
+			if tc.Stdout == "" && stdout != "" && tc.Code != 0 {
+				t.Errorf("stdout:\n%s\nwant none", stdout)
 			}
-			if !regexp.MustCompile(tc.stdout).MatchString(stdout) || (tc.stdout == "" && stdout != "" && tc.code != 0) {
-				t.Errorf("stdout:\n%s\ndoes not match\n%s", stdout, tc.stdout)
-			}
-			if tc.stderr == "" && stderr != "" || !regexp.MustCompile(tc.stderr).MatchString(stderr) {
-				t.Errorf("stderr:\n%s\ndoes not match\n%s", stderr, tc.stderr)
+			if tc.Stderr == "" && stderr != "" {
+				t.Errorf("stderr:\n%s\nwant none", stderr)
 			}
 		})
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,17 +8,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pos-lake/pos/cmd/internal/clitest"
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 )
 
 func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	noKey(t)
+	return clitest.Call(newApp(), stdin, args...)
+}
+
+// noKey leaves the test no key but a new default key file's.
+func noKey(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir()) // the default key file
 	t.Setenv("POS_SCRUB_KEY", "")
-	var out, errb bytes.Buffer
-	code = cmdio.Run(context.Background(), newApp(), append([]string{"pos-scrub"}, args...),
-		strings.NewReader(stdin), &out, &errb)
-	return code, out.String(), errb.String()
 }
 
 // A fake token, in two pieces so no file holds it whole.
@@ -32,45 +33,29 @@ var (
 )
 
 func TestCLI(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		stdin  string
-		args   []string
-		code   int
-		stdout string // regexp
-		stderr string // regexp
-	}{
-		{name: "redacts", stdin: cleanLine + secretLine, args: []string{"--key", testKeyArg},
+	for _, tc := range []clitest.Case{
+		{Name: "redacts", Stdin: cleanLine + secretLine, Args: []string{"--key", testKeyArg},
 			// Each record marked: the unchanged one as read, the mark spliced in.
-			stdout: `^` + regexp.QuoteMeta(strings.TrimSuffix(strings.TrimSpace(cleanLine), "}")+`,"scrub":"secrets"}`) + `\n\{.*"text":"export GITHUB_TOKEN=\[REDACTED:github-pat:[0-9a-f]{8}\]","scrub":"secrets"\}\n$`,
-			stderr: `(?s)^pos-scrub: 2 records, 1 changed, 1 redactions; 0 skipped; .*github-pat +1\n.*codex +2 +1 +1\n$`},
-		{name: "quiet", stdin: secretLine, args: []string{"--key", testKeyArg, "-q"}, stdout: `REDACTED`, stderr: `^$`},
-		{name: "json report", stdin: secretLine, args: []string{"--key", testKeyArg, "--report", "json"},
-			stderr: `^\{"records":1,"changed":1,"redactions":1,"skipped":0,"bytes":\d+,"rules":\{"github-pat":1\},"platforms":\{"codex":\{"records":1,"changed":1,"redactions":1,"rules":\{"github-pat":1\}\}\},"seconds":[0-9.e-]+,"mb_per_s":[0-9.e+-]+\}\n$`},
-		{name: "bad line skipped", stdin: secretLine + "not json\n" + cleanLine, args: []string{"--key", testKeyArg}, code: cmdio.DataError,
-			stdout: `(?s)REDACTED.*\n\{"schema":"pos/1","kind":"raw"`, stderr: `pos-scrub: -:2: `},
-		{name: "strict", stdin: secretLine + "not json\n" + cleanLine, args: []string{"--key", testKeyArg, "--strict"}, code: cmdio.DataError,
-			stdout: `^\{[^\n]*REDACTED[^\n]*\}\n$`, stderr: `^pos-scrub: -:2: `},
-		{name: "off", stdin: cleanLine + secretLine, args: []string{"--off"},
-			stdout: `^` + regexp.QuoteMeta(strings.TrimSuffix(strings.TrimSpace(cleanLine), "}")+`,"scrub":"off"}`+"\n"+strings.TrimSuffix(strings.TrimSpace(secretLine), "}")+`,"scrub":"off"}`) + `\n$`},
-		{name: "off and pii", args: []string{"--off", "--pii"}, code: cmdio.Usage, stderr: `--off and --pii exclude each other`},
-		{name: "bad report", args: []string{"--key", testKeyArg, "--report", "xml"}, code: cmdio.Usage, stderr: `--report: want text or json`},
-		{name: "missing allowlist", args: []string{"--key", testKeyArg, "--allowlist", "/no/such/file"}, code: cmdio.Usage, stderr: `no such file`},
-		{name: "rules", args: []string{"--rules"}, stdout: `(?m)^generic-api-key$[\s\S]*^url-password$`},
-		{name: "no stdout noise on usage error", args: []string{"--nope"}, code: cmdio.Usage, stdout: `^$`},
+			Stdout: `^` + regexp.QuoteMeta(strings.TrimSuffix(strings.TrimSpace(cleanLine), "}")+`,"scrub":"secrets"}`) + `\n\{.*"text":"export GITHUB_TOKEN=\[REDACTED:github-pat:[0-9a-f]{8}\]","scrub":"secrets"\}\n$`,
+			Stderr: `(?s)^pos-scrub: 2 records, 1 changed, 1 redactions; 0 skipped; .*github-pat +1\n.*codex +2 +1 +1\n$`},
+		{Name: "quiet", Stdin: secretLine, Args: []string{"--key", testKeyArg, "-q"}, Stdout: `REDACTED`, Stderr: `^$`},
+		{Name: "json report", Stdin: secretLine, Args: []string{"--key", testKeyArg, "--report", "json"},
+			Stderr: `^\{"records":1,"changed":1,"redactions":1,"skipped":0,"bytes":\d+,"rules":\{"github-pat":1\},"platforms":\{"codex":\{"records":1,"changed":1,"redactions":1,"rules":\{"github-pat":1\}\}\},"seconds":[0-9.e-]+,"mb_per_s":[0-9.e+-]+\}\n$`},
+		{Name: "bad line skipped", Stdin: secretLine + "not json\n" + cleanLine, Args: []string{"--key", testKeyArg}, Code: cmdio.DataError,
+			Stdout: `(?s)REDACTED.*\n\{"schema":"pos/1","kind":"raw"`, Stderr: `pos-scrub: -:2: `},
+		{Name: "strict", Stdin: secretLine + "not json\n" + cleanLine, Args: []string{"--key", testKeyArg, "--strict"}, Code: cmdio.DataError,
+			Stdout: `^\{[^\n]*REDACTED[^\n]*\}\n$`, Stderr: `^pos-scrub: -:2: `},
+		{Name: "off", Stdin: cleanLine + secretLine, Args: []string{"--off"},
+			Stdout: `^` + regexp.QuoteMeta(strings.TrimSuffix(strings.TrimSpace(cleanLine), "}")+`,"scrub":"off"}`+"\n"+strings.TrimSuffix(strings.TrimSpace(secretLine), "}")+`,"scrub":"off"}`) + `\n$`},
+		{Name: "off and pii", Args: []string{"--off", "--pii"}, Code: cmdio.Usage, Stderr: `--off and --pii exclude each other`},
+		{Name: "bad report", Args: []string{"--key", testKeyArg, "--report", "xml"}, Code: cmdio.Usage, Stderr: `--report: want text or json`},
+		{Name: "missing allowlist", Args: []string{"--key", testKeyArg, "--allowlist", "/no/such/file"}, Code: cmdio.Usage, Stderr: `no such file`},
+		{Name: "rules", Args: []string{"--rules"}, Stdout: `(?m)^generic-api-key$[\s\S]*^url-password$`},
+		{Name: "no stdout noise on usage error", Args: []string{"--nope"}, Code: cmdio.Usage, Stdout: `^$`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := runCmd(t, tc.stdin, tc.args...)
-			if code != tc.code {
-				t.Errorf("exit %d, want %d\nstderr: %s", code, tc.code, stderr)
-			}
-			if tc.stdout != "" && !regexp.MustCompile(tc.stdout).MatchString(stdout) {
-				t.Errorf("stdout %q\ndoes not match %s", stdout, tc.stdout)
-			}
-			if tc.stderr != "" && !regexp.MustCompile(tc.stderr).MatchString(stderr) {
-				t.Errorf("stderr %q\ndoes not match %s", stderr, tc.stderr)
-			}
-			if strings.Contains(stderr, token) {
+		t.Run(tc.Name, func(t *testing.T) {
+			noKey(t)
+			if _, stderr := tc.Check(t, newApp()); strings.Contains(stderr, token) {
 				t.Error("the secret is on stderr")
 			}
 		})
@@ -107,21 +92,18 @@ func TestKey(t *testing.T) {
 	}
 	// The default key file lives under $XDG_DATA_HOME/pos.
 	xdg := t.TempDir()
-	var out, errb bytes.Buffer
 	t.Setenv("XDG_DATA_HOME", xdg)
 	t.Setenv("POS_SCRUB_KEY", "")
-	if code := cmdio.Run(context.Background(), newApp(), []string{"pos-scrub", "-q"}, strings.NewReader(secretLine), &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	if code, _, stderr := clitest.Call(newApp(), secretLine, "-q"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(xdg, "pos", "scrub.key")); err != nil {
 		t.Error(err)
 	}
 	// $POS_SCRUB_KEY is --key.
 	t.Setenv("POS_SCRUB_KEY", keyOne)
-	out.Reset()
-	cmdio.Run(context.Background(), newApp(), []string{"pos-scrub", "-q"}, strings.NewReader(secretLine), &out, &errb)
-	if marker(out.String()) != marker(a) {
-		t.Errorf("$POS_SCRUB_KEY: %q, --key: %q", marker(out.String()), marker(a))
+	if _, stdout, _ := clitest.Call(newApp(), secretLine, "-q"); marker(stdout) != marker(a) {
+		t.Errorf("$POS_SCRUB_KEY: %q, --key: %q", marker(stdout), marker(a))
 	}
 }
 
@@ -150,11 +132,10 @@ func TestShortKeyRefused(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
 		}
 	}
-	var out, errb bytes.Buffer
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	t.Setenv("POS_SCRUB_KEY", "x")
-	if code := cmdio.Run(context.Background(), newApp(), []string{"pos-scrub"}, strings.NewReader(secretLine), &out, &errb); code != cmdio.Usage || out.Len() != 0 || !strings.Contains(errb.String(), "POS_SCRUB_KEY") {
-		t.Errorf("$POS_SCRUB_KEY=x: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	if code, stdout, stderr := clitest.Call(newApp(), secretLine); code != cmdio.Usage || stdout != "" || !strings.Contains(stderr, "POS_SCRUB_KEY") {
+		t.Errorf("$POS_SCRUB_KEY=x: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	t.Setenv("POS_SCRUB_KEY", "")
 	keyFile := filepath.Join(t.TempDir(), "scrub.key")

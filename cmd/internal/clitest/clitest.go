@@ -3,19 +3,28 @@
 // scripts exercise the real program — flags, stdin, stdout, stderr and exit
 // status — in one readable place per binary.
 //
+// It also runs a binary's app in-process (Call) and checks such a run
+// against a table row (Case), for the tests that need more than a script.
+//
 // It is imported by tests only.
 package clitest
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/urfave/cli/v2"
 )
 
 var update = flag.Bool("update", false, "rewrite the files that scripts compare output against (cmp stdout FILE)")
@@ -98,4 +107,42 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
 	}
+}
+
+// Call runs app in-process as the command line "NAME args..." reading
+// stdin, and returns its exit code and what it wrote to stdout and stderr.
+func Call(app *cli.App, stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = cmdio.Run(context.Background(), app, append([]string{app.Name}, args...), strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// Case is a run of a binary and what it must do: exit with Code, and
+// print on stdout and stderr what the regular expressions Stdout and
+// Stderr match (an empty one matches anything).
+type Case struct {
+	Name   string
+	Stdin  string
+	Args   []string
+	Code   int
+	Stdout string // regexp
+	Stderr string // regexp
+}
+
+// Check runs app on the case's stdin and arguments (see Call), reports
+// where its exit code or output differ from the case's, and returns the
+// output for the checks a test adds.
+func (tc Case) Check(t *testing.T, app *cli.App) (stdout, stderr string) {
+	t.Helper()
+	code, stdout, stderr := Call(app, tc.Stdin, tc.Args...)
+	if code != tc.Code {
+		t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.Code, stdout, stderr)
+	}
+	if !regexp.MustCompile(tc.Stdout).MatchString(stdout) {
+		t.Errorf("stdout %q\ndoes not match %s", stdout, tc.Stdout)
+	}
+	if !regexp.MustCompile(tc.Stderr).MatchString(stderr) {
+		t.Errorf("stderr %q\ndoes not match %s", stderr, tc.Stderr)
+	}
+	return stdout, stderr
 }

@@ -147,7 +147,7 @@ func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdo
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return UsageError{Err: err} }
 	codes := ExitCodesHelp
-	if c, ok := app.Metadata["exitCodes"].(string); ok {
+	if c, ok := app.Metadata[exitCodesKey].(string); ok {
 		codes = c // a binary whose exit codes differ says so
 	}
 	app.CustomAppHelpTemplate = cli.AppHelpTemplate + "\n" + codes + "\n"

@@ -89,17 +89,14 @@ func ExitWhenStuck(c *cli.Context, d time.Duration) func() {
 // OutputFlag is the --output of a stage that writes records (see Filter).
 var OutputFlag = &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "write to this file (.zst: compressed) instead of stdout"}
 
-// Stage fills in what the app of every pipeline stage shares: the long
-// text of --help from help/NAME.txt in files (unless app has its own
-// Description), --strict and --quiet after its flags, and the mark that
-// makes Main run it under SCHED_BATCH where there is one (see
-// batchSchedule; POS_SCHED=normal keeps the default). A stage is CPU-bound
+// Stage fills in what the app of every pipeline stage shares: what App
+// takes from the help files in files, --strict and --quiet after its
+// flags, and the mark that makes Main run it under SCHED_BATCH where there
+// is one (see batchSchedule; POS_SCHED=normal keeps the default). A stage is CPU-bound
 // and waited on as a whole; pos-query and pos-mcp answer people and agents
 // turn by turn and keep the default policy.
 func Stage(files fs.FS, app *cli.App) *cli.App {
-	if app.Description == "" {
-		app.Description = Help(files, app.Name)
-	}
+	App(files, app)
 	app.Flags = append(app.Flags, StrictFlag, QuietFlag)
 	if app.Metadata == nil {
 		app.Metadata = map[string]any{}
