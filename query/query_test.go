@@ -490,6 +490,14 @@ func TestSQL(t *testing.T) {
 	if !reflect.DeepEqual(tb, want) {
 		t.Errorf("got  %#v\nwant %#v", tb, want)
 	}
+	// Integers of every width come out as int64.
+	tb, err = db.SQL(ctx, `SELECT -1::TINYINT, -2::SMALLINT, -3::INTEGER, 255::UTINYINT, 65535::USMALLINT, 4294967295::UINTEGER`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tb.Rows, [][]any{{int64(-1), int64(-2), int64(-3), int64(255), int64(65535), int64(4294967295)}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("small integers: got %#v, want %#v", got, want)
+	}
 	for _, v := range []string{"raw", "messages", "exchanges", "sessions", "documents", "other"} {
 		if _, err := db.SQL(ctx, "SELECT * FROM "+v+" LIMIT 1"); err != nil {
 			t.Errorf("view %s: %v", v, err)
