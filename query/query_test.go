@@ -115,8 +115,8 @@ func TestSessions(t *testing.T) {
 	}
 	a := ss[1]
 	want := query.Session{
-		LastTS: day("2026-03-02T09:00:05Z"), FirstTS: day("2026-03-01T10:00:00Z"),
-		Platform: "claude_code", SessionID: sessA, Title: "Add a retry to the fetcher", Project: "/home/dev/alpha",
+		SessionHead: query.SessionHead{LastTS: day("2026-03-02T09:00:05Z"), FirstTS: day("2026-03-01T10:00:00Z"),
+			Platform: "claude_code", SessionID: sessA, Title: "Add a retry to the fetcher", Project: "/home/dev/alpha"},
 		Exchanges: 4, Messages: 18, ToolCalls: 4, Subagents: 1, Compactions: 0,
 		// The session view sums every message, the <synthetic> one and the
 		// subagent's included.
