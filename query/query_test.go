@@ -96,12 +96,17 @@ func TestOpenNoLake(t *testing.T) {
 	}
 }
 
-func ids(ss []query.Session) []string {
+// stringsOf returns f of each of xs, in order; nil for none.
+func stringsOf[T any](xs []T, f func(T) string) []string {
 	var out []string
-	for _, s := range ss {
-		out = append(out, s.SessionID)
+	for _, x := range xs {
+		out = append(out, f(x))
 	}
 	return out
+}
+
+func ids(ss []query.Session) []string {
+	return stringsOf(ss, func(s query.Session) string { return s.SessionID })
 }
 
 func TestSessions(t *testing.T) {
@@ -196,11 +201,9 @@ func TestResolveSession(t *testing.T) {
 }
 
 func prompts(turns []query.Turn) []string {
-	var out []string
-	for _, t := range turns {
-		out = append(out, strconv.FormatInt(t.ExchangeNumber, 10)+t.AgentID+":"+t.Prompt)
-	}
-	return out
+	return stringsOf(turns, func(t query.Turn) string {
+		return strconv.FormatInt(t.ExchangeNumber, 10) + t.AgentID + ":" + t.Prompt
+	})
 }
 
 func TestRecent(t *testing.T) {
@@ -282,17 +285,13 @@ func TestRecent(t *testing.T) {
 }
 
 func entries(tl []query.TimelineEntry) []string {
-	var out []string
-	for _, e := range tl {
+	return stringsOf(tl, func(e query.TimelineEntry) string {
 		s := e.TS.Format("01-02T15:04:05") + " " + e.SessionID[:4] + " "
 		if e.ExchangeNumber == nil {
-			s += "start " + e.Title
-		} else {
-			s += strconv.FormatInt(*e.ExchangeNumber, 10) + e.AgentID + " " + e.Prompt
+			return s + "start " + e.Title
 		}
-		out = append(out, s)
-	}
-	return out
+		return s + strconv.FormatInt(*e.ExchangeNumber, 10) + e.AgentID + " " + e.Prompt
+	})
 }
 
 func TestTimeline(t *testing.T) {
@@ -352,14 +351,12 @@ func TestTimeline(t *testing.T) {
 }
 
 func statsRows(r *query.StatsResult) []string {
-	var out []string
-	for _, row := range r.Rows {
-		out = append(out, strings.Join(row.Key, "|")+" "+strconv.FormatInt(row.Messages, 10)+" "+
-			strconv.FormatInt(row.Sessions, 10)+" "+
-			strconv.FormatInt(row.Input, 10)+"/"+strconv.FormatInt(row.Output, 10)+"/"+
-			strconv.FormatInt(row.CacheCreation, 10)+"/"+strconv.FormatInt(row.CacheRead, 10))
-	}
-	return out
+	return stringsOf(r.Rows, func(row query.StatsRow) string {
+		return strings.Join(row.Key, "|") + " " + strconv.FormatInt(row.Messages, 10) + " " +
+			strconv.FormatInt(row.Sessions, 10) + " " +
+			strconv.FormatInt(row.Input, 10) + "/" + strconv.FormatInt(row.Output, 10) + "/" +
+			strconv.FormatInt(row.CacheCreation, 10) + "/" + strconv.FormatInt(row.CacheRead, 10)
+	})
 }
 
 func TestStats(t *testing.T) {
