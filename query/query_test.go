@@ -96,6 +96,29 @@ func TestOpenNoLake(t *testing.T) {
 	}
 }
 
+// listCase is a case of a table test of a lister: the options it is
+// given and the strings the test makes of what it lists.
+type listCase[O any] struct {
+	name string
+	opt  O
+	want []string
+}
+
+// checkLists calls list with each case's options and compares the
+// strings strs makes of the result with the case's.
+func checkLists[O, R any](t *testing.T, cases []listCase[O], list func(O) (R, error), strs func(R) []string) {
+	t.Helper()
+	for _, tc := range cases {
+		r, err := list(tc.opt)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := strs(r); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
+
 // stringsOf returns f of each of xs, in order; nil for none.
 func stringsOf[T any](xs []T, f func(T) string) []string {
 	var out []string
@@ -132,11 +155,8 @@ func TestSessions(t *testing.T) {
 	if !reflect.DeepEqual(a, want) {
 		t.Errorf("session A:\n got %+v\nwant %+v", a, want)
 	}
-	for _, tc := range []struct {
-		name string
-		f    query.SessionFilter
-		want []string
-	}{
+	sessions := func(f query.SessionFilter) ([]query.Session, error) { return db.Sessions(ctx, f) }
+	checkLists(t, []listCase[query.SessionFilter]{
 		{"platform", query.SessionFilter{Platform: "claude_code"}, []string{sessB, sessA, sessC}},
 		{"other platform", query.SessionFilter{Platform: "codex"}, nil},
 		{"project", query.SessionFilter{Project: "beta"}, []string{sessB}},
@@ -145,15 +165,7 @@ func TestSessions(t *testing.T) {
 		{"window", query.SessionFilter{Since: day("2026-03-01T12:00:00Z"), Until: day("2026-03-03")}, []string{sessA}},
 		{"limit", query.SessionFilter{Limit: 1}, []string{sessB}},
 		{"quote in value", query.SessionFilter{Project: "' OR 1=1 --"}, nil},
-	} {
-		ss, err := db.Sessions(ctx, tc.f)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if got := ids(ss); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
-		}
-	}
+	}, sessions, ids)
 	var ae *query.ArgError
 	if _, err := db.Sessions(ctx, query.SessionFilter{Since: day("2026-03-02"), Until: day("2026-03-01")}); !errors.As(err, &ae) {
 		t.Errorf("reversed window: %v", err)
@@ -296,11 +308,8 @@ func entries(tl []query.TimelineEntry) []string {
 
 func TestTimeline(t *testing.T) {
 	db, ctx := open(t), context.Background()
-	for _, tc := range []struct {
-		name string
-		opt  query.TimelineOptions
-		want []string
-	}{
+	timeline := func(opt query.TimelineOptions) ([]query.TimelineEntry, error) { return db.Timeline(ctx, opt) }
+	checkLists(t, []listCase[query.TimelineOptions]{
 		{"window", query.TimelineOptions{Since: day("2026-03-01"), Until: day("2026-03-03")}, []string{
 			"03-01T10:00:00 1111 start Add a retry to the fetcher",
 			"03-01T10:00:00 1111 1 Add a retry to the fetcher",
@@ -329,15 +338,7 @@ func TestTimeline(t *testing.T) {
 			"03-01T10:00:06 1111 1a1b2c3d Find the callers of Get",
 		}},
 		{"platform", query.TimelineOptions{Platform: "cursor"}, nil},
-	} {
-		tl, err := db.Timeline(ctx, tc.opt)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if got := entries(tl); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
-		}
-	}
+	}, timeline, entries)
 	tl, err := db.Timeline(ctx, query.TimelineOptions{Session: "2"})
 	if err != nil {
 		t.Fatal(err)
@@ -361,11 +362,8 @@ func statsRows(r *query.StatsResult) []string {
 
 func TestStats(t *testing.T) {
 	db, ctx := open(t), context.Background()
-	for _, tc := range []struct {
-		name string
-		opt  query.StatsOptions
-		want []string
-	}{
+	stats := func(opt query.StatsOptions) (*query.StatsResult, error) { return db.Stats(ctx, opt) }
+	checkLists(t, []listCase[query.StatsOptions]{
 		{"day,model", query.StatsOptions{By: []string{"day", "model"}}, []string{
 			"2026-02-27|claude-sonnet-4-5 1 1 1000/2000/3000/4000",
 			"2026-03-01|claude-haiku-4-5 4 1 122/69/10/1150",
@@ -397,15 +395,7 @@ func TestStats(t *testing.T) {
 		{"platform filter", query.StatsOptions{By: []string{"day"}, Platform: "codex"}, nil},
 		{"injection", query.StatsOptions{Project: "x' OR '1'='1"}, []string{" 0 0 0/0/0/0"}},
 		{"limit", query.StatsOptions{By: []string{"day"}, Limit: 1}, []string{"2026-02-27 1 1 1000/2000/3000/4000"}},
-	} {
-		r, err := db.Stats(ctx, tc.opt)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if got := statsRows(r); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
-		}
-	}
+	}, stats, statsRows)
 	for _, by := range [][]string{{"hour"}, {"day", "day"}, {"day; DROP TABLE x"}} {
 		var ae *query.ArgError
 		if _, err := db.Stats(ctx, query.StatsOptions{By: by}); !errors.As(err, &ae) {
