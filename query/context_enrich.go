@@ -45,21 +45,19 @@ SELECT d.ts, d.text, d.confidence, coalesce(m.text, '') FROM d LEFT JOIN m ON m.
 		return nil, sqlErr(err)
 	}
 	var found []foundDecision
-	for rows.Next() {
+	if err := eachRow(rows, func() error {
 		var f foundDecision
 		var ts sql.NullTime
 		var message string
 		if err := rows.Scan(&ts, &f.text, &f.conf, &message); err != nil {
-			rows.Close()
-			return nil, sqlErr(err)
+			return err
 		}
 		f.ts = utc(ts)
 		f.after = enrich.After(message, f.text, decisionAfterMax)
 		found = append(found, f)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, sqlErr(err)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	text, more := decisionsTexts(found, maxDecisions)
 	if text != "" {
@@ -75,23 +73,21 @@ GROUP BY path ORDER BY min(ts), path`, ref.Platform, ref.SessionID, until)
 		return nil, sqlErr(err)
 	}
 	var changed, read strings.Builder
-	for rows.Next() {
+	if err := eachRow(rows, func() error {
 		var path string
 		var actions []string
 		var isChanged bool
 		if err := rows.Scan(&path, (*stringList)(&actions), &isChanged); err != nil {
-			rows.Close()
-			return nil, sqlErr(err)
+			return err
 		}
 		if isChanged {
 			fmt.Fprintf(&changed, "- %s (%s)\n", path, strings.Join(actions, ", "))
 		} else {
 			fmt.Fprintf(&read, "- %s\n", path)
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, sqlErr(err)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	if changed.Len() > 0 {
 		items = append(items, ContextItem{Kind: "files_changed", Priority: 4, Title: "Files changed", Text: changed.String()})

@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -388,18 +389,10 @@ func convert(v any, typ string) any {
 			return x.Format("15:04:05.999999")
 		}
 		return x.UTC()
-	case int8:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case uint8:
-		return int64(x)
-	case uint16:
-		return int64(x)
-	case uint32:
-		return int64(x)
+	case int8, int16, int32:
+		return reflect.ValueOf(x).Int()
+	case uint8, uint16, uint32:
+		return int64(reflect.ValueOf(x).Uint())
 	case uint64:
 		if x <= math.MaxInt64 {
 			return int64(x)

@@ -9,15 +9,10 @@ import (
 
 // FileSession is one session that touched the files a path names.
 type FileSession struct {
-	LastTS    time.Time `json:"last_ts"`
-	FirstTS   time.Time `json:"first_ts"`
-	Platform  string    `json:"platform"`
-	SessionID string    `json:"session_id"`
-	Title     string    `json:"title"`
-	Project   string    `json:"project"`
-	Refs      int64     `json:"refs"`    // references to the files
-	Actions   string    `json:"actions"` // "edit 3, read 5"
-	Paths     []string  `json:"paths"`   // the files, as the tools named them
+	SessionHead
+	Refs    int64    `json:"refs"`    // references to the files
+	Actions string   `json:"actions"` // "edit 3, read 5"
+	Paths   []string `json:"paths"`   // the files, as the tools named them
 }
 
 // FilesOptions select the sessions of Files.
@@ -65,13 +60,7 @@ ORDER BY f.last_ts DESC, f.session_id` + limit(&w, opt.Limit)
 		return nil, sqlErr(err)
 	}
 	return scanAll(rows, func(s *FileSession) error {
-		var first, last sql.NullTime
-		if err := rows.Scan(&last, &first, &s.Platform, &s.SessionID, &s.Title, &s.Project, &s.Refs, &s.Actions,
-			(*stringList)(&s.Paths)); err != nil {
-			return err
-		}
-		s.FirstTS, s.LastTS = utc(first), utc(last)
-		return nil
+		return s.scan(rows, &s.Refs, &s.Actions, (*stringList)(&s.Paths))
 	})
 }
 

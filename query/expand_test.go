@@ -41,11 +41,7 @@ func expansionLake(t *testing.T) string {
 }
 
 func parents(hits []query.SearchHit) []string {
-	var out []string
-	for _, h := range hits {
-		out = append(out, h.ParentID)
-	}
-	return out
+	return stringsOf(hits, func(h query.SearchHit) string { return h.ParentID })
 }
 
 // TestSearchExpansion: the hybrid mode finds, by feedback from the first

@@ -96,12 +96,40 @@ func TestOpenNoLake(t *testing.T) {
 	}
 }
 
-func ids(ss []query.Session) []string {
+// listCase is a case of a table test of a lister: the options it is
+// given and the strings the test makes of what it lists.
+type listCase[O any] struct {
+	name string
+	opt  O
+	want []string
+}
+
+// checkLists calls list with each case's options and compares the
+// strings strs makes of the result with the case's.
+func checkLists[O, R any](t *testing.T, cases []listCase[O], list func(O) (R, error), strs func(R) []string) {
+	t.Helper()
+	for _, tc := range cases {
+		r, err := list(tc.opt)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := strs(r); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// stringsOf returns f of each of xs, in order; nil for none.
+func stringsOf[T any](xs []T, f func(T) string) []string {
 	var out []string
-	for _, s := range ss {
-		out = append(out, s.SessionID)
+	for _, x := range xs {
+		out = append(out, f(x))
 	}
 	return out
+}
+
+func ids(ss []query.Session) []string {
+	return stringsOf(ss, func(s query.Session) string { return s.SessionID })
 }
 
 func TestSessions(t *testing.T) {
@@ -115,8 +143,8 @@ func TestSessions(t *testing.T) {
 	}
 	a := ss[1]
 	want := query.Session{
-		LastTS: day("2026-03-02T09:00:05Z"), FirstTS: day("2026-03-01T10:00:00Z"),
-		Platform: "claude_code", SessionID: sessA, Title: "Add a retry to the fetcher", Project: "/home/dev/alpha",
+		SessionHead: query.SessionHead{LastTS: day("2026-03-02T09:00:05Z"), FirstTS: day("2026-03-01T10:00:00Z"),
+			Platform: "claude_code", SessionID: sessA, Title: "Add a retry to the fetcher", Project: "/home/dev/alpha"},
 		Exchanges: 4, Messages: 18, ToolCalls: 4, Subagents: 1, Compactions: 0,
 		// The session view sums every message, the <synthetic> one and the
 		// subagent's included.
@@ -127,11 +155,8 @@ func TestSessions(t *testing.T) {
 	if !reflect.DeepEqual(a, want) {
 		t.Errorf("session A:\n got %+v\nwant %+v", a, want)
 	}
-	for _, tc := range []struct {
-		name string
-		f    query.SessionFilter
-		want []string
-	}{
+	sessions := func(f query.SessionFilter) ([]query.Session, error) { return db.Sessions(ctx, f) }
+	checkLists(t, []listCase[query.SessionFilter]{
 		{"platform", query.SessionFilter{Platform: "claude_code"}, []string{sessB, sessA, sessC}},
 		{"other platform", query.SessionFilter{Platform: "codex"}, nil},
 		{"project", query.SessionFilter{Project: "beta"}, []string{sessB}},
@@ -140,15 +165,7 @@ func TestSessions(t *testing.T) {
 		{"window", query.SessionFilter{Since: day("2026-03-01T12:00:00Z"), Until: day("2026-03-03")}, []string{sessA}},
 		{"limit", query.SessionFilter{Limit: 1}, []string{sessB}},
 		{"quote in value", query.SessionFilter{Project: "' OR 1=1 --"}, nil},
-	} {
-		ss, err := db.Sessions(ctx, tc.f)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if got := ids(ss); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
-		}
-	}
+	}, sessions, ids)
 	var ae *query.ArgError
 	if _, err := db.Sessions(ctx, query.SessionFilter{Since: day("2026-03-02"), Until: day("2026-03-01")}); !errors.As(err, &ae) {
 		t.Errorf("reversed window: %v", err)
@@ -196,11 +213,9 @@ func TestResolveSession(t *testing.T) {
 }
 
 func prompts(turns []query.Turn) []string {
-	var out []string
-	for _, t := range turns {
-		out = append(out, strconv.FormatInt(t.ExchangeNumber, 10)+t.AgentID+":"+t.Prompt)
-	}
-	return out
+	return stringsOf(turns, func(t query.Turn) string {
+		return strconv.FormatInt(t.ExchangeNumber, 10) + t.AgentID + ":" + t.Prompt
+	})
 }
 
 func TestRecent(t *testing.T) {
@@ -282,26 +297,19 @@ func TestRecent(t *testing.T) {
 }
 
 func entries(tl []query.TimelineEntry) []string {
-	var out []string
-	for _, e := range tl {
+	return stringsOf(tl, func(e query.TimelineEntry) string {
 		s := e.TS.Format("01-02T15:04:05") + " " + e.SessionID[:4] + " "
 		if e.ExchangeNumber == nil {
-			s += "start " + e.Title
-		} else {
-			s += strconv.FormatInt(*e.ExchangeNumber, 10) + e.AgentID + " " + e.Prompt
+			return s + "start " + e.Title
 		}
-		out = append(out, s)
-	}
-	return out
+		return s + strconv.FormatInt(*e.ExchangeNumber, 10) + e.AgentID + " " + e.Prompt
+	})
 }
 
 func TestTimeline(t *testing.T) {
 	db, ctx := open(t), context.Background()
-	for _, tc := range []struct {
-		name string
-		opt  query.TimelineOptions
-		want []string
-	}{
+	timeline := func(opt query.TimelineOptions) ([]query.TimelineEntry, error) { return db.Timeline(ctx, opt) }
+	checkLists(t, []listCase[query.TimelineOptions]{
 		{"window", query.TimelineOptions{Since: day("2026-03-01"), Until: day("2026-03-03")}, []string{
 			"03-01T10:00:00 1111 start Add a retry to the fetcher",
 			"03-01T10:00:00 1111 1 Add a retry to the fetcher",
@@ -330,15 +338,7 @@ func TestTimeline(t *testing.T) {
 			"03-01T10:00:06 1111 1a1b2c3d Find the callers of Get",
 		}},
 		{"platform", query.TimelineOptions{Platform: "cursor"}, nil},
-	} {
-		tl, err := db.Timeline(ctx, tc.opt)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if got := entries(tl); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
-		}
-	}
+	}, timeline, entries)
 	tl, err := db.Timeline(ctx, query.TimelineOptions{Session: "2"})
 	if err != nil {
 		t.Fatal(err)
@@ -352,23 +352,18 @@ func TestTimeline(t *testing.T) {
 }
 
 func statsRows(r *query.StatsResult) []string {
-	var out []string
-	for _, row := range r.Rows {
-		out = append(out, strings.Join(row.Key, "|")+" "+strconv.FormatInt(row.Messages, 10)+" "+
-			strconv.FormatInt(row.Sessions, 10)+" "+
-			strconv.FormatInt(row.Input, 10)+"/"+strconv.FormatInt(row.Output, 10)+"/"+
-			strconv.FormatInt(row.CacheCreation, 10)+"/"+strconv.FormatInt(row.CacheRead, 10))
-	}
-	return out
+	return stringsOf(r.Rows, func(row query.StatsRow) string {
+		return strings.Join(row.Key, "|") + " " + strconv.FormatInt(row.Messages, 10) + " " +
+			strconv.FormatInt(row.Sessions, 10) + " " +
+			strconv.FormatInt(row.Input, 10) + "/" + strconv.FormatInt(row.Output, 10) + "/" +
+			strconv.FormatInt(row.CacheCreation, 10) + "/" + strconv.FormatInt(row.CacheRead, 10)
+	})
 }
 
 func TestStats(t *testing.T) {
 	db, ctx := open(t), context.Background()
-	for _, tc := range []struct {
-		name string
-		opt  query.StatsOptions
-		want []string
-	}{
+	stats := func(opt query.StatsOptions) (*query.StatsResult, error) { return db.Stats(ctx, opt) }
+	checkLists(t, []listCase[query.StatsOptions]{
 		{"day,model", query.StatsOptions{By: []string{"day", "model"}}, []string{
 			"2026-02-27|claude-sonnet-4-5 1 1 1000/2000/3000/4000",
 			"2026-03-01|claude-haiku-4-5 4 1 122/69/10/1150",
@@ -400,15 +395,7 @@ func TestStats(t *testing.T) {
 		{"platform filter", query.StatsOptions{By: []string{"day"}, Platform: "codex"}, nil},
 		{"injection", query.StatsOptions{Project: "x' OR '1'='1"}, []string{" 0 0 0/0/0/0"}},
 		{"limit", query.StatsOptions{By: []string{"day"}, Limit: 1}, []string{"2026-02-27 1 1 1000/2000/3000/4000"}},
-	} {
-		r, err := db.Stats(ctx, tc.opt)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if got := statsRows(r); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
-		}
-	}
+	}, stats, statsRows)
 	for _, by := range [][]string{{"hour"}, {"day", "day"}, {"day; DROP TABLE x"}} {
 		var ae *query.ArgError
 		if _, err := db.Stats(ctx, query.StatsOptions{By: by}); !errors.As(err, &ae) {
@@ -489,6 +476,14 @@ func TestSQL(t *testing.T) {
 	}
 	if !reflect.DeepEqual(tb, want) {
 		t.Errorf("got  %#v\nwant %#v", tb, want)
+	}
+	// Integers of every width come out as int64.
+	tb, err = db.SQL(ctx, `SELECT -1::TINYINT, -2::SMALLINT, -3::INTEGER, 255::UTINYINT, 65535::USMALLINT, 4294967295::UINTEGER`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tb.Rows, [][]any{{int64(-1), int64(-2), int64(-3), int64(255), int64(65535), int64(4294967295)}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("small integers: got %#v, want %#v", got, want)
 	}
 	for _, v := range []string{"raw", "messages", "exchanges", "sessions", "documents", "other"} {
 		if _, err := db.SQL(ctx, "SELECT * FROM "+v+" LIMIT 1"); err != nil {

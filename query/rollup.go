@@ -75,30 +75,27 @@ func (p *rollupPlan) readsMessages(opt StatsOptions) bool {
 // rollup, so none is counted twice.
 func (p *rollupPlan) messageParts(opt StatsOptions) []where {
 	var parts []where
-	notStale := func(w *where) {
-		if len(p.stale) > 0 {
-			w.add("NOT " + rollup.PartitionFilter(p.stale))
-		}
-	}
 	if len(p.stale) > 0 {
 		var w where
 		w.add(rollup.PartitionFilter(p.stale))
 		parts = append(parts, w)
 	}
-	if !p.from.IsZero() && !p.from.Equal(opt.Since) {
-		// The hour the window starts in.
+	for _, edge := range []struct {
+		at, bound time.Time
+		date, ts  string // the conditions on the hour's messages, each with one argument: at
+	}{
+		{p.from, opt.Since, "date <= CAST(? AS DATE)", "ts < CAST(? AS TIMESTAMPTZ)"}, // the hour the window starts in
+		{p.to, opt.Until, "date >= CAST(? AS DATE)", "ts >= CAST(? AS TIMESTAMPTZ)"},  // the hour it ends in
+	} {
+		if edge.at.IsZero() || edge.at.Equal(edge.bound) {
+			continue
+		}
 		var w where
-		notStale(&w)
-		w.add("date <= CAST(? AS DATE)", p.from.Format(time.DateOnly))
-		w.add("ts < CAST(? AS TIMESTAMPTZ)", p.from)
-		parts = append(parts, w)
-	}
-	if !p.to.IsZero() && !p.to.Equal(opt.Until) {
-		// The hour the window ends in.
-		var w where
-		notStale(&w)
-		w.add("date >= CAST(? AS DATE)", p.to.Format(time.DateOnly))
-		w.add("ts >= CAST(? AS TIMESTAMPTZ)", p.to)
+		if len(p.stale) > 0 {
+			w.add("NOT " + rollup.PartitionFilter(p.stale))
+		}
+		w.add(edge.date, edge.at.Format(time.DateOnly))
+		w.add(edge.ts, edge.at)
 		parts = append(parts, w)
 	}
 	return parts

@@ -216,10 +216,9 @@ func candidateMeta(ctx context.Context, ix *searchindex.Index, lists [][]scored)
 			wanted[i][s.key] = true
 		}
 	}
-	per := make([][]candidate, len(files))
-	err := eachFile(ctx, files, func(i int, path string) error {
+	cs, err := collectFiles(ctx, files, func(i int, path string, emit func(candidate)) error {
 		return readChunkMeta(ix, path, wanted[i], func(m searchrows.ChunkMeta) {
-			per[i] = append(per[i], candidate{chunkKey: m.Key, id: m.ID, parent: m.ParentID, ctype: m.ContentType,
+			emit(candidate{chunkKey: m.Key, id: m.ID, parent: m.ParentID, ctype: m.ContentType,
 				platform: m.Platform, session: m.SessionID, agentID: m.AgentID, ts: m.TS, file: path})
 		})
 	})
@@ -227,10 +226,8 @@ func candidateMeta(ctx context.Context, ix *searchindex.Index, lists [][]scored)
 		return nil, err
 	}
 	meta := map[int64]candidate{}
-	for _, cs := range per {
-		for _, c := range cs {
-			meta[c.chunkKey] = c
-		}
+	for _, c := range cs {
+		meta[c.chunkKey] = c
 	}
 	return meta, nil
 }

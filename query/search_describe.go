@@ -3,7 +3,6 @@ package query
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -209,15 +208,14 @@ func (d *DB) failedInGo(ctx context.Context, files []string, ids map[string]bool
 		return nil, false, nil
 	}
 	ix := d.searchIndex()
-	per := make([][]string, len(files))
 	noMeta := make([]bool, len(files))
-	err := eachFile(ctx, files, func(i int, path string) error {
+	failed, err := collectFiles(ctx, files, func(i int, path string, emit func(string)) error {
 		err := ix.ReadRowMeta(path, nil, false, func(_ int64, _ time.Time, m searchindex.RowMeta) {
 			if m.ContentType == schema.ContentToolError && ids[m.ParentID] {
-				per[i] = append(per[i], m.ParentID)
+				emit(m.ParentID)
 			}
 		})
-		if errors.Is(err, searchindex.ErrNoMeta) || errors.Is(err, searchindex.ErrNoVectors) {
+		if noRowMeta(err) {
 			noMeta[i] = true
 			return nil
 		}
@@ -227,10 +225,8 @@ func (d *DB) failedInGo(ctx context.Context, files []string, ids map[string]bool
 		return nil, false, err
 	}
 	out := map[string]bool{}
-	for _, l := range per {
-		for _, id := range l {
-			out[id] = true
-		}
+	for _, id := range failed {
+		out[id] = true
 	}
 	return out, true, nil
 }

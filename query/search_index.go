@@ -88,10 +88,17 @@ func readChunkMeta(ix *searchindex.Index, path string, keys map[int64]bool, fn f
 		fn(searchrows.ChunkMeta{Key: key, ID: m.ID, ParentID: m.ParentID, ContentType: m.ContentType, Platform: m.Platform,
 			SessionID: m.SessionID, AgentID: m.AgentID, TS: ts})
 	})
-	if errors.Is(err, searchindex.ErrNoMeta) || errors.Is(err, searchindex.ErrNoVectors) {
+	if noRowMeta(err) {
 		return searchrows.ReadChunkMeta(path, keys, fn)
 	}
 	return err
+}
+
+// noRowMeta tells whether ReadRowMeta failed because the file's sidecar
+// holds no rows' metadata (an older build's, or none at all), so the
+// Parquet file has to answer.
+func noRowMeta(err error) bool {
+	return errors.Is(err, searchindex.ErrNoMeta) || errors.Is(err, searchindex.ErrNoVectors)
 }
 
 // sidecarTexts hands fill the text and details of the hits whose chunks
@@ -113,12 +120,11 @@ func (d *DB) sidecarTexts(ctx context.Context, hits []SearchHit,
 		key int64
 		m   searchindex.RowMeta
 	}
-	per := make([][]row, len(files))
-	err := eachFile(ctx, files, func(i int, path string) error {
+	rows, err := collectFiles(ctx, files, func(_ int, path string, emit func(row)) error {
 		err := ix.ReadRowMeta(path, wanted[path], true, func(key int64, _ time.Time, m searchindex.RowMeta) {
-			per[i] = append(per[i], row{key, m})
+			emit(row{key, m})
 		})
-		if errors.Is(err, searchindex.ErrNoMeta) || errors.Is(err, searchindex.ErrNoVectors) {
+		if noRowMeta(err) {
 			return nil
 		}
 		return err
@@ -127,11 +133,9 @@ func (d *DB) sidecarTexts(ctx context.Context, hits []SearchHit,
 		return nil, err
 	}
 	found := map[int64]bool{}
-	for _, rows := range per {
-		for _, r := range rows {
-			found[r.key] = true
-			fill(r.key, r.m.Text, r.m.ChunkIndex, r.m.Project, r.m.User, r.m.Machine, r.m.Tool)
-		}
+	for _, r := range rows {
+		found[r.key] = true
+		fill(r.key, r.m.Text, r.m.ChunkIndex, r.m.Project, r.m.User, r.m.Machine, r.m.Tool)
 	}
 	return found, nil
 }

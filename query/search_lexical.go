@@ -448,3 +448,17 @@ func eachFile(ctx context.Context, files []string, fn func(i int, path string) e
 	}
 	return ctx.Err()
 }
+
+// collectFiles calls read with each file as eachFile does and returns the
+// values read emitted: the files in order, each file's in the order read
+// emitted them.
+func collectFiles[T any](ctx context.Context, files []string, read func(i int, path string, emit func(T)) error) ([]T, error) {
+	per := make([][]T, len(files))
+	err := eachFile(ctx, files, func(i int, path string) error {
+		return read(i, path, func(v T) { per[i] = append(per[i], v) })
+	})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat(per...), nil
+}

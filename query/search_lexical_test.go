@@ -47,11 +47,7 @@ func loadTexts(t *testing.T, texts ...string) *query.DB {
 
 // hitIDs are the chunks a search found, in rank order.
 func hitIDs(res *query.SearchResult) []string {
-	var out []string
-	for _, h := range res.Hits {
-		out = append(out, h.ChunkID)
-	}
-	return out
+	return stringsOf(res.Hits, func(h query.SearchHit) string { return h.ChunkID })
 }
 
 var lexicalTexts = []string{

@@ -231,19 +231,18 @@ FROM `+exSrc+` WHERE session_id IN (`+placeholders(len(args))+`) ORDER BY ts, id
 		return nil, sqlErr(err)
 	}
 	var all []storyExchange
-	for rows.Next() {
+	err = eachRow(rows, func() error {
 		var e storyExchange
 		var ts sql.NullTime
 		if err := rows.Scan(&e.id, &e.platform, &e.session, &e.thread, &ts, &e.prompt); err != nil {
-			rows.Close()
-			return nil, sqlErr(err)
+			return err
 		}
 		e.start = utc(ts)
 		all = append(all, e)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, sqlErr(err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return all, nil
 }

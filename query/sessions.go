@@ -20,19 +20,37 @@ type Tokens struct {
 	CacheRead     int64 `json:"cache_read_tokens"`
 }
 
+// SessionHead starts each row of a list of sessions, the most recently
+// active first (Sessions, Files): when the session was last and first
+// active, and which session it is.
+type SessionHead struct {
+	LastTS    time.Time `json:"last_ts"`
+	FirstTS   time.Time `json:"first_ts"`
+	Platform  string    `json:"platform"`
+	SessionID string    `json:"session_id"`
+	Title     string    `json:"title"`
+	Project   string    `json:"project"`
+}
+
+// scan scans a row of rows that holds the head's columns in its order,
+// then more, into h and more's destinations.
+func (h *SessionHead) scan(rows *sql.Rows, more ...any) error {
+	var last, first sql.NullTime
+	if err := rows.Scan(append([]any{&last, &first, &h.Platform, &h.SessionID, &h.Title, &h.Project}, more...)...); err != nil {
+		return err
+	}
+	h.LastTS, h.FirstTS = utc(last), utc(first)
+	return nil
+}
+
 // Session is one row of Sessions.
 type Session struct {
-	LastTS      time.Time `json:"last_ts"`
-	FirstTS     time.Time `json:"first_ts"`
-	Platform    string    `json:"platform"`
-	SessionID   string    `json:"session_id"`
-	Title       string    `json:"title"`
-	Project     string    `json:"project"`
-	Exchanges   int64     `json:"exchange_count"` // main-thread prompts and what followed each
-	Messages    int64     `json:"message_count"`
-	ToolCalls   int64     `json:"tool_count"`
-	Subagents   int64     `json:"subagents"`
-	Compactions int64     `json:"compactions"`
+	SessionHead
+	Exchanges   int64 `json:"exchange_count"` // main-thread prompts and what followed each
+	Messages    int64 `json:"message_count"`
+	ToolCalls   int64 `json:"tool_count"`
+	Subagents   int64 `json:"subagents"`
+	Compactions int64 `json:"compactions"`
 	Tokens
 	Models    []string `json:"models"`
 	GitBranch string   `json:"git_branch"`
@@ -79,15 +97,9 @@ ORDER BY last_ts DESC NULLS LAST, session_id` + lim, w.args
 		return nil, sqlErr(err)
 	}
 	return scanAll(rows, func(s *Session) error {
-		var first, last sql.NullTime
-		if err := rows.Scan(&last, &first, &s.Platform, &s.SessionID, &s.Title, &s.Project,
-			&s.Exchanges, &s.Messages, &s.ToolCalls, &s.Subagents, &s.Compactions,
+		return s.scan(rows, &s.Exchanges, &s.Messages, &s.ToolCalls, &s.Subagents, &s.Compactions,
 			&s.Input, &s.Output, &s.CacheCreation, &s.CacheRead,
-			(*stringList)(&s.Models), &s.GitBranch, &s.Cwd, (*stringList)(&s.PullRequests)); err != nil {
-			return err
-		}
-		s.FirstTS, s.LastTS = utc(first), utc(last)
-		return nil
+			(*stringList)(&s.Models), &s.GitBranch, &s.Cwd, (*stringList)(&s.PullRequests))
 	})
 }
 
