@@ -1,0 +1,384 @@
+package teamlake
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/pos-lake/pos/internal/atomicfile"
+	"github.com/pos-lake/pos/load/layout"
+)
+
+// maxAttempts bounds the commits a table's publish tries when other
+// machines' commits keep landing first.
+const maxAttempts = 10
+
+// TableReport is what publishing one table did.
+type TableReport struct {
+	Table    string `json:"table"`
+	Files    int    `json:"files"`    // local part files sent
+	Rows     int64  `json:"rows"`     // their rows
+	Added    int64  `json:"added"`    // rows committed: those the table did not hold
+	Attempts int    `json:"attempts"` // commits tried (more than one: conflicts)
+	Snapshot int64  `json:"snapshot"` // the table's snapshot after the commit, 0 if none was needed
+}
+
+// Publish sends the part files of the local lake's tables (none: Tables)
+// that this shared lake has not had from it, each table in one commit, and
+// records them as sent in the local lake's _state.
+func (l *Lake) Publish(ctx context.Context, local string, tables ...string) ([]TableReport, error) {
+	if len(tables) == 0 {
+		tables = Tables
+	}
+	if err := l.ensureNamespace(ctx); err != nil {
+		return nil, err
+	}
+	sent, err := l.readSent(local)
+	if err != nil {
+		return nil, err
+	}
+	var out []TableReport
+	for _, name := range tables {
+		rep, files, err := l.publishTable(ctx, local, name, sent[name])
+		if err != nil {
+			return out, fmt.Errorf("publishing %s: %w", name, err)
+		}
+		out = append(out, rep)
+		if len(files) == 0 {
+			continue
+		}
+		sent[name] = append(sent[name], files...)
+		slices.Sort(sent[name])
+		if err := l.writeSent(local, sent); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// publishTable sends one table's unsent files and returns their keys.
+func (l *Lake) publishTable(ctx context.Context, local, name string, sent []string) (TableReport, []string, error) {
+	rep := TableReport{Table: name}
+	paths, keys, err := unsentFiles(local, name, sent)
+	if err != nil || len(paths) == 0 {
+		return rep, nil, err
+	}
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	plats := map[string]bool{}
+	for _, p := range paths {
+		rs, err := readRecords(ctx, p)
+		if err != nil {
+			return rep, nil, err
+		}
+		recs = append(recs, rs...)
+		plats[platformOf(p)] = true
+	}
+	for _, r := range recs {
+		rep.Rows += r.NumRows()
+	}
+	rep.Files = len(paths)
+	for attempt := 1; ; attempt++ {
+		rep.Attempts = attempt
+		tbl, err := l.table(ctx, name)
+		if err != nil {
+			return rep, nil, err
+		}
+		held, err := heldKeys(ctx, tbl, slices.Sorted(maps.Keys(plats)))
+		if err != nil {
+			return rep, nil, err
+		}
+		fresh, added, err := withoutHeld(ctx, recs, held)
+		if err != nil {
+			return rep, nil, err
+		}
+		if added == 0 {
+			release(fresh)
+			rep.Added = 0
+			return rep, keys, nil
+		}
+		at := array.NewTableFromRecords(fresh[0].Schema(), fresh)
+		release(fresh)
+		txn := tbl.NewTransaction()
+		err = txn.AppendTable(ctx, at, 1<<16, iceberg.Properties{"pos.machine": l.opt.Machine})
+		var next *table.Table
+		if err == nil {
+			next, err = txn.Commit(ctx)
+		}
+		at.Release()
+		if err == nil {
+			rep.Added = added
+			if s := next.CurrentSnapshot(); s != nil {
+				rep.Snapshot = s.SnapshotID
+			}
+			return rep, keys, nil
+		}
+		if !errors.Is(err, table.ErrCommitFailed) || attempt == maxAttempts {
+			return rep, nil, err
+		}
+		// Another machine committed first: read what it added and try again.
+		select {
+		case <-ctx.Done():
+			return rep, nil, ctx.Err()
+		case <-time.After(time.Duration(attempt*attempt) * 50 * time.Millisecond):
+		}
+	}
+}
+
+// table loads a table of the lake, creating it if it does not exist.
+func (l *Lake) table(ctx context.Context, name string) (*table.Table, error) {
+	id := l.ident(name)
+	tbl, err := l.cat.LoadTable(ctx, id)
+	if err == nil {
+		return tbl, nil
+	}
+	if !errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, err
+	}
+	sc, err := icebergSchema(name)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := partitionSpec(name, sc)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err = l.cat.CreateTable(ctx, id, sc, catalog.WithPartitionSpec(&spec))
+	if errors.Is(err, catalog.ErrTableAlreadyExists) {
+		return l.cat.LoadTable(ctx, id) // another machine created it first
+	}
+	return tbl, err
+}
+
+// heldKeys are the (id, content hash) pairs a table's current snapshot
+// holds on the given platforms.
+func heldKeys(ctx context.Context, tbl *table.Table, platforms []string) (map[string]bool, error) {
+	held := map[string]bool{}
+	if tbl.CurrentSnapshot() == nil {
+		return held, nil
+	}
+	scan := tbl.Scan(table.WithSelectedFields("id", "content_hash"),
+		table.WithRowFilter(iceberg.IsIn(iceberg.Reference("platform"), platforms...)))
+	_, it, err := scan.ToArrowRecords(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for rec, err := range it {
+		if err != nil {
+			return nil, err
+		}
+		ids, hashes, err := keyColumns(rec)
+		if err != nil {
+			rec.Release()
+			return nil, err
+		}
+		for i := range ids.Len() {
+			held[key(ids.Value(i), hashes.Value(i))] = true
+		}
+		rec.Release()
+	}
+	return held, nil
+}
+
+// withoutHeld filters out of recs the records held already holds, and
+// those a record before them in recs has; it returns the rest and their
+// count. held is extended with what is returned.
+func withoutHeld(ctx context.Context, recs []arrow.RecordBatch, held map[string]bool) ([]arrow.RecordBatch, int64, error) {
+	held = maps.Clone(held)
+	var out []arrow.RecordBatch
+	var n int64
+	for _, rec := range recs {
+		ids, hashes, err := keyColumns(rec)
+		if err != nil {
+			release(out)
+			return nil, 0, err
+		}
+		b := array.NewBooleanBuilder(memory.DefaultAllocator)
+		keep := int64(0)
+		for i := range ids.Len() {
+			k := key(ids.Value(i), hashes.Value(i))
+			ok := !held[k]
+			held[k] = true
+			if ok {
+				keep++
+			}
+			b.Append(ok)
+		}
+		mask := b.NewBooleanArray()
+		b.Release()
+		if keep == 0 {
+			mask.Release()
+			continue
+		}
+		f, err := compute.FilterRecordBatch(ctx, rec, mask, compute.DefaultFilterOptions())
+		mask.Release()
+		if err != nil {
+			release(out)
+			return nil, 0, err
+		}
+		out = append(out, f)
+		n += keep
+	}
+	return out, n, nil
+}
+
+// keyColumns are a record batch's id and content_hash columns.
+func keyColumns(rec arrow.RecordBatch) (ids, hashes *array.String, err error) {
+	sc := rec.Schema()
+	col := func(name string) (*array.String, error) {
+		i := sc.FieldIndices(name)
+		if len(i) != 1 {
+			return nil, fmt.Errorf("no %s column", name)
+		}
+		s, ok := rec.Column(i[0]).(*array.String)
+		if !ok {
+			return nil, fmt.Errorf("column %s is %s, not a string", name, rec.Column(i[0]).DataType())
+		}
+		return s, nil
+	}
+	if ids, err = col("id"); err != nil {
+		return nil, nil, err
+	}
+	hashes, err = col("content_hash")
+	return ids, hashes, err
+}
+
+func key(id, hash string) string { return id + "\x00" + hash }
+
+// readRecords reads a local part file's rows.
+func readRecords(ctx context.Context, path string) ([]arrow.RecordBatch, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tbl, err := pqarrow.ReadTable(ctx, f, nil, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer tbl.Release()
+	tr := array.NewTableReader(tbl, 1<<16)
+	defer tr.Release()
+	var out []arrow.RecordBatch
+	for tr.Next() {
+		r := tr.RecordBatch()
+		r.Retain()
+		out = append(out, r)
+	}
+	return out, tr.Err()
+}
+
+// unsentFiles lists a table's local part files whose keys are not in
+// sent: each file's path below the lake and its size, which tell a file
+// compaction replaced from the one it replaced.
+func unsentFiles(local, name string, sent []string) (paths, keys []string, err error) {
+	parts, err := layout.TablePartitions(local, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, pk := range parts {
+		files, err := layout.PartFiles(local, name, pk.Platform, pk.Date)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, f := range files {
+			fi, err := os.Stat(f)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // compacted away since listed
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			rel, err := filepath.Rel(local, f)
+			if err != nil {
+				return nil, nil, err
+			}
+			k := filepath.ToSlash(rel) + " " + strconv.FormatInt(fi.Size(), 10)
+			if _, found := slices.BinarySearch(sent, k); !found {
+				paths, keys = append(paths, f), append(keys, k)
+			}
+		}
+	}
+	return paths, keys, nil
+}
+
+// platformOf is the platform of a part file's partition directory.
+func platformOf(path string) string {
+	dir := filepath.Base(filepath.Dir(filepath.Dir(path)))
+	p, _ := strings.CutPrefix(dir, "platform=")
+	return p
+}
+
+// sentPath is the local lake's record of what it sent this shared lake.
+func (l *Lake) sentPath(local string) string {
+	h := sha256.Sum256([]byte(l.opt.Catalog + "\n" + l.opt.Lake))
+	return filepath.Join(local, "_state", "teamlake", hex.EncodeToString(h[:8])+".json")
+}
+
+type sentFile struct {
+	Catalog string              `json:"catalog"`
+	Lake    string              `json:"lake"`
+	Tables  map[string][]string `json:"tables"`
+}
+
+func (l *Lake) readSent(local string) (map[string][]string, error) {
+	b, err := os.ReadFile(l.sentPath(local))
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string][]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s sentFile
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", l.sentPath(local), err)
+	}
+	if s.Tables == nil {
+		s.Tables = map[string][]string{}
+	}
+	for _, v := range s.Tables {
+		slices.Sort(v)
+	}
+	return s.Tables, nil
+}
+
+func (l *Lake) writeSent(local string, sent map[string][]string) error {
+	b, err := json.MarshalIndent(sentFile{Catalog: l.opt.Catalog, Lake: l.opt.Lake, Tables: sent}, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(l.sentPath(local)), 0o700); err != nil {
+		return err
+	}
+	return atomicfile.Write(l.sentPath(local), b)
+}
+
+func release(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
