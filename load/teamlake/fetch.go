@@ -1,0 +1,253 @@
+package teamlake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/pos-lake/pos/internal/atomicfile"
+	"github.com/pos-lake/pos/load/layout"
+)
+
+// FetchReport is what bringing a table of the cache up to date did.
+type FetchReport struct {
+	Table      string `json:"table"`
+	Snapshot   int64  `json:"snapshot"`   // the snapshot the cache now holds, 0: the table is empty
+	Files      int    `json:"files"`      // data files of the snapshot
+	Downloaded int    `json:"downloaded"` // of those, fetched now
+	Bytes      int64  `json:"bytes"`      // bytes fetched now
+	Removed    int    `json:"removed"`    // cached files no longer in the snapshot
+}
+
+// Fetch brings cache, a directory laid out as a local lake, up to date
+// with the current snapshot of each table (none: Tables): it downloads
+// the data files it does not hold yet into the table's platform=/date=
+// directory and removes those the snapshot no longer lists. Iceberg never
+// rewrites a data file in place, so a file held under its name is the
+// file the snapshot lists; a repeated Fetch of an unchanged lake reads
+// the tables' metadata only.
+func (l *Lake) Fetch(ctx context.Context, cache string, tables ...string) ([]FetchReport, error) {
+	if len(tables) == 0 {
+		tables = Tables
+	}
+	var out []FetchReport
+	for _, name := range tables {
+		rep, err := l.fetchTable(ctx, cache, name)
+		if err != nil {
+			return out, fmt.Errorf("fetching %s: %w", name, err)
+		}
+		out = append(out, rep)
+	}
+	return out, nil
+}
+
+func (l *Lake) fetchTable(ctx context.Context, cache, name string) (FetchReport, error) {
+	rep := FetchReport{Table: name}
+	tbl, err := l.Table(ctx, name)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return rep, removeStale(cache, name, nil, &rep)
+	}
+	if err != nil {
+		return rep, err
+	}
+	want := map[string]string{} // cache path → data file
+	if snap := tbl.CurrentSnapshot(); snap != nil {
+		rep.Snapshot = snap.SnapshotID
+		if n, ok := fetched(cache, name, snap.SnapshotID); ok {
+			rep.Files = n // the snapshot the cache holds whole: no manifest to read
+			return rep, nil
+		}
+		tasks, err := tbl.Scan().PlanFiles(ctx)
+		if err != nil {
+			return rep, err
+		}
+		plat, day, err := partitionFields(tbl)
+		if err != nil {
+			return rep, err
+		}
+		for _, t := range tasks {
+			if len(t.DeleteFiles) > 0 {
+				return rep, fmt.Errorf("%s has delete files, which pos does not write", t.File.FilePath())
+			}
+			p := t.File.Partition()
+			dir := layout.Dir(cache, name, layout.PartValue(fmt.Sprint(p[plat])), dateOfDay(p[day]))
+			want[filepath.Join(dir, path.Base(t.File.FilePath()))] = t.File.FilePath()
+		}
+	}
+	rep.Files = len(want)
+	if err := removeStale(cache, name, want, &rep); err != nil {
+		return rep, err
+	}
+	var fsys interface {
+		Open(string) (fs.File, error)
+	}
+	for local, remote := range want {
+		if _, err := os.Stat(local); err == nil {
+			continue
+		}
+		if fsys == nil {
+			fio, err := tbl.FS(ctx)
+			if err != nil {
+				return rep, err
+			}
+			fsys = openFunc(func(name string) (fs.File, error) { return fio.Open(name) })
+		}
+		n, err := download(fsys, remote, local)
+		if err != nil {
+			return rep, err
+		}
+		rep.Downloaded++
+		rep.Bytes += n
+	}
+	return rep, markFetched(cache, name, rep.Snapshot, want)
+}
+
+// fetchedState records, in the cache's _state, the snapshot each table's
+// files were last brought up to date with, and those files.
+type fetchedState struct {
+	Snapshot int64    `json:"snapshot"`
+	Files    []string `json:"files"` // below the cache
+}
+
+func fetchedPath(cache, name string) string {
+	return filepath.Join(cache, "_state", "teamlake", "fetched-"+name+".json")
+}
+
+// fetched tells whether the cache holds every file of the table's
+// snapshot, and how many there are.
+func fetched(cache, name string, snapshot int64) (int, bool) {
+	b, err := os.ReadFile(fetchedPath(cache, name))
+	if err != nil {
+		return 0, false
+	}
+	var st fetchedState
+	if json.Unmarshal(b, &st) != nil || st.Snapshot != snapshot {
+		return 0, false
+	}
+	for _, f := range st.Files {
+		if _, err := os.Stat(filepath.Join(cache, filepath.FromSlash(f))); err != nil {
+			return 0, false
+		}
+	}
+	return len(st.Files), true
+}
+
+func markFetched(cache, name string, snapshot int64, files map[string]string) error {
+	st := fetchedState{Snapshot: snapshot, Files: []string{}}
+	for f := range files {
+		rel, err := filepath.Rel(cache, f)
+		if err != nil {
+			return err
+		}
+		st.Files = append(st.Files, filepath.ToSlash(rel))
+	}
+	slices.Sort(st.Files)
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(fetchedPath(cache, name)), 0o700); err != nil {
+		return err
+	}
+	return atomicfile.Write(fetchedPath(cache, name), b)
+}
+
+type openFunc func(string) (fs.File, error)
+
+func (f openFunc) Open(name string) (fs.File, error) { return f(name) }
+
+// download copies a data file into the cache under a temporary name and
+// renames it into place, so the cache never holds part of a file.
+func download(fsys interface{ Open(string) (fs.File, error) }, remote, local string) (int64, error) {
+	src, err := fsys.Open(remote)
+	if err != nil {
+		return 0, err
+	}
+	defer src.Close()
+	if err := os.MkdirAll(filepath.Dir(local), 0o700); err != nil {
+		return 0, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(local), ".fetch-*")
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(tmp, src)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), local)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return 0, fmt.Errorf("%s: %w", remote, err)
+	}
+	return n, nil
+}
+
+// removeStale removes the table's cached files that are not in want.
+func removeStale(cache, name string, want map[string]string, rep *FetchReport) error {
+	parts, err := layout.TablePartitions(cache, name)
+	if err != nil {
+		return err
+	}
+	for _, pk := range parts {
+		files, err := layout.PartFiles(cache, name, pk.Platform, pk.Date)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if _, ok := want[f]; ok {
+				continue
+			}
+			if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			rep.Removed++
+		}
+	}
+	return nil
+}
+
+// partitionFields are the field ids of a table's platform and day
+// partitions.
+func partitionFields(tbl *table.Table) (plat, day int, err error) {
+	plat, day = -1, -1
+	spec := tbl.Spec()
+	for _, f := range spec.Fields() {
+		switch f.Name {
+		case "platform":
+			plat = f.FieldID
+		case "day":
+			day = f.FieldID
+		}
+	}
+	if plat < 0 || day < 0 {
+		return 0, 0, fmt.Errorf("%s is not partitioned by platform and day", strings.Join(tbl.Identifier(), "."))
+	}
+	return plat, day, nil
+}
+
+// dateOfDay is the local lake's date partition of an Iceberg day
+// partition value (days since 1970-01-01); a record with no time, which
+// the local lake files under 1970-01-01, has a day before that.
+func dateOfDay(v any) string {
+	rv := reflect.ValueOf(v) // an int32 kind: iceberg.Date or a plain int32
+	if !rv.IsValid() || !rv.CanInt() || rv.Int() < 0 {
+		return layout.DateOf(time.Time{})
+	}
+	return time.Unix(rv.Int()*86400, 0).UTC().Format("2006-01-02")
+}

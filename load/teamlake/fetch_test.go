@@ -1,0 +1,113 @@
+package teamlake_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/pos-lake/pos/internal/loadtest"
+	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/teamlake"
+)
+
+// rows renders a query's rows, one line each.
+func rows(t *testing.T, db *sql.DB, q string) string {
+	t.Helper()
+	rs, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	cols, _ := rs.Columns()
+	var b strings.Builder
+	for rs.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range vals {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			b.WriteString(strings.TrimSpace(strings.ReplaceAll(fmtAny(v), "\n", " ")))
+		}
+		b.WriteString("\n")
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// The cache of a shared lake that two machines published to answers as a
+// local lake loaded with both machines' records; fetching again an
+// unchanged lake reads no object.
+func TestFetchAnswersAsLocal(t *testing.T) {
+	s := shared(t)
+	ctx := context.Background()
+	a, b, both := t.TempDir(), t.TempDir(), t.TempDir()
+	loadtest.Load(t, a, msgs(1, 6)...)
+	loadtest.Load(t, b, msgs(4, 9)...)
+	loadtest.Load(t, both, msgs(1, 9)...)
+	l, err := teamlake.Open(ctx, teamlake.Options{Lake: "s3://" + s.TableBucket + "/team", Catalog: s.Catalog, Machine: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lake := range []string{a, b} {
+		if _, err := l.Publish(ctx, lake, layout.TableMessages); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache := t.TempDir()
+	reps, err := l.Fetch(ctx, cache, layout.TableMessages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reps[0].Downloaded == 0 || reps[0].Downloaded != reps[0].Files {
+		t.Errorf("first fetch: %+v, want every file downloaded", reps[0])
+	}
+	const q = `SELECT id, platform, date, session_id, role, text, ts, input_tokens FROM messages ORDER BY id`
+	got, want := rows(t, loadtest.Views(t, cache), q), rows(t, loadtest.Views(t, both), q)
+	if got != want {
+		t.Errorf("messages of the cache:\n%s\nwant those of a local lake of both machines' records:\n%s", got, want)
+	}
+	if strings.Count(want, "\n") != 9 {
+		t.Errorf("the local lake has %d messages, want 9", strings.Count(want, "\n"))
+	}
+
+	before := s.Requests(t)
+	reps, err = l.Fetch(ctx, cache, layout.TableMessages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := s.Requests(t)
+	t.Logf("requests before the second fetch %v, after %v", before, after)
+	if reps[0].Downloaded != 0 || reps[0].Removed != 0 {
+		t.Errorf("fetching an unchanged lake: %+v, want nothing downloaded or removed", reps[0])
+	}
+	if before["GET"] == 0 {
+		t.Errorf("the server counted no GET before the second fetch: %v", before)
+	}
+	if after["GET"] != before["GET"] {
+		t.Errorf("fetching an unchanged lake read %d objects", after["GET"]-before["GET"])
+	}
+}
+
+func fmtAny(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case []byte:
+		return string(x)
+	default:
+		return strings.TrimSpace(strings.ReplaceAll(fmtV(x), "\n", " "))
+	}
+}
+
+func fmtV(v any) string { return fmt.Sprint(v) }
