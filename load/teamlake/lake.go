@@ -15,6 +15,7 @@ import (
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// data files
 	"github.com/apache/iceberg-go/table"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/smithy-go/logging"
 )
 
 // Options name a shared lake.
@@ -63,9 +64,12 @@ func Open(ctx context.Context, opt Options) (*Lake, error) {
 	if opt.Catalog == "" {
 		return nil, errors.New("a shared lake needs --catalog, the Iceberg REST catalog's URI")
 	}
-	awscfg, err := config.LoadDefaultConfig(ctx)
+	awscfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(logging.Nop{}))
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)
+	}
+	if _, err := awscfg.Credentials.Retrieve(ctx); err != nil {
+		return nil, fmt.Errorf("no AWS credentials for the shared lake (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE): %w", err)
 	}
 	region := awscfg.Region
 	if region == "" {

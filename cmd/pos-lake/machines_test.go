@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/pos-lake/pos/internal/loadtest"
+	"github.com/pos-lake/pos/internal/seaweedtest"
+	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/teamlake"
+	"github.com/pos-lake/pos/schema"
+)
+
+// messages are messages m<from>..m<to> of one session, five hours apart.
+func messages(from, to int) []*schema.Record {
+	day := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
+	var out []*schema.Record
+	for i := from; i <= to; i++ {
+		out = append(out, loadtest.Msg(fmt.Sprintf("m%03d", i), "s1", fmt.Sprintf("message %d", i), day.Add(time.Duration(i)*5*time.Hour)))
+	}
+	return out
+}
+
+// Three machines whose lakes overlap publish into one shared lake at
+// once, some killed with SIGKILL at random points, then all again to the
+// end: the shared table holds each record once, and a fetched cache
+// answers as a local lake loaded with all three machines' records.
+func TestThreeMachinesKilled(t *testing.T) {
+	s := seaweedtest.Start(t)
+	ranges := [][2]int{{1, 40}, {20, 60}, {50, 90}}
+	lakes := make([]string, len(ranges))
+	for i, r := range ranges {
+		lakes[i] = t.TempDir()
+		loadtest.Load(t, lakes[i], messages(r[0], r[1])...)
+	}
+	all := t.TempDir()
+	loadtest.Load(t, all, messages(1, 90)...)
+	shared := "s3://" + s.TableBucket + "/team"
+	env := append(os.Environ(), s.Env()...)
+	publish := func(i int) *exec.Cmd {
+		cmd := exec.Command(filepath.Join(binDir, "pos-lake"), "publish", "--lake", shared, "--catalog", s.Catalog,
+			"--local-lake", lakes[i], "--machine", fmt.Sprintf("box%d", i), "--table", layout.TableMessages)
+		cmd.Env = env
+		return cmd
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	for round := range 3 {
+		var wg sync.WaitGroup
+		for i := range lakes {
+			cmd := publish(i)
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			kill := round < 2 && rng.IntN(3) > 0 // the last round runs to the end
+			wg.Go(func() {
+				if kill {
+					time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
+					cmd.Process.Kill()
+				}
+				err := cmd.Wait()
+				t.Logf("round %d, box%d (killed: %v): %v\n%s", round, i, kill, err, out.String())
+				if !kill && err != nil {
+					t.Errorf("box%d: %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	ctx := context.Background()
+	for _, kv := range s.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	l, err := teamlake.Open(ctx, teamlake.Options{Lake: shared, Catalog: s.Catalog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := l.Table(ctx, layout.TableMessages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := tbl.Scan(table.WithSelectedFields("id")).ToArrowTable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	var got []string
+	tr := array.NewTableReader(at, 1024)
+	defer tr.Release()
+	for tr.Next() {
+		col := tr.RecordBatch().Column(0).(*array.String)
+		for i := range col.Len() {
+			got = append(got, col.Value(i))
+		}
+	}
+	slices.Sort(got)
+	var want []string
+	for i := 1; i <= 90; i++ {
+		want = append(want, fmt.Sprintf("m%03d", i))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the shared table holds %d rows, want each of the 90 records once: %v", len(got), got)
+	}
+
+	cache := t.TempDir()
+	cmd := exec.Command(filepath.Join(binDir, "pos-lake"), "fetch", "--lake", shared, "--catalog", s.Catalog, "--cache", cache, "--table", layout.TableMessages)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("fetch: %v\n%s", err, out)
+	}
+	if g, w := loadtest.One(t, loadtest.Views(t, cache), "SELECT string_agg(concat_ws('|', id, platform, date, session_id, text, ts), '\n' ORDER BY id) FROM messages"),
+		loadtest.One(t, loadtest.Views(t, all), "SELECT string_agg(concat_ws('|', id, platform, date, session_id, text, ts), '\n' ORDER BY id) FROM messages"); g != w {
+		t.Errorf("the fetched cache's messages differ from a local lake's of all three machines' records:\n%s\nwant\n%s", g, w)
+	}
+}
