@@ -66,9 +66,10 @@ func TestThreeMachinesKilled(t *testing.T) {
 				t.Fatal(err)
 			}
 			kill := round < 2 && rng.IntN(3) > 0 // the last round runs to the end
+			after := time.Duration(rng.IntN(1500)) * time.Millisecond
 			wg.Go(func() {
 				if kill {
-					time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
+					time.Sleep(after)
 					cmd.Process.Kill()
 				}
 				err := cmd.Wait()
