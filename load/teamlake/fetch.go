@@ -63,6 +63,20 @@ func (l *Lake) fetchTable(ctx context.Context, cache, name string) (FetchReport,
 	if err != nil {
 		return rep, err
 	}
+	if name == layout.TableChunks {
+		ms, err := tableModels(tbl)
+		if err != nil {
+			return rep, err
+		}
+		if len(ms) > 0 {
+			if err := os.MkdirAll(filepath.Join(cache, "_state"), 0o700); err != nil {
+				return rep, err
+			}
+			if err := layout.WriteEmbeddings(cache, ms); err != nil {
+				return rep, err
+			}
+		}
+	}
 	want := map[string]string{} // cache path → data file
 	if snap := tbl.CurrentSnapshot(); snap != nil {
 		rep.Snapshot = snap.SnapshotID

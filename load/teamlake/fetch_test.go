@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load/layout"
@@ -55,19 +56,35 @@ func TestFetchAnswersAsLocal(t *testing.T) {
 	loadtest.Load(t, a, msgs(1, 6)...)
 	loadtest.Load(t, b, msgs(4, 9)...)
 	loadtest.Load(t, both, msgs(1, 9)...)
+	// Each machine's lake records the embedding model of its chunks; the
+	// shared lake holds both, the older first.
+	day := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
+	models := []layout.EmbeddingModel{
+		{Model: "m-a", Dim: 8, Provider: "hash", Since: day},
+		{Model: "m-b", Dim: 4, Provider: "openai", BaseURL: "http://127.0.0.1:1/v1", Since: day.Add(-time.Hour)},
+	}
+	if err := layout.WriteEmbeddings(a, models[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := layout.WriteEmbeddings(b, models[1:]); err != nil {
+		t.Fatal(err)
+	}
 	l, err := teamlake.Open(ctx, teamlake.Options{Lake: "s3://" + s.TableBucket + "/team", Catalog: s.Catalog, Machine: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, lake := range []string{a, b} {
-		if _, err := l.Publish(ctx, lake, layout.TableMessages); err != nil {
+		if _, err := l.Publish(ctx, lake, layout.TableMessages, layout.TableChunks); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cache := t.TempDir()
-	reps, err := l.Fetch(ctx, cache, layout.TableMessages)
+	reps, err := l.Fetch(ctx, cache, layout.TableMessages, layout.TableChunks)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got, err := layout.Embeddings(cache); err != nil || len(got) != 2 || !got[0].SameEndpoint(models[1]) || !got[1].SameEndpoint(models[0]) {
+		t.Errorf("the cache's embedding models: %+v, %v; want %+v then %+v", got, err, models[1], models[0])
 	}
 	if reps[0].Downloaded == 0 || reps[0].Downloaded != reps[0].Files {
 		t.Errorf("first fetch: %+v, want every file downloaded", reps[0])

@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -72,6 +71,9 @@ func (l *Lake) Publish(ctx context.Context, local string, tables ...string) ([]T
 		if err := l.writeSent(local, sent); err != nil {
 			return out, err
 		}
+	}
+	if slices.Contains(tables, layout.TableChunks) {
+		return out, l.publishEmbeddings(ctx, local)
 	}
 	return out, nil
 }
@@ -141,10 +143,8 @@ func (l *Lake) publishTable(ctx context.Context, local, name string, sent []stri
 			return rep, nil, err
 		}
 		// Another machine committed first: read what it added and try again.
-		select {
-		case <-ctx.Done():
-			return rep, nil, ctx.Err()
-		case <-time.After(time.Duration(attempt*attempt) * 50 * time.Millisecond):
+		if err := backoff(ctx, attempt); err != nil {
+			return rep, nil, err
 		}
 	}
 }
