@@ -13,25 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/internal/seaweedtest"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/teamlake"
-	"github.com/pos-lake/pos/schema"
+	"github.com/pos-lake/pos/load/teamlake/teamlaketest"
 )
-
-// messages are messages m<from>..m<to> of one session, five hours apart.
-func messages(from, to int) []*schema.Record {
-	day := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
-	var out []*schema.Record
-	for i := from; i <= to; i++ {
-		out = append(out, loadtest.Msg(fmt.Sprintf("m%03d", i), "s1", fmt.Sprintf("message %d", i), day.Add(time.Duration(i)*5*time.Hour)))
-	}
-	return out
-}
 
 // Three machines whose lakes overlap publish into one shared lake at
 // once, some killed with SIGKILL at random points, then all again to the
@@ -43,10 +30,10 @@ func TestThreeMachinesKilled(t *testing.T) {
 	lakes := make([]string, len(ranges))
 	for i, r := range ranges {
 		lakes[i] = t.TempDir()
-		loadtest.Load(t, lakes[i], messages(r[0], r[1])...)
+		loadtest.Load(t, lakes[i], teamlaketest.Messages(r[0], r[1])...)
 	}
 	all := t.TempDir()
-	loadtest.Load(t, all, messages(1, 90)...)
+	loadtest.Load(t, all, teamlaketest.Messages(1, 90)...)
 	shared := "s3://" + s.TableBucket + "/team"
 	env := append(os.Environ(), s.Env()...)
 	publish := func(i int) *exec.Cmd {
@@ -81,39 +68,12 @@ func TestThreeMachinesKilled(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	ctx := context.Background()
-	for _, kv := range s.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
-	l, err := teamlake.Open(ctx, teamlake.Options{Lake: shared, Catalog: s.Catalog})
+	s.Setenv(t)
+	l, err := teamlake.Open(context.Background(), teamlake.Options{Lake: shared, Catalog: s.Catalog})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := l.Table(ctx, layout.TableMessages)
-	if err != nil {
-		t.Fatal(err)
-	}
-	at, err := tbl.Scan(table.WithSelectedFields("id")).ToArrowTable(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer at.Release()
-	var got []string
-	tr := array.NewTableReader(at, 1024)
-	defer tr.Release()
-	for tr.Next() {
-		col := tr.RecordBatch().Column(0).(*array.String)
-		for i := range col.Len() {
-			got = append(got, col.Value(i))
-		}
-	}
-	slices.Sort(got)
-	var want []string
-	for i := 1; i <= 90; i++ {
-		want = append(want, fmt.Sprintf("m%03d", i))
-	}
-	if !slices.Equal(got, want) {
+	if got, want := teamlaketest.TableIDs(t, l, layout.TableMessages), teamlaketest.IDs(1, 90); !slices.Equal(got, want) {
 		t.Fatalf("the shared table holds %d rows, want each of the 90 records once: %v", len(got), got)
 	}
 

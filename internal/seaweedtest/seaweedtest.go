@@ -243,3 +243,12 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Setenv points the AWS SDK's variables at the server for the rest of the
+// test (see Env).
+func (s *Server) Setenv(t testing.TB) {
+	for _, kv := range s.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+}

@@ -67,7 +67,7 @@ func (l *Lake) publishEmbeddings(ctx context.Context, local string) error {
 			return err
 		}
 		merged := mergeModels(have, mine)
-		if slices.EqualFunc(merged, have, func(a, b layout.EmbeddingModel) bool { return a.SameEndpoint(b) && a.Since.Equal(b.Since) }) {
+		if slices.EqualFunc(merged, have, sameModel) {
 			return nil
 		}
 		b, err := json.Marshal(merged)
@@ -89,6 +89,9 @@ func (l *Lake) publishEmbeddings(ctx context.Context, local string) error {
 		}
 	}
 }
+
+// sameModel tells whether two records of a model are the same.
+func sameModel(a, b layout.EmbeddingModel) bool { return a.SameEndpoint(b) && a.Since.Equal(b.Since) }
 
 // backoff waits before the attempt after attempt.
 func backoff(ctx context.Context, attempt int) error {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pos-lake/pos/internal/atomicfile"
@@ -68,13 +69,8 @@ func (l *Lake) fetchTable(ctx context.Context, cache, name string) (FetchReport,
 		if err != nil {
 			return rep, err
 		}
-		if len(ms) > 0 {
-			if err := os.MkdirAll(filepath.Join(cache, "_state"), 0o700); err != nil {
-				return rep, err
-			}
-			if err := layout.WriteEmbeddings(cache, ms); err != nil {
-				return rep, err
-			}
+		if err := keepModels(cache, ms); err != nil {
+			return rep, err
 		}
 	}
 	want := map[string]string{} // cache path → data file
@@ -105,19 +101,15 @@ func (l *Lake) fetchTable(ctx context.Context, cache, name string) (FetchReport,
 	if err := removeStale(cache, name, want, &rep); err != nil {
 		return rep, err
 	}
-	var fsys interface {
-		Open(string) (fs.File, error)
-	}
+	var fsys iceio.IO // opened for the first file to download
 	for local, remote := range want {
 		if _, err := os.Stat(local); err == nil {
 			continue
 		}
 		if fsys == nil {
-			fio, err := tbl.FS(ctx)
-			if err != nil {
+			if fsys, err = tbl.FS(ctx); err != nil {
 				return rep, err
 			}
-			fsys = openFunc(func(name string) (fs.File, error) { return fio.Open(name) })
 		}
 		n, err := download(fsys, remote, local)
 		if err != nil {
@@ -169,23 +161,40 @@ func markFetched(cache, name string, snapshot int64, files map[string]string) er
 		st.Files = append(st.Files, filepath.ToSlash(rel))
 	}
 	slices.Sort(st.Files)
-	b, err := json.Marshal(st)
+	return writeState(fetchedPath(cache, name), st)
+}
+
+// keepModels records a table's embedding models as the cache's, unless it
+// has them already.
+func keepModels(cache string, ms []layout.EmbeddingModel) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	have, err := layout.Embeddings(cache)
+	if err == nil && slices.EqualFunc(have, ms, sameModel) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Join(cache, "_state"), 0o700); err != nil {
+		return err
+	}
+	return layout.WriteEmbeddings(cache, ms)
+}
+
+// writeState writes a state file of the package's as JSON, whole.
+func writeState(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(fetchedPath(cache, name)), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return atomicfile.Write(fetchedPath(cache, name), b)
+	return atomicfile.Write(path, b)
 }
-
-type openFunc func(string) (fs.File, error)
-
-func (f openFunc) Open(name string) (fs.File, error) { return f(name) }
 
 // download copies a data file into the cache under a temporary name and
 // renames it into place, so the cache never holds part of a file.
-func download(fsys interface{ Open(string) (fs.File, error) }, remote, local string) (int64, error) {
+func download(fsys iceio.IO, remote, local string) (int64, error) {
 	src, err := fsys.Open(remote)
 	if err != nil {
 		return 0, err

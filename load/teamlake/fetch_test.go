@@ -11,6 +11,7 @@ import (
 	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/teamlake"
+	"github.com/pos-lake/pos/load/teamlake/teamlaketest"
 )
 
 // rows renders a query's rows, one line each.
@@ -53,9 +54,9 @@ func TestFetchAnswersAsLocal(t *testing.T) {
 	s := shared(t)
 	ctx := context.Background()
 	a, b, both := t.TempDir(), t.TempDir(), t.TempDir()
-	loadtest.Load(t, a, msgs(1, 6)...)
-	loadtest.Load(t, b, msgs(4, 9)...)
-	loadtest.Load(t, both, msgs(1, 9)...)
+	loadtest.Load(t, a, teamlaketest.Messages(1, 6)...)
+	loadtest.Load(t, b, teamlaketest.Messages(4, 9)...)
+	loadtest.Load(t, both, teamlaketest.Messages(1, 9)...)
 	// Each machine's lake records the embedding model of its chunks; the
 	// shared lake holds both, the older first.
 	day := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)

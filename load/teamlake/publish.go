@@ -24,7 +24,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/load/layout"
 )
 
@@ -86,11 +85,7 @@ func (l *Lake) publishTable(ctx context.Context, local, name string, sent []stri
 		return rep, nil, err
 	}
 	var recs []arrow.RecordBatch
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
+	defer func() { release(recs) }()
 	plats := map[string]bool{}
 	for _, p := range paths {
 		rs, err := readRecords(ctx, p)
@@ -367,14 +362,7 @@ func (l *Lake) readSent(local string) (map[string][]string, error) {
 }
 
 func (l *Lake) writeSent(local string, sent map[string][]string) error {
-	b, err := json.MarshalIndent(sentFile{Catalog: l.opt.Catalog, Lake: l.opt.Lake, Tables: sent}, "", " ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(l.sentPath(local)), 0o700); err != nil {
-		return err
-	}
-	return atomicfile.Write(l.sentPath(local), b)
+	return writeState(l.sentPath(local), sentFile{Catalog: l.opt.Catalog, Lake: l.opt.Lake, Tables: sent})
 }
 
 func release(recs []arrow.RecordBatch) {
