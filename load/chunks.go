@@ -35,11 +35,16 @@ func chunkRow(r *schema.Record, hash string, index *chunkIndex) layout.ChunkRow 
 		Tool: chunkTool(r),
 	}
 	if index != nil {
-		index.vecs.AddMeta(searchindex.RowMeta{ID: row.ID, ParentID: row.ParentID, ContentType: row.ContentType,
-			Platform: row.Platform, SessionID: row.SessionID, AgentID: row.AgentID, Project: row.Project, User: row.User,
-			Machine: row.Machine, Tool: row.Tool, ChunkIndex: row.ChunkIndex, Text: row.Text})
+		index.vecs.AddMeta(rowMeta(&row))
 	}
 	return row
+}
+
+// rowMeta is what a chunk's sidecar holds of its row for search.
+func rowMeta(row *layout.ChunkRow) searchindex.RowMeta {
+	return searchindex.RowMeta{ID: row.ID, ParentID: row.ParentID, ContentType: row.ContentType,
+		Platform: row.Platform, SessionID: row.SessionID, AgentID: row.AgentID, Project: row.Project, User: row.User,
+		Machine: row.Machine, Tool: row.Tool, ChunkIndex: row.ChunkIndex, Text: row.Text}
 }
 
 // chunkTool is the name of the tool a chunk is of (pos-embed records it as

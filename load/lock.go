@@ -73,3 +73,16 @@ func unlock(f *os.File, clean bool) {
 		f.Close()
 	}
 }
+
+// Lock takes the lake's writer lock as a load does, for a program that puts
+// a lake's files in place other than through a Loader (a cache fetched from
+// a shared lake), waiting up to timeout. dirty reports that the last holder
+// did not end cleanly; the returned func releases the lock, clean saying
+// this holder left no temporary file.
+func Lock(ctx context.Context, lake string, timeout time.Duration) (release func(clean bool), dirty bool, err error) {
+	f, dirty, err := lock(ctx, lake, timeout)
+	if err != nil {
+		return nil, false, err
+	}
+	return func(clean bool) { unlock(f, clean) }, dirty, nil
+}

@@ -79,6 +79,11 @@ func ReadScrubState(lake string) (*ScrubState, error) {
 	return st, nil
 }
 
+// WriteScrubState writes st as the lake's scrub record, for a program that
+// puts a lake's rows in place other than through a Loader (a cache fetched
+// from a shared lake).
+func WriteScrubState(lake string, st *ScrubState) error { return writeScrubState(lake, st) }
+
 func writeScrubState(lake string, st *ScrubState) error {
 	b, _ := json.MarshalIndent(st, "", " ")
 	return atomicfile.Write(filepath.Join(lake, "_state", scrubStateFile), b)

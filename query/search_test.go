@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -531,5 +532,64 @@ func TestCandidatesInGo(t *testing.T) {
 		if line == "" {
 			t.Fatalf("%q found nothing to compare", opts[i].Query)
 		}
+	}
+}
+
+// A lake whose chunks files came without their postings and sidecars (a
+// cache fetched from a shared lake) searches as the lake that wrote them
+// once load.IndexChunks has made those.
+func TestSearchReindexed(t *testing.T) {
+	lake := searchLake(t)
+	queries := []string{"retry with exponential backoff", "failed tool call", "database migration"}
+	results := func() []string {
+		db := openDB(t, lake)
+		defer db.Close()
+		var out []string
+		for _, mode := range query.SearchModes {
+			for _, q := range queries {
+				for _, h := range search(t, db, query.SearchOptions{Query: q, Mode: mode, K: 8}).Hits {
+					out = append(out, fmt.Sprintf("%s %q: %s %.6f %q", mode, q, h.ChunkID, h.Score, h.Snippet))
+				}
+			}
+		}
+		return out
+	}
+	want := results()
+	if len(want) == 0 {
+		t.Fatal("no hits on the lake that wrote its indexes")
+	}
+	files, _ := filepath.Glob(filepath.Join(lake, "indexed", "chunks", "*", "*", "*.parquet"))
+	vecs, _ := filepath.Glob(filepath.Join(lake, "indexed", "chunks", "*", "*", "*"+searchindex.VectorsExt))
+	if len(files) == 0 || len(vecs) != len(files) {
+		t.Fatalf("%d chunks files, %d sidecars", len(files), len(vecs))
+	}
+	// An orphan sidecar and postings file, as a fetch that removed a
+	// chunks file leaves them.
+	orphan := strings.TrimSuffix(files[0], ".parquet") + "-gone" + searchindex.VectorsExt
+	for _, f := range vecs {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(orphan, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Join(lake, "indexed", "postings"), filepath.Join(lake, searchindex.Dir)} {
+		if err := os.RemoveAll(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := load.IndexChunks(lake)
+	if err != nil || n != len(files) {
+		t.Fatalf("IndexChunks: %d files, %v; want %d", n, err, len(files))
+	}
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Errorf("the orphan sidecar is still there: %v", err)
+	}
+	if got := results(); !slices.Equal(got, want) {
+		t.Errorf("hits after reindexing:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n, err := load.IndexChunks(lake); n != 0 || err != nil {
+		t.Errorf("IndexChunks of an indexed lake: %d files, %v", n, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -20,17 +21,19 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pos-lake/pos/internal/atomicfile"
+	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
 )
 
 // FetchReport is what bringing a table of the cache up to date did.
 type FetchReport struct {
 	Table      string `json:"table"`
-	Snapshot   int64  `json:"snapshot"`   // the snapshot the cache now holds, 0: the table is empty
-	Files      int    `json:"files"`      // data files of the snapshot
-	Downloaded int    `json:"downloaded"` // of those, fetched now
-	Bytes      int64  `json:"bytes"`      // bytes fetched now
-	Removed    int    `json:"removed"`    // cached files no longer in the snapshot
+	Snapshot   int64  `json:"snapshot"`          // the snapshot the cache now holds, 0: the table is empty
+	Files      int    `json:"files"`             // data files of the snapshot
+	Downloaded int    `json:"downloaded"`        // of those, fetched now
+	Bytes      int64  `json:"bytes"`             // bytes fetched now
+	Removed    int    `json:"removed"`           // cached files no longer in the snapshot
+	Indexed    int    `json:"indexed,omitempty"` // chunks files given their postings and sidecar now
 }
 
 // Fetch brings cache, a directory laid out as a local lake, up to date
@@ -40,28 +43,102 @@ type FetchReport struct {
 // rewrites a data file in place, so a file held under its name is the
 // file the snapshot lists; a repeated Fetch of an unchanged lake reads
 // the tables' metadata only.
-func (l *Lake) Fetch(ctx context.Context, cache string, tables ...string) ([]FetchReport, error) {
+func (l *Lake) Fetch(ctx context.Context, cache string, tables ...string) (out []FetchReport, err error) {
 	if len(tables) == 0 {
 		tables = Tables
 	}
-	var out []FetchReport
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		return nil, err
+	}
+	// The cache is a lake: one writer at a time, as pos-load keeps it.
+	release, dirty, err := load.Lock(ctx, cache, lockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { release(err == nil) }()
+	if dirty {
+		if err := removeTemps(cache); err != nil {
+			return nil, err
+		}
+	}
+	scrub, err := load.ReadScrubState(cache)
+	if err != nil {
+		return nil, err
+	}
+	before := maps.Clone(scrub.Tables)
 	for _, name := range tables {
-		rep, err := l.fetchTable(ctx, cache, name)
+		rep, err := l.fetchTable(ctx, cache, name, scrub)
 		if err != nil {
 			return out, fmt.Errorf("fetching %s: %w", name, err)
 		}
 		out = append(out, rep)
 	}
+	if !maps.EqualFunc(before, scrub.Tables, maps.Equal) {
+		if err := load.WriteScrubState(cache, scrub); err != nil {
+			return out, err
+		}
+	}
+	if i := slices.Index(tables, layout.TableChunks); i >= 0 {
+		// Search reads a chunks file through its postings and sidecar,
+		// which the shared lake does not hold: they are made here.
+		n, err := load.IndexChunks(cache)
+		out[i].Indexed = n
+		if err != nil {
+			return out, fmt.Errorf("indexing the fetched chunks: %w", err)
+		}
+	}
 	return out, nil
 }
 
-func (l *Lake) fetchTable(ctx context.Context, cache, name string) (FetchReport, error) {
+// scrubProperty is the table property in which publishers record, per
+// scrub mark, the rows they added (one table's entry of load.ScrubState).
+const scrubProperty = "pos.scrub"
+
+// keepScrub records in the cache's scrub state how the table's rows were
+// scrubbed, as its publishers recorded it; a table that records nothing
+// has rows of unknown scrubbing.
+func keepScrub(st *load.ScrubState, name string, tbl *table.Table) error {
+	v, ok := tbl.Properties()[scrubProperty]
+	if !ok {
+		st.Tables[name] = map[string]int64{load.ScrubUnknown: 0}
+		return nil
+	}
+	var marks map[string]int64
+	if err := json.Unmarshal([]byte(v), &marks); err != nil {
+		return fmt.Errorf("the table's property %s: %w", scrubProperty, err)
+	}
+	st.Tables[name] = marks
+	return nil
+}
+
+// lockTimeout is how long a fetch waits for another to finish with the
+// same cache.
+const lockTimeout = 10 * time.Minute
+
+// removeTemps removes the files a killed fetch left half downloaded.
+func removeTemps(cache string) error {
+	return filepath.WalkDir(cache, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil || d.IsDir() || !strings.HasPrefix(d.Name(), tempPrefix) {
+			return err
+		}
+		return os.Remove(path)
+	})
+}
+
+func (l *Lake) fetchTable(ctx context.Context, cache, name string, scrub *load.ScrubState) (FetchReport, error) {
 	rep := FetchReport{Table: name}
 	tbl, err := l.Table(ctx, name)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
+		delete(scrub.Tables, name)
 		return rep, removeStale(cache, name, nil, &rep)
 	}
 	if err != nil {
+		return rep, err
+	}
+	if err := keepScrub(scrub, name, tbl); err != nil {
 		return rep, err
 	}
 	if name == layout.TableChunks {
@@ -192,6 +269,9 @@ func writeState(path string, v any) error {
 	return atomicfile.Write(path, b)
 }
 
+// tempPrefix begins the names of files being downloaded.
+const tempPrefix = ".fetch-"
+
 // download copies a data file into the cache under a temporary name and
 // renames it into place, so the cache never holds part of a file.
 func download(fsys iceio.IO, remote, local string) (int64, error) {
@@ -203,7 +283,7 @@ func download(fsys iceio.IO, remote, local string) (int64, error) {
 	if err := os.MkdirAll(filepath.Dir(local), 0o700); err != nil {
 		return 0, err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(local), ".fetch-*")
+	tmp, err := os.CreateTemp(filepath.Dir(local), tempPrefix+"*")
 	if err != nil {
 		return 0, err
 	}

@@ -19,7 +19,8 @@ import (
 // of every version of a table read alike. A column the file does not have
 // reads as NULL, unless it is needed. NULL sets a field to its zero value
 // (nil for a pointer, Valid false for sql.NullInt64 and sql.NullBool).
-// A []string field reads a list of strings (name.list.element).
+// A []string field reads a list of strings and a []float32 field a list
+// of floats (name.list.element).
 
 // field is how a struct field is filled from its column.
 type field struct {
@@ -41,6 +42,7 @@ const (
 	kNullBool
 	kTime
 	kStrings
+	kFloats
 )
 
 var (
@@ -84,6 +86,8 @@ func fieldsOf[T any]() ([]field, error) {
 			f.kind = kBool
 		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.String:
 			f.kind = kStrings
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Float32:
+			f.kind = kFloats
 		default:
 			return nil, fmt.Errorf("%v.%s: cannot read a column into %v", t, sf.Name, ft)
 		}
@@ -136,7 +140,7 @@ func ReadRows[T any](pf *parquet.File, out []T, need ...string) ([]T, error) {
 	var flat []field
 	var cols []Column
 	for _, f := range fs {
-		if f.kind == kStrings {
+		if f.kind == kStrings || f.kind == kFloats {
 			continue
 		}
 		col, err := LookupColumn(pf, f.name, contains(need, f.name))
@@ -157,13 +161,19 @@ func ReadRows[T any](pf *parquet.File, out []T, need ...string) ([]T, error) {
 		}
 		rows := out[base:]
 		for _, f := range fs {
-			if f.kind != kStrings {
-				continue
+			var err error
+			switch f.kind {
+			case kStrings:
+				err = ReadStrings(pf, rg, len(rows), nil, func(row int, s string) {
+					p := (*[]string)(unsafe.Add(unsafe.Pointer(&rows[row]), f.offset))
+					*p = append(*p, s)
+				}, f.name, "list", "element")
+			case kFloats:
+				err = readList(pf, rg, len(rows), nil, parquet.Float, func(row int, v parquet.Value) {
+					p := (*[]float32)(unsafe.Add(unsafe.Pointer(&rows[row]), f.offset))
+					*p = append(*p, v.Float())
+				}, f.name, "list", "element")
 			}
-			err := ReadStrings(pf, rg, len(rows), nil, func(row int, s string) {
-				p := (*[]string)(unsafe.Add(unsafe.Pointer(&rows[row]), f.offset))
-				*p = append(*p, s)
-			}, f.name, "list", "element")
 			if err != nil {
 				return out, err
 			}
@@ -191,15 +201,22 @@ func ReadFile[T any](path string, out []T, need ...string) ([]T, error) {
 // rows want says (every row when want is nil); leaf is the column's path.
 // A file without the column calls fn for none: its values are NULL.
 func ReadStrings(pf *parquet.File, rg parquet.RowGroup, n int, want []bool, fn func(row int, s string), leaf ...string) error {
+	return readList(pf, rg, n, want, parquet.ByteArray, func(row int, v parquet.Value) { fn(row, string(v.ByteArray())) }, leaf...)
+}
+
+// readList calls fn with each value of a column of the given kind (a flat
+// one, or a list's elements) of a row group of n rows, as ReadStrings
+// does.
+func readList(pf *parquet.File, rg parquet.RowGroup, n int, want []bool, kind parquet.Kind, fn func(row int, v parquet.Value), leaf ...string) error {
 	col, ok := pf.Schema().Lookup(leaf...)
 	if !ok {
 		return nil
 	}
-	if col.Node.Type().Kind() != parquet.ByteArray {
-		return fmt.Errorf("%s: not a column of strings", strings.Join(leaf, "."))
+	if col.Node.Type().Kind() != kind {
+		return fmt.Errorf("%s: not a column of %s", strings.Join(leaf, "."), kind)
 	}
 	// Repetition level 0 starts a row; a value at the full definition level
-	// is a string (below it: NULL, or an empty list).
+	// is an element (below it: NULL, or an empty list).
 	row := -1
 	return ReadColumns(rg, []Column{{Index: col.ColumnIndex}}, func(_, _ int, v parquet.Value) error {
 		if v.RepetitionLevel() == 0 {
@@ -209,7 +226,7 @@ func ReadStrings(pf *parquet.File, rg parquet.RowGroup, n int, want []bool, fn f
 			return fmt.Errorf("%s: more values than the row group has rows", leaf[0])
 		}
 		if v.DefinitionLevel() == col.MaxDefinitionLevel && (want == nil || want[row]) {
-			fn(row, string(v.ByteArray()))
+			fn(row, v)
 		}
 		return nil
 	})

@@ -28,6 +28,7 @@ type want struct {
 	NullB  sql.NullBool   `parquet:"null_b"`
 	TS     time.Time      `parquet:"ts"`
 	Labels []string       `parquet:"labels"`
+	Vec    []float32      `parquet:"vec"`
 	Skip   string         `parquet:"-"`
 	local  int            // untagged: left alone
 	Other  map[string]int // untagged: left alone
@@ -45,6 +46,7 @@ type required struct {
 	NullB  bool      `parquet:"null_b"`
 	TS     time.Time `parquet:"ts,timestamp(microsecond)"`
 	Labels []string  `parquet:"labels,list"`
+	Vec    []float32 `parquet:"vec,list"`
 }
 
 type optional struct {
@@ -59,6 +61,7 @@ type optional struct {
 	NullB  *bool     `parquet:"null_b,optional"`
 	TS     time.Time `parquet:"ts,optional,timestamp(millisecond)"`
 	Labels []string  `parquet:"labels,optional,list"`
+	Vec    []float32 `parquet:"vec,optional,list"`
 }
 
 type old struct {
@@ -89,12 +92,12 @@ func TestReadRowsLayouts(t *testing.T) {
 	i7, tr := int64(7), true
 	full := []want{
 		{ID: "a", Name: "alpha", Opt: &s, N: 1, Small: 2, Rank: 3, Flag: true, NullN: sql.NullInt64{Int64: 4, Valid: true},
-			NullB: sql.NullBool{Bool: true, Valid: true}, TS: ts, Labels: []string{"l1", "l2"}},
+			NullB: sql.NullBool{Bool: true, Valid: true}, TS: ts, Labels: []string{"l1", "l2"}, Vec: []float32{0.5, -1.25}},
 		{ID: "b", Name: "beta", Opt: &z, N: 5, NullN: sql.NullInt64{Valid: true}, NullB: sql.NullBool{Valid: true}, TS: ts.Add(time.Hour)},
 		{ID: "c", Opt: &s, Labels: []string{"l3"}, NullN: sql.NullInt64{Valid: true}, NullB: sql.NullBool{Valid: true}, TS: ts},
 	}
 	req := write(t, []required{
-		{ID: "a", Name: "alpha", Opt: "x", N: 1, Small: 2, Rank: 3, Flag: true, NullN: 4, NullB: true, TS: ts, Labels: []string{"l1", "l2"}},
+		{ID: "a", Name: "alpha", Opt: "x", N: 1, Small: 2, Rank: 3, Flag: true, NullN: 4, NullB: true, TS: ts, Labels: []string{"l1", "l2"}, Vec: []float32{0.5, -1.25}},
 		{ID: "b", Name: "beta", N: 5, TS: ts.Add(time.Hour)},
 		{ID: "c", Opt: "x", Labels: []string{"l3"}, TS: ts},
 	})
@@ -106,8 +109,8 @@ func TestReadRowsLayouts(t *testing.T) {
 
 	opt := write(t, []optional{
 		{ID: "a", Name: "alpha", Opt: &s, N: &i7, Small: 2, Rank: 3, Flag: &tr, NullN: &i7, NullB: &tr, TS: ts, Labels: []string{"l1", "l2"}},
-		{ID: "b", TS: ts.Add(time.Hour), Labels: []string{}},
-		{ID: "c"},
+		{ID: "b", TS: ts.Add(time.Hour), Labels: []string{}, Vec: []float32{}},
+		{ID: "c", Vec: []float32{3}},
 	})
 	got, err = pqread.ReadFile[want](opt, nil, "id")
 	if err != nil {
@@ -117,7 +120,7 @@ func TestReadRowsLayouts(t *testing.T) {
 		{ID: "a", Name: "alpha", Opt: &s, N: 7, Small: 2, Rank: 3, Flag: true, NullN: sql.NullInt64{Int64: 7, Valid: true},
 			NullB: sql.NullBool{Bool: true, Valid: true}, TS: ts, Labels: []string{"l1", "l2"}},
 		{ID: "b", TS: ts.Add(time.Hour)},
-		{ID: "c"},
+		{ID: "c", Vec: []float32{3}},
 	})
 
 	// A file that predates most columns: they read as NULL.
@@ -165,6 +168,9 @@ func check(t *testing.T, name string, got, want []want) {
 		g.Opt, w.Opt = nil, nil
 		if len(g.Labels) == 0 && len(w.Labels) == 0 {
 			g.Labels, w.Labels = nil, nil
+		}
+		if len(g.Vec) == 0 && len(w.Vec) == 0 {
+			g.Vec, w.Vec = nil, nil
 		}
 		if !reflect.DeepEqual(g, w) {
 			t.Errorf("%s: row %d:\n%+v\nwant\n%+v", name, i, g, w)
