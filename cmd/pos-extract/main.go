@@ -80,7 +80,7 @@ func run(c *cli.Context) error {
 	if opt.Machine == "" {
 		opt.Machine, _ = os.Hostname()
 	}
-	if err := opt.UseState(c.String("state"), c.String("lake"), c.Bool("full")); err != nil {
+	if err := opt.UseState(c.String("state"), cmdio.LocalLake(c.String("lake")), c.Bool("full")); err != nil {
 		return err
 	}
 	if c.Bool("list") {

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -32,7 +33,7 @@ func newApp() *cli.App {
 		Usage:     "write pos records into the Parquet lake",
 		UsageText: "pos-extract | pos-normalize | pos-scrub | pos-load [--lake DIR] [--require-scrubbed] [FILE...]",
 		Flags: []cli.Flag{
-			cmdio.LakeFlag(),
+			cmdio.LakeFlag(), cmdio.CatalogFlag(),
 			&cli.DurationFlag{Name: "lock-timeout", Value: 10 * time.Minute, Usage: "how long to wait for another pos-load to finish"},
 			&cli.BoolFlag{Name: "no-catalog", Usage: "do not refresh LAKE/pos.duckdb"},
 			&cli.BoolFlag{Name: "no-compact", Usage: "do not merge the small files of the partitions this run wrote to"},
@@ -49,6 +50,10 @@ func newApp() *cli.App {
 func run(c *cli.Context) error {
 	skips := cmdio.NewSkips(c)
 	start := time.Now()
+	publish, err := cmdio.LoadShared(c)
+	if err != nil {
+		return err
+	}
 	l, err := load.Open(c.Context, load.Options{
 		Lake:        c.String("lake"),
 		OnSkip:      skips.Skip,
@@ -81,5 +86,8 @@ func run(c *cli.Context) error {
 	for _, w := range st.Warnings() {
 		fmt.Fprintf(c.App.ErrWriter, "pos-load: %s\n", w)
 	}
-	return skips.Err()
+	if publish != nil {
+		err = publish()
+	}
+	return cmp.Or(err, skips.Err())
 }

@@ -31,7 +31,7 @@ func newApp() *cli.App {
 		Usage:     "serve the pos lake to agents as MCP tools, over stdio",
 		UsageText: "pos-mcp [--lake DIR] [--llm-model MODEL --llm-base-url URL] [--base-url URL]",
 		Flags: append(append([]cli.Flag{
-			cmdio.LakeFlag(),
+			cmdio.LakeFlag(), cmdio.CatalogFlag(),
 			&cli.BoolFlag{Name: "verbose", Usage: "log the server's activity on stderr"},
 		}, llmcfg.Flags()...), embedcfg.QueryEndpointFlags()...),
 		Action: run,
@@ -41,6 +41,9 @@ func newApp() *cli.App {
 func run(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return cmdio.Usagef("unexpected argument %q", c.Args().First())
+	}
+	if err := cmdio.ReadShared(c); err != nil {
+		return err
 	}
 	var logger *slog.Logger
 	if c.Bool("verbose") {

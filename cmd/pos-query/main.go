@@ -52,7 +52,7 @@ func command(cmd *cli.Command) *cli.Command {
 		cmd.Description = help(cmd.Name)
 	}
 	cmd.HideHelpCommand = true
-	cmd.Flags = append(cmd.Flags, lookup.RawFlag())
+	cmd.Flags = cmdio.WithCatalog(append(cmd.Flags, lookup.RawFlag()))
 	if action := cmd.Action; action != nil {
 		cmd.Action = func(c *cli.Context) error {
 			// Text from histories never drives the terminal (see
@@ -64,7 +64,10 @@ func command(cmd *cli.Command) *cli.Command {
 				g.Flush()
 				c.App.Writer, c.App.ErrWriter = out, errw
 			}()
-			err := action(c)
+			err := cmdio.ReadShared(c)
+			if err == nil {
+				err = action(c)
+			}
 			if g.Out.N == 0 && query.FileVanished(err) {
 				// A load compacted a partition between the query's listing
 				// of its files and their reading: the files are there

@@ -5,6 +5,7 @@
 package lakecli
 
 import (
+	"cmp"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -49,13 +50,14 @@ func New() *cli.App {
 		}, {
 			Name: "fetch", Usage: "bring a local cache up to date with the shared lake's current snapshot",
 			Description: cmdio.Help(helpFiles, "fetch"),
-			Flags:       append([]cli.Flag{&cli.StringFlag{Name: "cache", Usage: "the cache `DIR`, a local lake pos-query reads"}}, shared...),
+			Flags:       append([]cli.Flag{&cli.StringFlag{Name: "cache", Usage: "the cache `DIR`, a local lake pos-query reads (default: one under $XDG_CACHE_HOME/pos/shared for this lake and catalog)"}}, shared...),
 			Action: func(c *cli.Context) error {
 				l, err := open(c, "")
 				if err != nil {
 					return err
 				}
-				reps, err := l.Fetch(c.Context, c.String("cache"), c.StringSlice("table")...)
+				cache := cmp.Or(c.String("cache"), cmdio.SharedCache(c.String("lake"), c.String("catalog")))
+				reps, err := l.Fetch(c.Context, cache, c.StringSlice("table")...)
 				return report(c, reps, err)
 			},
 		}},
@@ -66,8 +68,8 @@ func open(c *cli.Context, machine string) (*teamlake.Lake, error) {
 	if machine == "" {
 		machine, _ = os.Hostname()
 	}
-	for _, f := range []string{"lake", "catalog", "cache"} {
-		if c.String(f) == "" && (f != "cache" || c.Command.Name == "fetch") {
+	for _, f := range []string{"lake", "catalog"} {
+		if c.String(f) == "" {
 			return nil, cmdio.UsageError{Err: fmt.Errorf("--%s is required", f)}
 		}
 	}

@@ -1,0 +1,53 @@
+package pipelines_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
+	"github.com/pos-lake/pos/internal/corpus"
+	"github.com/pos-lake/pos/internal/seaweedtest"
+)
+
+// A lake published with pos-load --lake s3://… answers pos-query as the
+// local lake that published it: the same stats, sessions, timeline, search
+// hits and SQL results. A second identical query reads no object from the
+// server.
+func TestSharedLakeAnswersAsLocal(t *testing.T) {
+	dir := corpus.Platform(t, claudecode.Name)
+	s := seaweedtest.Start(t)
+	tmp := t.TempDir()
+	local, shared := filepath.Join(tmp, "local"), "s3://"+s.TableBucket+"/team"
+	env := append(s.Env(), "POS_CATALOG="+s.Catalog, "POS_LOCAL_LAKE="+local, "XDG_CACHE_HOME="+filepath.Join(tmp, "cache"))
+	mustSh(t, fmt.Sprintf("pos-extract -q --platform claude_code --root %q --full | pos-normalize -q | pos-scrub -q | pos-embed -q | pos-load -q --lake %q",
+		dir, shared), env...)
+	queries := []string{
+		"stats --format json",
+		"stats --by model --format json",
+		"sessions --limit 0 --format json",
+		"timeline --limit 0 --format json",
+		"search 'retry with backoff' --mode lexical -k 20 --format json",
+		"search 'why did the build fail' --mode hybrid -k 20 --format json",
+		"search 'parquet schema' --mode vector --min-similarity -1 -k 20 --format json",
+		`sql --format json "SELECT role, count(*) AS n, sum(length(text)) AS chars FROM messages GROUP BY role ORDER BY role"`,
+		`sql --format json "SELECT count(*) AS n, count(DISTINCT session_id) AS sessions FROM chunks"`,
+	}
+	for _, q := range queries {
+		want := mustSh(t, "pos-query "+q+" --lake "+local, env...)
+		got := mustSh(t, "pos-query "+q+" --lake "+shared, env...)
+		if strings.TrimSpace(want) == "[]" || len(want) < 20 {
+			t.Errorf("pos-query %s: the local lake's answer is empty: %q", q, want)
+		}
+		if got != want {
+			t.Errorf("pos-query %s on the shared lake:\n%.2000s\nwant the local lake's:\n%.2000s", q, got, want)
+		}
+	}
+	before := s.Requests(t)
+	mustSh(t, "pos-query stats --format json --lake "+shared, env...)
+	after := s.Requests(t)
+	if before["GET"] == 0 || after["GET"] != before["GET"] {
+		t.Errorf("a repeated query: the server's GETs went from %d to %d, want no new one", before["GET"], after["GET"])
+	}
+}
