@@ -4,5 +4,8 @@
 // histories into its own local lake as always; Publish sends what is new,
 // without the records the shared table already holds, in one Iceberg
 // commit per table, retried on a conflict with another machine's commit.
+// Maintain compacts the tables' small files, expires old snapshots and
+// deletes the objects no snapshot references, beside publishers and
+// readers.
 // docs/team-lake-design.md gives the design.
 package teamlake

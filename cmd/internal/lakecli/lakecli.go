@@ -24,11 +24,7 @@ var helpFiles embed.FS
 
 // New is pos-lake's command line.
 func New() *cli.App {
-	shared := []cli.Flag{
-		&cli.StringFlag{Name: "lake", EnvVars: []string{"POS_SHARED_LAKE"}, Usage: "the shared lake, s3://BUCKET/NAMESPACE"},
-		&cli.StringFlag{Name: "catalog", EnvVars: []string{"POS_CATALOG"}, Usage: "the Iceberg REST catalog's `URI`"},
-		&cli.StringSliceFlag{Name: "table", Usage: "a table to work on (repeatable; default: " + strings.Join(teamlake.Tables, ", ") + ")"},
-	}
+	shared := sharedFlags()
 	return cmdio.App(helpFiles, &cli.App{
 		Name:  "pos-lake",
 		Usage: "publish a local lake to a shared one on object storage, and fetch the shared lake",
@@ -60,8 +56,17 @@ func New() *cli.App {
 				reps, err := l.Fetch(c.Context, cache, c.StringSlice("table")...)
 				return report(c, reps, err)
 			},
-		}},
+		}, maintain()},
 	})
+}
+
+// sharedFlags name the shared lake and its tables; every command takes them.
+func sharedFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "lake", EnvVars: []string{"POS_SHARED_LAKE"}, Usage: "the shared lake, s3://BUCKET/NAMESPACE"},
+		&cli.StringFlag{Name: "catalog", EnvVars: []string{"POS_CATALOG"}, Usage: "the Iceberg REST catalog's `URI`"},
+		&cli.StringSliceFlag{Name: "table", Usage: "a table to work on (repeatable; default: " + strings.Join(teamlake.Tables, ", ") + ")"},
+	}
 }
 
 func open(c *cli.Context, machine string) (*teamlake.Lake, error) {
