@@ -58,7 +58,10 @@ func New() *cli.App {
 				reps, err := l.Fetch(c.Context, c.String("cache"), c.StringSlice("table")...)
 				return report(c, reps, err)
 			},
-		}},
+		},
+			ddlCommand(shared),
+			checkCommand(shared),
+		},
 	})
 }
 
