@@ -29,6 +29,11 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A table created with no snapshot yet has nothing to check.
+	if err := l.CreateEmptyTable(ctx, layout.TableExchanges); err != nil {
+		t.Fatal(err)
+	}
+
 	reps, err := l.Check(ctx)
 	t.Logf("reports: %+v", reps)
 	if err != nil {
@@ -39,9 +44,14 @@ func TestCheck(t *testing.T) {
 	}
 	var msgs teamlake.CheckReport
 	for _, r := range reps {
-		if r.Table == layout.TableMessages {
+		switch {
+		case r.Table == layout.TableMessages:
 			msgs = r
-		} else if r.Exists {
+		case r.Table == layout.TableExchanges:
+			if !r.Exists || r.Snapshot != 0 || r.Files != 0 || r.Format != 2 {
+				t.Errorf("the empty exchanges table: %+v", r)
+			}
+		case r.Exists:
 			t.Errorf("%s exists, but nothing published it", r.Table)
 		}
 	}

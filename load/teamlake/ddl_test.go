@@ -40,16 +40,19 @@ func publishTwo(t *testing.T, s *seaweedtest.Server, namespace string) (*teamlak
 // The duckdb statements, run in a real DuckDB with no extension to
 // install, read a local copy of the bucket: the messages view holds the
 // rows a local lake of the published records holds, and a table never
-// published gets a comment, not a view.
+// published, or created with no snapshot yet, gets a comment, not a view.
 func TestDDLDuckDBReadsLocalCopy(t *testing.T) {
 	s := shared(t)
 	ctx := context.Background()
 	l, both := publishTwo(t, s, "team")
+	if err := l.CreateEmptyTable(ctx, layout.TableExchanges); err != nil {
+		t.Fatal(err)
+	}
 
 	root := t.TempDir()
 	keys := teamlaketest.CopyBucket(t, s.TableBucket, root)
 	t.Logf("copied %d objects of %s", len(keys), s.TableBucket)
-	text, err := l.DDL(ctx, "duckdb", teamlake.DDLOptions{Root: root, Tables: []string{layout.TableMessages, layout.TableSessions}})
+	text, err := l.DDL(ctx, "duckdb", teamlake.DDLOptions{Root: root, Tables: []string{layout.TableMessages, layout.TableSessions, layout.TableExchanges}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +62,9 @@ func TestDDLDuckDBReadsLocalCopy(t *testing.T) {
 	}
 	if !strings.Contains(text, "-- sessions: no such table") || strings.Contains(text, `VIEW "sessions"`) {
 		t.Errorf("the unpublished sessions table: want a comment and no view")
+	}
+	if !strings.Contains(text, "-- exchanges: the table has no snapshot yet") || strings.Contains(text, `VIEW "exchanges"`) {
+		t.Errorf("the empty exchanges table: want a comment and no view")
 	}
 
 	db, err := sql.Open("duckdb", "?autoinstall_known_extensions=false&autoload_known_extensions=false")
