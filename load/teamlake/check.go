@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/cespare/xxhash/v2"
 )
 
 // CheckReport is what checking one table of the shared lake found.
@@ -285,13 +286,16 @@ func specShape(sc *iceberg.Schema, spec iceberg.PartitionSpec) string {
 
 // scanKeys scans a table's current snapshot for its id and content_hash
 // columns: the rows read, the distinct (id, content_hash) pairs and the
-// ids held with more than one content hash.
+// ids held with more than one content hash. It keeps each id with a
+// 64-bit hash of its content hash, and a set of hashes only for the few
+// ids held in more than one version.
 func scanKeys(ctx context.Context, tbl *table.Table) (rows, pairs int64, sameID int, err error) {
 	_, it, err := tbl.Scan(table.WithSelectedFields("id", "content_hash")).ToArrowRecords(ctx)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	hashes := map[string]map[string]bool{}
+	first := map[string]uint64{}
+	more := map[string]map[uint64]bool{}
 	for rec, err := range it {
 		if err != nil {
 			return 0, 0, 0, err
@@ -303,23 +307,22 @@ func scanKeys(ctx context.Context, tbl *table.Table) (rows, pairs int64, sameID 
 		}
 		for i := range ids.Len() {
 			rows++
-			id := ids.Value(i)
-			m := hashes[id]
-			if m == nil {
-				m = map[string]bool{}
-				hashes[id] = m
-			}
-			if h := hs.Value(i); !m[h] {
-				m[h] = true
+			id, h := ids.Value(i), xxhash.Sum64String(hs.Value(i))
+			f, seen := first[id]
+			switch {
+			case !seen:
+				first[id] = h
+				pairs++
+			case f == h:
+			case more[id] == nil:
+				more[id] = map[uint64]bool{f: true, h: true}
+				pairs++
+			case !more[id][h]:
+				more[id][h] = true
 				pairs++
 			}
 		}
 		rec.Release()
 	}
-	for _, m := range hashes {
-		if len(m) > 1 {
-			sameID++
-		}
-	}
-	return rows, pairs, sameID, nil
+	return rows, pairs, len(more), nil
 }

@@ -59,10 +59,31 @@ func TestCheck(t *testing.T) {
 		t.Errorf("messages: %+v; want a snapshot, 2 or more files, 10 rows, 1 id held twice, format 2", msgs)
 	}
 
+	// A writer that appends records the table holds already, as publishing
+	// never does, leaves pairs held twice.
 	tbl, err := l.Table(ctx, layout.TableMessages)
 	if err != nil {
 		t.Fatal(err)
 	}
+	at, err := tbl.Scan().ToArrowTable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txn := tbl.NewTransaction()
+	err = txn.AppendTable(ctx, at, 1<<16, nil)
+	at.Release()
+	if err == nil {
+		tbl, err = txn.Commit(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps, err = l.Check(ctx, layout.TableMessages)
+	if !errors.Is(err, teamlake.ErrCheck) || len(reps) != 1 || len(reps[0].Problems) != 1 ||
+		reps[0].Problems[0] != "10 rows repeat an (id, content_hash) pair another row holds" || reps[0].Rows != 20 {
+		t.Errorf("checking with every record appended twice: %+v, %v", reps, err)
+	}
+
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -128,11 +128,12 @@ func (l *Lake) duckSecret() string {
 func (l *Lake) duckIcebergComment() string {
 	var b strings.Builder
 	b.WriteString("--\n-- A DuckDB that can install the iceberg extension (1.4 or later) can attach\n")
-	b.WriteString("-- the catalog instead, signing its requests with SigV4, and always read the\n-- current snapshot:\n")
+	b.WriteString("-- the catalog instead, signing its requests with SigV4, and always read the\n")
+	b.WriteString("-- current snapshot; the data files are read with the S3 secret, not with\n-- credentials the catalog vends:\n")
 	for _, s := range []string{
 		"INSTALL httpfs; INSTALL aws; INSTALL iceberg; LOAD httpfs; LOAD aws; LOAD iceberg;",
 		l.duckSecret() + ";",
-		fmt.Sprintf("ATTACH %s AS pos (TYPE iceberg, ENDPOINT %s, AUTHORIZATION_TYPE 'sigv4', SECRET pos_s3);",
+		fmt.Sprintf("ATTACH %s AS pos (TYPE iceberg, ENDPOINT %s, AUTHORIZATION_TYPE 'sigv4', SECRET pos_s3, ACCESS_DELEGATION_MODE 'none');",
 			sqlString(l.warehouse), sqlString(l.opt.Catalog)),
 		sampleQuery("pos."+strings.Join(l.namespace, ".")+"."+layout.TableMessages) + ";",
 	} {

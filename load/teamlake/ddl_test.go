@@ -95,7 +95,7 @@ func TestDDLDuckDBReadsLocalCopy(t *testing.T) {
 	}
 	endpoint := strings.TrimPrefix(s.S3, "http://")
 	for _, want := range []string{"'s3://" + s.TableBucket + "/", "CREATE OR REPLACE SECRET pos_s3 (TYPE s3, PROVIDER credential_chain, REGION 'us-east-1', ENDPOINT '" + endpoint + "', URL_STYLE 'path', USE_SSL false);",
-		"--   ATTACH 's3://" + s.TableBucket + "' AS pos (TYPE iceberg, ENDPOINT '" + s.Catalog + "', AUTHORIZATION_TYPE 'sigv4', SECRET pos_s3);"} {
+		"--   ATTACH 's3://" + s.TableBucket + "' AS pos (TYPE iceberg, ENDPOINT '" + s.Catalog + "', AUTHORIZATION_TYPE 'sigv4', SECRET pos_s3, ACCESS_DELEGATION_MODE 'none');"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the s3 ddl lacks %q:\n%s", want, text)
 		}
