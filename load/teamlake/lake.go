@@ -35,6 +35,7 @@ type Lake struct {
 	opt       Options
 	warehouse string
 	namespace table.Identifier
+	region    string
 	cat       *rest.Catalog
 }
 
@@ -81,7 +82,7 @@ func Open(ctx context.Context, opt Options) (*Lake, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog %s: %w", opt.Catalog, err)
 	}
-	return &Lake{opt: opt, warehouse: wh, namespace: ns, cat: cat}, nil
+	return &Lake{opt: opt, warehouse: wh, namespace: ns, region: region, cat: cat}, nil
 }
 
 // fileIOProps are the data files' S3 settings: the region, and the
@@ -89,13 +90,21 @@ func Open(ctx context.Context, opt Options) (*Lake, error) {
 // AWS_ENDPOINT_URL), which iceberg-go's S3 IO addresses path-style.
 func fileIOProps(region string) iceberg.Properties {
 	p := iceberg.Properties{iceio.S3Region: region}
-	for _, k := range []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"} {
-		if v := os.Getenv(k); v != "" {
-			p[iceio.S3EndpointURL] = v
-			break
-		}
+	if e := s3Endpoint(); e != "" {
+		p[iceio.S3EndpointURL] = e
 	}
 	return p
+}
+
+// s3Endpoint is the S3 endpoint the AWS SDK's variables name, "" for
+// Amazon S3's own.
+func s3Endpoint() string {
+	for _, k := range []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"} {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // ident names a table of the lake.

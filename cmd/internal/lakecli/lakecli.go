@@ -56,7 +56,7 @@ func New() *cli.App {
 				reps, err := l.Fetch(c.Context, cache, c.StringSlice("table")...)
 				return report(c, reps, err)
 			},
-		}, maintain()},
+		}, maintain(), ddlCommand(sharedFlags()), checkCommand(sharedFlags())},
 	})
 }
 

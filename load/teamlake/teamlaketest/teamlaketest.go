@@ -7,12 +7,19 @@ package teamlaketest
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load/teamlake"
@@ -67,4 +74,71 @@ func TableIDs(t testing.TB, l *teamlake.Lake, name string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// S3 is an S3 client for the endpoint and credentials the AWS SDK's
+// variables name (seaweedtest's Setenv), addressing buckets path-style.
+func S3(t testing.TB) *s3.Client {
+	t.Helper()
+	cfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.UsePathStyle = true
+		o.DisableLogOutputChecksumValidationSkipped = true // SeaweedFS sends none
+	})
+}
+
+// CopyBucket downloads every object of bucket to dir/KEY, as a local copy
+// of the bucket, and returns the keys.
+func CopyBucket(t testing.TB, bucket, dir string) []string {
+	t.Helper()
+	ctx := context.Background()
+	c := S3(t)
+	var keys []string
+	pages := s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			t.Fatalf("listing %s: %v", bucket, err)
+		}
+		for _, o := range page.Contents {
+			keys = append(keys, aws.ToString(o.Key))
+		}
+	}
+	for _, k := range keys {
+		if strings.HasSuffix(k, "/") {
+			continue // a directory marker
+		}
+		out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(k)})
+		if err != nil {
+			t.Fatalf("getting %s: %v", k, err)
+		}
+		b, err := io.ReadAll(out.Body)
+		out.Body.Close()
+		if err != nil {
+			t.Fatalf("reading %s: %v", k, err)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(k))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}
+
+// DeleteObject removes s3://BUCKET/KEY.
+func DeleteObject(t testing.TB, uri string) {
+	t.Helper()
+	bucket, key, ok := strings.Cut(strings.TrimPrefix(uri, "s3://"), "/")
+	if !ok {
+		t.Fatalf("not an object: %s", uri)
+	}
+	if _, err := S3(t).DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
+		t.Fatalf("deleting %s: %v", uri, err)
+	}
 }
