@@ -386,12 +386,16 @@ func scrubStrings(s *scrub.Scrubber, top string, a arrow.Array, n *int64) arrow.
 // markRank orders the marks of load.ScrubState from the least scrubbed.
 func markRank(mark string) int {
 	switch mark {
-	case load.ScrubNone, load.ScrubUnknown:
-		return 0
-	case load.ScrubDeclared:
+	case schema.ScrubOff:
 		return 1
+	case load.ScrubDeclared:
+		return 2
+	case schema.ScrubSecrets:
+		return 3
+	case schema.ScrubPII:
+		return 4
 	}
-	return 1 + schema.ScrubRank(mark)
+	return 0 // load.ScrubNone, load.ScrubUnknown, a mark this build does not know
 }
 
 // checkScrubbed refuses a table whose local rows were not all scrubbed
