@@ -1,8 +1,12 @@
 package scrub
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Field redacts what Record redacts in the same member: secrets in plain
@@ -46,5 +50,48 @@ func TestFieldPIIIdempotent(t *testing.T) {
 	// Nothing to redact: the value itself.
 	if out, n := s.Field("text", "nothing to hide here"); out != "nothing to hide here" || n != 0 {
 		t.Errorf("clean text: %q, %d", out, n)
+	}
+}
+
+// Scrubbing the corpus's native lines that mention an address, a key or a
+// token with Field twice gives what once gives: the markers of a
+// redaction are never redacted again.
+func TestFieldIdempotentCorpus(t *testing.T) {
+	var files []string
+	filepath.WalkDir("../../../shared/corpus", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".jsonl") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		t.Skip("no corpus at ../shared/corpus")
+	}
+	s := newScrubber(t, Options{PII: true})
+	var lines, changed, size int
+	start := time.Now()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if lines >= 2000 || !strings.Contains(line, "@") && !strings.Contains(line, "token") && !strings.Contains(line, "key") {
+				continue
+			}
+			lines++
+			size += len(line)
+			once, n := s.Field("raw", line)
+			if n > 0 {
+				changed++
+			}
+			if twice, n2 := s.Field("raw", once); twice != once || n2 != 0 {
+				t.Errorf("%s: scrubbing again redacted %d more", f, n2)
+			}
+		}
+	}
+	t.Logf("%d lines (%d bytes), %d changed, %v", lines, size, changed, time.Since(start))
+	if changed == 0 {
+		t.Error("nothing redacted in the corpus's lines")
 	}
 }
