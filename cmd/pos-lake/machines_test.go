@@ -35,7 +35,9 @@ func TestThreeMachinesKilled(t *testing.T) {
 	all := t.TempDir()
 	loadtest.Load(t, all, teamlaketest.Messages(1, 90)...)
 	shared := "s3://" + s.TableBucket + "/team"
-	env := append(os.Environ(), s.Env()...)
+	// The scrub key of --pii (on by default), so that no key file is made
+	// in the user's home.
+	env := append(os.Environ(), append(s.Env(), "POS_SCRUB_KEY=pos-lake test key of 32 bytes or more")...)
 	publish := func(i int) *exec.Cmd {
 		cmd := exec.Command(filepath.Join(binDir, "pos-lake"), "publish", "--lake", shared, "--catalog", s.Catalog,
 			"--local-lake", lakes[i], "--machine", fmt.Sprintf("box%d", i), "--table", layout.TableMessages)

@@ -90,22 +90,16 @@ func (l *Lake) Fetch(ctx context.Context, cache string, tables ...string) (out [
 	return out, nil
 }
 
-// scrubProperty is the table property in which publishers record, per
-// scrub mark, the rows they added (one table's entry of load.ScrubState).
-const scrubProperty = "pos.scrub"
-
 // keepScrub records in the cache's scrub state how the table's rows were
-// scrubbed, as its publishers recorded it; a table that records nothing
-// has rows of unknown scrubbing.
+// scrubbed, as its publishers recorded it (ScrubRecord); a table that
+// records nothing has rows of unknown scrubbing.
 func keepScrub(st *load.ScrubState, name string, tbl *table.Table) error {
-	v, ok := tbl.Properties()[scrubProperty]
-	if !ok {
-		st.Tables[name] = map[string]int64{load.ScrubUnknown: 0}
-		return nil
+	marks, err := ScrubRecord(tbl.Properties())
+	if err != nil {
+		return err
 	}
-	var marks map[string]int64
-	if err := json.Unmarshal([]byte(v), &marks); err != nil {
-		return fmt.Errorf("the table's property %s: %w", scrubProperty, err)
+	if len(marks) == 0 {
+		marks = map[string]int64{load.ScrubUnknown: 0}
 	}
 	st.Tables[name] = marks
 	return nil

@@ -28,6 +28,18 @@ type Options struct {
 	Catalog string
 	// Machine names the publishing machine in the commits' summaries.
 	Machine string
+
+	// What Publish sends (scope.go). OnlyProjects, when set, are the
+	// projects whose rows are published; DenyProjects are never published.
+	// Each is a project pattern (MatchProject).
+	OnlyProjects, DenyProjects []string
+	// PII scrubs every published row's text columns again, with personal
+	// data redacted (transform/scrub with PII), under ScrubKey. pos-lake
+	// publish turns it on unless --pii=false.
+	PII      bool
+	ScrubKey []byte
+	// Raw publishes the raw table too: the native records, off unless asked.
+	Raw bool
 }
 
 // Lake is an open shared lake.

@@ -24,7 +24,9 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/transform/scrub"
 )
 
 // maxAttempts bounds the commits a table's publish tries when other
@@ -39,14 +41,53 @@ type TableReport struct {
 	Added    int64  `json:"added"`    // rows committed: those the table did not hold
 	Attempts int    `json:"attempts"` // commits tried (more than one: conflicts)
 	Snapshot int64  `json:"snapshot"` // the table's snapshot after the commit, 0 if none was needed
+	// OutOfScope counts the rows of the files sent that Options' projects
+	// left out.
+	OutOfScope int64 `json:"out_of_scope"`
+	// Redactions counts what the publish's own scrub (Options.PII)
+	// redacted in the rows sent.
+	Redactions int64 `json:"redactions"`
+	// Scrub counts the added rows by scrub mark, as added to the shared
+	// table's ScrubProperty.
+	Scrub map[string]int64 `json:"scrub,omitempty"`
 }
 
-// Publish sends the part files of the local lake's tables (none: Tables)
-// that this shared lake has not had from it, each table in one commit, and
-// records them as sent in the local lake's _state.
+// Publish sends the part files of the local lake's tables (none: Tables,
+// and raw with Options.Raw) that this shared lake has not had from it,
+// each table in one commit, and records them as sent in the local lake's
+// _state. Only the rows of the projects in scope are sent, scrubbed again
+// with Options.PII (scope.go). A file once sent is not sent again: rows a
+// narrower scope left out of it are sent only if the record of what was
+// sent (_state/teamlake) is removed.
 func (l *Lake) Publish(ctx context.Context, local string, tables ...string) ([]TableReport, error) {
 	if len(tables) == 0 {
 		tables = Tables
+		if l.opt.Raw {
+			tables = append(slices.Clone(Tables), layout.TableRaw)
+		}
+	}
+	if slices.Contains(tables, layout.TableRaw) && !l.opt.Raw {
+		return nil, errors.New("the raw table holds the native records whole: it is published only when asked (--raw)")
+	}
+	if err := errors.Join(CheckProjectPatterns(l.opt.OnlyProjects), CheckProjectPatterns(l.opt.DenyProjects)); err != nil {
+		return nil, err
+	}
+	var scr *scrub.Scrubber
+	if l.opt.PII {
+		var err error
+		if scr, err = scrub.New(scrub.Options{Key: l.opt.ScrubKey, PII: true}); err != nil {
+			return nil, err
+		}
+	}
+	st, err := load.ReadScrubState(local)
+	if err != nil {
+		return nil, err
+	}
+	var sessions map[string][]string
+	if l.opt.scoped() {
+		if sessions, err = sessionProjects(ctx, local); err != nil {
+			return nil, err
+		}
 	}
 	if err := l.ensureNamespace(ctx); err != nil {
 		return nil, err
@@ -57,7 +98,8 @@ func (l *Lake) Publish(ctx context.Context, local string, tables ...string) ([]T
 	}
 	var out []TableReport
 	for _, name := range tables {
-		rep, files, err := l.publishTable(ctx, local, name, sent[name])
+		pub := tablePublish{name: name, sent: sent[name], scrubber: scr, state: st, sessions: sessions}
+		rep, files, err := l.publishTable(ctx, local, pub)
 		if err != nil {
 			return out, fmt.Errorf("publishing %s: %w", name, err)
 		}
@@ -77,11 +119,25 @@ func (l *Lake) Publish(ctx context.Context, local string, tables ...string) ([]T
 	return out, nil
 }
 
+// tablePublish is what publishing one table needs.
+type tablePublish struct {
+	name     string
+	sent     []string            // keys of the files sent before
+	scrubber *scrub.Scrubber     // with Options.PII
+	state    *load.ScrubState    // the local lake's
+	sessions map[string][]string // with a scope: sessionProjects
+}
+
 // publishTable sends one table's unsent files and returns their keys.
-func (l *Lake) publishTable(ctx context.Context, local, name string, sent []string) (TableReport, []string, error) {
+func (l *Lake) publishTable(ctx context.Context, local string, pub tablePublish) (TableReport, []string, error) {
+	name := pub.name
 	rep := TableReport{Table: name}
-	paths, keys, err := unsentFiles(local, name, sent)
+	paths, keys, err := unsentFiles(local, name, pub.sent)
 	if err != nil || len(paths) == 0 {
+		return rep, nil, err
+	}
+	weakest, err := checkScrubbed(pub.state, name, pub.scrubber != nil)
+	if err != nil {
 		return rep, nil, err
 	}
 	var recs []arrow.RecordBatch
@@ -99,6 +155,21 @@ func (l *Lake) publishTable(ctx context.Context, local, name string, sent []stri
 		rep.Rows += r.NumRows()
 	}
 	rep.Files = len(paths)
+	if l.opt.scoped() {
+		recs, rep.OutOfScope, err = l.opt.inScope(ctx, recs, pub.sessions)
+		if err != nil {
+			recs = nil
+			return rep, nil, err
+		}
+	}
+	if pub.scrubber != nil {
+		for i, r := range recs {
+			var n int64
+			recs[i], n = scrubBatch(pub.scrubber, r)
+			rep.Redactions += n
+			r.Release()
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		rep.Attempts = attempt
 		tbl, err := l.table(ctx, name)
@@ -118,17 +189,34 @@ func (l *Lake) publishTable(ctx context.Context, local, name string, sent []stri
 			rep.Added = 0
 			return rep, keys, nil
 		}
+		marks := addedMarks(fresh, pub.scrubber != nil, weakest, added)
+		record, err := mergeScrub(tbl.Properties(), marks)
+		if err != nil {
+			release(fresh)
+			return rep, nil, err
+		}
 		at := array.NewTableFromRecords(fresh[0].Schema(), fresh)
 		release(fresh)
+		// The scrub record is set in the commit of the rows it counts. The
+		// commit is pinned to the snapshot read: on a conflict iceberg-go
+		// would otherwise replay it on the new snapshot, with the held keys
+		// and the scrub record of the old one; it fails instead, and the
+		// loop reads both again.
 		txn := tbl.NewTransaction()
-		err = txn.AppendTable(ctx, at, 1<<16, iceberg.Properties{"pos.machine": l.opt.Machine})
+		err = txn.AssertRefSnapshotID("")
+		if err == nil {
+			err = txn.AppendTable(ctx, at, 1<<16, iceberg.Properties{"pos.machine": l.opt.Machine})
+		}
+		if err == nil {
+			err = txn.SetProperties(iceberg.Properties{ScrubProperty: record})
+		}
 		var next *table.Table
 		if err == nil {
 			next, err = txn.Commit(ctx)
 		}
 		at.Release()
 		if err == nil {
-			rep.Added = added
+			rep.Added, rep.Scrub = added, marks
 			if s := next.CurrentSnapshot(); s != nil {
 				rep.Snapshot = s.SnapshotID
 			}
@@ -163,10 +251,20 @@ func (l *Lake) table(ctx context.Context, name string) (*table.Table, error) {
 		return nil, err
 	}
 	tbl, err = l.cat.CreateTable(ctx, id, sc, catalog.WithPartitionSpec(&spec))
-	if errors.Is(err, catalog.ErrTableAlreadyExists) {
-		return l.cat.LoadTable(ctx, id) // another machine created it first
+	if !errors.Is(err, catalog.ErrTableAlreadyExists) {
+		return tbl, err
 	}
-	return tbl, err
+	// Another machine created it first; the catalog may take a moment to
+	// show it.
+	for attempt := 1; ; attempt++ {
+		tbl, err = l.cat.LoadTable(ctx, id)
+		if !errors.Is(err, catalog.ErrNoSuchTable) || attempt == maxAttempts {
+			return tbl, err
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // heldKeys are the (id, content hash) pairs a table's current snapshot

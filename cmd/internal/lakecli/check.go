@@ -2,6 +2,7 @@ package lakecli
 
 import (
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/load/teamlake"
 	"github.com/urfave/cli/v2"
 )
 
@@ -12,7 +13,7 @@ func checkCommand(shared []cli.Flag) *cli.Command {
 		Description: cmdio.Help(helpFiles, "check"),
 		Flags:       shared,
 		Action: func(c *cli.Context) error {
-			l, err := open(c, "")
+			l, err := open(c, "", teamlake.Options{})
 			if err != nil {
 				return err
 			}

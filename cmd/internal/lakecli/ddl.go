@@ -28,7 +28,7 @@ func ddlCommand(shared []cli.Flag) *cli.Command {
 			if !slices.Contains(teamlake.Engines, engine) {
 				return cmdio.UsageError{Err: fmt.Errorf("unknown engine %q: want one of %s", engine, strings.Join(teamlake.Engines, ", "))}
 			}
-			l, err := open(c, "")
+			l, err := open(c, "", teamlake.Options{})
 			if err != nil {
 				return err
 			}

@@ -42,7 +42,7 @@ func maintain() *cli.Command {
 					return cmdio.UsageError{Err: fmt.Errorf("--%s must be positive", f.name)}
 				}
 			}
-			l, err := open(c, "")
+			l, err := open(c, "", teamlake.Options{})
 			if err != nil {
 				return err
 			}

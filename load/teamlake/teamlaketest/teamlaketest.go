@@ -39,12 +39,16 @@ func IDs(from, to int) []string {
 }
 
 // Messages are messages from..to of one session, five hours apart from
-// 2026-11-03 09:00 UTC on, so that they span days.
+// 2026-11-03 09:00 UTC on, so that they span days. They carry pos-scrub's
+// mark (schema.ScrubSecrets), as records of a pipeline with pos-scrub do:
+// a shared lake takes no rows that were never scrubbed.
 func Messages(from, to int) []*schema.Record {
 	day := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
 	var out []*schema.Record
 	for i := from; i <= to; i++ {
-		out = append(out, loadtest.Msg(ID(i), "s1", fmt.Sprintf("message %d", i), day.Add(time.Duration(i)*5*time.Hour)))
+		r := loadtest.Msg(ID(i), "s1", fmt.Sprintf("message %d", i), day.Add(time.Duration(i)*5*time.Hour))
+		r.SetScrubMark(schema.ScrubSecrets)
+		out = append(out, r)
 	}
 	return out
 }
