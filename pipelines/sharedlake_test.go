@@ -1,6 +1,7 @@
 package pipelines_test
 
 import (
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -8,20 +9,23 @@ import (
 
 	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
 	"github.com/pos-lake/pos/internal/corpus"
+	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/internal/seaweedtest"
+	"github.com/pos-lake/pos/load/teamlake/teamlaketest"
 )
 
 // A lake published with pos-load --lake s3://… answers pos-query as the
 // local lake that published it: the same stats, sessions, timeline, search
 // hits and SQL results. A second identical query reads no object from the
-// server.
+// server. (The local lake is scrubbed with --pii, as publishing scrubs by
+// default: scrubbing again changes nothing.)
 func TestSharedLakeAnswersAsLocal(t *testing.T) {
 	dir := corpus.Platform(t, claudecode.Name)
 	s := seaweedtest.Start(t)
 	tmp := t.TempDir()
 	local, shared := filepath.Join(tmp, "local"), "s3://"+s.TableBucket+"/team"
 	env := append(s.Env(), "POS_CATALOG="+s.Catalog, "POS_LOCAL_LAKE="+local, "XDG_CACHE_HOME="+filepath.Join(tmp, "cache"))
-	mustSh(t, fmt.Sprintf("pos-extract -q --platform claude_code --root %q --full | pos-normalize -q | pos-scrub -q | pos-embed -q | pos-load -q --lake %q",
+	mustSh(t, fmt.Sprintf("pos-extract -q --platform claude_code --root %q --full | pos-normalize -q | pos-scrub -q --pii | pos-embed -q | pos-load -q --lake %q",
 		dir, shared), env...)
 	queries := []string{
 		"stats --format json",
@@ -49,5 +53,41 @@ func TestSharedLakeAnswersAsLocal(t *testing.T) {
 	after := s.Requests(t)
 	if before["GET"] == 0 || after["GET"] != before["GET"] {
 		t.Errorf("a repeated query: the server's GETs went from %d to %d, want no new one", before["GET"], after["GET"])
+	}
+
+	// pos-query ddl's DuckDB statements read a local copy of the bucket as
+	// the local lake's views read its files; those of a local lake attach
+	// its pos.duckdb.
+	s.Setenv(t)
+	bucket := filepath.Join(tmp, "bucket")
+	teamlaketest.CopyBucket(t, s.TableBucket, bucket)
+	const q = "SELECT count(*), count(DISTINCT id), sum(length(text)) FROM messages"
+	want := loadtest.One(t, loadtest.Views(t, local), "SELECT concat_ws(' ', count(*), count(DISTINCT id), sum(length(text))) FROM messages")
+	for _, c := range []struct{ name, args string }{
+		{"shared", "--lake " + shared + " --root " + bucket},
+		{"local", "--lake " + local},
+	} {
+		ddl := mustSh(t, "pos-query ddl --engine duckdb "+c.args, env...)
+		db, err := sql.Open("duckdb", "?autoinstall_known_extensions=false&autoload_known_extensions=false")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(ddl); err != nil {
+			t.Fatalf("the %s lake's ddl: %v\n%s", c.name, err, ddl)
+		}
+		var n, ids, chars int64
+		if err := db.QueryRow(q).Scan(&n, &ids, &chars); err != nil {
+			t.Fatalf("the %s lake's ddl: %v", c.name, err)
+		}
+		if got := fmt.Sprint(n, " ", ids, " ", chars); got != want {
+			t.Errorf("messages through the %s lake's ddl: %s, want %s (the local lake's views)", c.name, got, want)
+		}
+	}
+	for _, engine := range []string{"spark", "trino", "athena"} {
+		out := mustSh(t, "pos-query ddl --engine "+engine+" --lake "+shared, env...)
+		if !strings.Contains(out, "team") || !strings.Contains(out, s.TableBucket) || strings.Contains(out, seaweedtest.SecretKey) {
+			t.Errorf("pos-query ddl --engine %s: want the namespace and warehouse, never the secret:\n%s", engine, out)
+		}
 	}
 }

@@ -146,3 +146,44 @@ func Sibling(name string) (string, error) {
 	}
 	return p, nil
 }
+
+// DDLCommand is pos-query ddl: how an engine reads the lake. A shared lake
+// is handed to pos-lake ddl; a local lake is read by DuckDB through its
+// pos.duckdb.
+func DDLCommand(description string) *cli.Command {
+	return &cli.Command{
+		Name: "ddl", Usage: "print how an engine (duckdb, spark, trino, athena) attaches the lake's tables",
+		UsageText: "pos-query ddl --engine duckdb|spark|trino|athena [--lake s3://BUCKET/NAMESPACE --catalog URI] [--root DIR]", Description: description,
+		HideHelpCommand: true,
+		Flags: []cli.Flag{LakeFlag(), CatalogFlag(),
+			&cli.StringFlag{Name: "engine", Usage: "the `ENGINE`: duckdb, spark, trino or athena"},
+			&cli.StringFlag{Name: "root", Usage: "duckdb, shared lake: read the data files from `DIR`, a local copy of the bucket"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return Usagef("unexpected argument %q", c.Args().First())
+			}
+			lake, catalog, err := shared(c)
+			switch engine := c.String("engine"); {
+			case err != nil:
+				return err
+			case engine == "":
+				return Usagef("--engine is required (duckdb, spark, trino, athena)")
+			case lake != "":
+				args := []string{"ddl", "--lake", lake, "--catalog", catalog, "--engine", engine}
+				if r := c.String("root"); r != "" {
+					args = append(args, "--root", r)
+				}
+				return runLake(c, c.App.Writer, args...)
+			case engine != "duckdb":
+				return Usagef("--engine %s reads a shared lake (--lake s3://BUCKET/NAMESPACE --catalog URI); a local lake is read by DuckDB", engine)
+			}
+			abs, err := filepath.Abs(c.String("lake"))
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(c.App.Writer, "ATTACH '%s' AS pos (READ_ONLY);\nUSE pos;\n", strings.ReplaceAll(filepath.Join(abs, "pos.duckdb"), "'", "''"))
+			return err
+		},
+	}
+}
