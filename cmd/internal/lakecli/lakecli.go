@@ -5,7 +5,6 @@
 package lakecli
 
 import (
-	"cmp"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -60,20 +59,7 @@ func New() *cli.App {
 				reps, err := l.Publish(c.Context, c.String("local-lake"), c.StringSlice("table")...)
 				return report(c, reps, err)
 			},
-		}, {
-			Name: "fetch", Usage: "bring a local cache up to date with the shared lake's current snapshot",
-			Description: cmdio.Help(helpFiles, "fetch"),
-			Flags:       append([]cli.Flag{&cli.StringFlag{Name: "cache", Usage: "the cache `DIR`, a local lake pos-query reads (default: one under $XDG_CACHE_HOME/pos/shared for this lake and catalog)"}}, shared...),
-			Action: func(c *cli.Context) error {
-				l, err := open(c, "", teamlake.Options{})
-				if err != nil {
-					return err
-				}
-				cache := cmp.Or(c.String("cache"), cmdio.SharedCache(c.String("lake"), c.String("catalog")))
-				reps, err := l.Fetch(c.Context, cache, c.StringSlice("table")...)
-				return report(c, reps, err)
-			},
-		}, maintain(), ddlCommand(sharedFlags()), checkCommand(sharedFlags())},
+		}, fetchCommand(sharedFlags()), maintain(), ddlCommand(sharedFlags()), checkCommand(sharedFlags())},
 	})
 }
 
