@@ -37,9 +37,9 @@ func New() *cli.App {
 			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "local-lake", EnvVars: []string{"POS_LAKE"}, Value: cmdio.DefaultLake(), Usage: "the local lake to publish"},
 				&cli.StringFlag{Name: "machine", EnvVars: []string{"POS_MACHINE"}, Usage: "this machine's name in the commits (default: the host name)"},
-				&cli.StringSliceFlag{Name: "only-project", Usage: "publish only this project's rows: a `NAME`, path or glob (repeatable)"},
+				&cli.StringSliceFlag{Name: "only-project", EnvVars: []string{"POS_ONLY_PROJECTS"}, Usage: "publish only this project's rows: a `NAME`, path or glob (repeatable)"},
 				&cli.StringSliceFlag{Name: "deny-project", Usage: "never publish this project's rows: a `NAME`, path or glob (repeatable)"},
-				&cli.StringFlag{Name: "deny-projects", Usage: "a `FILE` of projects never to publish, one a line (# comments)"},
+				&cli.StringFlag{Name: "deny-projects", EnvVars: []string{"POS_DENY_PROJECTS"}, Usage: "a `FILE` of projects never to publish, one a line (# comments)"},
 				&cli.BoolFlag{Name: "pii", Value: true, Usage: "scrub the rows again as they are sent, personal data redacted (--pii=false: as the local lake holds them)"},
 				&cli.StringFlag{Name: "key-file", Usage: "key `FILE` of the redaction markers' hashes (default: pos-scrub's, $XDG_DATA_HOME/pos/scrub.key)"},
 				&cli.BoolFlag{Name: "raw", Usage: "publish the raw table too: the native records, whole"},
