@@ -23,6 +23,7 @@ import (
 	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 )
 
 // FetchReport is what bringing a table of the cache up to date did.
@@ -76,6 +77,13 @@ func (l *Lake) Fetch(ctx context.Context, cache string, tables ...string) (out [
 	if !maps.EqualFunc(before, scrub.Tables, maps.Equal) {
 		if err := load.WriteScrubState(cache, scrub); err != nil {
 			return out, err
+		}
+	}
+	if slices.Contains(tables, layout.TableMessages) {
+		// pos-query stats reads the token sums a load keeps, not the
+		// messages, where they are up to date.
+		if err := rollup.UpdateRollup(ctx, cache); err != nil {
+			return out, fmt.Errorf("the cache's usage rollup: %w", err)
 		}
 	}
 	if i := slices.Index(tables, layout.TableChunks); i >= 0 {

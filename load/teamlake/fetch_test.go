@@ -10,6 +10,7 @@ import (
 
 	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/load/teamlake"
 	"github.com/pos-lake/pos/load/teamlake/teamlaketest"
 )
@@ -89,6 +90,9 @@ func TestFetchAnswersAsLocal(t *testing.T) {
 	}
 	if reps[0].Downloaded == 0 || reps[0].Downloaded != reps[0].Files {
 		t.Errorf("first fetch: %+v, want every file downloaded", reps[0])
+	}
+	if st, err := rollup.ReadRollup(cache); st == nil || err != nil || len(st.Stale)+len(st.Gone) > 0 {
+		t.Errorf("the cache's usage rollup: %+v, %v; want one up to date with its messages", st, err)
 	}
 	const q = `SELECT id, platform, date, session_id, role, text, ts, input_tokens FROM messages ORDER BY id`
 	got, want := rows(t, loadtest.Views(t, cache), q), rows(t, loadtest.Views(t, both), q)

@@ -302,20 +302,35 @@ func heldKeys(ctx context.Context, tbl *table.Table, platforms []string) (map[st
 // count. held is extended with what is returned.
 func withoutHeld(ctx context.Context, recs []arrow.RecordBatch, held map[string]bool) ([]arrow.RecordBatch, int64, error) {
 	held = maps.Clone(held)
+	return filterRows(ctx, recs, func(rec arrow.RecordBatch) (func(int) bool, error) {
+		ids, hashes, err := keyColumns(rec)
+		if err != nil {
+			return nil, err
+		}
+		return func(i int) bool {
+			k := key(ids.Value(i), hashes.Value(i))
+			ok := !held[k]
+			held[k] = true
+			return ok
+		}, nil
+	})
+}
+
+// filterRows returns the rows of recs that pass, batch by batch, the test
+// rowsOf makes for each batch, and their number.
+func filterRows(ctx context.Context, recs []arrow.RecordBatch, rowsOf func(arrow.RecordBatch) (func(row int) bool, error)) ([]arrow.RecordBatch, int64, error) {
 	var out []arrow.RecordBatch
 	var n int64
 	for _, rec := range recs {
-		ids, hashes, err := keyColumns(rec)
+		pass, err := rowsOf(rec)
 		if err != nil {
 			release(out)
 			return nil, 0, err
 		}
 		b := array.NewBooleanBuilder(memory.DefaultAllocator)
 		keep := int64(0)
-		for i := range ids.Len() {
-			k := key(ids.Value(i), hashes.Value(i))
-			ok := !held[k]
-			held[k] = true
+		for i := range int(rec.NumRows()) {
+			ok := pass(i)
 			if ok {
 				keep++
 			}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -236,17 +235,16 @@ func stringCol(rec arrow.RecordBatch, name string) *array.String {
 // neither is in scope unless OnlyProjects are set.
 func (o *Options) inScope(ctx context.Context, recs []arrow.RecordBatch, sessions map[string][]string) ([]arrow.RecordBatch, int64, error) {
 	defer release(recs)
-	var out []arrow.RecordBatch
-	var left int64
+	var total int64
 	for _, rec := range recs {
+		total += rec.NumRows()
+	}
+	out, kept, err := filterRows(ctx, recs, func(rec arrow.RecordBatch) (func(int) bool, error) {
 		plat, sess, proj := stringCol(rec, "platform"), stringCol(rec, "session_id"), stringCol(rec, "project")
 		if plat == nil {
-			release(out)
-			return nil, 0, errors.New("no platform column")
+			return nil, errors.New("no platform column")
 		}
-		b := array.NewBooleanBuilder(memory.DefaultAllocator)
-		keep := int64(0)
-		for i := range int(rec.NumRows()) {
+		return func(i int) bool {
 			var projects []string
 			if proj != nil && proj.IsValid(i) && proj.Value(i) != "" {
 				projects = append(projects, proj.Value(i))
@@ -258,27 +256,10 @@ func (o *Options) inScope(ctx context.Context, recs []arrow.RecordBatch, session
 			for _, p := range projects {
 				ok = ok && o.allowed(p)
 			}
-			if ok {
-				keep++
-			}
-			b.Append(ok)
-		}
-		left += rec.NumRows() - keep
-		mask := b.NewBooleanArray()
-		b.Release()
-		if keep == 0 {
-			mask.Release()
-			continue
-		}
-		f, err := compute.FilterRecordBatch(ctx, rec, mask, compute.DefaultFilterOptions())
-		mask.Release()
-		if err != nil {
-			release(out)
-			return nil, 0, err
-		}
-		out = append(out, f)
-	}
-	return out, left, nil
+			return ok
+		}, nil
+	})
+	return out, total - kept, err
 }
 
 // keptColumns are the string columns a publish never scrubs: identity and
