@@ -24,6 +24,10 @@
 #   BENCH_CCUSAGE=0  skip the ccusage comparison (default: install ccusage 20.0.24 from npm)
 #   BENCH_PAIRS  ccusage-then-pos pairs behind each ratio to ccusage (default 5
 #                for the cold chain and warm stats, 9 for the incremental sync)
+#   BENCH_SHARED=0  skip the shared lake's rows (default: on when the SeaweedFS
+#                binary is found, $POS_WEED or pipelines/seaweedfs.sh's build);
+#                BENCH_SHARED=only builds the home's lake once, untimed, and
+#                measures only those rows
 #
 # Figures go to stdout, progress and diagnostics to stderr.
 set -euo pipefail
@@ -64,6 +68,7 @@ discard() {
 	done
 }
 cleanup() {
+	if declare -F stop_weed >/dev/null; then stop_weed; fi
 	rm -rf "$TRASH"
 	if [[ ${BENCH_KEEP:-} == 1 ]]; then
 		log "kept $TMP"
@@ -234,7 +239,7 @@ measure() {
 		peaks
 	fi
 	local rssdesc="" s top=0
-	for s in extract normalize load stats ccusage query; do
+	for s in extract normalize load stats ccusage query publish fetch; do
 		if [[ -v PEAK[$s] ]]; then
 			rssdesc+="$s=$(((PEAK[$s] + 512) / 1024)) "
 			if ((PEAK[$s] > top)); then top=${PEAK[$s]}; fi
@@ -290,6 +295,189 @@ run_xn() { rss extract "${X[@]}" | rss normalize "${NORM[@]}" >/dev/null; }
 run_xnl() { rss extract "${X[@]}" | rss normalize "${NORM[@]}" | rss load "${LOAD[@]}"; }
 run_n() { rss normalize "${NORM[@]}" <"$TMP/extracted.ndjson" >/dev/null; }
 run_l() { rss load "${LOAD[@]}" <"$TMP/normalized.ndjson"; }
+
+# ---------------------------------------------------------------------------
+# The shared lake (pos-lake, Iceberg on S3): the lake of the home published
+# to a SeaweedFS on loopback (`weed mini`: S3 and the Iceberg REST catalog,
+# as internal/seaweedtest runs it for the tests), then `pos-query stats`
+# from it with an empty cache (a fetch of every table, then the query) and
+# with the cache kept (the catalog asked for the current snapshots, no data
+# object read), beside the same stats on the local lake.
+
+WEED_PID=
+WEED_DIR=
+stop_weed() {
+	if [[ -n $WEED_PID ]]; then
+		kill -INT "$WEED_PID" 2>/dev/null || true
+		local i
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$WEED_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$WEED_PID" 2>/dev/null || true
+		wait "$WEED_PID" 2>/dev/null || true
+		WEED_PID=
+	fi
+	if [[ -n $WEED_DIR ]]; then rm -rf "$WEED_DIR"; fi
+}
+weed_bin() {
+	if [[ -n ${POS_WEED:-} ]]; then
+		echo "$POS_WEED"
+	else
+		# The build pipelines/seaweedfs.sh caches, of the version it names.
+		echo "${XDG_CACHE_HOME:-$HOME/.cache}/pos/seaweedfs-$(sed -n 's/^version=\([^ ]*\).*/\1/p' pipelines/seaweedfs.sh)/weed"
+	fi
+}
+# free_ports N prints N distinct free loopback ports, released for the
+# server to take.
+free_ports() {
+	python3 -c 'import socket, sys
+ss = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
+}
+
+SHARED_LINE="shared     skipped: load not built yet"
+if [[ ${BENCH_SHARED:-1} == 0 ]]; then SHARED_LINE="shared     skipped (BENCH_SHARED=0)"; fi
+# shared_rows LAKE: the rows of the shared lake, LAKE published.
+shared_rows() {
+	local lake=$1 weed ports p
+	weed=$(weed_bin)
+	if [[ ! -x $weed ]]; then
+		SHARED_LINE="shared     skipped: no SeaweedFS binary at $weed (pipelines/seaweedfs.sh builds it; or set POS_WEED)"
+		log "$SHARED_LINE"
+		return 0
+	fi
+	if [[ ! -x $BIN/pos-lake || ! -x $BIN/pos-query || ! -d $lake/indexed ]]; then
+		SHARED_LINE="shared     skipped: pos-lake or pos-query not built, or no lake"
+		log "$SHARED_LINE"
+		return 0
+	fi
+	if ! ports=$(free_ports 14); then
+		SHARED_LINE="shared     skipped: no free loopback ports (python3 picks them)"
+		log "$SHARED_LINE"
+		return 0
+	fi
+	read -r -a p <<<"$ports"
+	local key=pos-bench-access secret=pos-bench-secret-key-0123456789
+	local s3=http://127.0.0.1:${p[0]} catalog=http://127.0.0.1:${p[1]}
+	WEED_DIR=$(mktemp -d "${TMPDIR:-/tmp}/pos-bench-weed.XXXXXX")
+	log "starting SeaweedFS ($weed mini) in $WEED_DIR: S3 $s3, catalog $catalog"
+	AWS_ACCESS_KEY_ID=$key AWS_SECRET_ACCESS_KEY=$secret "$weed" mini \
+		-dir="$WEED_DIR" -ip=127.0.0.1 -ip.bind=127.0.0.1 -bucket=team -tableBucket=tables \
+		-s3.port="${p[0]}" -s3.port.iceberg="${p[1]}" -metricsPort="${p[2]}" -metricsIp=127.0.0.1 \
+		-master.port="${p[3]}" -master.port.grpc="${p[4]}" -filer.port="${p[5]}" -filer.port.grpc="${p[6]}" \
+		-volume.port="${p[7]}" -volume.port.grpc="${p[8]}" -s3.port.grpc="${p[9]}" -s3.port.lance="${p[10]}" \
+		-admin.port="${p[11]}" -admin.port.grpc="${p[12]}" -webdav.port="${p[13]}" \
+		-webdav=false -admin.ui=false -master.telemetry=false >"$WEED_DIR/weed.log" 2>&1 &
+	WEED_PID=$!
+	# Ready when S3 answers and the catalog lists the table bucket's
+	# namespaces to a signed request (it answers before the bucket exists).
+	local deadline=$((SECONDS + 90)) ready=
+	while ((SECONDS < deadline)); do
+		if ! kill -0 "$WEED_PID" 2>/dev/null; then break; fi
+		if [[ $(curl -s -o /dev/null -w '%{http_code}' "$s3/" || true) =~ ^[1-4] ]] &&
+			[[ $(curl -s -o /dev/null -w '%{http_code}' --aws-sigv4 aws:amz:us-east-1:s3 --user "$key:$secret" "$catalog/v1/tables/namespaces" || true) == 200 ]]; then
+			ready=1
+			break
+		fi
+		sleep 0.2
+	done
+	if [[ -z $ready ]]; then
+		tail -n 30 "$WEED_DIR/weed.log" >&2 || true
+		SHARED_LINE="shared     failed: SeaweedFS did not start (its log above)"
+		log "$SHARED_LINE"
+		stop_weed
+		return 0
+	fi
+	local aws=(env AWS_ACCESS_KEY_ID=$key AWS_SECRET_ACCESS_KEY=$secret AWS_REGION=us-east-1 AWS_ENDPOINT_URL_S3=$s3)
+	# The bytes published: the Parquet files of the tables a shared lake
+	# holds (pos-lake publish's default tables; not raw).
+	local t dirs=()
+	for t in messages exchanges sessions documents decisions file_refs chunks; do
+		if [[ -d $lake/indexed/$t ]]; then dirs+=("$lake/indexed/$t"); fi
+	done
+	SHARED_BYTES=$(find "${dirs[@]}" -name '*.parquet' -printf '%s\n' | awk '{s += $1} END {printf "%d", s}')
+	SHARED_FILES=$(find "${dirs[@]}" -name '*.parquet' | wc -l)
+	# A publish is the first one of its namespace: each run publishes to a
+	# fresh one (what the local lake records it sent is kept per shared lake).
+	SHARED_NS=0
+	next_ns() { SHARED_NS=$((SHARED_NS + 1)); }
+	s_publish() {
+		rss publish "${aws[@]}" "$BIN/pos-lake" publish --local-lake "$lake" --lake "s3://tables/bench$SHARED_NS" \
+			--catalog "$catalog" --machine bench --key-file "$TMP/scrub.key" >"$TMP/publish.out"
+	}
+	SSTATS=(stats --by day,model --format json)
+	s_local() { rss stats "$BIN/pos-query" "${SSTATS[@]}" --lake "$lake" >/dev/null 2>&1; }
+	s_stats() { rss stats "${aws[@]}" XDG_CACHE_HOME="$1" "$BIN/pos-query" "${SSTATS[@]}" --lake "s3://tables/bench$SHARED_NS" --catalog "$catalog" >/dev/null; }
+	empty_cache() { discard "$TMP/xdg-cold"; mkdir -p "$TMP/xdg-cold"; }
+	s_cold() { s_stats "$TMP/xdg-cold"; }
+	s_warm() { s_stats "$TMP/xdg-warm"; }
+	# The warm stats' two parts: pos-lake fetch finding every table's
+	# snapshot already cached, and pos-query on the cache.
+	s_fetch() { rss fetch "${aws[@]}" XDG_CACHE_HOME="$TMP/xdg-warm" "$BIN/pos-lake" fetch --lake "s3://tables/bench$SHARED_NS" --catalog "$catalog" >/dev/null; }
+	s_cache() { rss stats "$BIN/pos-query" "${SSTATS[@]}" --lake "$(find "$TMP/xdg-warm/pos/shared" -mindepth 1 -maxdepth 1 -type d | head -n 1)" >/dev/null 2>&1; }
+	WARM=("$lake")
+	log "measuring shared: publish of $(mb "$SHARED_BYTES") MB in $SHARED_FILES files"
+	# Rows of seconds: their peak RSS is taken in the timed runs (GNU time's
+	# own start is lost in them), which saves a publish and a fetch.
+	RSS_TIMED=1 measure "$REPS" "shared: publish" "$SHARED_BYTES" next_ns s_publish
+	if [[ ${MED["shared: publish"]:-} == "" ]]; then
+		SHARED_LINE="shared     failed: pos-lake publish (see stderr; SeaweedFS's log: $WEED_DIR/weed.log)"
+		tail -n 20 "$WEED_DIR/weed.log" >&2 || true
+		stop_weed
+		return 0
+	fi
+	log "published: $(tr '\n' ' ' <"$TMP/publish.out" | head -c 2000)"
+	WARM=()
+	log "measuring shared: stats with an empty cache"
+	RSS_TIMED=1 measure "$REPS" "shared: stats, cold" 0 empty_cache s_cold
+	mkdir -p "$TMP/xdg-warm"
+	RSS_OFF=1 s_warm || log "shared: filling the warm cache failed"
+	WARM=("$TMP/xdg-warm")
+	log "measuring shared: stats with the cache kept"
+	measure "$QREPS" "shared: stats, warm" 0 nothing s_warm
+	measure "$QREPS" "shared: fetch, warm (part)" 0 nothing s_fetch
+	measure "$QREPS" "shared: stats on cache (part)" 0 nothing s_cache
+	WARM=("$lake")
+	log "measuring local: stats on the lake published"
+	measure "$QREPS" "local: stats (same lake)" 0 nothing s_local
+	local loc=${MED["local: stats (same lake)"]:-0}
+	SHARED_LINE=$(awk -v b="$SHARED_BYTES" -v f="$SHARED_FILES" -v l="$lake" -v c="${MED["shared: stats, cold"]:-0}" -v w="${MED["shared: stats, warm"]:-0}" -v loc="$loc" 'BEGIN {
+		printf "shared     published %.1f MB (%d Parquet files of %s/indexed, not raw) to weed mini on loopback; stats --by day,model: ", b / 1e6, f, l
+		if (loc > 0) printf "cold %.1fx, warm %.1fx the local lake'"'"'s (medians)", c / loc, w / loc
+		else printf "no local figure"
+	}')
+	stop_weed
+}
+
+if [[ ${BENCH_SHARED:-1} == only ]]; then
+	# The shared lake's rows alone, on the lake of this home: the Claude Code
+	# part with pos-embed's chunks, as the search rows' embedded lake.
+	log "BENCH_SHARED=only: building the lake of the home once, untimed (extract | normalize | pos-embed | pos-load)"
+	QSRC=$TMP/qlake0
+	if [[ -x $BIN/pos-embed ]]; then
+		"${X[@]}" | "${NORM[@]}" | "$BIN/pos-embed" -q | "$BIN/pos-load" --lake "$QSRC" -q
+	else
+		QSRC=$TMP/lake
+		"${X[@]}" | "${NORM[@]}" | "${LOAD[@]}"
+	fi
+	shared_rows "$QSRC"
+	cat <<EOF2
+pos bench  $(date -u +%Y-%m-%dT%H:%M:%SZ)  $(git describe --always --dirty 2>/dev/null || echo unknown)  $(go env GOVERSION)  (BENCH_SHARED=only)
+machine    $(nproc) CPUs ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)), $(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo) RAM
+source     $(mb "$SRC_BYTES") MB in $SRC_FILES .jsonl files under $DIR/.claude/projects
+generator  $GEN_LINE
+timing     up to $REPS runs (2 when the first two differ by < $TOL; warm rows and local stats $QREPS), MB/s = published MB / median; peak RSS by $RSS_HOW, in the timed runs of publish and cold stats, in one more untimed run for the others
+
+$(printf '%-30s %4s %8s %7s %7s %7s %8s  %s' stage runs median_s p95_s min_s max_s MB/s peak_rss_MB)
+EOF2
+	printf '%s\n' "${ROWS[@]}"
+	printf '\n%s\n' "$SHARED_LINE"
+	printf 'load       %s (1, 5, 15 min) at the end; other work on the machine slows every row\n' "$(uptime | sed 's/.*load average: //')"
+	printf 'bench      %.0f s in all\n' "$(awk -v a="$BENCH_START" -v b="$EPOCHREALTIME" 'BEGIN {print b - a}')"
+	exit 0
+fi
 
 log "source: $(mb "$SRC_BYTES") MB in $SRC_FILES transcripts; $REPS repetitions each; peak RSS by $RSS_HOW"
 
@@ -577,6 +765,14 @@ if [[ -n $HAVE_LOAD ]]; then
 fi
 
 # ---------------------------------------------------------------------------
+# The shared lake's rows, on the embedded lake of the home (the search
+# rows' "1 GB home"), else on the lake of the last cold run.
+
+if [[ ${BENCH_SHARED:-1} != 0 && -n $HAVE_LOAD ]]; then
+	shared_rows "$QSRC"
+fi
+
+# ---------------------------------------------------------------------------
 # Report
 
 cat <<EOF
@@ -643,6 +839,7 @@ if [[ -n $bound ]]; then
 	fi
 fi
 printf '\n%s\n' "$HOOK_LINE"
+printf '%s\n' "$SHARED_LINE"
 printf 'query lake %s\n' "$SCALE_LINE"
 printf '%s\n' "$SEARCH_LINE"
 printf 'load       %s (1, 5, 15 min) at the end; other work on the machine slows every row\n' "$(uptime | sed 's/.*load average: //')"
