@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
@@ -48,21 +48,8 @@ func publishEach(t *testing.T, l *teamlake.Lake, local string, from, to int) {
 // columns, sorted.
 func tableRows(t *testing.T, l *teamlake.Lake, name string) []string {
 	t.Helper()
-	ctx := context.Background()
-	tbl, err := l.Table(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	at, err := tbl.Scan().ToArrowTable(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer at.Release()
-	tr := array.NewTableReader(at, 1024)
-	defer tr.Release()
 	var out []string
-	for tr.Next() {
-		rec := tr.RecordBatch()
+	teamlaketest.EachBatch(t, l, name, func(rec arrow.RecordBatch) {
 		for i := range int(rec.NumRows()) {
 			var b strings.Builder
 			for c, col := range rec.Columns() {
@@ -70,7 +57,7 @@ func tableRows(t *testing.T, l *teamlake.Lake, name string) []string {
 			}
 			out = append(out, b.String())
 		}
-	}
+	})
 	slices.Sort(out)
 	return out
 }

@@ -89,21 +89,6 @@ func openLake(t *testing.T, lake, catalogURI string, opt teamlake.Options) *team
 // and structs' included, one a line; "" when the table does not exist.
 func strs(t *testing.T, l *teamlake.Lake, name string) string {
 	t.Helper()
-	ctx := context.Background()
-	tbl, err := l.Table(ctx, name)
-	if errors.Is(err, catalog.ErrNoSuchTable) {
-		return ""
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	at, err := tbl.Scan().ToArrowTable(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer at.Release()
-	tr := array.NewTableReader(at, 1024)
-	defer tr.Release()
 	var b strings.Builder
 	var walk func(a arrow.Array)
 	walk = func(a arrow.Array) {
@@ -128,11 +113,11 @@ func strs(t *testing.T, l *teamlake.Lake, name string) string {
 			}
 		}
 	}
-	for tr.Next() {
-		for _, c := range tr.RecordBatch().Columns() {
+	teamlaketest.EachBatch(t, l, name, func(rec arrow.RecordBatch) {
+		for _, c := range rec.Columns() {
 			walk(c)
 		}
-	}
+	})
 	return b.String()
 }
 

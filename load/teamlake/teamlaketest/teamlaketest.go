@@ -6,6 +6,7 @@ package teamlaketest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -57,27 +60,45 @@ func Messages(from, to int) []*schema.Record {
 // per row.
 func TableIDs(t testing.TB, l *teamlake.Lake, name string) []string {
 	t.Helper()
+	var out []string
+	EachBatch(t, l, name, func(rec arrow.RecordBatch) {
+		col := rec.Column(0).(*array.String)
+		for i := range col.Len() {
+			out = append(out, col.Value(i))
+		}
+	}, "id")
+	slices.Sort(out)
+	return out
+}
+
+// EachBatch calls fn with each record batch of a shared table's current
+// snapshot, of the given fields (none: all); it reports false, calling fn
+// for none, when the table does not exist.
+func EachBatch(t testing.TB, l *teamlake.Lake, name string, fn func(arrow.RecordBatch), fields ...string) bool {
+	t.Helper()
 	ctx := context.Background()
 	tbl, err := l.Table(ctx, name)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return false
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	at, err := tbl.Scan(table.WithSelectedFields("id")).ToArrowTable(ctx)
+	var opts []table.ScanOption
+	if len(fields) > 0 {
+		opts = append(opts, table.WithSelectedFields(fields...))
+	}
+	at, err := tbl.Scan(opts...).ToArrowTable(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer at.Release()
 	tr := array.NewTableReader(at, 1024)
 	defer tr.Release()
-	var out []string
 	for tr.Next() {
-		col := tr.RecordBatch().Column(0).(*array.String)
-		for i := range col.Len() {
-			out = append(out, col.Value(i))
-		}
+		fn(tr.RecordBatch())
 	}
-	slices.Sort(out)
-	return out
+	return true
 }
 
 // S3 is an S3 client for the endpoint and credentials the AWS SDK's
