@@ -54,8 +54,8 @@ type TableReport struct {
 
 // Publish sends the part files of the local lake's tables (none: Tables,
 // and raw with Options.Raw) that this shared lake has not had from it,
-// each table in one commit, and records them as sent in the local lake's
-// _state. Only the rows of the projects in scope are sent, scrubbed again
+// a commit for each group of files of up to groupBytes, and records them
+// as sent in the local lake's _state after each commit. Only the rows of the projects in scope are sent, scrubbed again
 // with Options.PII (scope.go). A file once sent is not sent again: rows a
 // narrower scope left out of it are sent only if the record of what was
 // sent (_state/teamlake) is removed.
@@ -98,19 +98,22 @@ func (l *Lake) Publish(ctx context.Context, local string, tables ...string) ([]T
 	}
 	var out []TableReport
 	for _, name := range tables {
-		pub := tablePublish{name: name, sent: sent[name], scrubber: scr, state: st, sessions: sessions}
-		rep, files, err := l.publishTable(ctx, local, pub)
-		if err != nil {
-			return out, fmt.Errorf("publishing %s: %w", name, err)
+		pub := tablePublish{name: name, scrubber: scr, state: st, sessions: sessions}
+		rep := TableReport{Table: name}
+		paths, keys, err := unsentFiles(local, name, sent[name])
+		for _, g := range fileGroups(paths, keys, groupBytes) {
+			if err != nil {
+				break
+			}
+			if err = l.publishFiles(ctx, pub, g.paths, &rep); err == nil {
+				sent[name] = append(sent[name], g.keys...)
+				slices.Sort(sent[name])
+				err = l.writeSent(local, sent)
+			}
 		}
 		out = append(out, rep)
-		if len(files) == 0 {
-			continue
-		}
-		sent[name] = append(sent[name], files...)
-		slices.Sort(sent[name])
-		if err := l.writeSent(local, sent); err != nil {
-			return out, err
+		if err != nil {
+			return out, fmt.Errorf("publishing %s: %w", name, err)
 		}
 	}
 	if slices.Contains(tables, layout.TableChunks) {
@@ -119,26 +122,45 @@ func (l *Lake) Publish(ctx context.Context, local string, tables ...string) ([]T
 	return out, nil
 }
 
+// groupBytes bounds the local files one commit sends: their rows are held
+// in memory, as Arrow, scrubbed and filtered, until the commit.
+const groupBytes = 32 << 20
+
+// fileGroup is the local files one commit sends, and their keys.
+type fileGroup struct{ paths, keys []string }
+
+// fileGroups splits files (paths, and keys that end in their size) into
+// groups of up to max bytes, a larger file alone.
+func fileGroups(paths, keys []string, max int64) []fileGroup {
+	var out []fileGroup
+	var n int64
+	for i, p := range paths {
+		b, _ := strconv.ParseInt(keys[i][strings.LastIndexByte(keys[i], ' ')+1:], 10, 64)
+		if len(out) == 0 || n+b > max && len(out[len(out)-1].paths) > 0 {
+			out, n = append(out, fileGroup{}), 0
+		}
+		g := &out[len(out)-1]
+		g.paths, g.keys = append(g.paths, p), append(g.keys, keys[i])
+		n += b
+	}
+	return out
+}
+
 // tablePublish is what publishing one table needs.
 type tablePublish struct {
 	name     string
-	sent     []string            // keys of the files sent before
 	scrubber *scrub.Scrubber     // with Options.PII
 	state    *load.ScrubState    // the local lake's
 	sessions map[string][]string // with a scope: sessionProjects
 }
 
-// publishTable sends one table's unsent files and returns their keys.
-func (l *Lake) publishTable(ctx context.Context, local string, pub tablePublish) (TableReport, []string, error) {
+// publishFiles sends a group of a table's local files in one commit,
+// adding what it did to rep.
+func (l *Lake) publishFiles(ctx context.Context, pub tablePublish, paths []string, rep *TableReport) error {
 	name := pub.name
-	rep := TableReport{Table: name}
-	paths, keys, err := unsentFiles(local, name, pub.sent)
-	if err != nil || len(paths) == 0 {
-		return rep, nil, err
-	}
 	weakest, err := checkScrubbed(pub.state, name, pub.scrubber != nil)
 	if err != nil {
-		return rep, nil, err
+		return err
 	}
 	var recs []arrow.RecordBatch
 	defer func() { release(recs) }()
@@ -146,7 +168,7 @@ func (l *Lake) publishTable(ctx context.Context, local string, pub tablePublish)
 	for _, p := range paths {
 		rs, err := readRecords(ctx, p)
 		if err != nil {
-			return rep, nil, err
+			return err
 		}
 		recs = append(recs, rs...)
 		plats[platformOf(p)] = true
@@ -154,12 +176,14 @@ func (l *Lake) publishTable(ctx context.Context, local string, pub tablePublish)
 	for _, r := range recs {
 		rep.Rows += r.NumRows()
 	}
-	rep.Files = len(paths)
+	rep.Files += len(paths)
 	if l.opt.scoped() {
-		recs, rep.OutOfScope, err = l.opt.inScope(ctx, recs, pub.sessions)
+		var left int64
+		recs, left, err = l.opt.inScope(ctx, recs, pub.sessions)
+		rep.OutOfScope += left
 		if err != nil {
 			recs = nil
-			return rep, nil, err
+			return err
 		}
 	}
 	if pub.scrubber != nil {
@@ -171,29 +195,28 @@ func (l *Lake) publishTable(ctx context.Context, local string, pub tablePublish)
 		}
 	}
 	for attempt := 1; ; attempt++ {
-		rep.Attempts = attempt
+		rep.Attempts++
 		tbl, err := l.table(ctx, name)
 		if err != nil {
-			return rep, nil, err
+			return err
 		}
 		held, err := heldKeys(ctx, tbl, slices.Sorted(maps.Keys(plats)))
 		if err != nil {
-			return rep, nil, err
+			return err
 		}
 		fresh, added, err := withoutHeld(ctx, recs, held)
 		if err != nil {
-			return rep, nil, err
+			return err
 		}
 		if added == 0 {
 			release(fresh)
-			rep.Added = 0
-			return rep, keys, nil
+			return nil
 		}
 		marks := addedMarks(fresh, pub.scrubber != nil, weakest, added)
 		record, err := mergeScrub(tbl.Properties(), marks)
 		if err != nil {
 			release(fresh)
-			return rep, nil, err
+			return err
 		}
 		at := array.NewTableFromRecords(fresh[0].Schema(), fresh)
 		release(fresh)
@@ -216,18 +239,19 @@ func (l *Lake) publishTable(ctx context.Context, local string, pub tablePublish)
 		}
 		at.Release()
 		if err == nil {
-			rep.Added, rep.Scrub = added, marks
+			rep.Added += added
+			rep.Scrub = addMarks(rep.Scrub, marks)
 			if s := next.CurrentSnapshot(); s != nil {
 				rep.Snapshot = s.SnapshotID
 			}
-			return rep, keys, nil
+			return nil
 		}
 		if !errors.Is(err, table.ErrCommitFailed) || attempt == maxAttempts {
-			return rep, nil, err
+			return err
 		}
 		// Another machine committed first: read what it added and try again.
 		if err := backoff(ctx, attempt); err != nil {
-			return rep, nil, err
+			return err
 		}
 	}
 }

@@ -436,9 +436,18 @@ func mergeScrub(props iceberg.Properties, marks map[string]int64) (string, error
 	if err != nil {
 		return "", err
 	}
+	b, err := json.Marshal(addMarks(m, marks))
+	return string(b), err
+}
+
+// addMarks adds the counts of marks to those of m, which it returns (made
+// when nil).
+func addMarks(m, marks map[string]int64) map[string]int64 {
+	if m == nil {
+		m = map[string]int64{}
+	}
 	for k, v := range marks {
 		m[k] += v
 	}
-	b, err := json.Marshal(m)
-	return string(b), err
+	return m
 }
