@@ -67,8 +67,13 @@ func (l *Lake) Fetch(ctx context.Context, cache string, tables ...string) (out [
 		return nil, err
 	}
 	before := maps.Clone(scrub.Tables)
+	versioned, err := layout.ReadVersioned(cache)
+	if err != nil {
+		return nil, err
+	}
+	wasVersioned := maps.Clone(versioned)
 	for _, name := range tables {
-		rep, err := l.fetchTable(ctx, cache, name, scrub)
+		rep, err := l.fetchTable(ctx, cache, name, scrub, versioned)
 		if err != nil {
 			return out, fmt.Errorf("fetching %s: %w", name, err)
 		}
@@ -76,6 +81,11 @@ func (l *Lake) Fetch(ctx context.Context, cache string, tables ...string) (out [
 	}
 	if !maps.EqualFunc(before, scrub.Tables, maps.Equal) {
 		if err := load.WriteScrubState(cache, scrub); err != nil {
+			return out, err
+		}
+	}
+	if !maps.Equal(wasVersioned, versioned) {
+		if err := layout.WriteVersioned(cache, versioned); err != nil {
 			return out, err
 		}
 	}
@@ -130,11 +140,14 @@ func removeTemps(cache string) error {
 	})
 }
 
-func (l *Lake) fetchTable(ctx context.Context, cache, name string, scrub *load.ScrubState) (FetchReport, error) {
+// fetchTable brings one table of the cache up to date; it records in
+// versioned whether the table holds some record in more than one version.
+func (l *Lake) fetchTable(ctx context.Context, cache, name string, scrub *load.ScrubState, versioned map[string]bool) (FetchReport, error) {
 	rep := FetchReport{Table: name}
 	tbl, err := l.Table(ctx, name)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		delete(scrub.Tables, name)
+		delete(versioned, name)
 		return rep, removeStale(cache, name, nil, &rep)
 	}
 	if err != nil {
@@ -157,7 +170,10 @@ func (l *Lake) fetchTable(ctx context.Context, cache, name string, scrub *load.S
 		rep.Snapshot = snap.SnapshotID
 		if n, ok := fetched(cache, name, snap.SnapshotID); ok {
 			rep.Files = n // the snapshot the cache holds whole: no manifest to read
-			return rep, nil
+			if _, known := versioned[name]; known {
+				return rep, nil
+			}
+			return rep, markVersioned(ctx, tbl, name, versioned)
 		}
 		tasks, err := tbl.Scan().PlanFiles(ctx)
 		if err != nil {
@@ -180,6 +196,9 @@ func (l *Lake) fetchTable(ctx context.Context, cache, name string, scrub *load.S
 	if err := removeStale(cache, name, want, &rep); err != nil {
 		return rep, err
 	}
+	if err := markVersioned(ctx, tbl, name, versioned); err != nil {
+		return rep, err
+	}
 	var fsys iceio.IO // opened for the first file to download
 	for local, remote := range want {
 		if _, err := os.Stat(local); err == nil {
@@ -198,6 +217,23 @@ func (l *Lake) fetchTable(ctx context.Context, cache, name string, scrub *load.S
 		rep.Bytes += n
 	}
 	return rep, markFetched(cache, name, rep.Snapshot, want)
+}
+
+// markVersioned records whether the table's current snapshot holds an id
+// in more than one version: two machines' copies of a session, or a record
+// that changed between two publishes. The cache's views then keep the
+// latest version of each record, as a local lake's do (layout.Versioned).
+func markVersioned(ctx context.Context, tbl *table.Table, name string, versioned map[string]bool) error {
+	if tbl.CurrentSnapshot() == nil {
+		versioned[name] = false
+		return nil
+	}
+	_, _, sameID, err := scanKeys(ctx, tbl)
+	if err != nil {
+		return err
+	}
+	versioned[name] = sameID > 0
+	return nil
 }
 
 // fetchedState records, in the cache's _state, the snapshot each table's

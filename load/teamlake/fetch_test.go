@@ -133,3 +133,42 @@ func fmtAny(v any) string {
 }
 
 func fmtV(v any) string { return fmt.Sprint(v) }
+
+// Two machines hold different versions of the same records: the shared
+// table keeps both, and the cache's views read the latest of each, as a
+// local lake loaded with both machines' records does.
+func TestFetchReadsLatestVersion(t *testing.T) {
+	s := shared(t)
+	ctx := context.Background()
+	a, b, both := t.TempDir(), t.TempDir(), t.TempDir()
+	older, newer := teamlaketest.Messages(1, 4), teamlaketest.Messages(3, 6)
+	for _, r := range newer[:2] {
+		r.Text += ", edited on the second machine"
+	}
+	day := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
+	loadtest.LoadAt(t, a, day, older...)
+	loadtest.LoadAt(t, b, day.Add(time.Hour), newer...)
+	loadtest.LoadAt(t, both, day, older...)
+	loadtest.LoadAt(t, both, day.Add(time.Hour), newer...)
+	l, err := teamlake.Open(ctx, teamlake.Options{Lake: "s3://" + s.TableBucket + "/team", Catalog: s.Catalog, Machine: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lake := range []string{b, a} {
+		if _, err := l.Publish(ctx, lake, layout.TableMessages); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache := t.TempDir()
+	if _, err := l.Fetch(ctx, cache, layout.TableMessages); err != nil {
+		t.Fatal(err)
+	}
+	if !layout.Versioned(cache)[layout.TableMessages] {
+		t.Errorf("the cache does not record that its messages hold two versions of a record")
+	}
+	const q = `SELECT id, text, ingested_at FROM messages ORDER BY id`
+	got, want := rows(t, loadtest.Views(t, cache), q), rows(t, loadtest.Views(t, both), q)
+	if got != want || strings.Count(want, "edited") != 2 || strings.Count(want, "\n") != 6 {
+		t.Errorf("messages of the cache:\n%s\nwant those of a local lake of both machines' records:\n%s", got, want)
+	}
+}
