@@ -1,12 +1,19 @@
 package pipelines_test
 
 import (
+	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	claudecode "github.com/pos-lake/pos/extract/claudecode/about"
 	"github.com/pos-lake/pos/internal/corpus"
 	"github.com/pos-lake/pos/internal/loadtest"
@@ -48,6 +55,42 @@ func TestSharedLakeAnswersAsLocal(t *testing.T) {
 			t.Errorf("pos-query %s on the shared lake:\n%.2000s\nwant the local lake's:\n%.2000s", q, got, want)
 		}
 	}
+	// pos-mcp given the shared lake answers its tools as on the local lake.
+	mcpAnswers := func(lake string) []string {
+		cmd := exec.Command(filepath.Join(binDir, "pos-mcp"), "--lake", lake)
+		cmd.Env = append(os.Environ(), append([]string{"XDG_DATA_HOME=" + tmp}, env...)...)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "shared", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		var out []string
+		for _, c := range []struct {
+			name string
+			args map[string]any
+		}{
+			{"stats", map[string]any{}},
+			{"search", map[string]any{"query": "retry with backoff", "mode": "lexical"}},
+			{"timeline", map[string]any{"limit": 20}},
+		} {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: c.args})
+			if err != nil {
+				t.Fatalf("pos-mcp --lake %s: %s: %v", lake, c.name, err)
+			}
+			b, _ := json.Marshal(res)
+			if res.IsError {
+				t.Fatalf("pos-mcp --lake %s: %s: %s", lake, c.name, b)
+			}
+			out = append(out, string(b))
+		}
+		return out
+	}
+	if got, want := mcpAnswers(shared), mcpAnswers(local); !slices.Equal(got, want) {
+		t.Errorf("pos-mcp on the shared lake:\n%.3000s\nwant the local lake's:\n%.3000s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
 	before := s.Requests(t)
 	mustSh(t, "pos-query stats --format json --lake "+shared, env...)
 	after := s.Requests(t)
