@@ -92,6 +92,10 @@ func Main(app *cli.App) int {
 		// (${POS_LAKE:-…}): the default lake, not the working directory.
 		os.Unsetenv("POS_LAKE")
 	}
+	if err := ApplyConfig(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", app.Name, err)
+		return Usage
+	}
 	if isStage(app) {
 		batchSchedule()
 	}

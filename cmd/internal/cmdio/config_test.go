@@ -1,0 +1,62 @@
+package cmdio
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The configuration file sets the variables the environment does not; a
+// key it does not know is an error naming the file and line.
+func TestApplyConfig(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.toml")
+	t.Setenv("POS_CONFIG", path)
+	for _, v := range []string{"POS_LAKE", "POS_LOCAL_LAKE", "POS_CATALOG", "POS_MACHINE", "POS_CACHE_MAX", "POS_ONLY_PROJECTS", "POS_DENY_PROJECTS"} {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
+	if err := ApplyConfig(); err != nil {
+		t.Fatalf("no file: %v", err)
+	}
+	if _, set := os.LookupEnv("POS_LAKE"); set {
+		t.Error("no file set POS_LAKE")
+	}
+	conf := `# the team's lake
+lake = "s3://team/pos"
+catalog = "http://127.0.0.1:8181"
+only_projects = ["/work/a", "/work/b*"]
+`
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("POS_CATALOG", "http://from-env")
+	if err := ApplyConfig(); err != nil {
+		t.Fatal(err)
+	}
+	for env, want := range map[string]string{
+		"POS_LAKE": "s3://team/pos", "POS_CATALOG": "http://from-env", "POS_ONLY_PROJECTS": "/work/a,/work/b*",
+	} {
+		if got := os.Getenv(env); got != want {
+			t.Errorf("%s=%q, want %q", env, got, want)
+		}
+	}
+	if _, set := os.LookupEnv("POS_MACHINE"); set {
+		t.Error("a key the file does not have set its variable")
+	}
+
+	if err := os.WriteFile(path, []byte("lake = \"x\"\n\nlakes = \"y\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := ApplyConfig()
+	if err == nil || !strings.HasPrefix(err.Error(), path+":3: unknown key lakes") {
+		t.Errorf("an unknown key: %v", err)
+	}
+	if err := os.WriteFile(path, []byte("lake = \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := ApplyConfig(); err == nil || !strings.HasPrefix(err.Error(), path+":1:") {
+		t.Errorf("bad TOML: %v", err)
+	}
+}
