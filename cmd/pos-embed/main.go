@@ -50,7 +50,8 @@ func newApp() *cli.App {
 func run(c *cli.Context) error {
 	cfg := embedcfg.Config(c)
 	cfg.Batch = c.Int("batch")
-	if note := embedcfg.FollowLakeHashModel(&cfg, c.String("lake")); note != "" && !c.Bool("quiet") {
+	lake := cmdio.LocalLake(c.String("lake")) // a shared lake's models and cache are its local lake's
+	if note := embedcfg.FollowLakeHashModel(&cfg, lake); note != "" && !c.Bool("quiet") {
 		fmt.Fprintln(c.App.ErrWriter, "pos-embed: "+note)
 	}
 	p, err := embed.NewProvider(cfg)
@@ -70,7 +71,7 @@ func run(c *cli.Context) error {
 		opt.Workers = embed.DefaultWorkers(p.Name())
 	}
 	if !c.Bool("no-cache") {
-		if opt.Cache, err = embed.OpenCache(embed.CacheDir(c.String("lake")), p.Model(), cfg.Dimensions); err != nil {
+		if opt.Cache, err = embed.OpenCache(embed.CacheDir(lake), p.Model(), cfg.Dimensions); err != nil {
 			return err
 		}
 	}

@@ -104,7 +104,7 @@ func trainModel(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return cmdio.Usagef("model train takes no arguments (--lake DIR)")
 	}
-	lake := c.String("lake")
+	lake := cmdio.LocalLake(c.String("lake"))
 	if lake == "" {
 		return cmdio.Usagef("model train needs --lake DIR")
 	}
