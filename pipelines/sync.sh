@@ -76,7 +76,10 @@ for c in "${codes[@]}"; do
 done
 
 echo
-echo "Lake: $lake   (duckdb $lake/pos.duckdb, or pos-query sql)"
+case $lake in
+  s3://*) echo "Lake: $lake, shared   (published from this machine's local lake; pos-query reads a cache of it)" ;;
+  *) echo "Lake: $lake   (duckdb $lake/pos.duckdb, or pos-query sql)" ;;
+esac
 echo
 echo "Recent sessions:"
 pos-query sessions --limit 8 --format table

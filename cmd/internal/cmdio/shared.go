@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,12 +91,34 @@ func LoadShared(c *cli.Context) (publish func() error, err error) {
 		return nil, err
 	}
 	return func() error {
-		var out io.Writer = c.App.ErrWriter
-		if c.Bool("quiet") {
-			out = io.Discard
+		var out bytes.Buffer
+		err := runLake(c, &out, "publish", "--lake", lake, "--catalog", catalog, "--local-lake", local)
+		if !c.Bool("quiet") {
+			Summary(c, "published to %s: %s", lake, publishSummary(out.Bytes()))
 		}
-		return runLake(c, out, "publish", "--lake", lake, "--catalog", catalog, "--local-lake", local)
+		return err
 	}, nil
+}
+
+// publishSummary is pos-lake publish's report in a line: the rows each
+// table added.
+func publishSummary(report []byte) string {
+	var parts []string
+	dec := json.NewDecoder(bytes.NewReader(report))
+	for {
+		var r struct {
+			Table string `json:"table"`
+			Added int64  `json:"added"`
+		}
+		if dec.Decode(&r) != nil {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s +%d", r.Table, r.Added))
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ") + " rows"
 }
 
 // shared returns the shared lake --lake names and its catalog, "" for a

@@ -5,6 +5,7 @@
 package lakecli
 
 import (
+	"cmp"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,7 @@ func New() *cli.App {
 			Name: "publish", Usage: "send what the local lake holds and the shared lake does not",
 			Description: cmdio.Help(helpFiles, "publish"),
 			Flags: append([]cli.Flag{
-				&cli.StringFlag{Name: "local-lake", EnvVars: []string{"POS_LAKE"}, Value: cmdio.DefaultLake(), Usage: "the local lake to publish"},
+				&cli.StringFlag{Name: "local-lake", EnvVars: []string{"POS_LOCAL_LAKE"}, Value: cmdio.LocalLake(cmp.Or(os.Getenv("POS_LAKE"), cmdio.DefaultLake())), Usage: "the local lake to publish"},
 				&cli.StringFlag{Name: "machine", EnvVars: []string{"POS_MACHINE"}, Usage: "this machine's name in the commits (default: the host name)"},
 				&cli.StringSliceFlag{Name: "only-project", EnvVars: []string{"POS_ONLY_PROJECTS"}, Usage: "publish only this project's rows: a `NAME`, path or glob (repeatable)"},
 				&cli.StringSliceFlag{Name: "deny-project", Usage: "never publish this project's rows: a `NAME`, path or glob (repeatable)"},
@@ -66,7 +67,7 @@ func New() *cli.App {
 // sharedFlags name the shared lake and its tables; every command takes them.
 func sharedFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "lake", EnvVars: []string{"POS_SHARED_LAKE"}, Usage: "the shared lake, s3://BUCKET/NAMESPACE"},
+		&cli.StringFlag{Name: "lake", EnvVars: []string{"POS_SHARED_LAKE", "POS_LAKE"}, Usage: "the shared lake, s3://BUCKET/NAMESPACE (POS_LAKE when it names one)"},
 		&cli.StringFlag{Name: "catalog", EnvVars: []string{"POS_CATALOG"}, Usage: "the Iceberg REST catalog's `URI`"},
 		&cli.StringSliceFlag{Name: "table", Usage: "a table to work on (repeatable; default: " + strings.Join(teamlake.Tables, ", ") + ")"},
 	}
