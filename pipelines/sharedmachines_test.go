@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,10 @@ import (
 	"github.com/pos-lake/pos/load/catalog"
 	"github.com/pos-lake/pos/load/teamlake"
 )
+
+// publishedRe finds a table's rows added and sent in pos-load's summary
+// of a publish.
+var publishedRe = regexp.MustCompile(`[a-z_]+ \+(\d+) of (\d+)`)
 
 // machine is a simulated machine: its home's Claude Code projects, its
 // own local lake and the names it stamps on records and commits.
@@ -173,13 +178,15 @@ func TestSharedMachines(t *testing.T) {
 			if m.name != forgetful.name {
 				return
 			}
+			// pos-load's summary: "published to …: messages +A of R, …".
 			var rows, added int64
-			for line := range strings.Lines(errs) {
-				var rep teamlake.TableReport
-				if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &rep) != nil {
-					continue
-				}
-				rows, added = rows+rep.Rows, added+rep.Added
+			for _, m := range publishedRe.FindAllStringSubmatch(errs, -1) {
+				a, _ := strconv.ParseInt(m[1], 10, 64)
+				r, _ := strconv.ParseInt(m[2], 10, 64)
+				rows, added = rows+r, added+a
+			}
+			if rows == 0 {
+				t.Errorf("round 2, %s: no publish summary in\n%s", m.name, errs)
 			}
 			t.Logf("round 2, %s sent %d rows again, added %d", m.name, rows, added)
 			if added != rows-committed[m.name] {

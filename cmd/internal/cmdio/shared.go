@@ -100,25 +100,25 @@ func LoadShared(c *cli.Context) (publish func() error, err error) {
 	}, nil
 }
 
-// publishSummary is pos-lake publish's report in a line: the rows each
-// table added.
+// publishSummary is pos-lake publish's report in a line: for each table,
+// the rows it added of those it sent ("messages +12 of 40").
 func publishSummary(report []byte) string {
 	var parts []string
 	dec := json.NewDecoder(bytes.NewReader(report))
 	for {
 		var r struct {
-			Table string `json:"table"`
-			Added int64  `json:"added"`
+			Table       string `json:"table"`
+			Rows, Added int64
 		}
 		if dec.Decode(&r) != nil {
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s +%d", r.Table, r.Added))
+		parts = append(parts, fmt.Sprintf("%s +%d of %d", r.Table, r.Added, r.Rows))
 	}
 	if len(parts) == 0 {
-		return "nothing"
+		return "nothing new"
 	}
-	return strings.Join(parts, ", ") + " rows"
+	return strings.Join(parts, ", ")
 }
 
 // shared returns the shared lake --lake names and its catalog, "" for a
