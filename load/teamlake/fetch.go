@@ -89,14 +89,22 @@ func (l *Lake) Fetch(ctx context.Context, cache string, tables ...string) (out [
 			return out, err
 		}
 	}
-	if slices.Contains(tables, layout.TableMessages) {
+	// What the cache derives from its files is brought up to date when
+	// they changed, or when the last fetch did not end and may have left
+	// it behind them.
+	changed := func(name string) bool {
+		i := slices.Index(tables, name)
+		return i >= 0 && (dirty || out[i].Downloaded+out[i].Removed > 0)
+	}
+	if changed(layout.TableMessages) || slices.Contains(tables, layout.TableMessages) && !maps.Equal(wasVersioned, versioned) {
 		// pos-query stats reads the token sums a load keeps, not the
 		// messages, where they are up to date.
 		if err := rollup.UpdateRollup(ctx, cache); err != nil {
 			return out, fmt.Errorf("the cache's usage rollup: %w", err)
 		}
 	}
-	if i := slices.Index(tables, layout.TableChunks); i >= 0 {
+	if changed(layout.TableChunks) {
+		i := slices.Index(tables, layout.TableChunks)
 		// Search reads a chunks file through its postings and sidecar,
 		// which the shared lake does not hold: they are made here.
 		n, err := load.IndexChunks(cache)

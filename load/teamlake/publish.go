@@ -98,9 +98,14 @@ func (l *Lake) Publish(ctx context.Context, local string, tables ...string) ([]T
 	}
 	var out []TableReport
 	for _, name := range tables {
-		pub := tablePublish{name: name, scrubber: scr, state: st, sessions: sessions}
 		rep := TableReport{Table: name}
 		paths, keys, err := unsentFiles(local, name, sent[name])
+		pub := tablePublish{name: name, scrubber: scr, state: st, sessions: sessions, held: &heldCache{}}
+		for _, p := range paths {
+			pub.platforms = append(pub.platforms, platformOf(p))
+		}
+		slices.Sort(pub.platforms)
+		pub.platforms = slices.Compact(pub.platforms)
 		for _, g := range fileGroups(paths, keys, groupBytes) {
 			if err != nil {
 				break
@@ -152,6 +157,35 @@ type tablePublish struct {
 	scrubber *scrub.Scrubber     // with Options.PII
 	state    *load.ScrubState    // the local lake's
 	sessions map[string][]string // with a scope: sessionProjects
+	// platforms are those of the table's files to send, whose keys held
+	// reads.
+	platforms []string
+	held      *heldCache
+}
+
+// heldCache keeps, over the commits of one table's publish, the keys the
+// table's snapshot holds on the platforms sent: a commit adds its own, so
+// that the next one reads the table again only when another machine has
+// committed since.
+type heldCache struct {
+	snapshot int64 // the snapshot keys are of, 0: none
+	keys     map[string]bool
+}
+
+// at returns the keys tbl's current snapshot holds.
+func (c *heldCache) at(ctx context.Context, tbl *table.Table, platforms []string) (map[string]bool, error) {
+	cur := int64(0)
+	if s := tbl.CurrentSnapshot(); s != nil {
+		cur = s.SnapshotID
+	}
+	if c.keys == nil || c.snapshot != cur {
+		keys, err := heldKeys(ctx, tbl, platforms)
+		if err != nil {
+			return nil, err
+		}
+		c.snapshot, c.keys = cur, keys
+	}
+	return c.keys, nil
 }
 
 // publishFiles sends a group of a table's local files in one commit,
@@ -164,14 +198,12 @@ func (l *Lake) publishFiles(ctx context.Context, pub tablePublish, paths []strin
 	}
 	var recs []arrow.RecordBatch
 	defer func() { release(recs) }()
-	plats := map[string]bool{}
 	for _, p := range paths {
 		rs, err := readRecords(ctx, p)
 		if err != nil {
 			return err
 		}
 		recs = append(recs, rs...)
-		plats[platformOf(p)] = true
 	}
 	for _, r := range recs {
 		rep.Rows += r.NumRows()
@@ -200,10 +232,11 @@ func (l *Lake) publishFiles(ctx context.Context, pub tablePublish, paths []strin
 		if err != nil {
 			return err
 		}
-		held, err := heldKeys(ctx, tbl, slices.Sorted(maps.Keys(plats)))
+		held, err := pub.held.at(ctx, tbl, pub.platforms)
 		if err != nil {
 			return err
 		}
+		held = maps.Clone(held) // with the keys of this commit's rows
 		fresh, added, err := withoutHeld(ctx, recs, held)
 		if err != nil {
 			return err
@@ -243,6 +276,7 @@ func (l *Lake) publishFiles(ctx context.Context, pub tablePublish, paths []strin
 			rep.Scrub = addMarks(rep.Scrub, marks)
 			if s := next.CurrentSnapshot(); s != nil {
 				rep.Snapshot = s.SnapshotID
+				pub.held.snapshot, pub.held.keys = s.SnapshotID, held
 			}
 			return nil
 		}
@@ -323,9 +357,8 @@ func heldKeys(ctx context.Context, tbl *table.Table, platforms []string) (map[st
 
 // withoutHeld filters out of recs the records held already holds, and
 // those a record before them in recs has; it returns the rest and their
-// count. held is extended with what is returned.
+// count. It adds the keys of what it returns to held.
 func withoutHeld(ctx context.Context, recs []arrow.RecordBatch, held map[string]bool) ([]arrow.RecordBatch, int64, error) {
-	held = maps.Clone(held)
 	return filterRows(ctx, recs, func(rec arrow.RecordBatch) (func(int) bool, error) {
 		ids, hashes, err := keyColumns(rec)
 		if err != nil {

@@ -26,7 +26,7 @@ func TestApplyConfig(t *testing.T) {
 	conf := `# the team's lake
 lake = "s3://team/pos"
 catalog = "http://127.0.0.1:8181"
-only_projects = ["/work/a", "/work/b*"]
+only_projects = ["alpha", "beta*"]
 `
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ only_projects = ["/work/a", "/work/b*"]
 		t.Fatal(err)
 	}
 	for env, want := range map[string]string{
-		"POS_LAKE": "s3://team/pos", "POS_CATALOG": "http://from-env", "POS_ONLY_PROJECTS": "/work/a,/work/b*",
+		"POS_LAKE": "s3://team/pos", "POS_CATALOG": "http://from-env", "POS_ONLY_PROJECTS": "alpha,beta*",
 	} {
 		if got := os.Getenv(env); got != want {
 			t.Errorf("%s=%q, want %q", env, got, want)
