@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"maps"
 	"os"
 	"path/filepath"
@@ -127,8 +128,8 @@ func (l *Lake) Publish(ctx context.Context, local string, tables ...string) ([]T
 	return out, nil
 }
 
-// groupBytes bounds the local files one commit sends: their rows are held
-// in memory, as Arrow, scrubbed and filtered, until the commit.
+// groupBytes bounds the local files one commit sends: what a killed
+// publish or a lost commit race writes again.
 const groupBytes = 32 << 20
 
 // fileGroup is the local files one commit sends, and their keys.
@@ -189,42 +190,18 @@ func (c *heldCache) at(ctx context.Context, tbl *table.Table, platforms []string
 }
 
 // publishFiles sends a group of a table's local files in one commit,
-// adding what it did to rep.
+// adding what it did to rep. The rows stream from one local file at a
+// time into the Parquet files of the commit, so that a group holds in
+// memory one local file's rows and the open output file, not the group.
 func (l *Lake) publishFiles(ctx context.Context, pub tablePublish, paths []string, rep *TableReport) error {
 	name := pub.name
 	weakest, err := checkScrubbed(pub.state, name, pub.scrubber != nil)
 	if err != nil {
 		return err
 	}
-	var recs []arrow.RecordBatch
-	defer func() { release(recs) }()
-	for _, p := range paths {
-		rs, err := readRecords(ctx, p)
-		if err != nil {
-			return err
-		}
-		recs = append(recs, rs...)
-	}
-	for _, r := range recs {
-		rep.Rows += r.NumRows()
-	}
-	rep.Files += len(paths)
-	if l.opt.scoped() {
-		var left int64
-		recs, left, err = l.opt.inScope(ctx, recs, pub.sessions)
-		rep.OutOfScope += left
-		if err != nil {
-			recs = nil
-			return err
-		}
-	}
-	if pub.scrubber != nil {
-		for i, r := range recs {
-			var n int64
-			recs[i], n = scrubBatch(pub.scrubber, r)
-			rep.Redactions += n
-			r.Release()
-		}
+	sc, err := arrowSchema(name)
+	if err != nil {
+		return err
 	}
 	for attempt := 1; ; attempt++ {
 		rep.Attempts++
@@ -237,31 +214,40 @@ func (l *Lake) publishFiles(ctx context.Context, pub tablePublish, paths []strin
 			return err
 		}
 		held = maps.Clone(held) // with the keys of this commit's rows
-		fresh, added, err := withoutHeld(ctx, recs, held)
+		var pass groupPass
+		files, err := l.writeGroup(ctx, tbl, sc, pub, paths, held, weakest, &pass)
+		if attempt == 1 {
+			// What the group's files hold is counted once, however many
+			// commits it takes.
+			rep.Files += len(paths)
+			rep.Rows += pass.rows
+			rep.OutOfScope += pass.outOfScope
+			rep.Redactions += pass.redactions
+		}
 		if err != nil {
 			return err
 		}
-		if added == 0 {
-			release(fresh)
+		if pass.added == 0 {
 			return nil
 		}
-		marks := addedMarks(fresh, pub.scrubber != nil, weakest, added)
-		record, err := mergeScrub(tbl.Properties(), marks)
+		record, err := mergeScrub(tbl.Properties(), pass.marks)
 		if err != nil {
-			release(fresh)
 			return err
 		}
-		at := array.NewTableFromRecords(fresh[0].Schema(), fresh)
-		release(fresh)
 		// The scrub record is set in the commit of the rows it counts. The
 		// commit is pinned to the snapshot read: on a conflict iceberg-go
 		// would otherwise replay it on the new snapshot, with the held keys
 		// and the scrub record of the old one; it fails instead, and the
-		// loop reads both again.
+		// loop reads both again. The files written for a failed commit are
+		// orphans, which maintain removes.
 		txn := tbl.NewTransaction()
 		err = txn.AssertRefSnapshotID("")
 		if err == nil {
-			err = txn.AppendTable(ctx, at, 1<<16, iceberg.Properties{"pos.machine": l.opt.Machine})
+			// The files are new (their names hold the write's UUID) and carry
+			// their field ids: neither the duplicate check nor a name mapping
+			// is needed.
+			err = txn.AddDataFiles(ctx, files, iceberg.Properties{"pos.machine": l.opt.Machine},
+				table.WithoutDuplicateCheck(), table.WithoutAutoNameMapping())
 		}
 		if err == nil {
 			err = txn.SetProperties(iceberg.Properties{ScrubProperty: record})
@@ -270,10 +256,9 @@ func (l *Lake) publishFiles(ctx context.Context, pub tablePublish, paths []strin
 		if err == nil {
 			next, err = txn.Commit(ctx)
 		}
-		at.Release()
 		if err == nil {
-			rep.Added += added
-			rep.Scrub = addMarks(rep.Scrub, marks)
+			rep.Added += pass.added
+			rep.Scrub = addMarks(rep.Scrub, pass.marks)
 			if s := next.CurrentSnapshot(); s != nil {
 				rep.Snapshot = s.SnapshotID
 				pub.held.snapshot, pub.held.keys = s.SnapshotID, held
@@ -288,6 +273,105 @@ func (l *Lake) publishFiles(ctx context.Context, pub tablePublish, paths []strin
 			return err
 		}
 	}
+}
+
+// groupPass is what one pass over a group's files found.
+type groupPass struct {
+	rows, outOfScope, redactions int64
+	added                        int64            // rows written: in scope and not held
+	marks                        map[string]int64 // their scrub marks
+}
+
+// writeGroup writes the rows of a group's files that are in scope and
+// not in held (scrubbed with Options.PII) as data files of tbl, adding
+// their keys to held. The local files are each of one partition and come
+// in partition order, so one output file is open at a time; input where
+// that does not hold is written again with a writer per partition.
+func (l *Lake) writeGroup(ctx context.Context, tbl *table.Table, sc *arrow.Schema, pub tablePublish, paths []string,
+	held map[string]bool, weakest string, pass *groupPass) ([]iceberg.DataFile, error) {
+	before := maps.Clone(held)
+	files, err := l.writeRecords(ctx, tbl, sc, pub, paths, held, weakest, pass, table.WithClusteredWrite())
+	if err != nil && strings.Contains(err.Error(), "clustering assumption") {
+		*pass = groupPass{}
+		clear(held)
+		maps.Copy(held, before)
+		files, err = l.writeRecords(ctx, tbl, sc, pub, paths, held, weakest, pass, table.WithMaxWriteWorkers(1))
+	}
+	return files, err
+}
+
+func (l *Lake) writeRecords(ctx context.Context, tbl *table.Table, sc *arrow.Schema, pub tablePublish, paths []string,
+	held map[string]bool, weakest string, pass *groupPass, opt table.WriteRecordOption) ([]iceberg.DataFile, error) {
+	var files []iceberg.DataFile
+	for f, err := range table.WriteRecords(ctx, tbl, sc, l.groupRecords(ctx, pub, paths, held, weakest, pass), opt) {
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// groupRecords yields, one local file after another, the rows of paths
+// that are in scope and not in held, scrubbed with Options.PII; it counts
+// what it read and yielded in pass. The batches are the receiver's to
+// release.
+func (l *Lake) groupRecords(ctx context.Context, pub tablePublish, paths []string, held map[string]bool,
+	weakest string, pass *groupPass) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for _, p := range paths {
+			recs, err := l.fileRecords(ctx, pub, p, pass)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			fresh, added, err := withoutHeld(ctx, recs, held)
+			release(recs)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			pass.added += added
+			if added > 0 {
+				pass.marks = addMarks(pass.marks, addedMarks(fresh, pub.scrubber != nil, weakest, added))
+			}
+			for i, r := range fresh {
+				if !yield(r, nil) {
+					release(fresh[i+1:])
+					return
+				}
+			}
+		}
+	}
+}
+
+// fileRecords reads a local part file's rows in scope, scrubbed with
+// Options.PII, counting them in pass.
+func (l *Lake) fileRecords(ctx context.Context, pub tablePublish, path string, pass *groupPass) ([]arrow.RecordBatch, error) {
+	recs, err := readRecords(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		pass.rows += r.NumRows()
+	}
+	if l.opt.scoped() {
+		var left int64
+		recs, left, err = l.opt.inScope(ctx, recs, pub.sessions)
+		pass.outOfScope += left
+		if err != nil {
+			return nil, err
+		}
+	}
+	if pub.scrubber != nil {
+		for i, r := range recs {
+			var n int64
+			recs[i], n = scrubBatch(pub.scrubber, r)
+			pass.redactions += n
+			r.Release()
+		}
+	}
+	return recs, nil
 }
 
 // table loads a table of the lake, creating it if it does not exist.

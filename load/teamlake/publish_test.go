@@ -2,11 +2,15 @@ package teamlake_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/pos-lake/pos/internal/loadtest"
 	"github.com/pos-lake/pos/internal/seaweedtest"
@@ -75,5 +79,64 @@ func TestPublishTwoMachines(t *testing.T) {
 	}
 	if got := teamlaketest.TableIDs(t, ls[1], layout.TableMessages); !slices.Equal(got, teamlaketest.IDs(1, 9)) {
 		t.Errorf("shared messages after re-publishing: %v, want %v", got, teamlaketest.IDs(1, 9))
+	}
+}
+
+// A local partition directory holding a file of another day's rows
+// between two of its own (a lake written by hand, or by an older pos) is
+// still published whole, each row in its day's partition.
+func TestPublishUnclusteredFiles(t *testing.T) {
+	s := shared(t)
+	ctx := context.Background()
+	lake := t.TempDir()
+	// Messages 1 and 2 are of 2026-11-03, message 3 of 2026-11-04.
+	for _, i := range []int{1, 3, 2} {
+		loadtest.Load(t, lake, teamlaketest.Messages(i, i)...)
+	}
+	dir := func(date string) string {
+		return layout.Dir(lake, layout.TableMessages, "test", date)
+	}
+	move := func(from, to string) {
+		t.Helper()
+		files, err := filepath.Glob(filepath.Join(from, "*.parquet"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: %v, %v", from, files, err)
+		}
+		slices.Sort(files)
+		for i, f := range files {
+			if err := os.Rename(f, filepath.Join(dir("2026-11-03"), fmt.Sprintf("%s%d.parquet", to, i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	move(dir("2026-11-03"), "a") // messages 1 and 2: a0, a1
+	move(dir("2026-11-04"), "a0x")
+	l, err := teamlake.Open(ctx, teamlake.Options{Lake: "s3://" + s.TableBucket + "/pos", Catalog: s.Catalog, Machine: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := l.Publish(ctx, lake, layout.TableMessages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep[0].Files != 3 || rep[0].Added != 3 {
+		t.Errorf("report %+v, want 3 files and 3 rows added", rep[0])
+	}
+	if got := teamlaketest.TableIDs(t, l, layout.TableMessages); !slices.Equal(got, teamlaketest.IDs(1, 3)) {
+		t.Errorf("shared messages: %v, want %v", got, teamlaketest.IDs(1, 3))
+	}
+	days := map[string]int{}
+	teamlaketest.EachBatch(t, l, layout.TableMessages, func(rec arrow.RecordBatch) {
+		ts := rec.Column(0).(*array.Timestamp)
+		for i := range ts.Len() {
+			days[ts.Value(i).ToTime(arrow.Microsecond).UTC().Format("2006-01-02")]++
+		}
+	}, "ts")
+	if days["2026-11-03"] != 2 || days["2026-11-04"] != 1 {
+		t.Errorf("rows by day %v, want 2 on 2026-11-03 and 1 on 2026-11-04", days)
+	}
+	reps, err := l.Check(ctx, layout.TableMessages)
+	if err != nil || len(reps) != 1 || len(reps[0].Problems) != 0 {
+		t.Errorf("check: %+v, %v", reps, err)
 	}
 }
