@@ -14,11 +14,13 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/load"
@@ -72,8 +74,17 @@ func (l *Lake) Fetch(ctx context.Context, cache string, tables ...string) (out [
 		return nil, err
 	}
 	wasVersioned := maps.Clone(versioned)
-	for _, name := range tables {
-		rep, err := l.fetchTable(ctx, cache, name, scrub, versioned)
+	// The tables' current metadata is asked for at once: a fetch that finds
+	// everything cached costs one round trip to the catalog, not seven.
+	tbls := make([]*table.Table, len(tables))
+	errs := make([]error, len(tables))
+	var wg sync.WaitGroup
+	for i, name := range tables {
+		wg.Go(func() { tbls[i], errs[i] = l.Table(ctx, name) })
+	}
+	wg.Wait()
+	for i, name := range tables {
+		rep, err := l.fetchTable(ctx, cache, name, tbls[i], errs[i], scrub, versioned)
 		if err != nil {
 			return out, fmt.Errorf("fetching %s: %w", name, err)
 		}
@@ -148,11 +159,12 @@ func removeTemps(cache string) error {
 	})
 }
 
-// fetchTable brings one table of the cache up to date; it records in
-// versioned whether the table holds some record in more than one version.
-func (l *Lake) fetchTable(ctx context.Context, cache, name string, scrub *load.ScrubState, versioned map[string]bool) (FetchReport, error) {
+// fetchTable brings one table of the cache up to date from tbl, loaded
+// with err; it records in versioned whether the table holds some record
+// in more than one version.
+func (l *Lake) fetchTable(ctx context.Context, cache, name string, tbl *table.Table, err error,
+	scrub *load.ScrubState, versioned map[string]bool) (FetchReport, error) {
 	rep := FetchReport{Table: name}
-	tbl, err := l.Table(ctx, name)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		delete(scrub.Tables, name)
 		delete(versioned, name)
@@ -207,22 +219,41 @@ func (l *Lake) fetchTable(ctx context.Context, cache, name string, scrub *load.S
 	if err := markVersioned(ctx, tbl, name, versioned); err != nil {
 		return rep, err
 	}
-	var fsys iceio.IO // opened for the first file to download
-	for local, remote := range want {
-		if _, err := os.Stat(local); err == nil {
-			continue
+	var missing []string
+	for local := range want {
+		if _, err := os.Stat(local); err != nil {
+			missing = append(missing, local)
 		}
-		if fsys == nil {
-			if fsys, err = tbl.FS(ctx); err != nil {
-				return rep, err
-			}
-		}
-		n, err := download(fsys, remote, local)
+	}
+	if len(missing) > 0 {
+		fsys, err := tbl.FS(ctx)
 		if err != nil {
 			return rep, err
 		}
-		rep.Downloaded++
-		rep.Bytes += n
+		// Data files are many and small: a few downloads at a time keep the
+		// connection busy while each waits on the server.
+		var mu sync.Mutex
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(downloads)
+		for _, local := range missing {
+			g.Go(func() error {
+				if gctx.Err() != nil {
+					return gctx.Err()
+				}
+				n, err := download(fsys, want[local], local)
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				rep.Downloaded++
+				rep.Bytes += n
+				mu.Unlock()
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return rep, err
+		}
 	}
 	return rep, markFetched(cache, name, rep.Snapshot, want)
 }
@@ -314,6 +345,9 @@ func writeState(path string, v any) error {
 	}
 	return atomicfile.Write(path, b)
 }
+
+// downloads bounds the data files a fetch downloads at once.
+const downloads = 8
 
 // tempPrefix begins the names of files being downloaded.
 const tempPrefix = ".fetch-"
