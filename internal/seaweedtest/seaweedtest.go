@@ -9,7 +9,10 @@ package seaweedtest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
@@ -125,39 +128,45 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
-// wait polls until both the S3 endpoint and the catalog answer.
+// wait polls until the S3 endpoint and the catalog answer and an object
+// can be stored: S3 answers before the volume server has registered, and
+// a write then fails.
 func (s *Server) wait(done <-chan error, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
+	ready := s.S3 + "/" + s.Bucket + "/.pos-ready"
 	for {
 		select {
 		case err := <-done:
 			return fmt.Errorf("it exited: %v", err)
 		default:
 		}
-		if answers(s.S3+"/", false) && answers(s.Catalog+"/v1/"+s.TableBucket+"/namespaces", true) {
+		if answers(http.MethodGet, s.S3+"/", nil, false) && answers(http.MethodGet, s.Catalog+"/v1/"+s.TableBucket+"/namespaces", nil, true) &&
+			answers(http.MethodPut, ready, []byte("ready"), true) && answers(http.MethodDelete, ready, nil, true) {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no answer from %s and %s in %s", s.S3, s.Catalog, limit)
+			return fmt.Errorf("no answer from %s and %s, or no object stored, in %s", s.S3, s.Catalog, limit)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 }
 
-// answers tells whether url answers a GET; signed, the request is signed
-// as the catalog's clients sign theirs and must succeed: the catalog
-// answers before its table bucket exists.
-func answers(url string, signed bool) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+// answers tells whether url answers a request with body; signed, the
+// request is signed as the catalog's clients sign theirs and must
+// succeed: the catalog answers before its table bucket exists.
+func answers(method, url string, body []byte, signed bool) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return false
 	}
 	if signed {
 		creds := aws.Credentials{AccessKeyID: AccessKey, SecretAccessKey: SecretKey}
-		const emptyBody = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-		if err := v4.NewSigner().SignHTTP(ctx, creds, req, emptyBody, "s3", Region, time.Now()); err != nil {
+		sum := sha256.Sum256(body)
+		hash := hex.EncodeToString(sum[:])
+		req.Header.Set("X-Amz-Content-Sha256", hash)
+		if err := v4.NewSigner().SignHTTP(ctx, creds, req, hash, "s3", Region, time.Now()); err != nil {
 			return false
 		}
 	}
@@ -167,7 +176,7 @@ func answers(url string, signed bool) bool {
 	}
 	resp.Body.Close()
 	if signed {
-		return resp.StatusCode == http.StatusOK
+		return resp.StatusCode/100 == 2
 	}
 	return resp.StatusCode < 500
 }

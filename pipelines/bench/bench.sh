@@ -371,13 +371,16 @@ shared_rows() {
 		-admin.port="${p[11]}" -admin.port.grpc="${p[12]}" -webdav.port="${p[13]}" \
 		-webdav=false -admin.ui=false -master.telemetry=false >"$WEED_DIR/weed.log" 2>&1 &
 	WEED_PID=$!
-	# Ready when S3 answers and the catalog lists the table bucket's
-	# namespaces to a signed request (it answers before the bucket exists).
+	# Ready when S3 answers, the catalog lists the table bucket's namespaces
+	# to a signed request (it answers before the bucket exists), and an
+	# object can be stored (S3 answers before the volume server registers;
+	# with too little free disk it never does).
 	local deadline=$((SECONDS + 90)) ready=
 	while ((SECONDS < deadline)); do
 		if ! kill -0 "$WEED_PID" 2>/dev/null; then break; fi
 		if [[ $(curl -s -o /dev/null -w '%{http_code}' "$s3/" || true) =~ ^[1-4] ]] &&
-			[[ $(curl -s -o /dev/null -w '%{http_code}' --aws-sigv4 aws:amz:us-east-1:s3 --user "$key:$secret" "$catalog/v1/tables/namespaces" || true) == 200 ]]; then
+			[[ $(curl -s -o /dev/null -w '%{http_code}' --aws-sigv4 aws:amz:us-east-1:s3 --user "$key:$secret" "$catalog/v1/tables/namespaces" || true) == 200 ]] &&
+			[[ $(curl -s -o /dev/null -w '%{http_code}' --aws-sigv4 aws:amz:us-east-1:s3 --user "$key:$secret" -H 'X-Amz-Content-Sha256: UNSIGNED-PAYLOAD' -X PUT --data-binary ready "$s3/team/.pos-ready" || true) == 200 ]]; then
 			ready=1
 			break
 		fi
