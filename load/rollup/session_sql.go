@@ -9,9 +9,7 @@ import "fmt"
 // sessions loaded in several incremental runs add up. The counts come from
 // session parts (see SessionPartsSQL): msgParts and exParts are sources of
 // the parts of the messages and of the exchanges, which the query combines
-// by session with the same rules that made them. A session with neither
-// a message nor a title (a Cursor composer opened and left empty) is no
-// session to list, and is left out.
+// by session with the same rules that made them.
 func SessionsSQL(msgParts, exParts, meta string) string {
 	return "WITH " + fmt.Sprintf(sessionsMeta, meta) + `, m AS (
   SELECT platform, session_id,
@@ -64,8 +62,7 @@ const (
   coalesce(meta.project, m.msg_project) AS project, meta.cwd, meta.git_branch, m.user, m.machine,
   meta.completeness, meta.meta, meta.ingested_at,
   CAST(coalesce(m.first_ts, meta.meta_first_ts) AS DATE) AS date
-FROM m FULL JOIN meta USING (platform, session_id) LEFT JOIN e USING (platform, session_id)
-WHERE m.message_count > 0 OR coalesce(meta.user_title, meta.platform_title, meta.all_labels[-1], meta.prompt_title, '') <> ''`
+FROM m FULL JOIN meta USING (platform, session_id) LEFT JOIN e USING (platform, session_id)`
 )
 
 // SessionPartsSQL is the sessions view's counts in parts: a row per
