@@ -71,6 +71,19 @@ type RunOptions struct {
 	FlushEach bool
 	// Note, when set, is told of each platform with nothing to read.
 	Note func(msg string)
+	// ExtraRoots are more places to read, by platform, after its default
+	// locations (RootsVar, the configuration file's [roots]); a run given
+	// Roots reads those alone.
+	ExtraRoots map[string][]string
+}
+
+// extraRoots are the extra roots a run reads of platform: none when the
+// run was given its roots.
+func (o *RunOptions) extraRoots(platform string) []string {
+	if len(o.Roots) > 0 {
+		return nil
+	}
+	return o.ExtraRoots[platform]
 }
 
 // UseState reads the watermarks: from stateDir, else from the lake's
@@ -121,17 +134,7 @@ func Run(ctx context.Context, out io.WriteCloser, opt RunOptions) error {
 	}
 	var err error
 	for _, a := range opt.Adapters {
-		if locs := a.Locations(opt.Options); !anyExists(locs) {
-			if opt.Note != nil {
-				if len(locs) == 0 {
-					opt.Note(fmt.Sprintf("%s: no default location; name one with --root", a.Platform()))
-				} else {
-					opt.Note(fmt.Sprintf("%s: no history found (looked in %s)", a.Platform(), lookedIn(locs)))
-				}
-			}
-			continue
-		}
-		if err = a.Extract(ctx, opt.Options, emit); err != nil {
+		if err = extractAll(ctx, a, &opt, emit); err != nil {
 			break
 		}
 	}
@@ -141,6 +144,39 @@ func Run(ctx context.Context, out io.WriteCloser, opt RunOptions) error {
 	if opt.Commit && newMarks.Len() > 0 {
 		if err := watermark.MergeState(opt.StateDir, newMarks); err != nil {
 			return fmt.Errorf("saving watermarks: %w", err)
+		}
+	}
+	return nil
+}
+
+// extractAll reads a platform's default locations (or the run's roots),
+// then its extra roots, each as a run of its own; a place with nothing to
+// read is a note.
+func extractAll(ctx context.Context, a Adapter, opt *RunOptions, emit Emit) error {
+	if locs := a.Locations(opt.Options); !anyExists(locs) {
+		if opt.Note != nil {
+			switch {
+			case len(locs) == 0 && len(opt.extraRoots(a.Platform())) > 0:
+			case len(locs) == 0:
+				opt.Note(fmt.Sprintf("%s: no default location; name one with --root", a.Platform()))
+			default:
+				opt.Note(fmt.Sprintf("%s: no history found (looked in %s)", a.Platform(), lookedIn(locs)))
+			}
+		}
+	} else if err := a.Extract(ctx, opt.Options, emit); err != nil {
+		return err
+	}
+	for _, root := range opt.extraRoots(a.Platform()) {
+		if _, err := os.Stat(root); err != nil {
+			if opt.Note != nil {
+				opt.Note(fmt.Sprintf("%s: extra root %s (%s) not found", a.Platform(), root, RootsVar))
+			}
+			continue
+		}
+		o := opt.Options
+		o.Roots = []string{root}
+		if err := a.Extract(ctx, o, emit); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -179,27 +215,33 @@ func OnceEach(skip schema.SkipFunc) schema.SkipFunc {
 	}
 }
 
-// List writes, per platform, each location searched, whether it exists
-// and how many files are under it: "platform<TAB>path<TAB>files" (files is
-// -1 for a location that does not exist).
-func List(w io.Writer, chosen []Adapter, opt Options) error {
+// List writes a header line, then per platform each location searched
+// (its defaults, or the roots given, then its extra roots), and how many
+// files are under it or "not found": "platform<TAB>location<TAB>files".
+func List(w io.Writer, chosen []Adapter, opt RunOptions) error {
+	if _, err := fmt.Fprintf(w, "platform\tlocation\tfiles\n"); err != nil {
+		return err
+	}
 	for _, a := range chosen {
-		for _, loc := range a.Locations(opt) {
-			n := int64(-1)
+		for _, loc := range append(a.Locations(opt.Options), opt.extraRoots(a.Platform())...) {
+			n := "not found"
 			if fi, err := os.Stat(loc); err == nil {
-				n = 0
+				files := 0
 				if fi.IsDir() {
 					filepath.WalkDir(loc, func(_ string, d os.DirEntry, err error) error {
 						if err == nil && !d.IsDir() {
-							n++
+							files++
 						}
 						return nil
 					})
 				} else {
-					n = 1
+					files = 1
 				}
+				n = fmt.Sprint(files)
 			}
-			fmt.Fprintf(w, "%s\t%s\t%d\n", a.Platform(), loc, n)
+			if _, err := fmt.Fprintf(w, "%s\t%s\t%s\n", a.Platform(), loc, n); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -27,11 +27,11 @@ if [ "${1:-}" = "--demo" ]; then
   demo=1
   echo "sync: demo: loading the bundled synthetic histories (testdata/: Claude Code, Cline, Codex CLI, Gemini CLI, Aider, pushed logs) into $lake" >&2
 else
-  found=$(pos-extract --list | awk -F'\t' '$3 > 0' || true)
+  found=$(pos-extract --list | awk -F'\t' 'NR > 1 && $3 ~ /^[0-9]+$/ && $3 > 0' || true)
   if [ -z "$found" ]; then
     cat >&2 <<MSG
 sync: no agent history found on this machine. Looked in:
-$(pos-extract --list | awk -F'\t' '{print "  " $1 "\t" $2}')
+$(pos-extract --list | awk -F'\t' 'NR > 1 {print "  " $1 "\t" $2}')
 sync: hint: point pos-extract at a history folder with --root, or try the bundled demo:
   pipelines/sync.sh --demo      (or: make demo)
 MSG
@@ -42,9 +42,10 @@ export POS_LAKE=$lake
 
 # extract reads this machine's histories, or, for the demo, the synthetic
 # homes in testdata/: each platform whose default location under such a HOME
-# holds files (as pos-extract --list finds them) is read from it. Aider's
-# and push's bundled histories are not under a home; they are named by
-# --root.
+# holds files (as pos-extract --list finds them) is read from it, without
+# the user's extra roots (POS_ROOTS, which an empty value keeps the
+# configuration file from setting). Aider's and push's bundled histories
+# are not under a home; they are named by --root.
 extract() {
   if [ -z "$demo" ]; then
     pos-extract
@@ -53,8 +54,8 @@ extract() {
   local t rc=0 c home p
   t=$(cd "$here/../testdata" && pwd) # clean, as the paths --list prints are
   for home in "$t"/*/home; do
-    for p in $(HOME=$home pos-extract --list | awk -F'\t' -v h="$home/" '$3 > 0 && index($2, h) == 1 {print $1}' | uniq); do
-      HOME=$home pos-extract -q -p "$p" || { c=$?; [ "$c" = 3 ] && rc=3 || return "$c"; }
+    for p in $(HOME=$home POS_ROOTS= pos-extract --list | awk -F'\t' -v h="$home/" 'NR > 1 && $3 ~ /^[0-9]+$/ && $3 > 0 && index($2, h) == 1 {print $1}' | uniq); do
+      HOME=$home POS_ROOTS= pos-extract -q -p "$p" || { c=$?; [ "$c" = 3 ] && rc=3 || return "$c"; }
     done
   done
   pos-extract -q -p aider --root "$t/aider/projects" || { c=$?; [ "$c" = 3 ] && rc=3 || return "$c"; }

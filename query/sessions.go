@@ -69,12 +69,16 @@ type SessionFilter struct {
 	Limit        int // at most this many, the most recently active first; 0: all
 }
 
-// Sessions lists sessions, the most recently active first.
+// Sessions lists sessions, the most recently active first. A session with
+// neither a message nor a title (a Cursor composer opened and left empty)
+// is no session to list: the sessions listed are those stats and
+// capabilities count.
 func (d *DB) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
 	if err := checkWindow(f.Since, f.Until); err != nil {
 		return nil, err
 	}
 	var w where
+	w.add("(message_count > 0 OR coalesce(title, '') <> '')")
 	w.eq("platform", f.Platform)
 	w.contains("project", f.Project)
 	if !f.Since.IsZero() {

@@ -37,7 +37,7 @@ func newApp() *cli.App {
 		Description: cmdio.Help(helpFiles, "pos-extract", "{{platforms}}", strings.Join(extract.PlatformNames(), ", ")),
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "platform", Aliases: []string{"p"}, Value: cli.NewStringSlice("all"), Usage: "platform(s) to read, or all"},
-			&cli.StringSliceFlag{Name: "root", Usage: "read this directory or file instead of the default locations (repeatable)"},
+			&cli.StringSliceFlag{Name: "root", Usage: "read this directory or file instead of the default locations and $POS_ROOTS (repeatable)"},
 			&cli.StringFlag{Name: "since", Usage: "only records newer than this: 7d, 36h, 2026-01-31, RFC 3339"},
 			cmdio.LakeFlag(),
 			&cli.StringFlag{Name: "state", Usage: "watermark directory (default: LAKE/_state)"},
@@ -48,7 +48,7 @@ func newApp() *cli.App {
 			&cli.IntFlag{Name: "workers", Usage: "files read at once (default: one per CPU); the output order does not depend on it"},
 			&cli.StringFlag{Name: "user", Usage: "user name stamped on records (default: the login name)"},
 			&cli.StringFlag{Name: "machine", Usage: "machine name stamped on records (default: the host name)"},
-			&cli.BoolFlag{Name: "list", Usage: "list where each platform's history is looked for, whether it exists and how many files it holds, then exit"},
+			&cli.BoolFlag{Name: "list", Usage: "list where each platform's history is looked for ($POS_ROOTS too), and how many files each place holds or \"not found\", then exit"},
 			&cli.BoolFlag{Name: "capabilities", Usage: "print what each platform's data supports (the capability matrix), then exit"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "with --capabilities: markdown or json"},
 		},
@@ -80,11 +80,14 @@ func run(c *cli.Context) error {
 	if opt.Machine == "" {
 		opt.Machine, _ = os.Hostname()
 	}
+	if opt.ExtraRoots, err = extract.ParseRoots(os.Getenv(extract.RootsVar), os.PathListSeparator, home); err != nil {
+		return cmdio.Usagef("$%s: %w", extract.RootsVar, err)
+	}
 	if err := opt.UseState(c.String("state"), cmdio.LocalLake(c.String("lake")), c.Bool("full")); err != nil {
 		return err
 	}
 	if c.Bool("list") {
-		return extract.List(c.App.Writer, chosen, opt.Options)
+		return extract.List(c.App.Writer, chosen, opt)
 	}
 	if c.Bool("capabilities") {
 		err := extract.WriteCapabilities(c.App.Writer, chosen, c.String("format"))

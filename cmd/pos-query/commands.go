@@ -190,3 +190,30 @@ func statusCmd() *cli.Command {
 			(*query.Output).Status),
 	})
 }
+
+func restoreCmd() *cli.Command {
+	return command(&cli.Command{Name: "restore", Usage: "rebuild the native JSONL files of sessions from the raw layer",
+		UsageText: "pos-query restore SESSION|--project P|--before DATE -o DIR [OPTIONS]",
+		Flags: []cli.Flag{cmdio.LakeFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(),
+			&cli.StringFlag{Name: "before", Usage: "the sessions last active before this time (a date, RFC 3339, or a duration back from now: 30d)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the folder to write under, laid out as the platform's own (~/.claude for Claude Code, ~/.codex for Codex)"},
+			&cli.BoolFlag{Name: "force", Usage: "replace files that exist"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary on stderr"}},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 1 {
+				return cmdio.Usagef("give at most one SESSION (got %d arguments)", c.NArg())
+			}
+			if c.String("output") == "" {
+				return cmdio.Usagef("-o DIR is required: the folder to write the files under")
+			}
+			before, err := cmdio.ParseTime(c.String("before"), time.Now())
+			if err != nil {
+				return cmdio.Usagef("--before: %v", err)
+			}
+			return lookup.WithLake(c, true, func(e *lookup.Env) error {
+				return restore(c, e, query.RestoreOptions{Session: c.Args().First(), Platform: e.Platform,
+					Project: c.String("project"), Before: before, Dir: c.String("output"), Force: c.Bool("force")})
+			})
+		},
+	})
+}

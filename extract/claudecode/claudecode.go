@@ -16,6 +16,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
+	"math"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -133,6 +136,7 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		return err
 	}
 	run := shared
+	run.ownersOfEarlierRuns()
 	plans, err := opt.Walk(ctx, proots, extract.Match{Name: func(path string) bool {
 		return strings.HasSuffix(path, ".md") && filepath.Base(filepath.Dir(path)) == "plans"
 	}})
@@ -143,12 +147,144 @@ func (a Adapter) Extract(ctx context.Context, opt extract.Options, emit extract.
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := opt.ReadSource(f.Path, func(src *extract.Source) error { return run.plan(f, src) })
+		read := func(src *extract.Source) error { return run.plan(f, src) }
+		var err error
+		if opt.UnchangedFile(f) && run.relink(f.Path) {
+			// Read unlinked by an earlier run, before its session was:
+			// read again to link it.
+			err = readAgain(&opt, f.Path, read)
+		} else {
+			err = opt.ReadSource(f.Path, read)
+		}
 		if err := opt.FileDone(err); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// readAgain opens a file its watermark says is unchanged and hands it to
+// read, as extract.Options.ReadSource does a changed one.
+func readAgain(opt *extract.Options, path string, read func(*extract.Source) error) error {
+	f, fi, err := opt.OpenFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = extract.ErrVanished
+	}
+	if err != nil {
+		return opt.SkipFile(path, err)
+	}
+	defer f.Close()
+	if opt.Stats != nil {
+		opt.Stats.Files.Add(1)
+	}
+	return read(&extract.Source{Path: path, File: f, FP: watermark.Stat(fi)})
+}
+
+// ownersOfEarlierRuns adds to the slugs' owners the sessions of the
+// files earlier runs read, from their watermarks: the session, slug and
+// plans named (a plan's own watermark names the plan, and is passed
+// over).
+func (r *run) ownersOfEarlierRuns() {
+	type mark struct {
+		slug  string
+		plans []string
+		o     slugOwner
+	}
+	var marks []mark
+	r.opt.State.Each(platform, func(c *schema.Checkpoint) {
+		s := c.Context["session"]
+		if s == "" || c.Context["plan"] != "" {
+			return
+		}
+		marks = append(marks, mark{slug: c.Context["slug"], plans: splitPlans(c.Context["plans"]),
+			o: slugOwner{session: s, job: math.MaxInt, mtime: c.Mtime, agent: strings.HasPrefix(filepath.Base(c.Path), "agent-")}})
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range marks {
+		if m.slug != "" {
+			r.own(m.slug, m.o)
+		}
+		for _, p := range m.plans {
+			r.own(planKey(p), m.o)
+		}
+	}
+}
+
+// own makes o the owner of key unless its owner comes before o. The
+// caller holds r.mu.
+func (r *run) own(key string, o slugOwner) {
+	if cur, ok := r.slugs[key]; !ok || o.before(cur) {
+		r.slugs[key] = o
+	}
+}
+
+// register makes the session of a file just read an owner of its slug and
+// of the plans its tool calls named.
+func (r *run) register(fs *fileState) {
+	if fs.session == "" {
+		return
+	}
+	// Copies: the map lives for the whole run, and a line's strings would
+	// keep its reader's block (1 MB) alive with it.
+	o := slugOwner{session: strings.Clone(fs.session), job: r.job, mtime: fs.mtime, agent: fs.agentID != ""}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if fs.slug != "" {
+		r.own(strings.Clone(fs.slug), o)
+	}
+	for _, p := range fs.plans {
+		r.own(planKey(p), o)
+	}
+}
+
+// planOwner is the session the plan file at path belongs to: the owner of
+// its slug (its name, less any -agent-<id>), else of a session whose
+// tool calls named it; "" if none is known.
+func (r *run) planOwner(path string) string {
+	name := strings.TrimSuffix(filepath.Base(path), ".md")
+	slug := name
+	if i := strings.Index(slug, "-agent-"); i > 0 {
+		slug = slug[:i]
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if o, ok := r.slugs[slug]; ok {
+		return o.session
+	}
+	return r.slugs[planKey(name)].session
+}
+
+// relink reports whether a plan file that an earlier run read without
+// knowing its session now has one.
+func (r *run) relink(path string) bool {
+	c := r.opt.State.Get(platform, path)
+	return c != nil && c.Context["session"] == "" && r.planOwner(path) != ""
+}
+
+// splitPlans and joinPlans keep a file's plan names in its watermark.
+func splitPlans(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+func joinPlans(names []string) string { return strings.Join(names, "\n") }
+
+// notePlans adds the plan files among a message's files (Markdown files in
+// a folder named plans) to the plans the file's session named.
+func (fs *fileState) notePlans(files []string) {
+	for _, f := range files {
+		f = filepath.ToSlash(f)
+		if !strings.HasSuffix(f, ".md") || path.Base(path.Dir(f)) != "plans" {
+			continue
+		}
+		name := strings.TrimSuffix(path.Base(f), ".md")
+		if name != "" && !strings.Contains(name, "\n") && !slices.Contains(fs.plans, name) {
+			fs.plans = append(fs.plans, strings.Clone(name))
+		}
+	}
 }
 
 // isTranscript tells a Claude Code transcript from another tool's JSONL
@@ -198,11 +334,34 @@ type run struct {
 
 // slugOwner is the session a slug (and its plan) belongs to: of the
 // sessions that share a slug, the first in file order, whichever job
-// finishes first.
+// finishes first; a session's own file before its subagents' (whose lines
+// carry the session's slug), which link a plan only when no session file
+// does. The files of earlier runs count as their watermarks say (the
+// session, slug and plans of each file), so that a plan written after its
+// session was read is linked without reading the session again.
 type slugOwner struct {
 	session string
 	job     int
+	mtime   time.Time // the file's, when read
+	agent   bool      // a subagent's file
 }
+
+// before reports whether o owns a slug rather than p: a session's file
+// over a subagent's, then the older file, then the earlier job.
+func (o slugOwner) before(p slugOwner) bool {
+	switch {
+	case o.agent != p.agent:
+		return !o.agent
+	case !o.mtime.Equal(p.mtime) && !o.mtime.IsZero() && !p.mtime.IsZero():
+		return o.mtime.Before(p.mtime)
+	}
+	return o.job < p.job
+}
+
+// planKey keys the session a plan file (by its name without .md) belongs
+// to because a tool call of the session named it, in run.slugs; slugs
+// hold no NUL.
+func planKey(name string) string { return "\x00plan:" + name }
 
 // changedGroups drops the groups whose files are all unchanged since their
 // watermarks (extract.Options.Changed, for groups): in a sync most are, and
@@ -270,8 +429,9 @@ type fileState struct {
 	session      string // the session the file belongs to, once known
 	project      string // the first cwd in the file
 	slug         string
-	agentID      string // from the file name (agent-<id>.jsonl)
-	agentTy      string // from <agent>.meta.json, or "compact" for agent-acompact-*
+	plans        []string // the plan files its tool calls named, by name without .md
+	agentID      string   // from the file name (agent-<id>.jsonl)
+	agentTy      string   // from <agent>.meta.json, or "compact" for agent-acompact-*
 	lastTS       time.Time
 	pending      []*schema.Record // records waiting for a time or a session
 	pendingBytes int
@@ -335,6 +495,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Sour
 		fs.session = cmp.Or(c["session"], fs.session)
 		fs.project = c["project"]
 		fs.slug = c["slug"]
+		fs.plans = splitPlans(c["plans"])
 		fs.agentTy = cmp.Or(fs.agentTy, c["agent_type"])
 	}
 	fs.resume, fs.resumeLines, fs.replayBelow = plan.Start, plan.Lines, plan.Replay
@@ -390,6 +551,7 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Sour
 	if err := r.flush(fs, true); err != nil {
 		return err
 	}
+	r.register(fs)
 	if fs.session != "" && fs.agentID == "" && (fs.sawMain || fs.userTitle != "" || fs.aiTitle != "" || len(fs.prs) > 0) {
 		if err := r.sessionHint(fs); err != nil {
 			return err
@@ -405,6 +567,9 @@ func (r *run) file(ctx context.Context, sf extract.SourceFile, src *extract.Sour
 		"slug": strings.Clone(fs.slug), "agent_type": strings.Clone(fs.agentTy)}
 	if fs.agentID == "" {
 		ctxt["tail"], ctxt["lines"] = fs.tail(), strconv.FormatInt(consumedLines, 10)
+	}
+	if len(fs.plans) > 0 {
+		ctxt["plans"] = joinPlans(fs.plans)
 	}
 	return src.EmitCheckpoint(r.emit, platform, consumed, resume, resumeLines, ctxt)
 }

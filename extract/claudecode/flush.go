@@ -101,15 +101,6 @@ func (r *run) flush(fs *fileState, final bool) error {
 // sessionHint emits what the adapter knows about a main session beyond its
 // messages; pos-normalize folds it into the session rollup.
 func (r *run) sessionHint(fs *fileState) error {
-	r.mu.Lock()
-	if o, ok := r.slugs[fs.slug]; fs.slug != "" && (!ok || r.job < o.job) {
-		// Sessions that continue one another share a slug and its plan:
-		// the plan document belongs to the first of them. Copies: the
-		// map lives for the whole run, and a line's strings would keep
-		// its reader's block (1 MB) alive with it.
-		r.slugs[strings.Clone(fs.slug)] = slugOwner{session: strings.Clone(fs.session), job: r.job}
-	}
-	r.mu.Unlock()
 	rec := extract.SessionRecord(platform, fs.session, fs.lastTS, fs.mtime)
 	rec.Project, rec.Cwd, rec.GitBranch = fs.project, fs.info.cwd, fs.info.branch
 	rec.Source = &schema.Source{Path: fs.path, Mtime: fs.mtime}
@@ -160,7 +151,9 @@ func (r *run) plan(sf extract.SourceFile, src *extract.Source) error {
 	rec := schema.New(schema.KindDocument)
 	rec.ID = schema.ID(platform, "plan", filepath.Base(sf.Path))
 	rec.Platform = platform
-	rec.SessionID = r.slugs[slug].session
+	// Sessions that continue one another share a slug and its plan: the
+	// plan document belongs to the first of them (slugOwner).
+	rec.SessionID = r.planOwner(sf.Path)
 	rec.NativeID = slug
 	rec.TS, rec.TSPrecision = fp.Mtime, schema.PrecisionFileMtime
 	rec.Role, rec.ContentType = schema.RoleAssistant, schema.ContentPlan
@@ -178,7 +171,10 @@ func (r *run) plan(sf extract.SourceFile, src *extract.Source) error {
 	if r.opt.State == nil {
 		return nil
 	}
-	return src.EmitCheckpoint(r.emit, platform, int64(n), int64(n), 0, nil)
+	// The watermark says whether the plan was linked: an unlinked one is
+	// read again once its session is known (relink).
+	return src.EmitCheckpoint(r.emit, platform, int64(n), int64(n), 0,
+		map[string]string{"plan": slug, "session": rec.SessionID})
 }
 
 // markdownTitle is the first heading of a markdown text (among its first

@@ -111,6 +111,7 @@ func (r *run) line(fs *fileState, l *line, b []byte, eln extract.Line) error {
 	case "assistant":
 		if l.Message != nil {
 			r.assistantLine(rec, l)
+			fs.notePlans(rec.Files)
 		}
 	case "system":
 		rec.NativeType = "system/" + l.Subtype

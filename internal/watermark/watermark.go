@@ -129,6 +129,21 @@ func (s *State) Get(platform, path string) *schema.Checkpoint {
 	return s.marks[markKey(platform, path)]
 }
 
+// Each calls fn with each of a platform's watermarks, in no order. fn
+// must not change them, nor call the state's methods.
+func (s *State) Each(platform string, fn func(*schema.Checkpoint)) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.marks {
+		if c.Platform == platform {
+			fn(c)
+		}
+	}
+}
+
 // Put records a watermark (without the State and Lake a checkpoint
 // record carries: a state file holds its own watermarks).
 func (s *State) Put(c *schema.Checkpoint) {

@@ -73,6 +73,18 @@ type Pipeline struct {
 	// fails the build afterwards, naming them all; otherwise the first one
 	// stops the build with its error.
 	CollectSkips bool
+	// SkipBad reads on past bad input records and loads the rest, as
+	// pos-extract does without --strict.
+	SkipBad bool
+	// More are other platforms' histories extracted after the Claude Code
+	// transcripts, in the same run.
+	More []Source
+}
+
+// Source is a platform's histories: its adapter and the root it reads.
+type Source struct {
+	Adapter extract.Adapter
+	Root    string
 }
 
 // Run runs the pipeline pos-extract --platform claude_code | pos-normalize |
@@ -88,8 +100,18 @@ func (p Pipeline) Run(ctx context.Context, root, lake string) error {
 	if p.CollectSkips {
 		opt.OnSkip = func(b *schema.BadInput) error { skipped = append(skipped, b.Error()); return nil }
 	}
+	if p.SkipBad {
+		opt.OnSkip = func(*schema.BadInput) error { return nil }
+	}
 	if err := (claudecode.Adapter{}).Extract(ctx, opt, enc.Encode); err != nil {
 		return err
+	}
+	for _, m := range p.More {
+		o := opt
+		o.Roots = []string{m.Root}
+		if err := m.Adapter.Extract(ctx, o, enc.Encode); err != nil {
+			return err
+		}
 	}
 	if err := enc.Flush(); err != nil {
 		return err

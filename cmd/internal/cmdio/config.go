@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -21,6 +23,10 @@ import (
 //	lake = "s3://team-lake/pos"              # POS_LAKE
 //	catalog = "https://catalog.example.com"  # POS_CATALOG
 //	only_projects = ["/home/me/work/*"]      # POS_ONLY_PROJECTS
+//
+//	[roots]                                  # POS_ROOTS: read in addition to the defaults
+//	aider = ["~/src/app", "~/src/lib"]
+//	claude_code = ["/mnt/laptop/.claude"]
 type config struct {
 	Lake         string   `toml:"lake"`          // POS_LAKE
 	LocalLake    string   `toml:"local_lake"`    // POS_LOCAL_LAKE: the local lake of a shared one
@@ -29,6 +35,22 @@ type config struct {
 	CacheMax     string   `toml:"cache_max"`     // POS_CACHE_MAX
 	OnlyProjects []string `toml:"only_projects"` // POS_ONLY_PROJECTS
 	DenyProjects string   `toml:"deny_projects"` // POS_DENY_PROJECTS: a file of projects
+	// Roots are more places pos-extract reads, by platform: POS_ROOTS,
+	// written as RootsEnv does.
+	Roots map[string][]string `toml:"roots"`
+}
+
+// RootsEnv writes extra roots by platform as POS_ROOTS holds them:
+// platform=path entries joined by the path list separator (':' on Unix),
+// platforms in name order, each one's paths in their order.
+func RootsEnv(roots map[string][]string) string {
+	var b []string
+	for _, p := range slices.Sorted(maps.Keys(roots)) {
+		for _, dir := range roots[p] {
+			b = append(b, p+"="+dir)
+		}
+	}
+	return strings.Join(b, string(os.PathListSeparator))
 }
 
 // ConfigPath is where the configuration file is looked for.
@@ -67,7 +89,7 @@ func ApplyConfig() error {
 		switch {
 		case errors.As(err, &se) && len(se.Errors) > 0:
 			row, _ := se.Errors[0].Position()
-			return fmt.Errorf("%s:%d: unknown key %s (known: lake, local_lake, catalog, machine, cache_max, only_projects, deny_projects)",
+			return fmt.Errorf("%s:%d: unknown key %s (known: lake, local_lake, catalog, machine, cache_max, only_projects, deny_projects, roots)",
 				path, row, strings.Join(se.Errors[0].Key(), "."))
 		case errors.As(err, &de):
 			row, col := de.Position()
@@ -78,6 +100,7 @@ func ApplyConfig() error {
 	for env, v := range map[string]string{
 		"POS_LAKE": c.Lake, "POS_LOCAL_LAKE": c.LocalLake, "POS_CATALOG": c.Catalog, "POS_MACHINE": c.Machine,
 		"POS_CACHE_MAX": c.CacheMax, "POS_ONLY_PROJECTS": strings.Join(c.OnlyProjects, ","), "POS_DENY_PROJECTS": c.DenyProjects,
+		"POS_ROOTS": RootsEnv(c.Roots),
 	} {
 		if _, set := os.LookupEnv(env); !set && v != "" {
 			os.Setenv(env, v)

@@ -60,3 +60,27 @@ only_projects = ["alpha", "beta*"]
 		t.Errorf("bad TOML: %v", err)
 	}
 }
+
+// The [roots] table sets POS_ROOTS, platform=path entries in platform
+// order, unless the environment has it.
+func TestConfigRoots(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	t.Setenv("POS_CONFIG", path)
+	t.Setenv("POS_ROOTS", "")
+	os.Unsetenv("POS_ROOTS")
+	conf := "[roots]\nclaude_code = [\"/mnt/laptop/.claude\"]\naider = [\"~/src/app\", \"~/src/lib\"]\n"
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := ApplyConfig(); err != nil {
+		t.Fatal(err)
+	}
+	sep := string(os.PathListSeparator)
+	if got, want := os.Getenv("POS_ROOTS"), "aider=~/src/app"+sep+"aider=~/src/lib"+sep+"claude_code=/mnt/laptop/.claude"; got != want {
+		t.Errorf("POS_ROOTS=%q, want %q", got, want)
+	}
+	t.Setenv("POS_ROOTS", "codex=/x")
+	if err := ApplyConfig(); err != nil || os.Getenv("POS_ROOTS") != "codex=/x" {
+		t.Errorf("the file overrode the environment: %v, %q", err, os.Getenv("POS_ROOTS"))
+	}
+}
