@@ -127,9 +127,15 @@ func Blocks(ctx context.Context, lake string, opt BlocksOptions) (*BlocksResult,
 	if err != nil {
 		return nil, err
 	}
-	entries := read.entries[read.reset:]
+	// From the message before the gap the blocks start anew after, so
+	// that the gap is there too; that message's block (from a part of
+	// its chain) is left out.
+	entries := read.entries[max(read.reset-1, 0):]
 	acc := newEntryPricer(opt.Prices)
 	blocks := identifyBlocks(entries, opt.Length, opt.Now, acc)
+	if read.reset > 0 && len(blocks) > 0 {
+		blocks = blocks[1:]
+	}
 	res := &BlocksResult{}
 	for _, b := range blocks {
 		if opt.Active && !b.Active {

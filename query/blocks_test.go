@@ -1,0 +1,102 @@
+package query_test
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pos-lake/pos/query"
+)
+
+// TestCorpusBlocks checks, on the real corpus, that the blocks hold every
+// Claude Code message Stats counts, with the same tokens and cost; that a
+// window and the active block read from the partitions they need give the
+// blocks of the whole lake; and how long a status line takes.
+func TestCorpusBlocks(t *testing.T) {
+	lake := corpusLake(t)
+	ctx := context.Background()
+	db := openDB(t, lake)
+	st, err := db.Stats(ctx, query.StatsOptions{Platform: "claude_code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := st.Rows[0]
+	all, err := query.Blocks(ctx, lake, query.BlocksOptions{Platform: "claude_code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tokens, messages int64
+	var cost float64
+	for _, b := range all.Blocks {
+		tokens += b.TotalTokens
+		messages += int64(b.Entries)
+		cost += b.Cost
+	}
+	if want := total.Input + total.Output + total.CacheCreation + total.CacheRead; tokens != want || messages != total.Messages {
+		t.Errorf("blocks hold %d tokens in %d messages; stats %d in %d", tokens, messages, want, total.Messages)
+	}
+	if math.Abs(cost-*total.Cost) > 1e-9 {
+		t.Errorf("blocks cost %.9f; stats %.9f", cost, *total.Cost)
+	}
+	if len(all.Blocks) < 10 {
+		t.Fatalf("%d blocks", len(all.Blocks))
+	}
+	// From a block's start on, read from the partitions needed.
+	mid := all.Blocks[len(all.Blocks)-3]
+	part, err := query.Blocks(ctx, lake, query.BlocksOptions{Platform: "claude_code", Since: mid.Start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := all.Blocks[len(all.Blocks)-3:]; !slices.EqualFunc(part.Blocks, want, sameBlock) {
+		t.Errorf("--since %s: %d blocks, want %d", mid.Start, len(part.Blocks), len(want))
+	}
+	// The last block, active 10 minutes after its last message.
+	last := all.Blocks[len(all.Blocks)-1]
+	now := last.ActualEnd.Add(10 * time.Minute)
+	act, err := query.Blocks(ctx, lake, query.BlocksOptions{Platform: "claude_code", Active: true, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(act.Blocks) != 1 || !sameBlock(act.Blocks[0], last) || !act.Blocks[0].Active || act.Blocks[0].BurnRate == nil {
+		t.Fatalf("active at %s: %+v", now, act.Blocks)
+	}
+	in := &query.StatuslineInput{SessionID: "ae4a77f8-aedd-4bc1-888f-c94edc91af04"}
+	in.Model.DisplayName = "Opus"
+	opt := query.StatuslineOptions{Platform: "claude_code", Now: now, Location: time.UTC}
+	var best time.Duration = 1 << 62
+	var f *query.StatuslineFigures
+	for range 5 {
+		start := time.Now()
+		if f, err = query.Statusline(ctx, lake, in, opt); err != nil {
+			t.Fatal(err)
+		}
+		best = min(best, time.Since(start))
+	}
+	t.Logf("statusline: %v (best of 5, in process)", best.Round(time.Microsecond))
+	if f.Block == nil || math.Abs(f.Block.Cost-last.Cost) > 1e-9 {
+		t.Errorf("statusline block %+v, want cost %v", f.Block, last.Cost)
+	}
+	// The session's cost: its rows in the stats by session.
+	bySession, err := db.Stats(ctx, query.StatsOptions{Platform: "claude_code", By: []string{"session"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range bySession.Rows {
+		if r.Key[0] == in.SessionID && math.Abs(*r.Cost-f.SessionCost) > 1e-9 {
+			t.Errorf("statusline session cost %v, stats %v", f.SessionCost, *r.Cost)
+		}
+	}
+	day, err := db.Stats(ctx, query.StatsOptions{Platform: "claude_code", Since: now.UTC().Truncate(24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(*day.Rows[0].Cost-f.Today) > 1e-9 {
+		t.Errorf("statusline today %v, stats %v", f.Today, *day.Rows[0].Cost)
+	}
+}
+
+func sameBlock(a, b query.BillingBlock) bool {
+	return a.Start.Equal(b.Start) && a.End.Equal(b.End) && a.Gap == b.Gap && a.TotalTokens == b.TotalTokens && a.Entries == b.Entries
+}
