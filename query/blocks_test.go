@@ -3,11 +3,16 @@ package query_test
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/pos-lake/pos/extract/cursor"
 	"github.com/pos-lake/pos/query"
+	"github.com/pos-lake/pos/query/querytest"
 )
 
 // TestCorpusBlocks checks, on the real corpus, that the blocks hold every
@@ -99,4 +104,42 @@ func TestCorpusBlocks(t *testing.T) {
 
 func sameBlock(a, b query.BillingBlock) bool {
 	return a.Start.Equal(b.Start) && a.End.Equal(b.End) && a.Gap == b.Gap && a.TotalTokens == b.TotalTokens && a.Entries == b.Entries
+}
+
+// TestCorpusCursorRecordedCost: Cursor's messages have no model, so no
+// price; their sessions' own recorded cost (cost_cents) is their cost.
+func TestCorpusCursorRecordedCost(t *testing.T) {
+	root := filepath.Join(filepath.Dir(corpusRoot), "cursor", "aleksey")
+	if _, err := os.Stat(root); err != nil {
+		t.Skipf("skipped: no Cursor corpus at %s", root)
+	}
+	lake := filepath.Join(t.TempDir(), "lake")
+	p := querytest.Pipeline{User: "dev", Machine: "box", Now: func() time.Time { return querytest.Now },
+		Key: []byte("querytest key of 32 bytes or more"), Adapter: cursor.Adapter{}}
+	if err := p.Run(context.Background(), root, lake); err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t, lake)
+	st, err := db.Stats(context.Background(), query.StatsOptions{Platform: "cursor", By: []string{"session"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"22b57e58-4764-45d1-8303-21d00aaa6ec5": 0.28, "6b4c3d09-b30f-4bf8-862f-39b6307657f7": 0.16}
+	found := 0
+	for _, r := range st.Rows {
+		w, ok := want[r.Key[0]]
+		if !ok {
+			continue
+		}
+		found++
+		if r.Cost == nil || math.Abs(*r.Cost-w) > 1e-9 || r.Unpriced != 0 {
+			t.Errorf("session %s: cost %v, unpriced %d; want %v, 0", r.Key[0], r.Cost, r.Unpriced, w)
+		}
+	}
+	if found != len(want) {
+		t.Errorf("found %d of the sessions that record a cost: %+v", found, st.Rows)
+	}
+	if !slices.ContainsFunc(st.Notes, func(n string) bool { return strings.Contains(n, "cost_cents") }) {
+		t.Errorf("no note on the recorded cost: %q", st.Notes)
+	}
 }

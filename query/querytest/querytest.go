@@ -73,6 +73,8 @@ type Pipeline struct {
 	// fails the build afterwards, naming them all; otherwise the first one
 	// stops the build with its error.
 	CollectSkips bool
+	// Adapter extracts the records; nil: Claude Code's.
+	Adapter extract.Adapter
 }
 
 // Run runs the pipeline pos-extract --platform claude_code | pos-normalize |
@@ -88,7 +90,11 @@ func (p Pipeline) Run(ctx context.Context, root, lake string) error {
 	if p.CollectSkips {
 		opt.OnSkip = func(b *schema.BadInput) error { skipped = append(skipped, b.Error()); return nil }
 	}
-	if err := (claudecode.Adapter{}).Extract(ctx, opt, enc.Encode); err != nil {
+	var ad extract.Adapter = claudecode.Adapter{}
+	if p.Adapter != nil {
+		ad = p.Adapter
+	}
+	if err := ad.Extract(ctx, opt, enc.Encode); err != nil {
 		return err
 	}
 	if err := enc.Flush(); err != nil {
