@@ -345,7 +345,7 @@ func unpricedNote(unpriced map[string]int64) string {
 	for i, m := range sortedKeys(unpriced) {
 		label := m
 		if label == "" {
-			label = "(no model)"
+			label = NoModel
 		}
 		if i > 0 {
 			s += ","

@@ -143,3 +143,26 @@ func TestCorpusCursorRecordedCost(t *testing.T) {
 		t.Errorf("no note on the recorded cost: %q", st.Notes)
 	}
 }
+
+// TestStatsTableNoBlankModel: a row of messages without a model is named
+// in a table (the sync report prints one), and stays "" in JSON.
+func TestStatsTableNoBlankModel(t *testing.T) {
+	cost := 1.5
+	st := &query.StatsResult{By: []string{"day", "model"}, Rows: []query.StatsRow{
+		{Key: []string{"2026-01-01", ""}, Messages: 3},
+		{Key: []string{"2026-01-01", "claude-opus-4-6"}, Messages: 2, Costs: query.Costs{Cost: &cost}},
+	}}
+	for _, c := range []struct {
+		format query.Format
+		want   string
+	}{{query.FormatTable, query.NoModel}, {query.FormatNDJSON, `"model":""`}} {
+		var out, errb strings.Builder
+		o := &query.Output{W: &out, Err: &errb, Name: "t", Format: c.format, Width: 200, Now: time.Now()}
+		if err := o.Stats(st, st.By); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("%s: no %q in\n%s", c.format, c.want, out.String())
+		}
+	}
+}

@@ -295,7 +295,7 @@ func statsNotes(res *StatsResult, no1h int64) *StatsResult {
 		for _, name := range sortedKeys(res.Unpriced) {
 			label := name
 			if label == "" {
-				label = "(no model)"
+				label = NoModel
 			}
 			parts = append(parts, fmt.Sprintf("%s (%d messages)", label, res.Unpriced[name]))
 		}
