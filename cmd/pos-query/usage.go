@@ -142,29 +142,26 @@ func statuslineCmd() *cli.Command {
 
 func pricingCmd() *cli.Command {
 	return command(&cli.Command{Name: "pricing", Usage: "the price table in use: its date, source and counts; import a LiteLLM price file",
-		UsageText: "pos-query pricing [OPTIONS]\npos-query pricing import FILE [--lake DIR]",
+		UsageText: "pos-query pricing [OPTIONS]\npos-query pricing import FILE [OPTIONS]",
 		Flags:     []cli.Flag{cmdio.LakeFlag(), pricingFlag()},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return cmdio.Usagef("unexpected argument %q (pos-query pricing import FILE imports a price file)", c.Args().First())
+			args := c.Args().Slice()
+			switch {
+			case len(args) == 0:
+				return printPricing(c)
+			case args[0] != "import":
+				return cmdio.Usagef("unexpected argument %q (pos-query pricing import FILE imports a price file)", args[0])
+			case len(args) != 2:
+				return cmdio.Usagef("pricing import: give one FILE (got %d arguments)", len(args)-1)
 			}
-			return printPricing(c)
+			sum, err := pricing.Import(args[1], c.String("lake"), time.Now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "imported %d models of %s into %s (%d entries skipped: no input or output price)\n",
+				sum.Models, sum.Source, pricing.ImportedPath(c.String("lake")), sum.Skipped)
+			return nil
 		},
-		Subcommands: []*cli.Command{{Name: "import", Usage: "store a LiteLLM-format price file (model_prices_and_context_window.json) in the lake for later reports",
-			UsageText: "pos-query pricing import FILE [--lake DIR]",
-			Flags:     []cli.Flag{cmdio.LakeFlag()},
-			Action: func(c *cli.Context) error {
-				if c.NArg() != 1 {
-					return cmdio.Usagef("give one FILE (got %d arguments)", c.NArg())
-				}
-				sum, err := pricing.Import(c.Args().First(), c.String("lake"), time.Now())
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(c.App.Writer, "imported %d models of %s into %s (%d entries skipped: no input or output price)\n",
-					sum.Models, sum.Source, pricing.ImportedPath(c.String("lake")), sum.Skipped)
-				return nil
-			}}},
 	})
 }
 
