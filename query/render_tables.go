@@ -65,6 +65,10 @@ func (o *Output) Capabilities(caps []PlatformCapabilities) error {
 		flags...)
 }
 
+// NoModel names, in tables and notes, the model of messages that name
+// none.
+const NoModel = "(no model)"
+
 // Stats writes token statistics grouped by the keys by, after their
 // notes. A note of models without a price goes to Err whatever the
 // format: a cost left out must not go unnoticed.
@@ -84,6 +88,16 @@ func (o *Output) Stats(st *StatsResult, by []string) error {
 	}
 	t := st.Table()
 	if o.Format == FormatTable {
+		// A row without a model (a platform that records none, such as
+		// Cursor) is named, never blank: a blank cell reads as a missing
+		// value. Machine formats keep "".
+		if i := slices.Index(by, "model"); i >= 0 {
+			for _, row := range t.Rows {
+				if row[i] == "" {
+					row[i] = NoModel
+				}
+			}
+		}
 		// Tables round numbers to cents; a day of a cheap model costs less.
 		for i, c := range t.Columns {
 			if strings.HasSuffix(c.Name, "cost") {

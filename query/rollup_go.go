@@ -40,6 +40,10 @@ type statsAcc struct {
 	groups     map[string]*statsGroup
 	order      []*statsGroup
 	key        []string
+	// recorded are the sessions that record their own cost, which their
+	// unpriced messages bear (nil: none); recordedMessages counts those.
+	recorded         map[string]recordedCost
+	recordedMessages int64
 }
 
 func newStatsAcc(opt StatsOptions, prices *pricing.Table, thresholds []int64) *statsAcc {
@@ -96,6 +100,12 @@ func (a *statsAcc) add(r *rollup.RollupRow) {
 	g.row.CacheCreation1h += r.CacheCreation1h
 	g.no1h += r.No1h
 	pr := a.price(r.Model)
+	if c, ok := a.recorded[r.SessionID]; ok && pr.m == nil && r.Platform == RecordedPlatform {
+		g.costs[0] += recordedShare(c, r)
+		g.priced = true
+		a.recordedMessages += r.Messages
+		return
+	}
 	if pr.m == nil {
 		g.row.Unpriced += r.Messages
 		g.unpriced[r.Model] += r.Messages

@@ -217,10 +217,20 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 		slices.SortFunc(rows, rollup.CompareRollupRows)
 	}
 	acc := newStatsAcc(opt, prices, thresholds)
+	if slices.ContainsFunc(rows, func(r rollup.RollupRow) bool { return r.Platform == RecordedPlatform }) {
+		// Sessions that record their own cost price their unpriced messages.
+		var err error
+		if acc.recorded, err = d.recordedCosts(ctx); err != nil {
+			return nil, sqlErr(err)
+		}
+	}
 	for i := range rows {
 		acc.add(&rows[i])
 	}
 	res, no1h := acc.result()
+	if acc.recordedMessages > 0 {
+		notes = append(notes, recordedNote(acc.recordedMessages))
+	}
 	res.Notes = notes
 	return statsNotes(res, no1h), nil
 }
@@ -285,7 +295,7 @@ func statsNotes(res *StatsResult, no1h int64) *StatsResult {
 		for _, name := range sortedKeys(res.Unpriced) {
 			label := name
 			if label == "" {
-				label = "(no model)"
+				label = NoModel
 			}
 			parts = append(parts, fmt.Sprintf("%s (%d messages)", label, res.Unpriced[name]))
 		}

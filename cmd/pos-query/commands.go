@@ -118,7 +118,7 @@ func statsCmd() *cli.Command {
 			if err != nil {
 				return cmdio.Usagef("--by: %w", err)
 			}
-			prices, err := pricing.Load(c.String("pricing"))
+			prices, err := pricing.LoadLake(c.String("lake"), c.String("pricing"))
 			if err != nil {
 				return err
 			}

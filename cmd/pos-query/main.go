@@ -40,7 +40,7 @@ func newApp() *cli.App {
 		Description: help("pos-query"),
 		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), searchCmd(), recentCmd(), timelineCmd(), statsCmd(), filesCmd(),
 			decisionsCmd(), contextCmd(), summarizeCmd(), capabilitiesCmd(), statusCmd(), cmdio.DDLCommand(help("ddl")),
-			restoreCmd()},
+			restoreCmd(), blocksCmd(), statuslineCmd(), pricingCmd()},
 		Action: cmdio.NoCommand,
 	})
 }

@@ -100,21 +100,17 @@ var rollupRules = sync.OnceValue(func() *rollupPlan {
 	return p
 })
 
-// rollupPartition computes the rollup rows of one messages partition
-// ("platform/date") in Go, by the rules RollupSelect is made of: its rows
-// over that partition of the messages view, the latest version of each
-// message when the table is versioned. It spares pos-load opening DuckDB
-// and paying its cost per file. RollupRowsMatchSQL (load) and
-// TestRollupRowsCorpus (query) hold the two to the same rows.
-func rollupPartition(lake, part string, thresholds []int64, versioned bool) ([]RollupRow, error) {
+// partitionRows reads the cells of the rollup's columns (rollupRules) of
+// each message of one messages partition ("platform/date"): the latest
+// version of each message when the table is versioned.
+func partitionRows(lake, part string, versioned bool) (platform string, day time.Time, rows [][]pqread.Cell, err error) {
 	platform, date, _ := strings.Cut(part, "/")
-	day, err := time.Parse(time.DateOnly, date)
-	if err != nil {
-		return nil, fmt.Errorf("partition %s: %w", part, err)
+	if day, err = time.Parse(time.DateOnly, date); err != nil {
+		return "", day, nil, fmt.Errorf("partition %s: %w", part, err)
 	}
 	files, err := layout.PartFiles(lake, layout.TableMessages, platform, date)
 	if err != nil {
-		return nil, err
+		return "", day, nil, err
 	}
 	p := rollupRules()
 	cols := p.cols
@@ -124,11 +120,11 @@ func rollupPartition(lake, part string, thresholds []int64, versioned bool) ([]R
 	var cells []pqread.Cell
 	for _, path := range files {
 		if cells, err = readCells(path, cells, cols); err != nil {
-			return nil, err
+			return "", day, nil, err
 		}
 	}
 	w := len(cols)
-	rows := make([][]pqread.Cell, 0, len(cells)/w)
+	rows = make([][]pqread.Cell, 0, len(cells)/w)
 	for i := 0; i+w <= len(cells); i += w {
 		rows = append(rows, cells[i:i+w])
 	}
@@ -151,6 +147,21 @@ func rollupPartition(lake, part string, thresholds []int64, versioned bool) ([]R
 		}
 		rows = kept
 	}
+	return platform, day, rows, nil
+}
+
+// rollupPartition computes the rollup rows of one messages partition
+// ("platform/date") in Go, by the rules RollupSelect is made of: its rows
+// over that partition of the messages view, the latest version of each
+// message when the table is versioned. It spares pos-load opening DuckDB
+// and paying its cost per file. RollupRowsMatchSQL (load) and
+// TestRollupRowsCorpus (query) hold the two to the same rows.
+func rollupPartition(lake, part string, thresholds []int64, versioned bool) ([]RollupRow, error) {
+	platform, day, rows, err := partitionRows(lake, part, versioned)
+	if err != nil {
+		return nil, err
+	}
+	p := rollupRules()
 	type key struct {
 		strs [3]string
 		hour int64

@@ -76,8 +76,10 @@ type Pipeline struct {
 	// SkipBad reads on past bad input records and loads the rest, as
 	// pos-extract does without --strict.
 	SkipBad bool
-	// More are other platforms' histories extracted after the Claude Code
-	// transcripts, in the same run.
+	// Adapter extracts the records; nil: Claude Code's.
+	Adapter extract.Adapter
+	// More are other platforms' histories extracted after the first
+	// adapter's, in the same run.
 	More []Source
 }
 
@@ -103,7 +105,11 @@ func (p Pipeline) Run(ctx context.Context, root, lake string) error {
 	if p.SkipBad {
 		opt.OnSkip = func(*schema.BadInput) error { return nil }
 	}
-	if err := (claudecode.Adapter{}).Extract(ctx, opt, enc.Encode); err != nil {
+	var ad extract.Adapter = claudecode.Adapter{}
+	if p.Adapter != nil {
+		ad = p.Adapter
+	}
+	if err := ad.Extract(ctx, opt, enc.Encode); err != nil {
 		return err
 	}
 	for _, m := range p.More {
