@@ -30,9 +30,14 @@ type Options struct {
 	// (nil, nil for a lake without vectors). Without it, search is
 	// lexical only.
 	Embedder func(ctx context.Context, lake string) (query.Embedder, error)
-	// ParseTime reads the since and until arguments (default: RFC 3339 or
-	// a date); pos-mcp passes the parser of pos-query's --since.
-	ParseTime func(s string, now time.Time) (time.Time, error)
+	// ParseTime reads the since and until arguments, a date or a time
+	// without an offset in loc (default: RFC 3339 or a date); pos-mcp
+	// passes the parser of pos-query's --since.
+	ParseTime func(s string, now time.Time, loc *time.Location) (time.Time, error)
+	// Location is the time zone of days, weeks and months when a tool's
+	// timezone argument is not given (nil: UTC); pos-mcp passes the
+	// machine's.
+	Location *time.Location
 	// Now is the time relative times count from (default time.Now).
 	Now func() time.Time
 	// Version is the server's version in the MCP handshake.
@@ -75,7 +80,7 @@ const instructions = `pos answers questions about past AI coding-agent sessions 
 - stats: tokens and cost by day, week, month, model, project, platform or session.
 - capabilities: what each platform's data supports and what the lake holds.
 
-A session is named by its id or a unique prefix of it; without one, the most recently active session is used. Times (since, until) are durations back from now (90m, 36h, 7d, 2w), dates (2026-01-31) or RFC 3339.`
+A session is named by its id or a unique prefix of it; without one, the most recently active session is used. Times (since, until) are durations back from now (90m, 36h, 7d, 2w), dates (2026-01-31) or RFC 3339; stats, timeline and recent_turns take a timezone (an IANA name such as Europe/Paris, or UTC) for their days and dates.`
 
 // New makes the server and registers its tools.
 func New(opt Options) *Server {
@@ -206,14 +211,14 @@ func enumText(values []any) string {
 // Close releases the lake.
 func (s *Server) Close() { s.lake.close() }
 
-// parseTime reads RFC 3339 times and dates.
-func parseTime(v string, _ time.Time) (time.Time, error) {
+// parseTime reads RFC 3339 times and dates (in loc).
+func parseTime(v string, _ time.Time, loc *time.Location) (time.Time, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return time.Time{}, nil
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, v); err == nil {
+		if t, err := time.ParseInLocation(layout, v, loc); err == nil {
 			return t.UTC(), nil
 		}
 	}
@@ -225,13 +230,33 @@ func argError(name, format string, args ...any) error {
 	return fmt.Errorf("argument %q: %s", name, fmt.Sprintf(format, args...))
 }
 
-func (s *Server) times(since, until string) (time.Time, time.Time, error) {
+// zone is the zone a timezone argument names (an IANA name or UTC), or
+// the server's default when it is empty; explicit says it was given.
+func (s *Server) zone(name string) (loc *time.Location, explicit bool, err error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		if s.opt.Location == nil {
+			return time.UTC, false, nil
+		}
+		return s.opt.Location, false, nil
+	}
+	// Only zone names: LoadLocation would read a path such as "../x"
+	// under the zoneinfo directory.
+	if !strings.HasPrefix(name, "/") && !strings.Contains(name, "..") && !strings.EqualFold(name, "local") {
+		if loc, err = time.LoadLocation(name); err == nil {
+			return loc, true, nil
+		}
+	}
+	return nil, false, argError("timezone", "unknown time zone %q (use an IANA name such as Europe/Paris, or UTC)", name)
+}
+
+func (s *Server) times(since, until string, loc *time.Location) (time.Time, time.Time, error) {
 	now := s.opt.Now()
-	from, err := s.opt.ParseTime(since, now)
+	from, err := s.opt.ParseTime(since, now, loc)
 	if err != nil {
 		return time.Time{}, time.Time{}, argError("since", "%v", err)
 	}
-	to, err := s.opt.ParseTime(until, now)
+	to, err := s.opt.ParseTime(until, now, loc)
 	if err != nil {
 		return time.Time{}, time.Time{}, argError("until", "%v", err)
 	}
@@ -244,10 +269,15 @@ func (s *Server) times(since, until string) (time.Time, time.Time, error) {
 // window reads the platform and time window arguments the lake's lookups
 // share.
 func (s *Server) window(platformArg, since, until string) (p string, from, to time.Time, err error) {
+	return s.windowIn(platformArg, since, until, time.UTC)
+}
+
+// windowIn is window with dates read in loc.
+func (s *Server) windowIn(platformArg, since, until string, loc *time.Location) (p string, from, to time.Time, err error) {
 	if p, err = platform(platformArg); err != nil {
 		return "", time.Time{}, time.Time{}, err
 	}
-	if from, to, err = s.times(since, until); err != nil {
+	if from, to, err = s.times(since, until, loc); err != nil {
 		return "", time.Time{}, time.Time{}, err
 	}
 	return p, from, to, nil

@@ -124,7 +124,16 @@ func TestToolCalls(t *testing.T) {
 		{mcpserver.ToolContextPack, map[string]any{"query": "explain the build", "top": 1}, []string{"# Context from previous sessions", "## Session: Explain the build"}, "sessions"},
 		{mcpserver.ToolTimeline, map[string]any{"since": "2026-03-01", "limit": 5}, []string{`"kind":"exchange"`}, "entries"},
 		{mcpserver.ToolStats, map[string]any{"by": []string{"day", "model"}}, []string{`"key":["2026-03-01","claude-opus-4-6"]`}, "rows"},
-		{mcpserver.ToolStats, map[string]any{}, []string{`"by":["day"]`}, "rows"},
+		{mcpserver.ToolStats, map[string]any{}, []string{`"by":["day"]`, `"key":[],"messages":10,`}, "rows"},
+		// The 2026-03-03 12:00 UTC reply is on 03-04 in Auckland, and a
+		// date names midnight there.
+		{mcpserver.ToolStats, map[string]any{"by": []string{"day"}, "timezone": "Pacific/Auckland", "since": "2026-03-04"},
+			[]string{`"input_tokens":100,"key":["2026-03-04"],"messages":1,`, `"rows":[{"cache_creation_1h_tokens":0,"cache_creation_cost":0.0003125,`}, "rows"},
+		{mcpserver.ToolStats, map[string]any{"by": []string{"week"}, "start_of_week": "monday"}, []string{`"key":["2026-02-23"]`, `"key":["2026-03-02"]`}, "rows"},
+		{mcpserver.ToolStats, map[string]any{"by": []string{"week"}}, []string{`"key":["2026-02-22"]`, `"key":["2026-03-01"]`}, "rows"},
+		{mcpserver.ToolTimeline, map[string]any{"session": "2222", "timezone": "Asia/Tokyo"}, []string{`"ts":"2026-03-03T21:00:00+09:00"`}, "entries"},
+		{mcpserver.ToolRecentTurns, map[string]any{"session": "2222", "timezone": "America/Los_Angeles"}, []string{`"ts":"2026-03-03T04:00:00-08:00"`}, "turns"},
+		{mcpserver.ToolRecentTurns, map[string]any{"session": "2222"}, []string{`"ts":"2026-03-03T12:00:00Z"`}, "turns"},
 		{mcpserver.ToolCapabilities, nil, []string{`"platform":"claude_code"`}, "platforms"},
 	} {
 		res := call(t, cs, tc.tool, tc.args)
@@ -172,6 +181,9 @@ func TestBadArguments(t *testing.T) {
 		{mcpserver.ToolTimeline, map[string]any{"since": "2026-03-05", "until": "2026-03-01"}, `argument "since": 2026-03-05T00:00:00Z is not before until`},
 		{mcpserver.ToolStats, map[string]any{"by": []string{"colour"}}, `colour`},
 		{mcpserver.ToolStats, map[string]any{"by": []string{"day", "day"}}, `grouping key "day" given twice`},
+		{mcpserver.ToolStats, map[string]any{"timezone": "Mars/Olympus"}, `argument "timezone": unknown time zone "Mars/Olympus"`},
+		{mcpserver.ToolTimeline, map[string]any{"timezone": "../../etc/passwd"}, `argument "timezone": unknown time zone`},
+		{mcpserver.ToolStats, map[string]any{"start_of_week": "someday"}, `argument "start_of_week": unknown day "someday"`},
 		{mcpserver.ToolCapabilities, map[string]any{"verbose": true}, `unexpected additional properties`},
 	} {
 		res := call(t, cs, tc.tool, tc.args)

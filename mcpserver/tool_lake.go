@@ -18,6 +18,7 @@ type TimelineArgs struct {
 	Session   string `json:"session,omitempty" jsonschema:"only this session: an id or a unique prefix of one"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"keep the latest entries of the window; 0 keeps all"`
 	Subagents bool   `json:"subagents,omitempty" jsonschema:"include subagents' exchanges"`
+	Timezone  string `json:"timezone,omitempty" jsonschema:"read dates of since and until in this zone and give times with its offset (an IANA name such as Europe/Paris, or UTC); default: the server's zone for dates, UTC for times"`
 }
 
 // TimelineResult is timeline's result.
@@ -37,12 +38,21 @@ func (s *Server) addTimeline() {
 	}
 	add(s, tool, handler(s, func(ctx context.Context, db *query.DB, a TimelineArgs) (*mcp.CallToolResult, TimelineResult, error) {
 		var out TimelineResult
-		p, since, until, err := s.window(a.Platform, a.Since, a.Until)
+		loc, explicit, err := s.zone(a.Timezone)
+		if err != nil {
+			return nil, out, err
+		}
+		p, since, until, err := s.windowIn(a.Platform, a.Since, a.Until, loc)
 		if err != nil {
 			return nil, out, err
 		}
 		out.Entries, err = db.Timeline(ctx, query.TimelineOptions{Since: since, Until: until, Platform: p, Project: a.Project,
 			Session: a.Session, Limit: a.Limit, Subagents: a.Subagents})
+		if explicit {
+			for i := range out.Entries {
+				out.Entries[i].TS = out.Entries[i].TS.In(loc)
+			}
+		}
 		return nil, out, err
 	}))
 }
@@ -55,12 +65,17 @@ type StatsArgs struct {
 	Platform string   `json:"platform,omitempty" jsonschema:"only this platform"`
 	Project  string   `json:"project,omitempty" jsonschema:"only projects whose path contains this"`
 	Limit    int      `json:"limit,omitempty" jsonschema:"at most this many rows; 0 keeps all"`
+	Timezone string   `json:"timezone,omitempty" jsonschema:"the zone of days, weeks, months and of the dates since and until name (an IANA name such as Europe/Paris, or UTC); default: the server's"`
+	// StartOfWeek is the day a week key starts on.
+	StartOfWeek string `json:"start_of_week,omitempty" jsonschema:"the day a week starts on: sunday (as ccusage weekly) or monday (ISO), or another day"`
 }
 
 // StatsResult is stats's result.
 type StatsResult struct {
-	By       []string         `json:"by"`
-	Rows     []query.StatsRow `json:"rows"`
+	By   []string         `json:"by"`
+	Rows []query.StatsRow `json:"rows"`
+	// Total sums the rows, each session counted once.
+	Total    query.StatsRow   `json:"total"`
 	Unpriced map[string]int64 `json:"unpriced_messages_by_model"`
 	Notes    []string         `json:"notes"`
 }
@@ -79,7 +94,11 @@ func (s *Server) addStats() {
 	}
 	add(s, tool, handler(s, func(ctx context.Context, db *query.DB, a StatsArgs) (*mcp.CallToolResult, StatsResult, error) {
 		var out StatsResult
-		p, since, until, err := s.window(a.Platform, a.Since, a.Until)
+		loc, _, err := s.zone(a.Timezone)
+		if err != nil {
+			return nil, out, err
+		}
+		p, since, until, err := s.windowIn(a.Platform, a.Since, a.Until, loc)
 		if err != nil {
 			return nil, out, err
 		}
@@ -87,11 +106,16 @@ func (s *Server) addStats() {
 		if err != nil {
 			return nil, out, argError("by", "%v", err)
 		}
-		st, err := db.Stats(ctx, query.StatsOptions{By: by, Since: since, Until: until, Platform: p, Project: a.Project, Limit: a.Limit})
+		week, err := query.ParseWeekday(a.StartOfWeek)
+		if err != nil {
+			return nil, out, argError("start_of_week", "%v", err)
+		}
+		st, err := db.Stats(ctx, query.StatsOptions{By: by, Since: since, Until: until, Platform: p, Project: a.Project, Limit: a.Limit,
+			Location: loc, WeekStart: week})
 		if err != nil {
 			return nil, out, err
 		}
-		out = StatsResult{By: orEmpty(st.By), Rows: orEmpty(st.Rows), Unpriced: st.Unpriced, Notes: orEmpty(st.Notes)}
+		out = StatsResult{By: orEmpty(st.By), Rows: orEmpty(st.Rows), Total: st.Total, Unpriced: st.Unpriced, Notes: orEmpty(st.Notes)}
 		if out.Unpriced == nil {
 			out.Unpriced = map[string]int64{}
 		}

@@ -24,6 +24,7 @@ type RecentArgs struct {
 	Subagents    bool   `json:"subagents,omitempty" jsonschema:"include the turns of the session's subagents"`
 	Summarize    bool   `json:"summarize,omitempty" jsonschema:"add a short extractive summary of the whole session"`
 	MaxChars     int    `json:"max_chars,omitempty" jsonschema:"cut each prompt and response to this many characters; 0 keeps them whole"`
+	Timezone     string `json:"timezone,omitempty" jsonschema:"give times with this zone's offset (an IANA name such as Europe/Paris, or UTC); default UTC"`
 }
 
 // RecentResult is recent_turns's result.
@@ -90,6 +91,13 @@ func (s *Server) addRecentTurns() {
 		if err != nil {
 			return nil, out, err
 		}
+		loc, _, err := s.zone(a.Timezone)
+		if err != nil {
+			return nil, out, err
+		}
+		if a.Timezone == "" {
+			loc = time.UTC // times keep their UTC form unless a zone is asked for
+		}
 		r, err := db.Recent(ctx, query.RecentOptions{Session: a.Session, N: a.N, Platform: p, Project: a.Project,
 			IncludeTools: a.IncludeTools, Subagents: a.Subagents})
 		if err != nil {
@@ -97,7 +105,7 @@ func (s *Server) addRecentTurns() {
 		}
 		out.Session, out.Turns = r.Session, make([]Turn, 0, len(r.Turns))
 		for _, t := range r.Turns {
-			o := Turn{ExchangeNumber: t.ExchangeNumber, TS: t.TS, TSEnd: t.TSEnd, AgentID: t.AgentID,
+			o := Turn{ExchangeNumber: t.ExchangeNumber, TS: t.TS.In(loc), TSEnd: t.TSEnd.In(loc), AgentID: t.AgentID,
 				Prompt: cut(t.Prompt, a.MaxChars), Response: cut(t.Response, a.MaxChars), Model: t.Model,
 				Tools: orEmpty(t.Tools), ToolCount: t.ToolCount, InputTokens: t.Input, OutputTokens: t.Output}
 			for _, c := range t.ToolCalls {
@@ -195,7 +203,7 @@ func (s *Server) addContextPack() {
 		if err != nil {
 			return nil, nil, err
 		}
-		_, until, err := s.times("", a.Until)
+		_, until, err := s.times("", a.Until, time.UTC)
 		if err != nil {
 			return nil, nil, err
 		}

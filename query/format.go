@@ -50,8 +50,12 @@ type WriterOptions struct {
 	// no limit.
 	Width int
 	// Now is the time relative times in tables are counted from (default:
-	// the time the Writer is made).
+	// the time the Writer is made). Its zone is the one tables show the
+	// date and time of a TIMESTAMP WITH TIME ZONE in.
 	Now time.Time
+	// TimesIn, when set, is the zone json, ndjson and csv give times in:
+	// RFC 3339 with its offset. nil: UTC ("Z").
+	TimesIn *time.Location
 	// Flexible names the table columns that give up width first when the
 	// table is too wide (free text such as titles and prompts). Empty: all.
 	Flexible []string
@@ -67,9 +71,11 @@ type WriterOptions struct {
 	Raw bool
 }
 
-// Writer prints a result in one Format. Times are RFC 3339 UTC in json,
-// ndjson and csv, and relative ("3 days ago") in tables; numbers get
-// thousands separators in tables only. Call Close to finish the output:
+// Writer prints a result in one Format. Times are RFC 3339 in json,
+// ndjson and csv (UTC, or in WriterOptions.TimesIn), and in tables the
+// date and time in Now's zone followed by the relative time
+// ("2025-03-04 14:05 (3 days ago)"); numbers get thousands separators in
+// tables only. Call Close to finish the output:
 // a table is printed only then, as its column widths depend on every row.
 type Writer struct {
 	f    Format
@@ -135,10 +141,19 @@ func (w *Writer) Row(vals []any) error {
 	case FormatTable:
 		cells := make([]string, len(vals))
 		for i, v := range vals {
+			if t, ok := v.(time.Time); ok && i < len(w.cols) {
+				cells[i] = w.timeCell(t, w.cols[i].Type)
+				continue
+			}
 			cells[i] = w.safe(w.cell(v))
 		}
 		w.rows = append(w.rows, cells)
 		return nil
+	}
+	if w.opt.TimesIn != nil {
+		vals = zoned(vals, w.opt.TimesIn)
+	}
+	switch w.f {
 	case FormatCSV:
 		rec := make([]string, len(vals))
 		for i, v := range vals {
@@ -158,6 +173,40 @@ func (w *Writer) Row(vals []any) error {
 		w.bw.WriteString("\n")
 		return w.flushRow()
 	}
+}
+
+// zoned is vals with their times as RFC 3339 text in loc.
+func zoned(vals []any, loc *time.Location) []any {
+	var out []any
+	for i, v := range vals {
+		if t, ok := v.(time.Time); ok {
+			if out == nil {
+				out = slices.Clone(vals)
+			}
+			out[i] = t.In(loc).Format(time.RFC3339Nano)
+		}
+	}
+	if out == nil {
+		return vals
+	}
+	return out
+}
+
+// timeCell is a time as a table shows it, by its column's type: a
+// TIMESTAMP WITH TIME ZONE as the date and time in Now's zone and how long
+// ago it was; a DATE as the date; a TIMESTAMP (no zone) as the date and
+// time it holds.
+func (w *Writer) timeCell(t time.Time, typ string) string {
+	rel := humanize.RelTime(t, w.opt.Now, "ago", "from now")
+	switch {
+	case typ == "DATE":
+		return t.UTC().Format(time.DateOnly)
+	case strings.HasPrefix(typ, "TIMESTAMP WITH TIME ZONE") || strings.HasPrefix(typ, "TIMESTAMPTZ"):
+		return t.In(w.opt.Now.Location()).Format("2006-01-02 15:04") + " (" + rel + ")"
+	case strings.HasPrefix(typ, "TIMESTAMP"):
+		return t.UTC().Format("2006-01-02 15:04:05")
+	}
+	return rel
 }
 
 // safe is text as a cell shows it: its control characters escaped

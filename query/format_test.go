@@ -55,9 +55,9 @@ func TestFormats(t *testing.T) {
 beta",1234567,"[""x"",""y""]",,0.5
 2026-03-10T10:00:00.25Z,"a ""quoted"", <html> & long text that goes on",-5,[],日本語のテキスト,NaN
 `},
-		{query.FormatTable, `TS          NAME                                                 N  TAGS  NOTE                F
-3 days ago  alpha beta                                   1,234,567  x, y                    0.5
-1 hour ago  a "quoted", <html> & long text that goes on         -5        日本語のテキスト  NaN
+		{query.FormatTable, `TS                             NAME                                                 N  TAGS  NOTE                F
+2026-03-07 12:00 (3 days ago)  alpha beta                                   1,234,567  x, y                    0.5
+2026-03-10 10:00 (1 hour ago)  a "quoted", <html> & long text that goes on         -5        日本語のテキスト  NaN
 `},
 	} {
 		if got := format(t, tc.f, sample(), query.WriterOptions{}); got != tc.want {
@@ -98,7 +98,7 @@ func TestTableWidth(t *testing.T) {
 		got := format(t, query.FormatTable, sample(), query.WriterOptions{Width: width, Flexible: []string{"name", "note"}})
 		// Numbers and times are never cut: the table is wider than asked
 		// only when they and the other columns at their narrowest are.
-		const narrowest = 10 + 8 + 9 + 4 + 8 + 3 + 2*5
+		const narrowest = 29 + 8 + 9 + 4 + 8 + 3 + 2*5
 		for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
 			if w := runewidth.StringWidth(line); w > max(width, narrowest) {
 				t.Errorf("width %d: line is %d wide: %q", width, w, line)
@@ -107,19 +107,55 @@ func TestTableWidth(t *testing.T) {
 		if !strings.Contains(got, "…") {
 			t.Errorf("width %d: nothing cut:\n%s", width, got)
 		}
-		for _, whole := range []string{"1,234,567", "3 days ago", "1 hour ago", "NaN"} {
+		for _, whole := range []string{"1,234,567", "2026-03-07 12:00 (3 days ago)", "2026-03-10 10:00 (1 hour ago)", "NaN"} {
 			if !strings.Contains(got, whole) {
 				t.Errorf("width %d: %q was cut:\n%s", width, whole, got)
 			}
 		}
 	}
-	got := format(t, query.FormatTable, sample(), query.WriterOptions{Width: 60, Flexible: []string{"name", "note"}})
-	want := `TS          NAME                  N  TAGS  NOTE            F
-3 days ago  alpha beta    1,234,567  x, y                0.5
-1 hour ago  a "quoted",…         -5        日本語のテ…   NaN
+	got := format(t, query.FormatTable, sample(), query.WriterOptions{Width: 80, Flexible: []string{"name", "note"}})
+	want := `TS                             NAME                   N  TAGS  NOTE            F
+2026-03-07 12:00 (3 days ago)  alpha beta     1,234,567  x, y                0.5
+2026-03-10 10:00 (1 hour ago)  a "quoted", …         -5        日本語のテ…   NaN
 `
 	if got != want {
-		t.Errorf("width 60:\n got:\n%s\nwant:\n%s", got, want)
+		t.Errorf("width 80:\n got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A table shows a time with a zone as the date and time in the zone of
+// Now, then how long ago it was; a DATE as its date, whatever the zone.
+// json, ndjson and csv give RFC 3339 in UTC, or with the offset of
+// TimesIn.
+func TestFormatsTimeZone(t *testing.T) {
+	tokyo, err := time.LoadLocation("Asia/Tokyo")
+	if err != nil {
+		t.Skip("no zoneinfo:", err)
+	}
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Skip("no zoneinfo:", err)
+	}
+	tb := &query.Table{Columns: []query.Column{{"ts", "TIMESTAMP WITH TIME ZONE"}, {"d", "DATE"}},
+		Rows: [][]any{{day("2026-03-07T20:30:00Z"), day("2026-03-07T00:00:00Z")}}}
+	for _, tc := range []struct {
+		f    query.Format
+		opt  query.WriterOptions
+		want string
+	}{
+		{query.FormatTable, query.WriterOptions{Now: now.In(tokyo)}, "TS                             D\n2026-03-08 05:30 (2 days ago)  2026-03-07\n"},
+		{query.FormatTable, query.WriterOptions{Now: now.In(la)}, "TS                             D\n2026-03-07 12:30 (2 days ago)  2026-03-07\n"},
+		{query.FormatNDJSON, query.WriterOptions{Now: now.In(tokyo)}, `{"ts":"2026-03-07T20:30:00Z","d":"2026-03-07T00:00:00Z"}` + "\n"},
+		{query.FormatNDJSON, query.WriterOptions{Now: now, TimesIn: tokyo}, `{"ts":"2026-03-08T05:30:00+09:00","d":"2026-03-07T09:00:00+09:00"}` + "\n"},
+		{query.FormatCSV, query.WriterOptions{Now: now, TimesIn: la}, "ts,d\n2026-03-07T12:30:00-08:00,2026-03-06T16:00:00-08:00\n"},
+	} {
+		var buf bytes.Buffer
+		if err := query.Write(&buf, tc.f, tb, tc.opt); err != nil {
+			t.Fatal(err)
+		}
+		if got := buf.String(); got != tc.want {
+			t.Errorf("%s in %v/%v:\n got %q\nwant %q", tc.f, tc.opt.Now.Location(), tc.opt.TimesIn, got, tc.want)
+		}
 	}
 }
 

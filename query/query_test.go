@@ -376,9 +376,13 @@ func TestStats(t *testing.T) {
 			"claude-opus-4-6|2026-03-03 1 1 100/200/50/0",
 		}},
 		{"totals", query.StatsOptions{}, []string{" 10 3 1267/2403/3160/9550"}},
-		{"week", query.StatsOptions{By: []string{"week"}}, []string{
+		{"ISO week", query.StatsOptions{By: []string{"week"}, WeekStart: time.Monday}, []string{
 			"2026-02-23 8 2 1164/2199/3110/9250", // 02-27 is a Friday, 03-01 a Sunday
 			"2026-03-02 2 2 103/204/50/300",
+		}},
+		{"week from Sunday, as ccusage", query.StatsOptions{By: []string{"week"}}, []string{
+			"2026-02-22 1 1 1000/2000/3000/4000",
+			"2026-03-01 9 2 267/403/160/5550",
 		}},
 		{"month", query.StatsOptions{By: []string{"month"}}, []string{
 			"2026-02 1 1 1000/2000/3000/4000",

@@ -119,12 +119,13 @@ func storyParas(h SearchHit, indent string) []Para {
 	return out
 }
 
-// relTime is a time as tables show it ("3 days ago").
+// relTime is a time as tables show it: the date and time in now's zone
+// and how long ago it was ("2025-03-04 14:05 (3 days ago)").
 func relTime(t, now time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return humanize.RelTime(t, now, "ago", "from now")
+	return t.In(now.Location()).Format("2006-01-02 15:04") + " (" + humanize.RelTime(t, now, "ago", "from now") + ")"
 }
 
 // score is a score as tables show it, to two decimals.

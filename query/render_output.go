@@ -18,8 +18,12 @@ type Output struct {
 	Format Format
 	// Width is the width of tables and blocks, in columns.
 	Width int
-	// Now is the time relative times are counted from.
+	// Now is the time relative times are counted from; tables and blocks
+	// show dates and times in its zone.
 	Now time.Time
+	// TimesIn, when set, is the zone json, ndjson and csv give times in
+	// (see WriterOptions.TimesIn); nil: UTC.
+	TimesIn *time.Location
 	// FlushEach flushes after every row (json, ndjson or csv on a terminal).
 	FlushEach bool
 	// Raw keeps terminal control characters in text; see WriterOptions.
@@ -50,6 +54,7 @@ func (o *Output) Writer(flexible, optional []string) *Writer {
 	return NewWriter(o.W, o.Format, WriterOptions{
 		Width:     o.Width,
 		Now:       o.Now,
+		TimesIn:   o.TimesIn,
 		Flexible:  flexible,
 		Optional:  optional,
 		FlushEach: o.FlushEach,

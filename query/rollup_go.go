@@ -40,6 +40,9 @@ type statsAcc struct {
 	groups     map[string]*statsGroup
 	order      []*statsGroup
 	key        []string
+	loc        *time.Location   // the zone of the day, week and month keys
+	utc        bool             // loc is UTC: a row's day is its date partition
+	days       map[int64]string // the day of each hour (UnixNano) seen
 	// recorded are the sessions that record their own cost, which their
 	// unpriced messages bear (nil: none); recordedMessages counts those.
 	recorded         map[string]recordedCost
@@ -48,7 +51,9 @@ type statsAcc struct {
 
 func newStatsAcc(opt StatsOptions, prices *pricing.Table, thresholds []int64) *statsAcc {
 	a := &statsAcc{opt: opt, prices: prices, thresholds: thresholds, priceOf: map[string]statsPrice{},
-		groups: map[string]*statsGroup{}, key: make([]string, len(opt.By))}
+		groups: map[string]*statsGroup{}, key: make([]string, len(opt.By)), days: map[int64]string{}}
+	a.loc = statsZone(opt)
+	a.utc = a.loc == time.UTC // time.LoadLocation("UTC") is time.UTC
 	if len(opt.By) == 0 {
 		// One row of totals, even of nothing.
 		a.group([]string{})
@@ -86,9 +91,12 @@ func (a *statsAcc) price(model string) statsPrice {
 // messages share a model, an hour and a long-context rank, so one rate
 // applies to all of them.
 func (a *statsAcc) add(r *rollup.RollupRow) {
-	date := r.DateString()
+	var day string
 	for j, k := range a.opt.By {
-		a.key[j] = rollupKey(r, date, k)
+		if day == "" && (k == "day" || k == "week" || k == "month") {
+			day = a.day(r)
+		}
+		a.key[j] = rollupKey(r, day, a.opt.WeekStart, k)
 	}
 	g := a.group(a.key)
 	g.row.Messages += r.Messages
@@ -137,21 +145,48 @@ func (a *statsAcc) result() (*StatsResult, int64) {
 	}
 	res := &StatsResult{By: slices.Clone(a.opt.By), Rows: make([]StatsRow, 0, len(order)), Unpriced: map[string]int64{}}
 	var no1h int64
+	// The total of the rows kept: a session of several groups counts
+	// once.
+	total := statsGroup{row: StatsRow{Key: []string{}}, sessions: map[string]struct{}{}}
 	for _, g := range order {
 		g.row.Sessions = int64(len(g.sessions))
-		if g.priced {
-			for i, c := range []**float64{&g.row.Cost, &g.row.InputCost, &g.row.OutputCost, &g.row.CacheWriteCost, &g.row.CacheReadCost} {
-				v := g.costs[i]
-				*c = &v
-			}
-		}
+		g.setCosts()
 		for m, n := range g.unpriced {
 			res.Unpriced[m] += n
 		}
 		no1h += g.no1h
 		res.Rows = append(res.Rows, g.row)
+		total.row.Messages += g.row.Messages
+		total.row.Input += g.row.Input
+		total.row.Output += g.row.Output
+		total.row.CacheCreation += g.row.CacheCreation
+		total.row.CacheRead += g.row.CacheRead
+		total.row.CacheCreation1h += g.row.CacheCreation1h
+		total.row.Unpriced += g.row.Unpriced
+		for s := range g.sessions {
+			total.sessions[s] = struct{}{}
+		}
+		for i, c := range g.costs {
+			total.costs[i] += c
+		}
+		total.priced = total.priced || g.priced
 	}
+	total.row.Sessions = int64(len(total.sessions))
+	total.setCosts()
+	res.Total = total.row
 	return res, no1h
+}
+
+// setCosts sets the row's costs from the sums, if any message of the
+// group has a price.
+func (g *statsGroup) setCosts() {
+	if !g.priced {
+		return
+	}
+	for i, c := range []**float64{&g.row.Cost, &g.row.InputCost, &g.row.OutputCost, &g.row.CacheWriteCost, &g.row.CacheReadCost} {
+		v := g.costs[i]
+		*c = &v
+	}
 }
 
 // rollupRows reads the rows of the rollup file the plan p answers for:
@@ -184,23 +219,22 @@ func rollupRows(opt StatsOptions, p *rollupPlan) ([]rollup.RollupRow, error) {
 	}), nil
 }
 
-// rollupKey is a rollup row's value of a grouping key; date is the row's
-// date partition. day: the UTC day (the date partition); week: the Monday
-// its ISO week starts on; month: YYYY-MM; model, project, platform,
-// session: the row's ("" for none).
-func rollupKey(r *rollup.RollupRow, date, k string) string {
+// rollupKey is a rollup row's value of a grouping key; day is the row's
+// day in the zone of the keys (statsAcc.day). day: that day; week: the
+// date of the day its week starts on (start); month: YYYY-MM; model,
+// project, platform, session: the row's ("" for none).
+func rollupKey(r *rollup.RollupRow, day string, start time.Weekday, k string) string {
 	switch k {
 	case "day":
-		return date
+		return day
 	case "week":
-		d, err := time.Parse(time.DateOnly, date)
+		d, err := time.Parse(time.DateOnly, day)
 		if err != nil {
-			return date
+			return day
 		}
-		// The Monday of the ISO week.
-		return d.AddDate(0, 0, -(int(d.Weekday())+6)%7).Format(time.DateOnly)
+		return d.AddDate(0, 0, -((int(d.Weekday()) - int(start) + 7) % 7)).Format(time.DateOnly)
 	case "month":
-		return date[:min(7, len(date))]
+		return day[:min(7, len(day))]
 	case "model":
 		return r.Model
 	case "project":
@@ -211,4 +245,38 @@ func rollupKey(r *rollup.RollupRow, date, k string) string {
 		return r.SessionID
 	}
 	return ""
+}
+
+// statsZone is the time zone of opt's day, week and month keys.
+func statsZone(opt StatsOptions) *time.Location {
+	if opt.Location == nil {
+		return time.UTC
+	}
+	return opt.Location
+}
+
+// day is a row's day in the keys' zone: its date partition in UTC (the
+// day of its first line), else the day its hour (or, for a row of one
+// message, its time) has in the zone. A row of an hour that crosses the
+// zone's midnight never comes here: Stats reads its messages one by one
+// (straddlesDay).
+func (a *statsAcc) day(r *rollup.RollupRow) string {
+	if a.utc {
+		return r.DateString()
+	}
+	at := r.Hour.UnixNano()
+	if d, ok := a.days[at]; ok {
+		return d
+	}
+	d := r.Hour.In(a.loc).Format(time.DateOnly)
+	a.days[at] = d
+	return d
+}
+
+// straddlesDay reports whether the hour from h crosses a midnight of loc:
+// its messages fall on two days there (a zone whose offset is not a whole
+// number of hours, such as Asia/Kolkata's +05:30).
+func straddlesDay(h time.Time, loc *time.Location) bool {
+	a, b := h.In(loc), h.Add(time.Hour-time.Nanosecond).In(loc)
+	return a.YearDay() != b.YearDay() || a.Year() != b.Year()
 }

@@ -35,6 +35,13 @@ type StatsOptions struct {
 	// Prices prices the messages; nil: the embedded table
 	// (pricing.Default).
 	Prices *pricing.Table
+	// Location is the time zone of the day, week and month keys: a
+	// message counts on the day its time has there, as ccusage's
+	// --timezone counts it. nil: UTC.
+	Location *time.Location
+	// WeekStart is the day a week key starts on (its value is that day's
+	// date). The zero value, Sunday, is ccusage weekly's default.
+	WeekStart time.Weekday
 }
 
 // Costs are a group's cost in USD, by component, summed over its messages
@@ -64,6 +71,8 @@ type StatsRow struct {
 type StatsResult struct {
 	By   []string
 	Rows []StatsRow
+	// Total sums Rows (its sessions counted once each); its Key is empty.
+	Total StatsRow
 	// Unpriced counts the messages of each model that has no price.
 	Unpriced map[string]int64
 	// Notes say how the result was computed when it matters: a split of
@@ -94,21 +103,36 @@ func (r *StatsResult) Table() *Table {
 	t.Columns = append(t.Columns, Column{Name: "unpriced_messages", Type: "BIGINT"})
 	t.Rows = make([][]any, len(r.Rows))
 	for i, row := range r.Rows {
-		vals := make([]any, 0, len(t.Columns))
-		for _, k := range row.Key {
-			vals = append(vals, k)
-		}
-		vals = append(vals, row.Messages, row.Sessions, row.Input, row.Output, row.CacheCreation, row.CacheRead, row.CacheCreation1h)
-		for _, c := range []*float64{row.Cost, row.InputCost, row.OutputCost, row.CacheWriteCost, row.CacheReadCost} {
-			if c == nil {
-				vals = append(vals, nil)
-			} else {
-				vals = append(vals, *c)
-			}
-		}
-		t.Rows[i] = append(vals, row.Unpriced)
+		t.Rows[i] = statsValues(row.Key, &row)
 	}
 	return t
+}
+
+// TotalRow is the row of Table's layout that totals the result: "total"
+// under the first key, the others empty.
+func (r *StatsResult) TotalRow() []any {
+	key := make([]string, len(r.By))
+	if len(key) > 0 {
+		key[0] = "total"
+	}
+	return statsValues(key, &r.Total)
+}
+
+// statsValues are a row's values in Table's order, with key as its keys.
+func statsValues(key []string, row *StatsRow) []any {
+	vals := make([]any, 0, len(key)+len(statsCountCols)+len(statsCostCols)+1)
+	for _, k := range key {
+		vals = append(vals, k)
+	}
+	vals = append(vals, row.Messages, row.Sessions, row.Input, row.Output, row.CacheCreation, row.CacheRead, row.CacheCreation1h)
+	for _, c := range []*float64{row.Cost, row.InputCost, row.OutputCost, row.CacheWriteCost, row.CacheReadCost} {
+		if c == nil {
+			vals = append(vals, nil)
+		} else {
+			vals = append(vals, *c)
+		}
+	}
+	return append(vals, row.Unpriced)
 }
 
 // ParseBy splits a comma-separated list of grouping keys and checks it.
@@ -120,6 +144,22 @@ func ParseBy(s string) ([]string, error) {
 		}
 	}
 	return by, checkBy(by)
+}
+
+// ParseWeekday reads the day a week starts on: sunday … saturday (or
+// their first three letters), any case; "" is Sunday, as in ccusage.
+func ParseWeekday(s string) (time.Weekday, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return time.Sunday, nil
+	}
+	for d := time.Sunday; d <= time.Saturday; d++ {
+		name := strings.ToLower(d.String())
+		if s == name || s == name[:3] {
+			return d, nil
+		}
+	}
+	return 0, argErrorf("unknown day %q (use sunday, monday, tuesday, wednesday, thursday, friday or saturday)", s)
 }
 
 func checkBy(by []string) error {
@@ -181,6 +221,9 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 		}
 	}
 	var notes []string
+	// Whether the rows are an hour's messages each (the rollup's grain)
+	// rather than one message each.
+	hourly := true
 	if ru == nil || ru.readsMessages(opt) {
 		if err := d.need(ctx, "messages"); err != nil {
 			return nil, err
@@ -192,6 +235,7 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 		// Without a rollup, a price tier that ends within an hour needs
 		// each message's time, not its hour.
 		exact := ru == nil && !tiersEndOnHours(prices)
+		hourly = !exact
 		q, args := statsRowsQuery(opt, splitColumn, thresholds, exact, parts)
 		msgs, err := d.statsRows(ctx, q, args)
 		if err != nil && strings.Contains(err.Error(), Column1h) {
@@ -206,7 +250,10 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 				}
 			}
 			rows, thresholds = nil, statsThresholds(prices)
-			q, args := statsRowsQuery(opt, how, thresholds, !tiersEndOnHours(prices), nil)
+			// Outside UTC, each message's time places it on its day.
+			exact := !tiersEndOnHours(prices) || statsZone(opt) != time.UTC
+			hourly = !exact
+			q, args := statsRowsQuery(opt, how, thresholds, exact, nil)
 			msgs, err = d.statsRows(ctx, q, args)
 		}
 		if err != nil {
@@ -215,6 +262,12 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 		rows = append(rows, msgs...)
 		// Costs are summed in the rollup file's order of rows.
 		slices.SortFunc(rows, rollup.CompareRollupRows)
+	}
+	if hourly && statsZone(opt) != time.UTC && slices.ContainsFunc(opt.By, isDateKey) {
+		var err error
+		if rows, err = d.splitStraddles(ctx, opt, rows, thresholds); err != nil {
+			return nil, err
+		}
 	}
 	acc := newStatsAcc(opt, prices, thresholds)
 	if slices.ContainsFunc(rows, func(r rollup.RollupRow) bool { return r.Platform == RecordedPlatform }) {
@@ -233,6 +286,57 @@ func (d *DB) Stats(ctx context.Context, opt StatsOptions) (*StatsResult, error) 
 	}
 	res.Notes = notes
 	return statsNotes(res, no1h), nil
+}
+
+func isDateKey(k string) bool { return k == "day" || k == "week" || k == "month" }
+
+// splitStraddles replaces the rows of the hours that cross a midnight of
+// opt's zone (straddlesDay) by their messages, one row each, so that each
+// counts on its own day. Only a zone whose offset is not a whole number
+// of hours has such hours; the messages are read from the partitions
+// those rows come from, for those hours only.
+func (d *DB) splitStraddles(ctx context.Context, opt StatsOptions, rows []rollup.RollupRow, thresholds []int64) ([]rollup.RollupRow, error) {
+	loc := statsZone(opt)
+	var parts []string
+	var hours []time.Time
+	seenPart, seenHour := map[string]bool{}, map[int64]bool{}
+	kept := rows[:0:0]
+	for _, r := range rows {
+		if !straddlesDay(r.Hour, loc) {
+			kept = append(kept, r)
+			continue
+		}
+		if p := r.Platform + "/" + r.DateString(); !seenPart[p] {
+			seenPart[p] = true
+			parts = append(parts, p)
+		}
+		if h := r.Hour.Unix(); !seenHour[h] {
+			seenHour[h] = true
+			hours = append(hours, r.Hour)
+		}
+	}
+	if len(hours) == 0 {
+		return rows, nil
+	}
+	if err := d.need(ctx, "messages"); err != nil {
+		return nil, err
+	}
+	var w where
+	w.add(rollup.PartitionFilter(parts))
+	var ors []string
+	for _, h := range hours {
+		ors = append(ors, "ts >= CAST(? AS TIMESTAMPTZ) AND ts < CAST(? AS TIMESTAMPTZ)")
+		w.args = append(w.args, h, h.Add(time.Hour))
+	}
+	w.conds = append(w.conds, "("+strings.Join(ors, "\n        OR ")+")")
+	q, args := statsRowsQuery(opt, splitColumn, thresholds, true, []where{w})
+	msgs, err := d.statsRows(ctx, q, args)
+	if err != nil {
+		return nil, sqlErr(err)
+	}
+	kept = append(kept, msgs...)
+	slices.SortFunc(kept, rollup.CompareRollupRows)
+	return kept, nil
 }
 
 // statsThresholds are the long-context thresholds Stats ranks messages by

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
@@ -62,7 +63,8 @@ func run(c *cli.Context) error {
 		Embedder: func(ctx context.Context, lake string) (query.Embedder, error) {
 			return embedcfg.QueryEmbedder(ctx, lake, endpoint)
 		},
-		ParseTime: cmdio.ParseTime,
+		ParseTime: cmdio.ParseTimeIn,
+		Location:  time.Local, // the machine's zone ($TZ), as pos-query's --timezone default
 		Version:   cmdio.Version,
 		Logger:    logger,
 	})

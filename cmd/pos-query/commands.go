@@ -49,7 +49,7 @@ func sqlCmd() *cli.Command {
 func sessionsCmd() *cli.Command {
 	return command(&cli.Command{Name: "sessions", Usage: "list sessions, the most recently active first",
 		UsageText: "pos-query sessions [OPTIONS]",
-		Flags:     lookup.TableFlags(lookup.SinceFlag(), lookup.UntilFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(), lookup.LimitFlag(20, "sessions")),
+		Flags:     lookup.TableFlags(lookup.SinceFlag(), lookup.UntilFlag(), lookup.TimezoneFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(), lookup.LimitFlag(20, "sessions")),
 		Action: lookup.Show(false, func(e *lookup.Env) ([]query.Session, error) {
 			return e.DB.Sessions(e.C.Context, query.SessionFilter{Platform: e.Platform, Project: e.C.String("project"),
 				Since: e.Since, Until: e.Until, Limit: e.C.Int("limit")})
@@ -67,7 +67,7 @@ func recentCmd() *cli.Command {
 			&cli.IntFlag{Name: "n", Aliases: []string{"limit"}, Value: 10, Usage: "how many turns"},
 			&cli.BoolFlag{Name: "tools", Usage: "include each turn's tool calls (input, start of output, errors)"},
 			&cli.BoolFlag{Name: "subagents", Usage: "include the turns of the session's subagents"},
-			lookup.PlatformFlag(), lookup.ProjectFlag(),
+			lookup.PlatformFlag(), lookup.ProjectFlag(), lookup.TimezoneFlag(),
 			&cli.BoolFlag{Name: "summarize", Usage: "add a short summary of the session above the turns"},
 			strategyFlag()), llmcfg.Flags()...),
 		Action: func(c *cli.Context) error {
@@ -94,7 +94,7 @@ func recentCmd() *cli.Command {
 func timelineCmd() *cli.Command {
 	return command(&cli.Command{Name: "timeline", Usage: "list session starts and exchanges in time order",
 		UsageText: "pos-query timeline [--since TIME] [--until TIME] [OPTIONS]",
-		Flags: lookup.TableFlags(lookup.SinceFlag(), lookup.UntilFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(), lookup.LimitFlag(50, "entries"),
+		Flags: lookup.TableFlags(lookup.SinceFlag(), lookup.UntilFlag(), lookup.TimezoneFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(), lookup.LimitFlag(50, "entries"),
 			lookup.SessionFlag("only this session (id or unique prefix)"),
 			&cli.BoolFlag{Name: "subagents", Usage: "include subagents' exchanges"}),
 		Action: lookup.Show(false, func(e *lookup.Env) ([]query.TimelineEntry, error) {
@@ -109,14 +109,19 @@ func timelineCmd() *cli.Command {
 func statsCmd() *cli.Command {
 	return command(&cli.Command{Name: "stats", Usage: "count assistant messages, sum their tokens and cost, grouped",
 		UsageText: "pos-query stats [--by KEY[,KEY...]] [OPTIONS]",
-		Flags: lookup.TableFlags(lookup.SinceFlag(), lookup.UntilFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(), lookup.LimitFlag(0, "rows"),
+		Flags: lookup.TableFlags(lookup.SinceFlag(), lookup.UntilFlag(), lookup.TimezoneFlag(), lookup.PlatformFlag(), lookup.ProjectFlag(), lookup.LimitFlag(0, "rows"),
 			&cli.StringFlag{Name: "by", Value: "day", Usage: "grouping keys, comma-separated; \"\" for totals"},
+			&cli.StringFlag{Name: "start-of-week", Value: "sunday", Usage: "the day a week of --by week starts on (sunday, as ccusage weekly; monday for ISO weeks)"},
 			&cli.StringFlag{Name: "pricing", EnvVars: []string{pricing.EnvVar}, Usage: "JSON file of model prices that override or extend the built-in table"},
 			&cli.BoolFlag{Name: "prices", Usage: "print the price table in use (USD per million tokens) instead of stats"}),
 		Action: func(c *cli.Context) error {
 			by, err := query.ParseBy(c.String("by"))
 			if err != nil {
 				return cmdio.Usagef("--by: %w", err)
+			}
+			weekStart, err := query.ParseWeekday(c.String("start-of-week"))
+			if err != nil {
+				return cmdio.Usagef("--start-of-week: %w", err)
 			}
 			prices, err := pricing.LoadLake(c.String("lake"), c.String("pricing"))
 			if err != nil {
@@ -133,7 +138,8 @@ func statsCmd() *cli.Command {
 			}
 			return lookup.Show(false, func(e *lookup.Env) (*query.StatsResult, error) {
 				return e.DB.Stats(c.Context, query.StatsOptions{By: by, Since: e.Since, Until: e.Until,
-					Platform: e.Platform, Project: c.String("project"), Limit: c.Int("limit"), Prices: prices})
+					Platform: e.Platform, Project: c.String("project"), Limit: c.Int("limit"), Prices: prices,
+					Location: e.Zone, WeekStart: weekStart})
 			}, func(o *query.Output, st *query.StatsResult) error { return o.Stats(st, by) })(c)
 		},
 	})

@@ -27,13 +27,13 @@ func TestSearchCLI(t *testing.T) {
 	const a = "11111111-1111-4111-8111-111111111111"
 	for _, tc := range []clitest.Case{
 		{Name: "table", Args: []string{"search", "retry with exponential backoff", "--lake", elake, "-f", "table", "--width", "160", "-k", "2"},
-			Stdout: `^0\.[5-9][0-9] +[0-9a-z ]+ ago +(exchange|user_prompt) +` + a + `  Add a retry to the fetcher\n(    [^\n]+\n)*    [^\n]*\*\*exponential\*\*[^\n]*\n(    [^\n]+\n)*(\n0\.[0-9]+ .*\n(    [^\n]+\n)+)?$`}, // a second block only if it matches: noise is below the minimum similarity
+			Stdout: `^0\.[5-9][0-9] +[0-9-]{10} [0-9:]{5} \([0-9a-z ]+ ago\) +(exchange|user_prompt) +` + a + `  Add a retry to the fetcher\n(    [^\n]+\n)*    [^\n]*\*\*exponential\*\*[^\n]*\n(    [^\n]+\n)*(\n0\.[0-9]+ .*\n(    [^\n]+\n)+)?$`}, // a second block only if it matches: noise is below the minimum similarity
 		{Name: "unquoted words", Args: []string{"search", "--lake", elake, "-f", "csv", "-k", "1", "exponential", "backoff"},
 			Stdout: `^rank,score,ts,content_type,platform,session_id,title,project,snippet,exchange_id,.*\n1,0\.[5-9][0-9]*,2026-03-01T10:00:00Z,[a-z_]+,claude_code,` + a},
 		{Name: "lexical ndjson", Args: []string{"search", "fetcher", "--lake", elake, "--mode", "lexical", "--project", "alpha"},
 			Stdout: `^\{"rank":1,"score":[0-9.]+,"ts":"[^"]+","content_type":"[a-z_]+","platform":"claude_code","session_id":"1111`},
 		{Name: "group by session", Args: []string{"search", "fetcher retry tests", "--lake", elake, "--group-by", "session", "-f", "table", "--width", "160"},
-			Stdout: `^[0-9]\.[0-9]{2}  [0-9]+ hits? +[0-9a-z ]+ ago +` + a + `  Add a retry to the fetcher\n    [^\n]*\*\*`},
+			Stdout: `^[0-9]\.[0-9]{2}  [0-9]+ hits? +[0-9-]{10} [0-9:]{5} \([0-9a-z ]+ ago\) +` + a + `  Add a retry to the fetcher\n    [^\n]*\*\*`},
 		{Name: "session prefix", Args: []string{"search", "fetcher", "--lake", elake, "--session", "11112222", "-f", "csv"},
 			Stdout: `^rank,.*\n(1,[^\n]*11112222-3333-4444-8555-666666666666[^\n]*\n)+$`},
 		{Name: "type filter", Args: []string{"search", "callers of Get", "--lake", elake, "--type", "report", "-f", "csv"},

@@ -18,11 +18,14 @@
 #                     and pos-ccusage-compare already built (default: build them)
 #   PARITY_TOLERANCE  largest relative cost difference accepted (default 0.005)
 #   PARITY_KEEP=1     keep the temporary directory
+#   PARITY_ZONES      zones compared besides UTC, on every folder but the probe
+#                     (default "America/Los_Angeles Asia/Tokyo": far west and far east)
 #
 # It prints, per folder, the rows that differ, the lines that explain them
-# and a summary, then one line per folder; it exits 1 if any folder has an
-# unexplained difference or a cost out of tolerance, 2 if ccusage cannot be
-# had.
+# and a summary, then one line per folder and zone; it exits 1 if any folder
+# has an unexplained difference or a cost out of tolerance in any zone, or if
+# no zone moved any day×model row from its UTC day (the zones would then go
+# untested), 2 if ccusage cannot be had.
 set -euo pipefail
 export LC_ALL=C
 
@@ -31,6 +34,7 @@ HERE=pipelines/ccusage
 
 VERSION=${CCUSAGE_VERSION:-20.0.24}
 TOL=${PARITY_TOLERANCE:-0.005}
+read -r -a ZONES <<<"${PARITY_ZONES-America/Los_Angeles Asia/Tokyo}"
 log() { printf 'parity: %s\n' "$*" >&2; }
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pos-parity.XXXXXX")
@@ -89,7 +93,7 @@ for dir in "${DIRS[@]}"; do
 	CLAUDE_CONFIG_DIR=$cfg "$CCUSAGE" claude daily --json --offline --timezone UTC >"$work/ccusage.json"
 	"$BIN/pos-extract" --platform claude_code --root "$cfg/projects" --full -q |
 		"$BIN/pos-normalize" -q | "$BIN/pos-load" --lake "$work/lake" -q
-	"$BIN/pos-query" stats --lake "$work/lake" --by day,model --format json >"$work/pos.json" 2>"$work/pos.err" || {
+	"$BIN/pos-query" stats --lake "$work/lake" --by day,model --timezone UTC --format json >"$work/pos.json" 2>"$work/pos.err" || {
 		cat "$work/pos.err" >&2
 		exit 1
 	}
@@ -100,7 +104,33 @@ for dir in "${DIRS[@]}"; do
 		fail=1
 	fi
 	SUMMARY+=("$(printf '%-4s %s: %s; %s' "$status" "$name" "$(grep '^tokens' "$work/report" | sed 's/^tokens *//; s/; totals.*//')" "$(grep '^cost' "$work/report" | sed 's/^cost *//')")")
+	# The same days in other zones: ccusage's --timezone against pos's.
+	[[ $dir == "$HERE/testdata/probe" ]] && continue
+	for zone in "${ZONES[@]}"; do
+		z=$work/${zone//\//_}
+		mkdir -p "$z"
+		printf '== %s in %s\n' "$name" "$zone"
+		CLAUDE_CONFIG_DIR=$cfg "$CCUSAGE" claude daily --json --offline --timezone "$zone" >"$z/ccusage.json"
+		"$BIN/pos-query" stats --lake "$work/lake" --by day,model --timezone "$zone" --format json >"$z/pos.json" 2>"$z/pos.err" || {
+			cat "$z/pos.err" >&2
+			exit 1
+		}
+		if "$BIN/pos-ccusage-compare" --ccusage "$z/ccusage.json" --pos "$z/pos.json" --claude "$cfg" --tolerance "$TOL" \
+			--timezone "$zone" --utc "$work/ccusage.json" | tee "$z/report"; then
+			status=ok
+		else
+			status=FAIL
+			fail=1
+		fi
+		moved=$(sed -n 's/^zone .*: \([0-9]*\) of .*/\1/p' "$z/report")
+		MOVED=$((${MOVED:-0} + ${moved:-0}))
+		SUMMARY+=("$(printf '%-4s %s in %s: %s; %s; %s moved from their UTC day' "$status" "$name" "$zone" "$(grep '^tokens' "$z/report" | sed 's/^tokens *//; s/; totals.*//')" "$(grep '^cost' "$z/report" | sed 's/^cost *//')" "${moved:-0}")")
+	done
 done
+if ((${#ZONES[@]} > 0)) && ((${MOVED:-0} == 0)); then
+	log "no zone of ${ZONES[*]} moved a day×model row from its UTC day: the zones were not tested"
+	fail=1
+fi
 
 printf '\nccusage %s (%s) against pos %s\n' "$VERSION" "$CCUSAGE" "$(git describe --always --dirty 2>/dev/null || echo dev)"
 printf '%s\n' "${SUMMARY[@]}"

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -16,7 +17,8 @@ import (
 // TestParity installs ccusage 20.0.24 from the npm registry (once, into the
 // user's cache), runs it and pos on every Claude folder of the corpus and on
 // the probe fixture, and requires equal tokens per day and model, costs
-// within 0.5 %, and every difference explained by the lines that cause it.
+// within 0.5 %, and every difference explained by the lines that cause it;
+// on the corpus, in UTC and in America/Los_Angeles and Asia/Tokyo.
 func TestParity(t *testing.T) {
 	if os.Getenv("CCUSAGE_BIN") == "" {
 		if _, err := exec.LookPath("npm"); err != nil {
@@ -41,6 +43,20 @@ func TestParity(t *testing.T) {
 	for _, folder := range []string{"claude/dkimuson", "claude/gabriel", "claude/spotter", "testdata/probe"} {
 		if !strings.Contains(report, "ok   ") || !strings.Contains(report, folder+":") {
 			t.Errorf("no result for %s", folder)
+		}
+	}
+	// The whole corpus in a zone far west and one far east of UTC: the
+	// same tokens and costs per day and model as ccusage's --timezone,
+	// with rows on other days than in UTC (so a zone ignored would fail).
+	for _, zone := range []string{"America/Los_Angeles", "Asia/Tokyo"} {
+		re := regexp.MustCompile(`(?m)^ok   \S*/claude in ` + regexp.QuoteMeta(zone) + `: [0-9]+ day×model rows: ([0-9]+) equal, 0 differ by explained lines, 0 unexplained; .*; ([0-9]+) moved from their UTC day$`)
+		m := re.FindStringSubmatch(report)
+		if m == nil {
+			t.Errorf("no passing result for the corpus in %s", zone)
+			continue
+		}
+		if m[2] == "0" {
+			t.Errorf("the corpus in %s: no day×model row moved from its UTC day, so the zone is not tested", zone)
 		}
 	}
 	// The probe pins how ccusage 20.0.24 counts: each documented

@@ -11,6 +11,12 @@ import (
 // ("90m", "36h", "7d", "2w"), a date ("2026-01-31", UTC midnight) or an
 // RFC 3339 time. The empty string is the zero time.
 func ParseTime(s string, now time.Time) (time.Time, error) {
+	return ParseTimeIn(s, now, time.UTC)
+}
+
+// ParseTimeIn is ParseTime with a date, or a time without an offset, read
+// in loc: "2026-01-31" is midnight there.
+func ParseTimeIn(s string, now time.Time, loc *time.Location) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return time.Time{}, nil
@@ -34,7 +40,7 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 		return now.Add(-d).UTC(), nil
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
 			return t.UTC(), nil
 		}
 	}

@@ -6,6 +6,7 @@ package lookup
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +43,33 @@ func UntilFlag() cli.Flag {
 	return &cli.StringFlag{Name: "until", Usage: "before this time (same forms as --since)"}
 }
 
+// TimezoneFlag is --timezone: the zone of days, weeks and months, of the
+// dates --since and --until name, and of the times tables show.
+func TimezoneFlag() cli.Flag {
+	return &cli.StringFlag{Name: "timezone", Aliases: []string{"z"},
+		Usage: "time zone of days, weeks, months, --since/--until dates and table times: an IANA name (Europe/Paris) or UTC " +
+			"(default: the machine's, $TZ); json, ndjson and csv then give times with its offset instead of in UTC"}
+}
+
+// Zone is the zone --timezone names, or the machine's (time.Local, which
+// follows $TZ) when it is not given; explicit says it was given.
+func Zone(c *cli.Context) (loc *time.Location, explicit bool, err error) {
+	name := strings.TrimSpace(c.String("timezone"))
+	if name == "" {
+		return time.Local, false, nil
+	}
+	// A name such as "../x" is read as a path under the zoneinfo
+	// directory; only zone names are accepted.
+	if strings.HasPrefix(name, "/") || strings.Contains(name, "..") || strings.EqualFold(name, "local") {
+		return nil, false, cmdio.Usagef("--timezone: unknown time zone %q (use an IANA name such as Europe/Paris, or UTC)", name)
+	}
+	loc, err = time.LoadLocation(name)
+	if err != nil {
+		return nil, false, cmdio.Usagef("--timezone: unknown time zone %q (use an IANA name such as Europe/Paris, or UTC)", name)
+	}
+	return loc, true, nil
+}
+
 // PlatformFlag keeps one platform.
 func PlatformFlag() cli.Flag {
 	return &cli.StringFlag{Name: "platform", Usage: "only this platform (" + strings.Join(platforms.Names(), ", ") + ")"}
@@ -75,6 +103,9 @@ type Env struct {
 	Out          *query.Output
 	Since, Until time.Time
 	Platform     string // canonical name, aliases resolved
+	// Zone is the zone of days, weeks and months (--timezone, else the
+	// machine's); UTC for a command without --timezone.
+	Zone *time.Location
 }
 
 // Setup parses the shared flags and opens the lake.
@@ -87,12 +118,23 @@ func Setup(c *cli.Context, args bool) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{C: c, Out: Output(c, format, now)}
+	e := &Env{C: c, Out: Output(c, format, now), Zone: time.UTC}
+	if hasFlag(c, "timezone") {
+		zone, explicit, err := Zone(c)
+		if err != nil {
+			return nil, err
+		}
+		e.Zone = zone
+		e.Out.Now = now.In(zone)
+		if explicit {
+			e.Out.TimesIn = zone
+		}
+	}
 	for _, t := range []struct {
 		flag string
 		dst  *time.Time
 	}{{"since", &e.Since}, {"until", &e.Until}} {
-		if *t.dst, err = cmdio.ParseTime(c.String(t.flag), now); err != nil {
+		if *t.dst, err = cmdio.ParseTimeIn(c.String(t.flag), now, e.Zone); err != nil {
 			return nil, cmdio.Usagef("--%s: %v", t.flag, err)
 		}
 	}
@@ -111,6 +153,19 @@ func Setup(c *cli.Context, args bool) (*Env, error) {
 	}
 	e.Out.ScrubWarning(e.DB.ScrubStatus())
 	return e, nil
+}
+
+// hasFlag reports whether the command defines the flag name.
+func hasFlag(c *cli.Context, name string) bool {
+	if c.Command == nil {
+		return false
+	}
+	for _, f := range c.Command.Flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // OutputFormat is --format, or by default table on a terminal, else ndjson.

@@ -38,7 +38,7 @@ type explanation struct {
 
 const (
 	causeShrink    = "a later line of a message carries less usage than an earlier one: pos keeps the last line's usage, ccusage the largest"
-	causeMidnight  = "the lines of a message straddle midnight UTC: pos dates the message by its first line, ccusage by the line it keeps"
+	causeMidnight  = "the lines of a message straddle midnight (UTC, or --timezone): pos dates the message by its first line, ccusage by the line it keeps"
 	causeSkipped   = "ccusage skips the line (non-semver version, or an empty sessionId, requestId, message.id or model)"
 	causeNoReq     = "lines without requestId: ccusage counts each line (its key needs requestId), pos merges the lines of one message.id"
 	causeTwice     = "one message.id+requestId counted twice by pos (its lines are not contiguous in one thread, or were copied into another session with new line uuids); ccusage counts it once"
@@ -47,14 +47,20 @@ const (
 	causeOther     = "counted differently (see the lines)"
 )
 
-// explain counts the transcripts under dir by both tools' rules.
-func explain(dir string) (*explanation, error) {
+// explain counts the transcripts under dir by both tools' rules, a line
+// dated by its day in loc.
+func explain(dir string, loc *time.Location) (*explanation, error) {
 	if fi, err := os.Stat(filepath.Join(dir, "projects")); err == nil && fi.IsDir() {
 		dir = filepath.Join(dir, "projects")
 	}
 	files, present, err := scan(dir)
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range files {
+		for _, e := range f {
+			e.day = e.ts.In(loc).Format(time.DateOnly)
+		}
 	}
 	// hasTranscript mirrors the Claude Code adapter: a subagent's
 	// transcript is <session>/subagents/agent-<id>.jsonl or

@@ -4,8 +4,12 @@
 //
 //	compare --ccusage daily.json --pos stats.json [--claude DIR] [--tolerance 0.005]
 //
-// daily.json is `ccusage claude daily --json --offline --timezone UTC`,
-// stats.json is `pos-query stats --by day,model --format json`. With
+// daily.json is `ccusage claude daily --json --offline --timezone Z`,
+// stats.json is `pos-query stats --by day,model --timezone Z --format
+// json`, for the same zone Z (--timezone, default UTC). With --utc (the
+// same ccusage report in UTC) it also says how many of daily.json's day
+// and model rows are on another day than in UTC: a zone test where none
+// is would pass with the zone ignored. With
 // --claude (the folder both read: CLAUDE_CONFIG_DIR, or its projects/),
 // compare also reads the transcripts and counts them twice, once by
 // ccusage's rules and once by pos's (see README.md in this directory):
@@ -25,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 )
 
 func main() {
@@ -65,6 +70,8 @@ func run(args []string, stdout io.Writer) error {
 	claude := fl.String("claude", "", "the Claude folder both read, to explain differences line by line")
 	tol := fl.Float64("tolerance", 0.005, "largest relative cost difference accepted")
 	maxLines := fl.Int("lines", 5, "lines shown per cause of a difference")
+	zone := fl.String("timezone", "UTC", "the zone both reports' days are in")
+	utcPath := fl.String("utc", "", "ccusage claude daily --json --offline --timezone UTC output, to count the rows the zone moves")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -79,9 +86,26 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	loc, err := time.LoadLocation(*zone)
+	if err != nil {
+		return err
+	}
+	if *utcPath != "" {
+		utc, err := readCcusage(*utcPath)
+		if err != nil {
+			return err
+		}
+		moved := 0
+		for k := range cc {
+			if _, ok := utc[k]; !ok {
+				moved++
+			}
+		}
+		fmt.Fprintf(stdout, "zone     %s: %d of %d day×model rows on another day than in UTC\n", *zone, moved, len(cc))
+	}
 	var expl *explanation
 	if *claude != "" {
-		if expl, err = explain(*claude); err != nil {
+		if expl, err = explain(*claude, loc); err != nil {
 			return err
 		}
 	}
