@@ -39,7 +39,8 @@ func newApp() *cli.App {
 		UsageText:   "pos-query COMMAND [OPTIONS]",
 		Description: help("pos-query"),
 		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), searchCmd(), recentCmd(), timelineCmd(), statsCmd(), filesCmd(),
-			decisionsCmd(), contextCmd(), summarizeCmd(), capabilitiesCmd(), statusCmd(), cmdio.DDLCommand(help("ddl"))},
+			decisionsCmd(), contextCmd(), summarizeCmd(), capabilitiesCmd(), statusCmd(), cmdio.DDLCommand(help("ddl")),
+			exportCmd(), serveCmd()},
 		Action: cmdio.NoCommand,
 	})
 }
