@@ -150,8 +150,8 @@ func stacked(days []string, values [][]float64, label func(float64) string) temp
 	}
 	n := float64(len(days))
 	step := plotW / math.Max(n, 1)
-	bw := math.Max(step*0.8, 1)
-	every := int(math.Ceil(n / 15)) // at most 15 labels under the axis
+	bw := math.Min(math.Max(step*0.8, 1), 48) // a few days: bars, not slabs
+	every := int(math.Ceil(n / 15))           // at most 15 labels under the axis
 	for i, d := range days {
 		x := left + step*float64(i) + (step-bw)/2
 		y := top + plotH
