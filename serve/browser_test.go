@@ -207,12 +207,23 @@ func TestBrowser(t *testing.T) {
 	t.Run("search as you type", func(t *testing.T) {
 		const word = "annotation"
 		do(t, ctx, chromedp.Navigate(base+"/search"), chromedp.WaitVisible(css("#q")),
-			chromedp.SendKeys(css("#q"), word), // typed, never submitted
-			chromedp.WaitVisible(css("#hits .hit")))
-		hits := val(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('#hits .hit').length`))
-		status := val(t, ctx, chromedp.Text(css("#status")))
-		first := val(t, ctx, chromedp.Text(css("#hits .hit mark")))
-		loc := val(t, ctx, chromedp.Location())
+			chromedp.SendKeys(css("#q"), word)) // typed, never submitted
+		// Each key may show the hits of the word so far: wait for the
+		// whole word's, then read the page at once.
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById('hits').dataset.q === '`+word+
+			`' && document.querySelectorAll('#hits .hit').length > 0`, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+			t.Fatalf("no hits shown for %q as it was typed: %v", word, err)
+		}
+		type shown struct {
+			Hits   int    `json:"hits"`
+			Status string `json:"status"`
+			First  string `json:"first"`
+			Loc    string `json:"loc"`
+		}
+		got := val(t, ctx, chromedp.Evaluate[shown](`({hits: document.querySelectorAll('#hits .hit').length,
+  status: document.getElementById('status').textContent, first: document.querySelector('#hits .hit mark').textContent,
+  loc: location.href})`))
+		hits, status, first, loc := got.Hits, got.Status, got.First, got.Loc
 		if hits == 0 || status != fmt.Sprintf("%d hits", hits) {
 			t.Errorf("%d hits, status %q", hits, status)
 		}

@@ -192,7 +192,7 @@ func (s *server) searchJSON(w http.ResponseWriter, r *http.Request) {
 const searchScript = `(function(){
 var input=document.getElementById("q"),list=document.getElementById("hits"),status=document.getElementById("status"),timer=null,seq=0;
 function snippet(el,s){s.split("**").forEach(function(part,i){if(!part)return;if(i%2){var m=document.createElement("mark");m.textContent=part;el.appendChild(m)}else el.appendChild(document.createTextNode(part))})}
-function show(data,n){if(n!==seq)return;list.textContent="";var hits=data.hits||[];status.textContent=data.error?data.error:hits.length+" hits";
+function show(data,n){if(n!==seq)return;list.textContent="";list.dataset.q=data.query||"";var hits=data.hits||[];status.textContent=data.error?data.error:hits.length+" hits";
 hits.forEach(function(h){var d=document.createElement("div");d.className="hit";var a=document.createElement("a");a.href=h.url;a.textContent=h.title||h.session_id;d.appendChild(a);
 var m=document.createElement("div");m.className="meta";m.textContent=h.platform+" · "+h.session_id.slice(0,8)+" · "+(h.ts||"").slice(0,10)+" · "+h.content_type;d.appendChild(m);
 var p=document.createElement("div");p.className="text";snippet(p,h.snippet||"");d.appendChild(p);list.appendChild(d)})}
