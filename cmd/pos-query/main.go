@@ -39,8 +39,7 @@ func newApp() *cli.App {
 		UsageText:   "pos-query COMMAND [OPTIONS]",
 		Description: help("pos-query"),
 		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), searchCmd(), recentCmd(), timelineCmd(), statsCmd(), filesCmd(),
-			decisionsCmd(), contextCmd(), summarizeCmd(), capabilitiesCmd(), statusCmd(), cmdio.DDLCommand(help("ddl")),
-			exportCmd(), serveCmd()},
+			decisionsCmd(), contextCmd(), summarizeCmd(), exportCmd(), serveCmd(), capabilitiesCmd(), statusCmd(), cmdio.DDLCommand(help("ddl"))},
 		Action: cmdio.NoCommand,
 	})
 }
