@@ -39,7 +39,7 @@ func newApp() *cli.App {
 		UsageText:   "pos-query COMMAND [OPTIONS]",
 		Description: help("pos-query"),
 		Commands: []*cli.Command{sqlCmd(), sessionsCmd(), searchCmd(), recentCmd(), timelineCmd(), statsCmd(), filesCmd(),
-			decisionsCmd(), contextCmd(), summarizeCmd(), capabilitiesCmd(), statusCmd(), cmdio.DDLCommand(help("ddl")),
+			decisionsCmd(), contextCmd(), summarizeCmd(), exportCmd(), serveCmd(), capabilitiesCmd(), statusCmd(), cmdio.DDLCommand(help("ddl")),
 			restoreCmd(), blocksCmd(), statuslineCmd(), pricingCmd()},
 		Action: cmdio.NoCommand,
 	})
