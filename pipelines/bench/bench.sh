@@ -487,6 +487,7 @@ log "source: $(mb "$SRC_BYTES") MB in $SRC_FILES transcripts; $REPS repetitions 
 # BENCH_SYNC=only: the rows of pos-sync and what they stand on alone.
 SYNC_ONLY=
 if [[ ${BENCH_SYNC:-} == only ]]; then SYNC_ONLY=1; fi
+SKIPPED="skipped (BENCH_SYNC=only)"
 LAKE_LINE="lake: not measured (BENCH_SYNC=only)"
 QSRC=$TMP/lake
 EXTRACTED_BYTES=0 NORMALIZED_BYTES=0
@@ -818,6 +819,7 @@ fi
 WARM=()
 
 HOOK_LINE="hooks      load not built yet"
+if [[ -n $SYNC_ONLY ]]; then HOOK_LINE="hooks      $SKIPPED"; fi
 if [[ -n $HAVE_LOAD && -z $SYNC_ONLY ]]; then
 	HOOK_I=0
 	hook_append() {
@@ -841,6 +843,9 @@ fi
 # The shared lake's rows, on the embedded lake of the home (the search
 # rows' "1 GB home"), else on the lake of the last cold run.
 
+if [[ -n $SYNC_ONLY ]]; then
+	SHARED_LINE="shared     $SKIPPED" SCALE_LINE=$SKIPPED SEARCH_LINE="search     $SKIPPED"
+fi
 if [[ ${BENCH_SHARED:-1} != 0 && -n $HAVE_LOAD && -z $SYNC_ONLY ]]; then
 	shared_rows "$QSRC"
 fi
