@@ -25,7 +25,7 @@ func TestBuildLinks(t *testing.T) {
 	if !filepath.IsAbs(strings.TrimSpace(string(out))) {
 		t.Skip("no static libstdc++ (libstdc++ development files) here: make build links the shared one")
 	}
-	for _, name := range []string{"pos-query", "pos-load", "pos-mcp", "pos-embed"} {
+	for _, name := range []string{"pos-query", "pos-load", "pos-mcp", "pos-embed", "pos-sync"} {
 		f, err := elf.Open(filepath.Join(binDir, name))
 		if err != nil {
 			t.Fatal(err)

@@ -24,6 +24,9 @@
 #   BENCH_CCUSAGE=0  skip the ccusage comparison (default: install ccusage 20.0.24 from npm)
 #   BENCH_PAIRS  ccusage-then-pos pairs behind each ratio to ccusage (default 5
 #                for the cold chain and warm stats, 9 for the incremental sync)
+#   BENCH_SYNC=only  only the rows of pos-sync (a hook's sync in one process)
+#                and what they need: the incremental runs' home, state and
+#                lake (untimed), ccusage, and the pos incr +1% rows beside them
 #   BENCH_SHARED=0  skip the shared lake's rows (default: on when the SeaweedFS
 #                binary is found, $POS_WEED or pipelines/seaweedfs.sh's build);
 #                BENCH_SHARED=only builds the home's lake once, untimed, and
@@ -239,7 +242,7 @@ measure() {
 		peaks
 	fi
 	local rssdesc="" s top=0
-	for s in extract normalize load stats ccusage query publish fetch; do
+	for s in extract normalize load sync stats ccusage query publish fetch; do
 		if [[ -v PEAK[$s] ]]; then
 			rssdesc+="$s=$(((PEAK[$s] + 512) / 1024)) "
 			if ((PEAK[$s] > top)); then top=${PEAK[$s]}; fi
@@ -484,6 +487,14 @@ fi
 
 log "source: $(mb "$SRC_BYTES") MB in $SRC_FILES transcripts; $REPS repetitions each; peak RSS by $RSS_HOW"
 
+# BENCH_SYNC=only: the rows of pos-sync and what they stand on alone.
+SYNC_ONLY=
+if [[ ${BENCH_SYNC:-} == only ]]; then SYNC_ONLY=1; fi
+SKIPPED="skipped (BENCH_SYNC=only)"
+LAKE_LINE="lake: not measured (BENCH_SYNC=only)"
+QSRC=$TMP/lake
+EXTRACTED_BYTES=0 NORMALIZED_BYTES=0
+if [[ -z $SYNC_ONLY ]]; then
 WARM=("$DIR/.claude")
 log "measuring extract"
 measure "$REPS" "extract" "$SRC_BYTES" nothing run_x
@@ -548,6 +559,7 @@ if [[ -n $HAVE_LOAD && -x $BIN/pos-embed && -d $TMP/lake ]]; then
 	fi
 fi
 rm -f "$TMP/extracted.ndjson" "$TMP/normalized.ndjson"
+fi # SYNC_ONLY
 
 # ---------------------------------------------------------------------------
 # Incremental: watermarks from a first run, then append to some sessions.
@@ -583,8 +595,10 @@ log "measuring incremental: first run (empty state)"
 measure 1 "incr: first run" "$SRC_BYTES" empty_state run_inc
 cp -a "$TMP/state" "$TMP/state0"
 if [[ -d $TMP/inclake ]]; then cp -a "$TMP/inclake" "$TMP/inclake0"; fi
-log "measuring incremental: nothing changed"
-measure "$REPS" "incr: no change" 0 restore_state run_inc
+if [[ -z $SYNC_ONLY ]]; then
+	log "measuring incremental: nothing changed"
+	measure "$REPS" "incr: no change" 0 restore_state run_inc
+fi
 # A first append, synced once and not measured: the lake the measured runs
 # start from has had an incremental run, as a user's has (tables with
 # versions, pos.duckdb with their views), so they measure the steady state,
@@ -602,7 +616,7 @@ log "$APPEND_LINE"
 after=$(find "$INC/.claude/projects" -type f -name '*.jsonl' -printf '%s\n' | awk '{s += $1} END {print s}')
 NEW_BYTES=$((after - before))
 log "measuring incremental: appended lines"
-measure "$REPS" "incr: +$(awk -v f="$INC_FRACTION" 'BEGIN {print f * 100}')% lines" "$NEW_BYTES" restore_state run_inc
+[[ -n $SYNC_ONLY ]] || measure "$REPS" "incr: +$(awk -v f="$INC_FRACTION" 'BEGIN {print f * 100}')% lines" "$NEW_BYTES" restore_state run_inc
 
 # ---------------------------------------------------------------------------
 # Query latencies at about a million messages: a home of 8 GB would take
@@ -611,7 +625,7 @@ measure "$REPS" "incr: +$(awk -v f="$INC_FRACTION" 'BEGIN {print f * 100}')% lin
 # copy, the long texts only in the first copy) into a query lake.
 
 SCALE_LINE="query lake: load not built yet"
-if [[ -n $HAVE_LOAD && -d $TMP/lake ]]; then
+if [[ -n $HAVE_LOAD && -d $TMP/lake && -z $SYNC_ONLY ]]; then
 	log "building the query lake ($COPIES copies)"
 	SCALE_LINE=$("$BIN/pos-bench-scale" --from "$QSRC" --to "$TMP/lake1m" --copies "$COPIES")
 	log "$SCALE_LINE"
@@ -651,7 +665,7 @@ fi
 # searches sent to one pos-mcp over stdio, once it answered a first.
 
 SEARCH_LINE="search     skipped: no embedded lake (pos-embed or pos-load not built)"
-if [[ $QSRC != "$TMP/lake" && -x $BIN/pos-mcp ]]; then
+if [[ $QSRC != "$TMP/lake" && -x $BIN/pos-mcp && -z $SYNC_ONLY ]]; then
 	SREPS=${BENCH_SREPS:-10}
 	SQ='fix the failing test'
 	TOL_SAVED=$TOL
@@ -694,6 +708,57 @@ if [[ $QSRC != "$TMP/lake" && -x $BIN/pos-mcp ]]; then
 fi
 
 # ---------------------------------------------------------------------------
+# A hook's sync in one process: pos-sync runs extract | normalize | scrub |
+# embed | load --require-scrubbed as the hooks do (pipelines/hooks), on the
+# incremental runs' home, state and lake. Two steps, each set against
+# ccusage reading the whole home in pairs: the +1% lines of the rows above
+# (state and lake restored before each run, as for "pos incr"), and one
+# agent turn, +0.1% lines appended after the +1% was synced (that state and
+# lake restored before each run). The same turn through the five stages as
+# five processes is timed beside it. Run inside the ccusage section: it
+# uses its functions (run_cc_inc, STATS).
+
+SYNC_LINE="pos-sync   skipped (needs ccusage and pos-load)"
+sync_rows() {
+	mkdir -p "$TMP/xdg" # pos-scrub's key: the bench's own, not the user's
+	PSYNC=(env XDG_DATA_HOME="$TMP/xdg" "$BIN/pos-sync" -q -p claude_code --root "$INC/.claude" --state "$TMP/state" --lake "$TMP/inclake")
+	run_psync() { rss sync "${PSYNC[@]}"; }
+	run_psyncs() { run_psync && rss stats "${STATS[@]}" --lake "$TMP/inclake" >/dev/null 2>&1; }
+	# The same stages as five processes, as lib.sh ran them before pos-sync.
+	run_p5() {
+		XDG_DATA_HOME=$TMP/xdg rss extract "${XI[@]}" | rss normalize "${NORM[@]}" |
+			XDG_DATA_HOME=$TMP/xdg "$BIN/pos-scrub" -q | "$BIN/pos-embed" -q --lake "$TMP/inclake" |
+			rss load "$BIN/pos-load" -q --require-scrubbed --lake "$TMP/inclake"
+	}
+	WARM=("$INC/.claude")
+	log "measuring pos-sync: +1% lines"
+	measure "$REPS" "pos-sync: +1% sync + stats" "$NEW_BYTES" restore_state run_psyncs
+	paired "${BENCH_PAIRS:-9}" "pos-sync: +1% sync + stats" run_cc_inc restore_state run_psyncs
+	# In step with the home now (the last pair synced it): the turn starts
+	# from there.
+	rm -rf "$TMP/state1" "$TMP/inclake1"
+	cp -a "$TMP/state" "$TMP/state1"
+	cp -a "$TMP/inclake" "$TMP/inclake1"
+	local b0 b1
+	b0=$(find "$INC/.claude/projects" -type f -name '*.jsonl' -printf '%s\n' | awk '{s += $1} END {print s}')
+	TURN_LINE=$("$BIN/pos-bench-gen" --out "$INC" --append --fraction 0.001 --seed $((SEED + 50)))
+	b1=$(find "$INC/.claude/projects" -type f -name '*.jsonl' -printf '%s\n' | awk '{s += $1} END {print s}')
+	log "$TURN_LINE"
+	restore_turn() {
+		rm -rf "$TMP/state" "$TMP/inclake"
+		cp -a "$TMP/state1" "$TMP/state"
+		cp -a "$TMP/inclake1" "$TMP/inclake"
+		sync
+	}
+	log "measuring pos-sync: one turn (+0.1% lines)"
+	measure "$REPS" "pos-sync: +0.1% sync" "$((b1 - b0))" restore_turn run_psync
+	measure "$REPS" "5 processes: +0.1% sync" "$((b1 - b0))" restore_turn run_p5
+	measure "$REPS" "pos-sync: +0.1% sync + stats" "$((b1 - b0))" restore_turn run_psyncs
+	paired "${BENCH_PAIRS:-9}" "pos-sync: +0.1% sync + stats" run_cc_inc restore_turn run_psyncs
+	SYNC_LINE="pos-sync   one process, as the hooks run it (scrub and embed); the turn: ${TURN_LINE#gen: }; target: +0.1% sync <= 0.100 s (median ${MED["pos-sync: +0.1% sync"]:-?} s), +1% sync + stats >= 10x faster than ccusage by pairs"
+}
+
+# ---------------------------------------------------------------------------
 # ccusage: the same question (tokens and cost per day and model) on the
 # same Claude folder. ccusage sums usage lines; pos also writes the lake.
 
@@ -707,6 +772,7 @@ if [[ ${BENCH_CCUSAGE:-1} != 0 && -n $HAVE_LOAD ]]; then
 		run_cold() { run_xnl && rss stats "${STATS[@]}" --lake "$TMP/lake" >/dev/null 2>&1; }
 		run_warm() { rss stats "${STATS[@]}" --lake "$TMP/lake" >/dev/null 2>&1; }
 		run_incs() { run_inc && rss stats "${STATS[@]}" --lake "$TMP/inclake" >/dev/null 2>&1; }
+		if [[ -z $SYNC_ONLY ]]; then
 		WARM=("$DIR/.claude")
 		log "measuring ccusage"
 		measure "$REPS" "ccusage claude daily" "$SRC_BYTES" nothing run_cc
@@ -718,6 +784,7 @@ if [[ ${BENCH_CCUSAGE:-1} != 0 && -n $HAVE_LOAD ]]; then
 		log "measuring pos warm: stats"
 		# REPS, like the ccusage row it is set against.
 		measure "$REPS" "pos warm: stats" 0 nothing run_warm
+		fi # SYNC_ONLY
 		WARM=("$INC/.claude")
 		log "measuring ccusage and pos after appending lines"
 		measure "$REPS" "ccusage, home +1%" "$SRC_BYTES" nothing run_cc_inc
@@ -728,12 +795,19 @@ if [[ ${BENCH_CCUSAGE:-1} != 0 && -n $HAVE_LOAD ]]; then
 		# apart and see the machine alike; the median of the pairs'
 		# ratios is what the targets are read from.
 		log "measuring ccusage and pos in pairs"
-		WARM=("$DIR/.claude")
-		paired "${BENCH_PAIRS:-5}" "pos cold: x|n|l + stats" run_cc fresh_lake run_cold
-		WARM=("$DIR/.claude" "$TMP/lake")
-		paired "${BENCH_PAIRS:-5}" "pos warm: stats" run_cc nothing run_warm
+		if [[ -z $SYNC_ONLY ]]; then
+			WARM=("$DIR/.claude")
+			paired "${BENCH_PAIRS:-5}" "pos cold: x|n|l + stats" run_cc fresh_lake run_cold
+			WARM=("$DIR/.claude" "$TMP/lake")
+			paired "${BENCH_PAIRS:-5}" "pos warm: stats" run_cc nothing run_warm
+		fi
 		WARM=("$INC/.claude")
 		paired "${BENCH_PAIRS:-9}" "pos incr: +1% sync + stats" run_cc_inc restore_state run_incs
+		if [[ -x $BIN/pos-sync ]]; then
+			sync_rows
+		else
+			SYNC_LINE="pos-sync   not built"
+		fi
 	else
 		CC_LINE="ccusage: could not be installed (see stderr); comparison skipped"
 	fi
@@ -748,7 +822,8 @@ fi
 WARM=()
 
 HOOK_LINE="hooks      load not built yet"
-if [[ -n $HAVE_LOAD ]]; then
+if [[ -n $SYNC_ONLY ]]; then HOOK_LINE="hooks      $SKIPPED"; fi
+if [[ -n $HAVE_LOAD && -z $SYNC_ONLY ]]; then
 	HOOK_I=0
 	hook_append() {
 		HOOK_I=$((HOOK_I + 1))
@@ -771,7 +846,10 @@ fi
 # The shared lake's rows, on the embedded lake of the home (the search
 # rows' "1 GB home"), else on the lake of the last cold run.
 
-if [[ ${BENCH_SHARED:-1} != 0 && -n $HAVE_LOAD ]]; then
+if [[ -n $SYNC_ONLY ]]; then
+	SHARED_LINE="shared     $SKIPPED" SCALE_LINE=$SKIPPED SEARCH_LINE="search     $SKIPPED"
+fi
+if [[ ${BENCH_SHARED:-1} != 0 && -n $HAVE_LOAD && -z $SYNC_ONLY ]]; then
 	shared_rows "$QSRC"
 fi
 
@@ -795,21 +873,21 @@ printf '%s\n' "${ROWS[@]}"
 # ratio prints ccusage's time over pos's ("12.3x faster"), or, when pos is
 # the slower, pos's over ccusage's ("10.8x ccusage's time").
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a > 0 && b > 0) { if (a >= b) printf "%.1fx faster", a / b; else printf "%.1fx ccusage'"'"'s time", b / a } else print "-"}'; }
-if [[ -v MED["ccusage claude daily"] ]]; then
-	cc=${MED["ccusage claude daily"]}
+if [[ -v MED["ccusage claude daily"] || -v MED["ccusage, home +1%"] ]]; then
+	cc=${MED["ccusage claude daily"]:-${MED["ccusage, home +1%"]}}
 	cci=${MED["ccusage, home +1%"]:-$cc}
 	printf '\n%s\n%-30s %9s %9s  %s\n' "$CC_LINE" "vs ccusage" median_s peak_MB "pos against ccusage (median times)"
-	for l in "ccusage claude daily" "pos cold: x|n|l + stats" "pos warm: stats" "ccusage, home +1%" "pos incr: +1% sync + stats"; do
+	for l in "ccusage claude daily" "pos cold: x|n|l + stats" "pos warm: stats" "ccusage, home +1%" "pos incr: +1% sync + stats" "pos-sync: +1% sync + stats" "pos-sync: +0.1% sync + stats"; do
 		[[ -v MED[$l] ]] || continue
 		base=$cc
-		if [[ $l == *"+1%"* ]]; then base=$cci; fi
+		if [[ $l == *"+1%"* || $l == *"+0.1%"* ]]; then base=$cci; fi
 		r=""
 		if [[ $l == pos* ]]; then r=$(ratio "$base" "${MED[$l]}"); fi
 		printf '%-30s %9s %9s  %s\n' "$l" "${MED[$l]}" "${PEAKMB[$l]}" "$r"
 	done
 	if ((${#PAIRED[@]} > 0)); then
 		printf '\n%-30s %s\n' "paired with ccusage" "each pair: ccusage, then pos, seconds apart; the median of the pairs' ratios (lowest, highest)"
-		for l in "pos cold: x|n|l + stats" "pos warm: stats" "pos incr: +1% sync + stats"; do
+		for l in "pos cold: x|n|l + stats" "pos warm: stats" "pos incr: +1% sync + stats" "pos-sync: +1% sync + stats" "pos-sync: +0.1% sync + stats"; do
 			[[ -v PAIRED[$l] ]] || continue
 			read -r n med lo hi <<<"${PAIRED[$l]}"
 			# A ratio r is ccusage's time over pos's: "faster" when r >= 1.
@@ -842,6 +920,7 @@ if [[ -n $bound ]]; then
 	fi
 fi
 printf '\n%s\n' "$HOOK_LINE"
+printf '%s\n' "$SYNC_LINE"
 printf '%s\n' "$SHARED_LINE"
 printf 'query lake %s\n' "$SCALE_LINE"
 printf '%s\n' "$SEARCH_LINE"

@@ -24,7 +24,7 @@ var binDir string
 func TestMain(m *testing.M) {
 	testbin.Main(m, "pos-hooks-bin-", &binDir, func(dir string) *exec.Cmd {
 		return exec.Command("go", "build", "-o", dir+"/", "../../cmd/pos-extract", "../../cmd/pos-normalize",
-			"../../cmd/pos-scrub", "../../cmd/pos-embed", "../../cmd/pos-load")
+			"../../cmd/pos-scrub", "../../cmd/pos-embed", "../../cmd/pos-load", "../../cmd/pos-sync")
 	})
 }
 
@@ -46,7 +46,7 @@ func newHome(t *testing.T) *home {
 	h.log = filepath.Join(h.dir, "state", "pos", "hooks.log")
 	h.env = append(os.Environ(), "HOME="+filepath.Join(h.dir, "home"), "POS_BIN="+binDir, "POS_LAKE="+h.lake,
 		"XDG_DATA_HOME="+filepath.Join(h.dir, "data"), "XDG_STATE_HOME="+filepath.Join(h.dir, "state"),
-		"POS_HOOK_LOG=", "POS_HOOK_FOREGROUND=", "POS_NO_SCRUB=", "POS_NO_EMBED=")
+		"POS_HOOK_LOG=", "POS_HOOK_FOREGROUND=", "POS_NO_SCRUB=", "POS_NO_EMBED=", "POS_SYNC_PIPE=")
 	return h
 }
 
@@ -108,15 +108,26 @@ func (h *home) sql(t *testing.T, q string) []any {
 	return tab.Rows[0]
 }
 
+// The hook syncs in one process (pos-sync) where it is built, and as a
+// pipeline of the stages' processes with POS_SYNC_PIPE=1: the same lake.
 func TestHookSyncsTheSessionInTheBackground(t *testing.T) {
+	t.Run("one process", func(t *testing.T) {
+		hookSyncs(t, nil, "pos-scrub | pos-embed | pos-load --require-scrubbed (in one process: pos-sync)", "pos-sync: load: ")
+	})
+	t.Run("processes", func(t *testing.T) {
+		hookSyncs(t, []string{"POS_SYNC_PIPE=1"}, "pos-scrub | pos-embed | pos-load --require-scrubbed\n", "pos-load: ")
+	})
+}
+
+func hookSyncs(t *testing.T, env []string, wants ...string) {
 	h := newHome(t)
-	took := h.hook(t, payload("SessionEnd", h.transcript()))
+	took := h.hook(t, payload("SessionEnd", h.transcript()), env...)
 	if took > 3*time.Second {
 		t.Errorf("the hook took %v: it must return at once", took)
 	}
 	log := h.waitLog(t, ": done in ", 1)
 	t.Logf("log:\n%s", log)
-	for _, want := range []string{"SessionEnd: starting a background sync", "pos-scrub | pos-embed | pos-load", "pos-load: "} {
+	for _, want := range append([]string{"SessionEnd: starting a background sync"}, wants...) {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log lacks %q", want)
 		}

@@ -66,12 +66,12 @@ func (rs *ruleSet) addFormats() error {
 			continue
 		case r.id == "private-key-block":
 			f.is = pemKeyHead
-		case r.gl != nil:
+		case r.glConfig != nil:
 			if r.class == classAssign || r.class == classLines || r.class == classBlock {
 				continue
 			}
 			var src string
-			for _, gr := range r.gl.Config.Rules {
+			for _, gr := range r.glConfig.Rules {
 				if gr.RuleID == r.id {
 					src = gr.Regex.String()
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/pos-lake/pos/internal/keyword"
 
 	"github.com/rs/zerolog"
+	"github.com/spf13/viper"
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
 	"github.com/zricethezav/gitleaks/v8/logging"
@@ -58,6 +59,11 @@ type rule struct {
 	fragment bool
 	entropy  float64 // the gitleaks rule's least entropy
 
+	// glConfig is a gitleaks rule's configuration (nil for ours); its
+	// detector is built the first time a window is scanned for the rule
+	// (detector): most rules' keywords never occur in a sync's records.
+	glConfig *config.Config
+	glOnce   sync.Once
 	gl       *detect.Detector
 	anchored map[string]*regexp.Regexp // keyword -> the body anchored at the keyword (classAnchored)
 	re       *regexp.Regexp            // our expression rules: the secret is group 1, or the match
@@ -185,14 +191,31 @@ func rules() (*ruleSet, error) {
 		// warnings at info level on stderr: a library must stay quiet, and
 		// a secret must never reach a log.
 		logging.Logger = zerolog.Nop()
-		d, err := detect.NewDetectorDefaultConfig()
+		cfg, err := defaultConfig()
 		if err != nil {
 			defaultErr = fmt.Errorf("gitleaks default config: %w", err)
 			return
 		}
-		defaultRules, defaultErr = buildRules(d.Config)
+		defaultRules, defaultErr = buildRules(cfg)
 	})
 	return defaultRules, defaultErr
+}
+
+// defaultConfig is gitleaks' default configuration, read as
+// detect.NewDetectorDefaultConfig reads it, without the detector it would
+// build over every rule's keywords: each rule gets a detector of its own
+// (glRule), and the keyword search is ours (prefilter).
+func defaultConfig() (config.Config, error) {
+	v := viper.New()
+	v.SetConfigType("toml")
+	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
+		return config.Config{}, err
+	}
+	var vc config.ViperConfig
+	if err := v.Unmarshal(&vc); err != nil {
+		return config.Config{}, err
+	}
+	return vc.Translate()
 }
 
 func buildRules(cfg config.Config) (*ruleSet, error) {
@@ -273,7 +296,7 @@ func glRule(cfg config.Config, gr config.Rule) (*rule, error) {
 			one.Rules[rr.RuleID] = rr
 		}
 	}
-	r := &rule{id: gr.RuleID, pri: priService, gl: detect.NewDetector(one), everywhere: true}
+	r := &rule{id: gr.RuleID, pri: priService, glConfig: &one, everywhere: true}
 	if strings.Contains(gr.RuleID, "generic") {
 		r.pri = priGeneric
 	}
@@ -289,6 +312,12 @@ func glRule(cfg config.Config, gr config.Rule) (*rule, error) {
 		r.noCapture = gr.Regex.NumSubexp() == 0
 	}
 	return r, nil
+}
+
+// detector is the gitleaks rule's detector, built once.
+func (r *rule) detector() *detect.Detector {
+	r.glOnce.Do(func() { r.gl = detect.NewDetector(*r.glConfig) })
+	return r.gl
 }
 
 // captureInRepeat reports whether re has a capture inside a repetition:

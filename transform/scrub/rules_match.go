@@ -276,9 +276,9 @@ func (r *rule) detect(frag []byte, hits []int32) []int32 {
 	if r.pre != nil && !r.pre(frag) {
 		return hits
 	}
-	if r.gl != nil {
+	if r.glConfig != nil {
 		s := unsafe.String(unsafe.SliceData(frag), len(frag))
-		for _, f := range r.gl.DetectString(s) {
+		for _, f := range r.detector().DetectString(s) {
 			secret := f.Secret
 			if secret == "" {
 				continue

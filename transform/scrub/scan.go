@@ -106,7 +106,7 @@ func (sc *scanner) find(text []byte) {
 // record and its exchange; files are read again and again), and a rule's
 // expression is the expensive part of a scan.
 func (sc *scanner) detect(r *rule, frag []byte) [][2]int32 {
-	if r.gl != nil {
+	if r.glConfig != nil {
 		frag = sc.relax(r, frag)
 	}
 	key := xxhash.Sum64(frag) ^ uint64(r.idx)*0x9E3779B97F4A7C15

@@ -1,0 +1,299 @@
+// Command pos-sync runs a sync in one process: pos-extract | pos-normalize
+// | pos-scrub | pos-embed | pos-load --require-scrubbed, the same stages on
+// the same bytes, without a process start for each. It is for the short
+// syncs an agent's hooks run after every turn; the binaries of the stages
+// stay the pipeline's parts for everything else.
+package main
+
+import (
+	"cmp"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/cmd/internal/embedcfg"
+	"github.com/pos-lake/pos/extract"
+	_ "github.com/pos-lake/pos/extract/all" // every platform adapter
+	"github.com/pos-lake/pos/internal/chain"
+	"github.com/pos-lake/pos/internal/errjoin"
+	"github.com/pos-lake/pos/internal/jsontext/fastjson"
+	"github.com/pos-lake/pos/load"
+	tembed "github.com/pos-lake/pos/transform/embed"
+	"github.com/pos-lake/pos/transform/enrich"
+	"github.com/pos-lake/pos/transform/normalize"
+	"github.com/pos-lake/pos/transform/scrub"
+	"github.com/urfave/cli/v2"
+)
+
+// The long texts of --help, one file a command.
+//
+//go:embed help/*.txt
+var helpFiles embed.FS
+
+func main() {
+	cmdio.GCPercent = 100 // pos-load's row groups are held in memory
+	os.Exit(cmdio.Main(newApp()))
+}
+
+func newApp() *cli.App {
+	return cmdio.Stage(helpFiles, &cli.App{
+		Name:      "pos-sync",
+		Usage:     "sync agent histories into the lake in one process (extract, normalize, scrub, embed, load)",
+		UsageText: "pos-sync [--platform NAME] [--root DIR]... [--lake DIR] [--no-scrub] [--no-embed]",
+		Flags: slices.Concat([]cli.Flag{
+			&cli.StringSliceFlag{Name: "platform", Aliases: []string{"p"}, Value: cli.NewStringSlice("all"), Usage: "platform(s) to read, or all"},
+			&cli.StringSliceFlag{Name: "root", Usage: "read this directory or file instead of the default locations (repeatable)"},
+			cmdio.LakeFlag(), cmdio.CatalogFlag(),
+			&cli.StringFlag{Name: "since", Usage: "only records newer than this: 7d, 36h, 2026-01-31, RFC 3339"},
+			&cli.StringFlag{Name: "state", Usage: "watermark directory (default: LAKE/_state)"},
+			&cli.BoolFlag{Name: "full", Usage: "ignore watermarks: read every file from the start"},
+			&cli.BoolFlag{Name: "follow-links", Usage: "read what symbolic links below the folders searched point to"},
+			&cli.StringFlag{Name: "user", Usage: "user name stamped on records (default: the login name)"},
+			&cli.StringFlag{Name: "machine", Usage: "machine name stamped on records (default: the host name)"},
+			&cli.BoolFlag{Name: "no-scrub", Usage: "load without redacting secrets (pos-scrub --off): the lake records that it was your choice"},
+			&cli.BoolFlag{Name: "pii", Usage: "also redact e-mail addresses, phone numbers, IP addresses and user names"},
+			&cli.StringFlag{Name: "allowlist", Usage: "pos-scrub's allowlist `FILE`"},
+			&cli.StringFlag{Name: "key", EnvVars: []string{"POS_SCRUB_KEY"}, Usage: "key of the markers' hashes (default: the key file's)"},
+			&cli.StringFlag{Name: "key-file", Usage: "key `FILE`, created with a random key if missing (default: $XDG_DATA_HOME/pos/scrub.key)"},
+			&cli.BoolFlag{Name: "no-embed", Usage: "leave pos-embed out: new sessions are not searchable until embedded"},
+			&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the lake's embedding cache"},
+		}, embedcfg.ProviderFlags(), embedcfg.ChunkerFlags()),
+		Action: run,
+	})
+}
+
+func run(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return cmdio.Usagef("unexpected argument %q (files to read go in --root)", c.Args().First())
+	}
+	if c.Bool("no-scrub") && c.Bool("pii") {
+		return cmdio.Usagef("--no-scrub and --pii exclude each other")
+	}
+	start := time.Now()
+	publish, err := cmdio.LoadShared(c) // --lake is now the local lake
+	if err != nil {
+		return err
+	}
+	lake := c.String("lake")
+	skips := map[string]*cmdio.Skips{}
+	skipsOf := func(name string) *cmdio.Skips {
+		s := cmdio.NewSkips(c)
+		s.Tool = name // diagnostics read as the stage's binary prints them
+		skips[name] = s
+		return s
+	}
+
+	x, err := extractOptions(c, lake, skipsOf("pos-extract"))
+	if err != nil {
+		return err
+	}
+	// The scrubber's rules take longer to build than a small sync takes to
+	// read: they are built while the first stages run.
+	type built struct {
+		s   *scrub.Scrubber
+		err error
+	}
+	scrubber := make(chan built, 1)
+	sk := skipsOf("pos-scrub")
+	go func() {
+		s, err := newScrubber(c, sk)
+		scrubber <- built{s, err}
+	}()
+	en, cache, err := embedOptions(c, lake, skipsOf("pos-embed"))
+	if err != nil {
+		return err
+	}
+
+	nsk := skipsOf("pos-normalize")
+	nopt := normalize.Options{OnSkip: nsk.Skip, Fast: fastjson.New(), Enrich: enrich.Options{Files: true, Commits: true, Tags: true, Decisions: true}}
+	var (
+		nstats normalize.Stats
+		srep   scrub.Report
+		estats tembed.Stats
+	)
+	filters := []chain.Filter{
+		func(ctx context.Context, r io.Reader, w io.Writer) (err error) {
+			nstats, err = normalize.Normalize(ctx, r, w, nopt)
+			return err
+		},
+		func(ctx context.Context, r io.Reader, w io.Writer) error {
+			b := <-scrubber
+			if b.err != nil {
+				return b.err
+			}
+			var err error
+			srep, err = b.s.Stream(ctx, r, w, "-")
+			return err
+		},
+	}
+	if en != nil {
+		filters = append(filters, func(ctx context.Context, r io.Reader, w io.Writer) (err error) {
+			estats, err = tembed.Embed(ctx, r, w, *en)
+			return err
+		})
+	}
+	lsk := skipsOf("pos-load")
+	var lstats load.Stats
+	sink := func(ctx context.Context, r io.Reader) error {
+		l, err := load.Open(ctx, load.Options{
+			Lake: lake, OnSkip: lsk.Skip, LockTimeout: 10 * time.Minute,
+			RequireScrubbed: !c.Bool("no-scrub"), Fast: fastjson.New(),
+		})
+		if err != nil {
+			return err
+		}
+		if err := l.AddNamedStream(r, "-"); err != nil {
+			l.Abort()
+			lstats = l.Stats()
+			return err
+		}
+		err = l.Close()
+		lstats = l.Stats()
+		return err
+	}
+	src := func(ctx context.Context, w io.Writer) error {
+		return extract.Run(ctx, nopCloser{w}, x)
+	}
+	// What pos-embed computed before a failure stays cached.
+	err = errjoin.Join(chain.Run(c.Context, src, filters, sink), closeCache(cache))
+	if errors.Is(err, load.ErrMixedEmbeddings) {
+		err = cmdio.UsageError{Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	if !c.Bool("quiet") {
+		w := c.App.ErrWriter
+		fmt.Fprintf(w, "pos-sync: extract: %s\n", x.Stats.Summary(skips["pos-extract"].N(), skips["pos-extract"].Warnings(), time.Since(start)))
+		fmt.Fprintf(w, "pos-sync: normalize: %s\n", nstats.Summary())
+		srep.WriteText(w, "pos-sync: scrub: ")
+		if en != nil {
+			fmt.Fprintf(w, "pos-sync: embed: %s\n", estats.Summary(en.Provider.Model(), en.Provider.Dim()))
+		}
+		fmt.Fprintf(w, "pos-sync: load: %s (%.1fs in all)\n", lstats.Summary(), time.Since(start).Seconds())
+		for _, m := range lstats.Warnings() {
+			fmt.Fprintf(w, "pos-sync: load: %s\n", m)
+		}
+	}
+	if publish != nil {
+		if err := publish(); err != nil {
+			return err
+		}
+	}
+	var n int64
+	for _, s := range skips {
+		n += s.N()
+	}
+	if n > 0 {
+		return cmdio.SkippedError{N: n}
+	}
+	return nil
+}
+
+// extractOptions are pos-extract's, incremental from the lake's
+// watermarks (or --state's).
+func extractOptions(c *cli.Context, lake string, sk *cmdio.Skips) (extract.RunOptions, error) {
+	chosen, err := extract.ParsePlatforms(c.StringSlice("platform"))
+	if err != nil {
+		return extract.RunOptions{}, cmdio.UsageError{Err: err}
+	}
+	now := time.Now()
+	since, err := cmdio.ParseTime(c.String("since"), now)
+	if err != nil {
+		return extract.RunOptions{}, cmdio.UsageError{Err: err}
+	}
+	home, _ := os.UserHomeDir()
+	opt := extract.RunOptions{Adapters: chosen, Options: extract.Options{
+		Roots: c.StringSlice("root"), Home: home, Env: os.Getenv, Since: since,
+		User: cmp.Or(c.String("user"), cmdio.UserName()), Machine: c.String("machine"),
+		Now: func() time.Time { return now }, Stats: &extract.Stats{},
+		FollowLinks: c.Bool("follow-links"), OnSkip: extract.OnceEach(sk.Skip), OnWarn: sk.Warn,
+	}}
+	if opt.Machine == "" {
+		opt.Machine, _ = os.Hostname()
+	}
+	return opt, opt.UseState(c.String("state"), lake, c.Bool("full"))
+}
+
+// newScrubber is pos-scrub's scrubber, or with --no-scrub its pass-through
+// that marks records as not scrubbed by choice.
+func newScrubber(c *cli.Context, sk *cmdio.Skips) (*scrub.Scrubber, error) {
+	opt := scrub.Options{PII: c.Bool("pii"), Off: c.Bool("no-scrub"), OnSkip: sk.Skip, Fast: fastjson.New()}
+	var err error
+	if p := c.String("allowlist"); p != "" {
+		if opt.Allowlist, err = scrub.ReadAllowlist(p); err != nil {
+			return nil, cmdio.UsageError{Err: err}
+		}
+	}
+	if !opt.Off {
+		if opt.Key, err = scrubKey(c); err != nil {
+			return nil, err
+		}
+	}
+	s, err := scrub.New(opt)
+	if err != nil {
+		return nil, cmdio.UsageError{Err: err}
+	}
+	return s, nil
+}
+
+// scrubKey is pos-scrub's key: --key (or $POS_SCRUB_KEY), else the key
+// file's, made the first time.
+func scrubKey(c *cli.Context) ([]byte, error) {
+	if k := []byte(c.String("key")); len(k) > 0 {
+		if err := scrub.CheckKey(k); err != nil {
+			return nil, cmdio.UsageError{Err: fmt.Errorf("--key (or $POS_SCRUB_KEY): %w; unset both to use the key file", err)}
+		}
+		return k, nil
+	}
+	path := c.String("key-file")
+	if path == "" {
+		path = filepath.Join(filepath.Dir(cmdio.DefaultLake()), "scrub.key")
+	}
+	return scrub.LoadKey(path)
+}
+
+// embedOptions are pos-embed's, nil with --no-embed.
+func embedOptions(c *cli.Context, lake string, sk *cmdio.Skips) (*tembed.Options, *tembed.Cache, error) {
+	if c.Bool("no-embed") {
+		return nil, nil, nil
+	}
+	cfg := embedcfg.Config(c)
+	if note := embedcfg.FollowLakeHashModel(&cfg, lake); note != "" && !c.Bool("quiet") {
+		fmt.Fprintln(c.App.ErrWriter, "pos-sync: "+note)
+	}
+	p, err := tembed.NewProvider(cfg)
+	if err != nil {
+		return nil, nil, cmdio.UsageError{Err: err}
+	}
+	opt := tembed.Options{Provider: p, Workers: tembed.DefaultWorkers(p.Name()), Fast: fastjson.New(), OnSkip: sk.Skip, Name: "-"}
+	if opt.Chunker, err = embedcfg.Chunker(c); err != nil {
+		return nil, nil, err
+	}
+	if !c.Bool("no-cache") {
+		if opt.Cache, err = tembed.OpenCache(tembed.CacheDir(lake), p.Model(), cfg.Dimensions); err != nil {
+			return nil, nil, err
+		}
+	}
+	return &opt, opt.Cache, nil
+}
+
+func closeCache(c *tembed.Cache) error {
+	if c == nil {
+		return nil
+	}
+	return c.Close()
+}
+
+// nopCloser lets extract.Run close the pipe's writer without closing it:
+// the chain closes it when the source returns.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
