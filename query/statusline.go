@@ -293,13 +293,13 @@ func (f *StatuslineFigures) Line(opt StatuslineFormat) (string, error) {
 		if c[1] > 0 {
 			pct = int64(float64(c[0])/float64(c[1])*100 + 0.5)
 		}
-		ctxInfo = fmt.Sprintf("%s (%d%%)", groupDigits(c[0]), pct)
+		ctxInfo = fmt.Sprintf("%s (%d%%)", GroupDigits(c[0]), pct)
 	}
 	return fmt.Sprintf("🤖 %s | 💰 %s session / %s today / %s%s | 🧠 %s", f.Model, session, money(f.Today), block, burn, ctxInfo), nil
 }
 
-// groupDigits writes n with a comma every three digits.
-func groupDigits(n int64) string {
+// GroupDigits writes n with a comma every three digits.
+func GroupDigits(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

@@ -198,7 +198,7 @@ func horizontal(rows []query.StatsRow) template.HTML {
 			bw = (w - left - right) * tokens(r) / top
 		}
 		fmt.Fprintf(&b, `<rect class="bar" x="%g" y="%.1f" width="%.1f" height="%g" fill="%s"><title>%s: %s tokens, %s</title></rect>`,
-			left, y+2, math.Max(bw, 1), row-6, palette[i%(len(palette)-1)], esc(orNone(key(r, 0))), thousands(int64(tokens(r))), esc(costText(r)))
+			left, y+2, math.Max(bw, 1), row-6, palette[i%(len(palette)-1)], esc(orNone(key(r, 0))), query.GroupDigits(int64(tokens(r))), esc(costText(r)))
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="#5f6b7a">%s · %s</text>`, left+math.Max(bw, 1)+6, y+15,
 			esc(shortNumber(tokens(r))), esc(costText(r)))
 	}

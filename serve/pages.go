@@ -271,7 +271,7 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"url":     sessionURL,
 	"ago":     func(now, t time.Time) string { return humanize.RelTime(t, now, "ago", "from now") },
 	"day":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
-	"num":     thousands,
+	"num":     query.GroupDigits,
 	"cut":     func(s string, n int) string { return cutText(query.OneLine(s), n) },
 	"parts":   snippetParts,
 	"short":   func(s string) string { return cutText(s, 8) },
@@ -333,22 +333,4 @@ func cutText(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
-}
-
-// thousands writes n with thousands separators.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }

@@ -7,10 +7,11 @@ import (
 	"embed"
 	"fmt"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/cmd/internal/scrubcfg"
 	"github.com/pos-lake/pos/internal/jsontext/fastjson"
 	"github.com/pos-lake/pos/transform/scrub"
 	"github.com/urfave/cli/v2"
@@ -28,17 +29,16 @@ func newApp() *cli.App {
 		Name:      "pos-scrub",
 		Usage:     "redact secrets (and with --pii personal data) in pos records",
 		UsageText: "pos-normalize | pos-scrub [--pii] [--allowlist FILE] [FILE...] | pos-load",
-		Flags: []cli.Flag{
+		Flags: slices.Concat([]cli.Flag{
 			cmdio.OutputFlag,
 			&cli.BoolFlag{Name: "pii", Usage: "also redact e-mail addresses, phone numbers, IP addresses and user names"},
 			&cli.BoolFlag{Name: "off", Usage: "redact nothing: pass records on marked as not scrubbed by choice (secrets reach the lake)"},
 			&cli.StringFlag{Name: "allowlist", Usage: "allowlist `FILE` (rule, regex, stopword and path entries)"},
 			&cli.StringFlag{Name: "report", Value: "text", Usage: "report format on stderr: text or json"},
-			&cli.StringFlag{Name: "key", EnvVars: []string{"POS_SCRUB_KEY"}, Usage: "key of the markers' hashes (default: the key file's)"},
-			&cli.StringFlag{Name: "key-file", Usage: "key `FILE`, created with a random key if missing (default: $XDG_DATA_HOME/pos/scrub.key)"},
+		}, scrubcfg.Flags(), []cli.Flag{
 			&cli.IntFlag{Name: "workers", Usage: "goroutines scanning records (default: 2, or fewer CPUs)"},
 			&cli.BoolFlag{Name: "rules", Usage: "list the rule ids and exit"},
-		},
+		}),
 		Action: run,
 	})
 }
@@ -91,15 +91,5 @@ func key(c *cli.Context, off bool) ([]byte, error) {
 	if off {
 		return nil, nil
 	}
-	if k := []byte(c.String("key")); len(k) > 0 {
-		if err := scrub.CheckKey(k); err != nil {
-			return nil, cmdio.UsageError{Err: fmt.Errorf("--key (or $POS_SCRUB_KEY): %w; unset both to use the key file", err)}
-		}
-		return k, nil
-	}
-	path := c.String("key-file")
-	if path == "" {
-		path = filepath.Join(filepath.Dir(cmdio.DefaultLake()), "scrub.key")
-	}
-	return scrub.LoadKey(path)
+	return scrubcfg.Key(c)
 }

@@ -13,12 +13,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
+	"github.com/pos-lake/pos/cmd/internal/scrubcfg"
 	"github.com/pos-lake/pos/extract"
 	_ "github.com/pos-lake/pos/extract/all" // every platform adapter
 	"github.com/pos-lake/pos/internal/chain"
@@ -60,11 +60,9 @@ func newApp() *cli.App {
 			&cli.BoolFlag{Name: "no-scrub", Usage: "load without redacting secrets (pos-scrub --off): the lake records that it was your choice"},
 			&cli.BoolFlag{Name: "pii", Usage: "also redact e-mail addresses, phone numbers, IP addresses and user names"},
 			&cli.StringFlag{Name: "allowlist", Usage: "pos-scrub's allowlist `FILE`"},
-			&cli.StringFlag{Name: "key", EnvVars: []string{"POS_SCRUB_KEY"}, Usage: "key of the markers' hashes (default: the key file's)"},
-			&cli.StringFlag{Name: "key-file", Usage: "key `FILE`, created with a random key if missing (default: $XDG_DATA_HOME/pos/scrub.key)"},
 			&cli.BoolFlag{Name: "no-embed", Usage: "leave pos-embed out: new sessions are not searchable until embedded"},
 			&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the lake's embedding cache"},
-		}, embedcfg.ProviderFlags(), embedcfg.ChunkerFlags()),
+		}, scrubcfg.Flags(), embedcfg.ProviderFlags(), embedcfg.ChunkerFlags()),
 		Action: run,
 	})
 }
@@ -233,7 +231,7 @@ func newScrubber(c *cli.Context, sk *cmdio.Skips) (*scrub.Scrubber, error) {
 		}
 	}
 	if !opt.Off {
-		if opt.Key, err = scrubKey(c); err != nil {
+		if opt.Key, err = scrubcfg.Key(c); err != nil {
 			return nil, err
 		}
 	}
@@ -242,22 +240,6 @@ func newScrubber(c *cli.Context, sk *cmdio.Skips) (*scrub.Scrubber, error) {
 		return nil, cmdio.UsageError{Err: err}
 	}
 	return s, nil
-}
-
-// scrubKey is pos-scrub's key: --key (or $POS_SCRUB_KEY), else the key
-// file's, made the first time.
-func scrubKey(c *cli.Context) ([]byte, error) {
-	if k := []byte(c.String("key")); len(k) > 0 {
-		if err := scrub.CheckKey(k); err != nil {
-			return nil, cmdio.UsageError{Err: fmt.Errorf("--key (or $POS_SCRUB_KEY): %w; unset both to use the key file", err)}
-		}
-		return k, nil
-	}
-	path := c.String("key-file")
-	if path == "" {
-		path = filepath.Join(filepath.Dir(cmdio.DefaultLake()), "scrub.key")
-	}
-	return scrub.LoadKey(path)
 }
 
 // embedOptions are pos-embed's, nil with --no-embed.
