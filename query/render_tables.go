@@ -87,11 +87,6 @@ func (o *Output) Stats(st *StatsResult, by []string) error {
 		cols = append(cols, "unpriced_messages:unpriced")
 	}
 	t := st.Table()
-	if o.Format == FormatTable && len(by) > 0 && len(st.Rows) > 1 {
-		// A table ends with the total of its rows; json, ndjson and csv
-		// keep one row per group.
-		t.Rows = append(t.Rows, st.TotalRow())
-	}
 	if o.Format == FormatTable {
 		// A row without a model (a platform that records none, such as
 		// Cursor) is named, never blank: a blank cell reads as a missing
@@ -103,6 +98,13 @@ func (o *Output) Stats(st *StatsResult, by []string) error {
 				}
 			}
 		}
+	}
+	if o.Format == FormatTable && len(by) > 0 && len(st.Rows) > 1 {
+		// A table ends with the total of its rows, whose other keys are
+		// blank; json, ndjson and csv keep one row per group.
+		t.Rows = append(t.Rows, st.TotalRow())
+	}
+	if o.Format == FormatTable {
 		// Tables round numbers to cents; a day of a cheap model costs less.
 		for i, c := range t.Columns {
 			if strings.HasSuffix(c.Name, "cost") {
