@@ -267,10 +267,11 @@ func (s *server) charts(w http.ResponseWriter, r *http.Request) {
 }
 
 var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
-	"style":   func() template.CSS { return template.CSS(query.TranscriptStyle) },
-	"url":     sessionURL,
-	"ago":     func(now, t time.Time) string { return humanize.RelTime(t, now, "ago", "from now") },
-	"day":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
+	"style": func() template.CSS { return template.CSS(query.TranscriptStyle) },
+	"url":   sessionURL,
+	"ago":   func(now, t time.Time) string { return humanize.RelTime(t, now, "ago", "from now") },
+	// Times in the machine's zone ($TZ), as pos-query's tables show them by default.
+	"day":     func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") },
 	"num":     query.GroupDigits,
 	"cut":     func(s string, n int) string { return cutText(query.OneLine(s), n) },
 	"parts":   snippetParts,
