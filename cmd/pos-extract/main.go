@@ -4,7 +4,6 @@
 package main
 
 import (
-	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
+	"github.com/pos-lake/pos/cmd/internal/extractcfg"
 	"github.com/pos-lake/pos/extract"
 	_ "github.com/pos-lake/pos/extract/all" // every platform adapter
 	"github.com/pos-lake/pos/schema"
@@ -60,32 +60,13 @@ func run(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return cmdio.Usagef("unexpected argument %q (files to read go in --root)", c.Args().First())
 	}
-	chosen, err := extract.ParsePlatforms(c.StringSlice("platform"))
-	if err != nil {
-		return cmdio.UsageError{Err: err}
-	}
-	now := time.Now()
-	since, err := cmdio.ParseTime(c.String("since"), now)
-	if err != nil {
-		return cmdio.UsageError{Err: err}
-	}
-	home, _ := os.UserHomeDir()
 	skips := cmdio.NewSkips(c)
-	opt := extract.RunOptions{Adapters: chosen, Commit: c.Bool("commit-state"), Options: extract.Options{
-		Roots: c.StringSlice("root"), Home: home, Env: os.Getenv, Since: since,
-		User: cmp.Or(c.String("user"), cmdio.UserName()), Machine: c.String("machine"),
-		Now: func() time.Time { return now }, Stats: &extract.Stats{}, Workers: c.Int("workers"),
-		FollowLinks: c.Bool("follow-links"), OnSkip: extract.OnceEach(skips.Skip), OnWarn: skips.Warn,
-	}}
-	if opt.Machine == "" {
-		opt.Machine, _ = os.Hostname()
-	}
-	if opt.ExtraRoots, err = extract.ParseRoots(os.Getenv(extract.RootsVar), os.PathListSeparator, home); err != nil {
-		return cmdio.Usagef("$%s: %w", extract.RootsVar, err)
-	}
-	if err := opt.UseState(c.String("state"), cmdio.LocalLake(c.String("lake")), c.Bool("full")); err != nil {
+	opt, err := extractcfg.Options(c, cmdio.LocalLake(c.String("lake")), skips)
+	if err != nil {
 		return err
 	}
+	opt.Commit, opt.Workers = c.Bool("commit-state"), c.Int("workers")
+	chosen := opt.Adapters
 	if c.Bool("list") {
 		return extract.List(c.App.Writer, chosen, opt)
 	}

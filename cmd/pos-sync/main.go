@@ -6,7 +6,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
+	"github.com/pos-lake/pos/cmd/internal/extractcfg"
 	"github.com/pos-lake/pos/cmd/internal/scrubcfg"
 	"github.com/pos-lake/pos/extract"
 	_ "github.com/pos-lake/pos/extract/all" // every platform adapter
@@ -88,7 +88,7 @@ func run(c *cli.Context) error {
 		return s
 	}
 
-	x, err := extractOptions(c, lake, skipsOf("pos-extract"))
+	x, err := extractcfg.Options(c, lake, skipsOf("pos-extract"))
 	if err != nil {
 		return err
 	}
@@ -193,31 +193,6 @@ func run(c *cli.Context) error {
 		return cmdio.SkippedError{N: n}
 	}
 	return nil
-}
-
-// extractOptions are pos-extract's, incremental from the lake's
-// watermarks (or --state's).
-func extractOptions(c *cli.Context, lake string, sk *cmdio.Skips) (extract.RunOptions, error) {
-	chosen, err := extract.ParsePlatforms(c.StringSlice("platform"))
-	if err != nil {
-		return extract.RunOptions{}, cmdio.UsageError{Err: err}
-	}
-	now := time.Now()
-	since, err := cmdio.ParseTime(c.String("since"), now)
-	if err != nil {
-		return extract.RunOptions{}, cmdio.UsageError{Err: err}
-	}
-	home, _ := os.UserHomeDir()
-	opt := extract.RunOptions{Adapters: chosen, Options: extract.Options{
-		Roots: c.StringSlice("root"), Home: home, Env: os.Getenv, Since: since,
-		User: cmp.Or(c.String("user"), cmdio.UserName()), Machine: c.String("machine"),
-		Now: func() time.Time { return now }, Stats: &extract.Stats{},
-		FollowLinks: c.Bool("follow-links"), OnSkip: extract.OnceEach(sk.Skip), OnWarn: sk.Warn,
-	}}
-	if opt.Machine == "" {
-		opt.Machine, _ = os.Hostname()
-	}
-	return opt, opt.UseState(c.String("state"), lake, c.Bool("full"))
 }
 
 // newScrubber is pos-scrub's scrubber, or with --no-scrub its pass-through
