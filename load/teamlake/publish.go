@@ -213,9 +213,8 @@ func (l *Lake) publishFiles(ctx context.Context, pub tablePublish, paths []strin
 		if err != nil {
 			return err
 		}
-		held = maps.Clone(held) // with the keys of this commit's rows
 		var pass groupPass
-		files, err := l.writeGroup(ctx, tbl, sc, pub, paths, held, weakest, &pass)
+		files, held, err := l.writeGroup(ctx, tbl, sc, pub, paths, held, weakest, &pass)
 		if attempt == 1 {
 			// What the group's files hold is counted once, however many
 			// commits it takes.
@@ -283,21 +282,19 @@ type groupPass struct {
 }
 
 // writeGroup writes the rows of a group's files that are in scope and
-// not in held (scrubbed with Options.PII) as data files of tbl, adding
-// their keys to held. The local files are each of one partition and come
+// not in held (scrubbed with Options.PII) as data files of tbl; it returns
+// them and a copy of held with their keys. The local files are each of one partition and come
 // in partition order, so one output file is open at a time; input where
 // that does not hold is written again with a writer per partition.
 func (l *Lake) writeGroup(ctx context.Context, tbl *table.Table, sc *arrow.Schema, pub tablePublish, paths []string,
-	held map[string]bool, weakest string, pass *groupPass) ([]iceberg.DataFile, error) {
-	before := maps.Clone(held)
-	files, err := l.writeRecords(ctx, tbl, sc, pub, paths, held, weakest, pass, table.WithClusteredWrite())
+	held map[string]bool, weakest string, pass *groupPass) ([]iceberg.DataFile, map[string]bool, error) {
+	with := maps.Clone(held)
+	files, err := l.writeRecords(ctx, tbl, sc, pub, paths, with, weakest, pass, table.WithClusteredWrite())
 	if err != nil && strings.Contains(err.Error(), "clustering assumption") {
-		*pass = groupPass{}
-		clear(held)
-		maps.Copy(held, before)
-		files, err = l.writeRecords(ctx, tbl, sc, pub, paths, held, weakest, pass, table.WithMaxWriteWorkers(1))
+		*pass, with = groupPass{}, maps.Clone(held)
+		files, err = l.writeRecords(ctx, tbl, sc, pub, paths, with, weakest, pass, table.WithMaxWriteWorkers(1))
 	}
-	return files, err
+	return files, with, err
 }
 
 func (l *Lake) writeRecords(ctx context.Context, tbl *table.Table, sc *arrow.Schema, pub tablePublish, paths []string,
