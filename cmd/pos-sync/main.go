@@ -62,12 +62,26 @@ func newApp() *cli.App {
 			&cli.StringFlag{Name: "allowlist", Usage: "pos-scrub's allowlist `FILE`"},
 			&cli.BoolFlag{Name: "no-embed", Usage: "leave pos-embed out: new sessions are not searchable until embedded"},
 			&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the lake's embedding cache"},
+			&cli.BoolFlag{Name: "resident", Usage: "run the sync in the resident pos-sync, started in the background when none runs: no start-up cost (for hooks)"},
+			&cli.DurationFlag{Name: "idle", Value: 15 * time.Minute, EnvVars: []string{"POS_SYNC_IDLE"}, Usage: "with --resident: a resident started by this run ends after this long without a sync"},
+			&cli.BoolFlag{Name: "serve", Hidden: true, Usage: "be the resident pos-sync"},
 		}, scrubcfg.Flags(), embedcfg.ProviderFlags(), embedcfg.ChunkerFlags()),
 		Action: run,
 	})
 }
 
 func run(c *cli.Context) error {
+	switch {
+	case c.Bool("serve"):
+		return serve(c)
+	case c.Bool("resident") && !serving:
+		return viaResident(c, func() error { return syncHere(c) })
+	}
+	return syncHere(c)
+}
+
+// syncHere runs the sync in this process.
+func syncHere(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return cmdio.Usagef("unexpected argument %q (files to read go in --root)", c.Args().First())
 	}

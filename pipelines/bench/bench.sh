@@ -730,10 +730,23 @@ sync_rows() {
 			XDG_DATA_HOME=$TMP/xdg "$BIN/pos-scrub" -q | "$BIN/pos-embed" -q --lake "$TMP/inclake" |
 			rss load "$BIN/pos-load" -q --require-scrubbed --lake "$TMP/inclake"
 	}
+	# The same syncs through a resident pos-sync (--resident), as the hooks
+	# run them: one started before the rows and asked by each run, which
+	# then pays a small process's start, not the scrubber's rules.
+	mkdir -p -m 700 "$TMP/rt"
+	PSYNC_R=(env XDG_RUNTIME_DIR="$TMP/rt" "${PSYNC[@]}" --resident --idle 30m)
+	run_rsync() { rss rsync "${PSYNC_R[@]}"; }
+	run_rsyncs() { run_rsync && rss stats "${STATS[@]}" --lake "$TMP/inclake" >/dev/null 2>&1; }
+	stop_resident() { pkill -f -- "^$BIN/pos-sync --serve" 2>/dev/null || :; }
+	stop_resident
 	WARM=("$INC/.claude")
 	log "measuring pos-sync: +1% lines"
 	measure "$REPS" "pos-sync: +1% sync + stats" "$NEW_BYTES" restore_state run_psyncs
 	paired "${BENCH_PAIRS:-9}" "pos-sync: +1% sync + stats" run_cc_inc restore_state run_psyncs
+	restore_state
+	run_rsync # starts the resident
+	measure "$REPS" "resident: +1% sync + stats" "$NEW_BYTES" restore_state run_rsyncs
+	paired "${BENCH_PAIRS:-9}" "resident: +1% sync + stats" run_cc_inc restore_state run_rsyncs
 	# In step with the home now (the last pair synced it): the turn starts
 	# from there.
 	rm -rf "$TMP/state1" "$TMP/inclake1"
@@ -755,7 +768,21 @@ sync_rows() {
 	measure "$REPS" "5 processes: +0.1% sync" "$((b1 - b0))" restore_turn run_p5
 	measure "$REPS" "pos-sync: +0.1% sync + stats" "$((b1 - b0))" restore_turn run_psyncs
 	paired "${BENCH_PAIRS:-9}" "pos-sync: +0.1% sync + stats" run_cc_inc restore_turn run_psyncs
-	SYNC_LINE="pos-sync   one process, as the hooks run it (scrub and embed); the turn: ${TURN_LINE#gen: }; target: +0.1% sync <= 0.100 s (median ${MED["pos-sync: +0.1% sync"]:-?} s), +1% sync + stats >= 10x faster than ccusage by pairs"
+	measure "$REPS" "resident: +0.1% sync" "$((b1 - b0))" restore_turn run_rsync
+	measure "$REPS" "resident: +0.1% sync + stats" "$((b1 - b0))" restore_turn run_rsyncs
+	paired "${BENCH_PAIRS:-9}" "resident: +0.1% sync + stats" run_cc_inc restore_turn run_rsyncs
+	stop_resident
+	# Claude Code's status line after the turn: the statusline JSON of the
+	# session the turn grew most recently, read against the warm lake.
+	local tp sid
+	tp=$(find "$INC/.claude/projects" -maxdepth 2 -type f -name '*.jsonl' -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2-)
+	sid=$(tail -n 1 "$tp" | grep -o '"sessionId":"[^"]*"' | cut -d'"' -f4)
+	sid=${sid:-$(basename "$tp" .jsonl)}
+	printf '{"session_id":"%s","transcript_path":"%s","model":{"id":"claude-sonnet-4-5","display_name":"Sonnet 4.5"}}' "$sid" "$tp" >"$TMP/statusline.json"
+	run_sl() { rss statusline "$BIN/pos-query" statusline --lake "$TMP/inclake" <"$TMP/statusline.json" >/dev/null; }
+	WARM=("$TMP/inclake")
+	measure "$REPS" "statusline (warm lake)" 0 nothing run_sl
+	SYNC_LINE="pos-sync   one process, as the hooks run it (scrub and embed), and through a resident pos-sync (--resident); the turn: ${TURN_LINE#gen: }; targets: +0.1% sync <= 0.100 s (median: ${MED["pos-sync: +0.1% sync"]:-?} s, resident ${MED["resident: +0.1% sync"]:-?} s), +1% sync + stats >= 10x faster than ccusage by pairs, statusline < 0.050 s (median ${MED["statusline (warm lake)"]:-?} s)"
 }
 
 # ---------------------------------------------------------------------------

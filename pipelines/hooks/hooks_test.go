@@ -46,7 +46,9 @@ func newHome(t *testing.T) *home {
 	h.log = filepath.Join(h.dir, "state", "pos", "hooks.log")
 	h.env = append(os.Environ(), "HOME="+filepath.Join(h.dir, "home"), "POS_BIN="+binDir, "POS_LAKE="+h.lake,
 		"XDG_DATA_HOME="+filepath.Join(h.dir, "data"), "XDG_STATE_HOME="+filepath.Join(h.dir, "state"),
-		"POS_HOOK_LOG=", "POS_HOOK_FOREGROUND=", "POS_NO_SCRUB=", "POS_NO_EMBED=", "POS_SYNC_PIPE=")
+		"POS_HOOK_LOG=", "POS_HOOK_FOREGROUND=", "POS_NO_SCRUB=", "POS_NO_EMBED=", "POS_SYNC_PIPE=", "POS_SYNC_RESIDENT=",
+		// The resident pos-sync the hooks start: the test's own, short-lived.
+		"XDG_RUNTIME_DIR="+h.dir, "POS_SYNC_IDLE=3s")
 	return h
 }
 
@@ -112,7 +114,7 @@ func (h *home) sql(t *testing.T, q string) []any {
 // pipeline of the stages' processes with POS_SYNC_PIPE=1: the same lake.
 func TestHookSyncsTheSessionInTheBackground(t *testing.T) {
 	t.Run("one process", func(t *testing.T) {
-		hookSyncs(t, nil, "pos-scrub | pos-embed | pos-load --require-scrubbed (in one process: pos-sync)", "pos-sync: load: ")
+		hookSyncs(t, nil, "pos-scrub | pos-embed | pos-load --require-scrubbed (in one process: the resident pos-sync)", "pos-sync: load: ")
 	})
 	t.Run("processes", func(t *testing.T) {
 		hookSyncs(t, []string{"POS_SYNC_PIPE=1"}, "pos-scrub | pos-embed | pos-load --require-scrubbed\n", "pos-load: ")
@@ -127,6 +129,9 @@ func hookSyncs(t *testing.T, env []string, wants ...string) {
 	}
 	log := h.waitLog(t, ": done in ", 1)
 	t.Logf("log:\n%s", log)
+	if strings.Contains(log, "syncing here") {
+		t.Errorf("the resident pos-sync did not run the sync")
+	}
 	for _, want := range append([]string{"SessionEnd: starting a background sync"}, wants...) {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log lacks %q", want)

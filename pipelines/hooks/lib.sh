@@ -12,6 +12,9 @@
 #                  until embedded
 #   POS_SYNC_PIPE=1 run the stages as a pipeline of processes even where
 #                  pos-sync (the same stages in one process) is built
+#   POS_SYNC_RESIDENT=0  the hooks' syncs run in a pos-sync of their own,
+#                  not in the resident one (pos-sync --resident), which the
+#                  first hook starts and which ends after 15 idle minutes
 
 pos_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -66,7 +69,11 @@ pos_describe() {
     esac
   done
   printf '%s%s' "$out" "$load"
-  [ -n "${pos_fast:-}" ] && printf ' (in one process: pos-sync)'
+  if [ -n "${pos_fast:-}" ] && pos_use_resident; then
+    printf ' (in one process: the resident pos-sync)'
+  elif [ -n "${pos_fast:-}" ]; then
+    printf ' (in one process: pos-sync)'
+  fi
   return 0
 }
 
@@ -99,6 +106,12 @@ pos_lock() {
   trap 'rm -rf "$pos_lockfile.d"' EXIT
 }
 
+# pos_use_resident says whether this script's syncs run in the resident
+# pos-sync: a hook's do (pos_resident=1), unless POS_SYNC_RESIDENT=0.
+pos_use_resident() {
+  [ -n "${pos_resident:-}" ] && [ "${POS_SYNC_RESIDENT:-}" != 0 ]
+}
+
 # pos_pipeline runs pos-extract with the given arguments, then the stages,
 # then pos-load (all in pos-sync, when it is built), and sets pos_codes to
 # the exit codes. It returns 0 when the
@@ -112,6 +125,11 @@ pos_pipeline() {
     local flags=()
     case " ${pos_stages[*]} " in *" pos-scrub-off "*) flags+=(--no-scrub) ;; esac
     case " ${pos_stages[*]} " in *" pos-embed "*) ;; *) flags+=(--no-embed) ;; esac
+    # A hook's sync after every turn runs in the resident pos-sync: no
+    # process start, no scrubber rules built, for each turn.
+    if pos_use_resident; then
+      flags+=(--resident)
+    fi
     pos-sync "${flags[@]}" "$@"
     pos_codes=($?)
     [ "$errexit" = 1 ] && set -e

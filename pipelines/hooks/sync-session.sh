@@ -35,6 +35,7 @@ if [ "${1:-}" = --worker ]; then
     exit 0
   fi
   [ -n "$pos_warning" ] && note "$session: $pos_warning"
+  pos_resident=1 # a sync after every turn: in the resident pos-sync
   roots=(--root "$transcript")
   # The session's own folder (subagents, tool results), and the plans.
   [ -d "${transcript%.jsonl}" ] && roots+=(--root "${transcript%.jsonl}")

@@ -73,6 +73,12 @@ func (e SkippedError) Error() string {
 	return fmt.Sprintf("%d bad input record(s) skipped", e.N)
 }
 
+// ReportedError ends a run whose messages were written already (by the
+// process that ran it for this one): only its exit code is left to give.
+type ReportedError struct{ Code int }
+
+func (e ReportedError) Error() string { return fmt.Sprintf("exit code %d", e.Code) }
+
 // GCPercent is the garbage collector's target for this binary once it has
 // allocated a few hundred MB (GOGC wins when set; see setGC). The filters
 // allocate a record per line and keep little, so collecting less often
@@ -163,8 +169,11 @@ func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdo
 	code := Code(err)
 	if err != nil && code != BrokenPipe {
 		name := app.Name
-		var se SkippedError
-		if errors.As(err, &se) {
+		var (
+			se SkippedError
+			re ReportedError
+		)
+		if errors.As(err, &se) || errors.As(err, &re) {
 			// The per-record diagnostics and the summary said it all.
 		} else {
 			fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -174,7 +183,7 @@ func Run(ctx context.Context, app *cli.App, args []string, stdin io.Reader, stdo
 				fmt.Fprintf(stderr, "%s: hint: %s\n", name, h.Hint())
 			}
 		}
-		if code == Usage {
+		if code == Usage && !errors.As(err, &re) {
 			cmd := name
 			var ue UsageError
 			if errors.As(err, &ue) && ue.Cmd != "" {
@@ -193,10 +202,13 @@ func Code(err error) int {
 		se  SkippedError
 		bad *schema.BadInput
 		syn *schema.SyntaxError
+		re  ReportedError
 	)
 	switch {
 	case err == nil:
 		return OK
+	case errors.As(err, &re):
+		return re.Code
 	case errors.Is(err, syscall.EPIPE):
 		return BrokenPipe
 	case errors.Is(err, context.Canceled):
