@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -99,6 +100,55 @@ func TestCorpusBlocks(t *testing.T) {
 	}
 	if math.Abs(*day.Rows[0].Cost-f.Today) > 1e-9 {
 		t.Errorf("statusline today %v, stats %v", f.Today, *day.Rows[0].Cost)
+	}
+	statuslineMemo(t, lake, in, opt, f.SessionCost)
+}
+
+// statuslineMemo checks the status line's memo of a session's older cost:
+// it is read while the lake stays as it was, and set aside once a load
+// changes it.
+func statuslineMemo(t *testing.T, lake string, in *query.StatuslineInput, opt query.StatuslineOptions, want float64) {
+	t.Helper()
+	path := filepath.Join(lake, "rollup", "statusline.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no memo: %v", err)
+	}
+	var m struct {
+		Stamp  string             `json:"stamp"`
+		Prices string             `json:"prices"`
+		Costs  map[string]float64 `json:"costs"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil || len(m.Costs) != 1 {
+		t.Fatalf("memo %s: %v", b, err)
+	}
+	for k := range m.Costs {
+		m.Costs[k] += 1000
+	}
+	b, _ = json.Marshal(m)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	f, err := query.Statusline(ctx, lake, in, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(f.SessionCost-(want+1000)) > 1e-9 {
+		t.Errorf("session cost %v with the memo altered, want %v: the memo is not read", f.SessionCost, want+1000)
+	}
+	// A load changes the lake's state: the memo no longer holds.
+	runs, err := os.OpenFile(filepath.Join(lake, "_state", "runs.ndjson"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs.WriteString("{}\n")
+	runs.Close()
+	if f, err = query.Statusline(ctx, lake, in, opt); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(f.SessionCost-want) > 1e-9 {
+		t.Errorf("session cost %v after a load, want %v: the memo outlived the lake's state", f.SessionCost, want)
 	}
 }
 

@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/pos-lake/pos/internal/atomicfile"
+	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/pricing"
 )
@@ -146,12 +149,77 @@ func Statusline(ctx context.Context, lake string, in *StatuslineInput, opt Statu
 			f.Block = &b
 		}
 	}
-	older, err := sessionCostBefore(ctx, abs, opt, in.SessionID, read.parts)
+	older, err := memoCostBefore(ctx, abs, opt, in.SessionID, read.parts)
 	if err != nil {
 		return nil, err
 	}
 	f.SessionCost += older
 	return f, nil
+}
+
+// The status line is asked for again and again while a session runs, and
+// between two syncs the cost of the session's older partitions stays the
+// same: it is kept in <lake>/rollup/statusline.json, for the lake's state
+// (layout.StateStamp, which every load changes) and the prices it was
+// computed with. A lake the status line cannot write is answered all the
+// same.
+const statuslineMemoFile = "statusline.json"
+
+type statuslineMemo struct {
+	Stamp  string             `json:"stamp"`
+	Prices string             `json:"prices"`
+	Costs  map[string]float64 `json:"costs"` // memoKey -> cost
+}
+
+// memoCostBefore is sessionCostBefore, remembered.
+func memoCostBefore(ctx context.Context, lake string, opt StatuslineOptions, session string, read []string) (float64, error) {
+	stamp := layout.StateStamp(lake)
+	if session == "" || stamp == "" {
+		return sessionCostBefore(ctx, lake, opt, session, read)
+	}
+	path := filepath.Join(lake, layout.RollupDir, statuslineMemoFile)
+	prices := pricesKey(opt.Prices)
+	key := opt.Platform + "|" + session + "|" + strings.Join(read, ",")
+	var m statuslineMemo
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &m) == nil && m.Stamp == stamp && m.Prices == prices {
+		if c, ok := m.Costs[key]; ok {
+			return c, nil
+		}
+	}
+	c, err := sessionCostBefore(ctx, lake, opt, session, read)
+	if err != nil {
+		return 0, err
+	}
+	if m.Stamp != stamp || m.Prices != prices || len(m.Costs) >= 64 {
+		m = statuslineMemo{Stamp: stamp, Prices: prices}
+	}
+	if m.Costs == nil {
+		m.Costs = map[string]float64{}
+	}
+	m.Costs[key] = c
+	// Only if the lake is as it was when the cost was read: a load that
+	// came between would change the stamp.
+	if b, err := json.Marshal(m); err == nil && layout.StateStamp(lake) == stamp {
+		if _, err := os.Stat(filepath.Dir(path)); err == nil {
+			atomicfile.Write(path, b)
+		}
+	}
+	return c, nil
+}
+
+// pricesKey tells price tables apart: their date, sources, and the files
+// applied with their sizes and times.
+func pricesKey(t *pricing.Table) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s;%q;", t.Updated, t.Sources)
+	for _, f := range t.Files {
+		fmt.Fprintf(&b, "%q", f)
+		if fi, err := os.Stat(f); err == nil {
+			fmt.Fprintf(&b, ":%d:%d", fi.Size(), fi.ModTime().UnixNano())
+		}
+		b.WriteByte(';')
+	}
+	return b.String()
 }
 
 // sessionCostBefore is the cost of a session's messages in the
