@@ -38,6 +38,9 @@ type Options struct {
 	// timezone argument is not given (nil: UTC); pos-mcp passes the
 	// machine's.
 	Location *time.Location
+	// Pricing is a JSON file of model prices over the lake's own (pos-query
+	// pricing import) and the built-in table, as pos-query's --pricing.
+	Pricing string
 	// Now is the time relative times count from (default time.Now).
 	Now func() time.Time
 	// Version is the server's version in the MCP handshake.

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -225,5 +226,41 @@ func TestLakeGrows(t *testing.T) {
 	buildLake(t, querytest.Fixture(), lake)
 	if res := call(t, cs, mcpserver.ToolRecentTurns, map[string]any{"session": sessA}); res.IsError {
 		t.Fatalf("session loaded while the server ran: %s", text(res))
+	}
+}
+
+// TestStatsPrices: the stats tool prices with the table pos-query stats
+// uses: the built-in one, and over it the override file (--pricing,
+// $POS_PRICING).
+func TestStatsPrices(t *testing.T) {
+	lake := fixture(t)
+	const model = "claude-opus-4-6"
+	cost := func(cs *mcp.ClientSession) float64 {
+		t.Helper()
+		res := call(t, cs, mcpserver.ToolStats, map[string]any{"by": []string{"model"}})
+		if res.IsError {
+			t.Fatal(text(res))
+		}
+		rows, _ := structured(t, res)["rows"].([]any)
+		for _, r := range rows {
+			row, _ := r.(map[string]any)
+			if key, _ := row["key"].([]any); len(key) == 1 && key[0] == model {
+				if c, ok := row["cost"].(float64); ok {
+					return c
+				}
+			}
+		}
+		t.Fatalf("no priced row of %s: %s", model, text(res))
+		return 0
+	}
+	base := cost(connect(t, lake))
+	p := filepath.Join(t.TempDir(), "prices.json")
+	// The built-in prices of the model (5, 25, 6.25, 10, 0.5 USD per
+	// million tokens), each a hundred times: so must be its cost.
+	os.WriteFile(p, []byte(`{"models": [{"model": "`+model+`", "provider": "anthropic", "input": 500, "output": 2500, "cache_write_5m": 625, "cache_write_1h": 1000, "cache_read": 50}]}`), 0o600)
+	over := cost(connectWith(t, mcpserver.Options{Lake: lake, Embedder: hashEmbedder, Pricing: p,
+		Now: func() time.Time { return time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC) }}))
+	if base <= 0 || math.Abs(over/base-100) > 1e-6 {
+		t.Fatalf("%s: cost %v with the built-in prices, %v with a hundred times those", model, base, over)
 	}
 }

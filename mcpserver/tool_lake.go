@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pos-lake/pos/pricing"
 	"github.com/pos-lake/pos/query"
 )
 
@@ -110,8 +111,18 @@ func (s *Server) addStats() {
 		if err != nil {
 			return nil, out, argError("start_of_week", "%v", err)
 		}
+		// The prices pos-query stats uses: the lake's imported table and
+		// the override file, read again for each call (either may change).
+		var files []string
+		if s.opt.Pricing != "" {
+			files = append(files, s.opt.Pricing)
+		}
+		prices, err := pricing.LoadLake(s.opt.Lake, files...)
+		if err != nil {
+			return nil, out, err
+		}
 		st, err := db.Stats(ctx, query.StatsOptions{By: by, Since: since, Until: until, Platform: p, Project: a.Project, Limit: a.Limit,
-			Location: loc, WeekStart: week})
+			Location: loc, WeekStart: week, Prices: prices})
 		if err != nil {
 			return nil, out, err
 		}

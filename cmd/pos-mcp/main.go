@@ -15,6 +15,7 @@ import (
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/cmd/internal/llmcfg"
 	"github.com/pos-lake/pos/mcpserver"
+	"github.com/pos-lake/pos/pricing"
 	"github.com/pos-lake/pos/query"
 	"github.com/urfave/cli/v2"
 )
@@ -34,6 +35,7 @@ func newApp() *cli.App {
 		Flags: append(append([]cli.Flag{
 			cmdio.LakeFlag(), cmdio.CatalogFlag(),
 			&cli.BoolFlag{Name: "verbose", Usage: "log the server's activity on stderr"},
+			&cli.StringFlag{Name: "pricing", EnvVars: []string{pricing.EnvVar}, Usage: "JSON file of model prices that override or extend the table in use (the stats tool)"},
 		}, llmcfg.Flags()...), embedcfg.QueryEndpointFlags()...),
 		Action: run,
 	})
@@ -64,6 +66,7 @@ func run(c *cli.Context) error {
 			return embedcfg.QueryEmbedder(ctx, lake, endpoint)
 		},
 		ParseTime: cmdio.ParseTimeIn,
+		Pricing:   c.String("pricing"),
 		Location:  time.Local, // the machine's zone ($TZ), as pos-query's --timezone default
 		Version:   cmdio.Version,
 		Logger:    logger,
