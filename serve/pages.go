@@ -22,7 +22,7 @@ type filter struct {
 	since, until                    time.Time
 }
 
-func readFilter(r *http.Request, platforms []string) (filter, error) {
+func readFilter(r *http.Request, platforms []string, loc *time.Location) (filter, error) {
 	q := r.URL.Query()
 	f := filter{Platform: q.Get("platform"), Project: strings.TrimSpace(q.Get("project")),
 		Since: q.Get("since"), Until: q.Get("until")}
@@ -31,12 +31,12 @@ func readFilter(r *http.Request, platforms []string) (filter, error) {
 	}
 	var err error
 	if f.Since != "" {
-		if f.since, err = time.Parse(time.DateOnly, f.Since); err != nil {
+		if f.since, err = time.ParseInLocation(time.DateOnly, f.Since, loc); err != nil {
 			return f, fmt.Errorf("since: a date as 2026-01-31")
 		}
 	}
 	if f.Until != "" {
-		if f.until, err = time.Parse(time.DateOnly, f.Until); err != nil {
+		if f.until, err = time.ParseInLocation(time.DateOnly, f.Until, loc); err != nil {
 			return f, fmt.Errorf("until: a date as 2026-01-31")
 		}
 		f.until = f.until.AddDate(0, 0, 1) // the day given is included
@@ -72,12 +72,12 @@ type listPage struct {
 
 func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	p := listPage{Platforms: s.opt.Platforms, Now: s.opt.Now()}
-	f, err := readFilter(r, s.opt.Platforms)
+	f, err := readFilter(r, s.opt.Platforms, s.opt.Location)
 	p.Filter = f
 	if err != nil {
 		w.WriteHeader(http.StatusBadRequest)
 		p.Err = err.Error()
-		render(w, "list", p)
+		s.render(w, "list", p)
 		return
 	}
 	s.mu.Lock()
@@ -91,7 +91,7 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	if len(p.Sessions) > listLimit {
 		p.Sessions, p.Cut = p.Sessions[:listLimit], true
 	}
-	render(w, "list", p)
+	s.render(w, "list", p)
 }
 
 func (s *server) session(w http.ResponseWriter, r *http.Request) {
@@ -172,7 +172,7 @@ func (s *server) search(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		p.Err = err.Error()
 	}
-	render(w, "search", p)
+	s.render(w, "search", p)
 }
 
 func (s *server) searchJSON(w http.ResponseWriter, r *http.Request) {
@@ -233,19 +233,19 @@ type chartsPage struct {
 
 func (s *server) charts(w http.ResponseWriter, r *http.Request) {
 	p := chartsPage{Platforms: s.opt.Platforms}
-	f, err := readFilter(r, s.opt.Platforms)
+	f, err := readFilter(r, s.opt.Platforms, s.opt.Location)
 	p.Filter = f
 	if err != nil {
 		w.WriteHeader(http.StatusBadRequest)
 		p.Err = err.Error()
-		render(w, "charts", p)
+		s.render(w, "charts", p)
 		return
 	}
 	stats := func(by ...string) (*query.StatsResult, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.db.Stats(r.Context(), query.StatsOptions{By: by, Since: f.since, Until: f.until,
-			Platform: f.Platform, Project: f.Project, Prices: s.opt.Prices})
+			Platform: f.Platform, Project: f.Project, Prices: s.opt.Prices, Location: s.opt.Location})
 	}
 	daily, err := stats("day", "model")
 	if err != nil {
@@ -263,14 +263,15 @@ func (s *server) charts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Charts, p.Notes = buildCharts(daily, projects, platforms)
-	render(w, "charts", p)
+	s.render(w, "charts", p)
 }
 
 var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"style": func() template.CSS { return template.CSS(query.TranscriptStyle) },
 	"url":   sessionURL,
 	"ago":   func(now, t time.Time) string { return humanize.RelTime(t, now, "ago", "from now") },
-	// Times in the machine's zone ($TZ), as pos-query's tables show them by default.
+	// Times in the machine's zone ($TZ), as pos-query's tables show them by
+	// default; each server's copy shows them in its Options.Location.
 	"day":     func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") },
 	"num":     query.GroupDigits,
 	"cut":     func(s string, n int) string { return cutText(query.OneLine(s), n) },

@@ -17,6 +17,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"html/template"
 	"io"
 	"net"
 	"net/http"
@@ -39,6 +40,9 @@ type Options struct {
 	Prices *pricing.Table
 	// Now is the clock (tests fix it); nil: time.Now.
 	Now func() time.Time
+	// Location is the zone of the list's times, of the filter's dates and
+	// of the charts' days; nil: the machine's (time.Local, $TZ).
+	Location *time.Location
 }
 
 // CheckAddr accepts 127.0.0.1:PORT only: the page shows the histories, so
@@ -88,9 +92,10 @@ func Serve(ctx context.Context, l net.Listener, db *query.DB, opt Options) error
 // server holds the lake; one query runs at a time (the machine's cores
 // are the engine's).
 type server struct {
-	db  *query.DB
-	opt Options
-	mu  sync.Mutex
+	db    *query.DB
+	opt   Options
+	pages *template.Template // pages, with the times in opt.Location
+	mu    sync.Mutex
 }
 
 // csp lets the pages use their inline style and the one inline script
@@ -108,7 +113,13 @@ func Handler(db *query.DB, opt Options) http.Handler {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	s := &server{db: db, opt: opt}
+	if opt.Location == nil {
+		opt.Location = time.Local
+	}
+	loc := opt.Location
+	s := &server{db: db, opt: opt, pages: template.Must(pages.Clone()).Funcs(template.FuncMap{
+		"day": func(t time.Time) string { return t.In(loc).Format("2006-01-02 15:04") },
+	})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.list)
 	mux.HandleFunc("GET /session/{platform}/{id}", s.session)
@@ -161,9 +172,9 @@ func fail(w http.ResponseWriter, err error) {
 
 // render writes page name with data, buffered so that a failure is an
 // error page and not half a page.
-func render(w http.ResponseWriter, name string, data any) {
+func (s *server) render(w http.ResponseWriter, name string, data any) {
 	var b strings.Builder
-	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+	if err := s.pages.ExecuteTemplate(&b, name, data); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}

@@ -212,3 +212,40 @@ func TestServe(t *testing.T) {
 		t.Fatal("Serve did not stop")
 	}
 }
+
+// TestTimezone: the list shows times in the server's zone, as pos-query's
+// tables do with --timezone.
+func TestTimezone(t *testing.T) {
+	db, err := query.Open(context.Background(), fixtureLake, query.LazyViews())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	first := func(loc *time.Location) time.Time {
+		t.Helper()
+		srv := httptest.NewServer(serve.Handler(db, serve.Options{Platforms: platforms.Names(), Location: loc,
+			Now: func() time.Time { return querytest.Now }}))
+		defer srv.Close()
+		_, _, body := get(t, srv, "/")
+		_, rest, ok := strings.Cut(body, `<td class="when">`)
+		if !ok || len(rest) < 16 {
+			t.Fatalf("no time in the list: %.1000s", body)
+		}
+		ts, err := time.ParseInLocation("2006-01-02 15:04", rest[:16], loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts
+	}
+	auckland, err := time.LoadLocation("Pacific/Auckland")
+	if err != nil {
+		t.Skipf("skipped: no zone data: %v", err)
+	}
+	utc, nz := first(time.UTC), first(auckland)
+	if !utc.Equal(nz) {
+		t.Fatalf("the same time read as %v in UTC and %v in Auckland", utc, nz)
+	}
+	if utc.Format("15:04") == nz.In(auckland).Format("15:04") {
+		t.Fatalf("the Auckland page shows UTC's clock time %s", utc.Format("15:04"))
+	}
+}

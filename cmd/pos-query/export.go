@@ -56,7 +56,8 @@ func serveCmd() *cli.Command {
 		UsageText: "pos-query serve [--addr 127.0.0.1:PORT] [OPTIONS]",
 		Flags: []cli.Flag{cmdio.LakeFlag(),
 			&cli.StringFlag{Name: "addr", Value: serve.DefaultAddr, Usage: "where to listen: 127.0.0.1:PORT (port 0: any free one)"},
-			&cli.StringFlag{Name: "pricing", EnvVars: []string{pricing.EnvVar}, Usage: "JSON file of model prices that override or extend the built-in table"}},
+			&cli.StringFlag{Name: "pricing", EnvVars: []string{pricing.EnvVar}, Usage: "JSON file of model prices that override or extend the table in use"},
+			lookup.TimezoneFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return cmdio.Usagef("unexpected argument %q", c.Args().First())
@@ -64,7 +65,12 @@ func serveCmd() *cli.Command {
 			if err := serve.CheckAddr(c.String("addr")); err != nil {
 				return cmdio.UsageError{Err: err}
 			}
-			prices, err := pricing.Load(c.String("pricing"))
+			loc, _, err := lookup.Zone(c)
+			if err != nil {
+				return err
+			}
+			// The prices stats uses: the lake's imported table, then --pricing.
+			prices, err := pricing.LoadLake(c.String("lake"), c.String("pricing"))
 			if err != nil {
 				return err
 			}
@@ -74,7 +80,7 @@ func serveCmd() *cli.Command {
 					return err
 				}
 				fmt.Fprintf(c.App.ErrWriter, "%s: serving %s read-only at http://%s/ (Ctrl-C stops)\n", c.App.Name, e.DB.Lake(), l.Addr())
-				return serve.Serve(c.Context, l, e.DB, serve.Options{Platforms: platforms.Names(), Prices: prices})
+				return serve.Serve(c.Context, l, e.DB, serve.Options{Platforms: platforms.Names(), Prices: prices, Location: loc})
 			})
 		},
 	})
