@@ -18,6 +18,7 @@ import (
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/embedcfg"
 	"github.com/pos-lake/pos/cmd/internal/extractcfg"
+	"github.com/pos-lake/pos/cmd/internal/resident"
 	"github.com/pos-lake/pos/cmd/internal/scrubcfg"
 	"github.com/pos-lake/pos/extract"
 	_ "github.com/pos-lake/pos/extract/all" // every platform adapter
@@ -63,7 +64,7 @@ func newApp() *cli.App {
 			&cli.BoolFlag{Name: "no-embed", Usage: "leave pos-embed out: new sessions are not searchable until embedded"},
 			&cli.BoolFlag{Name: "no-cache", Usage: "neither read nor write the lake's embedding cache"},
 			&cli.BoolFlag{Name: "resident", Usage: "run the sync in the resident pos-sync, started in the background when none runs: no start-up cost (for hooks)"},
-			&cli.DurationFlag{Name: "idle", Value: 15 * time.Minute, EnvVars: []string{"POS_SYNC_IDLE"}, Usage: "with --resident: a resident started by this run ends after this long without a sync"},
+			&cli.DurationFlag{Name: "idle", Value: resident.DefaultIdle, EnvVars: []string{"POS_SYNC_IDLE"}, Usage: "with --resident: a resident started by this run ends after this long without a sync"},
 			&cli.BoolFlag{Name: "serve", Hidden: true, Usage: "be the resident pos-sync"},
 		}, scrubcfg.Flags(), embedcfg.ProviderFlags(), embedcfg.ChunkerFlags()),
 		Action: run,

@@ -730,11 +730,11 @@ sync_rows() {
 			XDG_DATA_HOME=$TMP/xdg "$BIN/pos-scrub" -q | "$BIN/pos-embed" -q --lake "$TMP/inclake" |
 			rss load "$BIN/pos-load" -q --require-scrubbed --lake "$TMP/inclake"
 	}
-	# The same syncs through a resident pos-sync (--resident), as the hooks
-	# run them: one started before the rows and asked by each run, which
-	# then pays a small process's start, not the scrubber's rules.
+	# The same syncs through a resident pos-sync, as the hooks run them:
+	# pos-sync-client asks one started before the rows, and each run then
+	# pays a small process's start, not pos-sync's nor the scrubber's rules.
 	mkdir -p -m 700 "$TMP/rt"
-	PSYNC_R=(env XDG_RUNTIME_DIR="$TMP/rt" "${PSYNC[@]}" --resident --idle 30m)
+	PSYNC_R=(env XDG_DATA_HOME="$TMP/xdg" XDG_RUNTIME_DIR="$TMP/rt" POS_SYNC_IDLE=30m "$BIN/pos-sync-client" -q -p claude_code --root "$INC/.claude" --state "$TMP/state" --lake "$TMP/inclake")
 	run_rsync() { rss rsync "${PSYNC_R[@]}"; }
 	run_rsyncs() { run_rsync && rss stats "${STATS[@]}" --lake "$TMP/inclake" >/dev/null 2>&1; }
 	stop_resident() { pkill -f -- "^$BIN/pos-sync --serve" 2>/dev/null || :; }
@@ -786,7 +786,7 @@ sync_rows() {
 	# (rollup/statusline.json) is made again.
 	sl_forget() { rm -f "$TMP/inclake/rollup/statusline.json"; }
 	measure "$REPS" "statusline, first after a sync" 0 sl_forget run_sl
-	SYNC_LINE="pos-sync   one process, as the hooks run it (scrub and embed), and through a resident pos-sync (--resident); the turn: ${TURN_LINE#gen: }; targets: +0.1% sync <= 0.100 s (median: ${MED["pos-sync: +0.1% sync"]:-?} s, resident ${MED["resident: +0.1% sync"]:-?} s), +1% sync + stats >= 10x faster than ccusage by pairs, statusline < 0.050 s (median ${MED["statusline (warm lake)"]:-?} s; the first after a sync ${MED["statusline, first after a sync"]:-?} s)"
+	SYNC_LINE="pos-sync   one process (scrub and embed), and through a resident pos-sync as the hooks run it (pos-sync-client); the turn: ${TURN_LINE#gen: }; targets: +0.1% sync <= 0.100 s (median: ${MED["pos-sync: +0.1% sync"]:-?} s, resident ${MED["resident: +0.1% sync"]:-?} s), +1% sync + stats >= 10x faster than ccusage by pairs, statusline < 0.050 s (median ${MED["statusline (warm lake)"]:-?} s; the first after a sync ${MED["statusline, first after a sync"]:-?} s)"
 }
 
 # ---------------------------------------------------------------------------

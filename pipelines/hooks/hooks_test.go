@@ -24,7 +24,7 @@ var binDir string
 func TestMain(m *testing.M) {
 	testbin.Main(m, "pos-hooks-bin-", &binDir, func(dir string) *exec.Cmd {
 		return exec.Command("go", "build", "-o", dir+"/", "../../cmd/pos-extract", "../../cmd/pos-normalize",
-			"../../cmd/pos-scrub", "../../cmd/pos-embed", "../../cmd/pos-load", "../../cmd/pos-sync")
+			"../../cmd/pos-scrub", "../../cmd/pos-embed", "../../cmd/pos-load", "../../cmd/pos-sync", "../../cmd/pos-sync-client")
 	})
 }
 
@@ -129,7 +129,7 @@ func hookSyncs(t *testing.T, env []string, wants ...string) {
 	}
 	log := h.waitLog(t, ": done in ", 1)
 	t.Logf("log:\n%s", log)
-	if strings.Contains(log, "syncing here") {
+	if strings.Contains(log, "syncing here") || strings.Contains(log, "running pos-sync here") {
 		t.Errorf("the resident pos-sync did not run the sync")
 	}
 	for _, want := range append([]string{"SessionEnd: starting a background sync"}, wants...) {

@@ -127,10 +127,15 @@ pos_pipeline() {
     case " ${pos_stages[*]} " in *" pos-embed "*) ;; *) flags+=(--no-embed) ;; esac
     # A hook's sync after every turn runs in the resident pos-sync: no
     # process start, no scrubber rules built, for each turn.
-    if pos_use_resident; then
-      flags+=(--resident)
+    if pos_use_resident && command -v pos-sync-client >/dev/null; then
+      # Its small client starts in milliseconds; pos-sync --resident
+      # would pay pos-sync's own start.
+      pos-sync-client "${flags[@]}" "$@"
+    elif pos_use_resident; then
+      pos-sync --resident "${flags[@]}" "$@"
+    else
+      pos-sync "${flags[@]}" "$@"
     fi
-    pos-sync "${flags[@]}" "$@"
     pos_codes=($?)
     [ "$errexit" = 1 ] && set -e
     case ${pos_codes[0]} in

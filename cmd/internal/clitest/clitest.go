@@ -37,6 +37,12 @@ func Main(m *testing.M, name string, main func(), setup func() (teardown func())
 	testscript.Main(runner{m, setup}, map[string]func(){name: main})
 }
 
+// MainCmds is Main for a test binary that stands for several commands,
+// each named by its main.
+func MainCmds(m *testing.M, cmds map[string]func(), setup func() (teardown func())) {
+	testscript.Main(runner{m, setup}, cmds)
+}
+
 type runner struct {
 	m     *testing.M
 	setup func() func()
