@@ -112,12 +112,17 @@ func serve(c *cli.Context) error {
 	ul.SetUnlinkOnClose(true)
 	defer ul.Close()
 	serving = true
-	idle := c.Duration("idle")
+	idle, last := c.Duration("idle"), time.Now()
 	for {
-		ul.SetDeadline(time.Now().Add(idle))
+		// It wakes every few seconds: it ends once idle has passed, or
+		// once its socket is gone (its directory removed).
+		ul.SetDeadline(time.Now().Add(min(idle, 2*time.Second)))
 		conn, err := ul.Accept()
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil
+			if _, err := os.Stat(sock); err != nil || time.Since(last) >= idle {
+				return nil
+			}
+			continue
 		}
 		if err != nil {
 			return err
@@ -129,6 +134,7 @@ func serve(c *cli.Context) error {
 		if stale := handle(c.Context, conn, exe, mod); stale {
 			return nil
 		}
+		last = time.Now()
 	}
 }
 

@@ -47,8 +47,10 @@ func newHome(t *testing.T) *home {
 	h.env = append(os.Environ(), "HOME="+filepath.Join(h.dir, "home"), "POS_BIN="+binDir, "POS_LAKE="+h.lake,
 		"XDG_DATA_HOME="+filepath.Join(h.dir, "data"), "XDG_STATE_HOME="+filepath.Join(h.dir, "state"),
 		"POS_HOOK_LOG=", "POS_HOOK_FOREGROUND=", "POS_NO_SCRUB=", "POS_NO_EMBED=", "POS_SYNC_PIPE=", "POS_SYNC_RESIDENT=",
-		// The resident pos-sync the hooks start: the test's own, short-lived.
-		"XDG_RUNTIME_DIR="+h.dir, "POS_SYNC_IDLE=3s")
+		// The resident pos-sync the hooks start: the test's own. It lives
+		// past the test and ends once its directory is removed; while it
+		// lives, the next hook must not wait for it.
+		"XDG_RUNTIME_DIR="+h.dir, "POS_SYNC_IDLE=10m")
 	return h
 }
 

@@ -152,6 +152,7 @@ func dial(sock string, wait time.Duration) (net.Conn, error) {
 // spawn starts a resident in a session of its own, so that it outlives
 // the hook that started it.
 func spawn(exe, argv0 string, idle time.Duration) error {
+	keepInherited()
 	cmd := exec.Command(exe, "--serve", "--idle", idle.String())
 	cmd.Args[0] = argv0
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -233,3 +234,21 @@ USAGE:
    pays for the sync alone. When no resident can be reached, pos-sync
    runs the sync in this process's place. See pos-sync --help.
 `
+
+// keepInherited marks the descriptors this process inherited beyond stdio
+// close-on-exec, so that the resident, which outlives its asker, does not
+// hold them: a hook's lock file held open by it would stop the next hook.
+func keepInherited() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		for fd := 3; fd < 1024; fd++ {
+			syscall.CloseOnExec(fd)
+		}
+		return
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}
