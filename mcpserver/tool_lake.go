@@ -113,11 +113,7 @@ func (s *Server) addStats() {
 		}
 		// The prices pos-query stats uses: the lake's imported table and
 		// the override file, read again for each call (either may change).
-		var files []string
-		if s.opt.Pricing != "" {
-			files = append(files, s.opt.Pricing)
-		}
-		prices, err := pricing.LoadLake(s.opt.Lake, files...)
+		prices, err := pricing.LoadLake(s.opt.Lake, s.opt.Pricing)
 		if err != nil {
 			return nil, out, err
 		}

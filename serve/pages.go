@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,7 +27,7 @@ func readFilter(r *http.Request, platforms []string, loc *time.Location) (filter
 	q := r.URL.Query()
 	f := filter{Platform: q.Get("platform"), Project: strings.TrimSpace(q.Get("project")),
 		Since: q.Get("since"), Until: q.Get("until")}
-	if f.Platform != "" && !contains(platforms, f.Platform) {
+	if f.Platform != "" && !slices.Contains(platforms, f.Platform) {
 		return f, fmt.Errorf("unknown platform %q", f.Platform)
 	}
 	var err error
@@ -45,15 +46,6 @@ func readFilter(r *http.Request, platforms []string, loc *time.Location) (filter
 		return f, fmt.Errorf("since must not be after until")
 	}
 	return f, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // sessionURL is the page of a session's transcript.
@@ -96,7 +88,7 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) session(w http.ResponseWriter, r *http.Request) {
 	platform, id := r.PathValue("platform"), r.PathValue("id")
-	if !contains(s.opt.Platforms, platform) || id == "" {
+	if !slices.Contains(s.opt.Platforms, platform) || id == "" {
 		http.Error(w, "no such session", http.StatusNotFound)
 		return
 	}

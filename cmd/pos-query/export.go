@@ -56,8 +56,7 @@ func serveCmd() *cli.Command {
 		UsageText: "pos-query serve [--addr 127.0.0.1:PORT] [OPTIONS]",
 		Flags: []cli.Flag{cmdio.LakeFlag(),
 			&cli.StringFlag{Name: "addr", Value: serve.DefaultAddr, Usage: "where to listen: 127.0.0.1:PORT (port 0: any free one)"},
-			&cli.StringFlag{Name: "pricing", EnvVars: []string{pricing.EnvVar}, Usage: "JSON file of model prices that override or extend the table in use"},
-			lookup.TimezoneFlag()},
+			pricingFlag(), lookup.TimezoneFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return cmdio.Usagef("unexpected argument %q", c.Args().First())

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -55,23 +54,19 @@ func viaResident(c *cli.Context, here func() error) error {
 		return here()
 	}
 	req.Args, req.Env = os.Args, os.Environ()
-	for try := 0; try < 2; try++ {
-		// A stale resident ends on its reply: the second try starts one
-		// of this build.
-		rep, err := resident.Ask(&req, os.Args[0], c.Duration("idle"))
-		if err != nil {
-			warnf(c, "%v: syncing here", err)
-			return here()
-		}
-		if !rep.Stale {
-			io.WriteString(c.App.ErrWriter, rep.Stderr)
-			if rep.Code == cmdio.OK {
-				return nil
-			}
-			return cmdio.ReportedError{Code: rep.Code}
-		}
+	rep, err := resident.Ask(&req, os.Args[0], c.Duration("idle"))
+	if err != nil {
+		warnf(c, "%v: syncing here", err)
+		return here()
 	}
-	return here()
+	if rep.Stale {
+		return here()
+	}
+	io.WriteString(c.App.ErrWriter, rep.Stderr)
+	if rep.Code == cmdio.OK {
+		return nil
+	}
+	return cmdio.ReportedError{Code: rep.Code}
 }
 
 func warnf(c *cli.Context, format string, args ...any) {
@@ -147,7 +142,7 @@ var runMu sync.Mutex
 func handle(ctx context.Context, conn net.Conn, exe string, mod int64) (stale bool) {
 	defer conn.Close()
 	var req resident.Request
-	if err := json.NewDecoder(bufio.NewReader(conn)).Decode(&req); err != nil {
+	if err := json.NewDecoder(conn).Decode(&req); err != nil {
 		return false
 	}
 	if req.Exe != exe || req.Mod != mod {

@@ -721,7 +721,8 @@ fi
 SYNC_LINE="pos-sync   skipped (needs ccusage and pos-load)"
 sync_rows() {
 	mkdir -p "$TMP/xdg" # pos-scrub's key: the bench's own, not the user's
-	PSYNC=(env XDG_DATA_HOME="$TMP/xdg" "$BIN/pos-sync" -q -p claude_code --root "$INC/.claude" --state "$TMP/state" --lake "$TMP/inclake")
+	local args=(-q -p claude_code --root "$INC/.claude" --state "$TMP/state" --lake "$TMP/inclake")
+	PSYNC=(env XDG_DATA_HOME="$TMP/xdg" "$BIN/pos-sync" "${args[@]}")
 	run_psync() { rss sync "${PSYNC[@]}"; }
 	run_psyncs() { run_psync && rss stats "${STATS[@]}" --lake "$TMP/inclake" >/dev/null 2>&1; }
 	# The same stages as five processes, as lib.sh ran them before pos-sync.
@@ -734,7 +735,7 @@ sync_rows() {
 	# pos-sync-client asks one started before the rows, and each run then
 	# pays a small process's start, not pos-sync's nor the scrubber's rules.
 	mkdir -p -m 700 "$TMP/rt"
-	PSYNC_R=(env XDG_DATA_HOME="$TMP/xdg" XDG_RUNTIME_DIR="$TMP/rt" POS_SYNC_IDLE=30m "$BIN/pos-sync-client" -q -p claude_code --root "$INC/.claude" --state "$TMP/state" --lake "$TMP/inclake")
+	PSYNC_R=(env XDG_DATA_HOME="$TMP/xdg" XDG_RUNTIME_DIR="$TMP/rt" POS_SYNC_IDLE=30m "$BIN/pos-sync-client" "${args[@]}")
 	run_rsync() { rss rsync "${PSYNC_R[@]}"; }
 	run_rsyncs() { run_rsync && rss stats "${STATS[@]}" --lake "$TMP/inclake" >/dev/null 2>&1; }
 	stop_resident() { pkill -f -- "^$BIN/pos-sync --serve" 2>/dev/null || :; }

@@ -106,10 +106,19 @@ func Idle() (time.Duration, error) {
 var ErrUnreachable = errors.New("no resident pos-sync")
 
 // Ask sends req to the resident of req.Exe, starting one (the binary
-// argv0 names, with --serve) when none answers. An error wrapping
-// ErrUnreachable says none could be reached; a stale reply is returned as
-// such.
+// argv0 names, with --serve) when none answers. A resident of another
+// build ends on its stale reply, and the request is sent once more, to
+// one of this build; a reply still stale is returned as such. An error
+// wrapping ErrUnreachable says none could be reached.
 func Ask(req *Request, argv0 string, idle time.Duration) (*Reply, error) {
+	rep, err := askOnce(req, argv0, idle)
+	if err == nil && rep.Stale {
+		rep, err = askOnce(req, argv0, idle)
+	}
+	return rep, err
+}
+
+func askOnce(req *Request, argv0 string, idle time.Duration) (*Reply, error) {
 	dir, err := Dir()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
@@ -152,7 +161,7 @@ func dial(sock string, wait time.Duration) (net.Conn, error) {
 // spawn starts a resident in a session of its own, so that it outlives
 // the hook that started it.
 func spawn(exe, argv0 string, idle time.Duration) error {
-	keepInherited()
+	closeInheritedOnExec()
 	cmd := exec.Command(exe, "--serve", "--idle", idle.String())
 	cmd.Args[0] = argv0
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -188,10 +197,8 @@ func ClientMain() int {
 	if err == nil {
 		req.Dir, err = os.Getwd()
 	}
-	var rep *Reply
-	for try := 0; err == nil && try < 2; try++ {
-		// A stale resident ends on its reply: the second try starts one
-		// of this build.
+	if err == nil {
+		var rep *Reply
 		if rep, err = Ask(req, path, idle); err == nil && !rep.Stale {
 			io.WriteString(os.Stderr, rep.Stderr)
 			return rep.Code
@@ -235,10 +242,10 @@ USAGE:
    runs the sync in this process's place. See pos-sync --help.
 `
 
-// keepInherited marks the descriptors this process inherited beyond stdio
+// closeInheritedOnExec marks the descriptors this process inherited beyond stdio
 // close-on-exec, so that the resident, which outlives its asker, does not
 // hold them: a hook's lock file held open by it would stop the next hook.
-func keepInherited() {
+func closeInheritedOnExec() {
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		for fd := 3; fd < 1024; fd++ {
