@@ -10,11 +10,12 @@ import (
 	"github.com/pos-lake/pos/load/layout"
 )
 
-// readIDs adds the ids and content hashes of one part file to idx, reading
-// only those two columns' pages. It is how a load learns what a partition
+// readIDs passes the ids and content hashes of one part file to add, a
+// row group at a time (the slices are reused), reading only those two
+// columns' pages. It is how a load learns what a partition
 // holds: an incremental run touches a few rows in each of many partitions,
 // and a query engine's per-statement cost would dominate it.
-func readIDs(path string, idx map[uint64]uint64) error {
+func readIDs(path string, add func(ids, hashes []uint64)) error {
 	f, pf, err := layout.OpenParquet(path, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true), parquet.ReadBufferSize(256<<10))
 	if err != nil {
 		return err
@@ -39,9 +40,7 @@ func readIDs(path string, idx map[uint64]uint64) error {
 		if len(ids) != len(hashes) {
 			return fmt.Errorf("%s: %d ids but %d content hashes", path, len(ids), len(hashes))
 		}
-		for i, id := range ids {
-			idx[id] = hashes[i]
-		}
+		add(ids, hashes)
 	}
 	return nil
 }

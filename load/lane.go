@@ -279,7 +279,7 @@ func (l *lane) readIndex(dir string) (map[uint64]uint64, error) {
 	idx := map[uint64]uint64{}
 	files, _ := filepath.Glob(filepath.Join(fsglob.Quote(dir), "*.parquet"))
 	for _, f := range files {
-		if err := readIDs(f, idx); err != nil {
+		if err := l.loader.opt.IDs.addIDs(f, idx); err != nil {
 			return nil, fmt.Errorf("reading ids in %s: %w", dir, err)
 		}
 	}
@@ -369,13 +369,14 @@ func (l *lane) rename(dirs map[string]bool) error {
 			if err != nil {
 				return err
 			}
-			dirs[filepath.Dir(pf.index.post.Path)] = true
+			d := filepath.Dir(pf.index.post.Path)
+			dirs[d] = dirs[d] || pf.index.post.Made
 		}
 		if err := os.Rename(pf.tmp, pf.path); err != nil {
 			return fmt.Errorf("publishing %s: %w", pf.path, err)
 		}
 		l.stats.Files++
-		dirs[filepath.Dir(pf.path)] = true
+		dirs[pf.part.dir] = dirs[pf.part.dir] || pf.part.made
 		if n := len(l.touched); n == 0 || l.touched[n-1] != pf.part.PartKey {
 			l.touched = append(l.touched, pf.part.PartKey)
 		}

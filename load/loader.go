@@ -60,6 +60,9 @@ type Options struct {
 	DeclareScrubbed bool
 	// Fast decodes the records; nil decodes them in Go.
 	Fast *jsontext.Fast
+	// IDs keeps the ids of the part files read, for the next load in
+	// this process (nil: none kept).
+	IDs *IDCache
 }
 
 // Stats counts what a load did.
@@ -145,6 +148,7 @@ const hugeRecord = 16 << 20
 type partition struct {
 	layout.PartKey
 	dir   string
+	made  bool              // this run created dir (or a parent of it)
 	index map[uint64]uint64 // id hash -> content hash, nil until loaded
 }
 
@@ -459,6 +463,13 @@ func (l *Loader) Close() error {
 	if !l.opt.NoCompact || l.opt.CompactAll {
 		l.stats.CompactErr = l.compact(touched)
 	}
+	// The usage rollup reads only the files in place: it is brought up to
+	// date while the search index and the watermarks are.
+	// It ends before the lake is unlocked, whatever this returns.
+	rolled := make(chan error, 1)
+	go func() { rolled <- rollup.UpdateRollup(l.ctx, l.opt.Lake) }()
+	waitRollup := sync.OnceFunc(func() { l.stats.RollupErr = <-rolled })
+	defer waitRollup()
 	// The search index, after the compaction that replaces chunks files:
 	// derived from the files in place, it is brought up to date by a later
 	// load if this one fails to.
@@ -480,7 +491,7 @@ func (l *Loader) Close() error {
 	if err := l.logRun(); err != nil {
 		return err
 	}
-	l.stats.RollupErr = rollup.UpdateRollup(l.ctx, l.opt.Lake)
+	waitRollup() // the catalog's views name the rollup's file
 	if !l.opt.NoCatalog && (l.Stats().Files > 0 || !layout.FileExists(filepath.Join(l.opt.Lake, catalog.CatalogFile))) {
 		l.stats.CatalogErr = catalog.WriteCatalog(l.ctx, l.opt.Lake)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/pos-lake/pos/load/internal/durable"
 	"os"
 	"path/filepath"
 	"time"
@@ -109,9 +110,11 @@ func newRunID(now time.Time) string {
 }
 
 func (l *lane) openPart(p *partition) (*partFile, error) {
-	if err := os.MkdirAll(p.dir, 0o700); err != nil {
+	made, err := durable.MkdirAll(p.dir)
+	if err != nil {
 		return nil, err
 	}
+	p.made = p.made || made
 	if err := l.loader.noteSchema(p.Table); err != nil {
 		return nil, err
 	}

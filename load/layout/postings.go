@@ -3,6 +3,7 @@ package layout
 import (
 	"cmp"
 	"fmt"
+	"github.com/pos-lake/pos/load/internal/durable"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,6 +26,7 @@ const postingsGroupRows = 4 << 10
 type PostingsFile struct {
 	Tmp, Path string
 	Written   int64 // the rows written, once written
+	Made      bool  // Write created the file's directory (or a parent)
 	Rows      []searchindex.PostingRow
 	isSorted  bool
 }
@@ -49,9 +51,11 @@ func (pf *PostingsFile) Sorted() []searchindex.PostingRow {
 // Write sorts the postings and writes them under the temporary name.
 func (pf *PostingsFile) Write() error {
 	pf.Sorted()
-	if err := os.MkdirAll(filepath.Dir(pf.Tmp), 0o700); err != nil {
+	made, err := durable.MkdirAll(filepath.Dir(pf.Tmp))
+	if err != nil {
 		return err
 	}
+	pf.Made = pf.Made || made
 	f, err := os.OpenFile(pf.Tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
