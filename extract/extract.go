@@ -44,6 +44,9 @@ type Options struct {
 	OnWarn schema.SkipFunc
 	// Stats, if set, is updated as the run goes.
 	Stats *Stats
+	// Dirs keeps the directories' entries walks read, for the next run in
+	// this process (nil: each walk reads every directory).
+	Dirs *DirCache
 	// Workers is how many files are read at once (0: one per CPU). The
 	// output order does not depend on it.
 	Workers int

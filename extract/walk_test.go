@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -435,5 +436,79 @@ func TestFileDone(t *testing.T) {
 		if got := opt.FileDone(fmt.Errorf("x: %w", err)); !errors.Is(got, err) {
 			t.Errorf("FileDone(%v) = %v", err, got)
 		}
+	}
+}
+
+// Walks that share a DirCache (a resident pos-sync's) find what walks that
+// read every directory find: a file added, removed or grown since the
+// last walk, in a directory listed long after it last changed or just
+// after; and a directory changed within the file system's clock's
+// granularity of its listing is read again.
+func TestWalkDirCache(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	settle := func(d string) {
+		if err := os.Chtimes(d, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settled, fresh := filepath.Join(dir, "settled"), filepath.Join(dir, "fresh")
+	for _, d := range []string{settled, fresh} {
+		os.MkdirAll(d, 0o700)
+		os.WriteFile(filepath.Join(d, "a.jsonl"), []byte("{}\n"), 0o600)
+		os.WriteFile(filepath.Join(d, "b.jsonl"), []byte("{}\n"), 0o600)
+	}
+	settle(settled)
+	settle(dir)
+	cache := NewDirCache()
+	o := &Options{Dirs: cache}
+	walk := func() map[string]int64 {
+		t.Helper()
+		files, err := o.Walk(context.Background(), []string{dir}, jsonl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		for _, f := range files {
+			rel, _ := filepath.Rel(dir, f.Path)
+			got[rel] = f.Info.Size()
+		}
+		return got
+	}
+	want := map[string]int64{"settled/a.jsonl": 3, "settled/b.jsonl": 3, "fresh/a.jsonl": 3, "fresh/b.jsonl": 3}
+	if got := walk(); !maps.Equal(got, want) {
+		t.Fatalf("first walk: %v, want %v", got, want)
+	}
+	if _, ok := cache.dirs[settled]; !ok {
+		t.Fatal("a directory unchanged for an hour was not kept")
+	}
+	if _, ok := cache.dirs[fresh]; ok {
+		t.Fatal("a directory changed just before its listing was kept")
+	}
+	// Grown, added, removed.
+	f, _ := os.OpenFile(filepath.Join(settled, "a.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("{}\n")
+	f.Close()
+	os.WriteFile(filepath.Join(settled, "c.jsonl"), []byte("{}\n"), 0o600)
+	os.Remove(filepath.Join(settled, "b.jsonl"))
+	// In the fresh directory, a file added and the time set back as a
+	// coarse clock would leave it: it was never kept, so it is read.
+	before, _ := os.Stat(fresh)
+	os.WriteFile(filepath.Join(fresh, "c.jsonl"), []byte("{}\n"), 0o600)
+	os.Chtimes(fresh, before.ModTime(), before.ModTime())
+	want = map[string]int64{"settled/a.jsonl": 6, "settled/c.jsonl": 3, "fresh/a.jsonl": 3, "fresh/b.jsonl": 3, "fresh/c.jsonl": 3}
+	if got := walk(); !maps.Equal(got, want) {
+		t.Fatalf("after changes: %v, want %v", got, want)
+	}
+	// Unchanged since: served from the cache, with each file's size read
+	// afresh.
+	settle(settled)
+	walk()
+	f, _ = os.OpenFile(filepath.Join(settled, "c.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("{}\n")
+	f.Close()
+	want["settled/c.jsonl"] = 6
+	if got := walk(); !maps.Equal(got, want) {
+		t.Fatalf("a file grown in a kept directory: %v, want %v", got, want)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
@@ -107,6 +108,7 @@ func syncHere(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	x.Dirs = residentDirs
 	// The scrubber's rules take longer to build than a small sync takes to
 	// read: they are built while the first stages run.
 	type built struct {
@@ -119,10 +121,25 @@ func syncHere(c *cli.Context) error {
 		s, err := newScrubber(c, sk)
 		scrubber <- built{s, err}
 	}()
-	en, cache, err := embedOptions(c, lake, skipsOf("pos-embed"))
+	en, openCache, err := embedOptions(c, lake, skipsOf("pos-embed"))
 	if err != nil {
 		return err
 	}
+	// So is the embedding cache's index, which only pos-embed's stage
+	// needs, and only once records reach it.
+	type opened struct {
+		c   *tembed.Cache
+		err error
+	}
+	opening := make(chan opened, 1)
+	go func() {
+		c, err := openCache()
+		opening <- opened{c, err}
+	}()
+	embedCache := sync.OnceValues(func() (*tembed.Cache, error) {
+		o := <-opening
+		return o.c, o.err
+	})
 
 	nsk := skipsOf("pos-normalize")
 	nopt := normalize.Options{OnSkip: nsk.Skip, Fast: fastjson.New(), Enrich: enrich.Options{Files: true, Commits: true, Tags: true, Decisions: true}}
@@ -148,7 +165,11 @@ func syncHere(c *cli.Context) error {
 	}
 	if en != nil {
 		filters = append(filters, func(ctx context.Context, r io.Reader, w io.Writer) (err error) {
-			estats, err = tembed.Embed(ctx, r, w, *en)
+			o := *en
+			if o.Cache, err = embedCache(); err != nil {
+				return err
+			}
+			estats, err = tembed.Embed(ctx, r, w, o)
 			return err
 		})
 	}
@@ -157,7 +178,7 @@ func syncHere(c *cli.Context) error {
 	sink := func(ctx context.Context, r io.Reader) error {
 		l, err := load.Open(ctx, load.Options{
 			Lake: lake, OnSkip: lsk.Skip, LockTimeout: 10 * time.Minute,
-			RequireScrubbed: !c.Bool("no-scrub"), Fast: fastjson.New(),
+			RequireScrubbed: !c.Bool("no-scrub"), Fast: fastjson.New(), IDs: residentIDs,
 		})
 		if err != nil {
 			return err
@@ -175,7 +196,12 @@ func syncHere(c *cli.Context) error {
 		return extract.Run(ctx, nopCloser{w}, x)
 	}
 	// What pos-embed computed before a failure stays cached.
-	err = errjoin.Join(chain.Run(c.Context, src, filters, sink), closeCache(cache))
+	err = chain.Run(c.Context, src, filters, sink)
+	cache, cerr := embedCache()
+	if err == nil {
+		err = cerr // the cache failed to open, and no stage said so
+	}
+	err = errjoin.Join(err, closeCache(cache))
 	if errors.Is(err, load.ErrMixedEmbeddings) {
 		err = cmdio.UsageError{Err: err}
 	}
@@ -232,10 +258,12 @@ func newScrubber(c *cli.Context, sk *cmdio.Skips) (*scrub.Scrubber, error) {
 	return s, nil
 }
 
-// embedOptions are pos-embed's, nil with --no-embed.
-func embedOptions(c *cli.Context, lake string, sk *cmdio.Skips) (*tembed.Options, *tembed.Cache, error) {
+// embedOptions are pos-embed's (nil with --no-embed), and what opens its
+// vector cache (nil, nil with --no-cache).
+func embedOptions(c *cli.Context, lake string, sk *cmdio.Skips) (*tembed.Options, func() (*tembed.Cache, error), error) {
+	none := func() (*tembed.Cache, error) { return nil, nil }
 	if c.Bool("no-embed") {
-		return nil, nil, nil
+		return nil, none, nil
 	}
 	cfg := embedcfg.Config(c)
 	if note := embedcfg.FollowLakeHashModel(&cfg, lake); note != "" && !c.Bool("quiet") {
@@ -249,12 +277,12 @@ func embedOptions(c *cli.Context, lake string, sk *cmdio.Skips) (*tembed.Options
 	if opt.Chunker, err = embedcfg.Chunker(c); err != nil {
 		return nil, nil, err
 	}
-	if !c.Bool("no-cache") {
-		if opt.Cache, err = tembed.OpenCache(tembed.CacheDir(lake), p.Model(), cfg.Dimensions); err != nil {
-			return nil, nil, err
-		}
+	if c.Bool("no-cache") {
+		return &opt, none, nil
 	}
-	return &opt, opt.Cache, nil
+	return &opt, func() (*tembed.Cache, error) {
+		return tembed.OpenCache(tembed.CacheDir(lake), p.Model(), cfg.Dimensions)
+	}, nil
 }
 
 func closeCache(c *tembed.Cache) error {

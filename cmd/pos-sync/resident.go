@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/watermark"
+	"github.com/pos-lake/pos/load"
 	"io"
 	"net"
 	"os"
@@ -28,14 +31,25 @@ import (
 // There is one a user and binary, for every lake (cmd/internal/resident).
 //
 // Nothing is kept between syncs but what no input changes (the compiled
-// rules, the packages' start-up): the watermarks, the lake and the
-// embedding cache are read afresh by each, so a resident sync and a
-// one-shot one are the same run, and any other writer of the lake may
-// come between.
+// rules, the packages' start-up) and what is checked against the files it
+// came from (the ids of the lake's part files, which are never rewritten
+// in place: see load.IDCache; the parsed watermarks file, kept with a hash
+// of its bytes: see watermark.KeepParsed; the entries of directories that
+// have not changed: see extract.DirCache): the watermarks, the lake and the embedding
+// cache are read afresh by each, so a resident sync and a one-shot one are
+// the same run, and any other writer of the lake may come between.
 
 // serving is set in the resident process: the syncs it runs for others
 // run there, not through another resident.
 var serving bool
+
+// residentDirs keeps the entries of the directories the resident's walks
+// read, each checked against its directory's time (see extract.DirCache).
+var residentDirs *extract.DirCache
+
+// residentIDs keeps the ids of the part files the resident's loads read:
+// up to 4M ids (64 MB), a few weeks of a heavy user's partitions.
+var residentIDs *load.IDCache
 
 // viaResident asks the resident pos-sync to run this sync, starting one
 // when none answers, and passes on what the run wrote and its exit code.
@@ -107,6 +121,9 @@ func serve(c *cli.Context) error {
 	ul.SetUnlinkOnClose(true)
 	defer ul.Close()
 	serving = true
+	residentIDs = load.NewIDCache(4 << 20)
+	residentDirs = extract.NewDirCache()
+	watermark.KeepParsed()
 	idle, last := c.Duration("idle"), time.Now()
 	for {
 		// It wakes every few seconds: it ends once idle has passed, or

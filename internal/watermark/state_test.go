@@ -136,3 +136,59 @@ func TestStateFileKeepsNoLocation(t *testing.T) {
 		t.Fatalf("loaded %v %v", s, err)
 	}
 }
+
+// With KeepParsed (a resident pos-sync), a state file with the same bytes
+// is not parsed again, yet each load gets watermarks of its own to change,
+// and a file with other bytes is read anew.
+func TestKeepParsed(t *testing.T) {
+	KeepParsed()
+	t.Cleanup(func() {
+		parsed.Lock()
+		parsed.on, parsed.files = false, nil
+		parsed.Unlock()
+	})
+	dir := t.TempDir()
+	s := NewState()
+	s.Put(&schema.Checkpoint{Platform: "claude_code", Path: "/h/a.jsonl", Size: 10, Context: map[string]string{"session": "s1"}})
+	s.Put(&schema.Checkpoint{Platform: "claude_code", Path: "/h/b.jsonl", Size: 20})
+	if err := s.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	first, err := LoadState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(parsed.files); n != 1 {
+		t.Fatalf("%d state files kept, want 1", n)
+	}
+	a := first.Get("claude_code", "/h/a.jsonl")
+	a.Size, a.Context["session"] = 99, "changed"
+	again, err := LoadState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := again.Get("claude_code", "/h/a.jsonl"); c == nil || c.Size != 10 || c.Context["session"] != "s1" {
+		t.Fatalf("a second load sees the first's changes: %+v", c)
+	}
+	if again.Len() != 2 {
+		t.Fatalf("second load: %d watermarks, want 2", again.Len())
+	}
+	// Other bytes (a journal folded in): read anew.
+	s.Put(&schema.Checkpoint{Platform: "claude_code", Path: "/h/a.jsonl", Size: 11, Context: map[string]string{"session": "s1"}})
+	s.Put(&schema.Checkpoint{Platform: "codex", Path: "/h/c.jsonl", Size: 5})
+	if err := s.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	third, err := LoadState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := third.Get("claude_code", "/h/a.jsonl"); c == nil || c.Size != 11 || third.Len() != 3 {
+		t.Fatalf("after the state file changed: %+v, %d watermarks; want size 11, 3", c, third.Len())
+	}
+	// A damaged file is still an error naming it, not the last good one.
+	os.WriteFile(filepath.Join(dir, StateFile), []byte("[{\"platform\":"), 0o600)
+	if _, err := LoadState(dir); err == nil || !bytes.Contains([]byte(err.Error()), []byte(StateFile)) {
+		t.Errorf("a damaged state file: %v, want an error naming it", err)
+	}
+}

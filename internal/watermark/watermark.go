@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/schema"
 )
@@ -69,9 +71,9 @@ func LoadState(dir string) (*State, error) {
 		return nil, err
 	}
 	if err == nil {
-		list, err := schema.UnmarshalCheckpoints(b)
+		list, err := parseStateFile(filepath.Join(dir, StateFile), b)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, StateFile), err)
+			return nil, err
 		}
 		s.marks = make(map[string]*schema.Checkpoint, len(list)+len(list)/8)
 		for _, c := range list {
@@ -82,6 +84,80 @@ func LoadState(dir string) (*State, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// parsed keeps, per state file, the watermarks last parsed from it and a
+// hash of the bytes they were parsed from, once KeepParsed was called: a
+// resident pos-sync loads the same state at every sync, and the file
+// changes only when a journal is folded into it.
+var parsed struct {
+	sync.Mutex
+	on    bool
+	files map[string]parsedFile
+}
+
+type parsedFile struct {
+	sum   uint64
+	size  int
+	marks []schema.Checkpoint
+}
+
+// KeepParsed makes LoadState keep what it parsed of each state file, and
+// use it again for a file with the very same bytes.
+func KeepParsed() {
+	parsed.Lock()
+	defer parsed.Unlock()
+	parsed.on = true
+}
+
+// parseStateFile parses the state file's bytes b, or copies what an
+// earlier call parsed from the same bytes (see KeepParsed). The copies are
+// the caller's own to change.
+func parseStateFile(path string, b []byte) ([]*schema.Checkpoint, error) {
+	parsed.Lock()
+	on := parsed.on
+	parsed.Unlock()
+	if !on {
+		list, err := schema.UnmarshalCheckpoints(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return list, nil
+	}
+	sum := xxhash.Sum64(b)
+	parsed.Lock()
+	p, ok := parsed.files[path]
+	parsed.Unlock()
+	if !ok || p.sum != sum || p.size != len(b) {
+		list, err := schema.UnmarshalCheckpoints(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		p = parsedFile{sum: sum, size: len(b), marks: make([]schema.Checkpoint, 0, len(list))}
+		for _, c := range list {
+			if c != nil {
+				p.marks = append(p.marks, copyCheckpoint(c))
+			}
+		}
+		parsed.Lock()
+		if parsed.files == nil {
+			parsed.files = map[string]parsedFile{}
+		}
+		parsed.files[path] = p
+		parsed.Unlock()
+	}
+	list := make([]*schema.Checkpoint, len(p.marks))
+	for i := range p.marks {
+		c := copyCheckpoint(&p.marks[i])
+		list[i] = &c
+	}
+	return list, nil
+}
+
+func copyCheckpoint(c *schema.Checkpoint) schema.Checkpoint {
+	d := *c
+	d.Context = maps.Clone(c.Context)
+	return d
 }
 
 // replay applies the journal's watermarks, in order. A last line without
