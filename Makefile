@@ -5,8 +5,11 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X $(MODULE)/cmd/internal/cmdio.Version=$(VERSION)
 # urfave_cli_no_docs leaves out urfave/cli's man-page and Markdown writers,
 # and with them blackfriday, whose package initialisation every start of
-# every binary would pay.
-TAGS     := urfave_cli_no_docs
+# every binary would pay. netgo and osusergo use Go's own name resolver and
+# user lookup instead of the C library's: a binary that needs no other C
+# code (pos-sync-client, which every hook starts) is then linked statically
+# and starts without the dynamic loader.
+TAGS     := urfave_cli_no_docs netgo osusergo
 GO       ?= go
 FUZZTIME ?= 30s
 BIN      ?= bin
