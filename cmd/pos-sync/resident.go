@@ -120,6 +120,9 @@ func serve(c *cli.Context) error {
 	ul := ln.(*net.UnixListener)
 	ul.SetUnlinkOnClose(true)
 	defer ul.Close()
+	// Told to stop (SIGTERM, Ctrl-C), it stops listening at once, so the
+	// next asker starts a new resident instead of meeting a closing one.
+	defer context.AfterFunc(c.Context, func() { ul.Close() })()
 	serving = true
 	residentIDs = load.NewIDCache(4 << 20)
 	residentDirs = extract.NewDirCache()
@@ -136,12 +139,14 @@ func serve(c *cli.Context) error {
 			}
 			continue
 		}
+		if c.Context.Err() != nil {
+			if err == nil {
+				conn.Close()
+			}
+			return nil
+		}
 		if err != nil {
 			return err
-		}
-		if c.Context.Err() != nil {
-			conn.Close()
-			return nil
 		}
 		if stale := handle(c.Context, conn, exe, mod); stale {
 			return nil
