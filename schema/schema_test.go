@@ -389,9 +389,36 @@ func TestEncoderRamp(t *testing.T) {
 		limit *= 2
 	}
 	for i, n := range w.sizes[5 : len(w.sizes)-1] {
-		if n < encoderBuffer-2048 || n > encoderBuffer {
-			t.Fatalf("write %d is %d bytes, want a full buffer of %d (writes %v)", i+5, n, encoderBuffer, w.sizes)
+		if n < encoderBuffer || n > encoderBuffer+2048 {
+			t.Fatalf("write %d is %d bytes, want just over %d (writes %v)", i+5, n, encoderBuffer, w.sizes)
 		}
+	}
+}
+
+// A few small records cost a buffer of their size, and one huge record's
+// buffer is not kept once written.
+func TestEncoderBufferGrows(t *testing.T) {
+	var w bytes.Buffer
+	enc := NewEncoder(&w)
+	for i := range 3 {
+		if err := enc.Encode(&Record{Schema: Version, Kind: KindMessage, ID: fmt.Sprint(i), Text: "hello"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := cap(enc.buf); c > 4<<10 {
+		t.Errorf("three small records hold a buffer of %d bytes", c)
+	}
+	if err := enc.Encode(&Record{Schema: Version, Kind: KindMessage, ID: "big", Text: strings.Repeat("y", 5<<20)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if c := cap(enc.buf); c > 2*encoderBuffer {
+		t.Errorf("a 5 MB record's buffer (%d bytes) is kept", c)
+	}
+	if n := bytes.Count(w.Bytes(), []byte("\n")); n != 4 {
+		t.Errorf("%d lines written, want 4", n)
 	}
 }
 

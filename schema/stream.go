@@ -1,9 +1,9 @@
 package schema
 
 import (
-	"bufio"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -11,51 +11,66 @@ import (
 
 // Encoder writes records as NDJSON.
 type Encoder struct {
-	w *bufio.Writer
+	w   io.Writer
+	buf []byte // records not written yet; it grows to what is buffered
+	err error  // the first write error: every later call returns it
 	// FlushEach flushes after every record; set it when the output is a
 	// terminal so a person sees records as they come.
 	FlushEach bool
-	ramp      int // while below the buffer's size, flush once this much is buffered
+	ramp      int // flush once this much is buffered
 }
 
-// encoderBuffer is the size of an Encoder's buffer: a stage hands the next
-// one its records in writes of up to this much.
+// encoderBuffer is the most an Encoder buffers: a stage hands the next one
+// its records in writes of up to this much.
 const encoderBuffer = 1 << 20
 
 // NewEncoder writes records to w. Its first writes are small (64 KB, then
 // twice as much each time up to 1 MB), so the next stage of a pipeline
 // starts on the first records instead of waiting for a full buffer: in
 // an incremental sync of a few MB the stages then overlap from the start.
+// Its buffer grows with its writes, so a stream of a few records costs a
+// few KB of memory, not a megabyte cleared for nothing.
 func NewEncoder(w io.Writer) *Encoder {
-	return &Encoder{w: bufio.NewWriterSize(w, encoderBuffer), ramp: 64 << 10}
+	return &Encoder{w: w, ramp: 64 << 10}
 }
 
 // Encode writes one record and a newline. The record is encoded straight
-// into the writer's buffer when it fits, else into one buffer of its size.
+// into the buffer, grown once to the record's size when it is long.
 func (e *Encoder) Encode(r *Record) error {
-	buf := e.w.AvailableBuffer()
+	if e.err != nil {
+		return e.err
+	}
 	if r.Line == nil {
-		if n := SizeHint(r); n > cap(buf) {
-			buf = make([]byte, 0, n)
-		}
+		e.buf = slices.Grow(e.buf, SizeHint(r)+1)
 	}
-	buf = AppendRecord(buf, r)
-	buf = append(buf, '\n')
-	if _, err := e.w.Write(buf); err != nil {
-		return err
-	}
-	if e.FlushEach {
-		return e.w.Flush()
-	}
-	if e.ramp < encoderBuffer && e.w.Buffered() >= e.ramp {
-		e.ramp *= 2
-		return e.w.Flush()
+	e.buf = AppendRecord(e.buf, r)
+	e.buf = append(e.buf, '\n')
+	if e.FlushEach || len(e.buf) >= e.ramp {
+		e.ramp = min(2*e.ramp, encoderBuffer)
+		return e.Flush()
 	}
 	return nil
 }
 
 // Flush writes buffered output.
-func (e *Encoder) Flush() error { return e.w.Flush() }
+func (e *Encoder) Flush() error {
+	if e.err != nil || len(e.buf) == 0 {
+		return e.err
+	}
+	n, err := e.w.Write(e.buf)
+	if err == nil && n < len(e.buf) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		e.err = err
+		return err
+	}
+	e.buf = e.buf[:0]
+	if cap(e.buf) > 2*encoderBuffer {
+		e.buf = nil // do not keep one huge record's buffer
+	}
+	return nil
+}
 
 // IsZstd reports whether a path names a zstd-compressed stream.
 func IsZstd(path string) bool { return strings.HasSuffix(path, ".zst") }
