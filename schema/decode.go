@@ -69,6 +69,11 @@ type Decoder struct {
 // NewDecoder reads records from r. Blank lines are skipped.
 func NewDecoder(r io.Reader) *Decoder { return &Decoder{lr: NewLineReader(r)} }
 
+// NewKeptDecoder reads records from r into blocks that are not written
+// over (NewKeptLineReader): for a caller that keeps records' lines
+// (KeepLines, Lazy), which then share the blocks instead of a copy each.
+func NewKeptDecoder(r io.Reader) *Decoder { return &Decoder{lr: NewKeptLineReader(r, 0, 0)} }
+
 // Decode reads the next record into rec, which it resets first. It returns
 // io.EOF at the end of the stream, a *SyntaxError for a line that is not a
 // record (decoding may go on), or the read error that stopped it.

@@ -46,7 +46,7 @@ func Each(ctx context.Context, r io.Reader, opt EachOptions, fn func(*Record) er
 		if opt.KeepLines || len(opt.Lazy) > 0 {
 			// Records keep their lines: read them into blocks that
 			// are not written over, instead of copying each.
-			dec = &Decoder{lr: NewKeptLineReader(r, 0, 0)}
+			dec = NewKeptDecoder(r)
 		} else {
 			dec = NewDecoder(r)
 		}

@@ -57,11 +57,16 @@ type LineReader struct {
 	blk  []byte
 	pos  int
 	rerr error
+	grow int // the next block's size
 }
 
+// A reader of kept lines starts with a small block and doubles each new
+// one up to keptBlock: a few lines (a turn appended to a transcript, a
+// small stream) cost a few KB, a long input full blocks.
 const (
-	keptBlock   = 1 << 20  // a new block's size, or twice a longer line's
-	keptMinRead = 64 << 10 // a block with less room left is not read into
+	keptFirst   = 64 << 10 // the first block's size
+	keptBlock   = 1 << 20  // the largest block's size, or twice a longer line's
+	keptMinRead = 64 << 10 // a full-size block with less room left is not read into
 )
 
 // NewLineReader reads lines from r, numbering them from 1 and measuring
@@ -205,9 +210,11 @@ func (lr *LineReader) nextKept() (Line, error) {
 			}
 			return Line{Bytes: b, Num: lr.num, Offset: start}, nil
 		}
-		if cap(lr.blk)-len(lr.blk) < keptMinRead {
+		if room := cap(lr.blk) - len(lr.blk); room < min(keptMinRead, cap(lr.blk)/4) || room == 0 {
 			// A new block, with the line begun so far and room to read.
-			nb := make([]byte, scanned, max(keptBlock, 2*scanned+keptMinRead))
+			size := max(lr.grow, keptFirst)
+			lr.grow = min(2*size, keptBlock)
+			nb := make([]byte, scanned, max(size, 2*scanned+keptMinRead))
 			copy(nb, lr.blk[lr.pos:])
 			lr.blk, lr.pos = nb, 0
 		}

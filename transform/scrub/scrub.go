@@ -1,7 +1,6 @@
 package scrub
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -171,12 +170,12 @@ func (s *Scrubber) Stream(ctx context.Context, r io.Reader, w io.Writer, name st
 		}()
 	}
 	defer wg.Wait()
-	bw := bufio.NewWriterSize(w, 1<<20)
+	// Each batch is written as it is done: a batch is the writes' buffer.
 	rep := newReport()
 	finish := func(err error) (Report, error) {
 		rep.Elapsed = time.Since(start)
 		cancel()
-		return rep, errors.Join(err, bw.Flush())
+		return rep, err
 	}
 	for b := range order {
 		select {
@@ -196,11 +195,11 @@ func (s *Scrubber) Stream(ctx context.Context, r io.Reader, w io.Writer, name st
 			}
 			if err != nil {
 				// Stop at the bad line: what came before it is out.
-				bw.Write(b.out[prev:it.end])
+				w.Write(b.out[prev:it.end])
 				return finish(err)
 			}
 		}
-		_, err := bw.Write(b.out[prev:])
+		_, err := w.Write(b.out[prev:])
 		putBuf(b.out)
 		b.out = nil
 		if err != nil {
@@ -222,7 +221,7 @@ func (s *Scrubber) Stream(ctx context.Context, r io.Reader, w io.Writer, name st
 func (s *Scrubber) read(ctx context.Context, r io.Reader, name string, todo, order chan<- *batch) {
 	defer close(order)
 	defer close(todo)
-	dec := schema.NewDecoder(r)
+	dec := schema.NewKeptDecoder(r) // records keep their lines
 	dec.Lazy, dec.KeepLines, dec.Fast = lazyKinds, true, s.opt.Fast
 	b, size := &batch{done: make(chan struct{})}, 0
 	send := func() bool {
