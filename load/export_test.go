@@ -10,3 +10,6 @@ func CacheHits(c *IDCache) int {
 	defer c.mu.Unlock()
 	return c.hits
 }
+
+// WritersKept is how many closed writers p keeps.
+func WritersKept(p *Writers) int { return p.kept() }

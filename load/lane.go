@@ -88,6 +88,12 @@ func (l *lane) run() {
 	}
 	if l.err = l.closeAll(); l.err != nil {
 		l.abortFiles()
+		return
+	}
+	for t, ws := range l.idle {
+		for _, w := range ws {
+			l.loader.opt.Writers.put(t, w)
+		}
 	}
 }
 
@@ -291,8 +297,12 @@ func (l *lane) commit(pf *partFile) error {
 	if err := pf.finish(); err != nil {
 		return err
 	}
-	if t := pf.part.Table; len(l.idle[t]) < maxIdle && !pf.huge {
+	if t := pf.part.Table; pf.huge {
+		// A huge record's buffers are not kept.
+	} else if len(l.idle[t]) < maxIdle {
 		l.idle[t] = append(l.idle[t], pf.w)
+	} else {
+		l.loader.opt.Writers.put(t, pf.w)
 	}
 	pf.w = nil
 	l.finished = append(l.finished, pf)

@@ -63,6 +63,9 @@ type Options struct {
 	// IDs keeps the ids of the part files read, for the next load in
 	// this process (nil: none kept).
 	IDs *IDCache
+	// Writers keeps the closed Parquet writers, for the next load in this
+	// process (nil: none kept).
+	Writers *Writers
 }
 
 // Stats counts what a load did.

@@ -130,6 +130,9 @@ func (l *lane) openPart(p *partition) (*partFile, error) {
 		pf.w = idle[len(idle)-1]
 		l.idle[p.Table] = idle[:len(idle)-1]
 		pf.w.reset(f)
+	} else if w := l.loader.opt.Writers.get(p.Table); w != nil {
+		pf.w = w
+		pf.w.reset(f)
 	} else {
 		pf.w = newRowWriter(p.Table, f)
 	}

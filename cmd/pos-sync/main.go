@@ -178,7 +178,7 @@ func syncHere(c *cli.Context) error {
 	sink := func(ctx context.Context, r io.Reader) error {
 		l, err := load.Open(ctx, load.Options{
 			Lake: lake, OnSkip: lsk.Skip, LockTimeout: 10 * time.Minute,
-			RequireScrubbed: !c.Bool("no-scrub"), Fast: fastjson.New(), IDs: residentIDs,
+			RequireScrubbed: !c.Bool("no-scrub"), Fast: fastjson.New(), IDs: residentIDs, Writers: residentWriters,
 		})
 		if err != nil {
 			return err

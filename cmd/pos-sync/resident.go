@@ -51,6 +51,10 @@ var residentDirs *extract.DirCache
 // up to 4M ids (64 MB), a few weeks of a heavy user's partitions.
 var residentIDs *load.IDCache
 
+// residentWriters keeps the Parquet writers of the resident's loads, up
+// to 8 a table: each holds a page of buffers per column.
+var residentWriters *load.Writers
+
 // viaResident asks the resident pos-sync to run this sync, starting one
 // when none answers, and passes on what the run wrote and its exit code.
 // When no resident can be reached, the sync runs here.
@@ -125,6 +129,7 @@ func serve(c *cli.Context) error {
 	defer context.AfterFunc(c.Context, func() { ul.Close() })()
 	serving = true
 	residentIDs = load.NewIDCache(4 << 20)
+	residentWriters = load.NewWriters(8)
 	residentDirs = extract.NewDirCache()
 	watermark.KeepParsed()
 	idle, last := c.Duration("idle"), time.Now()
