@@ -361,7 +361,7 @@ func writeLexicon(f *os.File, w *countWriter, seg []byte, entries []segEntry, of
 		return 0, nil // no lexicon: its files are searched one by one
 	}
 	slices.Sort(versions)
-	bw := bufio.NewWriterSize(f, 1<<20)
+	bw := bufio.NewWriterSize(f, 64<<10)
 	cw := &countWriter{w: bw, n: w.n}
 	head := make([]byte, lexHead+len(versions)*lexVerHead+len(entries)*lexEntrySize)
 	le.PutUint64(head, uint64(rows))

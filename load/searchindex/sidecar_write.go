@@ -120,7 +120,7 @@ func (v *SidecarWriter) Write() error {
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
+	w := bufio.NewWriterSize(f, 64<<10)
 	le := binary.LittleEndian
 	hdr := []byte(vectorsMagic)
 	hdr = le.AppendUint32(hdr, uint32(len(v.keys)))

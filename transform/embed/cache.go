@@ -357,7 +357,7 @@ func newSegWriter(dir string, dim, seg int) (*segWriter, error) {
 		os.Remove(w.vpath)
 		return nil, err
 	}
-	w.kw, w.vw = bufio.NewWriterSize(w.kf, 64<<10), bufio.NewWriterSize(w.vf, 1<<20)
+	w.kw, w.vw = bufio.NewWriterSize(w.kf, 64<<10), bufio.NewWriterSize(w.vf, 64<<10)
 	var h [headerSize]byte
 	binary.LittleEndian.PutUint32(h[8:12], uint32(dim))
 	copy(h[:8], vecsMagic)
