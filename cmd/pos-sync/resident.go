@@ -153,7 +153,10 @@ func serve(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if stale := handle(c.Context, conn, exe, mod); stale {
+		// A resident of an older build stops listening and lets go of
+		// its lock before it says so: the asker then starts a new one,
+		// instead of meeting this one's closing socket.
+		if stale := handle(c.Context, conn, exe, mod, func() { ul.Close(); lk.Close() }); stale {
 			return nil
 		}
 		last = time.Now()
@@ -165,14 +168,16 @@ func serve(c *cli.Context) error {
 var runMu sync.Mutex
 
 // handle runs one request; it reports whether the asker is of another
-// build (the resident then ends, and the asker starts a new one).
-func handle(ctx context.Context, conn net.Conn, exe string, mod int64) (stale bool) {
+// build (the resident then ends, and the asker starts a new one). Before
+// it replies to such an asker, it calls stop.
+func handle(ctx context.Context, conn net.Conn, exe string, mod int64, stop func()) (stale bool) {
 	defer conn.Close()
 	var req resident.Request
 	if err := json.NewDecoder(conn).Decode(&req); err != nil {
 		return false
 	}
 	if req.Exe != exe || req.Mod != mod {
+		stop()
 		json.NewEncoder(conn).Encode(resident.Reply{Stale: true})
 		return true
 	}
