@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pos-lake/pos/internal/dircache"
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/schema"
 )
@@ -46,7 +47,7 @@ type Options struct {
 	Stats *Stats
 	// Dirs keeps the directories' entries walks read, for the next run in
 	// this process (nil: each walk reads every directory).
-	Dirs *DirCache
+	Dirs *dircache.Cache
 	// Workers is how many files are read at once (0: one per CPU). The
 	// output order does not depend on it.
 	Workers int

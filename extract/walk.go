@@ -144,7 +144,7 @@ func (w *walker) visit(dir string, chain []string) {
 	if w.ctx.Err() != nil {
 		return
 	}
-	ents, err := w.o.Dirs.readDir(dir)
+	ents, err := w.o.readDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		// What was read before the error is still searched.
 		w.skip(dir, err)

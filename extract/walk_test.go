@@ -479,10 +479,10 @@ func TestWalkDirCache(t *testing.T) {
 	if got := walk(); !maps.Equal(got, want) {
 		t.Fatalf("first walk: %v, want %v", got, want)
 	}
-	if _, ok := cache.dirs[settled]; !ok {
+	if !cache.Kept(settled) {
 		t.Fatal("a directory unchanged for an hour was not kept")
 	}
-	if _, ok := cache.dirs[fresh]; ok {
+	if cache.Kept(fresh) {
 		t.Fatal("a directory changed just before its listing was kept")
 	}
 	// Grown, added, removed.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pos-lake/pos/internal/dircache"
 )
 
 // Listing keeps what PartitionFiles found between calls, for a process
@@ -21,8 +23,8 @@ import (
 // drops everything (a file listed has vanished: a load is under way). A nil
 // Listing reads every directory each time.
 type Listing struct {
+	dirs  *dircache.Cache
 	mu    sync.Mutex
-	dirs  map[string]listedDir
 	stamp string
 	files map[string][]string // PartitionFiles' answers under stamp
 	// The whole tables' files under stamp, relative to their table's
@@ -32,20 +34,9 @@ type Listing struct {
 	kept map[string]string // path -> the stamp it was trusted under
 }
 
-type listedDir struct {
-	mod  time.Time
-	ents []fs.DirEntry
-}
-
-// settled is how long ago a directory must have changed for its entries to
-// be kept: within it, a change may leave the modification time as it was
-// (file systems whose clocks tick every few milliseconds), so a listing
-// kept then could hide it.
-const settled = 2 * time.Second
-
 // NewListing returns an empty Listing.
 func NewListing() *Listing {
-	return &Listing{dirs: map[string]listedDir{}, files: map[string][]string{}, tables: map[string][]string{}, kept: map[string]string{}}
+	return &Listing{dirs: dircache.New(nil), files: map[string][]string{}, tables: map[string][]string{}, kept: map[string]string{}}
 }
 
 // Forget drops what l keeps.
@@ -61,37 +52,18 @@ func (l *Listing) Forget() {
 		distrusted.Store(path, stamp)
 		os.Remove(path)
 	}
-	l.dirs, l.files, l.stamp = map[string]listedDir{}, map[string][]string{}, ""
+	l.dirs.Forget()
+	l.files, l.stamp = map[string][]string{}, ""
 	l.tables, l.kept = map[string][]string{}, map[string]string{}
 }
 
-// readDir is os.ReadDir, from the kept entries when dir has not changed.
+// readDir is os.ReadDir, from the kept entries when dir has not changed
+// (see dircache.Cache).
 func (l *Listing) readDir(dir string) ([]fs.DirEntry, error) {
 	if l == nil {
 		return os.ReadDir(dir)
 	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return nil, err
-	}
-	l.mu.Lock()
-	e, ok := l.dirs[dir]
-	l.mu.Unlock()
-	if ok && e.mod.Equal(fi.ModTime()) {
-		return e.ents, nil
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	l.mu.Lock()
-	if time.Since(fi.ModTime()) > settled {
-		l.dirs[dir] = listedDir{mod: fi.ModTime(), ents: ents}
-	} else {
-		delete(l.dirs, dir)
-	}
-	l.mu.Unlock()
-	return ents, nil
+	return l.dirs.ReadDir(dir)
 }
 
 // PartitionFiles is PartitionFiles, answered from what l keeps when it
@@ -128,9 +100,9 @@ func (l *Listing) PartitionFiles(lake, table, platform string, since, until time
 	return out, nil
 }
 
-// appendParquetFiles appends the paths of the Parquet files in dir, in
-// name order, to out.
-func (l *Listing) appendParquetFiles(out []string, dir string) ([]string, error) {
+// AppendParquetFiles is AppendParquetFiles, from what l keeps when dir
+// has not changed.
+func (l *Listing) AppendParquetFiles(out []string, dir string) ([]string, error) {
 	ents, err := l.readDir(dir)
 	if err != nil {
 		return out, err
@@ -174,7 +146,7 @@ func (l *Listing) partitionFiles(lake, table, platform string, since, until time
 			if !ok || !d.IsDir() || from != "" && date < from || to != "" && date > to {
 				continue
 			}
-			if out, err = l.appendParquetFiles(out, Dir(lake, table, plat, date)); err != nil {
+			if out, err = l.AppendParquetFiles(out, Dir(lake, table, plat, date)); err != nil {
 				return nil, err
 			}
 		}
