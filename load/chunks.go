@@ -197,14 +197,14 @@ func (l *Loader) checkEmbedding(rec *schema.Record) error {
 
 // updateSearchIndex brings the lake's search index up to date with its
 // chunks files (searchindex.Update); run names the new segments.
-func updateSearchIndex(lake, run string) error {
-	parts, err := layout.TablePartitions(lake, layout.TableChunks)
+func updateSearchIndex(ls *layout.Listing, lake, run string) error {
+	parts, err := ls.TablePartitions(lake, layout.TableChunks)
 	if err != nil {
 		return err
 	}
 	var files []string
 	for _, p := range parts {
-		files, err = layout.AppendParquetFiles(files, layout.Dir(lake, layout.TableChunks, p.Platform, p.Date))
+		files, err = ls.AppendParquetFiles(files, layout.Dir(lake, layout.TableChunks, p.Platform, p.Date))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}

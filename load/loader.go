@@ -66,6 +66,13 @@ type Options struct {
 	// Writers keeps the closed Parquet writers, for the next load in this
 	// process (nil: none kept).
 	Writers *Writers
+	// Listing keeps the listings of the lake's partition directories the
+	// search index reads, for the next load in this process (nil: each
+	// load lists them all).
+	Listing *layout.Listing
+	// Rollup keeps what the usage rollup's update read and wrote, for the
+	// next load in this process (nil: each load reads it again).
+	Rollup *rollup.Cache
 }
 
 // Stats counts what a load did.
@@ -470,7 +477,7 @@ func (l *Loader) Close() error {
 	// date while the search index and the watermarks are.
 	// It ends before the lake is unlocked, whatever this returns.
 	rolled := make(chan error, 1)
-	go func() { rolled <- rollup.UpdateRollup(l.ctx, l.opt.Lake) }()
+	go func() { rolled <- l.opt.Rollup.Update(l.ctx, l.opt.Lake) }()
 	waitRollup := sync.OnceFunc(func() { l.stats.RollupErr = <-rolled })
 	defer waitRollup()
 	// The search index, after the compaction that replaces chunks files:
@@ -479,7 +486,7 @@ func (l *Loader) Close() error {
 	if slices.ContainsFunc(touched, func(k layout.PartKey) bool { return k.Table == layout.TableChunks }) ||
 		!searchindex.HasSegments(l.opt.Lake) && layout.FileExists(layout.TableDir(l.opt.Lake, layout.TableChunks)) ||
 		searchindex.OlderSegments(l.opt.Lake) {
-		l.stats.SearchIndexErr = updateSearchIndex(l.opt.Lake, l.runID)
+		l.stats.SearchIndexErr = updateSearchIndex(l.opt.Listing, l.opt.Lake, l.runID)
 	}
 	n, err := l.commitMarks()
 	l.stats.Checkpoints = int64(n)

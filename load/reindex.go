@@ -45,7 +45,7 @@ func IndexChunks(lake string) (int, error) {
 	if err := removeOrphanIndexes(lake); err != nil {
 		return n, err
 	}
-	return n, updateSearchIndex(lake, newRunID(time.Now()))
+	return n, updateSearchIndex(nil, lake, newRunID(time.Now()))
 }
 
 // indexChunksFile writes one chunks file's postings and sidecar.

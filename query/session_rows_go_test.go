@@ -72,7 +72,7 @@ func sessionRowsMatchSQL(t *testing.T, lake string) {
 		{"parts", []string{layout.TableMessages, layout.TableExchanges}, rollup.WriteSessionParts, rollup.SessionPartsSQL("true"), partsCols},
 		{"meta", []string{layout.TableSessions}, rollup.WriteSessionMeta, rollup.SessionMetaRowsSQL("true"), metaCols},
 	} {
-		fp, err := rollup.PartitionFingerprints(lake, c.tables...)
+		fp, err := layout.PartitionFingerprints(lake, c.tables...)
 		if err != nil || len(fp) == 0 {
 			t.Fatalf("%s: partitions %v, %v", c.name, fp, err)
 		}

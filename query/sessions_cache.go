@@ -65,11 +65,11 @@ func (d *DB) sessionSources(ctx context.Context) (parts, meta string, err error)
 func (d *DB) refreshSessionCache(ctx context.Context) (parts, meta string, err error) {
 	dir := filepath.Join(d.lake, layout.RollupDir)
 	state := layout.StateStamp(d.lake) // before the partitions are listed
-	nowParts, err := rollup.PartitionFingerprints(d.lake, layout.TableMessages, layout.TableExchanges)
+	nowParts, err := d.listing.PartitionFingerprints(d.lake, layout.TableMessages, layout.TableExchanges)
 	if err != nil {
 		return "", "", err
 	}
-	nowMeta, err := rollup.PartitionFingerprints(d.lake, layout.TableSessions)
+	nowMeta, err := d.listing.PartitionFingerprints(d.lake, layout.TableSessions)
 	if err != nil {
 		return "", "", err
 	}

@@ -179,6 +179,7 @@ func syncHere(c *cli.Context) error {
 		l, err := load.Open(ctx, load.Options{
 			Lake: lake, OnSkip: lsk.Skip, LockTimeout: 10 * time.Minute,
 			RequireScrubbed: !c.Bool("no-scrub"), Fast: fastjson.New(), IDs: residentIDs, Writers: residentWriters,
+			Listing: residentListing, Rollup: residentRollup,
 		})
 		if err != nil {
 			return err

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/dircache"
 	"github.com/pos-lake/pos/internal/watermark"
 	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
 	"io"
 	"net"
 	"os"
@@ -35,21 +38,32 @@ import (
 // came from (the ids of the lake's part files, which are never rewritten
 // in place: see load.IDCache; the parsed watermarks file, kept with a hash
 // of its bytes: see watermark.KeepParsed; the entries of directories that
-// have not changed: see extract.DirCache): the watermarks, the lake and the embedding
-// cache are read afresh by each, so a resident sync and a one-shot one are
-// the same run, and any other writer of the lake may come between.
+// have not changed: see dircache.Cache; the rows of the usage rollup's
+// file, by its name, size and time: see rollup.Cache), and the Parquet
+// writers' buffers, reset for each file: the watermarks, the lake and the
+// embedding cache are read afresh by each, so a resident sync and a
+// one-shot one are the same run, and any other writer of the lake may
+// come between.
 
 // serving is set in the resident process: the syncs it runs for others
 // run there, not through another resident.
 var serving bool
 
 // residentDirs keeps the entries of the directories the resident's walks
-// read, each checked against its directory's time (see extract.DirCache).
-var residentDirs *extract.DirCache
+// read, each checked against its directory's time (see dircache.Cache).
+var residentDirs *dircache.Cache
 
 // residentIDs keeps the ids of the part files the resident's loads read:
 // up to 4M ids (64 MB), a few weeks of a heavy user's partitions.
 var residentIDs *load.IDCache
+
+// residentListing keeps the listings of the lake's partition directories
+// the resident's loads read (the search index's, the usage rollup's), and
+// residentRollup the rows of the rollup file last written.
+var (
+	residentListing *layout.Listing
+	residentRollup  *rollup.Cache
+)
 
 // residentWriters keeps the Parquet writers of the resident's loads, up
 // to 8 a table: each holds a page of buffers per column.
@@ -131,6 +145,8 @@ func serve(c *cli.Context) error {
 	residentIDs = load.NewIDCache(4 << 20)
 	residentWriters = load.NewWriters(8)
 	residentDirs = extract.NewDirCache()
+	residentListing = layout.NewListing()
+	residentRollup = rollup.NewCache(residentListing)
 	watermark.KeepParsed()
 	idle, last := c.Duration("idle"), time.Now()
 	for {

@@ -94,7 +94,7 @@ func PartitionFiles(lake, table, platform string, since, until time.Time) ([]str
 // AppendParquetFiles appends the paths of the Parquet files in dir, in
 // name order, to out.
 func AppendParquetFiles(out []string, dir string) ([]string, error) {
-	return (*Listing)(nil).appendParquetFiles(out, dir)
+	return (*Listing)(nil).AppendParquetFiles(out, dir)
 }
 
 func FileExists(path string) bool {

@@ -3,7 +3,6 @@ package layout
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -334,8 +333,14 @@ type PartKey struct{ Table, Platform, Date string }
 // directories under its root, in name order; none when the table has no
 // directory yet.
 func TablePartitions(lake, table string) ([]PartKey, error) {
+	return (*Listing)(nil).TablePartitions(lake, table)
+}
+
+// TablePartitions is TablePartitions, from what l keeps of the
+// directories that have not changed.
+func (l *Listing) TablePartitions(lake, table string) ([]PartKey, error) {
 	root := TableDir(lake, table)
-	plats, err := os.ReadDir(root)
+	plats, err := l.readDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -348,7 +353,7 @@ func TablePartitions(lake, table string) ([]PartKey, error) {
 		if !ok || !p.IsDir() {
 			continue
 		}
-		dates, err := os.ReadDir(filepath.Join(root, p.Name()))
+		dates, err := l.readDir(filepath.Join(root, p.Name()))
 		if err != nil {
 			return nil, err
 		}

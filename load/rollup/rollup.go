@@ -9,11 +9,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/pos-lake/pos/internal/atomicfile"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/pricing"
@@ -95,67 +94,9 @@ func RollupThresholds() []int64 {
 
 // messagePartitions fingerprints each partition of the messages table by
 // the names of its Parquet files (part files are never rewritten: a new
-// name is new data).
-func messagePartitions(lake string) (map[string]string, error) {
-	return PartitionFingerprints(lake, layout.TableMessages)
-}
-
-// PartitionFingerprints maps each partition ("platform/date") of the given
-// tables to a fingerprint of the names of its Parquet files in each: what
-// changes when a load adds or removes data there.
-func PartitionFingerprints(lake string, tables ...string) (map[string]string, error) {
-	type dir struct {
-		table string
-		part  layout.PartKey
-		ents  []os.DirEntry
-	}
-	var dirs []dir
-	for _, table := range tables {
-		parts, err := layout.TablePartitions(lake, table)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range parts {
-			dirs = append(dirs, dir{table: table, part: p})
-		}
-	}
-	// The directories are listed a few at a time: a warm query waits on
-	// hundreds of them.
-	var g errgroup.Group
-	g.SetLimit(8)
-	for i := range dirs {
-		d := &dirs[i]
-		g.Go(func() (err error) {
-			d.ents, err = os.ReadDir(layout.Dir(lake, d.table, d.part.Platform, d.part.Date))
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	files := map[string][]string{}
-	for _, d := range dirs {
-		key := d.part.Platform + "/" + d.part.Date
-		for _, f := range d.ents { // ReadDir sorts by name
-			if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
-				name := f.Name()
-				if len(tables) > 1 {
-					name = d.table + "/" + name
-				}
-				files[key] = append(files[key], name)
-			}
-		}
-	}
-	out := make(map[string]string, len(files))
-	for key, names := range files {
-		h := xxhash.New()
-		for _, n := range names {
-			h.WriteString(n)
-			h.WriteString("\n")
-		}
-		out[key] = strconv.FormatUint(h.Sum64(), 16)
-	}
-	return out, nil
+// name is new data), listing through ls.
+func messagePartitions(ls *layout.Listing, lake string) (map[string]string, error) {
+	return ls.PartitionFingerprints(lake, layout.TableMessages)
 }
 
 func readRollupManifest(lake string) (*RollupManifest, error) {
@@ -173,9 +114,87 @@ func readRollupManifest(lake string) (*RollupManifest, error) {
 	return &m, nil
 }
 
+// Cache keeps, for a process that reads or updates the rollup again and
+// again (a resident pos-sync), the directories of the lake's partitions
+// (through a layout.Listing) and the rows of the rollup file it last read
+// or wrote: a turn's sync changes a partition or two, and would otherwise
+// list them all and read every row back. A nil Cache keeps nothing. Safe
+// for concurrent use.
+type Cache struct {
+	listing *layout.Listing
+	mu      sync.Mutex
+	file    keptFile
+	rows    []RollupRow
+}
+
+// keptFile names a rollup file as it was read or written.
+type keptFile struct {
+	path  string
+	size  int64
+	mtime int64
+}
+
+// NewCache returns a Cache that lists the lake's directories through ls
+// (nil: its own).
+func NewCache(ls *layout.Listing) *Cache {
+	if ls == nil {
+		ls = layout.NewListing()
+	}
+	return &Cache{listing: ls}
+}
+
+func (c *Cache) lister() *layout.Listing {
+	if c == nil {
+		return nil
+	}
+	return c.listing
+}
+
+func fileOf(path string, fi os.FileInfo) keptFile {
+	return keptFile{path: path, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+}
+
+// readRows reads the rows of the rollup file at path, whose FileInfo is fi,
+// or returns those kept of it. The rows are shared: the caller must not
+// change them.
+func (c *Cache) readRows(path string, fi os.FileInfo) ([]RollupRow, error) {
+	if c == nil {
+		return ReadRollupRows(path)
+	}
+	c.mu.Lock()
+	kept, rows := c.file, c.rows
+	c.mu.Unlock()
+	if kept == fileOf(path, fi) {
+		return rows, nil
+	}
+	rows, err := ReadRollupRows(path)
+	if err == nil {
+		c.keep(path, rows)
+	}
+	return rows, err
+}
+
+// keep keeps rows as those of the rollup file at path.
+func (c *Cache) keep(path string, rows []RollupRow) {
+	if c == nil {
+		return
+	}
+	fi, err := os.Stat(path)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.file, c.rows = keptFile{}, nil
+		return
+	}
+	c.file, c.rows = fileOf(path, fi), rows
+}
+
 // ReadRollup compares the lake's rollup with its messages. It returns nil
 // and no error when the lake has no rollup (or one of another build).
-func ReadRollup(lake string) (*RollupState, error) {
+func ReadRollup(lake string) (*RollupState, error) { return (*Cache)(nil).Read(lake) }
+
+// Read is ReadRollup, listing the lake through c.
+func (c *Cache) Read(lake string) (*RollupState, error) {
 	lake, err := filepath.Abs(lake)
 	if err != nil {
 		return nil, err
@@ -188,7 +207,7 @@ func ReadRollup(lake string) (*RollupState, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil
 	}
-	parts, err := messagePartitions(lake)
+	parts, err := messagePartitions(c.lister(), lake)
 	if err != nil {
 		return nil, err
 	}
@@ -423,11 +442,16 @@ FROM %s`
 // With nothing changed it only lists the partitions. The caller holds the
 // lake's lock.
 func UpdateRollup(ctx context.Context, lake string) error {
+	return (*Cache)(nil).Update(ctx, lake)
+}
+
+// Update is UpdateRollup, through what c keeps.
+func (c *Cache) Update(ctx context.Context, lake string) error {
 	lake, err := filepath.Abs(lake)
 	if err != nil {
 		return err
 	}
-	parts, err := messagePartitions(lake)
+	parts, err := messagePartitions(c.lister(), lake)
 	if err != nil {
 		return err
 	}
@@ -437,10 +461,11 @@ func UpdateRollup(ctx context.Context, lake string) error {
 		old = nil
 	}
 	var oldPath string
+	var oldInfo os.FileInfo
 	var stale, gone []string
 	if old != nil {
 		oldPath = filepath.Join(lake, layout.RollupDir, old.File)
-		if _, err := os.Stat(oldPath); err != nil {
+		if oldInfo, err = os.Stat(oldPath); err != nil {
 			old = nil
 		} else {
 			stale, gone = DiffPartitions(old.Partitions, parts)
@@ -458,7 +483,7 @@ func UpdateRollup(ctx context.Context, lake string) error {
 	var rows []RollupRow
 	recompute := old == nil || len(stale) > len(parts)/2
 	if !recompute {
-		kept, err := ReadRollupRows(oldPath)
+		kept, err := c.readRows(oldPath, oldInfo)
 		recompute = err != nil
 		drop := map[string]bool{}
 		for _, p := range append(slices.Clone(stale), gone...) {
@@ -508,6 +533,7 @@ func UpdateRollup(ctx context.Context, lake string) error {
 		os.Remove(tmp)
 		return err
 	}
+	c.keep(filepath.Join(dir, name), rows)
 	m := RollupManifest{Version: rollupVersion, File: name, Thresholds: thresholds, Partitions: parts}
 	b, _ := json.MarshalIndent(m, "", " ")
 	if err := atomicfile.Write(filepath.Join(dir, rollupManifest), b); err != nil {

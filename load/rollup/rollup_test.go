@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pos-lake/pos/internal/loadtest"
+	"github.com/pos-lake/pos/load"
 	"github.com/pos-lake/pos/load/layout"
 	"github.com/pos-lake/pos/load/rollup"
 	"github.com/pos-lake/pos/schema"
@@ -125,5 +126,53 @@ func TestRollupVersions(t *testing.T) {
 	st, _ := rollup.ReadRollup(lake)
 	if got := loadtest.One(t, db, `SELECT sum(messages) || ' ' || sum(input_tokens) FROM read_parquet(?)`, st.Path); got != "2 305" {
 		t.Fatalf("messages and input tokens %s, want the latest version's: 2 305", got)
+	}
+}
+
+// Loads that share a rollup.Cache and a Listing, as a resident pos-sync's
+// do, keep the rollup what loads that list and read everything keep,
+// whatever another process loaded in between: a partition directory that
+// changed is listed again, a rollup file another load wrote is read.
+func TestRollupCache(t *testing.T) {
+	lake := t.TempDir()
+	ls := layout.NewListing()
+	cache := rollup.NewCache(ls)
+	cached := load.Options{Lake: lake, Listing: ls, Rollup: cache, NoCompact: true}
+	other := load.Options{Lake: lake, NoCompact: true}
+	d1 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	d2 := d1.AddDate(0, 0, 1)
+	// settle makes every directory of the lake look unchanged for an hour,
+	// so the Listing keeps what it reads of them.
+	settle := func() {
+		old := time.Now().Add(-time.Hour)
+		filepath.WalkDir(lake, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chtimes(p, old, old)
+			}
+			return err
+		})
+	}
+	check := func(step string) {
+		t.Helper()
+		RollupRowsMatchSQL(t, lake)
+		st, _ := rollup.ReadRollup(lake)
+		if got := rollup.CacheFile(cache); got != st.Path {
+			t.Fatalf("%s: the cache keeps the rows of %q, the rollup is %q", step, got, st.Path)
+		}
+	}
+	loadtest.LoadWith(t, cached, assistant("a1", "s1", "m", d1, 100, 0), assistant("b1", "s2", "m", d2, 5, 0))
+	check("first load")
+	settle()
+	loadtest.LoadWith(t, cached, assistant("b2", "s2", "m", d2.Add(time.Minute), 7, 0))
+	check("a second day's message")
+	settle()
+	// Another process adds to the first day and writes its own rollup.
+	loadtest.LoadWith(t, other, assistant("a2", "s1", "m", d1.Add(time.Minute), 11, 0))
+	loadtest.LoadWith(t, cached, assistant("b3", "s2", "m", d2.Add(2*time.Minute), 13, 0))
+	check("after another process's load")
+	db := loadtest.Views(t, lake)
+	st, _ := rollup.ReadRollup(lake)
+	if got := loadtest.One(t, db, `SELECT CAST(sum(input_tokens) AS VARCHAR) FROM read_parquet(?)`, st.Path); got != "136" {
+		t.Fatalf("input tokens in the rollup: %s, want 136", got)
 	}
 }
