@@ -581,12 +581,26 @@ run_inc() {
 	fi
 }
 empty_state() { rm -rf "$TMP/state" "$TMP/inclake"; }
+# put_back SRC DST makes DST what SRC is. With rsync, only what a run
+# changed is written back, and DST's directories stay as they are, as a
+# user's lake between two syncs does; a copy of the whole lake would leave
+# the timed run's fsyncs waiting on its writeback, and give the lake new
+# directories, whose listings a resident pos-sync would read again.
+put_back() {
+	if [[ -n $HAVE_RSYNC && -d $2 ]]; then
+		rsync -a --delete "$1/" "$2/"
+	else
+		rm -rf "$2"
+		cp -a "$1" "$2"
+	fi
+}
+HAVE_RSYNC=
+if command -v rsync >/dev/null; then HAVE_RSYNC=1; else log "rsync not found: each run's lake is a fresh copy"; fi
 restore_state() {
-	rm -rf "$TMP/state" "$TMP/inclake"
-	cp -a "$TMP/state0" "$TMP/state"
-	if [[ -d $TMP/inclake0 ]]; then cp -a "$TMP/inclake0" "$TMP/inclake"; fi
-	# The copy is setup, not part of the sync: written back now, or the
-	# timed run's sync of the file system would write the whole lake copy.
+	put_back "$TMP/state0" "$TMP/state"
+	if [[ -d $TMP/inclake0 ]]; then put_back "$TMP/inclake0" "$TMP/inclake"; else rm -rf "$TMP/inclake"; fi
+	# Setup, not part of the sync: written back now, or the timed run's
+	# sync of the file system would write it.
 	sync
 }
 INC_CHAIN="extract|normalize"
@@ -759,9 +773,8 @@ sync_rows() {
 	b1=$(find "$INC/.claude/projects" -type f -name '*.jsonl' -printf '%s\n' | awk '{s += $1} END {print s}')
 	log "$TURN_LINE"
 	restore_turn() {
-		rm -rf "$TMP/state" "$TMP/inclake"
-		cp -a "$TMP/state1" "$TMP/state"
-		cp -a "$TMP/inclake1" "$TMP/inclake"
+		put_back "$TMP/state1" "$TMP/state"
+		put_back "$TMP/inclake1" "$TMP/inclake"
 		sync
 	}
 	log "measuring pos-sync: one turn (+0.1% lines)"
