@@ -36,8 +36,8 @@ import (
 // Nothing is kept between syncs but what no input changes (the compiled
 // rules, the packages' start-up) and what is checked against the files it
 // came from (the ids of the lake's part files, which are never rewritten
-// in place: see load.IDCache; the parsed watermarks file, kept with a hash
-// of its bytes: see watermark.KeepParsed; the entries of directories that
+// in place: see load.IDCache; the parsed watermarks file, kept with its
+// identity and a hash of its bytes: see watermark.KeepParsed; the entries of directories that
 // have not changed: see dircache.Cache; the rows of the usage rollup's
 // file, by its name, size and time: see rollup.Cache), and the Parquet
 // writers' buffers, reset for each file: the watermarks, the lake and the

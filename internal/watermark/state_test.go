@@ -173,6 +173,24 @@ func TestKeepParsed(t *testing.T) {
 	if again.Len() != 2 {
 		t.Fatalf("second load: %d watermarks, want 2", again.Len())
 	}
+	// The very same file (inode, size, time) is not even read again.
+	reads := stateReads.Load()
+	if _, err := LoadState(dir); err != nil || stateReads.Load() != reads {
+		t.Fatalf("an unchanged state file was read again (%v)", err)
+	}
+	// A file saved again with the same size and time is another file.
+	fi, _ := os.Stat(filepath.Join(dir, StateFile))
+	s.Put(&schema.Checkpoint{Platform: "claude_code", Path: "/h/b.jsonl", Size: 21})
+	if err := s.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if fi2, _ := os.Stat(filepath.Join(dir, StateFile)); fi2.Size() != fi.Size() {
+		t.Fatalf("sizes %d, %d: the test wants the same size", fi.Size(), fi2.Size())
+	}
+	os.Chtimes(filepath.Join(dir, StateFile), fi.ModTime(), fi.ModTime())
+	if st, err := LoadState(dir); err != nil || st.Get("claude_code", "/h/b.jsonl").Size != 21 {
+		t.Fatalf("a state file replaced with one of the same size and time: %v", err)
+	}
 	// Other bytes (a journal folded in): read anew.
 	s.Put(&schema.Checkpoint{Platform: "claude_code", Path: "/h/a.jsonl", Size: 11, Context: map[string]string{"session": "s1"}})
 	s.Put(&schema.Checkpoint{Platform: "codex", Path: "/h/c.jsonl", Size: 5})

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -66,19 +67,27 @@ func NewState() *State { return &State{marks: map[string]*schema.Checkpoint{}} }
 // committed since; a missing file is an empty state.
 func LoadState(dir string) (*State, error) {
 	s := NewState()
-	b, err := os.ReadFile(filepath.Join(dir, StateFile))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	if err == nil {
-		list, err := parseStateFile(filepath.Join(dir, StateFile), b)
-		if err != nil {
+	path := filepath.Join(dir, StateFile)
+	// The file's identity is taken before its bytes are read: a file
+	// replaced in between is kept under the old one's, and read again.
+	id := identity(path)
+	list, ok := keptUnchanged(path, id)
+	if !ok {
+		stateReads.Add(1)
+		b, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
 			return nil, err
+		default:
+			if list, err = parseStateFile(path, b, id); err != nil {
+				return nil, err
+			}
 		}
-		s.marks = make(map[string]*schema.Checkpoint, len(list)+len(list)/8)
-		for _, c := range list {
-			s.marks[markKey(c.Platform, c.Path)] = c
-		}
+	}
+	s.marks = make(map[string]*schema.Checkpoint, len(list)+len(list)/8)
+	for _, c := range list {
+		s.marks[markKey(c.Platform, c.Path)] = c
 	}
 	if err := s.replay(dir); err != nil {
 		return nil, err
@@ -86,10 +95,10 @@ func LoadState(dir string) (*State, error) {
 	return s, nil
 }
 
-// parsed keeps, per state file, the watermarks last parsed from it and a
-// hash of the bytes they were parsed from, once KeepParsed was called: a
-// resident pos-sync loads the same state at every sync, and the file
-// changes only when a journal is folded into it.
+// parsed keeps, per state file, the watermarks last parsed from it, the
+// file's identity and a hash of the bytes they were parsed from, once
+// KeepParsed was called: a resident pos-sync loads the same state at every
+// sync, and the file changes only when a journal is folded into it.
 var parsed struct {
 	sync.Mutex
 	on    bool
@@ -97,23 +106,73 @@ var parsed struct {
 }
 
 type parsedFile struct {
+	id    fileID
 	sum   uint64
 	size  int
 	marks []schema.Checkpoint
 }
 
+// stateReads counts the state files LoadState read, for tests.
+var stateReads atomic.Int64
+
+// fileID is what tells a state file from another without reading it: the
+// file is always replaced whole (a new inode), never written in place.
+type fileID struct {
+	dev, ino uint64
+	size     int64
+	mtime    int64
+}
+
+// identity is the state file's fileID, or the zero one (which matches
+// nothing) when it cannot be read.
+func identity(path string) fileID {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileID{}
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}
+	}
+	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+}
+
+// keptUnchanged returns copies of the watermarks kept of the state file at
+// path when it is the very file they were parsed from (see KeepParsed).
+func keptUnchanged(path string, id fileID) ([]*schema.Checkpoint, bool) {
+	parsed.Lock()
+	p, ok := parsed.files[path]
+	on := parsed.on
+	parsed.Unlock()
+	if !on || !ok || id == (fileID{}) || p.id != id {
+		return nil, false
+	}
+	return p.copies(), true
+}
+
+// copies returns copies of the kept watermarks, the caller's own to change.
+func (p *parsedFile) copies() []*schema.Checkpoint {
+	list := make([]*schema.Checkpoint, len(p.marks))
+	for i := range p.marks {
+		c := copyCheckpoint(&p.marks[i])
+		list[i] = &c
+	}
+	return list
+}
+
 // KeepParsed makes LoadState keep what it parsed of each state file, and
-// use it again for a file with the very same bytes.
+// use it again for the very same file (without reading it) or a file with
+// the very same bytes.
 func KeepParsed() {
 	parsed.Lock()
 	defer parsed.Unlock()
 	parsed.on = true
 }
 
-// parseStateFile parses the state file's bytes b, or copies what an
-// earlier call parsed from the same bytes (see KeepParsed). The copies are
-// the caller's own to change.
-func parseStateFile(path string, b []byte) ([]*schema.Checkpoint, error) {
+// parseStateFile parses the state file's bytes b, read from the file id,
+// or copies what an earlier call parsed from the same bytes (see
+// KeepParsed). The copies are the caller's own to change.
+func parseStateFile(path string, b []byte, id fileID) ([]*schema.Checkpoint, error) {
 	parsed.Lock()
 	on := parsed.on
 	parsed.Unlock()
@@ -128,12 +187,17 @@ func parseStateFile(path string, b []byte) ([]*schema.Checkpoint, error) {
 	parsed.Lock()
 	p, ok := parsed.files[path]
 	parsed.Unlock()
-	if !ok || p.sum != sum || p.size != len(b) {
+	if ok && p.sum == sum && p.size == len(b) {
+		p.id = id
+		parsed.Lock()
+		parsed.files[path] = p
+		parsed.Unlock()
+	} else {
 		list, err := schema.UnmarshalCheckpoints(b)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		p = parsedFile{sum: sum, size: len(b), marks: make([]schema.Checkpoint, 0, len(list))}
+		p = parsedFile{id: id, sum: sum, size: len(b), marks: make([]schema.Checkpoint, 0, len(list))}
 		for _, c := range list {
 			if c != nil {
 				p.marks = append(p.marks, copyCheckpoint(c))
@@ -146,12 +210,7 @@ func parseStateFile(path string, b []byte) ([]*schema.Checkpoint, error) {
 		parsed.files[path] = p
 		parsed.Unlock()
 	}
-	list := make([]*schema.Checkpoint, len(p.marks))
-	for i := range p.marks {
-		c := copyCheckpoint(&p.marks[i])
-		list[i] = &c
-	}
-	return list, nil
+	return p.copies(), nil
 }
 
 func copyCheckpoint(c *schema.Checkpoint) schema.Checkpoint {
