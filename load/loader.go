@@ -67,8 +67,8 @@ type Options struct {
 	// process (nil: none kept).
 	Writers *Writers
 	// Listing keeps the listings of the lake's partition directories the
-	// search index reads, for the next load in this process (nil: each
-	// load lists them all).
+	// search index and the usage rollup read, for the next load in this
+	// process (nil: each load lists them all).
 	Listing *layout.Listing
 	// Rollup keeps what the usage rollup's update read and wrote, for the
 	// next load in this process (nil: each load reads it again).
@@ -477,7 +477,7 @@ func (l *Loader) Close() error {
 	// date while the search index and the watermarks are.
 	// It ends before the lake is unlocked, whatever this returns.
 	rolled := make(chan error, 1)
-	go func() { rolled <- l.opt.Rollup.Update(l.ctx, l.opt.Lake) }()
+	go func() { rolled <- l.opt.Rollup.Update(l.ctx, l.opt.Lake, l.opt.Listing) }()
 	waitRollup := sync.OnceFunc(func() { l.stats.RollupErr = <-rolled })
 	defer waitRollup()
 	// The search index, after the compaction that replaces chunks files:

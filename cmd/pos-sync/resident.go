@@ -146,7 +146,7 @@ func serve(c *cli.Context) error {
 	residentWriters = load.NewWriters(8)
 	residentDirs = extract.NewDirCache()
 	residentListing = layout.NewListing()
-	residentRollup = rollup.NewCache(residentListing)
+	residentRollup = rollup.NewCache()
 	watermark.KeepParsed()
 	idle, last := c.Duration("idle"), time.Now()
 	for {

@@ -114,17 +114,14 @@ func readRollupManifest(lake string) (*RollupManifest, error) {
 	return &m, nil
 }
 
-// Cache keeps, for a process that reads or updates the rollup again and
-// again (a resident pos-sync), the directories of the lake's partitions
-// (through a layout.Listing) and the rows of the rollup file it last read
-// or wrote: a turn's sync changes a partition or two, and would otherwise
-// list them all and read every row back. A nil Cache keeps nothing. Safe
-// for concurrent use.
+// Cache keeps, for a process that updates the rollup again and again (a
+// resident pos-sync), the rows of the rollup file it last read or wrote: a
+// turn's sync changes a partition or two, and would otherwise read every
+// row back. A nil Cache keeps nothing. Safe for concurrent use.
 type Cache struct {
-	listing *layout.Listing
-	mu      sync.Mutex
-	file    keptFile
-	rows    []RollupRow
+	mu   sync.Mutex
+	file keptFile
+	rows []RollupRow
 }
 
 // keptFile names a rollup file as it was read or written.
@@ -134,21 +131,8 @@ type keptFile struct {
 	mtime int64
 }
 
-// NewCache returns a Cache that lists the lake's directories through ls
-// (nil: its own).
-func NewCache(ls *layout.Listing) *Cache {
-	if ls == nil {
-		ls = layout.NewListing()
-	}
-	return &Cache{listing: ls}
-}
-
-func (c *Cache) lister() *layout.Listing {
-	if c == nil {
-		return nil
-	}
-	return c.listing
-}
+// NewCache returns an empty Cache.
+func NewCache() *Cache { return &Cache{} }
 
 func fileOf(path string, fi os.FileInfo) keptFile {
 	return keptFile{path: path, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
@@ -191,10 +175,7 @@ func (c *Cache) keep(path string, rows []RollupRow) {
 
 // ReadRollup compares the lake's rollup with its messages. It returns nil
 // and no error when the lake has no rollup (or one of another build).
-func ReadRollup(lake string) (*RollupState, error) { return (*Cache)(nil).Read(lake) }
-
-// Read is ReadRollup, listing the lake through c.
-func (c *Cache) Read(lake string) (*RollupState, error) {
+func ReadRollup(lake string) (*RollupState, error) {
 	lake, err := filepath.Abs(lake)
 	if err != nil {
 		return nil, err
@@ -207,7 +188,7 @@ func (c *Cache) Read(lake string) (*RollupState, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil
 	}
-	parts, err := messagePartitions(c.lister(), lake)
+	parts, err := messagePartitions(nil, lake)
 	if err != nil {
 		return nil, err
 	}
@@ -442,16 +423,17 @@ FROM %s`
 // With nothing changed it only lists the partitions. The caller holds the
 // lake's lock.
 func UpdateRollup(ctx context.Context, lake string) error {
-	return (*Cache)(nil).Update(ctx, lake)
+	return (*Cache)(nil).Update(ctx, lake, nil)
 }
 
-// Update is UpdateRollup, through what c keeps.
-func (c *Cache) Update(ctx context.Context, lake string) error {
+// Update is UpdateRollup, through the rows c keeps, listing the lake's
+// partitions through ls (nil: read afresh).
+func (c *Cache) Update(ctx context.Context, lake string, ls *layout.Listing) error {
 	lake, err := filepath.Abs(lake)
 	if err != nil {
 		return err
 	}
-	parts, err := messagePartitions(c.lister(), lake)
+	parts, err := messagePartitions(ls, lake)
 	if err != nil {
 		return err
 	}

@@ -136,7 +136,7 @@ func TestRollupVersions(t *testing.T) {
 func TestRollupCache(t *testing.T) {
 	lake := t.TempDir()
 	ls := layout.NewListing()
-	cache := rollup.NewCache(ls)
+	cache := rollup.NewCache()
 	cached := load.Options{Lake: lake, Listing: ls, Rollup: cache, NoCompact: true}
 	other := load.Options{Lake: lake, NoCompact: true}
 	d1 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
