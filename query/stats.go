@@ -297,11 +297,16 @@ func isDateKey(k string) bool { return k == "day" || k == "week" || k == "month"
 // those rows come from, for those hours only.
 func (d *DB) splitStraddles(ctx context.Context, opt StatsOptions, rows []rollup.RollupRow, thresholds []int64) ([]rollup.RollupRow, error) {
 	loc := statsZone(opt)
+	first := slices.IndexFunc(rows, func(r rollup.RollupRow) bool { return straddlesDay(r.Hour, loc) })
+	if first < 0 {
+		return rows, nil // the usual case: a zone of whole hours
+	}
 	var parts []string
 	var hours []time.Time
 	seenPart, seenHour := map[string]bool{}, map[int64]bool{}
-	kept := rows[:0:0]
-	for _, r := range rows {
+	kept := slices.Grow(rows[:0:0], len(rows))
+	kept = append(kept, rows[:first]...)
+	for _, r := range rows[first:] {
 		if !straddlesDay(r.Hour, loc) {
 			kept = append(kept, r)
 			continue
