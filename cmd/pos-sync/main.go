@@ -6,7 +6,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"embed"
 	"errors"
 	"fmt"
@@ -118,7 +120,7 @@ func syncHere(c *cli.Context) error {
 	scrubber := make(chan built, 1)
 	sk := skipsOf("pos-scrub")
 	go func() {
-		s, err := newScrubber(c, sk)
+		s, err := newScrubber(c)
 		scrubber <- built{s, err}
 	}()
 	en, openCache, err := embedOptions(c, lake, skipsOf("pos-embed"))
@@ -159,7 +161,7 @@ func syncHere(c *cli.Context) error {
 				return b.err
 			}
 			var err error
-			srep, err = b.s.Stream(ctx, r, w, "-")
+			srep, err = b.s.StreamWith(ctx, r, w, "-", sk.Skip)
 			return err
 		},
 	}
@@ -238,23 +240,43 @@ func syncHere(c *cli.Context) error {
 }
 
 // newScrubber is pos-scrub's scrubber, or with --no-scrub its pass-through
-// that marks records as not scrubbed by choice.
-func newScrubber(c *cli.Context, sk *cmdio.Skips) (*scrub.Scrubber, error) {
-	opt := scrub.Options{PII: c.Bool("pii"), Off: c.Bool("no-scrub"), OnSkip: sk.Skip, Fast: fastjson.New()}
-	var err error
+// that marks records as not scrubbed by choice. Its stream is told about
+// bad lines by its caller (Scrubber.StreamWith). In the resident, the
+// scrubber of the last sync is used again while its options, its
+// allowlist's bytes and its key are the same.
+func newScrubber(c *cli.Context) (*scrub.Scrubber, error) {
+	opt := scrub.Options{PII: c.Bool("pii"), Off: c.Bool("no-scrub"), Fast: fastjson.New()}
+	var allow []byte
 	if p := c.String("allowlist"); p != "" {
-		if opt.Allowlist, err = scrub.ReadAllowlist(p); err != nil {
+		b, err := os.ReadFile(p)
+		if err != nil {
 			return nil, cmdio.UsageError{Err: err}
 		}
+		if opt.Allowlist, err = scrub.ParseAllowlist(bytes.NewReader(b)); err != nil {
+			return nil, cmdio.UsageError{Err: fmt.Errorf("%s: %w", p, err)}
+		}
+		allow = b
 	}
 	if !opt.Off {
+		var err error
 		if opt.Key, err = scrubcfg.Key(c); err != nil {
 			return nil, err
+		}
+	}
+	key := fmt.Sprintf("%t %t %x %x", opt.PII, opt.Off, sha256.Sum256(allow), sha256.Sum256(opt.Key))
+	if serving {
+		residentScrubber.Lock()
+		defer residentScrubber.Unlock()
+		if residentScrubber.s != nil && residentScrubber.key == key {
+			return residentScrubber.s, nil
 		}
 	}
 	s, err := scrub.New(opt)
 	if err != nil {
 		return nil, cmdio.UsageError{Err: err}
+	}
+	if serving {
+		residentScrubber.s, residentScrubber.key = s, key
 	}
 	return s, nil
 }

@@ -6,12 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pos-lake/pos/extract"
-	"github.com/pos-lake/pos/internal/dircache"
-	"github.com/pos-lake/pos/internal/watermark"
-	"github.com/pos-lake/pos/load"
-	"github.com/pos-lake/pos/load/layout"
-	"github.com/pos-lake/pos/load/rollup"
 	"io"
 	"net"
 	"os"
@@ -22,6 +16,13 @@ import (
 
 	"github.com/pos-lake/pos/cmd/internal/cmdio"
 	"github.com/pos-lake/pos/cmd/internal/resident"
+	"github.com/pos-lake/pos/extract"
+	"github.com/pos-lake/pos/internal/dircache"
+	"github.com/pos-lake/pos/internal/watermark"
+	"github.com/pos-lake/pos/load"
+	"github.com/pos-lake/pos/load/layout"
+	"github.com/pos-lake/pos/load/rollup"
+	"github.com/pos-lake/pos/transform/scrub"
 	"github.com/urfave/cli/v2"
 )
 
@@ -34,7 +35,8 @@ import (
 // There is one a user and binary, for every lake (cmd/internal/resident).
 //
 // Nothing is kept between syncs but what no input changes (the compiled
-// rules, the packages' start-up) and what is checked against the files it
+// rules, the packages' start-up; the scrubber, while its options,
+// allowlist and key are the same) and what is checked against the files it
 // came from (the ids of the lake's part files, which are never rewritten
 // in place: see load.IDCache; the parsed watermarks file, kept with its
 // identity and a hash of its bytes: see watermark.KeepParsed; the entries of directories that
@@ -64,6 +66,14 @@ var (
 	residentListing *layout.Listing
 	residentRollup  *rollup.Cache
 )
+
+// residentScrubber keeps the scrubber of the last sync (its rules, its
+// prefilter and its scanners) with what it was built from (newScrubber).
+var residentScrubber struct {
+	sync.Mutex
+	s   *scrub.Scrubber
+	key string
+}
 
 // residentWriters keeps the Parquet writers of the resident's loads, up
 // to 8 a table: each holds a page of buffers per column.

@@ -148,6 +148,13 @@ const (
 // records and the longest record. Output is always a prefix of the
 // complete result.
 func (s *Scrubber) Stream(ctx context.Context, r io.Reader, w io.Writer, name string) (Report, error) {
+	return s.StreamWith(ctx, r, w, name, s.opt.OnSkip)
+}
+
+// StreamWith is Stream telling onSkip, not Options.OnSkip, about bad
+// lines: one Scrubber, its rules and its scanners built once, serves
+// streams that each have their own diagnostics.
+func (s *Scrubber) StreamWith(ctx context.Context, r io.Reader, w io.Writer, name string, onSkip schema.SkipFunc) (Report, error) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -190,8 +197,8 @@ func (s *Scrubber) Stream(ctx context.Context, r io.Reader, w io.Writer, name st
 			}
 			rep.Skipped++
 			err := error(it.bad)
-			if s.opt.OnSkip != nil {
-				err = s.opt.OnSkip(it.bad)
+			if onSkip != nil {
+				err = onSkip(it.bad)
 			}
 			if err != nil {
 				// Stop at the bad line: what came before it is out.
