@@ -619,6 +619,17 @@ fi
 # not the one-off rewrite of pos.duckdb the first versions cause.
 log "warming up: a first append, synced once"
 "$BIN/pos-bench-gen" --out "$INC" --append --fraction "$INC_FRACTION" --seed $((SEED + 1)) >/dev/null
+# The same append synced once by pos-sync, for its rows: its first sync
+# embeds, and the lake's first chunks and postings rewrite pos.duckdb's
+# views, once in a lake's life. Its rows start from this lake, in the
+# state pos-sync leaves it (sync_rows).
+if [[ -n $HAVE_LOAD && -x $BIN/pos-sync ]]; then
+	restore_state
+	XDG_DATA_HOME=$TMP/xdg "$BIN/pos-sync" -q -p claude_code --root "$INC/.claude" --state "$TMP/state" --lake "$TMP/inclake"
+	rm -rf "$TMP/state0s" "$TMP/inclake0s"
+	cp -a "$TMP/state" "$TMP/state0s"
+	cp -a "$TMP/inclake" "$TMP/inclake0s"
+fi
 restore_state
 run_inc
 rm -rf "$TMP/state0" "$TMP/inclake0"
@@ -726,7 +737,8 @@ fi
 # embed | load --require-scrubbed as the hooks do (pipelines/hooks), on the
 # incremental runs' home, state and lake. Two steps, each set against
 # ccusage reading the whole home in pairs: the +1% lines of the rows above
-# (state and lake restored before each run, as for "pos incr"), and one
+# (state and lake put back before each run to those pos-sync left after the
+# warm-up append), and one
 # agent turn, +0.1% lines appended after the +1% was synced (that state and
 # lake restored before each run). The same turn through the five stages as
 # five processes is timed beside it. Run inside the ccusage section: it
@@ -755,13 +767,19 @@ sync_rows() {
 	stop_resident() { pkill -f -- "^$BIN/pos-sync --serve" 2>/dev/null || :; }
 	stop_resident
 	WARM=("$INC/.claude")
+	# The +1% from the lake pos-sync left after the warm-up append.
+	restore_sync_state() {
+		put_back "$TMP/state0s" "$TMP/state"
+		put_back "$TMP/inclake0s" "$TMP/inclake"
+		sync
+	}
 	log "measuring pos-sync: +1% lines"
-	measure "$REPS" "pos-sync: +1% sync + stats" "$NEW_BYTES" restore_state run_psyncs
-	paired "${BENCH_PAIRS:-9}" "pos-sync: +1% sync + stats" run_cc_inc restore_state run_psyncs
-	restore_state
+	measure "$REPS" "pos-sync: +1% sync + stats" "$NEW_BYTES" restore_sync_state run_psyncs
+	paired "${BENCH_PAIRS:-9}" "pos-sync: +1% sync + stats" run_cc_inc restore_sync_state run_psyncs
+	restore_sync_state
 	run_rsync # starts the resident
-	measure "$REPS" "resident: +1% sync + stats" "$NEW_BYTES" restore_state run_rsyncs
-	paired "${BENCH_PAIRS:-9}" "resident: +1% sync + stats" run_cc_inc restore_state run_rsyncs
+	measure "$REPS" "resident: +1% sync + stats" "$NEW_BYTES" restore_sync_state run_rsyncs
+	paired "${BENCH_PAIRS:-9}" "resident: +1% sync + stats" run_cc_inc restore_sync_state run_rsyncs
 	# In step with the home now (the last pair synced it): the turn starts
 	# from there.
 	rm -rf "$TMP/state1" "$TMP/inclake1"
