@@ -780,6 +780,17 @@ sync_rows() {
 	run_rsync # starts the resident
 	measure "$REPS" "resident: +1% sync + stats" "$NEW_BYTES" restore_sync_state run_rsyncs
 	paired "${BENCH_PAIRS:-9}" "resident: +1% sync + stats" run_cc_inc restore_sync_state run_rsyncs
+	# What the +1% step's records cost the scrubber alone (its run on them
+	# less its run on no input, which builds its rules): a part of the +1%
+	# row no other stage's speed takes away.
+	rm -rf "$TMP/state0x"
+	cp -a "$TMP/state0s" "$TMP/state0x"
+	XDG_DATA_HOME=$TMP/xdg "$BIN/pos-extract" -q -p claude_code --root "$INC/.claude" --state "$TMP/state0x" |
+		"$BIN/pos-normalize" -q >"$TMP/inc1.ndjson"
+	run_scrub0() { XDG_DATA_HOME=$TMP/xdg rss scrub "$BIN/pos-scrub" -q </dev/null >/dev/null; }
+	run_scrub1() { XDG_DATA_HOME=$TMP/xdg rss scrub "$BIN/pos-scrub" -q <"$TMP/inc1.ndjson" >/dev/null; }
+	measure "$REPS" "pos-scrub: no input" 0 nothing run_scrub0
+	measure "$REPS" "pos-scrub: +1% records" "$(stat -c %s "$TMP/inc1.ndjson")" nothing run_scrub1
 	# In step with the home now (the last pair synced it): the turn starts
 	# from there.
 	rm -rf "$TMP/state1" "$TMP/inclake1"
@@ -803,6 +814,10 @@ sync_rows() {
 	measure "$REPS" "resident: +0.1% sync" "$((b1 - b0))" restore_turn run_rsync
 	measure "$REPS" "resident: +0.1% sync + stats" "$((b1 - b0))" restore_turn run_rsyncs
 	paired "${BENCH_PAIRS:-9}" "resident: +0.1% sync + stats" run_cc_inc restore_turn run_rsyncs
+	# In step with the home (the last pair synced the turn): a sync that
+	# finds nothing new, and the report after it, the floor under every
+	# sync + stats row.
+	measure "$REPS" "resident: no new lines + stats" 0 nothing run_rsyncs
 	stop_resident
 	# Claude Code's status line after the turn: the statusline JSON of the
 	# session the turn grew most recently, read against the warm lake.
