@@ -117,10 +117,10 @@ var stateReads atomic.Int64
 
 // fileID is what tells a state file from another without reading it: the
 // file is always replaced whole (a new inode), never written in place.
+// It is the file's Fingerprint and its device.
 type fileID struct {
-	dev, ino uint64
-	size     int64
-	mtime    int64
+	dev uint64
+	fp  Fingerprint
 }
 
 // identity is the state file's fileID, or the zero one (which matches
@@ -134,7 +134,7 @@ func identity(path string) fileID {
 	if !ok {
 		return fileID{}
 	}
-	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	return fileID{dev: uint64(st.Dev), fp: Stat(fi)}
 }
 
 // keptUnchanged returns copies of the watermarks kept of the state file at

@@ -153,24 +153,29 @@ func (c *Cache) readRows(path string, fi os.FileInfo) ([]RollupRow, error) {
 	}
 	rows, err := ReadRollupRows(path)
 	if err == nil {
-		c.keep(path, rows)
+		c.keepAs(fileOf(path, fi), rows)
 	}
 	return rows, err
 }
 
-// keep keeps rows as those of the rollup file at path.
+// keep keeps rows as those of the rollup file at path, just written.
 func (c *Cache) keep(path string, rows []RollupRow) {
 	if c == nil {
 		return
 	}
 	fi, err := os.Stat(path)
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if err != nil {
-		c.file, c.rows = keptFile{}, nil
+		c.keepAs(keptFile{}, nil)
 		return
 	}
-	c.file, c.rows = fileOf(path, fi), rows
+	c.keepAs(fileOf(path, fi), rows)
+}
+
+// keepAs keeps rows as those of the file f.
+func (c *Cache) keepAs(f keptFile, rows []RollupRow) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.file, c.rows = f, rows
 }
 
 // ReadRollup compares the lake's rollup with its messages. It returns nil
